@@ -1,0 +1,202 @@
+//! The one diagnostic type every layer reports with, and its stable codes.
+
+use crate::source::Span;
+use serde::Serialize;
+
+/// Stable diagnostic codes. The string form (`YAML_SYNTAX`) is the public
+/// contract: renderers, docs and users' suppressions rely on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Code {
+    /// The file could not be read as YAML (syntax, encoding, duplicate keys).
+    YamlSyntax,
+    /// The file exceeds a safety limit: size, nesting depth or alias expansion.
+    YamlLimit,
+    /// The YAML is well formed but not a workflow: missing, ill-typed or unknown keys.
+    YamlSchemaViolation,
+    DuplicateStep,
+    UnknownDep,
+    CyclicDependency,
+    ExprSyntax,
+    UnresolvedVar,
+    TypeMismatch,
+    UnknownFunction,
+    UnknownTool,
+    UnknownSchema,
+    LegacyInterpolation,
+    UnusedCapture,
+}
+
+impl Code {
+    pub const ALL: &'static [Code] = &[
+        Code::YamlSyntax,
+        Code::YamlLimit,
+        Code::YamlSchemaViolation,
+        Code::DuplicateStep,
+        Code::UnknownDep,
+        Code::CyclicDependency,
+        Code::ExprSyntax,
+        Code::UnresolvedVar,
+        Code::TypeMismatch,
+        Code::UnknownFunction,
+        Code::UnknownTool,
+        Code::UnknownSchema,
+        Code::LegacyInterpolation,
+        Code::UnusedCapture,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::YamlSyntax => "YAML_SYNTAX",
+            Code::YamlLimit => "YAML_LIMIT",
+            Code::YamlSchemaViolation => "YAML_SCHEMA_VIOLATION",
+            Code::DuplicateStep => "DUPLICATE_STEP",
+            Code::UnknownDep => "UNKNOWN_DEP",
+            Code::CyclicDependency => "CYCLIC_DEPENDENCY",
+            Code::ExprSyntax => "EXPR_SYNTAX",
+            Code::UnresolvedVar => "UNRESOLVED_VAR",
+            Code::TypeMismatch => "TYPE_MISMATCH",
+            Code::UnknownFunction => "UNKNOWN_FUNCTION",
+            Code::UnknownTool => "UNKNOWN_TOOL",
+            Code::UnknownSchema => "UNKNOWN_SCHEMA",
+            Code::LegacyInterpolation => "LEGACY_INTERPOLATION",
+            Code::UnusedCapture => "UNUSED_CAPTURE",
+        }
+    }
+
+    /// The severity a diagnostic of this code has.
+    pub fn severity(self) -> Severity {
+        match self {
+            Code::LegacyInterpolation | Code::UnusedCapture => Severity::Warning,
+            _ => Severity::Error,
+        }
+    }
+
+    /// A one-line summary, used as the SARIF rule description.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Code::YamlSyntax => "The file is not valid YAML.",
+            Code::YamlLimit => "The file exceeds a safety limit (size, nesting or alias expansion).",
+            Code::YamlSchemaViolation => "A key is missing, has the wrong type, or is unknown.",
+            Code::DuplicateStep => "Two steps share one id.",
+            Code::UnknownDep => "A dependency names a step that does not exist.",
+            Code::CyclicDependency => "Steps depend on each other in a cycle.",
+            Code::ExprSyntax => "An expression cannot be parsed.",
+            Code::UnresolvedVar => "An expression names a variable that is not in scope.",
+            Code::TypeMismatch => "A value has the wrong type for where it is used.",
+            Code::UnknownFunction => "An expression calls a function that does not exist.",
+            Code::UnknownTool => "A step calls a tool the manifest does not list, or passes it unknown keys.",
+            Code::UnknownSchema => "A success_schema names a schema that does not exist.",
+            Code::LegacyInterpolation => "`{{...}}` is literal text, not interpolation.",
+            Code::UnusedCapture => "A step captures a result no other step reads.",
+        }
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// A secondary location with its own message (e.g. one edge of a cycle).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    pub span: Span,
+    pub message: String,
+}
+
+/// One problem in one file. Spans are byte offsets into the file's text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub code: Code,
+    pub severity: Severity,
+    pub message: String,
+    pub span: Span,
+    pub labels: Vec<Label>,
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            code,
+            severity: code.severity(),
+            message: message.into(),
+            span,
+            labels: Vec::new(),
+            help: None,
+        }
+    }
+
+    pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
+        self.labels.push(Label { span, message: message.into() });
+        self
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn with_help_opt(mut self, help: Option<String>) -> Diagnostic {
+        self.help = help;
+        self
+    }
+}
+
+/// The closest candidate to `name` by edit distance, if it is close enough to
+/// be a plausible typo ("did you mean …").
+pub fn did_you_mean<'a, I>(name: &str, candidates: I) -> Option<&'a str>
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    let max = match name.chars().count() {
+        0..=2 => 1,
+        3..=5 => 2,
+        _ => 3,
+    };
+    candidates
+        .into_iter()
+        .filter(|c| *c != name)
+        .map(|c| (strsim::damerau_levenshtein(name, c), c))
+        .filter(|&(d, c)| d <= max || c.eq_ignore_ascii_case(name))
+        .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
+        .map(|(_, c)| c)
+}
+
+/// A help line "did you mean `x`?" when a close candidate exists.
+pub fn suggest<'a, I>(name: &str, candidates: I) -> Option<String>
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    did_you_mean(name, candidates).map(|c| format!("did you mean `{c}`?"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn did_you_mean_finds_close_names_only() {
+        let names = ["mr_data", "files", "params"];
+        assert_eq!(did_you_mean("mr_dta", names), Some("mr_data"));
+        assert_eq!(did_you_mean("zzzzzz", names), None);
+        assert_eq!(did_you_mean("files", names), None, "an exact match is not a suggestion");
+    }
+}
