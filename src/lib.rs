@@ -2,9 +2,13 @@
 //! declarative LLM workflows.
 #![forbid(unsafe_code)]
 
+pub mod check;
 pub mod diagnostic;
+pub mod ir;
+pub mod report;
 pub mod source;
 pub mod syntax;
+pub mod workspace;
 
 /// Safety limits applied while reading a workflow file.
 #[derive(Clone, Debug)]

@@ -76,10 +76,7 @@ impl SourceFile {
         let offset = offset.min(self.text.len());
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line];
-        let column = self.text[start..]
-            .char_indices()
-            .take_while(|&(i, _)| start + i < offset)
-            .count();
+        let column = self.text[start..].char_indices().take_while(|&(i, _)| start + i < offset).count();
         LineCol { line: line + 1, column: column + 1 }
     }
 

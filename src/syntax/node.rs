@@ -45,10 +45,10 @@ impl Scalar {
         if let Some(i) = parse_int(v) {
             return ScalarValue::Int(i);
         }
-        if looks_like_float(v) {
-            if let Ok(f) = v.parse::<f64>() {
-                return ScalarValue::Float(f);
-            }
+        if looks_like_float(v)
+            && let Ok(f) = v.parse::<f64>()
+        {
+            return ScalarValue::Float(f);
         }
         ScalarValue::String(v)
     }
@@ -157,10 +157,7 @@ impl Node {
 
     /// Looks a key up in a mapping node.
     pub fn get(&self, key: &str) -> Option<&Node> {
-        self.as_map()?
-            .iter()
-            .find(|e| e.key.as_scalar().is_some_and(|k| k.value == key))
-            .map(|e| &e.value)
+        self.as_map()?.iter().find(|e| e.key.as_scalar().is_some_and(|k| k.value == key)).map(|e| &e.value)
     }
 
     pub fn is_null(&self) -> bool {
@@ -193,7 +190,10 @@ impl Node {
                 entries
                     .iter()
                     .map(|e| {
-                        let k = e.key.as_scalar().map_or_else(|| e.key.to_json().to_string(), |s| s.value.clone());
+                        let k = e
+                            .key
+                            .as_scalar()
+                            .map_or_else(|| e.key.to_json().to_string(), |s| s.value.clone());
                         (k, e.value.to_json())
                     })
                     .collect(),

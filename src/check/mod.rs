@@ -1,0 +1,142 @@
+//! The checker: runs every check over a lowered workflow.
+//!
+//! `YAML_SYNTAX`, `YAML_LIMIT` (syntax::yaml), `YAML_SCHEMA_VIOLATION` and
+//! `EXPR_SYNTAX` (ir::lower) come from reading the file; every other code is
+//! one file here, registered in [`CHECKS`].
+
+mod cyclic_dependency;
+mod duplicate_step;
+pub mod graph;
+pub mod infer;
+mod legacy_interpolation;
+pub mod manifest;
+pub mod scope;
+mod type_mismatch;
+mod unknown_dep;
+mod unknown_function;
+mod unknown_schema;
+mod unknown_tool;
+mod unresolved_var;
+mod unused_capture;
+
+use crate::Limits;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::ir::{self, SchemaRef, Type, Workflow};
+use crate::source::{SourceFile, Span};
+use crate::syntax::yaml;
+use graph::DepGraph;
+pub use manifest::ToolManifest;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+
+/// What the checker knows beyond the file itself. Built by the caller (which
+/// does the I/O); the checker never reads the disk.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// Named success schemas: `schemas/<Name>.json` → its JSON, or why it could not be read.
+    pub schemas: BTreeMap<String, Result<Value, String>>,
+    /// When given, `call`s and their `input_template` keys are checked against it.
+    pub tools: Option<ToolManifest>,
+    pub limits: Limits,
+}
+
+/// Everything a check may read.
+pub struct Cx<'a> {
+    pub src: &'a SourceFile,
+    pub wf: &'a Workflow,
+    pub config: &'a Config,
+    /// Step id → index of its first declaration.
+    pub step_index: HashMap<&'a str, usize>,
+    /// Capture name → index of the first step that captures it.
+    pub captures: HashMap<&'a str, usize>,
+    pub graph: DepGraph<'a>,
+    /// Per step: the type of its capture (`array<…>` for foreach steps).
+    pub capture_types: Vec<Type>,
+}
+
+impl<'a> Cx<'a> {
+    pub fn new(src: &'a SourceFile, wf: &'a Workflow, config: &'a Config) -> Cx<'a> {
+        let mut step_index = HashMap::with_capacity(wf.steps.len());
+        let mut captures = HashMap::new();
+        for (i, s) in wf.steps.iter().enumerate() {
+            step_index.entry(s.id.value.as_str()).or_insert(i);
+            if let Some(c) = &s.capture_as {
+                captures.entry(c.value.as_str()).or_insert(i);
+            }
+        }
+        let capture_types = wf.steps.iter().map(|s| capture_type(s, config)).collect();
+        let graph = DepGraph::build(wf, &step_index, &captures);
+        Cx { src, wf, config, step_index, captures, graph, capture_types }
+    }
+
+    /// Maps a span inside an expression's scalar to a file span.
+    pub fn file_span(&self, loc: &ir::ScalarLoc, text: &str, inner: Span) -> Span {
+        loc.file_span(self.src, text, inner)
+    }
+}
+
+fn capture_type(step: &ir::Step, config: &Config) -> Type {
+    let item = match &step.success_schema {
+        Some(SchemaRef::Inline { schema, .. }) => Type::from_schema(schema),
+        Some(SchemaRef::Named(n)) => match config.schemas.get(&n.value) {
+            Some(Ok(schema)) => Type::from_schema(schema),
+            _ => Type::Any,
+        },
+        None => Type::Any,
+    };
+    if step.foreach.is_some() { Type::array(item) } else { item }
+}
+
+/// A check: reads the context, pushes diagnostics.
+pub type CheckFn = fn(&Cx, &mut Vec<Diagnostic>);
+
+/// The registry: one row per code a check produces.
+pub const CHECKS: &[(Code, CheckFn)] = &[
+    (Code::DuplicateStep, duplicate_step::check),
+    (Code::UnknownDep, unknown_dep::check),
+    (Code::CyclicDependency, cyclic_dependency::check),
+    (Code::UnresolvedVar, unresolved_var::check),
+    (Code::UnknownFunction, unknown_function::check),
+    (Code::TypeMismatch, type_mismatch::check),
+    (Code::UnknownSchema, unknown_schema::check),
+    (Code::UnknownTool, unknown_tool::check),
+    (Code::LegacyInterpolation, legacy_interpolation::check),
+    (Code::UnusedCapture, unused_capture::check),
+];
+
+/// Checks one file's text: parse, lower, run every check. Never panics on
+/// any input; diagnostics come back sorted by position.
+pub fn check_source(src: &SourceFile, config: &Config) -> Vec<Diagnostic> {
+    let parsed = yaml::parse(src, &config.limits);
+    let mut diags = parsed.diagnostics;
+    let Some(root) = parsed.root else {
+        if diags.is_empty() {
+            diags.push(
+                Diagnostic::new(Code::YamlSchemaViolation, Span::point(0), "the file is empty")
+                    .with_help("a workflow needs at least `steps:` with one `{id, call}` step"),
+            );
+        }
+        return diags;
+    };
+    let (wf, lower_diags) = ir::lower(src, &root, &default_id(&src.path));
+    diags.extend(lower_diags);
+    let cx = Cx::new(src, &wf, config);
+    for (_, check) in CHECKS {
+        check(&cx, &mut diags);
+    }
+    sort(&mut diags);
+    diags
+}
+
+/// The file stem, the workflow's id when it declares none.
+pub fn default_id(path: &str) -> String {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    let stem = name.strip_suffix(".yaml").or_else(|| name.strip_suffix(".yml")).unwrap_or(name);
+    stem.to_owned()
+}
+
+/// Sorts by position, then code, and drops exact duplicates.
+pub fn sort(diags: &mut Vec<Diagnostic>) {
+    diags.sort_by_key(|a| (a.span.start, a.span.end, a.code));
+    diags.dedup();
+}

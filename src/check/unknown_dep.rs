@@ -1,0 +1,33 @@
+//! `UNKNOWN_DEP`
+//!
+//! *What it does*: reports an entry of `deps` that names no step.
+//!
+//! *Why is this bad?* The step would wait forever for a step that never runs.
+
+use crate::check::Cx;
+use crate::diagnostic::{Code, Diagnostic, suggest};
+
+pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
+    for step in &cx.wf.steps {
+        for dep in &step.deps {
+            if cx.step_index.contains_key(dep.value.as_str()) {
+                continue;
+            }
+            let help = cx
+                .captures
+                .get(dep.value.as_str())
+                .map(|&j| {
+                    format!("`{}` is a capture name; the step is `{}`", dep.value, cx.wf.steps[j].id.value)
+                })
+                .or_else(|| suggest(&dep.value, cx.step_index.keys().copied()));
+            out.push(
+                Diagnostic::new(
+                    Code::UnknownDep,
+                    dep.span,
+                    format!("step `{}` depends on unknown step `{}`", step.id.value, dep.value),
+                )
+                .with_help_opt(help),
+            );
+        }
+    }
+}

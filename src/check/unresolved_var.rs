@@ -1,0 +1,110 @@
+//! `UNRESOLVED_VAR`
+//!
+//! *What it does*: reports a name an expression reads that is not in scope:
+//! not `params`, `workflow`, `run`, `steps`, the loop variable or `loop` (in a
+//! foreach step), nor any step's `capture_as`. Also a `params.X` that the
+//! workflow does not declare, a `steps.X` that is not a step, and unknown
+//! fields of `workflow`, `run`, `loop` and `steps.X`.
+//!
+//! *Why is this bad?* The value would be missing at run time; most often it
+//! is a typo of a name that exists ("did you mean `mr_data`?").
+
+use crate::check::Cx;
+use crate::check::graph::walk;
+use crate::check::scope::{self, Binding, LOOP_FIELDS, RUN_FIELDS, STEP_FIELDS, WORKFLOW_FIELDS};
+use crate::diagnostic::{Code, Diagnostic, suggest};
+use crate::ir::ExprSite;
+use crate::syntax::ast::{Expr, ExprKind};
+
+pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
+    for (i, step) in cx.wf.steps.iter().enumerate() {
+        for (expr, text, loc, site) in step.expressions() {
+            let mut report = |span, message: String, help: Option<String>| {
+                let span = cx.file_span(loc, text, span);
+                out.push(Diagnostic::new(Code::UnresolvedVar, span, message).with_help_opt(help));
+            };
+            walk(expr, &mut |e| match &e.kind {
+                ExprKind::Var(name) if scope::resolve(cx, i, site, name).is_none() => {
+                    let (message, help) = unresolved_root(cx, i, site, name);
+                    report(e.span, message, help);
+                }
+                ExprKind::Field { base, name, name_span, .. } => {
+                    if let Some((message, help)) = bad_field(cx, i, site, base, name) {
+                        report(*name_span, message, help);
+                    }
+                }
+                _ => {}
+            });
+        }
+    }
+}
+
+fn unresolved_root(cx: &Cx, step: usize, site: ExprSite, name: &str) -> (String, Option<String>) {
+    let s = &cx.wf.steps[step];
+    if s.foreach.is_some() && site == ExprSite::Foreach && (name == s.loop_var_name() || name == "loop") {
+        return (
+            format!("`{name}` is not in scope in `foreach`"),
+            Some("the loop variable exists only inside the loop: in `when` and `input_template`".into()),
+        );
+    }
+    if name == "loop" || name == "item" {
+        return (format!("`{name}` is only in scope in a step with `foreach`"), None);
+    }
+    if cx.wf.params.iter().any(|p| p.name.value == name) {
+        return (format!("`{name}` is not in scope"), Some(format!("params are read as `params.{name}`")));
+    }
+    if let Some(j) = cx.step_index.get(name) {
+        let help = match &cx.wf.steps[*j].capture_as {
+            Some(c) => format!("`{name}` is a step id; read its result by its capture name `{}`", c.value),
+            None => format!("`{name}` is a step id; add `capture_as: {name}` to it to read its result"),
+        };
+        return (format!("`{name}` is not in scope"), Some(help));
+    }
+    let help = suggest(name, scope::visible_names(cx, step, site));
+    (format!("`{name}` is not in scope"), help)
+}
+
+fn bad_field(
+    cx: &Cx,
+    step: usize,
+    site: ExprSite,
+    base: &Expr,
+    name: &str,
+) -> Option<(String, Option<String>)> {
+    match &base.kind {
+        ExprKind::Var(root) => {
+            let (fields, what): (Vec<&str>, &str) = match scope::resolve(cx, step, site, root)? {
+                Binding::Params => (cx.wf.params.iter().map(|p| p.name.value.as_str()).collect(), "param"),
+                Binding::Steps => (cx.step_index.keys().copied().collect(), "step"),
+                Binding::Workflow => (WORKFLOW_FIELDS.to_vec(), "field of `workflow`"),
+                Binding::Run => (RUN_FIELDS.to_vec(), "field of `run`"),
+                Binding::Loop => (LOOP_FIELDS.to_vec(), "field of `loop`"),
+                Binding::LoopVar | Binding::Capture(_) => return None,
+            };
+            if fields.contains(&name) {
+                return None;
+            }
+            let help = suggest(name, fields.iter().copied()).or_else(|| {
+                (root == "params" && fields.is_empty()).then(|| "declare it under `params:`".to_owned())
+            });
+            let message = if root == "params" {
+                format!("`params.{name}` is not a declared param")
+            } else {
+                format!("`{name}` is not a {what}")
+            };
+            Some((message, help))
+        }
+        ExprKind::Field { base: inner, name: step_id, .. } => {
+            let is_steps = matches!(&inner.kind, ExprKind::Var(v) if v == "steps")
+                && scope::resolve(cx, step, site, "steps") == Some(Binding::Steps);
+            if !is_steps || !cx.step_index.contains_key(step_id.as_str()) || STEP_FIELDS.contains(&name) {
+                return None;
+            }
+            Some((
+                format!("`steps.{step_id}` has no field `{name}`"),
+                Some("a step exposes only `status` (`done` or `skipped`)".into()),
+            ))
+        }
+        _ => None,
+    }
+}

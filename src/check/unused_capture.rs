@@ -1,0 +1,38 @@
+//! `UNUSED_CAPTURE` (warning)
+//!
+//! *What it does*: reports a `capture_as` that no expression reads, on a step
+//! that other steps depend on. Captures of final steps (no dependents) are the
+//! workflow's artifacts and are not reported.
+//!
+//! *Why is this bad?* Usually a typo in the reading step or a leftover; the
+//! captured result is stored in the run state for nothing.
+
+use crate::check::Cx;
+use crate::check::graph::references;
+use crate::diagnostic::{Code, Diagnostic};
+use std::collections::HashSet;
+
+pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
+    if cx.wf.has_expr_errors {
+        return;
+    }
+    let mut read: HashSet<&str> = HashSet::new();
+    for step in &cx.wf.steps {
+        for (expr, ..) in step.expressions() {
+            read.extend(references(expr).into_iter().filter(|r| !r.2).map(|r| r.0));
+        }
+    }
+    for (i, step) in cx.wf.steps.iter().enumerate() {
+        let Some(c) = &step.capture_as else { continue };
+        if read.contains(c.value.as_str())
+            || !cx.graph.has_dependents(i)
+            || cx.captures[c.value.as_str()] != i
+        {
+            continue;
+        }
+        out.push(
+            Diagnostic::new(Code::UnusedCapture, c.span, format!("capture `{}` is never read", c.value))
+                .with_help(format!("read it in a later step as `<<{}>>`, or remove `capture_as`", c.value)),
+        );
+    }
+}

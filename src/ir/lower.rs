@@ -1,0 +1,558 @@
+//! YAML tree → [`Workflow`]. Reports `YAML_SCHEMA_VIOLATION` for missing,
+//! ill-typed and unknown keys and `EXPR_SYNTAX` for expressions that do not
+//! parse; always returns as much of the workflow as it could read.
+
+use crate::diagnostic::{Code, Diagnostic, suggest};
+use crate::ir::{
+    ExprSource, Param, RESERVED_NAMES, ScalarLoc, SchemaRef, Step, Str, TemplateString, TemplateValue, Type,
+    Workflow,
+};
+use crate::source::{SourceFile, Span};
+use crate::syntax::node::{Entry, Node, NodeKind, ScalarValue};
+use crate::syntax::{expr::parse_expr, template::parse_template};
+
+const WORKFLOW_KEYS: &[&str] =
+    &["id", "name", "version", "description", "driver_version", "rules", "params", "required", "steps"];
+
+const STEP_KEYS: &[&str] = &[
+    "id",
+    "call",
+    "deps",
+    "input_template",
+    "capture_as",
+    "success_schema",
+    "when",
+    "foreach",
+    "as",
+    "rationale",
+    "timeout",
+    "retry",
+    "description",
+];
+
+/// Keys of the original system's dialects and what they became.
+const LEGACY_KEYS: &[(&str, &str)] = &[
+    ("workflow", "id"),
+    ("title", "name"),
+    ("summary", "description"),
+    ("tool", "call"),
+    ("agent", "call"),
+    ("with", "input_template"),
+    ("applicable_when", "when"),
+    ("desc", "description"),
+];
+
+/// Lowers a parsed file. `default_id` (the file stem) is the id when the file has none.
+pub fn lower(src: &SourceFile, root: &Node, default_id: &str) -> (Workflow, Vec<Diagnostic>) {
+    let mut cx = Lower { src, diags: Vec::new() };
+    let mut wf = cx.workflow(root, default_id);
+    wf.has_expr_errors = cx.diags.iter().any(|d| d.code == Code::ExprSyntax);
+    (wf, cx.diags)
+}
+
+struct Lower<'a> {
+    src: &'a SourceFile,
+    diags: Vec<Diagnostic>,
+}
+
+impl Lower<'_> {
+    fn violation(&mut self, span: Span, message: impl Into<String>, help: Option<String>) {
+        self.diags.push(Diagnostic::new(Code::YamlSchemaViolation, span, message).with_help_opt(help));
+    }
+
+    /// Reports unknown keys of a mapping, with a did-you-mean.
+    fn check_keys(&mut self, entries: &[Entry], known: &[&str], what: &str) {
+        for e in entries {
+            let Some(key) = e.key.as_scalar() else {
+                self.violation(e.key.span, format!("{what} keys must be strings"), None);
+                continue;
+            };
+            let k = key.value.as_str();
+            if known.contains(&k) {
+                continue;
+            }
+            let help = LEGACY_KEYS
+                .iter()
+                .find(|(old, new)| *old == k && known.contains(new))
+                .map(|(_, new)| {
+                    format!("`{k}` is the original system's key: this language calls it `{new}` (`savant-think migrate` rewrites it)")
+                })
+                .or_else(|| suggest(k, known.iter().copied()))
+                .or_else(|| Some(format!("{what} keys are: {}", known.join(", "))));
+            self.violation(e.key.span, format!("unknown {what} key `{k}`"), help);
+        }
+    }
+
+    fn string(&mut self, node: &Node, what: &str) -> Option<Str> {
+        match node.as_scalar().map(|s| s.resolve()) {
+            Some(ScalarValue::String(s)) => Some(Str { value: s.to_owned(), span: node.span }),
+            _ => {
+                self.violation(
+                    node.span,
+                    format!("{what} must be a string, found {}", node.kind_name()),
+                    None,
+                );
+                None
+            }
+        }
+    }
+
+    /// A scalar of any kind as text (`version: 1.0` and `version: "1.0"` both read "1.0").
+    fn scalar_text(&mut self, node: &Node, what: &str) -> Option<String> {
+        match node.as_scalar() {
+            Some(s) if !node.is_null() => Some(s.value.clone()),
+            _ => {
+                self.violation(
+                    node.span,
+                    format!("{what} must be a string, found {}", node.kind_name()),
+                    None,
+                );
+                None
+            }
+        }
+    }
+
+    fn string_list(&mut self, node: &Node, what: &str) -> Vec<Str> {
+        if node.is_null() {
+            return Vec::new();
+        }
+        let Some(items) = node.as_seq() else {
+            let help = node.as_str().map(|s| format!("write a list: `[{s}]`"));
+            self.violation(
+                node.span,
+                format!("{what} must be a list of strings, found {}", node.kind_name()),
+                help,
+            );
+            return Vec::new();
+        };
+        items.iter().filter_map(|i| self.string(i, &format!("each entry of {what}"))).collect()
+    }
+
+    fn workflow(&mut self, root: &Node, default_id: &str) -> Workflow {
+        let mut wf = Workflow {
+            id: default_id.to_owned(),
+            name: None,
+            version: None,
+            description: None,
+            driver_version: None,
+            rules: Vec::new(),
+            params: Vec::new(),
+            steps: Vec::new(),
+            has_expr_errors: false,
+        };
+        let Some(entries) = root.as_map() else {
+            self.violation(
+                root.span,
+                format!("a workflow must be a mapping with `steps`, found {}", root.kind_name()),
+                None,
+            );
+            return wf;
+        };
+        self.check_keys(entries, WORKFLOW_KEYS, "workflow");
+        if let Some(n) = root.get("id")
+            && let Some(id) = self.string(n, "`id`")
+        {
+            if !valid_workflow_id(&id.value) {
+                self.violation(
+                        id.span,
+                        format!("workflow id `{}` is not a valid id", id.value),
+                        Some("ids are 1–128 characters of letters, digits, `_`, `.` and `-`, starting with a letter or digit".into()),
+                    );
+            }
+            wf.id = id.value;
+        }
+        wf.name = root.get("name").and_then(|n| self.scalar_text(n, "`name`"));
+        wf.version = root.get("version").and_then(|n| self.scalar_text(n, "`version`"));
+        wf.description = root.get("description").and_then(|n| self.scalar_text(n, "`description`"));
+        wf.driver_version = root.get("driver_version").and_then(|n| self.scalar_text(n, "`driver_version`"));
+        wf.rules = root
+            .get("rules")
+            .map(|n| self.string_list(n, "`rules`").into_iter().map(|s| s.value).collect())
+            .unwrap_or_default();
+        wf.rules.dedup();
+        let required = root.get("required").map(|n| self.string_list(n, "`required`")).unwrap_or_default();
+        if let Some(p) = root.get("params") {
+            wf.params = self.params(p, &required);
+        } else if let Some(r) = required.first() {
+            self.violation(
+                r.span,
+                format!("`{}` is required but the workflow declares no `params`", r.value),
+                None,
+            );
+        }
+        match root.get("steps") {
+            None => self.violation(
+                root.span,
+                "missing required key `steps`",
+                Some("a workflow needs `steps:`, a list of `{id, call}` mappings".into()),
+            ),
+            Some(s) => match s.as_seq() {
+                Some(items) => wf.steps = items.iter().filter_map(|i| self.step(i)).collect(),
+                None => {
+                    self.violation(s.span, format!("`steps` must be a list, found {}", s.kind_name()), None)
+                }
+            },
+        }
+        wf
+    }
+
+    fn params(&mut self, node: &Node, required: &[Str]) -> Vec<Param> {
+        if node.is_null() {
+            return Vec::new();
+        }
+        // A full JSON Schema object (`type: object, properties: …`) is accepted too.
+        let (props, required_inner) = match (node.get("type").and_then(Node::as_str), node.get("properties"))
+        {
+            (Some("object"), Some(props)) => {
+                let inner = node.get("required").map(|n| self.string_list(n, "`params.required`"));
+                (props, inner.unwrap_or_default())
+            }
+            _ => (node, Vec::new()),
+        };
+        let Some(entries) = props.as_map() else {
+            self.violation(
+                node.span,
+                format!("`params` must be a mapping of name → JSON Schema, found {}", node.kind_name()),
+                None,
+            );
+            return Vec::new();
+        };
+        let mut params = Vec::new();
+        for e in entries {
+            let Some(name) = e.key.as_str() else {
+                self.violation(e.key.span, "param names must be strings", None);
+                continue;
+            };
+            let name = Str { value: name.to_owned(), span: e.key.span };
+            if !is_identifier(&name.value) {
+                self.violation(
+                    name.span,
+                    format!("param name `{}` is not an identifier", name.value),
+                    Some("expressions read params as `params.NAME`: use letters, digits and `_`".into()),
+                );
+            }
+            if !e.value.is_null() && e.value.as_map().is_none() {
+                self.violation(
+                    e.value.span,
+                    format!(
+                        "param `{}` must be a JSON Schema mapping, found {}",
+                        name.value,
+                        e.value.kind_name()
+                    ),
+                    Some("e.g. `{ type: string, description: … }`".into()),
+                );
+            }
+            if let Some(r) = e.value.get("required")
+                && matches!(r.as_scalar().map(|s| s.resolve()), Some(ScalarValue::Bool(_)))
+            {
+                self.violation(
+                    r.span,
+                    "`required: true` inside a param is the original system's form",
+                    Some("list required params at the top level: `required: [NAME]`".into()),
+                );
+            }
+            if let Some(t) = e.value.get("type") {
+                self.schema_type(t);
+            }
+            let schema = if e.value.is_null() { serde_json::json!({}) } else { e.value.to_json() };
+            let ty = Type::from_schema(&schema);
+            params.push(Param { name, schema, ty, required: false });
+        }
+        for r in required.iter().chain(&required_inner) {
+            match params.iter_mut().find(|p| p.name.value == r.value) {
+                Some(p) => p.required = true,
+                None => {
+                    let help = suggest(&r.value, params.iter().map(|p| p.name.value.as_str()));
+                    self.violation(
+                        r.span,
+                        format!("required param `{}` is not declared in `params`", r.value),
+                        help,
+                    );
+                }
+            }
+        }
+        params
+    }
+
+    fn schema_type(&mut self, t: &Node) {
+        const TYPES: &[&str] = &["string", "number", "integer", "boolean", "array", "object", "null"];
+        let names: Vec<&Node> = match &t.kind {
+            NodeKind::Seq(items) => items.iter().collect(),
+            _ => vec![t],
+        };
+        for n in names {
+            match n.as_str() {
+                Some(s) if TYPES.contains(&s) => {}
+                _ => {
+                    let v = n.as_scalar().map_or("", |s| s.value.as_str());
+                    let help = suggest(v, TYPES.iter().copied())
+                        .or_else(|| Some(format!("JSON Schema types are: {}", TYPES.join(", "))));
+                    self.violation(n.span, format!("`{v}` is not a JSON Schema type"), help);
+                }
+            }
+        }
+    }
+
+    fn step(&mut self, node: &Node) -> Option<Step> {
+        let Some(entries) = node.as_map() else {
+            self.violation(
+                node.span,
+                format!("a step must be a mapping with `id` and `call`, found {}", node.kind_name()),
+                None,
+            );
+            return None;
+        };
+        self.check_keys(entries, STEP_KEYS, "step");
+        let id = match node.get("id") {
+            Some(n) => self.string(n, "step `id`")?,
+            None => {
+                let help = node
+                    .get("name")
+                    .and_then(Node::as_str)
+                    .map(|n| format!("`name` is the original system's key: add `id: {n}`"))
+                    .or_else(|| Some("every step needs a unique `id`".into()));
+                let span = entries.first().map_or(node.span, |e| e.key.span);
+                self.violation(span, "step is missing required key `id`", help);
+                return None;
+            }
+        };
+        if let Some(bad) = id.value.chars().find(|c| matches!(c, '[' | ']') || c.is_whitespace()) {
+            let why = if bad == '[' || bad == ']' {
+                "`[` and `]` are reserved for foreach items"
+            } else {
+                "ids cannot hold whitespace"
+            };
+            self.violation(id.span, format!("step id `{}` is not valid: {why}", id.value), None);
+        } else if id.value.is_empty() {
+            self.violation(id.span, "step id is empty", None);
+        }
+        let call = match node.get("call") {
+            Some(n) => self.string(n, "`call`"),
+            None => {
+                let legacy = node.get("tool").or_else(|| node.get("agent"));
+                let help = legacy.map(|_| "write the tool name under `call:`".to_owned());
+                self.violation(id.span, format!("step `{}` is missing required key `call`", id.value), help);
+                None
+            }
+        };
+        let deps = node.get("deps").map(|n| self.string_list(n, "`deps`")).unwrap_or_default();
+        let capture_as = node.get("capture_as").and_then(|n| self.string(n, "`capture_as`"));
+        if let Some(c) = &capture_as {
+            self.binding_name(c, "capture name");
+        }
+        let loop_var = node.get("as").and_then(|n| self.string(n, "`as`"));
+        if let Some(v) = &loop_var {
+            self.binding_name(v, "loop variable");
+        }
+        let foreach = node.get("foreach").and_then(|n| self.expression(n, "`foreach`"));
+        if let (Some(v), None) = (&loop_var, &foreach)
+            && node.get("foreach").is_none()
+        {
+            self.violation(
+                v.span,
+                "`as` names the loop variable of `foreach`, but this step has no `foreach`",
+                None,
+            );
+        }
+        let when = node.get("when").and_then(|n| self.expression(n, "`when`"));
+        let success_schema = node.get("success_schema").and_then(|n| match &n.kind {
+            NodeKind::Map(_) => Some(SchemaRef::Inline { schema: n.to_json(), span: n.span }),
+            _ => self.string(n, "`success_schema`").map(SchemaRef::Named),
+        });
+        let input_template = node.get("input_template").map(|n| self.template_value(n));
+        let rationale = node.get("rationale").and_then(|n| {
+            let s = self.scalar_text(n, "`rationale`")?;
+            Some(self.template_string(n, s))
+        });
+        let description = node.get("description").and_then(|n| self.scalar_text(n, "`description`"));
+        let timeout = node.get("timeout").and_then(|n| self.timeout(n));
+        let retry_max = node.get("retry").and_then(|n| self.retry(n));
+        Some(Step {
+            id,
+            span: node.span,
+            call,
+            deps,
+            input_template,
+            capture_as,
+            success_schema,
+            when,
+            foreach,
+            loop_var,
+            rationale,
+            description,
+            timeout,
+            retry_max,
+        })
+    }
+
+    fn binding_name(&mut self, name: &Str, what: &str) {
+        if RESERVED_NAMES.contains(&name.value.as_str()) {
+            self.violation(
+                name.span,
+                format!("`{}` is a reserved name and cannot be a {what}", name.value),
+                Some(format!("reserved names: {}", RESERVED_NAMES.join(", "))),
+            );
+        } else if !is_identifier(&name.value) {
+            self.violation(
+                name.span,
+                format!("{what} `{}` is not an identifier", name.value),
+                Some(
+                    "expressions read it by name: use letters, digits and `_`, not starting with a digit"
+                        .into(),
+                ),
+            );
+        }
+    }
+
+    fn expression(&mut self, node: &Node, what: &str) -> Option<ExprSource> {
+        let Some(scalar) = node.as_scalar() else {
+            self.violation(
+                node.span,
+                format!("{what} must be an expression string, found {}", node.kind_name()),
+                None,
+            );
+            return None;
+        };
+        let loc = ScalarLoc { span: node.span, style: scalar.style };
+        let text = scalar.value.clone();
+        let expr = match parse_expr(&text) {
+            Ok(e) => Some(e),
+            Err(err) => {
+                let span = loc.file_span(self.src, &text, err.span);
+                self.diags.push(Diagnostic::new(Code::ExprSyntax, span, err.message).with_help_opt(err.help));
+                None
+            }
+        };
+        Some(ExprSource { text, loc, expr })
+    }
+
+    fn template_string(&mut self, node: &Node, text: String) -> TemplateString {
+        let style = node.as_scalar().map_or(crate::syntax::node::ScalarStyle::Plain, |s| s.style);
+        let loc = ScalarLoc { span: node.span, style };
+        let (template, errors) = parse_template(&text);
+        for err in errors {
+            let span = loc.file_span(self.src, &text, err.span);
+            self.diags.push(Diagnostic::new(Code::ExprSyntax, span, err.message).with_help_opt(err.help));
+        }
+        TemplateString { text, loc, template }
+    }
+
+    fn template_value(&mut self, node: &Node) -> TemplateValue {
+        match &node.kind {
+            NodeKind::Scalar(s) => match s.resolve() {
+                ScalarValue::Null => TemplateValue::Null(node.span),
+                ScalarValue::Bool(b) => TemplateValue::Bool(b, node.span),
+                ScalarValue::Int(i) => TemplateValue::Number(i as f64, node.span),
+                ScalarValue::Float(f) => TemplateValue::Number(f, node.span),
+                ScalarValue::String(text) => {
+                    TemplateValue::String(Box::new(self.template_string(node, text.to_owned())))
+                }
+            },
+            NodeKind::Seq(items) => {
+                TemplateValue::Array(items.iter().map(|i| self.template_value(i)).collect(), node.span)
+            }
+            NodeKind::Map(entries) => {
+                let mut out = Vec::with_capacity(entries.len());
+                for e in entries {
+                    let Some(k) = e.key.as_scalar() else {
+                        self.violation(e.key.span, "`input_template` keys must be strings", None);
+                        continue;
+                    };
+                    let key = Str { value: k.value.clone(), span: e.key.span };
+                    out.push((key, self.template_value(&e.value)));
+                }
+                TemplateValue::Object(out, node.span)
+            }
+        }
+    }
+
+    fn timeout(&mut self, node: &Node) -> Option<f64> {
+        let help = Some("write seconds (`30`) or a duration (`500ms`, `30s`, `5m`, `1h`)".to_owned());
+        let secs = match node.as_scalar().map(|s| s.resolve()) {
+            Some(ScalarValue::Int(i)) => Some(i as f64),
+            Some(ScalarValue::Float(f)) => Some(f),
+            Some(ScalarValue::String(s)) => parse_duration(s),
+            _ => None,
+        };
+        match secs {
+            Some(s) if s.is_finite() && s > 0.0 => Some(s),
+            _ => {
+                self.violation(node.span, "`timeout` must be a positive duration", help);
+                None
+            }
+        }
+    }
+
+    fn retry(&mut self, node: &Node) -> Option<u32> {
+        let Some(entries) = node.as_map() else {
+            self.violation(
+                node.span,
+                format!("`retry` must be a mapping like `{{max: 3}}`, found {}", node.kind_name()),
+                None,
+            );
+            return None;
+        };
+        self.check_keys(entries, &["max"], "retry");
+        let max = node.get("max")?;
+        match max.as_scalar().map(|s| s.resolve()) {
+            Some(ScalarValue::Int(i)) if (0..=1000).contains(&i) => Some(i as u32),
+            _ => {
+                self.violation(max.span, "`retry.max` must be a whole number from 0 to 1000", None);
+                None
+            }
+        }
+    }
+}
+
+/// `30`, `1.5`, `500ms`, `30s`, `5m`, `1h` → seconds.
+pub fn parse_duration(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let factor = match unit {
+        "" | "s" => 1.0,
+        "ms" => 0.001,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => return None,
+    };
+    Some(n * factor)
+}
+
+pub fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Workflow and run ids: `^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$` (no path traversal).
+pub fn valid_workflow_id(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 128
+        && b[0].is_ascii_alphanumeric()
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30"), Some(30.0));
+        assert_eq!(parse_duration("500ms"), Some(0.5));
+        assert_eq!(parse_duration("5m"), Some(300.0));
+        assert_eq!(parse_duration("5 days"), None);
+    }
+
+    #[test]
+    fn ids() {
+        assert!(valid_workflow_id("review_v1"));
+        assert!(!valid_workflow_id("../etc"));
+        assert!(!valid_workflow_id(".hidden"));
+        assert!(is_identifier("mr_data"));
+        assert!(!is_identifier("mr-data"));
+    }
+}

@@ -1,0 +1,192 @@
+//! The typed IR: what a workflow file means, with every piece still pointing
+//! at the characters it came from.
+
+pub mod builtins;
+pub mod lower;
+pub mod types;
+
+use crate::source::{SourceFile, Span};
+use crate::syntax::ast::{Expr, Template};
+use crate::syntax::node::ScalarStyle;
+use crate::syntax::scalar::map_range;
+use serde_json::Value;
+
+pub use lower::lower;
+pub use types::{ObjectType, Type};
+
+/// Names that a `capture_as` or `as` may not take: they are always in scope.
+pub const RESERVED_NAMES: &[&str] = &["params", "loop", "workflow", "run", "steps"];
+
+/// A string value and where it is in the file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Str {
+    pub value: String,
+    pub span: Span,
+}
+
+/// Where a YAML scalar is and how it was written, so that offsets in its
+/// decoded value can be mapped back to the file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScalarLoc {
+    pub span: Span,
+    pub style: ScalarStyle,
+}
+
+impl ScalarLoc {
+    /// Maps a span in the decoded value (as `Expr` spans are) to a file span.
+    pub fn file_span(&self, src: &SourceFile, value: &str, inner: Span) -> Span {
+        map_range(&src.text, self.span, self.style, value, inner.range())
+    }
+}
+
+/// An expression written in a YAML scalar (`when:`, `foreach:`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExprSource {
+    pub text: String,
+    pub loc: ScalarLoc,
+    /// `None` when the text does not parse (an `EXPR_SYNTAX` was reported).
+    pub expr: Option<Expr>,
+}
+
+/// A string that may hold `<<expr>>` interpolations.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TemplateString {
+    pub text: String,
+    pub loc: ScalarLoc,
+    pub template: Template,
+}
+
+/// An `input_template` value: JSON-like, with every string a template.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TemplateValue {
+    Null(Span),
+    Bool(bool, Span),
+    Number(f64, Span),
+    String(Box<TemplateString>),
+    Array(Vec<TemplateValue>, Span),
+    Object(Vec<(Str, TemplateValue)>, Span),
+}
+
+impl TemplateValue {
+    /// Calls `f` on every template string, depth first, in file order.
+    pub fn for_each_string<'a>(&'a self, f: &mut impl FnMut(&'a TemplateString)) {
+        match self {
+            TemplateValue::String(s) => f(s),
+            TemplateValue::Array(items, _) => items.iter().for_each(|i| i.for_each_string(f)),
+            TemplateValue::Object(entries, _) => entries.iter().for_each(|(_, v)| v.for_each_string(f)),
+            _ => {}
+        }
+    }
+}
+
+/// A `success_schema`: a name resolved in `schemas/<Name>.json`, or inline.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SchemaRef {
+    Named(Str),
+    Inline { schema: Value, span: Span },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: Str,
+    pub schema: Value,
+    pub ty: Type,
+    pub required: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    pub id: Str,
+    /// The whole step mapping.
+    pub span: Span,
+    /// `None` only when missing (reported).
+    pub call: Option<Str>,
+    pub deps: Vec<Str>,
+    pub input_template: Option<TemplateValue>,
+    pub capture_as: Option<Str>,
+    pub success_schema: Option<SchemaRef>,
+    pub when: Option<ExprSource>,
+    pub foreach: Option<ExprSource>,
+    /// The loop variable (`as:`), default `item`.
+    pub loop_var: Option<Str>,
+    pub rationale: Option<TemplateString>,
+    pub description: Option<String>,
+    /// Seconds.
+    pub timeout: Option<f64>,
+    pub retry_max: Option<u32>,
+}
+
+impl Step {
+    pub fn loop_var_name(&self) -> &str {
+        self.loop_var.as_ref().map_or("item", |s| s.value.as_str())
+    }
+
+    /// Every expression of the step, with the scalar it lives in, in file order.
+    pub fn expressions(&self) -> Vec<(&Expr, &str, &ScalarLoc, ExprSite)> {
+        fn push_template<'s>(
+            out: &mut Vec<(&'s Expr, &'s str, &'s ScalarLoc, ExprSite)>,
+            t: &'s TemplateString,
+        ) {
+            for seg in &t.template.segments {
+                if let crate::syntax::ast::Segment::Interp { expr, .. } = seg {
+                    out.push((expr, t.text.as_str(), &t.loc, ExprSite::Template));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        if let Some(f) = &self.foreach
+            && let Some(e) = &f.expr
+        {
+            out.push((e, f.text.as_str(), &f.loc, ExprSite::Foreach));
+        }
+        if let Some(w) = &self.when
+            && let Some(e) = &w.expr
+        {
+            out.push((e, w.text.as_str(), &w.loc, ExprSite::When));
+        }
+        if let Some(tv) = &self.input_template {
+            tv.for_each_string(&mut |t| push_template(&mut out, t));
+        }
+        if let Some(r) = &self.rationale {
+            push_template(&mut out, r);
+        }
+        out
+    }
+}
+
+/// Where an expression sits in a step; it decides what is in scope and what
+/// type is expected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExprSite {
+    /// The `foreach:` collection: the loop variable is not yet in scope.
+    Foreach,
+    /// `when:`; on a foreach step it is evaluated per item.
+    When,
+    /// Inside `<<…>>` in `input_template` or `rationale`.
+    Template,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workflow {
+    pub id: String,
+    pub name: Option<String>,
+    pub version: Option<String>,
+    pub description: Option<String>,
+    pub driver_version: Option<String>,
+    pub rules: Vec<String>,
+    pub params: Vec<Param>,
+    pub steps: Vec<Step>,
+    /// Some expression or template failed to parse: checks that need to see
+    /// every read (like `UNUSED_CAPTURE`) stay quiet rather than guess.
+    pub has_expr_errors: bool,
+}
+
+impl Workflow {
+    /// The `params` object's type: closed, one field per declared param.
+    pub fn params_type(&self) -> Type {
+        Type::Object(ObjectType {
+            fields: self.params.iter().map(|p| (p.name.value.clone(), p.ty.clone())).collect(),
+            open: false,
+        })
+    }
+}

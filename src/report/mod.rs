@@ -1,0 +1,152 @@
+//! Renderers: diagnostics of checked files as text for people (`human`), for
+//! programs (`json`), for code scanning (`sarif`) and for GitHub Actions
+//! workflow commands (`github`).
+//!
+//! Every renderer is a pure function of its input: the same reports always give
+//! the same bytes, so snapshots can hold them. Diagnostics are rendered in the
+//! order given; sorting is the caller's job.
+
+mod github;
+mod human;
+mod json;
+mod sarif;
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::source::{LineCol, SourceFile, Span};
+
+/// One checked file and the diagnostics found in it.
+#[derive(Clone, Copy, Debug)]
+pub struct FileReport<'a> {
+    pub source: &'a SourceFile,
+    pub diagnostics: &'a [Diagnostic],
+}
+
+/// An output format, as chosen with `--format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Annotated source snippets for a terminal.
+    Human,
+    /// One JSON document (`version` 1) with every diagnostic and a summary.
+    Json,
+    /// A SARIF 2.1.0 log, for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// GitHub Actions workflow commands (`::error file=…::…`), one per line.
+    Github,
+}
+
+/// Counts over all rendered files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Summary {
+    pub files: usize,
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+impl Summary {
+    pub fn from_reports(reports: &[FileReport<'_>]) -> Summary {
+        let mut summary = Summary { files: reports.len(), ..Summary::default() };
+        for diagnostic in reports.iter().flat_map(|r| r.diagnostics) {
+            match diagnostic.severity {
+                Severity::Error => summary.errors += 1,
+                Severity::Warning => summary.warnings += 1,
+            }
+        }
+        summary
+    }
+}
+
+/// Options of the `human` format; the other formats ignore them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HumanOptions {
+    /// Paint with ANSI colours (for a terminal).
+    pub color: bool,
+    /// The width, in columns, at which text wraps.
+    pub width: usize,
+}
+
+impl Default for HumanOptions {
+    fn default() -> HumanOptions {
+        HumanOptions { color: false, width: 100 }
+    }
+}
+
+/// Renders `reports` in `format`. The result ends with a newline unless it is
+/// empty (the `github` format with no diagnostics).
+pub fn render(format: Format, reports: &[FileReport<'_>], opts: &HumanOptions) -> String {
+    match format {
+        Format::Human => human::render(reports, opts),
+        Format::Json => json::render(reports),
+        Format::Sarif => sarif::render(reports),
+        Format::Github => github::render(reports),
+    }
+}
+
+/// The start and the exclusive end of `span` as 1-based lines and columns.
+fn line_cols(source: &SourceFile, span: Span) -> (LineCol, LineCol) {
+    (source.line_col(span.start as usize), source.line_col(span.end as usize))
+}
+
+/// A path as repository tools expect it: forward slashes, no leading `./`.
+fn portable_path(path: &str) -> String {
+    let mut path = path.replace('\\', "/");
+    while path.starts_with("./") {
+        path.drain(..2);
+    }
+    path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::Code;
+
+    /// The shared fixture of the renderer tests: multi-byte text, a label, a
+    /// help line, a warning whose span crosses a line end, and an error without help.
+    pub(crate) fn fixture() -> (SourceFile, Vec<Diagnostic>) {
+        let text = r#"id: démo
+steps:
+  - id: fetch
+    call: gitlab.get_merge_request
+    capture_as: mr_data
+  - id: post
+    call: chat.post
+    input_template: { text: "résumé <<mr_dta.title>>" }
+    deps: [fetch, lint]
+    rationale: "{{ naïve
+      }}"
+"#;
+        let source = SourceFile::new("./flows/démo.yaml", text);
+        let span = |needle: &str| {
+            let start = text.find(needle).unwrap();
+            Span::new(start, start + needle.len())
+        };
+        let unresolved = Diagnostic::new(Code::UnresolvedVar, span("mr_dta"), "unknown variable `mr_dta`")
+            .with_label(span("mr_data"), "`mr_data` is captured here")
+            .with_help("did you mean `mr_data`?");
+        let legacy = Diagnostic::new(
+            Code::LegacyInterpolation,
+            span("{{ naïve\n      }}"),
+            "`{{ … }}` is literal text, not interpolation",
+        )
+        .with_help("write `<<naïve>>` to interpolate");
+        let unknown = Diagnostic::new(Code::UnknownDep, span("lint"), "no step has id `lint`");
+        (source, vec![unresolved, legacy, unknown])
+    }
+
+    #[test]
+    fn summary_counts_files_errors_and_warnings() {
+        let (source, diagnostics) = fixture();
+        let reports = [
+            FileReport { source: &source, diagnostics: &diagnostics },
+            FileReport { source: &source, diagnostics: &[] },
+        ];
+        assert_eq!(Summary::from_reports(&reports), Summary { files: 2, errors: 2, warnings: 1 });
+    }
+
+    #[test]
+    fn portable_paths_use_forward_slashes() {
+        assert_eq!(portable_path("./././a/b.yaml"), "a/b.yaml");
+        assert_eq!(portable_path(".\\a\\b.yaml"), "a/b.yaml");
+        assert_eq!(portable_path("../a.yaml"), "../a.yaml");
+    }
+}

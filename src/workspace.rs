@@ -1,0 +1,167 @@
+//! The I/O edge of checking: finding workflow files, reading them safely,
+//! loading the schema directory. Everything below this works on text.
+
+use crate::Limits;
+use crate::check::{self, Config};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::source::{SourceFile, Span};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// An I/O problem that stops one path from being checked (exit code 2).
+#[derive(Debug)]
+pub struct IoError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl std::fmt::Display for IoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)
+    }
+}
+
+/// The root directory: `--root`, else `SAVANT_PATH`, else the current directory.
+pub fn root(explicit: Option<&Path>) -> PathBuf {
+    if let Some(p) = explicit {
+        return p.to_path_buf();
+    }
+    match std::env::var_os("SAVANT_PATH") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => PathBuf::from("."),
+    }
+}
+
+fn is_workflow_file(p: &Path) -> bool {
+    matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
+}
+
+/// Expands the given paths: files as given, directories recursively
+/// (`*.yaml`, `*.yml`; hidden entries skipped), sorted within each directory.
+pub fn collect_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<IoError>) {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for p in paths {
+        match fs::metadata(p) {
+            Ok(m) if m.is_dir() => walk_dir(p, &mut files, &mut errors, 0),
+            Ok(_) => files.push(p.clone()),
+            Err(e) => errors.push(IoError { path: p.clone(), message: describe(&e) }),
+        }
+    }
+    (files, errors)
+}
+
+fn walk_dir(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<IoError>, depth: usize) {
+    if depth > 64 {
+        errors.push(IoError {
+            path: dir.to_path_buf(),
+            message: "directories nested too deeply (limit 64)".into(),
+        });
+        return;
+    }
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            errors.push(IoError { path: dir.to_path_buf(), message: describe(&e) });
+            return;
+        }
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .collect();
+    paths.sort();
+    for p in paths {
+        match fs::metadata(&p) {
+            Ok(m) if m.is_dir() => walk_dir(&p, files, errors, depth + 1),
+            Ok(_) if is_workflow_file(&p) => files.push(p),
+            Ok(_) => {}
+            Err(e) if is_workflow_file(&p) => errors.push(IoError { path: p, message: describe(&e) }),
+            Err(_) => {}
+        }
+    }
+}
+
+fn describe(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Reads a file as a [`SourceFile`], refusing oversized files before reading
+/// them and reporting bytes that are not UTF-8 as a diagnostic.
+pub fn read_source(path: &Path, limits: &Limits) -> Result<(SourceFile, Vec<Diagnostic>), IoError> {
+    let display = path.to_string_lossy().into_owned();
+    let io = |e: std::io::Error| IoError { path: path.to_path_buf(), message: describe(&e) };
+    let file = fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    // Read one byte past the cap: enough to know the file is too large.
+    file.take(limits.max_file_bytes as u64 + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() > limits.max_file_bytes {
+        let d = Diagnostic::new(
+            Code::YamlLimit,
+            Span::point(0),
+            format!("the file is larger than the {} byte limit", limits.max_file_bytes),
+        )
+        .with_help("split the workflow, or raise the limit with `--max-file-size BYTES`");
+        return Ok((SourceFile::new(display, ""), vec![d]));
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok((SourceFile::new(display, text), Vec::new())),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            let d = Diagnostic::new(
+                Code::YamlSyntax,
+                Span::new(at, at + '\u{FFFD}'.len_utf8()),
+                "the file is not valid UTF-8",
+            )
+            .with_help("save the file as UTF-8");
+            Ok((SourceFile::new(display, text), vec![d]))
+        }
+    }
+}
+
+/// Checks one file end to end.
+pub fn check_file(path: &Path, config: &Config) -> Result<(SourceFile, Vec<Diagnostic>), IoError> {
+    let (src, read_diags) = read_source(path, &config.limits)?;
+    if !read_diags.is_empty() {
+        return Ok((src, read_diags));
+    }
+    let diags = check::check_source(&src, config);
+    Ok((src, diags))
+}
+
+/// Loads every `*.json` in a schema directory: name (file stem) → schema, or
+/// why it cannot be used. A missing directory is an empty set.
+pub fn load_schemas(dir: &Path) -> BTreeMap<String, Result<Value, String>> {
+    let mut out = BTreeMap::new();
+    let Ok(entries) = fs::read_dir(dir) else { return out };
+    for e in entries.filter_map(|e| e.ok()) {
+        let p = e.path();
+        if p.extension().and_then(|x| x.to_str()) != Some("json") {
+            continue;
+        }
+        let Some(name) = p.file_stem().and_then(|s| s.to_str()) else { continue };
+        let value = fs::read_to_string(&p)
+            .map_err(|e| format!("cannot read {}: {}", p.display(), describe(&e)))
+            .and_then(|t| {
+                serde_json::from_str(&t).map_err(|e| format!("{} is not valid JSON: {e}", p.display()))
+            })
+            .and_then(|v: Value| {
+                if v.is_object() || v.is_boolean() {
+                    Ok(v)
+                } else {
+                    Err(format!("{} is not a JSON Schema (an object)", p.display()))
+                }
+            });
+        out.insert(name.to_owned(), value);
+    }
+    out
+}
