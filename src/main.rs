@@ -98,11 +98,14 @@ fn run_check(args: CheckArgs) -> ExitCode {
         && std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let width = terminal_width();
-    let out = report::render(args.format, &reports, &HumanOptions { color, width });
-    let mut stdout = std::io::stdout().lock();
-    // A closed pipe (`| head`) is not an error worth a panic.
-    let _ = stdout.write_all(out.as_bytes());
-    let _ = stdout.flush();
+    // With nothing checked because of I/O errors, a human summary would only mislead.
+    if !(args.format == Format::Human && checked.is_empty() && !io_errors.is_empty()) {
+        let out = report::render(args.format, &reports, &HumanOptions { color, width });
+        let mut stdout = std::io::stdout().lock();
+        // A closed pipe (`| head`) is not an error worth a panic.
+        let _ = stdout.write_all(out.as_bytes());
+        let _ = stdout.flush();
+    }
     for e in &io_errors {
         eprintln!("error: {e}");
     }
