@@ -3,10 +3,13 @@
 #![forbid(unsafe_code)]
 
 pub mod check;
+pub mod compile;
 pub mod diagnostic;
 pub mod ir;
 pub mod report;
+pub mod runtime;
 pub mod source;
+pub mod state;
 pub mod syntax;
 pub mod workspace;
 

@@ -4,8 +4,10 @@
 use clap::{Parser, Subcommand};
 use savant_think::check::{Config, ToolManifest};
 use savant_think::report::{self, FileReport, Format, HumanOptions, Summary};
+use savant_think::runtime::{Engine, EngineError, EngineResult, tools};
 use savant_think::workspace;
-use std::io::{IsTerminal, Write};
+use serde_json::{Value, json};
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -28,6 +30,173 @@ enum Command {
         after_help = "Examples:\n  savant-think check\n  savant-think check workflows/review.yaml --format json\n  savant-think check --format github --deny-warnings\n  savant-think check --tools tools.json workflows/"
     )]
     Check(CheckArgs),
+    /// Compile a workflow to its plan: {workflow, graph:{nodes, entry}, order, v}.
+    Compile {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        /// Params as JSON, or @FILE (validated against the workflow's params).
+        #[arg(long, value_name = "JSON|@FILE")]
+        params: Option<String>,
+    },
+    /// Draw a workflow's dependency graph (inferred edges dashed).
+    Graph {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        #[arg(long, value_enum, default_value_t = GraphFormat::Mermaid)]
+        format: GraphFormat,
+    },
+    /// Start a run and print its first instruction.
+    Plan {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        /// Params as JSON, or @FILE.
+        #[arg(long, value_name = "JSON|@FILE")]
+        params: Option<String>,
+        /// The run id (default: a new one). Ids match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$.
+        #[arg(long)]
+        run_id: Option<String>,
+        /// Resume the run if it exists instead of starting it over.
+        #[arg(long)]
+        no_fresh: bool,
+    },
+    /// Submit a step's result and print the next instruction (or done).
+    Next {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        #[arg(long)]
+        run_id: String,
+        /// The step id from the instruction (`id` or `id[3]` for a foreach item).
+        #[arg(long)]
+        step: String,
+        /// The tool's result as JSON, @FILE, or - for stdin. Default: {}.
+        #[arg(long, value_name = "JSON|@FILE|-")]
+        result: Option<String>,
+        /// Refuse (STATE_CONFLICT) unless the run is at this version.
+        #[arg(long)]
+        expected_version: Option<u64>,
+    },
+    /// Explain a workflow, a run, or a step of either.
+    Explain {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        #[arg(long)]
+        run_id: Option<String>,
+        #[arg(long)]
+        step: Option<String>,
+    },
+    /// Reset a run to the start or to a step's checkpoint.
+    Reset {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        #[arg(long)]
+        run_id: String,
+        /// Go back to the state right after this step completed.
+        #[arg(long, value_name = "STEP")]
+        checkpoint: Option<String>,
+        /// Allow discarding completed steps.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Read, list or delete run state.
+    State {
+        #[command(subcommand)]
+        command: StateCommand,
+    },
+    /// Validate a response against a named or inline schema, or a workflow file.
+    Validate {
+        /// A schema name (schemas/<Name>.json) or an inline JSON Schema.
+        #[arg(long, required_unless_present = "workflow")]
+        schema: Option<String>,
+        /// The response as JSON, @FILE or -.
+        #[arg(long, value_name = "JSON|@FILE|-")]
+        response: Option<String>,
+        /// A workflow id or file: print its diagnostics as JSON.
+        #[arg(long, conflicts_with = "schema")]
+        workflow: Option<String>,
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+    },
+    /// Print a driver prompt (default: the latest).
+    Prompt {
+        version: Option<String>,
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+    },
+    /// List, read or graph the workflows under <root>/workflows.
+    Workflows {
+        #[command(subcommand)]
+        command: WorkflowsCommand,
+    },
+    /// Call any engine tool by name (`think_plan` or `think.plan`) with JSON input.
+    Call {
+        tool: String,
+        #[arg(long, value_name = "JSON|@FILE|-", default_value = "{}")]
+        input: String,
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+    },
+}
+
+#[derive(clap::Args)]
+struct WorkflowArg {
+    /// A workflow id (resolved in <root>/workflows/) or a path to a file.
+    workflow: String,
+    /// Project root. Default: $SAVANT_PATH, else the current directory.
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum GraphFormat {
+    Mermaid,
+    Dot,
+    Json,
+}
+
+#[derive(Subcommand)]
+enum StateCommand {
+    /// Print a run's full state.
+    Get {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        #[arg(long)]
+        run_id: String,
+    },
+    /// List runs (of one workflow, or all).
+    List {
+        workflow: Option<String>,
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+    },
+    /// Delete a run's state.
+    Delete {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        #[arg(long)]
+        run_id: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum WorkflowsCommand {
+    /// List workflows with their names and whether they check clean.
+    List {
+        /// Only ids containing this text.
+        #[arg(long)]
+        filter: Option<String>,
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+    },
+    /// Print a workflow's YAML.
+    Read {
+        #[command(flatten)]
+        wf: WorkflowArg,
+    },
+    /// The plan graph as JSON.
+    Graph {
+        #[command(flatten)]
+        wf: WorkflowArg,
+    },
 }
 
 #[derive(clap::Args)]
@@ -60,7 +229,160 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => run_check(args),
+        other => run_engine(other),
     }
+}
+
+/// Reads `JSON`, `@FILE` or `-` (stdin) into a JSON value.
+fn json_arg(text: &str, what: &str) -> Result<Value, String> {
+    let raw = if text == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).map_err(|e| format!("cannot read {what} from stdin: {e}"))?;
+        s
+    } else if let Some(path) = text.strip_prefix('@') {
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read {what} from {path}: {e}"))?
+    } else {
+        text.to_owned()
+    };
+    serde_json::from_str(&raw).map_err(|e| format!("{what} is not valid JSON: {e}"))
+}
+
+fn engine_at(root: Option<&std::path::Path>) -> Result<Engine, ExitCode> {
+    let root = workspace::root(root);
+    Engine::new(root).map_err(|e| print_result(Err(e)))
+}
+
+/// Prints a tool result as JSON: exit 0 on success, 1 on an error object.
+fn print_result(result: EngineResult) -> ExitCode {
+    let (value, code) = match result {
+        Ok(v) => (v, ExitCode::SUCCESS),
+        Err(e) => (e.to_json(), ExitCode::from(1)),
+    };
+    let text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{text}");
+    code
+}
+
+fn run_engine(command: Command) -> ExitCode {
+    let (root, tool, args): (Option<PathBuf>, &str, Value) = match command {
+        Command::Check(_) => unreachable!("dispatched in main"),
+        Command::Compile { wf, params } => {
+            let engine = match engine_at(wf.root.as_deref()) {
+                Ok(e) => e,
+                Err(code) => return code,
+            };
+            let result = engine.workflow(&wf.workflow).and_then(|cw| {
+                if let Some(p) = &params {
+                    let params = json_arg(p, "--params")
+                        .map_err(|m| EngineError::new("INVALID_PARAMS", json!({"message": m})))?;
+                    engine.check_params(&cw, params)?;
+                }
+                Ok(cw.plan.to_json(cw.wf.version.as_deref()))
+            });
+            return print_result(result);
+        }
+        Command::Graph { wf, format } => {
+            let engine = match engine_at(wf.root.as_deref()) {
+                Ok(e) => e,
+                Err(code) => return code,
+            };
+            let result = engine.workflow(&wf.workflow);
+            return match (result, format) {
+                (Err(e), _) => print_result(Err(e)),
+                (Ok(cw), GraphFormat::Json) => print_result(Ok(cw.plan.to_json(cw.wf.version.as_deref()))),
+                (Ok(cw), GraphFormat::Mermaid) => {
+                    print!("{}", cw.plan.to_mermaid());
+                    ExitCode::SUCCESS
+                }
+                (Ok(cw), GraphFormat::Dot) => {
+                    print!("{}", cw.plan.to_dot());
+                    ExitCode::SUCCESS
+                }
+            };
+        }
+        Command::Plan { wf, params, run_id, no_fresh } => {
+            let params = match params.as_deref().map(|p| json_arg(p, "--params")).transpose() {
+                Ok(p) => p.unwrap_or(Value::Null),
+                Err(m) => return fail(m),
+            };
+            (
+                wf.root,
+                "think_plan",
+                json!({"workflow": wf.workflow, "params": params, "run_id": run_id, "start_fresh": !no_fresh}),
+            )
+        }
+        Command::Next { wf, run_id, step, result, expected_version } => {
+            let result = match result.as_deref().map(|r| json_arg(r, "--result")).transpose() {
+                Ok(r) => r.unwrap_or(json!({})),
+                Err(m) => return fail(m),
+            };
+            (
+                wf.root,
+                "think_next",
+                json!({"workflow": wf.workflow, "run_id": run_id, "step_id": step,
+                                           "result_snapshot": result, "expected_version": expected_version}),
+            )
+        }
+        Command::Explain { wf, run_id, step } => {
+            (wf.root, "think_explain", json!({"workflow": wf.workflow, "run_id": run_id, "step_id": step}))
+        }
+        Command::Reset { wf, run_id, checkpoint, force } => (
+            wf.root,
+            "think_reset",
+            json!({"workflow": wf.workflow, "run_id": run_id, "checkpoint": checkpoint, "force": force}),
+        ),
+        Command::State { command } => match command {
+            StateCommand::Get { wf, run_id } => {
+                (wf.root, "think_state_get", json!({"workflow": wf.workflow, "run_id": run_id}))
+            }
+            StateCommand::List { workflow, root } => {
+                (root, "think_state_list", json!({"workflow": workflow}))
+            }
+            StateCommand::Delete { wf, run_id } => {
+                (wf.root, "think_state_delete", json!({"workflow": wf.workflow, "run_id": run_id}))
+            }
+        },
+        Command::Validate { schema, response, workflow, root } => match (schema, workflow) {
+            (Some(schema), _) => {
+                let schema = serde_json::from_str::<Value>(&schema).unwrap_or(Value::String(schema));
+                let response = match response.as_deref().map(|r| json_arg(r, "--response")).transpose() {
+                    Ok(r) => r.unwrap_or(Value::Null),
+                    Err(m) => return fail(m),
+                };
+                (root, "think_validate", json!({"schema": schema, "response": response}))
+            }
+            (None, workflow) => (root, "think_validate", json!({"workflow": workflow})),
+        },
+        Command::Prompt { version, root } => (root, "think_driver_prompt", json!({"version": version})),
+        Command::Workflows { command } => match command {
+            WorkflowsCommand::List { filter, root } => {
+                (root, "think_workflows_list", json!({"filter": filter}))
+            }
+            WorkflowsCommand::Read { wf } => {
+                (wf.root, "think_workflows_read", json!({"workflow": wf.workflow}))
+            }
+            WorkflowsCommand::Graph { wf } => {
+                (wf.root, "think_workflows_graph", json!({"workflow": wf.workflow, "format": "json"}))
+            }
+        },
+        Command::Call { tool, input, root } => {
+            let input = match json_arg(&input, "--input") {
+                Ok(v) => v,
+                Err(m) => return fail(m),
+            };
+            let engine = match engine_at(root.as_deref()) {
+                Ok(e) => e,
+                Err(code) => return code,
+            };
+            return print_result(tools::call(&engine, &tool, &input));
+        }
+    };
+    let engine = match engine_at(root.as_deref()) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    print_result(tools::call(&engine, tool, &args))
 }
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {

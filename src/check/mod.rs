@@ -107,6 +107,12 @@ pub const CHECKS: &[(Code, CheckFn)] = &[
 /// Checks one file's text: parse, lower, run every check. Never panics on
 /// any input; diagnostics come back sorted by position.
 pub fn check_source(src: &SourceFile, config: &Config) -> Vec<Diagnostic> {
+    analyze(src, config).1
+}
+
+/// Like [`check_source`], and also returns the lowered workflow (when the
+/// file was a YAML document) for the compiler.
+pub fn analyze(src: &SourceFile, config: &Config) -> (Option<Workflow>, Vec<Diagnostic>) {
     let parsed = yaml::parse(src, &config.limits);
     let mut diags = parsed.diagnostics;
     let Some(root) = parsed.root else {
@@ -116,7 +122,7 @@ pub fn check_source(src: &SourceFile, config: &Config) -> Vec<Diagnostic> {
                     .with_help("a workflow needs at least `steps:` with one `{id, call}` step"),
             );
         }
-        return diags;
+        return (None, diags);
     };
     let (wf, lower_diags) = ir::lower(src, &root, &default_id(&src.path));
     diags.extend(lower_diags);
@@ -125,7 +131,7 @@ pub fn check_source(src: &SourceFile, config: &Config) -> Vec<Diagnostic> {
         check(&cx, &mut diags);
     }
     sort(&mut diags);
-    diags
+    (Some(wf), diags)
 }
 
 /// The file stem, the workflow's id when it declares none.

@@ -1,0 +1,867 @@
+//! [`Engine`]: plan / next / explain / reset / state over durable run state.
+//! Every public method returns JSON (`Ok`) or an [`EngineError`] (`Err`),
+//! the same contract for the CLI and the MCP tools.
+
+use crate::check::{self, Config};
+use crate::ir::{SchemaRef, TemplateValue};
+use crate::runtime::config::EngineConfig;
+use crate::runtime::payload;
+use crate::runtime::run::{Event, EventKind, Machine, RunState, RunStatus, StepStatus, Truncation, WorkRef};
+use crate::runtime::workflow::{self, CompiledWorkflow};
+use crate::runtime::{EngineError, EngineResult, prompts};
+use crate::state::{FileStore, RunKey, Stamp, StateStore, StoreError};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// How many ready ids a response lists (`ready_total` has the full count).
+pub const READY_LIST_CAP: usize = 50;
+
+struct Cached {
+    stamp: Stamp,
+    machine: Machine,
+    /// Events in the journal since the last snapshot.
+    journal_len: usize,
+}
+
+pub struct Engine {
+    root: PathBuf,
+    config: EngineConfig,
+    check_config: Config,
+    store: Box<dyn StateStore>,
+    workflows: Mutex<HashMap<PathBuf, Arc<CompiledWorkflow>>>,
+    runs: Mutex<HashMap<(String, String), Cached>>,
+    validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
+}
+
+/// Arguments of `next`.
+#[derive(Clone, Debug, Default)]
+pub struct NextArgs {
+    pub workflow: String,
+    pub run_id: String,
+    pub step_id: String,
+    pub result: Value,
+    pub expected_version: Option<u64>,
+}
+
+fn now() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+fn store_error(e: StoreError) -> EngineError {
+    match e {
+        StoreError::InvalidId { .. } => EngineError::new("INVALID_ID", json!({"message": e.to_string()})),
+        StoreError::Corrupt { .. } => EngineError::new("STATE_CORRUPT", json!({"message": e.to_string()})),
+        StoreError::Io { .. } => EngineError::new("STATE_IO", json!({"message": e.to_string()})),
+    }
+}
+
+/// A fresh run id: `r-` and 12 hex digits, unique per process and time.
+pub fn new_run_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let seed = format!("{nanos}:{}:{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+    let hex = workflow::sha256_hex(seed.as_bytes());
+    format!("r-{}", &hex[7..19])
+}
+
+impl Engine {
+    /// An engine over `root` (workflows/, schemas/, prompts/, .savant/state/).
+    pub fn new(root: impl Into<PathBuf>) -> Result<Engine, EngineError> {
+        let root = root.into();
+        let config = EngineConfig::load(&root)?;
+        let store = FileStore::new(&root, config.state.fsync);
+        Ok(Engine::with_store(root, config, Box::new(store)))
+    }
+
+    pub fn with_store(root: PathBuf, config: EngineConfig, store: Box<dyn StateStore>) -> Engine {
+        let check_config =
+            Config { schemas: crate::workspace::load_schemas(&root.join("schemas")), ..Config::default() };
+        Engine {
+            root,
+            config,
+            check_config,
+            store,
+            workflows: Mutex::default(),
+            runs: Mutex::default(),
+            validators: Mutex::default(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Resolves, reads and compiles a workflow; cached by path and content hash.
+    pub fn workflow(&self, workflow: &str) -> Result<Arc<CompiledWorkflow>, EngineError> {
+        let path = workflow::resolve(&self.root, workflow)?;
+        let bytes = std::fs::read(&path).map_err(|e| {
+            EngineError::new("UNKNOWN_WORKFLOW", json!({"workflow": workflow, "message": e.to_string()}))
+        })?;
+        let hash = workflow::sha256_hex(&bytes);
+        if let Some(cw) = self.workflows.lock().unwrap_or_else(|p| p.into_inner()).get(&path)
+            && cw.hash == hash
+        {
+            return Ok(cw.clone());
+        }
+        let cw = Arc::new(workflow::compile_file(&path, &self.check_config)?);
+        self.workflows.lock().unwrap_or_else(|p| p.into_inner()).insert(path, cw.clone());
+        Ok(cw)
+    }
+
+    fn key(&self, cw: &CompiledWorkflow, run_id: &str) -> Result<RunKey, EngineError> {
+        RunKey::new(&cw.wf.id, run_id).map_err(store_error)
+    }
+
+    // ---- plan -----------------------------------------------------------
+
+    /// Starts a run (or, with `start_fresh: false`, resumes an existing one)
+    /// and returns its first instruction.
+    pub fn plan(
+        &self,
+        workflow: &str,
+        params: Value,
+        run_id: Option<&str>,
+        start_fresh: bool,
+    ) -> EngineResult {
+        let cw = self.workflow(workflow)?;
+        let run_id = run_id.map_or_else(new_run_id, str::to_owned);
+        let key = self.key(&cw, &run_id)?;
+        let _lock = self.store.lock(&key).map_err(store_error)?;
+        if !start_fresh && let Some(cached) = self.load(&key, &cw)? {
+            let out = self.progress(&cached.machine);
+            self.put(&key, cached);
+            return out;
+        }
+        let params = self.check_params(&cw, params)?;
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(key.workflow.clone(), key.run_id.clone()));
+        let machine = Machine::start(cw, &run_id, params, &now());
+        let snapshot = serde_json::to_value(&machine.state).unwrap_or(Value::Null);
+        let stamp = self.store.write_snapshot(&key, &snapshot).map_err(store_error)?;
+        let out = self.progress(&machine);
+        self.put(&key, Cached { stamp, machine, journal_len: 0 });
+        out
+    }
+
+    /// Applies defaults and validates params against the workflow's schema.
+    pub fn check_params(&self, cw: &CompiledWorkflow, params: Value) -> Result<Value, EngineError> {
+        let mut params = match params {
+            Value::Null => Map::new(),
+            Value::Object(m) => m,
+            other => {
+                return Err(EngineError::new(
+                    "INVALID_PARAMS",
+                    json!([{"path": "", "message": format!("params must be an object, got {other}")}]),
+                ));
+            }
+        };
+        let mut properties = Map::new();
+        for p in &cw.wf.params {
+            if let Some(d) = p.schema.get("default") {
+                params.entry(p.name.value.clone()).or_insert_with(|| d.clone());
+            }
+            properties.insert(p.name.value.clone(), p.schema.clone());
+        }
+        let required: Vec<&str> =
+            cw.wf.params.iter().filter(|p| p.required).map(|p| p.name.value.as_str()).collect();
+        let schema = json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false });
+        let params = Value::Object(params);
+        let errors = self.schema_errors(&schema.to_string(), &schema, &params)?;
+        if !errors.is_empty() {
+            return Err(EngineError::new("INVALID_PARAMS", Value::Array(errors)));
+        }
+        Ok(params)
+    }
+
+    // ---- next -----------------------------------------------------------
+
+    /// Submits the result of a ready step and returns the next instruction.
+    pub fn next(&self, args: NextArgs) -> EngineResult {
+        let cw = self.workflow(&args.workflow)?;
+        let key = self.key(&cw, &args.run_id)?;
+        let _lock = self.store.lock(&key).map_err(store_error)?;
+        let mut cached = self.load(&key, &cw)?.ok_or_else(|| self.unknown_run(&key))?;
+        let out = self.next_locked(&key, &mut cached, args);
+        self.put(&key, cached);
+        out
+    }
+
+    fn next_locked(&self, key: &RunKey, cached: &mut Cached, args: NextArgs) -> EngineResult {
+        let m = &cached.machine;
+        if let Some(v) = args.expected_version
+            && v != m.state.version
+        {
+            return Err(EngineError::new(
+                "STATE_CONFLICT",
+                json!({"message": format!("expected version {v}, but the run is at version {}", m.state.version),
+                           "expected_version": v, "version": m.state.version}),
+            ));
+        }
+        let Some(w) = m.resolve(&args.step_id) else {
+            return Err(EngineError::new(
+                "UNKNOWN_STEP",
+                json!({"step_id": args.step_id, "message": format!("no step `{}` in this run", args.step_id),
+                       "ready": self.ready_ids(m)}),
+            ));
+        };
+        let mut result = args.result;
+        let truncation =
+            payload::truncate(&mut result, self.config.max_string_bytes, self.config.max_snapshot_bytes);
+        match m.status_of(w) {
+            StepStatus::Done => {
+                if m.result_of(w) == Some(&result) {
+                    return self.progress(m);
+                }
+                return Err(EngineError::new(
+                    "STATE_CONFLICT",
+                    json!({"step_id": args.step_id, "message": format!("`{}` is already done with a different result", args.step_id)}),
+                ));
+            }
+            StepStatus::Ready if m.state.status == RunStatus::Running => {}
+            status => {
+                if m.state.status == RunStatus::Failed {
+                    return Err(self.failed(m));
+                }
+                return Err(EngineError::new(
+                    "STEP_NOT_READY",
+                    json!({"step_id": args.step_id, "status": status,
+                           "message": format!("`{}` is {} , not ready", args.step_id, serde_json::to_value(status).unwrap_or_default().as_str().unwrap_or("")),
+                           "ready": self.ready_ids(m)}),
+                ));
+            }
+        }
+        let step = m.step(w.0);
+        if let Some(schema) = &step.success_schema {
+            let errors = self.validate_result(schema, &result)?;
+            if !errors.is_empty() {
+                let event = Event {
+                    version: m.state.version + 1,
+                    at: now(),
+                    kind: EventKind::ValidationFailed {
+                        step_id: args.step_id.clone(),
+                        errors: Value::Array(errors.clone()),
+                    },
+                };
+                self.commit(key, cached, event)?;
+                let m = &cached.machine;
+                if m.state.status == RunStatus::Failed {
+                    return Err(self.failed(m));
+                }
+                return Err(EngineError::new("VALIDATION_FAILED", Value::Array(errors))
+                    .with("instruction", self.instruction(m, w))
+                    .with("state", self.state_summary(m)));
+            }
+        }
+        if let Some(what) = truncation {
+            cached.machine.state.truncations.push(Truncation {
+                step_id: args.step_id.clone(),
+                original_bytes: 0,
+                what,
+            });
+        }
+        let event = Event {
+            version: cached.machine.state.version + 1,
+            at: now(),
+            kind: EventKind::Result { step_id: args.step_id, result },
+        };
+        self.commit(key, cached, event)?;
+        self.progress(&cached.machine)
+    }
+
+    /// Appends an event durably, then applies it; compacts the journal into a
+    /// snapshot when it has grown to half the history (amortised linear cost).
+    fn commit(&self, key: &RunKey, cached: &mut Cached, event: Event) -> Result<(), EngineError> {
+        let value = serde_json::to_value(&event).unwrap_or(Value::Null);
+        cached.stamp = self.store.append(key, &value).map_err(store_error)?;
+        cached.journal_len += 1;
+        cached.machine.apply(event);
+        if cached.journal_len > 32 && cached.journal_len * 2 >= cached.machine.state.history.len() {
+            self.snapshot(key, cached)?;
+        }
+        Ok(())
+    }
+
+    fn snapshot(&self, key: &RunKey, cached: &mut Cached) -> Result<(), EngineError> {
+        let snapshot = serde_json::to_value(&cached.machine.state).unwrap_or(Value::Null);
+        cached.stamp = self.store.write_snapshot(key, &snapshot).map_err(store_error)?;
+        cached.journal_len = 0;
+        Ok(())
+    }
+
+    // ---- loading --------------------------------------------------------
+
+    fn unknown_run(&self, key: &RunKey) -> EngineError {
+        EngineError::new(
+            "UNKNOWN_RUN",
+            json!({"workflow": key.workflow, "run_id": key.run_id,
+                   "message": format!("no run `{}` of `{}`; start one with plan", key.run_id, key.workflow)}),
+        )
+    }
+
+    /// Loads a run (the caller holds its lock): from the in-memory cache when
+    /// the files have not changed since, else snapshot + journal replay.
+    fn load(&self, key: &RunKey, cw: &Arc<CompiledWorkflow>) -> Result<Option<Cached>, EngineError> {
+        let Some(stamp) = self.store.stamp(key).map_err(store_error)? else { return Ok(None) };
+        let cache_key = (key.workflow.clone(), key.run_id.clone());
+        let cached = self.runs.lock().unwrap_or_else(|p| p.into_inner()).remove(&cache_key);
+        if let Some(c) = cached
+            && c.stamp == stamp
+            && c.machine.cw.hash == cw.hash
+        {
+            return Ok(Some(c));
+        }
+        let Some(loaded) = self.store.load(key).map_err(store_error)? else { return Ok(None) };
+        let state: RunState = serde_json::from_value(loaded.snapshot).map_err(|e| {
+            EngineError::new(
+                "STATE_CORRUPT",
+                json!({"message": format!("the run state cannot be read: {e}")}),
+            )
+        })?;
+        if state.workflow_hash != cw.hash {
+            return Err(EngineError::new(
+                "WORKFLOW_CHANGED",
+                json!({"workflow": key.workflow, "run_id": key.run_id,
+                       "message": "the workflow file changed after this run started",
+                       "help": "finish it with the old file, or restart: plan with start_fresh: true (the default) and the same run_id",
+                       "run_hash": state.workflow_hash, "file_hash": cw.hash}),
+            ));
+        }
+        let mut machine = Machine::resume(cw.clone(), state);
+        let journal_len = loaded.journal.len();
+        for e in loaded.journal {
+            let event: Event = serde_json::from_value(e).map_err(|e| {
+                EngineError::new(
+                    "STATE_CORRUPT",
+                    json!({"message": format!("a journal event cannot be read: {e}")}),
+                )
+            })?;
+            machine.apply(event);
+        }
+        Ok(Some(Cached { stamp: loaded.stamp, machine, journal_len }))
+    }
+
+    fn put(&self, key: &RunKey, cached: Cached) {
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((key.workflow.clone(), key.run_id.clone()), cached);
+    }
+
+    /// Runs `f` on a loaded run under its lock.
+    fn with_run<T>(
+        &self,
+        workflow: &str,
+        run_id: &str,
+        f: impl FnOnce(&Self, &RunKey, &mut Cached) -> Result<T, EngineError>,
+    ) -> Result<T, EngineError> {
+        let cw = self.workflow(workflow)?;
+        let key = self.key(&cw, run_id)?;
+        let _lock = self.store.lock(&key).map_err(store_error)?;
+        let mut cached = self.load(&key, &cw)?.ok_or_else(|| self.unknown_run(&key))?;
+        let out = f(self, &key, &mut cached);
+        self.put(&key, cached);
+        out
+    }
+
+    // ---- responses ------------------------------------------------------
+
+    fn ready_ids(&self, m: &Machine) -> Vec<String> {
+        m.ready().take(READY_LIST_CAP).map(|w| m.work_id(w)).collect()
+    }
+
+    pub(crate) fn state_summary(&self, m: &Machine) -> Value {
+        let completed = m.completed();
+        json!({
+            "version": m.state.version,
+            "status": m.state.status,
+            "completed": completed,
+            "pending": m.state.steps.len() - completed,
+        })
+    }
+
+    fn instruction(&self, m: &Machine, w: WorkRef) -> Value {
+        let step = m.step(w.0);
+        let mut i = json!({
+            "step_id": m.work_id(w),
+            "call": step.call.as_ref().map(|c| c.value.as_str()),
+            "input": m.input_of(w).cloned().unwrap_or(json!({})),
+            "input_template": step.input_template.as_ref().map_or(Value::Null, raw_template),
+            "capture_as": step.capture_as.as_ref().map(|c| c.value.as_str()),
+            "success_schema": match &step.success_schema {
+                Some(SchemaRef::Named(n)) => json!(n.value),
+                Some(SchemaRef::Inline { schema, .. }) => schema.clone(),
+                None => Value::Null,
+            },
+            "rationale": step.rationale.as_ref().map(|r| r.text.as_str()),
+            "timeout": step.timeout,
+            "attempt": m.attempts_of(w) + 1,
+            "done": false,
+        });
+        if !m.cw.wf.rules.is_empty() {
+            i["rules"] = json!(m.cw.wf.rules);
+        }
+        i
+    }
+
+    fn failed(&self, m: &Machine) -> EngineError {
+        let failure = m.state.failure.clone().unwrap_or(json!({"error": "RUN_FAILED"}));
+        let code = match failure.get("error").and_then(Value::as_str) {
+            Some("TEMPLATE_RENDER_ERROR") => "TEMPLATE_RENDER_ERROR",
+            Some("VALIDATION_FAILED") => "VALIDATION_FAILED",
+            _ => "RUN_FAILED",
+        };
+        EngineError::new(code, failure)
+            .with("run_id", json!(m.state.run_id))
+            .with("state", self.state_summary(m))
+    }
+
+    /// The response after plan / next: the next instruction, or done.
+    fn progress(&self, m: &Machine) -> EngineResult {
+        let base = |extra: Value| {
+            let mut v = json!({ "run_id": m.state.run_id, "workflow": m.state.workflow });
+            if let (Some(obj), Value::Object(more)) = (v.as_object_mut(), extra) {
+                obj.extend(more);
+            }
+            v
+        };
+        match m.state.status {
+            RunStatus::Failed => Err(self.failed(m)),
+            RunStatus::Done => Ok(base(json!({
+                "done": true,
+                "summary": self.summary(m),
+                "artifacts": m.state.captures,
+                "state": self.state_summary(m),
+            }))),
+            RunStatus::Running => {
+                let first = m.ready().next();
+                Ok(base(json!({
+                    "instruction": first.map(|w| self.instruction(m, w)),
+                    "ready": self.ready_ids(m),
+                    "ready_total": m.ready_len(),
+                    "done": false,
+                    "state": self.state_summary(m),
+                })))
+            }
+        }
+    }
+
+    fn summary(&self, m: &Machine) -> Value {
+        let ids = |want: StepStatus| -> Vec<&str> {
+            m.state.steps.iter().filter(|s| s.status == want).map(|s| s.id.as_str()).collect()
+        };
+        let ran = ids(StepStatus::Done);
+        let skipped = ids(StepStatus::Skipped);
+        let truncated: Vec<&str> = m.state.truncations.iter().map(|t| t.step_id.as_str()).collect();
+        let mut message = format!("{} step(s) ran, {} skipped", ran.len(), skipped.len());
+        if !truncated.is_empty() {
+            message.push_str(&format!(", {} result(s) truncated", truncated.len()));
+        }
+        json!({ "message": message, "ran": ran, "skipped": skipped, "truncated": truncated })
+    }
+
+    // ---- validation -----------------------------------------------------
+
+    fn validator(&self, cache_key: &str, schema: &Value) -> Result<Arc<jsonschema::Validator>, EngineError> {
+        if let Some(v) = self.validators.lock().unwrap_or_else(|p| p.into_inner()).get(cache_key) {
+            return Ok(v.clone());
+        }
+        let v = Arc::new(jsonschema::validator_for(schema).map_err(|e| {
+            EngineError::new(
+                "UNKNOWN_SCHEMA",
+                json!({"schema": cache_key, "message": format!("invalid JSON Schema: {e}")}),
+            )
+        })?);
+        self.validators.lock().unwrap_or_else(|p| p.into_inner()).insert(cache_key.to_owned(), v.clone());
+        Ok(v)
+    }
+
+    fn schema_errors(
+        &self,
+        cache_key: &str,
+        schema: &Value,
+        instance: &Value,
+    ) -> Result<Vec<Value>, EngineError> {
+        let v = self.validator(cache_key, schema)?;
+        Ok(v.iter_errors(instance)
+            .take(50)
+            .map(|e| json!({ "path": e.instance_path().to_string(), "message": e.to_string() }))
+            .collect())
+    }
+
+    fn named_schema(&self, name: &str) -> Result<Value, EngineError> {
+        match self.check_config.schemas.get(name) {
+            Some(Ok(s)) => Ok(s.clone()),
+            Some(Err(why)) => {
+                Err(EngineError::new("UNKNOWN_SCHEMA", json!({"schema": name, "message": why})))
+            }
+            None => Err(EngineError::new(
+                "UNKNOWN_SCHEMA",
+                json!({"schema": name, "message": format!("no schemas/{name}.json"),
+                       "available": self.check_config.schemas.keys().collect::<Vec<_>>()}),
+            )),
+        }
+    }
+
+    fn validate_result(&self, schema: &SchemaRef, result: &Value) -> Result<Vec<Value>, EngineError> {
+        match schema {
+            SchemaRef::Named(n) => {
+                let s = self.named_schema(&n.value)?;
+                self.schema_errors(&n.value, &s, result)
+            }
+            SchemaRef::Inline { schema, .. } => self.schema_errors(&schema.to_string(), schema, result),
+        }
+    }
+
+    /// `validate`: a named or inline schema against a response → `{valid, errors}`.
+    pub fn validate(&self, schema: &Value, response: &Value) -> EngineResult {
+        let errors = match schema {
+            Value::String(name) => {
+                let s = self.named_schema(name)?;
+                self.schema_errors(name, &s, response)?
+            }
+            inline => self.schema_errors(&inline.to_string(), inline, response)?,
+        };
+        Ok(json!({ "valid": errors.is_empty(), "errors": errors }))
+    }
+
+    /// `validate` of a workflow: its diagnostics as JSON.
+    pub fn validate_workflow(&self, workflow: &str) -> EngineResult {
+        let path = workflow::resolve(&self.root, workflow)?;
+        let (src, diags) = crate::workspace::check_file(&path, &self.check_config).map_err(|e| {
+            EngineError::new("UNKNOWN_WORKFLOW", json!({"workflow": workflow, "message": e.to_string()}))
+        })?;
+        let text = crate::report::render(
+            crate::report::Format::Json,
+            &[crate::report::FileReport { source: &src, diagnostics: &diags }],
+            &crate::report::HumanOptions::default(),
+        );
+        let report: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        let errors = report["summary"]["errors"].as_u64().unwrap_or(0);
+        Ok(
+            json!({ "valid": errors == 0, "workflow": workflow, "diagnostics": report["diagnostics"], "summary": report["summary"] }),
+        )
+    }
+
+    // ---- the other tools --------------------------------------------------
+
+    pub fn state_get(&self, workflow: &str, run_id: &str) -> EngineResult {
+        self.with_run(workflow, run_id, |_, _, c| {
+            Ok(serde_json::to_value(&c.machine.state).unwrap_or(Value::Null))
+        })
+    }
+
+    pub fn state_list(&self, workflow: Option<&str>) -> EngineResult {
+        let keys = self.store.list(workflow).map_err(store_error)?;
+        let runs: Vec<Value> = keys
+            .iter()
+            .map(|k| match self.store.load(k) {
+                Ok(Some(l)) => json!({
+                    "workflow": k.workflow, "run_id": k.run_id,
+                    "status": l.snapshot.get("status"),
+                    "version": l.snapshot.get("version").and_then(Value::as_u64).unwrap_or(0) + l.journal.len() as u64,
+                    "updated_at": l.snapshot.get("updated_at"),
+                }),
+                _ => json!({ "workflow": k.workflow, "run_id": k.run_id, "status": "unreadable" }),
+            })
+            .collect();
+        Ok(json!({ "runs": runs }))
+    }
+
+    pub fn state_delete(&self, workflow: &str, run_id: &str) -> EngineResult {
+        let key = RunKey::new(workflow, run_id).map_err(store_error)?;
+        let _lock = self.store.lock(&key).map_err(store_error)?;
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(key.workflow.clone(), key.run_id.clone()));
+        let deleted = self.store.delete(&key).map_err(store_error)?;
+        if !deleted {
+            return Err(self.unknown_run(&key));
+        }
+        Ok(json!({ "deleted": true, "workflow": workflow, "run_id": run_id }))
+    }
+
+    /// Resets a run to a checkpoint (the state right after that step
+    /// completed) or to the start. Discarding completed steps needs `force`.
+    pub fn reset(&self, workflow: &str, run_id: &str, checkpoint: Option<&str>, force: bool) -> EngineResult {
+        self.with_run(workflow, run_id, |engine, key, cached| {
+            let state = &cached.machine.state;
+            let keep = match checkpoint {
+                None => 0,
+                Some(step) => state
+                    .checkpoints
+                    .iter()
+                    .rev()
+                    .find(|c| c.step_id == step)
+                    .map(|c| c.history_len)
+                    .ok_or_else(|| {
+                        EngineError::new(
+                            "CHECKPOINT_NOT_FOUND",
+                            json!({"checkpoint": step, "message": format!("no checkpoint for step `{step}`"),
+                                   "available": state.checkpoints.iter().map(|c| c.step_id.as_str()).collect::<Vec<_>>()}),
+                        )
+                    })?,
+            };
+            let discarded = state.history[keep..]
+                .iter()
+                .filter(|e| matches!(e.kind, EventKind::Result { .. }))
+                .count();
+            if discarded > 0 && !force {
+                return Err(EngineError::new(
+                    "RESET_NOT_ALLOWED",
+                    json!({"message": format!("the reset would discard {discarded} accepted result(s); pass force: true"),
+                           "discarded": discarded}),
+                ));
+            }
+            let old_version = state.version;
+            let history: Vec<Event> = state.history[..keep].to_vec();
+            let mut machine = Machine::start(cached.machine.cw.clone(), &state.run_id, state.params.clone(), &state.created_at);
+            for e in history {
+                machine.apply(e);
+            }
+            machine.state.version = old_version + 1;
+            machine.state.updated_at = now();
+            cached.machine = machine;
+            engine.snapshot(key, cached)?;
+            let mut out = engine.progress(&cached.machine).unwrap_or_else(|e| e.to_json());
+            out["reset"] = json!({ "checkpoint": checkpoint, "discarded": discarded });
+            Ok(out)
+        })
+    }
+
+    /// Explains a workflow, a run, or one step of either.
+    pub fn explain(&self, workflow: &str, run_id: Option<&str>, step_id: Option<&str>) -> EngineResult {
+        let cw = self.workflow(workflow)?;
+        let describe = |i: usize| {
+            let s = &cw.wf.steps[i];
+            let p = &cw.plan.steps[i];
+            json!({
+                "step_id": s.id.value,
+                "call": p.call,
+                "deps": p.deps.iter().map(|&d| cw.plan.steps[d].id.as_str()).collect::<Vec<_>>(),
+                "inferred_deps": p.inferred.iter().map(|&d| cw.plan.steps[d].id.as_str()).collect::<Vec<_>>(),
+                "when": s.when.as_ref().map(|w| w.text.as_str()),
+                "foreach": s.foreach.as_ref().map(|f| f.text.as_str()),
+                "capture_as": s.capture_as.as_ref().map(|c| c.value.as_str()),
+                "success_schema": s.success_schema.as_ref().map(|sc| match sc { SchemaRef::Named(n) => json!(n.value), SchemaRef::Inline { schema, .. } => schema.clone() }),
+                "rationale": s.rationale.as_ref().map(|r| r.text.as_str()),
+                "retry_max": s.retry_max.unwrap_or(3),
+            })
+        };
+        let find = |id: &str| {
+            let base = id.split('[').next().unwrap_or(id);
+            cw.wf.steps.iter().position(|s| s.id.value == base).ok_or_else(|| {
+                EngineError::new(
+                    "UNKNOWN_STEP",
+                    json!({"step_id": id, "message": format!("no step `{id}` in `{}`", cw.wf.id)}),
+                )
+            })
+        };
+        let Some(run_id) = run_id else {
+            return match step_id {
+                Some(id) => Ok(describe(find(id)?)),
+                None => Ok(json!({
+                    "workflow": cw.wf.id, "name": cw.wf.name, "description": cw.wf.description, "rules": cw.wf.rules,
+                    "order": cw.plan.order.iter().map(|&i| cw.plan.steps[i].id.as_str()).collect::<Vec<_>>(),
+                    "steps": (0..cw.wf.steps.len()).map(describe).collect::<Vec<_>>(),
+                })),
+            };
+        };
+        self.with_run(workflow, run_id, |engine, _, cached| {
+            let m = &cached.machine;
+            let mut out = json!({
+                "workflow": cw.wf.id, "run_id": run_id, "state": engine.state_summary(m),
+                "failure": m.state.failure, "ready": engine.ready_ids(m),
+            });
+            if let Some(id) = step_id {
+                let i = find(id)?;
+                let mut d = describe(i);
+                let s = &m.state.steps[i];
+                d["status"] = json!(s.status);
+                d["attempts"] = json!(s.attempts);
+                let waiting: Vec<&str> = cw.plan.steps[i]
+                    .deps
+                    .iter()
+                    .filter(|&&p| !m.state.steps[p].status.is_finished())
+                    .map(|&p| cw.plan.steps[p].id.as_str())
+                    .collect();
+                d["why"] = json!(match s.status {
+                    StepStatus::Pending => format!("waiting for {}", waiting.join(", ")),
+                    StepStatus::Ready =>
+                        "ready: its dependencies are done; submit its result with next".to_owned(),
+                    StepStatus::Running => "its foreach items are being worked on".to_owned(),
+                    StepStatus::Done => "done".to_owned(),
+                    StepStatus::Skipped => "skipped: its `when` was false".to_owned(),
+                    StepStatus::Failed => "failed".to_owned(),
+                });
+                if let Some(f) = &m.state.failure
+                    && f.get("step_id")
+                        .and_then(Value::as_str)
+                        .is_some_and(|f| f.split('[').next() == Some(&s.id))
+                {
+                    d["failure"] = f.clone();
+                }
+                out["step"] = d;
+            }
+            Ok(out)
+        })
+    }
+
+    /// Replays a run's history: the state changes after each event.
+    pub fn debug(&self, workflow: &str, run_id: &str) -> EngineResult {
+        self.with_run(workflow, run_id, |_, _, cached| {
+            let state = &cached.machine.state;
+            let mut replay =
+                Machine::start(cached.machine.cw.clone(), &state.run_id, state.params.clone(), &state.created_at);
+            let mut steps = Vec::new();
+            for e in &state.history {
+                let before = statuses(&replay);
+                let captures_before = replay.state.captures.clone();
+                replay.apply(e.clone());
+                let after = statuses(&replay);
+                let changed: Map<String, Value> = after
+                    .iter()
+                    .filter(|(k, v)| before.get(*k) != Some(v))
+                    .map(|(k, v)| (k.clone(), json!({"from": before.get(k), "to": v})))
+                    .collect();
+                let captures: Map<String, Value> = replay
+                    .state
+                    .captures
+                    .iter()
+                    .filter(|(k, v)| captures_before.get(*k) != Some(v))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                steps.push(json!({ "event": e, "status_changes": changed, "captures_set": captures, "run_status": replay.state.status }));
+            }
+            Ok(json!({ "workflow": state.workflow, "run_id": state.run_id, "events": steps.len(), "replay": steps,
+                       "consistent": replay.state.steps == state.steps && replay.state.captures == state.captures }))
+        })
+    }
+
+    /// The think tool: records a non-empty thought in the run's history when
+    /// a run is given, else in `.savant/session.log`.
+    pub fn think(&self, thought: &str, run: Option<(&str, &str)>) -> EngineResult {
+        let thought = thought.trim();
+        if thought.is_empty() {
+            return Err(EngineError::new("INVALID_INPUT", json!({"message": "a thought must not be empty"})));
+        }
+        let at = now();
+        match run {
+            Some((workflow, run_id)) => self.with_run(workflow, run_id, |engine, key, cached| {
+                let event = Event {
+                    version: cached.machine.state.version + 1,
+                    at: at.clone(),
+                    kind: EventKind::Thought { thought: thought.to_owned() },
+                };
+                engine.commit(key, cached, event)?;
+                Ok(json!({ "thought": thought, "recorded_in": "run", "run_id": run_id, "timestamp": at,
+                           "formatted": format!("💭 {thought}") }))
+            }),
+            None => {
+                let dir = self.root.join(".savant");
+                let line = serde_json::to_string(&json!({"type": "thought", "thought": thought, "at": at}))
+                    .unwrap_or_default();
+                let written = std::fs::create_dir_all(&dir).and_then(|_| {
+                    use std::io::Write;
+                    let mut f = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(dir.join("session.log"))?;
+                    writeln!(f, "{line}")
+                });
+                written.map_err(|e| EngineError::new("STATE_IO", json!({"message": e.to_string()})))?;
+                Ok(
+                    json!({ "thought": thought, "recorded_in": "session_log", "timestamp": at, "formatted": format!("💭 {thought}") }),
+                )
+            }
+        }
+    }
+
+    /// prompt.say: a message for the user.
+    pub fn say(&self, message: &str) -> EngineResult {
+        Ok(json!({ "message": message, "display": true, "timestamp": now() }))
+    }
+
+    pub fn driver_prompt(&self, version: Option<&str>) -> EngineResult {
+        prompts::driver_prompt(&self.root, version)
+    }
+
+    pub fn workflows_list(&self, filter: Option<&str>) -> EngineResult {
+        let mut out = Vec::new();
+        for id in workflow::list_ids(&self.root) {
+            if filter.is_some_and(|f| !id.to_lowercase().contains(&f.to_lowercase())) {
+                continue;
+            }
+            match self.workflow(&id) {
+                Ok(cw) => out.push(json!({ "id": cw.wf.id, "name": cw.wf.name, "description": cw.wf.description,
+                                           "version": cw.wf.version, "steps": cw.wf.steps.len(), "valid": true })),
+                Err(e) => out.push(json!({ "id": id, "valid": false, "error": e.code })),
+            }
+        }
+        Ok(json!({ "workflows": out }))
+    }
+
+    pub fn workflows_read(&self, workflow: &str) -> EngineResult {
+        let path = workflow::resolve(&self.root, workflow)?;
+        let yaml = std::fs::read_to_string(&path).map_err(|e| {
+            EngineError::new("UNKNOWN_WORKFLOW", json!({"workflow": workflow, "message": e.to_string()}))
+        })?;
+        Ok(json!({ "workflow": workflow, "path": path.display().to_string(), "yaml": yaml }))
+    }
+
+    /// The plan as `{workflow, graph, order, v}`, or mermaid / dot text.
+    pub fn workflows_graph(&self, workflow: &str, format: &str) -> EngineResult {
+        let cw = self.workflow(workflow)?;
+        match format {
+            "json" => Ok(cw.plan.to_json(cw.wf.version.as_deref())),
+            "mermaid" => Ok(json!({ "format": "mermaid", "graph": cw.plan.to_mermaid() })),
+            "dot" => Ok(json!({ "format": "dot", "graph": cw.plan.to_dot() })),
+            other => Err(EngineError::new(
+                "INVALID_INPUT",
+                json!({"message": format!("unknown graph format `{other}`; use json, mermaid or dot")}),
+            )),
+        }
+    }
+
+    /// The check configuration the engine uses (schemas under the root).
+    pub fn check_config(&self) -> &check::Config {
+        &self.check_config
+    }
+}
+
+fn statuses(m: &Machine) -> Map<String, Value> {
+    let mut out = Map::new();
+    for s in &m.state.steps {
+        out.insert(s.id.clone(), json!(s.status));
+        for (j, it) in s.items.iter().flatten().enumerate() {
+            out.insert(format!("{}[{j}]", s.id), json!(it.status));
+        }
+    }
+    out
+}
+
+/// The raw `input_template` as JSON: strings exactly as written (decoded).
+pub fn raw_template(t: &TemplateValue) -> Value {
+    match t {
+        TemplateValue::Null(_) => Value::Null,
+        TemplateValue::Bool(b, _) => json!(b),
+        TemplateValue::Number(n, _) => {
+            if n.fract() == 0.0 && n.abs() < 9.0e15 {
+                json!(*n as i64)
+            } else {
+                json!(n)
+            }
+        }
+        TemplateValue::String(s) => json!(s.text),
+        TemplateValue::Array(items, _) => Value::Array(items.iter().map(raw_template).collect()),
+        TemplateValue::Object(entries, _) => {
+            Value::Object(entries.iter().map(|(k, v)| (k.value.clone(), raw_template(v))).collect())
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Finding, reading, checking and compiling workflows for the engine.
+
+use crate::check::{self, Config};
+use crate::compile::Plan;
+use crate::diagnostic::Severity;
+use crate::ir::Workflow;
+use crate::report::{FileReport, Format, HumanOptions, render};
+use crate::runtime::EngineError;
+use crate::source::SourceFile;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// A workflow that checked without errors, with its plan.
+#[derive(Debug)]
+pub struct CompiledWorkflow {
+    pub path: PathBuf,
+    /// `sha256:<hex>` of the file's bytes.
+    pub hash: String,
+    pub source: SourceFile,
+    pub wf: Workflow,
+    pub plan: Plan,
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut s = String::with_capacity(71);
+    s.push_str("sha256:");
+    for b in digest {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// Resolves WORKFLOW: a path to an existing file, or an id looked up as
+/// `<root>/workflows/<id>.yaml` / `.yml`.
+pub fn resolve(root: &Path, workflow: &str) -> Result<PathBuf, EngineError> {
+    let as_path = Path::new(workflow);
+    if (workflow.ends_with(".yaml") || workflow.ends_with(".yml") || workflow.contains('/'))
+        && as_path.is_file()
+    {
+        return Ok(as_path.to_path_buf());
+    }
+    if crate::ir::lower::valid_workflow_id(workflow) {
+        for ext in ["yaml", "yml"] {
+            let p = root.join("workflows").join(format!("{workflow}.{ext}"));
+            if p.is_file() {
+                return Ok(p);
+            }
+        }
+    }
+    let known: Vec<String> = list_ids(root);
+    let help = crate::diagnostic::suggest(workflow, known.iter().map(String::as_str));
+    Err(EngineError::new(
+        "UNKNOWN_WORKFLOW",
+        json!({
+            "workflow": workflow,
+            "message": format!("no workflow `{workflow}` in {}", root.join("workflows").display()),
+            "help": help,
+            "available": known,
+        }),
+    ))
+}
+
+/// Ids of every workflow file under `<root>/workflows`, sorted.
+pub fn list_ids(root: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(root.join("workflows"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let stem = name.strip_suffix(".yaml").or_else(|| name.strip_suffix(".yml"))?;
+            Some(stem.to_owned())
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// Reads, checks and compiles. A workflow with errors is refused with
+/// `YAML_SCHEMA_VIOLATION` and its diagnostics.
+pub fn compile_file(path: &Path, config: &Config) -> Result<CompiledWorkflow, EngineError> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        EngineError::new(
+            "UNKNOWN_WORKFLOW",
+            json!({"path": path.display().to_string(), "message": e.to_string()}),
+        )
+    })?;
+    let hash = sha256_hex(&bytes);
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let source = SourceFile::new(path.to_string_lossy(), text);
+    let (wf, diags) = check::analyze(&source, config);
+    if diags.iter().any(|d| d.severity == Severity::Error) {
+        let report = render(
+            Format::Json,
+            &[FileReport { source: &source, diagnostics: &diags }],
+            &HumanOptions::default(),
+        );
+        let parsed: Value = serde_json::from_str(&report).unwrap_or(Value::Null);
+        return Err(EngineError::new(
+            "YAML_SCHEMA_VIOLATION",
+            json!({
+                "path": path.display().to_string(),
+                "message": format!("the workflow has errors; run `savant-think check {}`", path.display()),
+                "diagnostics": parsed.get("diagnostics").cloned().unwrap_or(Value::Null),
+            }),
+        ));
+    }
+    let wf = wf.ok_or_else(|| EngineError::new("YAML_SCHEMA_VIOLATION", json!("the workflow is empty")))?;
+    let plan = Plan::build(&source, &wf, config);
+    Ok(CompiledWorkflow { path: path.to_path_buf(), hash, source, wf, plan })
+}

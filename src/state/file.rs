@@ -1,0 +1,381 @@
+//! [`FileStore`]: runs as files under `<project root>/.savant/state/`.
+
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{ErrorKind, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use super::journal::{self, TailError};
+use super::{FileId, Loaded, RunKey, RunLock, Stamp, StateStore, StoreError, check_workflow_id, lock};
+
+/// How many times `load` rereads a run that changed while it was read (only
+/// possible without the lock) before giving up.
+const LOAD_ATTEMPTS: u32 = 200;
+
+/// The file-backed [`StateStore`].
+#[derive(Clone, Debug)]
+pub struct FileStore {
+    /// `<project root>/.savant/state`.
+    root: PathBuf,
+    fsync: bool,
+}
+
+/// The outcome of one optimistic read of a run.
+enum Attempt {
+    Missing,
+    /// The run changed while being read.
+    Changed,
+    Read {
+        snapshot: Vec<u8>,
+        journal: Vec<u8>,
+        stamp: Stamp,
+    },
+}
+
+/// The files of one run.
+struct Paths {
+    snapshot: PathBuf,
+    journal: PathBuf,
+    lock: PathBuf,
+    tmp: PathBuf,
+}
+
+impl FileStore {
+    /// A store for the project at `project_root`. With `fsync` off, writes
+    /// survive a crash of the process but not of the machine.
+    pub fn new(project_root: impl AsRef<Path>, fsync: bool) -> FileStore {
+        FileStore { root: project_root.as_ref().join(".savant").join("state"), fsync }
+    }
+
+    /// The state directory, `<project root>/.savant/state`.
+    pub fn dir(&self) -> &Path {
+        &self.root
+    }
+
+    fn paths(&self, key: &RunKey) -> Result<Paths, StoreError> {
+        key.validate()?;
+        let stem = key.stem();
+        let file = |ext: &str| self.root.join(format!("{stem}.{ext}"));
+        Ok(Paths {
+            snapshot: file("json"),
+            journal: file("journal"),
+            lock: file("lock"),
+            tmp: file("json.tmp"),
+        })
+    }
+
+    /// Creates the state directory if needed, making the new directory
+    /// entries durable.
+    fn ensure_dir(&self) -> Result<(), StoreError> {
+        if self.root.is_dir() {
+            return Ok(());
+        }
+        fs::create_dir_all(&self.root).map_err(|e| StoreError::io(&self.root, e))?;
+        if self.fsync {
+            for dir in self.root.ancestors().take(3) {
+                sync_dir(dir)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn stamp_of(&self, p: &Paths) -> Result<Option<Stamp>, StoreError> {
+        let Some(snapshot) = metadata(&p.snapshot)? else { return Ok(None) };
+        let journal = metadata(&p.journal)?.map_or_else(FileId::default, |m| file_id(&m));
+        Ok(Some(Stamp { snapshot: file_id(&snapshot), journal }))
+    }
+
+    /// One optimistic read of a run: the bytes are kept only if the stamp
+    /// did not change while they were read.
+    fn read_once(&self, p: &Paths) -> Result<Attempt, StoreError> {
+        let mut snapshot = match File::open(&p.snapshot) {
+            Ok(file) => file,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Attempt::Missing),
+            Err(e) => return Err(StoreError::io(&p.snapshot, e)),
+        };
+        let snapshot_id = file_id(&snapshot.metadata().map_err(|e| StoreError::io(&p.snapshot, e))?);
+        let journal = match File::open(&p.journal) {
+            Ok(file) => {
+                let meta = file.metadata().map_err(|e| StoreError::io(&p.journal, e))?;
+                Some((file, file_id(&meta)))
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
+            Err(e) => return Err(StoreError::io(&p.journal, e)),
+        };
+        let journal_id = journal.as_ref().map_or_else(FileId::default, |(_, id)| *id);
+        let before = Stamp { snapshot: snapshot_id, journal: journal_id };
+
+        let mut snapshot_bytes = Vec::with_capacity(snapshot_id.len as usize);
+        snapshot.read_to_end(&mut snapshot_bytes).map_err(|e| StoreError::io(&p.snapshot, e))?;
+        let mut journal_bytes = Vec::with_capacity(journal_id.len as usize);
+        if let Some((file, id)) = journal {
+            // Read exactly the bytes the stamp describes.
+            file.take(id.len).read_to_end(&mut journal_bytes).map_err(|e| StoreError::io(&p.journal, e))?;
+        }
+        if self.stamp_of(p)? != Some(before) {
+            return Ok(Attempt::Changed);
+        }
+        Ok(Attempt::Read { snapshot: snapshot_bytes, journal: journal_bytes, stamp: before })
+    }
+}
+
+impl StateStore for FileStore {
+    fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError> {
+        let p = self.paths(key)?;
+        self.ensure_dir()?;
+        Ok(RunLock::new(lock::acquire(&p.lock)?))
+    }
+
+    fn stamp(&self, key: &RunKey) -> Result<Option<Stamp>, StoreError> {
+        self.stamp_of(&self.paths(key)?)
+    }
+
+    fn load(&self, key: &RunKey) -> Result<Option<Loaded>, StoreError> {
+        let p = self.paths(key)?;
+        for attempt in 0..LOAD_ATTEMPTS {
+            let (snapshot_bytes, journal_bytes, stamp) = match self.read_once(&p)? {
+                Attempt::Missing => return Ok(None),
+                Attempt::Changed => {
+                    // Only possible while a writer that is not us holds the
+                    // lock; let it finish.
+                    std::thread::sleep(Duration::from_millis(u64::from(attempt.min(10))));
+                    continue;
+                }
+                Attempt::Read { snapshot, journal, stamp } => (snapshot, journal, stamp),
+            };
+            let snapshot: Value = serde_json::from_slice(&snapshot_bytes)
+                .map_err(|e| StoreError::corrupt(&p.snapshot, format!("snapshot is not JSON: {e}")))?;
+            let version = journal::version_of(&snapshot)
+                .ok_or_else(|| StoreError::corrupt(&p.snapshot, "snapshot has no integer `version`"))?;
+            let events = journal::parse(&journal_bytes).map_err(|m| StoreError::corrupt(&p.journal, m))?;
+            // Events not above the snapshot predate it: a crash came between
+            // the snapshot's rename and the journal's truncation.
+            let journal = events.into_iter().filter(|(v, _)| *v > version).map(|(_, e)| e).collect();
+            return Ok(Some(Loaded { snapshot, journal, stamp }));
+        }
+        Err(StoreError::Io { path: p.snapshot, message: "the run kept changing while being read".into() })
+    }
+
+    fn append(&self, key: &RunKey, event: &Value) -> Result<Stamp, StoreError> {
+        let p = self.paths(key)?;
+        debug_assert!(lock::is_held(&p.lock), "StateStore::append on {key} without holding its lock");
+        let version = journal::version_of(event).ok_or_else(|| {
+            StoreError::corrupt(&p.journal, "refusing to append an event without an integer `version`")
+        })?;
+        let mut line =
+            serde_json::to_vec(event).map_err(|e| StoreError::corrupt(&p.journal, e.to_string()))?;
+        line.push(b'\n');
+        if metadata(&p.snapshot)?.is_none() {
+            return Err(StoreError::corrupt(&p.snapshot, "cannot append to a run that has no snapshot"));
+        }
+        let created = metadata(&p.journal)?.is_none();
+        let io = |e| StoreError::io(&p.journal, e);
+        let mut file =
+            OpenOptions::new().read(true).append(true).create(true).open(&p.journal).map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        let tail = journal::tail(&mut file, meta.len()).map_err(|e| match e {
+            TailError::Io(e) => io(e),
+            TailError::Corrupt(m) => StoreError::corrupt(&p.journal, m),
+        })?;
+        if let Some(last) = tail.last_version
+            && version <= last
+        {
+            return Err(StoreError::corrupt(
+                &p.journal,
+                format!("refusing to append version {version} after version {last}"),
+            ));
+        }
+        let torn = tail.valid_len < meta.len();
+        if torn {
+            file.set_len(tail.valid_len).map_err(io)?;
+        }
+        file.write_all(&line).map_err(io)?;
+        if torn {
+            // The length may now equal the torn length; a fresh mtime keeps
+            // the stamp distinct. Best effort: it needs file ownership.
+            let _ = file.set_modified(next_mtime(meta.modified().ok()));
+        }
+        if self.fsync {
+            file.sync_data().map_err(io)?;
+            if created {
+                sync_dir(&self.root)?;
+            }
+        }
+        self.stamp_of(&p)?.ok_or_else(|| StoreError::corrupt(&p.snapshot, "snapshot vanished during append"))
+    }
+
+    fn write_snapshot(&self, key: &RunKey, snapshot: &Value) -> Result<Stamp, StoreError> {
+        let p = self.paths(key)?;
+        debug_assert!(lock::is_held(&p.lock), "StateStore::write_snapshot on {key} without holding its lock");
+        let version = journal::version_of(snapshot).ok_or_else(|| {
+            StoreError::corrupt(&p.snapshot, "refusing to write a snapshot without an integer `version`")
+        })?;
+        let bytes =
+            serde_json::to_vec(snapshot).map_err(|e| StoreError::corrupt(&p.snapshot, e.to_string()))?;
+        self.ensure_dir()?;
+        let previous = metadata(&p.snapshot)?.and_then(|m| m.modified().ok());
+        let journal = self
+            .write_tmp(&p.tmp, &bytes, next_mtime(previous))
+            .and_then(|()| self.clear_newer_events(&p.journal, version))
+            .and_then(|journal| {
+                fs::rename(&p.tmp, &p.snapshot).map_err(|e| StoreError::io(&p.tmp, e))?;
+                Ok(journal)
+            });
+        let journal = match journal {
+            Ok(journal) => journal,
+            Err(e) => {
+                let _ = fs::remove_file(&p.tmp);
+                return Err(e);
+            }
+        };
+        if self.fsync {
+            sync_dir(&self.root)?;
+        }
+        #[cfg(test)]
+        if super::tests::crash_after_rename() {
+            return Err(StoreError::Io { path: p.snapshot, message: "simulated crash".into() });
+        }
+        // The snapshot is committed. The events left in the journal are not
+        // newer than it, so load drops them even if this truncation fails.
+        if let Some(journal) = journal {
+            let _ = journal.set_len(0);
+        }
+        self.stamp_of(&p)?.ok_or_else(|| StoreError::corrupt(&p.snapshot, "snapshot vanished after rename"))
+    }
+
+    fn list(&self, workflow: Option<&str>) -> Result<Vec<RunKey>, StoreError> {
+        if let Some(workflow) = workflow {
+            check_workflow_id(workflow)?;
+        }
+        let entries = match fs::read_dir(&self.root) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(StoreError::io(&self.root, e)),
+        };
+        let mut keys = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| StoreError::io(&self.root, e))?;
+            let name = entry.file_name();
+            let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".json")) else { continue };
+            let Some(key) = RunKey::from_stem(stem) else { continue };
+            if workflow.is_none_or(|w| w == key.workflow) {
+                keys.push(key);
+            }
+        }
+        keys.sort();
+        Ok(keys)
+    }
+
+    fn delete(&self, key: &RunKey) -> Result<bool, StoreError> {
+        let p = self.paths(key)?;
+        debug_assert!(lock::is_held(&p.lock), "StateStore::delete on {key} without holding its lock");
+        // The snapshot goes first: without it the run no longer exists.
+        let existed = remove(&p.snapshot)?;
+        remove(&p.journal)?;
+        remove(&p.tmp)?;
+        if self.fsync && existed {
+            sync_dir(&self.root)?;
+        }
+        // Off Unix a held lock file cannot be removed, so it stays.
+        if cfg!(unix) {
+            remove(&p.lock)?;
+        }
+        Ok(existed)
+    }
+}
+
+impl FileStore {
+    /// Opens the journal before a snapshot at `version` replaces the current
+    /// one. Events newer than `version` (a run started afresh over an old
+    /// one, or debris of an interrupted delete) are cut now, durably, since
+    /// after the rename nothing would tell them from the new run's events.
+    fn clear_newer_events(&self, path: &Path, version: u64) -> Result<Option<File>, StoreError> {
+        let io = |e| StoreError::io(path, e);
+        let mut file = match OpenOptions::new().read(true).write(true).open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io(e)),
+        };
+        let len = file.metadata().map_err(io)?.len();
+        let newer = match journal::tail(&mut file, len) {
+            Ok(tail) => tail.last_version.is_some_and(|last| last > version),
+            Err(TailError::Corrupt(_)) => true,
+            Err(TailError::Io(e)) => return Err(io(e)),
+        };
+        if newer {
+            file.set_len(0).map_err(io)?;
+            if self.fsync {
+                file.sync_data().map_err(io)?;
+            }
+        }
+        Ok(Some(file))
+    }
+
+    fn write_tmp(&self, tmp: &Path, bytes: &[u8], mtime: SystemTime) -> Result<(), StoreError> {
+        let io = |e| StoreError::io(tmp, e);
+        let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(tmp).map_err(io)?;
+        file.write_all(bytes).map_err(io)?;
+        file.set_modified(mtime).map_err(io)?;
+        if self.fsync {
+            file.sync_all().map_err(io)?;
+        }
+        Ok(())
+    }
+}
+
+/// A modification time strictly after `previous` (so that snapshot stamps
+/// never repeat), and normally the current time.
+fn next_mtime(previous: Option<SystemTime>) -> SystemTime {
+    let now = SystemTime::now();
+    match previous {
+        Some(previous) => now.max(previous + Duration::from_nanos(1)),
+        None => now,
+    }
+}
+
+fn metadata(path: &Path) -> Result<Option<Metadata>, StoreError> {
+    match fs::metadata(path) {
+        Ok(meta) => Ok(Some(meta)),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(StoreError::io(path, e)),
+    }
+}
+
+/// Removes a file; true if it was there.
+fn remove(path: &Path) -> Result<bool, StoreError> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(StoreError::io(path, e)),
+    }
+}
+
+fn file_id(meta: &Metadata) -> FileId {
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        FileId { dev: meta.dev(), ino: meta.ino(), len: meta.len(), mtime_ns }
+    }
+    #[cfg(not(unix))]
+    {
+        FileId { dev: 0, ino: 0, len: meta.len(), mtime_ns }
+    }
+}
+
+/// Makes a directory's entries (creations, renames, removals) durable.
+#[cfg(unix)]
+fn sync_dir(dir: &Path) -> Result<(), StoreError> {
+    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| StoreError::io(dir, e))
+}
+
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) -> Result<(), StoreError> {
+    Ok(())
+}

@@ -1,0 +1,248 @@
+//! Durable run state: a snapshot of the materialized run plus a journal of
+//! events recorded after it, behind the [`StateStore`] trait.
+//!
+//! The store treats both as opaque JSON. It knows one thing about them: each
+//! carries an unsigned integer `version` at the top level. The snapshot is the
+//! full state at its version; journal events have strictly increasing versions
+//! and the engine replays the ones newer than the snapshot.
+//!
+//! [`FileStore`] keeps one run in three files under `<root>/.savant/state/`:
+//!
+//! * `<workflow>__<run_id>.json` — the snapshot, compact JSON, replaced
+//!   atomically (write `….json.tmp`, fsync, rename, fsync the directory).
+//! * `<workflow>__<run_id>.journal` — NDJSON, one event per line, each line
+//!   written with one `write` and fsync'd before `append` returns. Writing a
+//!   snapshot truncates it (after the rename; before it, if the journal holds
+//!   events newer than the new snapshot). Events whose version is not above
+//!   the snapshot's (left by a crash between the rename and the truncation)
+//!   are dropped on load; so is a torn final line, which the next `append`
+//!   cuts away.
+//! * `<workflow>__<run_id>.lock` — the advisory lock file of [`StateStore::lock`].
+//!
+//! A run exists when its snapshot exists: a journal without a snapshot is
+//! debris of an interrupted delete and is never loaded.
+
+mod file;
+mod journal;
+mod lock;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::path::PathBuf;
+
+pub use file::FileStore;
+
+/// The environment variable that overrides the `state.fsync` setting.
+pub const FSYNC_ENV: &str = "SAVANT_STATE_FSYNC";
+
+/// Identifies one run: the workflow id and the run id, both validated.
+///
+/// Both ids must match `^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`; a run id may
+/// also not contain `__`, the separator in file names, so that no two keys
+/// share a file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RunKey {
+    pub workflow: String,
+    pub run_id: String,
+}
+
+impl RunKey {
+    /// Builds a key, refusing ids that could escape the state directory or
+    /// collide with another key.
+    pub fn new(workflow: impl Into<String>, run_id: impl Into<String>) -> Result<RunKey, StoreError> {
+        let key = RunKey { workflow: workflow.into(), run_id: run_id.into() };
+        key.validate()?;
+        Ok(key)
+    }
+
+    /// Checks both ids again (the fields are public, so a key may have been
+    /// built without [`RunKey::new`]). Every store method calls this.
+    pub fn validate(&self) -> Result<(), StoreError> {
+        check_workflow_id(&self.workflow)?;
+        if !is_valid_id(&self.run_id) || self.run_id.contains("__") {
+            return Err(StoreError::InvalidId { what: "run id", value: self.run_id.clone() });
+        }
+        Ok(())
+    }
+
+    /// The file name stem `<workflow>__<run_id>`.
+    fn stem(&self) -> String {
+        format!("{}__{}", self.workflow, self.run_id)
+    }
+
+    /// Parses a file name stem back into a key; the separator is the last
+    /// `__`, since run ids never contain one.
+    fn from_stem(stem: &str) -> Option<RunKey> {
+        let at = stem.rfind("__")?;
+        RunKey::new(&stem[..at], &stem[at + 2..]).ok()
+    }
+}
+
+impl fmt::Display for RunKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.workflow, self.run_id)
+    }
+}
+
+/// True when `id` matches `^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`.
+pub fn is_valid_id(id: &str) -> bool {
+    let bytes = id.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 128
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes.iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+fn check_workflow_id(id: &str) -> Result<(), StoreError> {
+    if is_valid_id(id) {
+        Ok(())
+    } else {
+        Err(StoreError::InvalidId { what: "workflow id", value: id.to_string() })
+    }
+}
+
+/// A run as stored: the snapshot and the journal events newer than it, in
+/// order, with the [`Stamp`] of exactly these bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loaded {
+    pub snapshot: serde_json::Value,
+    pub journal: Vec<serde_json::Value>,
+    pub stamp: Stamp,
+}
+
+/// A cheap identity of a run's stored state, read from file metadata only.
+///
+/// Any change to the state changes the stamp, so an engine holding a loaded
+/// state with stamp `s` may skip reloading while `stamp()` still returns `s`.
+/// (The snapshot's modification time is set explicitly and strictly grows
+/// per run, so a reused inode with the same length still gives a new stamp.)
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub struct Stamp {
+    snapshot: FileId,
+    journal: FileId,
+}
+
+/// Identity and size of one file; all zero for a missing file.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, Default)]
+struct FileId {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime_ns: u64,
+}
+
+/// Holds a run's exclusive lock; dropping it releases the lock.
+///
+/// Other backends wrap their own guard with [`RunLock::new`].
+#[must_use = "the run is unlocked as soon as the RunLock is dropped"]
+pub struct RunLock {
+    _guard: Box<dyn Send>,
+}
+
+impl RunLock {
+    /// Wraps a backend's guard; the lock lasts as long as the guard lives.
+    pub fn new(guard: impl Send + 'static) -> RunLock {
+        RunLock { _guard: Box::new(guard) }
+    }
+}
+
+impl fmt::Debug for RunLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RunLock")
+    }
+}
+
+/// Why a store operation failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreError {
+    /// A workflow id or run id does not match the id pattern.
+    InvalidId { what: &'static str, value: String },
+    /// The file system refused an operation.
+    Io { path: PathBuf, message: String },
+    /// Stored bytes are not a valid state, or a write would make them invalid
+    /// (an event or snapshot without an integer `version`, a version that
+    /// does not grow, an event for a run that has no snapshot).
+    Corrupt { path: PathBuf, message: String },
+}
+
+impl StoreError {
+    fn io(path: impl Into<PathBuf>, error: std::io::Error) -> StoreError {
+        StoreError::Io { path: path.into(), message: error.to_string() }
+    }
+
+    fn corrupt(path: impl Into<PathBuf>, message: impl Into<String>) -> StoreError {
+        StoreError::Corrupt { path: path.into(), message: message.into() }
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::InvalidId { what, value } => {
+                write!(
+                    f,
+                    "invalid {what} {value:?}: expected 1 to 128 characters from A-Z a-z 0-9 _ . -, \
+                     starting with a letter or digit"
+                )?;
+                if *what == "run id" {
+                    f.write_str(", and no `__`")?;
+                }
+                Ok(())
+            }
+            StoreError::Io { path, message } => write!(f, "state I/O error on {}: {message}", path.display()),
+            StoreError::Corrupt { path, message } => {
+                write!(f, "corrupt run state in {}: {message}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// Where runs live. Mutating calls (`append`, `write_snapshot`, `delete`)
+/// must be made while holding the run's [`RunLock`]; reads may be made
+/// without it and still see a consistent state.
+pub trait StateStore: Send + Sync {
+    /// Blocks until this caller holds the run's exclusive lock, against other
+    /// threads and other processes. Not reentrant: locking a run twice from
+    /// one thread deadlocks.
+    fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError>;
+
+    /// The identity of the stored state, or `None` if the run does not exist.
+    fn stamp(&self, key: &RunKey) -> Result<Option<Stamp>, StoreError>;
+
+    /// Reads the run, or `None` if it does not exist.
+    fn load(&self, key: &RunKey) -> Result<Option<Loaded>, StoreError>;
+
+    /// Appends one event (an object with an integer `version` above the
+    /// last event's) to an existing run; durable before returning.
+    fn append(&self, key: &RunKey, event: &serde_json::Value) -> Result<Stamp, StoreError>;
+
+    /// Atomically replaces the run's whole state with `snapshot` (creating
+    /// the run if needed) and empties the journal. A snapshot may carry a
+    /// lower version than the run had (a fresh start): journal events newer
+    /// than it are then cut before the rename, so a crash never mixes them in.
+    fn write_snapshot(&self, key: &RunKey, snapshot: &serde_json::Value) -> Result<Stamp, StoreError>;
+
+    /// All runs, or those of one workflow, sorted by workflow then run id.
+    fn list(&self, workflow: Option<&str>) -> Result<Vec<RunKey>, StoreError>;
+
+    /// Removes the run; true if it existed. The lock stops excluding other
+    /// processes once its file is gone, so drop the `RunLock` right after.
+    fn delete(&self, key: &RunKey) -> Result<bool, StoreError>;
+}
+
+/// The `state.fsync` setting after the `SAVANT_STATE_FSYNC` override:
+/// `0`/`false` turn fsync off, `1`/`true` on; anything else keeps `default`.
+pub fn fsync_from_env(default: bool) -> bool {
+    parse_fsync(std::env::var(FSYNC_ENV).ok().as_deref(), default)
+}
+
+fn parse_fsync(value: Option<&str>, default: bool) -> bool {
+    match value {
+        Some("0") | Some("false") => false,
+        Some("1") | Some("true") => true,
+        _ => default,
+    }
+}

@@ -1,0 +1,858 @@
+//! Bad input, end to end: binary garbage, broken encodings, huge and deeply
+//! nested files, bombs, empty files, unreadable files, odd line endings and
+//! unicode everywhere. Every one gives diagnostics or a clear error and exit
+//! status 1 or 2 — never a panic, a hang or an OOM — through the library
+//! (`check_source`, `check_file`, every renderer) and through the binary
+//! (run under a watchdog).
+//!
+//! `tests/yaml_bad_input.rs` covers the YAML reader alone; this file covers the
+//! whole pipeline.
+
+use proptest::prelude::*;
+use savant_think::Limits;
+use savant_think::check::{Config, check_source};
+use savant_think::diagnostic::{Code, Diagnostic, Severity};
+use savant_think::report::{self, FileReport, Format, HumanOptions};
+use savant_think::source::{LineCol, SourceFile};
+use savant_think::workspace;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_savant-think");
+const CRATE: &str = env!("CARGO_MANIFEST_DIR");
+/// Anything slower than this is a hang.
+const WATCHDOG: Duration = Duration::from_secs(20);
+
+// ---------------------------------------------------------------- helpers
+
+/// A scratch directory under the system temp dir, removed (permissions
+/// restored first) on drop.
+struct Scratch {
+    path: PathBuf,
+}
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("savant-think-bad-{}-{name}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).unwrap();
+        Scratch { path }
+    }
+
+    fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.path.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, contents).unwrap();
+        p
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        restore_permissions(&self.path);
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+#[cfg(unix)]
+fn restore_permissions(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755));
+            if p.is_dir() {
+                restore_permissions(&p);
+            }
+        }
+    }
+}
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    elapsed: Duration,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cut = |s: &str| s.chars().take(3000).collect::<String>();
+        write!(
+            f,
+            "exit {:?} after {:?}\n--- stdout (cut)\n{}\n--- stderr (cut)\n{}",
+            self.code,
+            self.elapsed,
+            cut(&self.stdout),
+            cut(&self.stderr)
+        )
+    }
+}
+
+/// Runs `c`, killing it and failing the test after [`WATCHDOG`].
+fn run_cmd(mut c: Command) -> Run {
+    let started = Instant::now();
+    let mut child = c
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the binary");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > WATCHDOG {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{c:?} hung: killed after {WATCHDOG:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let stdout = String::from_utf8_lossy(&out_reader.join().unwrap()).into_owned();
+    let stderr = String::from_utf8_lossy(&err_reader.join().unwrap()).into_owned();
+    Run { code: status.code(), stdout, stderr, elapsed: started.elapsed() }
+}
+
+fn run(dir: &Path, args: &[&str]) -> Run {
+    let mut c = Command::new(BIN);
+    c.args(args).current_dir(dir).env_remove("SAVANT_PATH").env_remove("NO_COLOR");
+    run_cmd(c)
+}
+
+/// The binary must end by itself, with status 1 or 2, and say something.
+fn assert_handled(r: &Run, what: &str) {
+    assert!(matches!(r.code, Some(1 | 2)), "{what}: {r:?}");
+    assert!(!r.stderr.contains("panicked"), "{what}: {r:?}");
+    assert!(!r.stderr.contains("overflow"), "{what}: {r:?}");
+    assert!(!r.stdout.trim().is_empty() || !r.stderr.trim().is_empty(), "{what} gave no message: {r:?}");
+}
+
+/// Every span of every diagnostic is inside the file and on character
+/// boundaries, and every renderer accepts the result.
+fn assert_sane(src: &SourceFile, diags: &[Diagnostic]) {
+    let text = &src.text;
+    let spans = diags.iter().flat_map(|d| std::iter::once(d.span).chain(d.labels.iter().map(|l| l.span)));
+    for span in spans {
+        assert!(span.start <= span.end, "reversed span {span}");
+        assert!(span.end as usize <= text.len(), "span {span} is past the end ({} bytes)", text.len());
+        assert!(text.is_char_boundary(span.start as usize), "span {span} starts inside a character");
+        assert!(text.is_char_boundary(span.end as usize), "span {span} ends inside a character");
+    }
+    for d in diags {
+        assert!(!d.message.trim().is_empty(), "{d:?}");
+    }
+    let reports = [FileReport { source: src, diagnostics: diags }];
+    for format in [Format::Json, Format::Sarif, Format::Github] {
+        let out = report::render(format, &reports, &HumanOptions::default());
+        if format != Format::Github {
+            let _: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+        }
+    }
+}
+
+/// `check_source` on `text`: quick, sane, and — for any file that is not a
+/// workflow — at least one error.
+fn check_text(text: &str, config: &Config) -> (SourceFile, Vec<Diagnostic>) {
+    let src = SourceFile::new("bad.yaml", text);
+    let started = Instant::now();
+    let diags = check_source(&src, config);
+    assert!(started.elapsed() < WATCHDOG, "check_source took {:?}", started.elapsed());
+    assert_sane(&src, &diags);
+    (src, diags)
+}
+
+fn errors(text: &str) -> (SourceFile, Vec<Diagnostic>) {
+    let (src, diags) = check_text(text, &Config::default());
+    assert!(
+        diags.iter().any(|d| d.severity == Severity::Error),
+        "no error for {:?}…",
+        text.chars().take(80).collect::<String>()
+    );
+    (src, diags)
+}
+
+fn codes(diags: &[Diagnostic]) -> Vec<Code> {
+    diags.iter().map(|d| d.code).collect()
+}
+
+fn has(diags: &[Diagnostic], code: Code, words: &str) -> bool {
+    diags.iter().any(|d| d.code == code && d.message.contains(words))
+}
+
+fn pos(src: &SourceFile, d: &Diagnostic) -> (usize, usize, usize, usize) {
+    let LineCol { line, column } = src.line_col(d.span.start as usize);
+    let end = src.line_col(d.span.end as usize);
+    (line, column, end.line, end.column)
+}
+
+/// Deterministic pseudo-random bytes (xorshift), NULs included.
+fn garbage(len: usize, mut seed: u64) -> Vec<u8> {
+    (0..len)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 24) as u8
+        })
+        .collect()
+}
+
+/// A workflow with one step whose `when:` is `expr` (double-quoted).
+fn when(expr: &str) -> String {
+    format!("params:\n  a: {{ type: string }}\nsteps:\n  - id: s\n    call: think\n    when: \"{expr}\"\n")
+}
+
+/// A workflow whose only step's `input_template.t` is `value` (double-quoted).
+fn template(value: &str) -> String {
+    format!("steps:\n  - id: s\n    call: prompt.say\n    input_template: {{ t: \"{value}\" }}\n")
+}
+
+// ---------------------------------------------------------------- the hostile files
+
+/// Every hostile file: a name and its bytes. Each must be checked by the
+/// binary (human and JSON) with exit 1 and no panic.
+fn hostile_files() -> Vec<(&'static str, Vec<u8>)> {
+    let mut files: Vec<(&str, Vec<u8>)> = vec![
+        ("garbage.yaml", garbage(64 * 1024, 0x9E37_79B9_7F4A_7C15)),
+        ("garbage_nul.yaml", [b"steps:\n".as_slice(), &[0u8; 64], &garbage(1024, 7)].concat()),
+        ("latin1.yaml", b"steps:\n  - id: a\n    call: \"caf\xe9\"\n".to_vec()),
+        ("utf16.yaml", {
+            let mut v = vec![0xff, 0xfe];
+            v.extend("steps: []\n".encode_utf16().flat_map(u16::to_le_bytes));
+            v
+        }),
+        ("nul.yaml", b"steps:\n  - id: a\0b\n    call: think\n".to_vec()),
+        ("empty.yaml", Vec::new()),
+        ("comments.yaml", b"# nothing\n   # here\n\n".to_vec()),
+        ("blank.yaml", b"  \n\n\t\n".to_vec()),
+        ("tabs.yaml", b"steps:\n\t- id: a\n\t  call: think\n".to_vec()),
+        ("deep_flow.yaml", format!("steps: {}", "[".repeat(10_000)).into_bytes()),
+        (
+            "deep_flow_closed.yaml",
+            format!("steps: {}{}", "[".repeat(10_000), "]".repeat(10_000)).into_bytes(),
+        ),
+        ("deep_flow_map.yaml", format!("{}1{}", "{a: ".repeat(10_000), "}".repeat(10_000)).into_bytes()),
+        ("deep_block_seq.yaml", format!("steps:\n  {}x\n", "- ".repeat(10_000)).into_bytes()),
+        ("deep_block_keys.yaml", format!("{}x\n", "? ".repeat(10_000)).into_bytes()),
+        ("deep_parens.yaml", when(&format!("{}true{}", "(".repeat(10_000), ")".repeat(10_000))).into_bytes()),
+        (
+            "deep_template.yaml",
+            template(&format!("<<{}x{}>>", "(".repeat(10_000), ")".repeat(10_000))).into_bytes(),
+        ),
+        ("long_expr.yaml", when(&vec!["params.a == 'x'"; 7_000].join(" && ")).into_bytes()),
+        ("bomb.yaml", {
+            let mut y = String::from(
+                "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+            );
+            for (prev, name) in
+                ["a", "b", "c", "d", "e", "f", "g", "h"].iter().zip(["b", "c", "d", "e", "f", "g", "h", "i"])
+            {
+                y.push_str(&format!("{name}: &{name} [{}]\n", vec![format!("*{prev}"); 9].join(",")));
+            }
+            y.push_str("steps: *i\n");
+            y.into_bytes()
+        }),
+        ("unicode.yaml", UNICODE.as_bytes().to_vec()),
+    ];
+    files.push(("crlf.yaml", CRLF.as_bytes().to_vec()));
+    files.push(("bom.yaml", format!("\u{feff}{}", template("<<nope>>")).into_bytes()));
+    files
+}
+
+const UNICODE: &str = "# 注释 ✓ — مرحبا — שלום — 🦀\u{200d}🔥
+id: wf_ünï
+description: \"Zeichen: ẞ, 日本語, e\u{301}, \u{202e}reversed\u{202c}, 𝔘𝔫𝔦𝔠𝔬𝔡𝔢\"
+params:
+  titre: { type: string, description: \"名前 🚀\" }
+steps:
+  - id: étape
+    call: outil.appeler
+    capture_as: résultat
+    when: \"params.titre == '😀' && params.名前\"
+    input_template: { テキスト: \"<<params.titre>> ☃ <<未知>> <<params.titre + 'é'>>\" }
+  - id: 第二
+    call: prompt.say
+    deps: [étape, 不存在]
+";
+
+/// CRLF line endings; `nope` sits on line 4 at column 35 (after a two-byte `é`).
+const CRLF: &str =
+    "steps:\r\n  - id: a\r\n    call: prompt.say\r\n    input_template: { text: \"h\u{e9} <<nope.x>>\" }\r\n";
+
+#[test]
+fn every_hostile_file_is_handled_by_the_library() {
+    let s = Scratch::new("hostile-lib");
+    for (name, bytes) in hostile_files() {
+        let path = s.write(name, &bytes);
+        let started = Instant::now();
+        let (src, diags) = workspace::check_file(&path, &Config::default()).unwrap();
+        assert!(started.elapsed() < WATCHDOG, "{name} took {:?}", started.elapsed());
+        assert!(diags.iter().any(|d| d.severity == Severity::Error), "{name}: {diags:?}");
+        assert_sane(&src, &diags);
+        let human = report::render(
+            Format::Human,
+            &[FileReport { source: &src, diagnostics: &diags }],
+            &HumanOptions::default(),
+        );
+        assert!(human.contains("error"), "{name}: {human}");
+    }
+}
+
+#[test]
+fn every_hostile_file_is_handled_by_the_binary() {
+    let s = Scratch::new("hostile");
+    let files = hostile_files();
+    for (name, bytes) in &files {
+        s.write(&format!("w/{name}"), bytes);
+    }
+    for (name, _) in &files {
+        let path = format!("w/{name}");
+        let r = run(&s.path, &["check", &path]);
+        assert_handled(&r, name);
+        assert_eq!(r.code, Some(1), "{name}: {r:?}");
+        assert!(r.stdout.contains("error"), "{name}: {r:?}");
+        let r = run(&s.path, &["check", &path, "--format", "json"]);
+        assert_eq!(r.code, Some(1), "{name}: {r:?}");
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(v["summary"]["errors"].as_u64().unwrap() >= 1, "{name}: {r:?}");
+    }
+    // All at once, in every format.
+    for format in ["human", "json", "sarif", "github"] {
+        let r = run(&s.path, &["check", "w", "--format", format]);
+        assert_handled(&r, format);
+        assert_eq!(r.code, Some(1), "{format}: {r:?}");
+    }
+}
+
+// ---------------------------------------------------------------- encodings
+
+#[test]
+fn binary_garbage_is_not_utf8() {
+    let s = Scratch::new("garbage");
+    let path = s.write("garbage.yaml", garbage(256 * 1024, 42));
+    let (src, diags) = workspace::check_file(&path, &Config::default()).unwrap();
+    assert_eq!(codes(&diags), [Code::YamlSyntax]);
+    assert!(diags[0].message.contains("not valid UTF-8"));
+    assert_sane(&src, &diags);
+    // Garbage that happens to be UTF-8: still diagnostics, never a panic.
+    for seed in 1..20 {
+        let text: String = garbage(4096, seed).iter().map(|&b| char::from(b % 128)).collect();
+        errors(&text);
+    }
+}
+
+#[test]
+fn non_utf8_bytes_are_a_yaml_syntax_error_at_the_first_bad_byte() {
+    let s = Scratch::new("latin1");
+    s.write("latin1.yaml", b"# d\xc3\xa9j\xc3\xa0 vu\nsteps:\n  - id: a\n    call: \"caf\xe9\"\n");
+    let (src, diags) = workspace::check_file(&s.path.join("latin1.yaml"), &Config::default()).unwrap();
+    assert_eq!(codes(&diags), [Code::YamlSyntax]);
+    assert_eq!(diags[0].help.as_deref(), Some("save the file as UTF-8"));
+    assert_eq!(pos(&src, &diags[0]), (4, 15, 4, 16));
+    assert_sane(&src, &diags);
+    let r = run(&s.path, &["check", "latin1.yaml", "--format", "json"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["code"], "YAML_SYNTAX");
+    assert_eq!((d["line"].as_u64(), d["column"].as_u64()), (Some(4), Some(15)), "{r:?}");
+    let r = run(&s.path, &["check", "latin1.yaml"]);
+    assert_eq!(r.code, Some(1));
+    assert!(r.stdout.contains("not valid UTF-8"), "{r:?}");
+}
+
+#[test]
+fn nul_and_control_characters() {
+    let (src, diags) = errors("steps:\n  - id: a\n    call: think\n    rationale: a\0b\n");
+    assert!(has(&diags, Code::YamlSyntax, "U+0000"), "{diags:?}");
+    assert_eq!(pos(&src, &diags[0]).0, 4);
+    errors("\0");
+    errors("\u{1}\u{2}\u{3}\u{7f}\u{85}\u{2028}\u{2029}");
+}
+
+// ---------------------------------------------------------------- size
+
+#[test]
+fn a_one_megabyte_string_is_fine() {
+    let big = "é".repeat(1 << 19); // 1 MiB
+    for value in [format!("\"{big}\""), format!("'{big}'"), big.clone(), format!("|\n      {big}")] {
+        let yaml = format!(
+            "steps:\n  - id: a\n    call: prompt.say\n    rationale: {value}\n    input_template: {{ t: \"<<nope>>\" }}\n"
+        );
+        let started = Instant::now();
+        let (src, diags) = errors(&yaml);
+        assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+        assert_eq!(codes(&diags), [Code::UnresolvedVar], "{:?}", diags);
+        let last = yaml.lines().count();
+        assert_eq!(pos(&src, &diags[0]), (last, 29, last, 33));
+    }
+    // In the template itself, on a line of its own in a block scalar.
+    let yaml = format!(
+        "steps:\n  - id: a\n    call: prompt.say\n    input_template:\n      t: |\n        {big}\n        <<nope>>\n"
+    );
+    let (src, diags) = errors(&yaml);
+    assert_eq!(codes(&diags), [Code::UnresolvedVar]);
+    assert_eq!(pos(&src, &diags[0]), (7, 11, 7, 15));
+}
+
+#[test]
+fn very_long_lines() {
+    let long = "x".repeat(2 << 20);
+    let yaml =
+        format!("# {long}\nsteps:\n  - id: a\n    call: think\n    rationale: {long}\n    when: nope\n");
+    let (src, diags) = errors(&yaml);
+    assert_eq!(codes(&diags), [Code::UnresolvedVar]);
+    assert_eq!(pos(&src, &diags[0]), (6, 11, 6, 15));
+    let s = Scratch::new("long-lines");
+    s.write("long.yaml", &yaml);
+    for format in ["human", "github"] {
+        let r = run(&s.path, &["check", "long.yaml", "--format", format]);
+        assert_handled(&r, format);
+        assert!(r.stdout.contains("UNRESOLVED_VAR"), "{r:?}");
+    }
+}
+
+#[test]
+fn a_file_over_the_size_cap_is_refused() {
+    let bundled = Path::new(CRATE).join("workflows/review_v1.yaml");
+    let limits = Limits { max_file_bytes: 100, ..Limits::default() };
+    let config = Config { limits, ..Config::default() };
+    let (src, diags) = workspace::check_file(&bundled, &config).unwrap();
+    assert_eq!(codes(&diags), [Code::YamlLimit]);
+    assert!(diags[0].message.contains("100 byte"), "{}", diags[0].message);
+    assert_sane(&src, &diags);
+
+    let s = Scratch::new("size-cap");
+    std::fs::copy(&bundled, s.path.join("big.yaml")).unwrap();
+    s.write("small.yaml", "steps: []\n");
+    let r = run(&s.path, &["check", "big.yaml", "small.yaml", "--max-file-size", "100", "--format", "json"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["summary"], serde_json::json!({"files": 2, "errors": 1, "warnings": 0}), "{r:?}");
+    assert_eq!(v["diagnostics"][0]["code"], "YAML_LIMIT");
+    assert_eq!(v["diagnostics"][0]["file"], "big.yaml");
+    let r = run(&s.path, &["check", "big.yaml", "--max-file-size", "100"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(r.stdout.contains("--max-file-size"), "the help says how to raise it: {r:?}");
+    // Exactly at the cap is fine.
+    let len = std::fs::metadata(s.path.join("small.yaml")).unwrap().len().to_string();
+    assert_eq!(run(&s.path, &["check", "small.yaml", "--max-file-size", &len]).code, Some(0));
+    // The default cap refuses a 9 MB file without reading it all.
+    s.write("huge.yaml", format!("steps: []\n# {}\n", "x".repeat(9 << 20)));
+    let r = run(&s.path, &["check", "huge.yaml", "--format", "json"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(r.stdout.contains("YAML_LIMIT"), "{r:?}");
+}
+
+// ---------------------------------------------------------------- nesting and bombs
+
+#[test]
+fn ten_thousand_deep_flow_nesting() {
+    for yaml in [
+        format!("steps: {}", "[".repeat(10_000)),
+        format!("steps: {}{}", "[".repeat(10_000), "]".repeat(10_000)),
+        format!("{}1{}", "{a: ".repeat(10_000), "}".repeat(10_000)),
+        format!("steps: {}", "[{a: ".repeat(5_000)),
+    ] {
+        let (_, diags) = errors(&yaml);
+        assert!(diags.iter().any(|d| d.code == Code::YamlLimit), "{diags:?}");
+    }
+}
+
+#[test]
+fn ten_thousand_deep_block_nesting() {
+    // Compact block sequences and complex keys: one short line.
+    for yaml in [format!("steps:\n  {}x\n", "- ".repeat(10_000)), format!("{}x\n", "? ".repeat(10_000))] {
+        let (src, diags) = errors(&yaml);
+        assert!(has(&diags, Code::YamlLimit, "nested more than 128 levels"), "{diags:?}");
+        assert_eq!(src.line_col(diags[0].span.start as usize).line, yaml.lines().count().min(2));
+    }
+    // Block mappings, one more space of indentation per level: 50 MB of text.
+    let yaml: String = (0..10_000).map(|i| format!("{}k:\n", " ".repeat(i))).collect();
+    let config =
+        Config { limits: Limits { max_file_bytes: usize::MAX, ..Limits::default() }, ..Config::default() };
+    let (src, diags) = check_text(&yaml, &config);
+    assert!(has(&diags, Code::YamlLimit, "nested more than 128 levels"), "{diags:?}");
+    assert_eq!(src.line_col(diags[0].span.start as usize).line, 129);
+    // With the default size cap, the same file is refused as too large.
+    let s = Scratch::new("deep-block");
+    s.write("deep.yaml", &yaml);
+    let r = run(&s.path, &["check", "deep.yaml", "--format", "github"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(r.stdout.contains("YAML_LIMIT"), "{r:?}");
+}
+
+#[test]
+fn yaml_bombs_stop_at_the_alias_budget() {
+    let mut yaml =
+        String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+    for (prev, name) in
+        ["a", "b", "c", "d", "e", "f", "g", "h"].iter().zip(["b", "c", "d", "e", "f", "g", "h", "i"])
+    {
+        yaml.push_str(&format!("{name}: &{name} [{}]\n", vec![format!("*{prev}"); 9].join(",")));
+    }
+    yaml.push_str("steps: *i\n");
+    let (_, diags) = errors(&yaml);
+    assert!(has(&diags, Code::YamlLimit, "aliases expand"), "{diags:?}");
+    // Merge keys repeating a big mapping in every step.
+    let big: Vec<String> = (0..100).map(|i| format!("k{i}: {i}")).collect();
+    let mut yaml = format!("base: &base {{{}}}\nsteps:\n", big.join(", "));
+    for i in 0..5_000 {
+        yaml.push_str(&format!("  - {{<<: *base, id: s{i}, call: think}}\n"));
+    }
+    let (_, diags) = errors(&yaml);
+    assert!(diags.iter().any(|d| d.code == Code::YamlLimit), "{:?}", &diags[..diags.len().min(3)]);
+}
+
+// ---------------------------------------------------------------- empty files
+
+#[test]
+fn empty_and_comment_only_files() {
+    for text in ["", "\n", "   \n\t\n", "# only a comment\n# and another", "---\n", "...\n", "\u{feff}"] {
+        let (src, diags) = errors(text);
+        assert_eq!(codes(&diags), [Code::YamlSchemaViolation], "{text:?}: {diags:?}");
+        assert_eq!(pos(&src, &diags[0]).0, if text == "---\n" { 2 } else { 1 }, "{text:?}");
+    }
+    let s = Scratch::new("empty");
+    s.write("empty.yaml", "");
+    s.write("comments.yml", "# TODO\n");
+    let r = run(&s.path, &["check", "."]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(r.stdout.contains("the file is empty"), "{r:?}");
+    assert!(r.stdout.contains("2 errors in 2 files"), "{r:?}");
+}
+
+// ---------------------------------------------------------------- unreadable files
+
+/// Runs the binary as the `nobody` user when we are root (root reads
+/// anything), if `setpriv` can do that here.
+#[cfg(unix)]
+fn run_as_nobody(dir: &Path, args: &[&str]) -> Option<Run> {
+    let probe = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN, "--version"])
+        .output()
+        .ok()?;
+    if !probe.status.success() {
+        return None;
+    }
+    let mut c = Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN])
+        .args(args)
+        .current_dir(dir)
+        .env_remove("SAVANT_PATH");
+    Some(run_cmd(c))
+}
+
+#[cfg(unix)]
+#[test]
+fn unreadable_files_and_directories_exit_2() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("unreadable");
+    s.write("w/ok.yaml", "steps:\n  - { id: a, call: think }\n");
+    let secret = s.write("w/secret.yaml", "steps:\n  - { id: a, call: think }\n");
+    s.write("w/locked/inner.yaml", "steps:\n  - { id: a, call: think }\n");
+    // Unreadable files that are not workflows are none of our business.
+    let other = s.write("w/notes.txt", "hello");
+    for p in [&secret, &other] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o000)).unwrap();
+    }
+    std::fs::set_permissions(s.path.join("w/locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
+
+    let check = |r: &Run| {
+        assert_eq!(r.code, Some(2), "{r:?}");
+        assert!(r.stderr.contains("secret.yaml: permission denied"), "{r:?}");
+        assert!(r.stderr.contains("locked: permission denied"), "{r:?}");
+        assert!(!r.stderr.contains("notes.txt"), "{r:?}");
+        assert!(!r.stderr.contains("panicked"), "{r:?}");
+    };
+    if std::fs::read(&secret).is_err() {
+        for format in ["human", "json"] {
+            check(&run(&s.path, &["check", "w", "--format", format]));
+        }
+        let r = run(&s.path, &["check", "w/secret.yaml"]);
+        assert_eq!(r.code, Some(2), "{r:?}");
+        assert!(r.stderr.contains("permission denied"), "{r:?}");
+        let err = workspace::check_file(&secret, &Config::default()).unwrap_err();
+        assert_eq!(err.message, "permission denied");
+    } else if let Some(r) = run_as_nobody(&s.path, &["check", "w"]) {
+        println!("note: running as root; checked the unreadable files as `nobody` through setpriv");
+        check(&r);
+    } else {
+        println!(
+            "note: running as root, where chmod 000 does not stop reads, and setpriv is unavailable: skipped"
+        );
+    }
+}
+
+// ---------------------------------------------------------------- whitespace and line endings
+
+#[test]
+fn tabs_for_indentation() {
+    let (src, diags) = errors("steps:\n\t- id: a\n\t  call: think\n");
+    assert!(has(&diags, Code::YamlSyntax, "tabs"), "{diags:?}");
+    assert_eq!(pos(&src, &diags[0]).0, 2);
+    // A tab inside a value is fine.
+    let (_, diags) =
+        check_text("steps:\n  - id: a\n    call: think\n    rationale: \"a\tb\"\n", &Config::default());
+    assert!(diags.is_empty(), "{diags:?}");
+}
+
+#[test]
+fn a_byte_order_mark_does_not_move_later_lines() {
+    let yaml = format!("\u{feff}{}", template("é <<nope>>"));
+    let (src, diags) = errors(&yaml);
+    assert_eq!(codes(&diags), [Code::UnresolvedVar]);
+    assert_eq!(pos(&src, &diags[0]), (4, 31, 4, 35));
+    let s = Scratch::new("bom");
+    s.write("bom.yaml", &yaml);
+    let r = run(&s.path, &["check", "bom.yaml", "--format", "github"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(r.stdout.starts_with("::error file=bom.yaml,line=4,col=31,endLine=4,endColumn=35,"), "{r:?}");
+}
+
+#[test]
+fn crlf_positions_are_exact() {
+    let (src, diags) = errors(CRLF);
+    assert_eq!(codes(&diags), [Code::UnresolvedVar]);
+    assert_eq!(pos(&src, &diags[0]), (4, 35, 4, 39));
+    // Multi-line double-quoted, literal and folded scalars with CRLF.
+    let cases = [
+        ("    when: \"true &&\r\n      nope\"\r\n", (5, 7, 5, 11)),
+        ("    when: |\r\n      true &&\r\n        nope\r\n", (6, 9, 6, 13)),
+        ("    when: >\r\n      true &&\r\n      nope\r\n", (6, 7, 6, 11)),
+        ("    when: 'true &&\r\n\r\n      nope'\r\n", (6, 7, 6, 11)),
+    ];
+    for (tail, expected) in cases {
+        let yaml = format!("steps:\r\n  - id: a\r\n    call: prompt.say\r\n{tail}");
+        let (src, diags) = errors(&yaml);
+        let d = diags
+            .iter()
+            .find(|d| d.code == Code::UnresolvedVar)
+            .unwrap_or_else(|| panic!("{tail:?}: {diags:?}"));
+        assert_eq!(pos(&src, d), expected, "{tail:?}");
+        assert_eq!(&yaml[d.span.range()], "nope");
+    }
+    let s = Scratch::new("crlf");
+    s.write("crlf.yaml", CRLF);
+    let r = run(&s.path, &["check", "crlf.yaml", "--format", "json"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let d = &v["diagnostics"][0];
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64(), d["end_line"].as_u64(), d["end_column"].as_u64()),
+        (Some(4), Some(35), Some(4), Some(39)),
+        "{r:?}"
+    );
+    let r = run(&s.path, &["check", "crlf.yaml"]);
+    assert!(r.stdout.contains("crlf.yaml:4:35"), "{r:?}");
+}
+
+// ---------------------------------------------------------------- expressions
+
+#[test]
+fn hundred_thousand_character_expressions() {
+    // Many operators: refused as too long, quickly.
+    let expr = vec!["params.a == 'x'"; 7_000].join(" && ");
+    assert!(expr.len() > 100_000);
+    let (_, diags) = errors(&when(&expr));
+    assert!(has(&diags, Code::ExprSyntax, "too long"), "{diags:?}");
+    // One long name, one long string literal, one long number: no limit needed.
+    let name = "v".repeat(100_000);
+    let (src, diags) = errors(&when(&name));
+    assert_eq!(codes(&diags), [Code::UnresolvedVar]);
+    assert_eq!(pos(&src, &diags[0]), (6, 12, 6, 100_012));
+    let literal = format!("params.a == '{}'", "é".repeat(100_000));
+    let (_, diags) = check_text(&when(&literal), &Config::default());
+    assert!(diags.is_empty(), "{diags:?}");
+    // A 100,000-digit number: whatever it means, it is checked quickly and sanely.
+    check_text(&when(&format!("params.a == '' || {} > 0", "9".repeat(100_000))), &Config::default());
+    // Long chains of fields, indexes and calls.
+    for expr in [
+        format!("params{}", ".a".repeat(50_000)),
+        format!("params{}", "[0]".repeat(30_000)),
+        vec!["params.a"; 12_000].join(" + "),
+    ] {
+        let started = Instant::now();
+        let (_, diags) = errors(&when(&expr));
+        assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+        assert!(diags.iter().any(|d| d.code == Code::ExprSyntax), "{:?}", codes(&diags));
+    }
+}
+
+#[test]
+fn ten_thousand_deep_expressions() {
+    let n = 10_000;
+    let exprs = [
+        format!("{}true{}", "(".repeat(n), ")".repeat(n)),
+        "(".repeat(n),
+        ")".repeat(n),
+        format!("{}true", "!".repeat(n)),
+        format!("{}1 > 0", "-".repeat(n)),
+        format!("{}{}", "[".repeat(n), "]".repeat(n)),
+        format!("{}params.a{}", "len(".repeat(n), ")".repeat(n)),
+        format!("params.a{}", "[params.a".repeat(n)),
+        format!("{}true", "true ? ".repeat(n)),
+        format!("{}1{}", "(1 + ".repeat(n), ")".repeat(n)),
+    ];
+    for expr in &exprs {
+        let started = Instant::now();
+        let (src, diags) = errors(&when(expr));
+        assert!(started.elapsed() < Duration::from_secs(10), "{}…: {:?}", &expr[..20], started.elapsed());
+        assert!(diags.iter().any(|d| d.code == Code::ExprSyntax), "{}…: {:?}", &expr[..20], codes(&diags));
+        assert_eq!(pos(&src, &diags[0]).0, 6);
+    }
+    // The deep-paren error points at the first parenthesis past the limit.
+    let (src, diags) = errors(&when(&exprs[0]));
+    assert!(has(&diags, Code::ExprSyntax, "nested too deeply"), "{diags:?}");
+    assert_eq!(pos(&src, &diags[0]), (6, 12 + 64, 6, 13 + 64));
+    // The same inside `<<…>>` and `foreach:`.
+    let (_, diags) = errors(&template(&format!("<<{}x{}>>", "(".repeat(n), ")".repeat(n))));
+    assert!(has(&diags, Code::ExprSyntax, "nested too deeply"), "{diags:?}");
+    let (_, diags) =
+        errors(&format!("steps:\n  - id: s\n    call: think\n    foreach: \"{}\"\n", "[".repeat(n)));
+    assert!(diags.iter().any(|d| d.code == Code::ExprSyntax), "{diags:?}");
+    // Through the binary.
+    let s = Scratch::new("deep-expr");
+    for (i, expr) in exprs.iter().enumerate() {
+        s.write(&format!("e{i}.yaml"), when(expr));
+    }
+    for format in ["human", "json"] {
+        let r = run(&s.path, &["check", ".", "--format", format]);
+        assert_handled(&r, format);
+        assert_eq!(r.code, Some(1), "{r:?}");
+    }
+}
+
+// ---------------------------------------------------------------- unicode
+
+#[test]
+fn unicode_everywhere() {
+    let (src, diags) = errors(UNICODE);
+    // Every diagnostic's text is a whole number of characters of the file.
+    for d in &diags {
+        let _ = &src.text[d.span.range()];
+    }
+    // Non-ASCII ids and names are refused with a message, not mangled.
+    assert!(has(&diags, Code::YamlSchemaViolation, "wf_ünï"), "{diags:?}");
+    assert!(has(&diags, Code::UnknownDep, "不存在"), "{diags:?}");
+    let d = diags.iter().find(|d| d.code == Code::UnknownDep).unwrap();
+    assert_eq!(&src.text[d.span.range()], "不存在");
+    assert_eq!(pos(&src, d), (14, 19, 14, 22));
+    // Characters outside the BMP count as one column each.
+    let (src, diags) = errors(&template("😀🦀𝔘 <<nope>>"));
+    assert_eq!(pos(&src, &diags[0]), (4, 33, 4, 37));
+    let s = Scratch::new("unicode");
+    s.write("ünïcödé/файл 🦀.yaml", UNICODE);
+    for format in ["human", "json", "sarif", "github"] {
+        let r = run(&s.path, &["check", ".", "--format", format]);
+        assert_handled(&r, format);
+        assert_eq!(r.code, Some(1), "{r:?}");
+        assert!(r.stdout.contains("UNKNOWN_DEP"), "{format}: {r:?}");
+    }
+}
+
+// ---------------------------------------------------------------- property tests
+
+fn bundled() -> Vec<String> {
+    let dir = Path::new(CRATE).join("workflows");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    paths.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect()
+}
+
+#[derive(Clone, Debug)]
+enum Edit {
+    Delete { at: usize, len: usize },
+    Duplicate { at: usize, len: usize },
+    Insert { at: usize, text: String },
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        (any::<usize>(), 1..40usize).prop_map(|(at, len)| Edit::Delete { at, len }),
+        (any::<usize>(), 1..80usize).prop_map(|(at, len)| Edit::Duplicate { at, len }),
+        (any::<usize>(), "[ \t\r\n:\\-?,\\[\\]{}#&*!|>'\"%@`\\\\<>().=$a-z0-9é😀\u{0}\u{1}\u{feff}]{1,8}")
+            .prop_map(|(at, text)| Edit::Insert { at, text }),
+    ]
+}
+
+/// The char boundary at or before `at % (len + 1)`.
+fn boundary(text: &str, at: usize) -> usize {
+    let mut i = at % (text.len() + 1);
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn apply(text: &mut String, e: &Edit) {
+    match e {
+        Edit::Delete { at, len } => {
+            let start = boundary(text, *at);
+            let end = boundary(text, (start + len).min(text.len()));
+            text.replace_range(start..end, "");
+        }
+        Edit::Duplicate { at, len } => {
+            let start = boundary(text, *at);
+            let end = boundary(text, (start + len).min(text.len()));
+            let copy = text[start..end].to_owned();
+            text.insert_str(end, &copy);
+        }
+        Edit::Insert { at, text: s } => {
+            let at = boundary(text, *at);
+            text.insert_str(at, s);
+        }
+    }
+}
+
+fn check_and_render(text: &str) {
+    let (src, diags) = check_text(text, &Config::default());
+    let reports = [FileReport { source: &src, diagnostics: &diags }];
+    let _ = report::render(Format::Human, &reports, &HumanOptions::default());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_strings_never_panic(text in any::<String>()) {
+        check_and_render(&text);
+    }
+
+    #[test]
+    fn yaml_looking_strings_never_panic(
+        text in "([ \t\r\n:\\-?,\\[\\]{}#&*!|>'\"<>().=]|steps|id|call|when|foreach|deps|capture_as|input_template|params|é|😀){0,120}"
+    ) {
+        check_and_render(&text);
+    }
+
+    #[test]
+    fn mutated_workflows_never_panic(which in 0..16usize, edits in proptest::collection::vec(edit(), 1..8)) {
+        let files = bundled();
+        let mut text = files[which % files.len()].clone();
+        for e in &edits {
+            apply(&mut text, e);
+        }
+        check_and_render(&text);
+    }
+}

@@ -1,0 +1,775 @@
+//! Golden tests of the `savant-think check` command line: the real binary, run
+//! in a scratch directory, judged by its exit status, stdout and stderr.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_savant-think");
+const CRATE: &str = env!("CARGO_MANIFEST_DIR");
+/// A run that takes longer than this is a hang.
+const WATCHDOG: Duration = Duration::from_secs(20);
+
+// ---------------------------------------------------------------- fixtures
+
+/// Checks clean.
+const CLEAN: &str = "steps:
+  - id: hello
+    call: prompt.say
+    input_template: { text: \"Hello from <<workflow.id>>\" }
+";
+
+/// One UNRESOLVED_VAR error (`mr_dta`, line 8, columns 14..20).
+const ERROR: &str = "id: review
+steps:
+  - id: fetch_mr
+    call: gitlab.get_merge_request
+    capture_as: mr_data
+  - id: review
+    call: context.search
+    foreach: mr_dta.changes
+";
+
+/// One UNUSED_CAPTURE warning (line 4, columns 17..22) and nothing else.
+const WARNING: &str = "steps:
+  - id: fetch
+    call: jira.get_issue
+    capture_as: issue
+  - id: say
+    call: prompt.say
+    deps: [fetch]
+";
+
+/// Two UNRESOLVED_VAR errors inside one double-quoted string full of
+/// multi-byte characters and escapes (one on each of its two lines).
+const MULTIBYTE: &str = "# prélude ✓
+steps:
+  - id: ça_va
+    call: prompt.say
+    input_template:
+      text: \"naïve \\\"q\\\" \\u00e9\\t😀 <<missing_a>> and
+        ünïcödé 🚀 <<other>>\"
+";
+
+// ---------------------------------------------------------------- helpers
+
+/// A scratch directory under the system temp dir, removed on drop.
+struct Scratch {
+    path: PathBuf,
+}
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("savant-think-cli-{}-{name}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).unwrap();
+        Scratch { path }
+    }
+
+    /// Writes `rel` (creating its parent directories) and returns its path.
+    fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.path.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, contents).unwrap();
+        p
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit {:?}\n--- stdout\n{}--- stderr\n{}", self.code, self.stdout, self.stderr)
+    }
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
+    }
+}
+
+/// A command for the binary in `dir`, with no inherited `SAVANT_PATH` or `NO_COLOR`.
+fn cmd(dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args).current_dir(dir).env_remove("SAVANT_PATH").env_remove("NO_COLOR").env_remove("COLUMNS");
+    c
+}
+
+/// Runs `c` to completion, failing the test if it takes longer than [`WATCHDOG`].
+fn run_cmd(mut c: Command) -> Run {
+    let mut child = c
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the binary");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > WATCHDOG {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{:?} did not finish within {WATCHDOG:?}", c);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let stdout = String::from_utf8_lossy(&out_reader.join().unwrap()).into_owned();
+    let stderr = String::from_utf8_lossy(&err_reader.join().unwrap()).into_owned();
+    Run { code: status.code(), stdout, stderr }
+}
+
+fn run(dir: &Path, args: &[&str]) -> Run {
+    run_cmd(cmd(dir, args))
+}
+
+fn assert_exit(r: &Run, code: i32) {
+    assert_eq!(r.code, Some(code), "{r:?}");
+}
+
+/// Every file under `dir` with its size, recursively.
+fn listing(dir: &Path) -> BTreeSet<(PathBuf, u64)> {
+    let mut out = BTreeSet::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let m = e.metadata().unwrap();
+        if m.is_dir() {
+            out.insert((e.path(), 0));
+            out.extend(listing(&e.path()));
+        } else {
+            out.insert((e.path(), m.len()));
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------- exit codes
+
+#[test]
+fn a_clean_directory_exits_0() {
+    let s = Scratch::new("clean");
+    s.write("workflows/hello.yaml", CLEAN);
+    let r = run(&s.path, &["check", "workflows"]);
+    assert_exit(&r, 0);
+    assert!(r.stdout.contains("no problems in 1 file"), "{r:?}");
+    assert!(r.stderr.is_empty(), "{r:?}");
+}
+
+#[test]
+fn an_error_exits_1_and_is_shown() {
+    let s = Scratch::new("error");
+    s.write("review.yaml", ERROR);
+    let r = run(&s.path, &["check", "review.yaml"]);
+    assert_exit(&r, 1);
+    assert!(r.stdout.contains("UNRESOLVED_VAR"), "{r:?}");
+    assert!(r.stdout.contains("review.yaml:8:14"), "{r:?}");
+    assert!(r.stdout.contains("did you mean `mr_data`?"), "{r:?}");
+    assert!(r.stdout.contains("1 error in 1 file"), "{r:?}");
+}
+
+#[test]
+fn warnings_exit_0_unless_denied() {
+    let s = Scratch::new("warning");
+    s.write("warn.yaml", WARNING);
+    let r = run(&s.path, &["check", "warn.yaml"]);
+    assert_exit(&r, 0);
+    assert!(r.stdout.contains("UNUSED_CAPTURE") && r.stdout.contains("1 warning in 1 file"), "{r:?}");
+    for format in ["human", "json", "sarif", "github"] {
+        let r = run(&s.path, &["check", "warn.yaml", "--deny-warnings", "--format", format]);
+        assert_exit(&r, 1);
+        assert!(r.stdout.contains("UNUSED_CAPTURE"), "{format}: {r:?}");
+    }
+    // --deny-warnings changes nothing on a clean file.
+    s.write("clean.yaml", CLEAN);
+    assert_exit(&run(&s.path, &["check", "clean.yaml", "--deny-warnings"]), 0);
+}
+
+#[test]
+fn errors_and_warnings_together_exit_1() {
+    let s = Scratch::new("mixed");
+    s.write("a.yaml", ERROR);
+    s.write("b.yaml", WARNING);
+    let r = run(&s.path, &["check", ".", "--format", "json"]);
+    assert_exit(&r, 1);
+    assert_eq!(r.json()["summary"], serde_json::json!({"files": 2, "errors": 1, "warnings": 1}));
+}
+
+#[test]
+fn a_missing_path_exits_2_with_a_message() {
+    let s = Scratch::new("missing");
+    let r = run(&s.path, &["check", "no/such/file.yaml"]);
+    assert_exit(&r, 2);
+    assert!(r.stderr.contains("error:"), "{r:?}");
+    assert!(r.stderr.contains("no/such/file.yaml"), "{r:?}");
+    assert!(r.stderr.contains("no such file or directory"), "{r:?}");
+    // Nothing misleading on stdout when nothing could be read.
+    assert!(!r.stdout.contains("no problems"), "{r:?}");
+}
+
+#[test]
+fn a_missing_path_next_to_a_good_one_still_exits_2() {
+    let s = Scratch::new("missing-and-good");
+    s.write("good.yaml", CLEAN);
+    s.write("bad.yaml", ERROR);
+    for format in ["human", "json", "sarif", "github"] {
+        let r = run(&s.path, &["check", "good.yaml", "bad.yaml", "gone.yaml", "--format", format]);
+        assert_exit(&r, 2);
+        assert!(r.stderr.contains("gone.yaml: no such file or directory"), "{format}: {r:?}");
+        assert!(
+            r.stdout.contains("UNRESOLVED_VAR"),
+            "the readable files are still reported ({format}): {r:?}"
+        );
+    }
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let s = Scratch::new("usage");
+    s.write("a.yaml", CLEAN);
+    let cases: &[&[&str]] = &[
+        &["check", "--bogus"],
+        &["check", "a.yaml", "--format", "xml"],
+        &["check", "a.yaml", "--max-file-size", "lots"],
+        &["check", "a.yaml", "--tools"],
+        &["frobnicate"],
+        &[],
+    ];
+    for args in cases {
+        let r = run(&s.path, args);
+        assert_exit(&r, 2);
+        assert!(!r.stderr.is_empty(), "{args:?} should explain itself on stderr: {r:?}");
+    }
+    let r = run(&s.path, &["check", "--bogus"]);
+    assert!(r.stderr.contains("--bogus"), "{r:?}");
+    let r = run(&s.path, &["check", "a.yaml", "--format", "xml"]);
+    assert!(r.stderr.contains("human") && r.stderr.contains("sarif"), "lists the formats: {r:?}");
+}
+
+#[test]
+fn an_empty_directory_exits_0_with_a_warning() {
+    let s = Scratch::new("empty-dir");
+    std::fs::create_dir(s.path.join("workflows")).unwrap();
+    let r = run(&s.path, &["check", "workflows"]);
+    assert_exit(&r, 0);
+    assert!(r.stderr.contains("warning: no *.yaml or *.yml files found in workflows"), "{r:?}");
+}
+
+// ---------------------------------------------------------------- paths
+
+#[test]
+fn the_default_path_is_workflows_under_the_cwd() {
+    let s = Scratch::new("default-cwd");
+    s.write("workflows/bad.yaml", ERROR);
+    s.write("elsewhere/ignored.yaml", ERROR);
+    let r = run(&s.path, &["check", "--format", "json"]);
+    assert_exit(&r, 1);
+    let v = r.json();
+    assert_eq!(v["summary"]["files"], 1, "{r:?}");
+    assert!(v["diagnostics"][0]["file"].as_str().unwrap().ends_with("bad.yaml"), "{r:?}");
+    // No workflows/ directory at all: an I/O error.
+    let empty = Scratch::new("default-cwd-none");
+    let r = run(&empty.path, &["check"]);
+    assert_exit(&r, 2);
+    assert!(r.stderr.contains("workflows") && r.stderr.contains("no such file or directory"), "{r:?}");
+}
+
+#[test]
+fn the_default_path_is_resolved_against_root_and_savant_path() {
+    let bad = Scratch::new("root-bad");
+    bad.write("workflows/nested/bad.yaml", ERROR);
+    let good = Scratch::new("root-good");
+    good.write("workflows/good.yaml", CLEAN);
+    let cwd = Scratch::new("root-cwd");
+    cwd.write("workflows/cwd_bad.yaml", ERROR);
+
+    let bad_root = bad.path.to_str().unwrap();
+    let good_root = good.path.to_str().unwrap();
+
+    // --root
+    let r = run(&cwd.path, &["check", "--root", bad_root, "--format", "json"]);
+    assert_exit(&r, 1);
+    let file = r.json()["diagnostics"][0]["file"].as_str().unwrap().to_owned();
+    assert!(file.starts_with(bad_root) && file.ends_with("bad.yaml"), "{file}");
+    assert_exit(&run(&cwd.path, &["check", "--root", good_root]), 0);
+
+    // SAVANT_PATH
+    let mut c = cmd(&cwd.path, &["check", "--format", "json"]);
+    c.env("SAVANT_PATH", &bad.path);
+    let r = run_cmd(c);
+    assert_exit(&r, 1);
+    assert!(r.json()["diagnostics"][0]["file"].as_str().unwrap().starts_with(bad_root), "{r:?}");
+    let mut c = cmd(&cwd.path, &["check"]);
+    c.env("SAVANT_PATH", &good.path);
+    assert_exit(&run_cmd(c), 0);
+
+    // --root wins over SAVANT_PATH.
+    let mut c = cmd(&cwd.path, &["check", "--root", good_root]);
+    c.env("SAVANT_PATH", &bad.path);
+    assert_exit(&run_cmd(c), 0);
+    let mut c = cmd(&cwd.path, &["check", "--root", bad_root]);
+    c.env("SAVANT_PATH", &good.path);
+    assert_exit(&run_cmd(c), 1);
+
+    // An empty SAVANT_PATH means "unset": the cwd's workflows/.
+    let mut c = cmd(&cwd.path, &["check", "--format", "json"]);
+    c.env("SAVANT_PATH", "");
+    let r = run_cmd(c);
+    assert_exit(&r, 1);
+    assert!(r.json()["diagnostics"][0]["file"].as_str().unwrap().ends_with("cwd_bad.yaml"), "{r:?}");
+
+    // A root without workflows/: exit 2, naming the directory it looked for.
+    let r = run(&cwd.path, &["check", "--root", "does-not-exist"]);
+    assert_exit(&r, 2);
+    assert!(r.stderr.contains("does-not-exist"), "{r:?}");
+}
+
+#[test]
+fn directories_are_searched_recursively_for_yaml_only() {
+    let s = Scratch::new("recursive");
+    s.write("workflows/top.yaml", CLEAN);
+    s.write("workflows/a/b/c/deep.yaml", ERROR);
+    s.write("workflows/a/short.yml", WARNING);
+    // Not workflows: other extensions, whatever they hold.
+    s.write("workflows/notes.txt", "steps: [[[ garbage");
+    s.write("workflows/a/data.json", "{not yaml");
+    s.write("workflows/a/b/README.md", "# hi");
+    s.write("workflows/a/b/yaml", "steps: [[[ no extension");
+    s.write("workflows/a/b/x.yaml.bak", "steps: [[[");
+    s.write("workflows/a/b/binary.bin", [0u8, 159, 146, 150, 255]);
+    let r = run(&s.path, &["check", "workflows", "--format", "json"]);
+    assert_exit(&r, 1);
+    let v = r.json();
+    assert_eq!(v["summary"], serde_json::json!({"files": 3, "errors": 1, "warnings": 1}), "{r:?}");
+    let files: BTreeSet<&str> =
+        v["diagnostics"].as_array().unwrap().iter().map(|d| d["file"].as_str().unwrap()).collect();
+    assert_eq!(files, BTreeSet::from(["workflows/a/b/c/deep.yaml", "workflows/a/short.yml"]), "{r:?}");
+}
+
+#[test]
+fn a_file_given_by_name_is_checked_whatever_its_extension() {
+    let s = Scratch::new("explicit-file");
+    s.write("flow.txt", ERROR);
+    let r = run(&s.path, &["check", "flow.txt", "--format", "json"]);
+    assert_exit(&r, 1);
+    assert_eq!(r.json()["diagnostics"][0]["file"], "flow.txt");
+}
+
+// ---------------------------------------------------------------- formats
+
+#[test]
+fn json_has_the_documented_shape_and_character_columns() {
+    let s = Scratch::new("json");
+    s.write("ünï/çödé.yaml", MULTIBYTE);
+    s.write("dup.yaml", "steps:\n  - id: fetch\n    call: think\n  - id: fetch\n    call: think\n");
+    let r = run(&s.path, &["check", "dup.yaml", "ünï/çödé.yaml", "--format", "json"]);
+    assert_exit(&r, 1);
+    let v = r.json();
+    let top: BTreeSet<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(top, BTreeSet::from(["version", "diagnostics", "summary"]));
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["summary"], serde_json::json!({"files": 2, "errors": 3, "warnings": 0}));
+    let diags = v["diagnostics"].as_array().unwrap();
+    assert_eq!(diags.len(), 3, "{r:?}");
+    let keys = BTreeSet::from([
+        "file",
+        "code",
+        "severity",
+        "message",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "labels",
+        "help",
+    ]);
+    for d in diags {
+        let got: BTreeSet<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(got, keys, "{d}");
+        for k in ["line", "column", "end_line", "end_column"] {
+            assert!(d[k].as_u64().unwrap() >= 1, "{k} is 1-based: {d}");
+        }
+        assert!(d["help"].is_null() || d["help"].is_string(), "{d}");
+        for l in d["labels"].as_array().unwrap() {
+            let got: BTreeSet<&str> = l.as_object().unwrap().keys().map(String::as_str).collect();
+            assert_eq!(got, BTreeSet::from(["line", "column", "end_line", "end_column", "message"]), "{l}");
+        }
+    }
+    // Diagnostics come file by file, in the order the files were given.
+    let dup = &diags[0];
+    assert_eq!(dup["file"], "dup.yaml");
+    assert_eq!(dup["code"], "DUPLICATE_STEP");
+    assert_eq!(dup["severity"], "error");
+    assert_eq!(
+        (&dup["line"], &dup["column"], &dup["end_line"], &dup["end_column"]),
+        (&Value::from(4), &Value::from(9), &Value::from(4), &Value::from(14))
+    );
+    assert_eq!(
+        dup["labels"],
+        serde_json::json!([{"line": 2, "column": 9, "end_line": 2, "end_column": 14, "message": "first defined here"}])
+    );
+    assert!(dup["help"].is_string());
+
+    // Inside `"naïve \"q\" \u00e9\t😀 <<missing_a>> and⏎ ünïcödé 🚀 <<other>>"`:
+    // columns count characters of the source as written (escapes included).
+    let pos = |d: &Value| {
+        (
+            d["line"].as_u64().unwrap(),
+            d["column"].as_u64().unwrap(),
+            d["end_line"].as_u64().unwrap(),
+            d["end_column"].as_u64().unwrap(),
+        )
+    };
+    let (a, b) = (&diags[1], &diags[2]);
+    assert_eq!(a["file"], "ünï/çödé.yaml");
+    assert_eq!(
+        (a["code"].as_str(), a["message"].as_str()),
+        (Some("UNRESOLVED_VAR"), Some("`missing_a` is not in scope"))
+    );
+    assert_eq!(pos(a), (6, 38, 6, 47));
+    assert_eq!(b["message"], "`other` is not in scope");
+    assert_eq!(pos(b), (7, 21, 7, 26));
+    assert_eq!(b["labels"], serde_json::json!([]));
+}
+
+#[test]
+fn json_with_no_files_is_still_a_document() {
+    let s = Scratch::new("json-empty");
+    std::fs::create_dir(s.path.join("w")).unwrap();
+    let r = run(&s.path, &["check", "w", "--format", "json"]);
+    assert_exit(&r, 0);
+    assert_eq!(
+        r.json(),
+        serde_json::json!({"version": 1, "diagnostics": [], "summary": {"files": 0, "errors": 0, "warnings": 0}})
+    );
+}
+
+#[test]
+fn github_format_is_one_workflow_command_per_diagnostic() {
+    let s = Scratch::new("github");
+    s.write("flows/review.yaml", ERROR);
+    s.write("flows/warn.yaml", WARNING);
+    s.write("flows/ünï.yaml", MULTIBYTE);
+    let r = run(&s.path, &["check", "./flows", "--format", "github"]);
+    assert_exit(&r, 1);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "::error file=flows/review.yaml,line=8,col=14,endLine=8,endColumn=20,title=UNRESOLVED_VAR\
+             ::`mr_dta` is not in scope%0Ahelp: did you mean `mr_data`?",
+            "::warning file=flows/warn.yaml,line=4,col=17,endLine=4,endColumn=22,title=UNUSED_CAPTURE\
+             ::capture `issue` is never read%0Ahelp: read it in a later step as `<<issue>>`, or remove `capture_as`",
+            "::error file=flows/ünï.yaml,line=6,col=38,endLine=6,endColumn=47,title=UNRESOLVED_VAR\
+             ::`missing_a` is not in scope",
+            "::error file=flows/ünï.yaml,line=7,col=21,endLine=7,endColumn=26,title=UNRESOLVED_VAR\
+             ::`other` is not in scope",
+        ],
+        "{r:?}"
+    );
+    assert!(r.stdout.ends_with('\n'));
+    // Clean: no output at all.
+    s.write("clean/ok.yaml", CLEAN);
+    let r = run(&s.path, &["check", "clean", "--format", "github"]);
+    assert_exit(&r, 0);
+    assert_eq!(r.stdout, "");
+}
+
+#[test]
+fn sarif_has_results_with_rules_relative_uris_and_regions() {
+    let s = Scratch::new("sarif");
+    s.write("flows/review.yaml", ERROR);
+    s.write("flows/dir with space/warn.yaml", WARNING);
+    let r = run(&s.path, &["check", "flows", "--format", "sarif"]);
+    assert_exit(&r, 1);
+    let v = r.json();
+    assert_eq!(v["version"], "2.1.0");
+    assert!(v["$schema"].as_str().unwrap().contains("sarif-schema-2.1.0"));
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    let run0 = &runs[0];
+    assert_eq!(run0["tool"]["driver"]["name"], "savant-think");
+    let rules = run0["tool"]["driver"]["rules"].as_array().unwrap();
+    let results = run0["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{r:?}");
+    for res in results {
+        let rule_id = res["ruleId"].as_str().unwrap();
+        let index = res["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rules[index]["id"], rule_id, "ruleIndex points at the rule");
+        let loc = &res["locations"][0]["physicalLocation"];
+        let uri = loc["artifactLocation"]["uri"].as_str().unwrap();
+        assert!(!uri.starts_with('/') && !uri.contains("://") && !uri.starts_with("./"), "relative: {uri}");
+        for k in ["startLine", "startColumn", "endLine", "endColumn"] {
+            assert!(loc["region"][k].as_u64().unwrap() >= 1, "{k}: {res}");
+        }
+    }
+    // Files in directory order: `dir with space/` sorts before `review.yaml`.
+    let warn = &results[0];
+    assert_eq!(warn["ruleId"], "UNUSED_CAPTURE");
+    assert_eq!(warn["level"], "warning");
+    assert_eq!(
+        warn["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "flows/dir%20with%20space/warn.yaml"
+    );
+    let err = &results[1];
+    assert_eq!(err["ruleId"], "UNRESOLVED_VAR");
+    assert_eq!(err["level"], "error");
+    assert!(err["message"]["text"].as_str().unwrap().contains("`mr_dta` is not in scope"));
+    let loc = &err["locations"][0]["physicalLocation"];
+    assert_eq!(loc["artifactLocation"]["uri"], "flows/review.yaml");
+    assert_eq!(
+        loc["region"],
+        serde_json::json!({"startLine": 8, "startColumn": 14, "endLine": 8, "endColumn": 20})
+    );
+}
+
+// ---------------------------------------------------------------- --tools
+
+const CALLS: &str = "steps:
+  - id: fetch_mr
+    call: gitlab.get_merge_requst
+  - id: note
+    call: gitlab.create_note
+    deps: [fetch_mr]
+    input_template: { projct: app, body: hi }
+  - id: say
+    call: prompt.say
+    deps: [note]
+";
+
+#[test]
+fn a_tool_manifest_turns_on_unknown_tool() {
+    let s = Scratch::new("tools");
+    s.write("calls.yaml", CALLS);
+    // Without a manifest, any tool name is fine.
+    assert_exit(&run(&s.path, &["check", "calls.yaml"]), 0);
+
+    let mcp = r#"{"tools": [
+        {"name": "gitlab.get_merge_request", "inputSchema": {"type": "object"}},
+        {"name": "gitlab.create_note", "inputSchema": {"type": "object", "additionalProperties": false,
+            "properties": {"project": {"type": "string"}, "body": {"type": "string"}}}}
+    ]}"#;
+    s.write("mcp.json", mcp);
+    s.write("names.yaml", "- gitlab.get_merge_request\n- gitlab.create_note\n");
+    s.write("map.yaml", "gitlab.get_merge_request: null\ngitlab.create_note: null\n");
+    for manifest in ["mcp.json", "names.yaml", "map.yaml"] {
+        let r = run(&s.path, &["check", "calls.yaml", "--tools", manifest, "--format", "json"]);
+        assert_exit(&r, 1);
+        let v = r.json();
+        let diags = v["diagnostics"].as_array().unwrap();
+        assert!(diags.iter().all(|d| d["code"] == "UNKNOWN_TOOL"), "{manifest}: {r:?}");
+        let first = &diags[0];
+        assert_eq!((first["line"].as_u64(), first["column"].as_u64()), (Some(3), Some(11)), "{manifest}");
+        assert_eq!(first["help"], "did you mean `gitlab.get_merge_request`?", "{manifest}");
+    }
+    // Only the MCP manifest has input schemas: it also flags the `projct` key.
+    let r = run(&s.path, &["check", "calls.yaml", "--tools", "mcp.json", "--format", "json"]);
+    let v = r.json();
+    assert_eq!(v["summary"]["errors"], 2, "{r:?}");
+    assert_eq!(v["diagnostics"][1]["line"], 7, "{r:?}");
+    let r = run(&s.path, &["check", "calls.yaml", "--tools", "names.yaml", "--format", "json"]);
+    assert_eq!(r.json()["summary"]["errors"], 1, "{r:?}");
+}
+
+#[test]
+fn a_bad_tool_manifest_exits_2() {
+    let s = Scratch::new("tools-bad");
+    s.write("calls.yaml", CALLS);
+    let bad: &[(&str, &[u8])] = &[
+        ("syntax.json", b"{\"tools\": [" as &[u8]),
+        ("syntax.yaml", b"tools: [unclosed\n"),
+        ("scalar.json", b"12"),
+        ("empty.json", b""),
+        ("nameless.json", b"{\"tools\": [{\"inputSchema\": {}}]}"),
+        ("numbers.json", b"[1, 2]"),
+        ("binary.json", &[0, 1, 2, 0xff, 0xfe, 0]),
+    ];
+    for (name, contents) in bad {
+        s.write(name, contents);
+        let r = run(&s.path, &["check", "calls.yaml", "--tools", name]);
+        assert_exit(&r, 2);
+        assert!(r.stderr.contains("error:") && r.stderr.contains(name), "{name}: {r:?}");
+        assert!(r.stdout.is_empty(), "{name}: nothing is checked with a broken manifest: {r:?}");
+    }
+    let r = run(&s.path, &["check", "calls.yaml", "--tools", "missing.json"]);
+    assert_exit(&r, 2);
+    assert!(r.stderr.contains("missing.json"), "{r:?}");
+    let r = run(&s.path, &["check", "calls.yaml", "--tools", "."]);
+    assert_exit(&r, 2);
+}
+
+// ---------------------------------------------------------------- colour
+
+const ANSI_ESC: char = '\u{1b}';
+
+#[test]
+fn piped_output_has_no_ansi_escapes() {
+    let s = Scratch::new("no-ansi");
+    s.write("a.yaml", ERROR);
+    s.write("b.yaml", WARNING);
+    for no_color in [None, Some("1")] {
+        let mut c = cmd(&s.path, &["check", "a.yaml", "b.yaml"]);
+        // Even a terminal-looking environment does not turn colour on for a pipe.
+        c.env("TERM", "xterm-256color").env("CLICOLOR_FORCE", "0");
+        if let Some(v) = no_color {
+            c.env("NO_COLOR", v);
+        }
+        let r = run_cmd(c);
+        assert_exit(&r, 1);
+        assert!(r.stdout.contains("UNRESOLVED_VAR"));
+        assert!(!r.stdout.contains(ANSI_ESC), "{r:?}");
+        assert!(!r.stderr.contains(ANSI_ESC), "{r:?}");
+    }
+}
+
+/// Runs the binary on a pseudo-terminal with util-linux `script`, when there is one.
+fn run_on_a_tty(dir: &Path, args: &str, no_color: Option<&str>) -> Option<String> {
+    let probe = Command::new("script").args(["-qec", "true", "/dev/null"]).output().ok()?;
+    if !probe.status.success() {
+        return None;
+    }
+    let mut c = Command::new("script");
+    c.args(["-qec", &format!("'{BIN}' {args}"), "/dev/null"])
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .env("TERM", "xterm-256color");
+    if let Some(v) = no_color {
+        c.env("NO_COLOR", v);
+    }
+    let r = run_cmd(c);
+    Some(r.stdout)
+}
+
+#[test]
+fn a_terminal_gets_colour_unless_no_color_is_set() {
+    let s = Scratch::new("tty");
+    s.write("a.yaml", ERROR);
+    let Some(coloured) = run_on_a_tty(&s.path, "check a.yaml", None) else {
+        println!("note: no `script` command to make a pseudo-terminal; skipping the terminal colour check");
+        return;
+    };
+    assert!(coloured.contains("UNRESOLVED_VAR"), "{coloured}");
+    assert!(coloured.contains(ANSI_ESC), "a terminal gets colour: {coloured:?}");
+    let plain = run_on_a_tty(&s.path, "check a.yaml", Some("1")).unwrap();
+    assert!(plain.contains("UNRESOLVED_VAR"), "{plain}");
+    assert!(!plain.contains(ANSI_ESC), "NO_COLOR=1 turns colour off: {plain:?}");
+    // An empty NO_COLOR does not count (no-color.org).
+    let empty = run_on_a_tty(&s.path, "check a.yaml", Some("")).unwrap();
+    assert!(empty.contains(ANSI_ESC), "{empty:?}");
+    // Machine formats never have colour, even on a terminal.
+    for format in ["json", "sarif", "github"] {
+        let out = run_on_a_tty(&s.path, &format!("check a.yaml --format {format}"), None).unwrap();
+        assert!(!out.contains(ANSI_ESC), "{format}: {out:?}");
+    }
+}
+
+// ---------------------------------------------------------------- side effects
+
+#[test]
+fn check_writes_nothing() {
+    let s = Scratch::new("read-only");
+    s.write("workflows/a.yaml", ERROR);
+    s.write("workflows/sub/b.yaml", WARNING);
+    s.write("workflows/c.yaml", CLEAN);
+    s.write("workflows/bad.yaml", [0xffu8, 0xfe, 0, 1]);
+    s.write("schemas/MergeRequestV1.json", r#"{"type": "object"}"#);
+    s.write("tools.json", r#"["gitlab.get_merge_request"]"#);
+    let before = listing(&s.path);
+    for format in ["human", "json", "sarif", "github"] {
+        for extra in [&[][..], &["--deny-warnings"][..], &["--tools", "tools.json"][..]] {
+            let mut args = vec!["check", "--format", format];
+            args.extend_from_slice(extra);
+            let r = run(&s.path, &args);
+            assert_exit(&r, 1);
+            let mut args = vec!["check", "workflows", "missing", "--format", format];
+            args.extend_from_slice(extra);
+            assert_exit(&run(&s.path, &args), 2);
+        }
+    }
+    assert_eq!(listing(&s.path), before, "check created, removed or changed files");
+}
+
+// ---------------------------------------------------------------- help and the bundled workflows
+
+#[test]
+fn help_mentions_every_flag() {
+    let s = Scratch::new("help");
+    for flag in ["--help", "-h"] {
+        let r = run(&s.path, &["check", flag]);
+        assert_exit(&r, 0);
+        for needle in [
+            "--format",
+            "human",
+            "json",
+            "sarif",
+            "github",
+            "--deny-warnings",
+            "--tools",
+            "--schemas",
+            "--root",
+            "--max-file-size",
+            "PATHS",
+            "--help",
+        ] {
+            assert!(r.stdout.contains(needle), "`check {flag}` does not mention {needle}:\n{}", r.stdout);
+        }
+    }
+    let r = run(&s.path, &["check", "--help"]);
+    for needle in ["Exit status", "SAVANT_PATH", "workflows"] {
+        assert!(r.stdout.contains(needle), "`check --help` does not mention {needle}:\n{}", r.stdout);
+    }
+    let r = run(&s.path, &["--help"]);
+    assert_exit(&r, 0);
+    assert!(r.stdout.contains("check"), "{r:?}");
+    let r = run(&s.path, &["--version"]);
+    assert_exit(&r, 0);
+    assert!(r.stdout.contains(env!("CARGO_PKG_VERSION")), "{r:?}");
+}
+
+#[test]
+fn the_bundled_workflows_check_clean() {
+    let s = Scratch::new("bundled");
+    let expected = std::fs::read_dir(Path::new(CRATE).join("workflows"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .count();
+    assert!(expected > 0);
+    let r = run(&s.path, &["check", "--root", CRATE, "--format", "json", "--deny-warnings"]);
+    assert_exit(&r, 0);
+    let v = r.json();
+    assert_eq!(v["diagnostics"], serde_json::json!([]), "{r:?}");
+    assert_eq!(v["summary"]["files"], expected);
+    let r = run(&s.path, &["check", "--root", CRATE]);
+    assert_exit(&r, 0);
+    assert!(r.stdout.contains(&format!("no problems in {expected} files")), "{r:?}");
+}

@@ -1,0 +1,183 @@
+//! The run engine through its library API, on a temporary root.
+
+use savant_think::runtime::Engine;
+use savant_think::runtime::engine::NextArgs;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// A temporary project root with the given workflows (and the crate's schemas and prompts).
+struct Root(PathBuf);
+
+impl Root {
+    fn new(name: &str, workflows: &[(&str, &str)]) -> Root {
+        let dir = std::env::temp_dir().join(format!("savant-engine-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("workflows")).unwrap();
+        let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for sub in ["schemas", "prompts"] {
+            std::fs::create_dir_all(dir.join(sub)).unwrap();
+            for e in std::fs::read_dir(crate_dir.join(sub)).unwrap() {
+                let e = e.unwrap();
+                std::fs::copy(e.path(), dir.join(sub).join(e.file_name())).unwrap();
+            }
+        }
+        for (id, text) in workflows {
+            std::fs::write(dir.join("workflows").join(format!("{id}.yaml")), text).unwrap();
+        }
+        Root(dir)
+    }
+
+    fn engine(&self) -> Engine {
+        // SAFETY of the env: tests in this file do not read SAVANT_STATE_FSYNC.
+        Engine::new(&self.0).unwrap()
+    }
+}
+
+impl Drop for Root {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn next(e: &Engine, wf: &str, run: &str, step: &str, result: Value) -> Result<Value, Value> {
+    e.next(NextArgs {
+        workflow: wf.into(),
+        run_id: run.into(),
+        step_id: step.into(),
+        result,
+        expected_version: None,
+    })
+    .map_err(|e| e.to_json())
+}
+
+const FOREACH: &str = r#"
+id: loop
+params:
+  items: { type: array, items: { type: string } }
+required: [items]
+steps:
+  - id: each
+    call: think
+    foreach: params.items
+    as: it
+    when: "it != 'skip'"
+    input_template: { thought: "item <<it>> #<<loop.index>>" }
+    capture_as: out
+  - id: after
+    call: prompt.say
+    input_template: { text: "<<len(out)>> results" }
+"#;
+
+#[test]
+fn foreach_expands_skips_and_collects_in_index_order() {
+    let root = Root::new("foreach", &[("loop", FOREACH)]);
+    let e = root.engine();
+    let r = e.plan("loop", json!({"items": ["a", "skip", "c"]}), Some("r1"), true).unwrap();
+    assert_eq!(r["instruction"]["step_id"], "each[0]");
+    assert_eq!(r["instruction"]["input"], json!({"thought": "item a #0"}));
+    assert_eq!(r["ready"], json!(["each[0]", "each[2]"]));
+    // Results may arrive in any ready order.
+    let r = next(&e, "loop", "r1", "each[2]", json!("C")).unwrap();
+    assert_eq!(r["instruction"]["step_id"], "each[0]");
+    let r = next(&e, "loop", "r1", "each[0]", json!("A")).unwrap();
+    assert_eq!(r["instruction"]["step_id"], "after");
+    assert_eq!(r["instruction"]["input"], json!({"text": "3 results"}));
+    let r = next(&e, "loop", "r1", "after", json!({})).unwrap();
+    assert_eq!(r["done"], true);
+    assert_eq!(r["artifacts"]["out"], json!(["A", null, "C"]));
+}
+
+#[test]
+fn errors_are_data_with_stable_codes() {
+    let root = Root::new("errors", &[("loop", FOREACH)]);
+    let e = root.engine();
+    let err = e.plan("loop", json!({}), Some("r1"), true).unwrap_err().to_json();
+    assert_eq!(err["error"], "INVALID_PARAMS");
+    let err = e.plan("nope", json!({}), None, true).unwrap_err().to_json();
+    assert_eq!(err["error"], "UNKNOWN_WORKFLOW");
+    e.plan("loop", json!({"items": ["a"]}), Some("r1"), true).unwrap();
+    assert_eq!(next(&e, "loop", "r1", "ghost", json!({})).unwrap_err()["error"], "UNKNOWN_STEP");
+    assert_eq!(next(&e, "loop", "r1", "after", json!({})).unwrap_err()["error"], "STEP_NOT_READY");
+    assert_eq!(next(&e, "loop", "missing", "after", json!({})).unwrap_err()["error"], "UNKNOWN_RUN");
+    let v1 = next(&e, "loop", "r1", "each[0]", json!("x")).unwrap();
+    // Same result again: idempotent, same version.
+    let again = next(&e, "loop", "r1", "each[0]", json!("x")).unwrap();
+    assert_eq!(again["state"]["version"], v1["state"]["version"]);
+    assert_eq!(next(&e, "loop", "r1", "each[0]", json!("y")).unwrap_err()["error"], "STATE_CONFLICT");
+    let stale = e.next(NextArgs {
+        workflow: "loop".into(),
+        run_id: "r1".into(),
+        step_id: "after".into(),
+        result: json!({}),
+        expected_version: Some(0),
+    });
+    assert_eq!(stale.unwrap_err().code, "STATE_CONFLICT");
+    assert_eq!(e.plan("loop", json!({"items": []}), Some("../etc"), true).unwrap_err().code, "INVALID_ID");
+}
+
+#[test]
+fn validation_failures_retry_then_fail_the_run() {
+    let wf = r#"
+id: strict
+steps:
+  - id: a
+    call: think
+    retry: { max: 2 }
+    success_schema: { type: object, required: [ok], properties: { ok: { type: boolean } } }
+"#;
+    let root = Root::new("strict", &[("strict", wf)]);
+    let e = root.engine();
+    e.plan("strict", json!({}), Some("r"), true).unwrap();
+    let err = next(&e, "strict", "r", "a", json!({"ok": "yes"})).unwrap_err();
+    assert_eq!(err["error"], "VALIDATION_FAILED");
+    assert_eq!(err["details"][0]["path"], "/ok");
+    assert_eq!(err["instruction"]["attempt"], 2);
+    let err = next(&e, "strict", "r", "a", json!({})).unwrap_err();
+    assert_eq!(err["error"], "VALIDATION_FAILED");
+    assert_eq!(err["state"]["status"], "failed");
+    let why = e.explain("strict", Some("r"), Some("a")).unwrap();
+    assert!(why["failure"]["message"].as_str().unwrap().contains("2 times"), "{why}");
+}
+
+#[test]
+fn state_survives_a_new_engine_and_reset_needs_force() {
+    let root = Root::new("resume", &[("loop", FOREACH)]);
+    {
+        let e = root.engine();
+        e.plan("loop", json!({"items": ["a", "b"]}), Some("r"), true).unwrap();
+        next(&e, "loop", "r", "each[0]", json!(1)).unwrap();
+    }
+    let e = root.engine();
+    let r = e.plan("loop", json!(null), Some("r"), false).unwrap();
+    assert_eq!(r["instruction"]["step_id"], "each[1]");
+    assert_eq!(e.reset("loop", "r", None, false).unwrap_err().code, "RESET_NOT_ALLOWED");
+    let r = e.reset("loop", "r", None, true).unwrap();
+    assert_eq!(r["instruction"]["step_id"], "each[0]");
+    let state = e.state_get("loop", "r").unwrap();
+    assert!(state["version"].as_u64().unwrap() > 1, "versions never go back");
+}
+
+#[test]
+fn the_bundled_review_workflow_runs_to_done() {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(crate_dir.join("workflows/review_v1.yaml")).unwrap();
+    let root = Root::new("review", &[("review_v1", &text)]);
+    let e = root.engine();
+    let mut r = e.plan("review_v1", json!({"mr_iid": "!1", "project": "g/app"}), Some("run1"), true).unwrap();
+    let mr = json!({"iid": 1, "title": "Fix", "source_branch": "fix", "changes": [
+        {"new_path": "a.rs", "diff": "+x"}, {"new_path": "Cargo.lock", "diff": "+y"}]});
+    let mut seen = Vec::new();
+    while r["done"] != true {
+        let step = r["instruction"]["step_id"].as_str().unwrap().to_owned();
+        let result = match step.as_str() {
+            "fetch_mr" => mr.clone(),
+            s if s.starts_with("review_file") => json!({"path": "a.rs", "findings": []}),
+            "lint" => json!({"ok": true}),
+            _ => json!({}),
+        };
+        seen.push(step.clone());
+        r = next(&e, "review_v1", "run1", &step, result).unwrap();
+    }
+    assert_eq!(seen, ["fetch_mr", "review_file[0]", "lint", "tests", "summarize"]);
+    assert_eq!(r["artifacts"]["reviews"][1], Value::Null, "the lock file was skipped");
+}
