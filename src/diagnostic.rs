@@ -171,9 +171,13 @@ where
         3..=5 => 2,
         _ => 3,
     };
+    let len = name.chars().count();
     candidates
         .into_iter()
         .filter(|c| *c != name)
+        // The edit distance is at least the length difference: skip the
+        // expensive comparison for candidates that cannot be close.
+        .filter(|c| c.len().abs_diff(len) <= max + 3 || c.eq_ignore_ascii_case(name))
         .map(|c| (strsim::damerau_levenshtein(name, c), c))
         .filter(|&(d, c)| d <= max || c.eq_ignore_ascii_case(name))
         .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))

@@ -16,7 +16,8 @@ use petgraph::visit::EdgeRef;
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
     let g = &cx.graph.graph;
-    let mut sccs = petgraph::algo::tarjan_scc(g);
+    // Kosaraju's DFS is iterative: a 100k-step chain cannot overflow the stack.
+    let mut sccs = petgraph::algo::kosaraju_scc(g);
     for scc in &mut sccs {
         scc.sort();
     }

@@ -94,9 +94,8 @@ impl Infer<'_, '_> {
         if !t.is_any() && *t != Type::Bool {
             let help = match t {
                 Type::Array(_) | Type::String => Some("test emptiness with `len(x) > 0`".to_owned()),
-                Type::Null | Type::Object(_) | Type::Number => {
-                    Some("compare explicitly, e.g. `x != null`".to_owned())
-                }
+                Type::Number => Some("compare explicitly, e.g. `x > 0`".to_owned()),
+                Type::Null | Type::Object(_) => Some("compare explicitly, e.g. `x != null`".to_owned()),
                 _ => None,
             };
             self.mismatch(e, format!("{what} must be a bool, found {}", t.article()), help);
@@ -125,13 +124,11 @@ impl Infer<'_, '_> {
                 Some(t) => t.clone(),
                 None if o.open => Type::Any,
                 None => {
-                    let help = suggest(name, o.fields.keys().map(String::as_str)).or_else(|| {
-                        Some(format!(
-                            "its fields are: {}",
-                            o.fields.keys().cloned().collect::<Vec<_>>().join(", ")
-                        ))
-                    });
-                    self.mismatch(e, format!("{bt} has no field `{name}`"), help);
+                    let fields = o.fields.keys().cloned().collect::<Vec<_>>().join(", ");
+                    let help = suggest(name, o.fields.keys().map(String::as_str))
+                        .or_else(|| Some(format!("its fields are: {fields}")));
+                    let what = self.text.get(base.span.range()).unwrap_or("the object").trim();
+                    self.mismatch(e, format!("`{what}` has no field `{name}` (its schema closes it)"), help);
                     Type::Any
                 }
             },

@@ -46,7 +46,10 @@ impl ToolManifest {
             }
         };
         let list = match &value {
-            Value::Object(o) if o.get("tools").is_some_and(Value::is_array) => o["tools"].clone(),
+            Value::Object(o) if o.contains_key("tools") => match &o["tools"] {
+                Value::Array(_) => o["tools"].clone(),
+                other => return Err(format!("`tools` must be a list of tools, found {other}")),
+            },
             other => other.clone(),
         };
         let mut tools = BTreeMap::new();
@@ -62,7 +65,7 @@ impl ToolManifest {
                                 return Err("every tool object needs a `name`".into());
                             };
                             let schema = o.get("inputSchema").or_else(|| o.get("input_schema")).cloned();
-                            tools.insert(name.to_owned(), schema);
+                            tools.insert(name.to_owned(), check_schema(name, schema)?);
                         }
                         _ => return Err("tools must be names or `{name, inputSchema}` objects".into()),
                     }
@@ -70,7 +73,8 @@ impl ToolManifest {
             }
             Value::Object(o) => {
                 for (name, schema) in o {
-                    tools.insert(name, (!schema.is_null()).then_some(schema));
+                    let schema = check_schema(&name, Some(schema))?;
+                    tools.insert(name, schema);
                 }
             }
             _ => {
@@ -85,6 +89,15 @@ impl ToolManifest {
 
     pub fn contains(&self, name: &str) -> bool {
         self.tools.contains_key(name) || BUILTIN_TOOLS.contains(&name)
+    }
+}
+
+/// An input schema must be an object or a boolean (or absent / null).
+fn check_schema(tool: &str, schema: Option<Value>) -> Result<Option<Value>, String> {
+    match schema {
+        None | Some(Value::Null) => Ok(None),
+        Some(s @ (Value::Object(_) | Value::Bool(_))) => Ok(Some(s)),
+        Some(other) => Err(format!("the input schema of `{tool}` must be an object, found {other}")),
     }
 }
 
@@ -103,5 +116,8 @@ mod tests {
         let m = ToolManifest::parse("x: null\ny: {type: object}\n").unwrap();
         assert!(m.tools["x"].is_none() && m.tools["y"].is_some());
         assert!(ToolManifest::parse("12").is_err());
+        assert!(ToolManifest::parse(r#"{"tools": 3}"#).is_err());
+        assert!(ToolManifest::parse(r#"{"tools": "x"}"#).is_err());
+        assert!(ToolManifest::parse(r#"{"gitlab.x": 3}"#).is_err());
     }
 }

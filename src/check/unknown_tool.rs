@@ -28,15 +28,24 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
         }
         let Some(Some(schema)) = manifest.tools.get(&call.value) else { continue };
         let Some(props) = schema.get("properties").and_then(Value::as_object) else { continue };
-        let open = !matches!(schema.get("additionalProperties"), Some(Value::Bool(false)) | None)
-            || schema.get("additionalProperties").is_some_and(Value::is_object);
+        // Deliberately stricter than JSON Schema's default: a tool's listed
+        // `properties` are its inputs, and a key it does not list is almost
+        // always a typo. Only `additionalProperties: true` (or a schema for
+        // them) says the tool takes more.
+        let open = matches!(schema.get("additionalProperties"), Some(Value::Bool(true) | Value::Object(_)));
         let given: Vec<_> = match &step.input_template {
             Some(TemplateValue::Object(entries, _)) => entries.iter().map(|(k, _)| k).collect(),
             _ => Vec::new(),
         };
+        let mut suggested: Vec<String> = Vec::new();
         if !open {
             for key in &given {
                 if !props.contains_key(&key.value) {
+                    if let Some(s) =
+                        crate::diagnostic::did_you_mean(&key.value, props.keys().map(String::as_str))
+                    {
+                        suggested.push(s.to_owned());
+                    }
                     let help = suggest(&key.value, props.keys().map(String::as_str)).or_else(|| {
                         Some(format!(
                             "`{}` takes: {}",
@@ -58,7 +67,8 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
         let whole_template = matches!(&step.input_template, Some(TemplateValue::String(_)));
         let required = schema.get("required").and_then(Value::as_array).into_iter().flatten();
         for r in required.filter_map(Value::as_str) {
-            if whole_template || given.iter().any(|k| k.value == r) {
+            // A misspelled key already reported with this suggestion is one mistake, not two.
+            if whole_template || given.iter().any(|k| k.value == r) || suggested.iter().any(|s| s == r) {
                 continue;
             }
             let span = match &step.input_template {

@@ -15,8 +15,15 @@ use crate::check::scope::{self, Binding, LOOP_FIELDS, RUN_FIELDS, STEP_FIELDS, W
 use crate::diagnostic::{Code, Diagnostic, suggest};
 use crate::ir::ExprSite;
 use crate::syntax::ast::{Expr, ExprKind};
+use std::collections::HashMap;
+
+/// Distinct unresolved names per file that get a "did you mean".
+const MAX_SUGGESTIONS: usize = 256;
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
+    // "Did you mean" compares against every capture name: remember the answer
+    // per name (and loop variable), so many errors stay linear.
+    let mut memo: HashMap<(String, Option<String>), Option<String>> = HashMap::new();
     for (i, step) in cx.wf.steps.iter().enumerate() {
         for (expr, text, loc, site) in step.expressions() {
             let mut report = |span, message: String, help: Option<String>| {
@@ -25,7 +32,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
             };
             walk(expr, &mut |e| match &e.kind {
                 ExprKind::Var(name) if scope::resolve(cx, i, site, name).is_none() => {
-                    let (message, help) = unresolved_root(cx, i, site, name);
+                    let (message, help) = unresolved_root(cx, i, site, name, &mut memo);
                     report(e.span, message, help);
                 }
                 ExprKind::Field { base, name, name_span, .. } => {
@@ -39,7 +46,13 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn unresolved_root(cx: &Cx, step: usize, site: ExprSite, name: &str) -> (String, Option<String>) {
+fn unresolved_root(
+    cx: &Cx,
+    step: usize,
+    site: ExprSite,
+    name: &str,
+    memo: &mut HashMap<(String, Option<String>), Option<String>>,
+) -> (String, Option<String>) {
     let s = &cx.wf.steps[step];
     if s.foreach.is_some() && site == ExprSite::Foreach && (name == s.loop_var_name() || name == "loop") {
         return (
@@ -60,7 +73,16 @@ fn unresolved_root(cx: &Cx, step: usize, site: ExprSite, name: &str) -> (String,
         };
         return (format!("`{name}` is not in scope"), Some(help));
     }
-    let help = suggest(name, scope::visible_names(cx, step, site));
+    let in_loop = s.foreach.is_some() && site != ExprSite::Foreach;
+    let key = (name.to_owned(), in_loop.then(|| s.loop_var_name().to_owned()));
+    if let Some(help) = memo.get(&key) {
+        return (format!("`{name}` is not in scope"), help.clone());
+    }
+    // Each suggestion compares against every name in scope; past a few
+    // hundred distinct misses a file is not a typo, so stop paying for them.
+    let help =
+        (memo.len() < MAX_SUGGESTIONS).then(|| suggest(name, scope::visible_names(cx, step, site))).flatten();
+    memo.insert(key, help.clone());
     (format!("`{name}` is not in scope"), help)
 }
 
@@ -73,6 +95,17 @@ fn bad_field(
 ) -> Option<(String, Option<String>)> {
     match &base.kind {
         ExprKind::Var(root) => {
+            let known = match scope::resolve(cx, step, site, root)? {
+                Binding::Params => cx.wf.params.iter().any(|p| p.name.value == name),
+                Binding::Steps => cx.step_index.contains_key(name),
+                Binding::Workflow => WORKFLOW_FIELDS.contains(&name),
+                Binding::Run => RUN_FIELDS.contains(&name),
+                Binding::Loop => LOOP_FIELDS.contains(&name),
+                Binding::LoopVar | Binding::Capture(_) => true,
+            };
+            if known {
+                return None;
+            }
             let (fields, what): (Vec<&str>, &str) = match scope::resolve(cx, step, site, root)? {
                 Binding::Params => (cx.wf.params.iter().map(|p| p.name.value.as_str()).collect(), "param"),
                 Binding::Steps => (cx.step_index.keys().copied().collect(), "step"),
@@ -81,9 +114,6 @@ fn bad_field(
                 Binding::Loop => (LOOP_FIELDS.to_vec(), "field of `loop`"),
                 Binding::LoopVar | Binding::Capture(_) => return None,
             };
-            if fields.contains(&name) {
-                return None;
-            }
             let help = suggest(name, fields.iter().copied()).or_else(|| {
                 (root == "params" && fields.is_empty()).then(|| "declare it under `params:`".to_owned())
             });

@@ -40,6 +40,7 @@ const LEGACY_KEYS: &[(&str, &str)] = &[
     ("with", "input_template"),
     ("applicable_when", "when"),
     ("desc", "description"),
+    ("name", "id"),
 ];
 
 /// Lowers a parsed file. `default_id` (the file stem) is the id when the file has none.
@@ -187,6 +188,11 @@ impl Lower<'_> {
                 Some("a workflow needs `steps:`, a list of `{id, call}` mappings".into()),
             ),
             Some(s) => match s.as_seq() {
+                Some([]) => self.violation(
+                    s.span,
+                    "`steps` is empty",
+                    Some("a workflow needs at least one `{id, call}` step".into()),
+                ),
                 Some(items) => wf.steps = items.iter().filter_map(|i| self.step(i)).collect(),
                 None => {
                     self.violation(s.span, format!("`steps` must be a list, found {}", s.kind_name()), None)
@@ -306,13 +312,15 @@ impl Lower<'_> {
         let id = match node.get("id") {
             Some(n) => self.string(n, "step `id`")?,
             None => {
-                let help = node
-                    .get("name")
-                    .and_then(Node::as_str)
-                    .map(|n| format!("`name` is the original system's key: add `id: {n}`"))
-                    .or_else(|| Some("every step needs a unique `id`".into()));
-                let span = entries.first().map_or(node.span, |e| e.key.span);
-                self.violation(span, "step is missing required key `id`", help);
+                // A legacy `name:` is already reported as the key to rename.
+                if node.get("name").is_none() {
+                    let span = entries.first().map_or(node.span, |e| e.key.span);
+                    self.violation(
+                        span,
+                        "step is missing required key `id`",
+                        Some("every step needs a unique `id`".into()),
+                    );
+                }
                 return None;
             }
         };
@@ -329,9 +337,14 @@ impl Lower<'_> {
         let call = match node.get("call") {
             Some(n) => self.string(n, "`call`"),
             None => {
-                let legacy = node.get("tool").or_else(|| node.get("agent"));
-                let help = legacy.map(|_| "write the tool name under `call:`".to_owned());
-                self.violation(id.span, format!("step `{}` is missing required key `call`", id.value), help);
+                // A legacy `tool:` / `agent:` is already reported as the key to rename.
+                if node.get("tool").is_none() && node.get("agent").is_none() {
+                    self.violation(
+                        id.span,
+                        format!("step `{}` is missing required key `call`", id.value),
+                        None,
+                    );
+                }
                 None
             }
         };
