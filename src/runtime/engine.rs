@@ -210,7 +210,10 @@ impl Engine {
                        "ready": self.ready_ids(m)}),
             ));
         };
-        let mut result = args.result;
+        // The result is validated as sent, and stored within the caps.
+        let original = args.result;
+        let original_bytes = serde_json::to_string(&original).map_or(0, |t| t.len());
+        let mut result = original.clone();
         let truncation =
             payload::truncate(&mut result, self.config.max_string_bytes, self.config.max_snapshot_bytes);
         match m.status_of(w) {
@@ -238,7 +241,7 @@ impl Engine {
         }
         let step = m.step(w.0);
         if let Some(schema) = &step.success_schema {
-            let errors = self.validate_result(schema, &result)?;
+            let errors = self.validate_result(schema, &original)?;
             if !errors.is_empty() {
                 let event = Event {
                     version: m.state.version + 1,
@@ -261,7 +264,7 @@ impl Engine {
         if let Some(what) = truncation {
             cached.machine.state.truncations.push(Truncation {
                 step_id: args.step_id.clone(),
-                original_bytes: 0,
+                original_bytes,
                 what,
             });
         }
