@@ -10,14 +10,19 @@
 //! Set `SAVANT_BENCH_WRITE=DIR` to write the generated workflows to
 //! `DIR/gen1k.yaml`, `DIR/gen10k.yaml` and `DIR/gen100k.yaml` and exit without
 //! benchmarking (used to measure the CLI's peak memory with `/usr/bin/time -v`).
+//!
+//! Set `SAVANT_BENCH_PHASES=1` to print, instead, the wall time of each phase
+//! of `check::analyze` (parse, lower, `Cx::new`, each check, drop) on the
+//! 100k-step workflow: the median of 5 runs.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use savant_think::Limits;
-use savant_think::check::{Config, check_source};
+use savant_think::check::{CHECKS, Config, Cx, check_source, default_id};
+use savant_think::ir;
 use savant_think::source::SourceFile;
 use savant_think::syntax::yaml;
 
@@ -224,9 +229,64 @@ fn write_fixtures(dir: &str) {
     }
 }
 
+/// Times each phase of `check::analyze` on the largest workflow (the same
+/// steps, called one by one) and prints the median of 5 runs per phase.
+fn phases() {
+    let &(label, n) = SIZES.last().expect("sizes");
+    let src = SourceFile::new(format!("gen{label}.yaml"), generate(n));
+    let config = Config { limits: limits(), ..Config::default() };
+    let mut runs: Vec<Vec<(String, Duration)>> = Vec::new();
+    for _ in 0..5 {
+        let mut times = Vec::new();
+        let mut lap = |name: &str, since: Instant| times.push((name.to_owned(), since.elapsed()));
+        let total = Instant::now();
+        let t = Instant::now();
+        let parsed = yaml::parse(&src, &config.limits);
+        lap("yaml::parse", t);
+        let root = parsed.root.expect("a document");
+        let t = Instant::now();
+        let (wf, diags) = ir::lower(&src, &root, &default_id(&src.path));
+        lap("ir::lower", t);
+        assert!(diags.is_empty(), "{:?}", diags.first());
+        let t = Instant::now();
+        let cx = Cx::new(&src, &wf, &config);
+        lap("Cx::new", t);
+        let mut out = Vec::new();
+        let checks = Instant::now();
+        for (code, check) in CHECKS {
+            let t = Instant::now();
+            check(&cx, &mut out);
+            lap(&format!("  {}", code.as_str()), t);
+        }
+        lap("all checks", checks);
+        assert!(out.is_empty(), "{:?}", out.first());
+        let t = Instant::now();
+        drop(cx);
+        drop(wf);
+        drop(root);
+        lap("drop", t);
+        lap("total", total);
+        runs.push(times);
+    }
+    println!(
+        "phases of check::analyze on gen{label}.yaml ({} bytes), median of {} runs:",
+        src.text.len(),
+        runs.len()
+    );
+    for (i, (name, _)) in runs[0].iter().enumerate() {
+        let mut times: Vec<Duration> = runs.iter().map(|run| run[i].1).collect();
+        times.sort();
+        println!("{name:32} {:9.1} ms", times[times.len() / 2].as_secs_f64() * 1e3);
+    }
+}
+
 fn main() {
     if let Some(dir) = std::env::var_os("SAVANT_BENCH_WRITE") {
         write_fixtures(&dir.to_string_lossy());
+        return;
+    }
+    if std::env::var_os("SAVANT_BENCH_PHASES").is_some() {
+        phases();
         return;
     }
     let mut c = Criterion::default().configure_from_args();

@@ -127,6 +127,13 @@ enum Command {
         #[command(subcommand)]
         command: WorkflowsCommand,
     },
+    /// Serve the engine as an MCP server: stdio (default) or Streamable HTTP at /mcp.
+    ///
+    /// Logs go to stderr, at the level in LOG_LEVEL (default info).
+    #[command(
+        after_help = "Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost"
+    )]
+    Serve(ServeArgs),
     /// Call any engine tool by name (`think_plan` or `think.plan`) with JSON input.
     Call {
         tool: String,
@@ -135,6 +142,31 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         root: Option<PathBuf>,
     },
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:7331).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+    /// Require `Authorization: Bearer TOKEN` on every HTTP request.
+    #[arg(long, env = "SAVANT_THINK_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Also accept this browser Origin (e.g. https://app.example.com:443; loopback origins are always accepted). Repeatable.
+    #[arg(long, value_name = "ORIGIN")]
+    allowed_origin: Vec<String>,
+    /// Also accept this Host header (e.g. myhost or myhost:7331; loopback names are always accepted). Repeatable.
+    #[arg(long, value_name = "HOST")]
+    allowed_host: Vec<String>,
+    /// Allow a non-loopback --http address without a token.
+    #[arg(long)]
+    insecure: bool,
+    /// Refuse messages (stdio lines, HTTP bodies) larger than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = savant_think::mcp::DEFAULT_MAX_MESSAGE_BYTES)]
+    max_message_bytes: usize,
+    /// Project root. Default: $SAVANT_PATH, else the current directory.
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -229,6 +261,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => run_check(args),
+        Command::Serve(args) => run_serve(args),
         other => run_engine(other),
     }
 }
@@ -266,7 +299,7 @@ fn print_result(result: EngineResult) -> ExitCode {
 
 fn run_engine(command: Command) -> ExitCode {
     let (root, tool, args): (Option<PathBuf>, &str, Value) = match command {
-        Command::Check(_) => unreachable!("dispatched in main"),
+        Command::Check(_) | Command::Serve(_) => unreachable!("dispatched in main"),
         Command::Compile { wf, params } => {
             let engine = match engine_at(wf.root.as_deref()) {
                 Ok(e) => e,
@@ -383,6 +416,22 @@ fn run_engine(command: Command) -> ExitCode {
         Err(code) => return code,
     };
     print_result(tools::call(&engine, tool, &args))
+}
+
+fn run_serve(args: ServeArgs) -> ExitCode {
+    let options = savant_think::mcp::ServeOptions {
+        root: workspace::root(args.root.as_deref()),
+        http: args.http,
+        token: args.token,
+        allowed_origins: args.allowed_origin,
+        allowed_hosts: args.allowed_host,
+        insecure: args.insecure,
+        max_message_bytes: args.max_message_bytes,
+    };
+    match savant_think::mcp::serve(options) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(m) => fail(m),
+    }
 }
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {

@@ -54,29 +54,103 @@ pub struct LineCol {
 }
 
 /// One workflow file: its display path, its text and a line index.
+///
+/// Line breaks are `\r\n`, `\n` and a lone `\r`, as YAML (and saphyr) count
+/// them. A byte order mark at the start of the file is not a column.
 #[derive(Clone, Debug)]
 pub struct SourceFile {
     /// The path as the user should see it (relative when the user gave a relative path).
     pub path: String,
     pub text: String,
     line_starts: Vec<usize>,
+    /// `char_marks[k]` is the number of characters that start before byte
+    /// `k * CHAR_MARK_STRIDE`; empty when the text is ASCII (a character is
+    /// a byte). Makes [`SourceFile::line_col`] cost O(log n + stride), however
+    /// long the line.
+    char_marks: Vec<u32>,
+    /// Memoized decode tables of this file's scalars (see
+    /// [`crate::syntax::scalar::map_range_cached`]).
+    pub(crate) scalar_tables: crate::syntax::scalar::ScalarTables,
+}
+
+/// Bytes between two entries of [`SourceFile::char_marks`].
+const CHAR_MARK_STRIDE: usize = 256;
+
+/// Whether `b` begins a UTF-8 character (is not a continuation byte).
+fn starts_char(b: u8) -> bool {
+    (b as i8) >= -0x40
 }
 
 impl SourceFile {
     pub fn new(path: impl Into<String>, text: impl Into<String>) -> SourceFile {
         let text = text.into();
+        let bytes = text.as_bytes();
         let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        SourceFile { path: path.into(), text, line_starts }
+        for (i, &b) in bytes.iter().enumerate() {
+            // `\r\n` is one break: it ends at its `\n`.
+            if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
+                line_starts.push(i + 1);
+            }
+        }
+        let mut char_marks = Vec::new();
+        if !text.is_ascii() {
+            let mut count = 0u32;
+            for chunk in bytes.chunks(CHAR_MARK_STRIDE) {
+                char_marks.push(count);
+                count += chunk.iter().filter(|&&b| starts_char(b)).count() as u32;
+            }
+            char_marks.push(count);
+        }
+        SourceFile { path: path.into(), text, line_starts, char_marks, scalar_tables: Default::default() }
+    }
+
+    /// The number of characters that start before byte `offset` (at most the text's length).
+    fn chars_before(&self, offset: usize) -> usize {
+        if self.char_marks.is_empty() {
+            return offset;
+        }
+        let k = offset / CHAR_MARK_STRIDE;
+        let tail = &self.text.as_bytes()[k * CHAR_MARK_STRIDE..offset];
+        self.char_marks[k] as usize + tail.iter().filter(|&&b| starts_char(b)).count()
+    }
+
+    /// The 0-based line of a byte offset (clamped to the text).
+    pub(crate) fn line_index(&self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len());
+        self.line_starts.partition_point(|&s| s <= offset) - 1
+    }
+
+    /// The number of lines: one more than the number of line breaks.
+    pub(crate) fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+
+    /// The byte range of 0-based line `line`'s content (without its line
+    /// break), and where the next line begins (the text's end for the last).
+    pub(crate) fn line_bounds(&self, line: usize) -> (std::ops::Range<usize>, usize) {
+        let start = self.line_starts[line];
+        let next = self.line_starts.get(line + 1).copied().unwrap_or(self.text.len());
+        let bytes = self.text.as_bytes();
+        let mut end = next;
+        if end > start && bytes[end - 1] == b'\n' {
+            end -= 1;
+        }
+        if end > start && bytes[end - 1] == b'\r' {
+            end -= 1;
+        }
+        (start..end, next)
     }
 
     /// Line and column of a byte offset. Offsets past the end clamp to the end;
     /// offsets inside a multi-byte character count as that character.
     pub fn line_col(&self, offset: usize) -> LineCol {
         let offset = offset.min(self.text.len());
-        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let line = self.line_index(offset);
         let start = self.line_starts[line];
-        let column = self.text[start..].char_indices().take_while(|&(i, _)| start + i < offset).count();
+        let mut column = self.chars_before(offset) - self.chars_before(start);
+        if line == 0 && offset > 0 && self.text.starts_with('\u{feff}') {
+            column -= 1;
+        }
         LineCol { line: line + 1, column: column + 1 }
     }
 
@@ -106,5 +180,70 @@ mod tests {
         // `<` after "é" (2 bytes) is byte 5 + 4 + 2 = 11, character column 6.
         assert_eq!(f.line_col(11), LineCol { line: 2, column: 6 });
         assert_eq!(f.line_col(1000), LineCol { line: 3, column: 1 });
+    }
+
+    #[test]
+    fn lone_cr_crlf_and_lf_are_each_one_line_break() {
+        let f = SourceFile::new("x.yaml", "a\rb\r\nc\nd\r\r");
+        let at = |offset| {
+            let LineCol { line, column } = f.line_col(offset);
+            (line, column)
+        };
+        assert_eq!(
+            [at(0), at(1), at(2), at(3), at(4), at(5), at(7), at(8), at(9)],
+            [(1, 1), (1, 2), (2, 1), (2, 2), (2, 3), (3, 1), (4, 1), (4, 2), (5, 1)]
+        );
+        assert_eq!(f.line_count(), 6);
+        assert_eq!(f.line_bounds(1), (2..3, 5));
+        assert_eq!(f.line_bounds(4), (9..9, 10));
+        assert_eq!(f.line_bounds(5), (10..10, 10));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_a_column() {
+        let f = SourceFile::new("x.yaml", "\u{feff}ab\nc");
+        assert_eq!(f.line_col(0), LineCol { line: 1, column: 1 });
+        assert_eq!(f.line_col(3), LineCol { line: 1, column: 1 });
+        assert_eq!(f.line_col(4), LineCol { line: 1, column: 2 });
+        assert_eq!(f.line_col(6), LineCol { line: 2, column: 1 });
+    }
+
+    #[test]
+    fn columns_on_long_lines_count_characters() {
+        let line = "é😀x".repeat(1000);
+        let text = format!("a\n{line}\n{line}");
+        let f = SourceFile::new("x.yaml", text.as_str());
+        for (i, (at, _)) in text.char_indices().enumerate().step_by(7) {
+            let expected = text[..at].rsplit('\n').next().unwrap().chars().count() + 1;
+            assert_eq!(f.line_col(at).column, expected, "char {i} at byte {at}");
+        }
+        // Inside a character: counts as that character.
+        assert_eq!(f.line_col(3).column, 2);
+    }
+
+    proptest::proptest! {
+        /// The index answers as a plain walk over the characters does.
+        #[test]
+        fn line_col_matches_a_character_walk(text in "\u{feff}?([a\r\né😀\t]|x{300}){0,24}") {
+            let f = SourceFile::new("x.yaml", text.as_str());
+            let (mut line, mut column) = (1, 1);
+            let mut chars = text.char_indices().peekable();
+            while let Some((at, c)) = chars.next() {
+                for offset in at..at + c.len_utf8() {
+                    let bom = at == 0 && c == '\u{feff}';
+                    let expected = if offset == at || bom { (line, column) } else { (line, column + 1) };
+                    let LineCol { line: l, column: k } = f.line_col(offset);
+                    proptest::prop_assert_eq!((l, k), expected, "offset {} of {:?}", offset, text);
+                }
+                match c {
+                    '\r' if chars.peek().map(|&(_, c)| c) == Some('\n') => column += 1,
+                    '\r' | '\n' => (line, column) = (line + 1, 1),
+                    '\u{feff}' if at == 0 => {}
+                    _ => column += 1,
+                }
+            }
+            proptest::prop_assert_eq!(f.line_col(text.len()), LineCol { line, column });
+            proptest::prop_assert_eq!(f.line_count(), line);
+        }
     }
 }

@@ -101,15 +101,23 @@ pub fn read_source(path: &Path, limits: &Limits) -> Result<(SourceFile, Vec<Diag
     let io = |e: std::io::Error| IoError { path: path.to_path_buf(), message: describe(&e) };
     let file = fs::File::open(path).map_err(io)?;
     let mut bytes = Vec::new();
+    // Spans are `u32`, so the cap never exceeds `Limits::MAX_SPANNED_BYTES`,
+    // whatever `--max-file-size` says.
+    let cap = limits.file_cap();
     // Read one byte past the cap: enough to know the file is too large.
-    file.take(limits.max_file_bytes as u64 + 1).read_to_end(&mut bytes).map_err(io)?;
-    if bytes.len() > limits.max_file_bytes {
+    file.take((cap as u64).saturating_add(1)).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() > cap {
+        let help = if cap < limits.max_file_bytes {
+            format!("split the workflow: files over {cap} bytes cannot be checked")
+        } else {
+            "split the workflow, or raise the limit with `--max-file-size BYTES`".to_owned()
+        };
         let d = Diagnostic::new(
             Code::YamlLimit,
             Span::point(0),
-            format!("the file is larger than the {} byte limit", limits.max_file_bytes),
+            format!("the file is larger than the {cap} byte limit"),
         )
-        .with_help("split the workflow, or raise the limit with `--max-file-size BYTES`");
+        .with_help(help);
         return Ok((SourceFile::new(display, ""), vec![d]));
     }
     match String::from_utf8(bytes) {

@@ -8,6 +8,9 @@
 //! `tests/yaml_bad_input.rs` covers the YAML reader alone; this file covers the
 //! whole pipeline.
 
+mod common;
+
+use common::{BIN, CRATE, Run, Scratch, WATCHDOG, run, run_cmd};
 use proptest::prelude::*;
 use savant_think::Limits;
 use savant_think::check::{Config, check_source};
@@ -15,129 +18,11 @@ use savant_think::diagnostic::{Code, Diagnostic, Severity};
 use savant_think::report::{self, FileReport, Format, HumanOptions};
 use savant_think::source::{LineCol, SourceFile};
 use savant_think::workspace;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_savant-think");
-const CRATE: &str = env!("CARGO_MANIFEST_DIR");
-/// Anything slower than this is a hang.
-const WATCHDOG: Duration = Duration::from_secs(20);
-
 // ---------------------------------------------------------------- helpers
-
-/// A scratch directory under the system temp dir, removed (permissions
-/// restored first) on drop.
-struct Scratch {
-    path: PathBuf,
-}
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("savant-think-bad-{}-{name}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        Scratch { path }
-    }
-
-    fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
-        let p = self.path.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, contents).unwrap();
-        p
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        restore_permissions(&self.path);
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
-}
-
-#[cfg(unix)]
-fn restore_permissions(dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            let p = e.path();
-            let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755));
-            if p.is_dir() {
-                restore_permissions(&p);
-            }
-        }
-    }
-}
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let cut = |s: &str| s.chars().take(3000).collect::<String>();
-        write!(
-            f,
-            "exit {:?} after {:?}\n--- stdout (cut)\n{}\n--- stderr (cut)\n{}",
-            self.code,
-            self.elapsed,
-            cut(&self.stdout),
-            cut(&self.stderr)
-        )
-    }
-}
-
-/// Runs `c`, killing it and failing the test after [`WATCHDOG`].
-fn run_cmd(mut c: Command) -> Run {
-    let started = Instant::now();
-    let mut child = c
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the binary");
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out_reader = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = out.read_to_end(&mut v);
-        v
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = err.read_to_end(&mut v);
-        v
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > WATCHDOG {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{c:?} hung: killed after {WATCHDOG:?}");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let stdout = String::from_utf8_lossy(&out_reader.join().unwrap()).into_owned();
-    let stderr = String::from_utf8_lossy(&err_reader.join().unwrap()).into_owned();
-    Run { code: status.code(), stdout, stderr, elapsed: started.elapsed() }
-}
-
-fn run(dir: &Path, args: &[&str]) -> Run {
-    let mut c = Command::new(BIN);
-    c.args(args).current_dir(dir).env_remove("SAVANT_PATH").env_remove("NO_COLOR");
-    run_cmd(c)
-}
 
 /// The binary must end by itself, with status 1 or 2, and say something.
 fn assert_handled(r: &Run, what: &str) {
@@ -444,7 +329,7 @@ fn a_file_over_the_size_cap_is_refused() {
 
     let s = Scratch::new("size-cap");
     std::fs::copy(&bundled, s.path.join("big.yaml")).unwrap();
-    s.write("small.yaml", "steps: []\n");
+    s.write("small.yaml", "steps:\n  - { id: a, call: prompt.say }\n");
     let r = run(&s.path, &["check", "big.yaml", "small.yaml", "--max-file-size", "100", "--format", "json"]);
     assert_eq!(r.code, Some(1), "{r:?}");
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
@@ -855,4 +740,50 @@ proptest! {
         }
         check_and_render(&text);
     }
+}
+
+// ---------------------------------------------------------------- positions and rendering at the edges
+
+#[test]
+fn a_diagnostic_past_column_65535_renders_in_human_format() {
+    let yaml = template(&format!("{} <<nope>>", "x".repeat(70_000)));
+    let s = Scratch::new("wide-column");
+    s.write("wide.yaml", &yaml);
+    let r = run(&s.path, &["check", "wide.yaml"]);
+    assert_handled(&r, "wide.yaml");
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(r.stdout.contains("UNRESOLVED_VAR"), "{r:?}");
+    let (src, diags) = errors(&yaml);
+    assert_eq!(codes(&diags), [Code::UnresolvedVar]);
+    let out = report::render(
+        Format::Human,
+        &[FileReport { source: &src, diagnostics: &diags }],
+        &HumanOptions::default(),
+    );
+    assert!(out.contains("UNRESOLVED_VAR"));
+}
+
+#[test]
+fn many_diagnostics_in_one_string_take_linear_time() {
+    let yaml = template(&"<<x>>".repeat(10_000));
+    let s = Scratch::new("many-diags");
+    s.write("many.yaml", &yaml);
+    let r = run(&s.path, &["check", "many.yaml", "--format", "json"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    let (_, diags) = errors(&yaml);
+    assert_eq!(diags.len(), 10_000);
+}
+
+#[test]
+fn a_byte_order_mark_is_not_a_column() {
+    let (src, diags) = errors("\u{feff}steps: 3\n");
+    assert_eq!(codes(&diags), [Code::YamlSchemaViolation]);
+    assert_eq!(pos(&src, &diags[0]), (1, 8, 1, 9));
+}
+
+#[test]
+fn lone_cr_line_endings_count_as_lines() {
+    let (src, diags) = errors("steps:\r  - id: a\r    call: prompt.say\r    when: nope\r");
+    assert_eq!(codes(&diags), [Code::UnresolvedVar]);
+    assert_eq!(pos(&src, &diags[0]), (4, 11, 4, 15));
 }

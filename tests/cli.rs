@@ -1,18 +1,13 @@
 //! Golden tests of the `savant-think check` command line: the real binary, run
 //! in a scratch directory, judged by its exit status, stdout and stderr.
 
+mod common;
+
+use common::{BIN, CRATE, Scratch, assert_exit, cmd, run, run_cmd};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_savant-think");
-const CRATE: &str = env!("CARGO_MANIFEST_DIR");
-/// A run that takes longer than this is a hang.
-const WATCHDOG: Duration = Duration::from_secs(20);
+use std::process::Command;
 
 // ---------------------------------------------------------------- fixtures
 
@@ -56,106 +51,6 @@ steps:
 ";
 
 // ---------------------------------------------------------------- helpers
-
-/// A scratch directory under the system temp dir, removed on drop.
-struct Scratch {
-    path: PathBuf,
-}
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("savant-think-cli-{}-{name}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        Scratch { path }
-    }
-
-    /// Writes `rel` (creating its parent directories) and returns its path.
-    fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
-        let p = self.path.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, contents).unwrap();
-        p
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
-}
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "exit {:?}\n--- stdout\n{}--- stderr\n{}", self.code, self.stdout, self.stderr)
-    }
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
-    }
-}
-
-/// A command for the binary in `dir`, with no inherited `SAVANT_PATH` or `NO_COLOR`.
-fn cmd(dir: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(BIN);
-    c.args(args).current_dir(dir).env_remove("SAVANT_PATH").env_remove("NO_COLOR").env_remove("COLUMNS");
-    c
-}
-
-/// Runs `c` to completion, failing the test if it takes longer than [`WATCHDOG`].
-fn run_cmd(mut c: Command) -> Run {
-    let mut child = c
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the binary");
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out_reader = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = out.read_to_end(&mut v);
-        v
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = err.read_to_end(&mut v);
-        v
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > WATCHDOG {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{:?} did not finish within {WATCHDOG:?}", c);
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let stdout = String::from_utf8_lossy(&out_reader.join().unwrap()).into_owned();
-    let stderr = String::from_utf8_lossy(&err_reader.join().unwrap()).into_owned();
-    Run { code: status.code(), stdout, stderr }
-}
-
-fn run(dir: &Path, args: &[&str]) -> Run {
-    run_cmd(cmd(dir, args))
-}
-
-fn assert_exit(r: &Run, code: i32) {
-    assert_eq!(r.code, Some(code), "{r:?}");
-}
 
 /// Every file under `dir` with its size, recursively.
 fn listing(dir: &Path) -> BTreeSet<(PathBuf, u64)> {
@@ -772,4 +667,21 @@ fn the_bundled_workflows_check_clean() {
     let r = run(&s.path, &["check", "--root", CRATE]);
     assert_exit(&r, 0);
     assert!(r.stdout.contains(&format!("no problems in {expected} files")), "{r:?}");
+}
+
+// ---------------------------------------------------------------- terminal safety
+
+#[test]
+fn control_characters_in_the_file_are_not_sent_to_the_terminal() {
+    let s = Scratch::new("esc");
+    s.write(
+        "esc.yaml",
+        "steps:\n  - id: a\n    call: think\n    when: nope # \u{1b}[2J\u{1b}]0;pwned\u{7}\n",
+    );
+    let mut c = cmd(&s.path, &["check", "esc.yaml"]);
+    c.env("NO_COLOR", "1");
+    let r = run_cmd(c);
+    assert_exit(&r, 1);
+    assert!(r.stdout.contains("UNRESOLVED_VAR"), "{r:?}");
+    assert!(!r.stdout.contains(ANSI_ESC) && !r.stdout.contains('\u{7}'), "{:?}", r.stdout);
 }

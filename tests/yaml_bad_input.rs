@@ -168,3 +168,81 @@ proptest::proptest! {
         let _ = read(&yaml);
     }
 }
+
+#[test]
+fn aliases_of_a_big_string_count_its_size() {
+    let yaml = format!(
+        "big: &big \"{}\"\nsteps:\n  - id: a\n    call: think\n    rationale: [{}]\n",
+        "x".repeat(1 << 20),
+        vec!["*big"; 500].join(", ")
+    );
+    let started = Instant::now();
+    let parsed = read(&yaml);
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    // 500 nodes is far under the node budget; 500 MiB is far over the byte budget.
+    check_error(&parsed, Code::YamlLimit, "aliases expand to more than 67108864 bytes");
+    let d = &parsed.diagnostics[0];
+    assert_eq!(&yaml[d.span.range()], "*big", "the alias that crossed the limit is underlined");
+    assert_eq!(d.labels.len(), 1);
+    assert!(yaml[d.labels[0].span.range()].starts_with("\"xxx"), "the anchored string is labelled");
+    // The 64th alias is the last that fits: 64 × 1 MiB = 64 MiB.
+    let offset = yaml.find("*big").unwrap() + 64 * "*big, ".len();
+    assert_eq!(d.span.start as usize, offset);
+}
+
+#[test]
+fn nested_aliases_of_a_string_count_its_size() {
+    // 100 KB × 100 × 80 × 8: about 72,000 nodes but 6.4 GB once expanded.
+    let mut yaml = format!("a: &a \"{}\"\n", "y".repeat(100_000));
+    yaml.push_str(&format!("b: &b [{}]\n", vec!["*a"; 100].join(", ")));
+    yaml.push_str(&format!("c: &c [{}]\n", vec!["*b"; 80].join(", ")));
+    yaml.push_str(&format!("steps: [{}]\n", ["*c"; 8].join(", ")));
+    let started = Instant::now();
+    let parsed = read(&yaml);
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    check_error(&parsed, Code::YamlLimit, "bytes in this file");
+    let d = &parsed.diagnostics[0];
+    assert_eq!(&yaml[d.span.range()], "*b");
+    assert!(yaml[d.labels[0].span.range()].starts_with("[*a, *a"));
+}
+
+#[test]
+fn the_alias_byte_budget_is_a_limit() {
+    let yaml = "a: &a [abc, de]\nb: [*a, *a]\n";
+    let parsed = read_with(yaml, &Limits { max_alias_bytes: 10, ..Limits::default() });
+    assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+    assert_eq!(parsed.root.unwrap().get("b").unwrap().as_seq().unwrap().len(), 2);
+    let parsed = read_with(yaml, &Limits { max_alias_bytes: 9, ..Limits::default() });
+    check_error(&parsed, Code::YamlLimit, "more than 9 bytes");
+    // Mapping keys are repeated too.
+    let yaml = "a: &a {key: v}\nb: *a\n";
+    assert!(read_with(yaml, &Limits { max_alias_bytes: 4, ..Limits::default() }).diagnostics.is_empty());
+    let parsed = read_with(yaml, &Limits { max_alias_bytes: 3, ..Limits::default() });
+    check_error(&parsed, Code::YamlLimit, "more than 3 bytes");
+}
+
+#[test]
+fn the_largest_max_file_size_reads_files() {
+    let manifest = env!("CARGO_MANIFEST_DIR");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_savant-think"))
+        .current_dir(manifest)
+        .args(["check", "--max-file-size", "18446744073709551615", "workflows/review_v1.yaml"])
+        .output()
+        .expect("run savant-think");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The same cap in the library: clamped to what spans can address.
+    let limits = Limits { max_file_bytes: usize::MAX, ..Limits::default() };
+    assert_eq!(limits.file_cap(), Limits::MAX_SPANNED_BYTES);
+    let (src, diags) = savant_think::workspace::read_source(
+        &std::path::Path::new(manifest).join("workflows/review_v1.yaml"),
+        &limits,
+    )
+    .unwrap();
+    assert!(diags.is_empty() && !src.text.is_empty(), "{diags:?}");
+}

@@ -8,7 +8,7 @@ pub mod types;
 use crate::source::{SourceFile, Span};
 use crate::syntax::ast::{Expr, Template};
 use crate::syntax::node::ScalarStyle;
-use crate::syntax::scalar::map_range;
+use crate::syntax::scalar::map_range_cached;
 use serde_json::Value;
 
 pub use lower::lower;
@@ -35,7 +35,7 @@ pub struct ScalarLoc {
 impl ScalarLoc {
     /// Maps a span in the decoded value (as `Expr` spans are) to a file span.
     pub fn file_span(&self, src: &SourceFile, value: &str, inner: Span) -> Span {
-        map_range(&src.text, self.span, self.style, value, inner.range())
+        map_range_cached(&src.scalar_tables, &src.text, self.span, self.style, value, inner.range())
     }
 }
 

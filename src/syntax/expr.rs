@@ -29,6 +29,78 @@ pub fn parse_expr_at(text: &str, base: usize) -> Result<Expr, SyntaxError> {
     if text.trim().is_empty() {
         return Err(error("empty expression", Span::new(base, base + text.len()), None));
     }
+    if let Some(expr) = parse_plain_path(text, base) {
+        return Ok(expr);
+    }
+    parse_with_pest(text, base)
+}
+
+pub fn parse_expr(text: &str) -> Result<Expr, SyntaxError> {
+    parse_expr_at(text, 0)
+}
+
+/// Plain paths with more `.name` fields than this go through pest (which
+/// also reports [`MAX_AST_DEPTH`]).
+const PLAIN_PATH_MAX_FIELDS: usize = 64;
+
+/// The fast path for the most common expression, a plain path: a variable
+/// followed by `.name` fields (`params.repo`, `c41.title`, `entry`), with
+/// blanks allowed at both ends and around each `.`. It builds exactly the AST
+/// and spans that the grammar and [`build_expr`] would, without pest (which
+/// costs a few microseconds per expression), and returns `None` for anything
+/// else, which then goes through the grammar: the grammar stays the one
+/// source of syntax truth, and a test compares both on generated paths.
+///
+/// As in the grammar, the variable must not be a keyword (`null`, `true`,
+/// `false`, `in`), a field name may be one (`a.in`), and both start with a
+/// letter or `_`.
+fn parse_plain_path(text: &str, base: usize) -> Option<Expr> {
+    let bytes = text.as_bytes();
+    let skip_blanks = |mut i: usize| {
+        while bytes.get(i).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
+            i += 1;
+        }
+        i
+    };
+    // The end of the word starting at `i`.
+    let word = |i: usize| {
+        if !bytes.get(i).is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_') {
+            return None;
+        }
+        let len = bytes[i..].iter().position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'));
+        Some(len.map_or(bytes.len(), |len| i + len))
+    };
+    let span = |start: usize, end: usize| Span::new(base + start, base + end);
+    let start = skip_blanks(0);
+    let end = word(start)?;
+    let root = &text[start..end];
+    if matches!(root, "null" | "true" | "false" | "in") {
+        return None;
+    }
+    let mut expr = Expr { kind: ExprKind::Var(root.to_string()), span: span(start, end) };
+    let mut i = skip_blanks(end);
+    let mut fields = 0;
+    while i < bytes.len() {
+        fields += 1;
+        if bytes[i] != b'.' || fields > PLAIN_PATH_MAX_FIELDS {
+            return None;
+        }
+        let name_start = skip_blanks(i + 1);
+        let name_end = word(name_start)?;
+        let kind = ExprKind::Field {
+            base: Box::new(expr),
+            name: text[name_start..name_end].to_string(),
+            name_span: span(name_start, name_end),
+            optional: false,
+        };
+        expr = Expr { kind, span: span(start, name_end) };
+        i = skip_blanks(name_end);
+    }
+    Some(expr)
+}
+
+/// Parses a non-empty expression with the grammar.
+fn parse_with_pest(text: &str, base: usize) -> Result<Expr, SyntaxError> {
     let shift = |e: SyntaxError| SyntaxError { span: e.span.offset(base), ..e };
     let tokens = lex(text).map_err(shift)?;
     check_nesting(&tokens).map_err(shift)?;
@@ -36,10 +108,6 @@ pub fn parse_expr_at(text: &str, base: usize) -> Result<Expr, SyntaxError> {
         ExprParser::parse(Rule::main, text).map_err(|e| shift(convert_error(&e, text, &tokens)))?;
     let expr = pairs.next().expect("`main` starts with `expr`");
     Ok(build_expr(expr, base)?.expr)
-}
-
-pub fn parse_expr(text: &str) -> Result<Expr, SyntaxError> {
-    parse_expr_at(text, 0)
 }
 
 #[derive(pest_derive::Parser)]
@@ -737,6 +805,112 @@ mod tests {
             assert_eq!(parse_expr(&text).expect_err("too long").message, long);
         }
         assert!(parse_expr(&format!("a{}", " + a".repeat(200))).is_ok());
+    }
+
+    /// The fast path's answer, checked against the grammar's: when it takes
+    /// an expression, pest must give the same AST and spans.
+    fn plain_path(text: &str) -> Option<Expr> {
+        let fast = parse_plain_path(text, 7)?;
+        assert_eq!(Ok(&fast), parse_with_pest(text, 7).as_ref(), "{text:?}");
+        Some(fast)
+    }
+
+    #[test]
+    fn plain_paths_skip_pest_with_the_same_ast() {
+        let taken = [
+            "params",
+            "params.repo",
+            "c41.title",
+            "  loop.index\n",
+            "x  .  y",
+            "a\n.\tb\r\n. c",
+            "_a._b.C_9",
+            "a.in.null.true.false",
+            "input.nullable",
+            "truthy.falsey",
+            "inx",
+            "null_",
+            "in_.x",
+        ];
+        for text in taken {
+            assert!(plain_path(text).is_some(), "{text:?} should take the fast path");
+        }
+        let left = [
+            "null",
+            "true",
+            "false",
+            "in",
+            " in ",
+            "in.x",
+            "null.x",
+            "true . x",
+            "a.",
+            ".a",
+            "a..b",
+            "a.1",
+            "1.a",
+            "a?.b",
+            "a.b?.c",
+            "a.b()",
+            "f(x)",
+            "f (x)",
+            "a b",
+            "a.b c",
+            "a.b[0]",
+            "a == b",
+            "a.b == 'x'",
+            "!a.b",
+            "-a",
+            "(a.b)",
+            "é.x",
+            "a.é",
+            "a .b\u{a0}",
+        ];
+        for text in left {
+            assert!(plain_path(text).is_none(), "{text:?} should be left to pest");
+        }
+        // Long paths are left to pest, which enforces MAX_AST_DEPTH.
+        let at = format!("a{}", ".b".repeat(PLAIN_PATH_MAX_FIELDS));
+        assert!(plain_path(&at).is_some());
+        let past = format!("a{}", ".b".repeat(PLAIN_PATH_MAX_FIELDS + 1));
+        assert!(parse_plain_path(&past, 0).is_none());
+        assert!(parse_expr(&past).is_ok());
+        let too_long = format!("a{}", ".b".repeat(MAX_AST_DEPTH));
+        assert!(parse_expr(&too_long).is_err_and(|e| e.message.starts_with("expression too long")));
+    }
+
+    proptest! {
+        /// Generated paths: words (keywords and words starting with one
+        /// included) joined by `.` with blanks around, every one checked
+        /// against pest.
+        #[test]
+        fn plain_paths_match_the_grammar(
+            lead in "[ \t\r\n]{0,2}",
+            root in "null|true|false|in|nullx|inner|false_|[a-zA-Z_][a-zA-Z0-9_]{0,5}",
+            fields in proptest::collection::vec(
+                ("[ \t\n]{0,2}", "[ \t\r]{0,2}", "null|true|false|in|[a-zA-Z_][a-zA-Z0-9_]{0,5}"),
+                0..6,
+            ),
+            trail in "[ \t\r\n]{0,2}",
+        ) {
+            let mut text = format!("{lead}{root}");
+            for (before, after, name) in &fields {
+                text += &format!("{before}.{after}{name}");
+            }
+            text += &trail;
+            let keyword = matches!(root.as_str(), "null" | "true" | "false" | "in");
+            let fast = plain_path(&text);
+            prop_assert_eq!(fast.is_some(), !keyword, "{:?}", text);
+            prop_assert_eq!(parse_expr_at(&text, 7).ok(), parse_with_pest(&text, 7).ok());
+        }
+
+        /// Near misses: whatever the fast path takes, pest parses the same.
+        #[test]
+        fn the_fast_path_never_disagrees(text in r"(null|true|in|[a-c_]|[0-9]|[ .?()\[\]'=!-]){0,12}") {
+            if let Some(fast) = parse_plain_path(&text, 0) {
+                prop_assert_eq!(Ok(fast), parse_with_pest(&text, 0));
+            }
+        }
     }
 
     proptest! {

@@ -9,6 +9,7 @@
 
 use crate::source::Span;
 use crate::syntax::node::ScalarStyle;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// `text` is the whole file, `span` the scalar's [`crate::syntax::node::Node::span`],
 /// `value` its decoded value and `decoded` a byte offset into `value`
@@ -31,7 +32,35 @@ pub fn map_range(
     range: std::ops::Range<usize>,
 ) -> Span {
     let span = clamp_span(text, span);
-    let (start, end) = match decode_matching(text, span, style, value) {
+    let table = decode_matching(text, span, style, value);
+    range_in(table.as_ref(), text, span, style, value, range)
+}
+
+/// [`map_range`], decoding each scalar once however many ranges of it are
+/// mapped: `tables` remembers the most recently decoded scalars of `text`
+/// (it belongs to the [`crate::source::SourceFile`] that holds `text`).
+pub fn map_range_cached(
+    tables: &ScalarTables,
+    text: &str,
+    span: Span,
+    style: ScalarStyle,
+    value: &str,
+    range: std::ops::Range<usize>,
+) -> Span {
+    let span = clamp_span(text, span);
+    let memo = tables.get(text, span, style, value);
+    range_in(memo.table.as_ref(), text, span, style, value, range)
+}
+
+fn range_in(
+    table: Option<&Table>,
+    text: &str,
+    span: Span,
+    style: ScalarStyle,
+    value: &str,
+    range: std::ops::Range<usize>,
+) -> Span {
+    let (start, end) = match table {
         Some(table) => (table.source_of(value, range.start), table.source_of(value, range.end)),
         None => {
             let at = content_start(text, span, style);
@@ -39,6 +68,72 @@ pub fn map_range(
         }
     };
     Span::new(start, end.max(start))
+}
+
+/// The decode tables of the scalars of one file most recently mapped, so that
+/// many diagnostics in one long scalar cost one decoding, not one each.
+#[derive(Default)]
+pub struct ScalarTables {
+    /// Most recently used last; at most [`ScalarTables::KEEP`].
+    recent: Mutex<Vec<Arc<Memo>>>,
+}
+
+/// One decoded scalar: the key it was decoded for and its table (`None` when
+/// the decoder could not reproduce the value).
+struct Memo {
+    /// The address and length of the text it was decoded from.
+    text: (usize, usize),
+    span: Span,
+    style: ScalarStyle,
+    value: String,
+    table: Option<Table>,
+}
+
+impl ScalarTables {
+    const KEEP: usize = 4;
+
+    fn get(&self, text: &str, span: Span, style: ScalarStyle, value: &str) -> Arc<Memo> {
+        let text_key = (text.as_ptr() as usize, text.len());
+        let found = {
+            let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+            let at = recent
+                .iter()
+                .rposition(|m| m.text == text_key && m.span == span && m.style == style && m.value == value);
+            at.map(|i| {
+                let memo = recent.remove(i);
+                recent.push(memo.clone());
+                memo
+            })
+        };
+        if let Some(memo) = found {
+            return memo;
+        }
+        let mut table = decode_matching(text, span, style, value);
+        if let Some(t) = &mut table {
+            // The key holds the value; the table need not hold it twice.
+            t.value = String::new();
+        }
+        let memo = Arc::new(Memo { text: text_key, span, style, value: value.to_owned(), table });
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        if recent.len() >= Self::KEEP {
+            recent.remove(0);
+        }
+        recent.push(memo.clone());
+        memo
+    }
+}
+
+/// A copy starts empty: the tables are a cache.
+impl Clone for ScalarTables {
+    fn clone(&self) -> ScalarTables {
+        ScalarTables::default()
+    }
+}
+
+impl std::fmt::Debug for ScalarTables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ScalarTables { .. }")
+    }
 }
 
 /// The decoded value and, for each of its bytes (and its end), the source byte
@@ -538,6 +633,37 @@ mod tests {
         }
         let range = map_range(yaml, n.span, s.style, &s.value, 0..2);
         assert_eq!(&yaml[range.range()], "ab");
+    }
+
+    /// The cached mapping answers as the uncached one, for interleaved
+    /// scalars, more scalars than it keeps, and values it cannot reproduce.
+    #[test]
+    fn cached_tables_answer_as_a_fresh_decoding() {
+        let yaml = "a: \"x \\\"y\\\" <<z>>\"\nb: |\n  one\n  two <<w>>\nc: 'it''s'\nd: plain\n  folded\ne: >\n  f\n  g\n";
+        let parsed = parse(&SourceFile::new("t.yaml", yaml), &Limits::default());
+        let root = parsed.root.expect("a document");
+        let tables = ScalarTables::default();
+        for round in 0..3 {
+            for key in ["a", "b", "c", "a", "d", "e", "b"] {
+                let node = root.get(key).unwrap();
+                let s = node.as_scalar().unwrap();
+                for value in [s.value.as_str(), "not the value"] {
+                    for i in 0..=value.len() {
+                        let fresh = map_range(yaml, node.span, s.style, value, i..value.len());
+                        let cached =
+                            map_range_cached(&tables, yaml, node.span, s.style, value, i..value.len());
+                        assert_eq!(cached, fresh, "round {round}, {key}, {value:?}, {i}");
+                    }
+                }
+            }
+        }
+        assert!(tables.recent.lock().unwrap().len() <= ScalarTables::KEEP);
+        // Another text with the same spans is not confused with this one.
+        let other = yaml.replace("<<z>>", "<<q>>").replace('x', "é");
+        let node = root.get("a").unwrap();
+        let s = node.as_scalar().unwrap();
+        let fresh = map_range(&other, node.span, s.style, &s.value, 0..1);
+        assert_eq!(map_range_cached(&tables, &other, node.span, s.style, &s.value, 0..1), fresh);
     }
 
     /// Every scalar of every document maps each of its characters onto the

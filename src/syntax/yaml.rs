@@ -4,7 +4,9 @@
 //! so deep nesting costs heap, not call stack, and stops at
 //! [`Limits::max_depth`]. Anchored nodes are shared (`Rc`) while the file is
 //! read; an alias costs the number of nodes it stands for against
-//! [`Limits::max_alias_nodes`], so a "billion laughs" file stops after a few
+//! [`Limits::max_alias_nodes`] and the bytes of the scalars in it against
+//! [`Limits::max_alias_bytes`], so a "billion laughs" file (many small nodes)
+//! or a few aliases of a huge string (few nodes, many bytes) stop after a few
 //! aliases and little memory. Only the finished tree is expanded.
 //!
 //! saphyr reports positions in characters; they are turned into byte offsets
@@ -35,12 +37,9 @@ pub struct Parsed {
 /// second document the first one is kept.
 pub fn parse(src: &SourceFile, limits: &Limits) -> Parsed {
     let text = src.text.as_str();
-    if text.len() > limits.max_file_bytes {
-        let message = format!(
-            "the file is {} bytes, more than the limit of {} bytes",
-            text.len(),
-            limits.max_file_bytes
-        );
+    let cap = limits.file_cap();
+    if text.len() > cap {
+        let message = format!("the file is {} bytes, more than the limit of {cap} bytes", text.len());
         return Parsed {
             root: None,
             diagnostics: vec![Diagnostic::new(Code::YamlLimit, Span::point(0), message)],
@@ -139,11 +138,36 @@ fn clone_node(tmp: &Tmp) -> Node {
     Node { kind, span: tmp.span }
 }
 
-/// An anchored node with its expanded size (nodes) and nesting depth.
+/// What a node costs once aliases are expanded.
+#[derive(Clone, Copy)]
+struct Size {
+    /// Nodes, the node itself included.
+    nodes: usize,
+    /// Bytes of scalar values (keys included).
+    bytes: usize,
+    /// Nesting depth: 0 for a scalar, 1 plus the deepest item's for a collection.
+    depth: usize,
+}
+
+impl Size {
+    const EMPTY_COLLECTION: Size = Size { nodes: 1, bytes: 0, depth: 1 };
+
+    fn scalar(value: &str) -> Size {
+        Size { nodes: 1, bytes: value.len(), depth: 0 }
+    }
+
+    /// Adds an item to a collection of this size.
+    fn add(&mut self, item: Size) {
+        self.nodes = self.nodes.saturating_add(item.nodes);
+        self.bytes = self.bytes.saturating_add(item.bytes);
+        self.depth = self.depth.max(item.depth + 1);
+    }
+}
+
+/// An anchored node with its expanded size.
 struct Anchored {
     node: Rc<Tmp>,
-    count: usize,
-    depth: usize,
+    size: Size,
 }
 
 /// An open collection.
@@ -155,10 +179,8 @@ struct Frame {
     start: usize,
     /// The end of the last item so far.
     end: usize,
-    /// Nodes in the collection, itself included, aliases expanded.
-    count: usize,
-    /// Nesting depth of the collection: 1 plus its deepest item's.
-    depth: usize,
+    /// The collection's size so far, aliases expanded.
+    size: Size,
 }
 
 enum Body {
@@ -192,7 +214,9 @@ struct Builder<'a> {
     chars: CharOffsets<'a>,
     stack: Vec<Frame>,
     anchors: HashMap<usize, Anchored>,
+    /// What the aliases read so far expand to.
     alias_nodes: usize,
+    alias_bytes: usize,
     /// The byte where the previous event ended: a block scalar's header lies after it.
     last_end: usize,
     documents: usize,
@@ -209,6 +233,7 @@ impl<'a> Builder<'a> {
             stack: Vec::new(),
             anchors: HashMap::new(),
             alias_nodes: 0,
+            alias_bytes: 0,
             last_end: 0,
             documents: 0,
             root: None,
@@ -260,8 +285,12 @@ impl<'a> Builder<'a> {
                     SaphyrStyle::Folded => ScalarStyle::Folded,
                 };
                 let span = self.scalar_span(style, start, end, anchor != 0 || tag.is_some());
-                let scalar = Scalar { value: value.into_owned(), style };
-                self.insert(Tmp { kind: TmpKind::Scalar(scalar), span }, anchor, 1, 0)
+                // saphyr's owned values keep the scanner's buffer capacity
+                // (about 128 bytes for a short scalar): keep only the text.
+                let value = String::from(&*value);
+                let size = Size::scalar(&value);
+                let scalar = Scalar { value, style };
+                self.insert(Tmp { kind: TmpKind::Scalar(scalar), span }, anchor, size)
             }
             Event::SequenceStart(anchor, _) => self.open(Body::Seq(Vec::new()), anchor, start, end),
             Event::MappingStart(anchor, _) => {
@@ -283,7 +312,7 @@ impl<'a> Builder<'a> {
             self.diagnostics.push(Diagnostic::new(Code::YamlLimit, self.char_span(first), message));
             return Err(Stop { keep_root: false });
         }
-        self.stack.push(Frame { body, anchor, flow, start: first, end: first, count: 1, depth: 1 });
+        self.stack.push(Frame { body, anchor, flow, start: first, end: first, size: Size::EMPTY_COLLECTION });
         Ok(())
     }
 
@@ -291,11 +320,19 @@ impl<'a> Builder<'a> {
         let Some(frame) = self.stack.pop() else { return Ok(()) };
         let end = if frame.flow { end } else { frame.end };
         let span = Span::new(frame.start, end.max(frame.start));
+        // These vectors end up in the tree (`into_node` collects them in
+        // place): drop the capacity left over from growing them.
         let kind = match frame.body {
-            Body::Seq(items) => TmpKind::Seq(items),
-            Body::Map { entries, .. } => TmpKind::Map(entries),
+            Body::Seq(mut items) => {
+                items.shrink_to_fit();
+                TmpKind::Seq(items)
+            }
+            Body::Map { mut entries, .. } => {
+                entries.shrink_to_fit();
+                TmpKind::Map(entries)
+            }
         };
-        self.insert(Tmp { kind, span }, frame.anchor, frame.count, frame.depth)
+        self.insert(Tmp { kind, span }, frame.anchor, frame.size)
     }
 
     fn alias(&mut self, id: usize, start: usize, end: usize) -> Result<(), Stop> {
@@ -307,18 +344,24 @@ impl<'a> Builder<'a> {
             self.diagnostics.push(Diagnostic::new(Code::YamlSyntax, span, message));
             return Err(Stop { keep_root: false });
         };
-        let (node, count, depth) = (Rc::clone(&anchored.node), anchored.count, anchored.depth);
-        self.alias_nodes = self.alias_nodes.saturating_add(count);
-        if self.alias_nodes > self.limits.max_alias_nodes {
-            let message =
-                format!("aliases expand to more than {} nodes in this file", self.limits.max_alias_nodes);
+        let (node, size) = (Rc::clone(&anchored.node), anchored.size);
+        self.alias_nodes = self.alias_nodes.saturating_add(size.nodes);
+        self.alias_bytes = self.alias_bytes.saturating_add(size.bytes);
+        let over = if self.alias_nodes > self.limits.max_alias_nodes {
+            Some(format!("aliases expand to more than {} nodes in this file", self.limits.max_alias_nodes))
+        } else if self.alias_bytes > self.limits.max_alias_bytes {
+            Some(format!("aliases expand to more than {} bytes in this file", self.limits.max_alias_bytes))
+        } else {
+            None
+        };
+        if let Some(message) = over {
             self.diagnostics.push(
                 Diagnostic::new(Code::YamlLimit, span, message)
                     .with_label(node.span, "this anchored node is repeated by each alias"),
             );
             return Err(Stop { keep_root: false });
         }
-        if self.stack.len() + depth > self.limits.max_depth {
+        if self.stack.len() + size.depth > self.limits.max_depth {
             let message = format!(
                 "through this alias the YAML is nested more than {} levels deep",
                 self.limits.max_depth
@@ -326,30 +369,29 @@ impl<'a> Builder<'a> {
             self.diagnostics.push(Diagnostic::new(Code::YamlLimit, span, message));
             return Err(Stop { keep_root: false });
         }
-        self.attach(Item::Shared(node), count, depth, end)
+        self.attach(Item::Shared(node), size, end)
     }
 
     /// Adds a finished node to the open collection (or makes it the root),
     /// remembering it first if it is anchored.
-    fn insert(&mut self, tmp: Tmp, anchor: usize, count: usize, depth: usize) -> Result<(), Stop> {
+    fn insert(&mut self, tmp: Tmp, anchor: usize, size: Size) -> Result<(), Stop> {
         let end = tmp.span.end as usize;
         let item = if anchor == 0 {
             Item::Own(tmp)
         } else {
             let node = Rc::new(tmp);
-            self.anchors.insert(anchor, Anchored { node: Rc::clone(&node), count, depth });
+            self.anchors.insert(anchor, Anchored { node: Rc::clone(&node), size });
             Item::Shared(node)
         };
-        self.attach(item, count, depth, end)
+        self.attach(item, size, end)
     }
 
-    fn attach(&mut self, item: Item, count: usize, depth: usize, end: usize) -> Result<(), Stop> {
+    fn attach(&mut self, item: Item, size: Size, end: usize) -> Result<(), Stop> {
         let Some(frame) = self.stack.last_mut() else {
             self.root = Some(item);
             return Ok(());
         };
-        frame.count = frame.count.saturating_add(count);
-        frame.depth = frame.depth.max(depth + 1);
+        frame.size.add(size);
         frame.end = frame.end.max(end);
         let (entries, pending, seen) = match &mut frame.body {
             Body::Seq(items) => {

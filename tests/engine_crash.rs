@@ -1,0 +1,376 @@
+//! The engine as separate processes: the real `savant-think` binary on a
+//! temporary root, killed in the middle of `next` many times, and run eight
+//! at a time against one run.
+//!
+//! - Crash safety: after every kill the run loads (`state get`), sits at a
+//!   version boundary (the version before the call or the one after it, with
+//!   the result in place exactly when the version moved), and the run goes on
+//!   to `done` with every result.
+//! - Concurrency: eight processes submitting the eight items of a foreach
+//!   lose no update; every reply is a success or a defined error, and every
+//!   exit status is 0 or 1.
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+const BIN: &str = env!("CARGO_BIN_EXE_savant-think");
+
+/// Kills that land while the process is still running (the test goes on
+/// until it has this many).
+const KILLS: usize = 36;
+
+const FOREACH: &str = r#"
+id: crashy
+params:
+  items: { type: array, items: { type: string } }
+required: [items]
+steps:
+  - id: each
+    call: think
+    foreach: params.items
+    as: it
+    input_template: { thought: "item <<it>> #<<loop.index>>" }
+    capture_as: out
+  - id: after
+    call: prompt.say
+    input_template: { text: "<<len(out)>> results" }
+    capture_as: said
+"#;
+
+/// A temporary project root with the workflow above, removed on drop.
+struct Root(PathBuf);
+
+impl Root {
+    fn new(name: &str) -> Root {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
+        let dir = std::env::temp_dir()
+            .join(format!("savant-engine-crash-{name}-{}-{n}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(dir.join("workflows")).unwrap();
+        std::fs::write(dir.join("workflows/crashy.yaml"), FOREACH).unwrap();
+        Root(dir)
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .current_dir(&self.0)
+            .env_remove("SAVANT_PATH")
+            .env("SAVANT_STATE_FSYNC", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    fn spawn(&self, args: &[&str]) -> Child {
+        self.command(args).spawn().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> Value {
+        let out = self.command(args).output().unwrap();
+        let v = reply(&out, args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {v}");
+        v
+    }
+
+    fn state(&self, run: &str) -> Value {
+        self.ok(&["state", "get", "crashy", "--run-id", run])
+    }
+
+    fn state_dir(&self) -> PathBuf {
+        self.0.join(".savant/state")
+    }
+}
+
+impl Drop for Root {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The JSON a process printed.
+fn reply(out: &Output, args: &[&str]) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?} (exit {:?}) printed no JSON ({e}): {}\nstderr: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// A small xorshift generator: the test needs varied timings, not quality.
+struct Rng(u64);
+
+impl Rng {
+    fn seeded() -> Rng {
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64;
+        Rng((nanos ^ u64::from(std::process::id()).rotate_left(32)) | 1)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+fn items(n: usize) -> Value {
+    json!({ "items": (0..n).map(|i| format!("i{i}")).collect::<Vec<_>>() })
+}
+
+fn result_of(step: &str) -> Value {
+    json!({ "answer": step })
+}
+
+/// The status and result of `each[j]` in a state.
+fn item(state: &Value, j: usize) -> (&str, &Value) {
+    let it = &state["steps"][0]["items"][j];
+    (it["status"].as_str().unwrap(), &it["result"])
+}
+
+fn item_index(step: &str) -> usize {
+    step.strip_prefix("each[").and_then(|s| s.strip_suffix(']')).unwrap().parse().unwrap()
+}
+
+#[test]
+fn killing_next_leaves_the_run_at_a_version_boundary() {
+    let root = Root::new("kill");
+    let n = 120;
+    let params = items(n).to_string();
+    root.ok(&["plan", "crashy", "--run-id", "r", "--params", &params]);
+    let mut rng = Rng::seeded();
+    eprintln!("rng seed {}", rng.0);
+
+    // How long one `next` takes, to spread the kills over its whole life.
+    let mut lifetimes = Vec::new();
+    for _ in 0..5 {
+        let r = root.ok(&["plan", "crashy", "--run-id", "r", "--no-fresh"]);
+        let step = r["instruction"]["step_id"].as_str().unwrap().to_owned();
+        let started = Instant::now();
+        root.ok(&[
+            "next",
+            "crashy",
+            "--run-id",
+            "r",
+            "--step",
+            &step,
+            "--result",
+            &result_of(&step).to_string(),
+        ]);
+        lifetimes.push(started.elapsed());
+    }
+    lifetimes.sort_unstable();
+    let life = lifetimes[2].as_micros() as u64;
+    eprintln!("one `next` takes {life} µs (median)");
+
+    let (mut kills, mut kept_old, mut reached_new, mut finished_first) = (0, 0, 0, 0);
+    let mut rounds = 0;
+    while kills < KILLS {
+        rounds += 1;
+        assert!(rounds < 400, "only {kills} kills landed in {rounds} rounds");
+        let r = root.ok(&["plan", "crashy", "--run-id", "r", "--no-fresh"]);
+        assert_eq!(r["done"], false, "the run ended before enough kills: {r}");
+        let before = r["state"]["version"].as_u64().unwrap();
+        let step = r["instruction"]["step_id"].as_str().unwrap().to_owned();
+        let result = result_of(&step).to_string();
+
+        let mut child =
+            root.spawn(&["next", "crashy", "--run-id", "r", "--step", &step, "--result", &result]);
+        // Early kills mostly hit the process start; aim at its second half.
+        std::thread::sleep(Duration::from_micros(life / 3 + rng.below(life)));
+        let killed = child.try_wait().unwrap().is_none();
+        if killed {
+            child.kill().unwrap();
+            kills += 1;
+        } else {
+            finished_first += 1;
+        }
+        let out = child.wait_with_output().unwrap();
+        if !killed {
+            assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+        }
+
+        // The state loads, and is either the old version or the new one.
+        let state = root.state("r");
+        let after = state["version"].as_u64().unwrap();
+        let (status, stored) = item(&state, item_index(&step));
+        if after == before {
+            assert!(killed, "a `next` that finished did not move the version");
+            assert_eq!((status, stored), ("ready", &Value::Null), "round {rounds}: {state}");
+            kept_old += 1;
+        } else {
+            assert_eq!(after, before + 1, "round {rounds}: version {before} → {after}");
+            assert_eq!((status, stored), ("done", &result_of(&step)), "round {rounds}");
+            reached_new += usize::from(killed);
+        }
+        // History and version agree: one event per version.
+        assert_eq!(state["history"].as_array().unwrap().len() as u64, after);
+        assert!(!root.state_dir().join("crashy__r.json.tmp").exists() || killed);
+    }
+    eprintln!(
+        "{rounds} rounds: {kills} kills mid-`next` ({kept_old} left the old version, {reached_new} the new one), \
+         {finished_first} calls finished before the kill"
+    );
+
+    // The run goes on to done, with every result in place.
+    let mut r = root.ok(&["plan", "crashy", "--run-id", "r", "--no-fresh"]);
+    while r["done"] != true {
+        let step = r["instruction"]["step_id"].as_str().unwrap().to_owned();
+        r = root.ok(&[
+            "next",
+            "crashy",
+            "--run-id",
+            "r",
+            "--step",
+            &step,
+            "--result",
+            &result_of(&step).to_string(),
+        ]);
+    }
+    let expected: Vec<Value> = (0..n).map(|j| result_of(&format!("each[{j}]"))).collect();
+    assert_eq!(r["artifacts"]["out"], json!(expected));
+    assert_eq!(r["state"]["version"], n as u64 + 1);
+    let debug = root.ok(&["call", "think.debug", "--input", r#"{"workflow": "crashy", "run_id": "r"}"#]);
+    assert_eq!(debug["consistent"], true);
+}
+
+/// Runs `count` processes at once; returns their (exit status, reply).
+fn all_at_once(root: &Root, calls: &[Vec<String>]) -> Vec<(i32, Value)> {
+    let children: Vec<(Child, &Vec<String>)> = calls
+        .iter()
+        .map(|args| (root.spawn(&args.iter().map(String::as_str).collect::<Vec<_>>()), args))
+        .collect();
+    children
+        .into_iter()
+        .map(|(child, args)| {
+            let out = child.wait_with_output().unwrap();
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            (out.status.code().expect("exited normally"), reply(&out, &args))
+        })
+        .collect()
+}
+
+fn next_call(run: &str, j: usize, expected_version: Option<u64>) -> Vec<String> {
+    let step = format!("each[{j}]");
+    let mut args = vec!["next", "crashy", "--run-id", run, "--step", &step, "--result"]
+        .into_iter()
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
+    args.push(result_of(&step).to_string());
+    if let Some(v) = expected_version {
+        args.extend(["--expected-version".to_owned(), v.to_string()]);
+    }
+    args
+}
+
+/// Every reply is a success or one of the allowed errors; exit 0 or 1.
+fn check_replies(replies: &[(i32, Value)]) -> (usize, usize) {
+    let (mut ok, mut conflicts) = (0, 0);
+    for (code, v) in replies {
+        match (code, v.get("error").and_then(Value::as_str)) {
+            (0, None) => ok += 1,
+            (1, Some("STATE_CONFLICT" | "STEP_NOT_READY")) => conflicts += 1,
+            _ => panic!("exit {code}: {v}"),
+        }
+    }
+    (ok, conflicts)
+}
+
+fn assert_all_results(root: &Root, run: &str, n: usize) -> Value {
+    let state = root.state(run);
+    let expected: Vec<Value> = (0..n).map(|j| result_of(&format!("each[{j}]"))).collect();
+    assert_eq!(state["captures"]["out"], json!(expected), "no update was lost");
+    assert_eq!(state["steps"][1]["status"], "ready");
+    assert_eq!(state["version"], n as u64, "one version per item");
+    state
+}
+
+#[test]
+fn eight_processes_submitting_to_one_run_lose_nothing() {
+    let root = Root::new("eight");
+    let params = items(8).to_string();
+    for round in 0..3 {
+        let run = format!("plain-{round}");
+        root.ok(&["plan", "crashy", "--run-id", &run, "--params", &params]);
+        let calls: Vec<Vec<String>> = (0..8).map(|j| next_call(&run, j, None)).collect();
+        let replies = all_at_once(&root, &calls);
+        let (ok, _) = check_replies(&replies);
+        assert_eq!(ok, 8, "without expected_version every submission is accepted: {replies:?}");
+        // The last one accepted saw every item done.
+        let versions: Vec<u64> =
+            replies.iter().map(|(_, v)| v["state"]["version"].as_u64().unwrap()).collect();
+        let mut sorted = versions.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (1..=8).collect::<Vec<_>>(), "each reply has its own version: {versions:?}");
+        assert_all_results(&root, &run, 8);
+    }
+}
+
+#[test]
+fn eight_processes_with_expected_version_retry_until_all_are_in() {
+    let root = Root::new("eight-ev");
+    let params = items(8).to_string();
+    root.ok(&["plan", "crashy", "--run-id", "ev", "--params", &params]);
+    let mut pending: Vec<usize> = (0..8).collect();
+    let (mut attempts, mut conflicts) = (0, 0);
+    while !pending.is_empty() {
+        attempts += 1;
+        assert!(attempts < 40, "no progress");
+        let version = root.state("ev")["version"].as_u64().unwrap();
+        let calls: Vec<Vec<String>> = pending.iter().map(|&j| next_call("ev", j, Some(version))).collect();
+        let replies = all_at_once(&root, &calls);
+        let (ok, failed) = check_replies(&replies);
+        assert_eq!(ok, 1, "exactly one submission at version {version} wins: {replies:?}");
+        conflicts += failed;
+        let winner = replies.iter().position(|(code, _)| *code == 0).unwrap();
+        pending.remove(winner);
+    }
+    eprintln!("{attempts} rounds, {conflicts} STATE_CONFLICT replies");
+    assert_all_results(&root, "ev", 8);
+}
+
+#[test]
+fn duplicate_submissions_from_many_processes_are_idempotent() {
+    let root = Root::new("dup");
+    let params = items(8).to_string();
+    root.ok(&["plan", "crashy", "--run-id", "d", "--params", &params]);
+    // Every item twice, sixteen processes at once.
+    let calls: Vec<Vec<String>> = (0..16).map(|k| next_call("d", k % 8, None)).collect();
+    let replies = all_at_once(&root, &calls);
+    let (ok, _) = check_replies(&replies);
+    assert_eq!(ok, 16, "a resent result is accepted again: {replies:?}");
+    assert_all_results(&root, "d", 8);
+    assert!(root.state_dir().join("crashy__d.lock").is_file());
+}
+
+fn file_len(p: &Path) -> u64 {
+    std::fs::metadata(p).map_or(0, |m| m.len())
+}
+
+#[test]
+fn the_journal_grows_then_is_compacted_into_the_snapshot() {
+    let root = Root::new("compact");
+    root.ok(&["plan", "crashy", "--run-id", "c", "--params", &items(40).to_string()]);
+    let journal = root.state_dir().join("crashy__c.journal");
+    let mut lens = Vec::new();
+    for j in 0..40 {
+        root.ok(&["next", "crashy", "--run-id", "c", "--step", &format!("each[{j}]"), "--result", "1"]);
+        lens.push(file_len(&journal));
+    }
+    // 33 events in the journal, then a snapshot that holds them all.
+    assert!(lens[31] > lens[30] && lens[30] > 0, "{lens:?}");
+    assert_eq!(lens[32], 0, "compacted after 33 events: {lens:?}");
+    assert!(lens[39] > 0, "{lens:?}");
+    let snapshot: Value =
+        serde_json::from_slice(&std::fs::read(root.state_dir().join("crashy__c.json")).unwrap()).unwrap();
+    assert_eq!(snapshot["version"], 33);
+    assert_eq!(root.state("c")["version"], 40);
+}

@@ -1,0 +1,173 @@
+//! `savant-think serve --http` on 127.0.0.1 (a free port): rmcp's Streamable
+//! HTTP client runs the same checks as over stdio, and raw HTTP requests
+//! check the security layer (401, 403, 404, 413) and the refusal of a public
+//! bind without a token.
+
+mod common;
+mod mcp_support;
+
+use common::{BIN, Scratch};
+use mcp_support::{check_catalog, errors_are_results, full_loop, populate};
+use rmcp::ServiceExt;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const TOKEN: &str = "test-token-0123456789";
+
+/// A running `serve --http`, killed on drop.
+struct Server {
+    child: Child,
+    /// host:port
+    addr: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(root: &std::path::Path, extra: &[&str]) -> Server {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--http", "127.0.0.1:0", "--max-message-bytes", "65536", "--root"])
+        .arg(root)
+        .args(extra)
+        .env("LOG_LEVEL", "warn")
+        .env_remove("SAVANT_THINK_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(rest) = line.split("http://").nth(1) {
+                let _ = tx.send(rest.split('/').next().unwrap_or_default().to_owned());
+            }
+        }
+    });
+    let addr = rx.recv_timeout(Duration::from_secs(20)).expect("serve prints its address");
+    Server { child, addr }
+}
+
+/// One raw HTTP/1.1 request; returns (status, body).
+fn raw(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut req =
+        format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    let _ = s.write_all(req.as_bytes());
+    let _ = s.write_all(body.as_bytes());
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (status, text)
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn http_loop_with_a_token() {
+    let scratch = Scratch::new("mcp-http");
+    populate(&scratch.path);
+    let server = start(&scratch.path, &["--token", TOKEN]);
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{}/mcp", server.addr))
+        .auth_header(TOKEN);
+    let transport = StreamableHttpClientTransport::from_config(config);
+    let client = tokio::time::timeout(Duration::from_secs(20), ().serve(transport))
+        .await
+        .expect("initialize in time")
+        .expect("initialize");
+    let work = async {
+        check_catalog(&client).await;
+        full_loop(&client, "http-1").await;
+        errors_are_results(&client).await;
+    };
+    tokio::time::timeout(Duration::from_secs(60), work).await.expect("the session must not hang");
+    client.cancel().await.unwrap();
+}
+
+#[test]
+fn http_security_checks() {
+    let scratch = Scratch::new("mcp-http-sec");
+    populate(&scratch.path);
+    let server = start(&scratch.path, &["--token", TOKEN]);
+    let a = server.addr.as_str();
+    let bearer = format!("Bearer {TOKEN}");
+    let json = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Authorization", bearer.as_str()),
+    ];
+    let with = |more: &[(&'static str, &'static str)]| -> Vec<(&str, &str)> {
+        let mut h: Vec<(&str, &str)> = json.to_vec();
+        h.extend_from_slice(more);
+        h
+    };
+
+    // No token, a wrong token: 401.
+    let (status, _) = raw(a, "POST", "/mcp", &json[..2], INIT);
+    assert_eq!(status, 401);
+    let (status, _) = raw(a, "POST", "/mcp", &[json[0], json[1], ("Authorization", "Bearer wrong")], INIT);
+    assert_eq!(status, 401);
+    // A foreign Origin or Host: 403.
+    let (status, _) = raw(a, "POST", "/mcp", &with(&[("Origin", "http://evil.example")]), INIT);
+    assert_eq!(status, 403);
+    let (status, _) = raw(a, "POST", "/mcp", &with(&[("Host", "evil.example")]), INIT);
+    assert_eq!(status, 403);
+    // A loopback Origin is fine.
+    let (status, body) = raw(a, "POST", "/mcp", &with(&[("Origin", "http://localhost:3000")]), INIT);
+    assert_eq!(status, 200, "{body}");
+    // An unknown session: 404.
+    let (status, _) = raw(a, "POST", "/mcp", &with(&[("Mcp-Session-Id", "no-such-session")]), LIST);
+    assert_eq!(status, 404);
+    // A body over --max-message-bytes: 413.
+    let big =
+        format!(r#"{{"jsonrpc":"2.0","id":3,"method":"ping","params":{{"pad":"{}"}}}}"#, "x".repeat(100_000));
+    let (status, _) = raw(a, "POST", "/mcp", &json, &big);
+    assert_eq!(status, 413);
+    // Malformed JSON: a client error, not a crash.
+    let (status, _) = raw(a, "POST", "/mcp", &json, "{not json");
+    assert!((400..500).contains(&status), "{status}");
+    // Another path: 404.
+    let (status, _) = raw(a, "GET", "/other", &json, "");
+    assert_eq!(status, 404);
+    // A client that hangs up mid-request.
+    {
+        let mut s = TcpStream::connect(a).unwrap();
+        let _ =
+            s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\"");
+    }
+    // Still serving.
+    let (status, body) = raw(a, "POST", "/mcp", &json, INIT);
+    assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn a_public_bind_without_a_token_is_refused() {
+    let out = Command::new(BIN)
+        .args(["serve", "--http", "0.0.0.0:0"])
+        .env_remove("SAVANT_THINK_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("without a token") && stderr.contains("--insecure"), "{stderr}");
+}
