@@ -2,6 +2,7 @@
 //! declarative LLM workflows.
 #![forbid(unsafe_code)]
 
+pub mod agent;
 pub mod check;
 pub mod compile;
 pub mod diagnostic;

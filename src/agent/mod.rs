@@ -1,0 +1,45 @@
+//! The agent runtime: everything that runs a workflow or a goal with no LLM
+//! client in the loop. An adapter over `runtime::Engine`, like `mcp/`: no
+//! workflow semantics live here.
+//!
+//! - [`Tools`] is the one interface between the loops and the tools they call.
+//!   The multiplexer implements it (built-ins, `local_*`, external MCP
+//!   servers); tests implement it with fakes.
+//! - `savant-think exec` drives the engine's plan/next loop, calling each
+//!   instruction through a [`Tools`].
+//! - `savant-think run` is the autonomous loop: a backend (Ollama,
+//!   OpenAI-compatible, Reasoning API) picks one action per step.
+
+use serde::Serialize;
+use serde_json::Value;
+use std::future::Future;
+
+/// A tool as the loops see it: a name they may call, what it does, and the
+/// JSON Schema of its arguments.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+/// What one tool call came to. A failure is data, never a panic or an `Err`
+/// that stops the loop: tool not found, server offline, timeout and the
+/// tool's own error all end up here, with `ok: false` and
+/// `output = {"error": CODE, "details": …}`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolOutcome {
+    pub ok: bool,
+    /// The tool's result (`ok`), or `{"error": CODE, "details": …}`.
+    pub output: Value,
+    /// Wall-clock time of the call, retries included, in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// Something that lists and calls tools by name.
+pub trait Tools: Send + Sync {
+    /// Every tool that may be called, in a stable order.
+    fn list(&self) -> impl Future<Output = Vec<ToolInfo>> + Send;
+    /// Calls `name` with `args` (a JSON object).
+    fn call(&self, name: &str, args: Value) -> impl Future<Output = ToolOutcome> + Send;
+}
