@@ -85,7 +85,7 @@ impl Code {
             Code::TypeMismatch => "A value has the wrong type for where it is used.",
             Code::UnknownFunction => "An expression calls a function that does not exist.",
             Code::UnknownTool => "A step calls a tool the manifest does not list, or passes it unknown keys.",
-            Code::UnknownSchema => "A success_schema names a schema that does not exist.",
+            Code::UnknownSchema => "A success_schema names a missing schema, or is not a valid JSON Schema.",
             Code::LegacyInterpolation => "`{{...}}` is literal text, not interpolation.",
             Code::UnusedCapture => "A step captures a result no other step reads.",
         }

@@ -4,7 +4,7 @@
 use clap::{Parser, Subcommand};
 use savant_think::check::{Config, ToolManifest};
 use savant_think::report::{self, FileReport, Format, HumanOptions, Summary};
-use savant_think::runtime::{Engine, EngineError, EngineResult, tools};
+use savant_think::runtime::{Engine, EngineResult, tools};
 use savant_think::workspace;
 use serde_json::{Value, json};
 use std::io::{IsTerminal, Read, Write};
@@ -305,10 +305,13 @@ fn run_engine(command: Command) -> ExitCode {
                 Ok(e) => e,
                 Err(code) => return code,
             };
+            // Unreadable JSON is a usage error (exit 2), as for `plan`.
+            let params = match params.as_deref().map(|p| json_arg(p, "--params")).transpose() {
+                Ok(p) => p,
+                Err(m) => return fail(m),
+            };
             let result = engine.workflow(&wf.workflow).and_then(|cw| {
-                if let Some(p) = &params {
-                    let params = json_arg(p, "--params")
-                        .map_err(|m| EngineError::new("INVALID_PARAMS", json!({"message": m})))?;
+                if let Some(params) = params {
                     engine.check_params(&cw, params)?;
                 }
                 Ok(cw.plan.to_json(cw.wf.version.as_deref()))

@@ -801,3 +801,92 @@ fn state_list_get_and_delete() {
     let r = root.ok(&["workflows", "read", "review_v1"]);
     assert_eq!(r["yaml"], review_yaml());
 }
+
+// ------------------------------------------------------------ records survive between processes
+
+#[test]
+fn a_truncation_is_recorded_in_the_state_and_the_final_summary() {
+    let root = Root::new("caps-kept");
+    root.write("savant-think.toml", "max_string_bytes = 10\n");
+    root.write("workflows/big.yaml", TWO_STEPS);
+    root.ok(&["plan", "big", "--run-id", "k"]);
+    // The truncating result is not the last one: each command is a new
+    // process, so the record must come from the stored run.
+    root.ok(&["next", "big", "--run-id", "k", "--step", "a", "--result", r#"{"t": "0123456789abcdef"}"#]);
+    let state = root.ok(&["state", "get", "big", "--run-id", "k"]);
+    assert_eq!(state["truncations"][0]["step_id"], "a", "{state}");
+    let done = root.ok(&["next", "big", "--run-id", "k", "--step", "b"]);
+    assert_eq!(done["summary"]["truncated"], json!(["a"]), "{done}");
+    // Re-sending the last result changes nothing, the record included.
+    let again = root.ok(&["next", "big", "--run-id", "k", "--step", "b"]);
+    assert_eq!(again["summary"], done["summary"]);
+}
+
+#[test]
+fn state_list_shows_the_status_after_the_last_event() {
+    let root = Root::new("list-status");
+    root.write("workflows/big.yaml", TWO_STEPS);
+    root.ok(&["plan", "big", "--run-id", "l"]);
+    root.ok(&["next", "big", "--run-id", "l", "--step", "a"]);
+    root.ok(&["next", "big", "--run-id", "l", "--step", "b"]);
+    let list = root.ok(&["state", "list"]);
+    assert_eq!(
+        list["runs"],
+        json!([{"workflow": "big", "run_id": "l", "status": "done", "version": 2,
+        "updated_at": list["runs"][0]["updated_at"]}])
+    );
+}
+
+#[test]
+fn reading_an_unknown_run_or_refusing_params_leaves_no_file() {
+    let root = Root::new("no-litter");
+    let before = root.files();
+    root.err(&["state", "get", "review_v1", "--run-id", "ghost"], "UNKNOWN_RUN");
+    root.err(&["explain", "review_v1", "--run-id", "ghost"], "UNKNOWN_RUN");
+    root.err(&["next", "review_v1", "--run-id", "ghost", "--step", "fetch_mr"], "UNKNOWN_RUN");
+    root.err(&["state", "delete", "review_v1", "--run-id", "ghost"], "UNKNOWN_RUN");
+    root.err(&["plan", "review_v1", "--run-id", "ghost", "--params", "{}"], "INVALID_PARAMS");
+    assert_eq!(root.files(), before);
+}
+
+const RENDER_FAILS: &str = "id: render
+steps:
+  - id: a
+    call: think
+    capture_as: x
+  - id: b
+    call: think
+    input_template: { thought: \"n is <<x.n>>\" }
+";
+
+#[test]
+fn a_run_that_cannot_render_fails_and_says_so_everywhere() {
+    let root = Root::new("render-fails");
+    root.write("workflows/render.yaml", RENDER_FAILS);
+    root.ok(&["plan", "render", "--run-id", "f"]);
+    root.err(&["next", "render", "--run-id", "f", "--step", "a", "--result", "{}"], "TEMPLATE_RENDER_ERROR");
+    let explained = root.ok(&["explain", "render", "--run-id", "f", "--step", "b"]);
+    let why = explained["step"]["why"].as_str().unwrap();
+    assert!(why.starts_with("the run failed at this step"), "{explained}");
+    // Resetting to `a` re-renders `b`, which fails again: an error object, exit 1.
+    let reset = root.err(&["reset", "render", "--run-id", "f", "--checkpoint", "a"], "TEMPLATE_RENDER_ERROR");
+    assert_eq!(reset["reset"], json!({"checkpoint": "a", "discarded": 0}), "{reset}");
+}
+
+#[test]
+fn explain_gives_the_instruction_of_any_ready_step() {
+    let root = Root::new("parallel");
+    root.write(
+        "workflows/par.yaml",
+        "id: par\nsteps:\n  - { id: a, call: think, input_template: { thought: one } }\n  - { id: b, call: think, input_template: { thought: two } }\n",
+    );
+    let plan = root.ok(&["plan", "par", "--run-id", "p"]);
+    assert_eq!(plan["ready"], json!(["a", "b"]));
+    assert_eq!(plan["instruction"]["step_id"], "a");
+    let b = root.ok(&["explain", "par", "--run-id", "p", "--step", "b"]);
+    assert_eq!(b["step"]["instruction"]["input"], json!({"thought": "two"}), "{b}");
+    // b's result first: the clients may finish ready steps in any order.
+    root.ok(&["next", "par", "--run-id", "p", "--step", "b"]);
+    let done_b = root.ok(&["explain", "par", "--run-id", "p", "--step", "b"]);
+    assert!(done_b["step"].get("instruction").is_none(), "a done step has no instruction: {done_b}");
+}

@@ -6,10 +6,12 @@ use crate::check::{self, Config};
 use crate::ir::{SchemaRef, TemplateValue};
 use crate::runtime::config::EngineConfig;
 use crate::runtime::payload;
-use crate::runtime::run::{Event, EventKind, Machine, RunState, RunStatus, StepStatus, Truncation, WorkRef};
+use crate::runtime::run::{
+    Event, EventKind, Machine, RunState, RunStatus, StepStatus, TruncationNote, WorkRef,
+};
 use crate::runtime::workflow::{self, CompiledWorkflow};
 use crate::runtime::{EngineError, EngineResult, prompts};
-use crate::state::{FileStore, RunKey, Stamp, StateStore, StoreError};
+use crate::state::{FileStore, RunKey, RunLock, Stamp, StateStore, StoreError};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -123,20 +125,25 @@ impl Engine {
     pub fn plan(
         &self,
         workflow: &str,
-        params: Value,
+        params_arg: Value,
         run_id: Option<&str>,
         start_fresh: bool,
     ) -> EngineResult {
         let cw = self.workflow(workflow)?;
         let run_id = run_id.map_or_else(new_run_id, str::to_owned);
         let key = self.key(&cw, &run_id)?;
+        // Refused params leave nothing behind (not even a lock file).
+        let params = if start_fresh { Some(self.check_params(&cw, params_arg.clone())?) } else { None };
         let _lock = self.store.lock(&key).map_err(store_error)?;
         if !start_fresh && let Some(cached) = self.load(&key, &cw)? {
             let out = self.progress(&cached.machine);
             self.put(&key, cached);
             return out;
         }
-        let params = self.check_params(&cw, params)?;
+        let params = match params {
+            Some(p) => p,
+            None => self.check_params(&cw, params_arg)?,
+        };
         self.runs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -185,7 +192,7 @@ impl Engine {
     pub fn next(&self, args: NextArgs) -> EngineResult {
         let cw = self.workflow(&args.workflow)?;
         let key = self.key(&cw, &args.run_id)?;
-        let _lock = self.store.lock(&key).map_err(store_error)?;
+        let _lock = self.lock_existing(&key)?;
         let mut cached = self.load(&key, &cw)?.ok_or_else(|| self.unknown_run(&key))?;
         let out = self.next_locked(&key, &mut cached, args);
         self.put(&key, cached);
@@ -234,7 +241,7 @@ impl Engine {
                 return Err(EngineError::new(
                     "STEP_NOT_READY",
                     json!({"step_id": args.step_id, "status": status,
-                           "message": format!("`{}` is {} , not ready", args.step_id, serde_json::to_value(status).unwrap_or_default().as_str().unwrap_or("")),
+                           "message": format!("`{}` is {}, not ready", args.step_id, serde_json::to_value(status).unwrap_or_default().as_str().unwrap_or("")),
                            "ready": self.ready_ids(m)}),
                 ));
             }
@@ -261,17 +268,11 @@ impl Engine {
                     .with("state", self.state_summary(m)));
             }
         }
-        if let Some(what) = truncation {
-            cached.machine.state.truncations.push(Truncation {
-                step_id: args.step_id.clone(),
-                original_bytes,
-                what,
-            });
-        }
+        let truncated = truncation.map(|what| TruncationNote { original_bytes, what });
         let event = Event {
             version: cached.machine.state.version + 1,
             at: now(),
-            kind: EventKind::Result { step_id: args.step_id, result },
+            kind: EventKind::Result { step_id: args.step_id, result, truncated },
         };
         self.commit(key, cached, event)?;
         self.progress(&cached.machine)
@@ -305,6 +306,16 @@ impl Engine {
             json!({"workflow": key.workflow, "run_id": key.run_id,
                    "message": format!("no run `{}` of `{}`; start one with plan", key.run_id, key.workflow)}),
         )
+    }
+
+    /// Takes the lock of a run that exists. An unknown run is `UNKNOWN_RUN`
+    /// before any file is created: reading a run never leaves a lock file
+    /// behind for a run that is not there.
+    fn lock_existing(&self, key: &RunKey) -> Result<RunLock, EngineError> {
+        if self.store.stamp(key).map_err(store_error)?.is_none() {
+            return Err(self.unknown_run(key));
+        }
+        self.store.lock(key).map_err(store_error)
     }
 
     /// Loads a run (the caller holds its lock): from the in-memory cache when
@@ -365,7 +376,7 @@ impl Engine {
     ) -> Result<T, EngineError> {
         let cw = self.workflow(workflow)?;
         let key = self.key(&cw, run_id)?;
-        let _lock = self.store.lock(&key).map_err(store_error)?;
+        let _lock = self.lock_existing(&key)?;
         let mut cached = self.load(&key, &cw)?.ok_or_else(|| self.unknown_run(&key))?;
         let out = f(self, &key, &mut cached);
         self.put(&key, cached);
@@ -563,22 +574,47 @@ impl Engine {
         let keys = self.store.list(workflow).map_err(store_error)?;
         let runs: Vec<Value> = keys
             .iter()
-            .map(|k| match self.store.load(k) {
-                Ok(Some(l)) => json!({
-                    "workflow": k.workflow, "run_id": k.run_id,
-                    "status": l.snapshot.get("status"),
-                    "version": l.snapshot.get("version").and_then(Value::as_u64).unwrap_or(0) + l.journal.len() as u64,
-                    "updated_at": l.snapshot.get("updated_at"),
-                }),
-                _ => json!({ "workflow": k.workflow, "run_id": k.run_id, "status": "unreadable" }),
+            .map(|k| match self.list_entry(k) {
+                Ok(Some(entry)) => entry,
+                Ok(None) => json!({ "workflow": k.workflow, "run_id": k.run_id, "status": "unreadable" }),
+                Err(e) => json!({ "workflow": k.workflow, "run_id": k.run_id, "status": "unreadable",
+                                  "error": e.code, "details": e.details }),
             })
             .collect();
         Ok(json!({ "runs": runs }))
     }
 
+    /// One run as `state_list` shows it: replayed through its workflow (the
+    /// snapshot alone lags behind the journal), or, when the workflow no
+    /// longer compiles or has changed, from the stored files as they are.
+    fn list_entry(&self, key: &RunKey) -> Result<Option<Value>, EngineError> {
+        let _lock = self.store.lock(key).map_err(store_error)?;
+        let replayed = self.workflow(&key.workflow).and_then(|cw| self.load(key, &cw));
+        if let Ok(Some(cached)) = replayed {
+            let st = &cached.machine.state;
+            let entry = json!({
+                "workflow": key.workflow, "run_id": key.run_id, "status": st.status,
+                "version": st.version, "updated_at": st.updated_at,
+            });
+            self.put(key, cached);
+            return Ok(Some(entry));
+        }
+        let Some(l) = self.store.load(key).map_err(store_error)? else { return Ok(None) };
+        let version = l.snapshot.get("version").and_then(Value::as_u64).unwrap_or(0) + l.journal.len() as u64;
+        let mut entry = json!({
+            "workflow": key.workflow, "run_id": key.run_id,
+            "status": l.snapshot.get("status"), "version": version,
+            "updated_at": l.snapshot.get("updated_at"),
+        });
+        if let Err(e) = replayed {
+            entry["note"] = json!(format!("status as of the last snapshot: {}", e.code));
+        }
+        Ok(Some(entry))
+    }
+
     pub fn state_delete(&self, workflow: &str, run_id: &str) -> EngineResult {
         let key = RunKey::new(workflow, run_id).map_err(store_error)?;
-        let _lock = self.store.lock(&key).map_err(store_error)?;
+        let _lock = self.lock_existing(&key)?;
         self.runs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -632,9 +668,16 @@ impl Engine {
             machine.state.updated_at = now();
             cached.machine = machine;
             engine.snapshot(key, cached)?;
-            let mut out = engine.progress(&cached.machine).unwrap_or_else(|e| e.to_json());
-            out["reset"] = json!({ "checkpoint": checkpoint, "discarded": discarded });
-            Ok(out)
+            // The reset is done either way; a run whose next instruction
+            // cannot be rendered answers with that error (and the reset).
+            let reset = json!({ "checkpoint": checkpoint, "discarded": discarded });
+            match engine.progress(&cached.machine) {
+                Ok(mut out) => {
+                    out["reset"] = reset;
+                    Ok(out)
+                }
+                Err(e) => Err(e.with("reset", reset)),
+            }
         })
     }
 
@@ -694,7 +737,21 @@ impl Engine {
                     .filter(|&&p| !m.state.steps[p].status.is_finished())
                     .map(|&p| cw.plan.steps[p].id.as_str())
                     .collect();
+                let failure = m.state.failure.as_ref().filter(|_| m.state.status == RunStatus::Failed);
+                let failed_here = failure.is_some_and(|f| {
+                    f.get("step_id").and_then(Value::as_str).is_some_and(|f| f.split('[').next() == Some(&s.id))
+                });
+                let failure_message =
+                    failure.and_then(|f| f.get("message")).and_then(Value::as_str).unwrap_or("the run failed");
                 d["why"] = json!(match s.status {
+                    _ if failed_here => format!(
+                        "the run failed at this step: {failure_message}; reset the run (reset, with force to discard results) or start it again with plan"
+                    ),
+                    StepStatus::Pending | StepStatus::Ready | StepStatus::Running if failure.is_some() => format!(
+                        "the run has failed ({failure_message}), so no step runs any more; reset it or start it again with plan"
+                    ),
+                    StepStatus::Pending if waiting.is_empty() =>
+                        "its dependencies are finished; it becomes ready when the run next advances".to_owned(),
                     StepStatus::Pending => format!("waiting for {}", waiting.join(", ")),
                     StepStatus::Ready =>
                         "ready: its dependencies are done; submit its result with next".to_owned(),
@@ -709,6 +766,15 @@ impl Engine {
                         .is_some_and(|f| f.split('[').next() == Some(&s.id))
                 {
                     d["failure"] = f.clone();
+                }
+                // A ready step (or foreach item `id[i]`) comes with its
+                // rendered instruction, so a client can run every id of
+                // `ready` in parallel, not only the one `plan`/`next` gave.
+                if m.state.status == RunStatus::Running
+                    && let Some(w) = m.resolve(id)
+                    && m.status_of(w) == StepStatus::Ready
+                {
+                    d["instruction"] = engine.instruction(m, w);
                 }
                 out["step"] = d;
             }

@@ -77,8 +77,15 @@ pub struct Event {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
-    /// A result accepted for a ready step (or foreach item `id[i]`).
-    Result { step_id: String, result: Value },
+    /// A result accepted for a ready step (or foreach item `id[i]`). When
+    /// the payload caps shortened it, `truncated` says how: it is part of
+    /// the event so that replaying the journal rebuilds `truncations`.
+    Result {
+        step_id: String,
+        result: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        truncated: Option<TruncationNote>,
+    },
     /// A result that failed its success schema.
     ValidationFailed { step_id: String, errors: Value },
     /// A thought recorded with the think tool.
@@ -91,6 +98,13 @@ pub struct Checkpoint {
     pub version: u64,
     /// How many history events the checkpoint keeps.
     pub history_len: usize,
+}
+
+/// How a result was shortened (recorded on its `Result` event).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TruncationNote {
+    pub original_bytes: usize,
+    pub what: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -259,8 +273,15 @@ impl Machine {
         self.state.version = event.version;
         self.state.updated_at = event.at.clone();
         match &event.kind {
-            EventKind::Result { step_id, result } => {
+            EventKind::Result { step_id, result, truncated } => {
                 if let Some(w) = self.resolve(step_id) {
+                    if let Some(t) = truncated {
+                        self.state.truncations.push(Truncation {
+                            step_id: step_id.clone(),
+                            original_bytes: t.original_bytes,
+                            what: t.what.clone(),
+                        });
+                    }
                     self.accept(w, result.clone());
                     if self.state.steps[w.0].status.is_finished() {
                         self.state.checkpoints.push(Checkpoint {
