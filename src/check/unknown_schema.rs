@@ -15,13 +15,16 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
-    // A named schema is compiled once, however many steps name it.
+    // A named schema is compiled once, however many steps name it; an inline
+    // schema once per distinct text (generated workflows repeat them).
     let mut named: HashMap<&str, Option<String>> = HashMap::new();
+    let mut inline: HashMap<String, Option<String>> = HashMap::new();
     for step in &cx.wf.steps {
         match &step.success_schema {
             None => {}
             Some(SchemaRef::Inline { schema, span }) => {
-                if let Some(why) = invalid(schema) {
+                let why = inline.entry(schema.to_string()).or_insert_with(|| invalid(schema));
+                if let Some(why) = why {
                     out.push(Diagnostic::new(
                         Code::UnknownSchema,
                         *span,
