@@ -268,14 +268,14 @@ mod tests {
                 Yaml::Seq(vec![map(&[
                     ("id", s("a")),
                     ("deps", Yaml::Seq(vec![s("b"), s("1")])),
-                    ("input_template", map(&[("text", s("Hi <<params.x>>\n  more\n")), ("n", Yaml::Map(vec![]))])),
+                    ("input_template", map(&[("text", s("Hi <<params.x>>\n  more\n")), ("m", Yaml::Map(vec![]))])),
                 ])]),
             ),
         ]);
         let text = round_trip(&doc);
         assert_eq!(
             text,
-            "id: review\nversion: 4\nsteps:\n  - id: a\n    deps: [b, '1']\n    input_template:\n      text: |\n        Hi <<params.x>>\n          more\n      n: {}\n"
+            "id: review\nversion: 4\nsteps:\n  - id: a\n    deps: [b, \"1\"]\n    input_template:\n      text: |\n        Hi <<params.x>>\n          more\n      m: {}\n"
         );
     }
 
@@ -283,11 +283,14 @@ mod tests {
     fn strings_that_must_be_quoted() {
         for v in [
             "", "true", "null", "~", "12", "1.5", "0x1F", "yes", "- a", "a: b", "a #b", "#x", "'q'", "\"q\"",
-            "<<x>>", "a, b", "[x]", " lead", "trail ", "tab\there", "é\u{85}", "back\\slash \"q\"", "it's",
-            "\u{7f}", "...", "---", "x:", "@at", "%p", "`b`", "\r\n",
+            "<<x>>", "a, b", "[x]", " lead", "trail ", "tab\there", "é\u{85}", "\u{7f}", "...", "---", "x:",
+            "@at", "%p", "`b`", "\r\n", "n", "Off",
         ] {
             let text = round_trip(&map(&[("k", s(v)), (v, s("key"))]));
-            assert!(!text.starts_with(&format!("k: {v}\n")) || v.is_empty(), "{v:?} stayed plain: {text}");
+            assert!(!text.starts_with(&format!("k: {v}\n")), "{v:?} stayed plain: {text}");
+        }
+        for v in ["back\\slash \"q\"", "it's", "a-b", "x.y_z", "Fix it (now)", "✅ done"] {
+            assert_eq!(round_trip(&map(&[("k", s(v))])), format!("k: {v}\n"), "{v:?} can be plain");
         }
     }
 
@@ -321,6 +324,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn any_string_round_trips(v in "\\PC{0,12}|[ -~\n\t]{0,20}", k in "[ -~é\n]{0,8}") {
+            proptest::prop_assume!(k != "a");
             round_trip(&map(&[("a", s(&v)), (&k, Yaml::Seq(vec![s(&v), s(&k)]))]));
         }
     }
