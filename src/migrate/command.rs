@@ -7,23 +7,9 @@ use crate::Limits;
 use std::io::Write;
 use std::path::PathBuf;
 
-/// Rewrite workflows of the original system (Think format, workflow-engine
-/// format) into the current language.
-///
-/// Without --write or --out nothing is written: the migrated YAML goes to
-/// stdout (a dry run; with several files each starts with `--- # PATH`) and
-/// the summary to stderr. Files that need no migration are never rewritten,
-/// so migrating a migrated file changes nothing. Comments in migrated files
-/// are not kept; key order is.
-///
-/// Exit status: 0 done (files that are not valid YAML are reported and left
-/// unchanged); 1 with --check when a file needs migration or cannot be read
-/// as a workflow; 2 on a usage or I/O error (an unreadable input, an output
-/// that cannot be written).
+/// The arguments of `savant-think migrate` (its help text is below).
 #[derive(clap::Args, Debug)]
-#[command(
-    after_help = "Examples:\n  savant-think migrate old/review.yaml            # print the migrated YAML\n  savant-think migrate legacy/ --out migrated/    # write every file under migrated/\n  savant-think migrate workflows/ --write         # rewrite in place\n  savant-think migrate workflows/ --check         # CI: exit 1 if anything needs migrating"
-)]
+#[command(after_help = AFTER_HELP)]
 pub struct MigrateArgs {
     /// Files or directories (searched recursively for *.yaml and *.yml).
     #[arg(required = true)]
@@ -48,6 +34,24 @@ pub struct MigrateArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 8 * 1024 * 1024)]
     pub max_file_size: usize,
 }
+
+const AFTER_HELP: &str = "\
+Without --write or --out nothing is written: the migrated YAML goes to stdout
+(a dry run; with several files each starts with `--- # PATH`) and the summary
+to stderr. Files that need no migration are never rewritten, so migrating a
+migrated file changes nothing. Migrated files keep their key order but lose
+their comments. Files that are not valid YAML are reported and left unchanged
+(--out copies them, so `check` on the output reports them too).
+
+Exit status: 0 done; 1 with --check when a file needs migration or cannot be
+read as a workflow; 2 on a usage or I/O error (an unreadable input, an output
+that cannot be written, two inputs for one output).
+
+Examples:
+  savant-think migrate old/review.yaml            # print the migrated YAML
+  savant-think migrate legacy/ --out migrated/    # write every file under migrated/
+  savant-think migrate workflows/ --write         # rewrite in place
+  savant-think migrate workflows/ --check         # CI: exit 1 if anything needs migrating";
 
 /// The summary's format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -26,6 +26,8 @@ pub enum Mode {
 pub struct FileResult {
     /// The input path, as given (for messages).
     pub path: PathBuf,
+    /// The text as read (non-UTF-8 bytes replaced), for positions in messages.
+    pub source: crate::source::SourceFile,
     pub migration: Migration,
     /// Where the result was written, if anywhere.
     pub written: Option<PathBuf>,
@@ -105,7 +107,7 @@ pub fn run(paths: &[PathBuf], mode: &Mode, limits: &Limits) -> RunResult {
                 }
             },
         };
-        result.files.push(FileResult { path, migration, written });
+        result.files.push(FileResult { path, source: src, migration, written });
     }
     result
 }

@@ -3,7 +3,6 @@
 
 use super::files::{FileResult, RunResult};
 use super::{Literal, Outcome};
-use crate::source::SourceFile;
 use serde_json::{Value, json};
 
 /// How many files ended how.
@@ -38,6 +37,10 @@ pub fn human(result: &RunResult) -> String {
     for e in &result.io_errors {
         out.push_str(&format!("error[IO_ERROR]: {e}\n"));
     }
+    // With nothing migrated because of I/O errors, a count would only mislead.
+    if result.files.is_empty() && !result.io_errors.is_empty() {
+        return out;
+    }
     let c = Counts::of(result);
     out.push_str(&format!(
         "{} file(s): {} migrated, {} already current, {} not migrated{}\n",
@@ -69,11 +72,8 @@ fn file_human(out: &mut String, f: &FileResult) {
         }
         Outcome::Current { .. } => out.push_str(&format!("current  {path}{dest}\n")),
         Outcome::Failed { diagnostics } => {
-            // Positions need the text; a file that failed was readable or it would be an I/O error.
-            let text = std::fs::read_to_string(&f.path).unwrap_or_default();
-            let src = SourceFile::new(path.to_string(), text);
             for d in diagnostics {
-                let lc = src.line_col(d.span.start as usize);
+                let lc = f.source.line_col(d.span.start as usize);
                 out.push_str(&format!(
                     "failed   {path}:{}:{}: {}: {} (left unchanged{})\n",
                     lc.line,
@@ -126,12 +126,10 @@ pub fn json(result: &RunResult, with_text: bool) -> Value {
                 Outcome::Migrated { dialect, text } => ("migrated", Some(*dialect), Some(text.as_str()), vec![]),
                 Outcome::Current { dialect } => ("current", Some(*dialect), None, vec![]),
                 Outcome::Failed { diagnostics } => {
-                    let text = std::fs::read_to_string(&f.path).unwrap_or_default();
-                    let src = SourceFile::new(f.path.display().to_string(), text);
                     let errors = diagnostics
                         .iter()
                         .map(|d| {
-                            let lc = src.line_col(d.span.start as usize);
+                            let lc = f.source.line_col(d.span.start as usize);
                             json!({"code": d.code.as_str(), "message": d.message, "line": lc.line,
                                    "column": lc.column, "help": d.help})
                         })
