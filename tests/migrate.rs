@@ -197,3 +197,25 @@ fn files_that_are_not_workflows_fail_with_codes() {
         assert_eq!(diagnostics[0].code.as_str(), code, "{text:?}");
     }
 }
+
+/// The code block after each `<!-- migrate: KIND -->` marker in docs/migrating.md.
+fn doc_blocks(doc: &str, kind: &str) -> Vec<String> {
+    let marker = format!("<!-- migrate: {kind} -->\n```yaml\n");
+    doc.match_indices(&marker)
+        .map(|(at, _)| {
+            let body = &doc[at + marker.len()..];
+            body[..body.find("```\n").expect("a closed block")].to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn the_examples_in_docs_migrating_md_are_real() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/migrating.md")).unwrap();
+    let (before, after) = (doc_blocks(&doc, "before"), doc_blocks(&doc, "after"));
+    assert_eq!(before.len(), 3, "three examples");
+    assert_eq!(before.len(), after.len());
+    for (b, a) in before.iter().zip(&after) {
+        assert_eq!(&migrated(b).0, a, "docs/migrating.md shows a different result for\n{b}");
+    }
+}
