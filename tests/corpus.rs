@@ -50,7 +50,10 @@ fn expectations() -> Expectations {
         let field = |k: &str| e.get(k).and_then(Node::as_str).unwrap_or_default().to_owned();
         let (file, stage, code, why) = (field("file"), field("stage"), field("code"), field("justification"));
         assert!(["migrate", "check", "run"].contains(&stage.as_str()), "bad stage in {e:?}");
-        assert!(!file.is_empty() && !code.is_empty() && why.len() > 20, "every expectation needs a justification: {e:?}");
+        assert!(
+            !file.is_empty() && !code.is_empty() && why.len() > 20,
+            "every expectation needs a justification: {e:?}"
+        );
         assert!(out.insert((file, stage, code), why).is_none(), "listed twice: {e:?}");
     }
     out
@@ -128,7 +131,9 @@ fn legacy_corpus_migrates_checks_and_runs() {
         let text = match &m.outcome {
             Outcome::Failed { diagnostics } => {
                 for d in diagnostics {
-                    found.entry((name.clone(), "migrate".into(), d.code.to_string())).or_insert(d.message.clone());
+                    found
+                        .entry((name.clone(), "migrate".into(), d.code.to_string()))
+                        .or_insert(d.message.clone());
                 }
                 continue;
             }
@@ -155,13 +160,18 @@ fn legacy_corpus_migrates_checks_and_runs() {
             continue;
         }
         let wf = wf.expect("a workflow");
-        let params: Map<String, Value> = wf.params.iter().map(|p| (p.name.value.clone(), sample(&p.schema))).collect();
+        let params: Map<String, Value> =
+            wf.params.iter().map(|p| (p.name.value.clone(), sample(&p.schema))).collect();
         let file = root.join("workflows").join(&name);
         std::fs::write(&file, &text).unwrap();
         match run_to_done(&engine, &file.to_string_lossy(), Value::Object(params), &format!("r{n}")) {
             Ok(done) => {
                 let count = |k: &str| done["summary"][k].as_array().map_or(0, Vec::len);
-                assert_eq!(count("ran") + count("skipped"), wf.steps.len(), "{name}: every step ran or was skipped");
+                assert_eq!(
+                    count("ran") + count("skipped"),
+                    wf.steps.len(),
+                    "{name}: every step ran or was skipped"
+                );
                 assert!(count("ran") > 0, "{name}: nothing ran");
                 ran += 1;
             }
@@ -180,7 +190,11 @@ fn legacy_corpus_migrates_checks_and_runs() {
          not listed (fix migrate/check, or list it with a justification if the original is at fault):\n{unexpected:#?}\n\
          listed but no longer happening (remove them):\n{gone:#?}"
     );
-    eprintln!("{} files: {migrated} migrated, {ran} ran to done, {} listed defects", files.len(), expected.len());
+    eprintln!(
+        "{} files: {migrated} migrated, {ran} ran to done, {} listed defects",
+        files.len(),
+        expected.len()
+    );
 }
 
 /// The migrated file has the original's steps, in order, calling the same tools.

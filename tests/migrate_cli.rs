@@ -94,8 +94,13 @@ fn write_rewrites_in_place_and_is_idempotent() {
     let r = run(&s.path, &["migrate", "--write", "wf"]);
     assert_exit(&r, 0);
     assert!(r.stdout.contains("2 file(s): 0 migrated, 2 already current"), "{r:?}");
-    assert_eq!(std::fs::read_to_string(s.path.join("wf/old.yaml")).unwrap(), once, "a second run changes nothing");
-    let leftovers: Vec<_> = std::fs::read_dir(s.path.join("wf")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(
+        std::fs::read_to_string(s.path.join("wf/old.yaml")).unwrap(),
+        once,
+        "a second run changes nothing"
+    );
+    let leftovers: Vec<_> =
+        std::fs::read_dir(s.path.join("wf")).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(leftovers.len(), 2, "no temporary files left: {leftovers:?}");
 }
 
@@ -110,7 +115,10 @@ fn json_summary() {
     assert_eq!(v["summary"], serde_json::json!({"files": 2, "migrated": 1, "current": 0, "failed": 1}));
     assert_eq!(v["files"][0]["status"], "migrated");
     assert_eq!(v["files"][0]["dialect"], "think");
-    assert!(v["files"][0]["text"].as_str().unwrap().contains("<<params.who>>"), "a dry run includes the text");
+    assert!(
+        v["files"][0]["text"].as_str().unwrap().contains("<<params.who>>"),
+        "a dry run includes the text"
+    );
     assert_eq!(v["files"][1]["errors"][0]["code"], "YAML_SYNTAX");
     assert_eq!(v["files"][1]["errors"][0]["line"], 3);
 }
@@ -141,7 +149,10 @@ fn bad_input() {
     s.write("b/w.yaml", LEGACY);
     let r = run(&s.path, &["migrate", "a/w.yaml", "b/w.yaml", "--out", "o"]);
     assert_exit(&r, 2);
-    assert_eq!(r.stdout, "error[IO_ERROR]: b/w.yaml: a/w.yaml and b/w.yaml would both be written to o/w.yaml\n");
+    assert_eq!(
+        r.stdout,
+        "error[IO_ERROR]: b/w.yaml: a/w.yaml and b/w.yaml would both be written to o/w.yaml\n"
+    );
     assert!(!s.path.join("o").exists(), "nothing written after a collision");
 }
 

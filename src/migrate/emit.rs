@@ -183,7 +183,8 @@ fn double_quoted(s: &str) -> String {
 /// them): outside YAML's printable set, line breaks, tabs and the
 /// characters some readers take as line breaks or byte-order marks.
 fn needs_escape(c: char) -> bool {
-    let printable = matches!(c, ' '..='~' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}') || c >= '\u{10000}';
+    let printable =
+        matches!(c, ' '..='~' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}') || c >= '\u{10000}';
     !printable || matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}')
 }
 
@@ -268,7 +269,10 @@ mod tests {
                 Yaml::Seq(vec![map(&[
                     ("id", s("a")),
                     ("deps", Yaml::Seq(vec![s("b"), s("1")])),
-                    ("input_template", map(&[("text", s("Hi <<params.x>>\n  more\n")), ("m", Yaml::Map(vec![]))])),
+                    (
+                        "input_template",
+                        map(&[("text", s("Hi <<params.x>>\n  more\n")), ("m", Yaml::Map(vec![]))]),
+                    ),
                 ])]),
             ),
         ]);
@@ -282,9 +286,37 @@ mod tests {
     #[test]
     fn strings_that_must_be_quoted() {
         for v in [
-            "", "true", "null", "~", "12", "1.5", "0x1F", "yes", "- a", "a: b", "a #b", "#x", "'q'", "\"q\"",
-            "<<x>>", "a, b", "[x]", " lead", "trail ", "tab\there", "é\u{85}", "\u{7f}", "...", "---", "x:",
-            "@at", "%p", "`b`", "\r\n", "n", "Off",
+            "",
+            "true",
+            "null",
+            "~",
+            "12",
+            "1.5",
+            "0x1F",
+            "yes",
+            "- a",
+            "a: b",
+            "a #b",
+            "#x",
+            "'q'",
+            "\"q\"",
+            "<<x>>",
+            "a, b",
+            "[x]",
+            " lead",
+            "trail ",
+            "tab\there",
+            "é\u{85}",
+            "\u{7f}",
+            "...",
+            "---",
+            "x:",
+            "@at",
+            "%p",
+            "`b`",
+            "\r\n",
+            "n",
+            "Off",
         ] {
             let text = round_trip(&map(&[("k", s(v)), (v, s("key"))]));
             assert!(!text.starts_with(&format!("k: {v}\n")), "{v:?} stayed plain: {text}");
@@ -297,8 +329,20 @@ mod tests {
     #[test]
     fn multi_line_strings() {
         for v in [
-            "a\nb", "a\nb\n", "a\nb\n\n\n", "\n\nx\n", " lead\nx", "x\n  \ny", "x\n\ty", "x\n# not a comment\n",
-            "x\r\ny", "\n", "\n\n", "- a\n- b\n", "a\n---\nb", "ends with space \nx",
+            "a\nb",
+            "a\nb\n",
+            "a\nb\n\n\n",
+            "\n\nx\n",
+            " lead\nx",
+            "x\n  \ny",
+            "x\n\ty",
+            "x\n# not a comment\n",
+            "x\r\ny",
+            "\n",
+            "\n\n",
+            "- a\n- b\n",
+            "a\n---\nb",
+            "ends with space \nx",
         ] {
             round_trip(&map(&[("k", s(v))]));
             round_trip(&Yaml::Seq(vec![s(v), map(&[("k", s(v))])]));

@@ -90,7 +90,11 @@ pub fn run(paths: &[PathBuf], mode: &Mode, limits: &Limits) -> RunResult {
         let migration = if read_diags.is_empty() {
             migrate(&src, limits)
         } else {
-            Migration { outcome: Outcome::Failed { diagnostics: read_diags }, changes: vec![], literals: vec![] }
+            Migration {
+                outcome: Outcome::Failed { diagnostics: read_diags },
+                changes: vec![],
+                literals: vec![],
+            }
         };
         let target = match mode {
             Mode::DryRun => None,

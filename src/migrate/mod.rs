@@ -97,7 +97,11 @@ impl Migration {
 /// cannot read comes back as [`Outcome::Failed`]).
 pub fn migrate(src: &SourceFile, limits: &Limits) -> Migration {
     let parsed = yaml::parse(src, limits);
-    let failed = |diagnostics| Migration { outcome: Outcome::Failed { diagnostics }, changes: vec![], literals: vec![] };
+    let failed = |diagnostics| Migration {
+        outcome: Outcome::Failed { diagnostics },
+        changes: vec![],
+        literals: vec![],
+    };
     if !parsed.diagnostics.is_empty() {
         return failed(parsed.diagnostics);
     }

@@ -185,7 +185,10 @@ fn resolve(scope: &mut Scope, step: &StepRef, path: &Path) -> Result<Resolution,
         return Err("reads the step's own capture".to_owned());
     }
     if scope.reaches(step.index, from) {
-        return Err(format!("`{}` is captured by a step that runs after this one (a dependency cycle)", path.root));
+        return Err(format!(
+            "`{}` is captured by a step that runs after this one (a dependency cycle)",
+            path.root
+        ));
     }
     scope.add_edge(from, step.index);
     Ok(Resolution::MaybeMissing)
@@ -208,7 +211,10 @@ mod tests {
     #[test]
     fn paths() {
         let p = parse_path(" mr.changes[0].new_path ").unwrap();
-        assert_eq!((p.root, p.text.as_str(), p.first_field), ("mr", "mr.changes[0].new_path", Some("changes")));
+        assert_eq!(
+            (p.root, p.text.as_str(), p.first_field),
+            ("mr", "mr.changes[0].new_path", Some("changes"))
+        );
         for bad in ["", "a b", "a..b", "a[x]", "a[]", "#if x", "a | upper", "1a", "a.", "a[0"] {
             assert_eq!(parse_path(bad), None, "{bad:?}");
         }

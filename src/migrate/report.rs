@@ -55,7 +55,12 @@ pub fn human(result: &RunResult) -> String {
 
 fn file_human(out: &mut String, f: &FileResult) {
     let path = f.path.display();
-    let dest = f.written.as_ref().filter(|w| **w != f.path).map(|w| format!(" → {}", w.display())).unwrap_or_default();
+    let dest = f
+        .written
+        .as_ref()
+        .filter(|w| **w != f.path)
+        .map(|w| format!(" → {}", w.display()))
+        .unwrap_or_default();
     match &f.migration.outcome {
         Outcome::Migrated { dialect, .. } => {
             out.push_str(&format!("migrated {path}{dest} ({} dialect)\n", dialect.as_str()));
@@ -123,7 +128,9 @@ pub fn json(result: &RunResult, with_text: bool) -> Value {
         .iter()
         .map(|f| {
             let (status, dialect, text, errors) = match &f.migration.outcome {
-                Outcome::Migrated { dialect, text } => ("migrated", Some(*dialect), Some(text.as_str()), vec![]),
+                Outcome::Migrated { dialect, text } => {
+                    ("migrated", Some(*dialect), Some(text.as_str()), vec![])
+                }
                 Outcome::Current { dialect } => ("current", Some(*dialect), None, vec![]),
                 Outcome::Failed { diagnostics } => {
                     let errors = diagnostics

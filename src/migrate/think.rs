@@ -100,7 +100,8 @@ fn think_info(step: &Node) -> StepInfo {
         Some(NodeKind::Scalar(_)) => step.get("deps").and_then(scalar_text).into_iter().collect(),
         _ => Vec::new(),
     };
-    let loop_var = step.get("foreach").map(|_| step.get("as").and_then(Node::as_str).unwrap_or("item").to_owned());
+    let loop_var =
+        step.get("foreach").map(|_| step.get("as").and_then(Node::as_str).unwrap_or("item").to_owned());
     StepInfo { id, capture: step.get("capture_as").and_then(Node::as_str).map(str::to_owned), deps, loop_var }
 }
 
@@ -178,9 +179,9 @@ pub fn template(cx: &mut Cx, scope: &mut Scope, step: &StepRef, node: &Node) -> 
             None => Yaml::from_node(node),
         },
         NodeKind::Seq(items) => Yaml::Seq(items.iter().map(|i| template(cx, scope, step, i)).collect()),
-        NodeKind::Map(entries) => {
-            Yaml::Map(entries.iter().map(|e| (key_text(&e.key), template(cx, scope, step, &e.value))).collect())
-        }
+        NodeKind::Map(entries) => Yaml::Map(
+            entries.iter().map(|e| (key_text(&e.key), template(cx, scope, step, &e.value))).collect(),
+        ),
     }
 }
 
@@ -203,10 +204,15 @@ fn think_step(cx: &mut Cx, scope: &mut Scope, info: &StepInfo, index: usize, ste
                 cx.change(&e.key, format!("step `{label}`: `name` → `description`"));
                 out.push(("description".into(), Yaml::from_node(v)));
             }
-            "name" => cx.change(&e.key, format!("step `{label}`: dropped `name` (it has `id` and `description`)")),
+            "name" => {
+                cx.change(&e.key, format!("step `{label}`: dropped `name` (it has `id` and `description`)"))
+            }
             "tool" | "agent" if !has("call") => {
                 let call = engine_dialect::call_of(&key, v);
-                cx.change(&e.key, format!("step `{label}`: `{key}` → `call: {}`", call.as_str().unwrap_or("")));
+                cx.change(
+                    &e.key,
+                    format!("step `{label}`: `{key}` → `call: {}`", call.as_str().unwrap_or("")),
+                );
                 out.push(("call".into(), call));
             }
             "with" if !has("input_template") => {
@@ -341,7 +347,8 @@ impl Params {
                 line: *line,
                 message: format!("declared param `{name}` (required): the original used `{{{{params.{name}}}}}` without declaring it"),
             });
-            let description = "Inferred by savant-think migrate: the original workflow used it without declaring it.";
+            let description =
+                "Inferred by savant-think migrate: the original workflow used it without declaring it.";
             out.push((name.clone(), Yaml::Map(vec![("description".into(), Yaml::Str(description.into()))])));
         }
         Yaml::Map(out)
@@ -349,7 +356,9 @@ impl Params {
 
     /// An existing top-level `required`, extended with the legacy and inferred ones.
     fn required_yaml(&self, node: &Node) -> Yaml {
-        let mut items: Vec<Yaml> = node.as_seq().map_or_else(|| vec![Yaml::from_node(node)], |s| s.iter().map(Yaml::from_node).collect());
+        let mut items: Vec<Yaml> = node
+            .as_seq()
+            .map_or_else(|| vec![Yaml::from_node(node)], |s| s.iter().map(Yaml::from_node).collect());
         for r in &self.required {
             if !items.iter().any(|i| i.as_str() == Some(r)) {
                 items.push(Yaml::Str(r.clone()));
@@ -378,13 +387,21 @@ fn legacy_param(cx: &mut Cx, name: &str, node: &Node) -> Yaml {
                 cx.change(&e.key, format!("param `{name}`: `desc` → `description`"));
                 out.push(("description".into(), Yaml::from_node(&e.value)));
             }
-            "required" if e.value.as_scalar().is_some_and(|s| matches!(s.resolve(), ScalarValue::Bool(_))) => {
+            "required"
+                if e.value.as_scalar().is_some_and(|s| matches!(s.resolve(), ScalarValue::Bool(_))) =>
+            {
                 let to = if e.value.as_scalar().map(|s| s.resolve()) == Some(ScalarValue::Bool(true)) {
                     "listed in the top-level `required`"
                 } else {
                     "dropped (params are optional by default)"
                 };
-                cx.change(&e.key, format!("param `{name}`: `required: {}` → {to}", e.value.as_scalar().map_or("", |s| s.value.as_str())));
+                cx.change(
+                    &e.key,
+                    format!(
+                        "param `{name}`: `required: {}` → {to}",
+                        e.value.as_scalar().map_or("", |s| s.value.as_str())
+                    ),
+                );
             }
             _ => out.push((key, Yaml::from_node(&e.value))),
         }

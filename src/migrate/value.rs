@@ -26,9 +26,9 @@ impl Yaml {
                 _ => Yaml::Raw(s.value.clone()),
             },
             NodeKind::Seq(items) => Yaml::Seq(items.iter().map(Yaml::from_node).collect()),
-            NodeKind::Map(entries) => Yaml::Map(
-                entries.iter().map(|e| (key_text(&e.key), Yaml::from_node(&e.value))).collect(),
-            ),
+            NodeKind::Map(entries) => {
+                Yaml::Map(entries.iter().map(|e| (key_text(&e.key), Yaml::from_node(&e.value))).collect())
+            }
         }
     }
 
@@ -44,7 +44,9 @@ impl Yaml {
             }
             .to_json(),
             Yaml::Seq(items) => Value::Array(items.iter().map(Yaml::to_json).collect()),
-            Yaml::Map(entries) => Value::Object(entries.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
+            Yaml::Map(entries) => {
+                Value::Object(entries.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
+            }
         }
     }
 

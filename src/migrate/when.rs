@@ -16,13 +16,17 @@ use crate::syntax::node::{Node, ScalarValue};
 /// The expression for an `applicable_when` mapping, or why it cannot be
 /// translated (the mapping is then kept for `check` to report).
 pub fn translate(node: &Node) -> Result<Translated, String> {
-    let entries = node.as_map().ok_or_else(|| format!("`applicable_when` is {}, not a mapping", node.kind_name()))?;
+    let entries =
+        node.as_map().ok_or_else(|| format!("`applicable_when` is {}, not a mapping", node.kind_name()))?;
     const KNOWN: &[&str] = &["var", "field", "equals", "min_conf_field", "min_conf"];
-    if let Some(e) = entries.iter().find(|e| !e.key.as_scalar().is_some_and(|k| KNOWN.contains(&k.value.as_str()))) {
+    if let Some(e) =
+        entries.iter().find(|e| !e.key.as_scalar().is_some_and(|k| KNOWN.contains(&k.value.as_str())))
+    {
         let key = super::value::key_text(&e.key);
         return Err(format!("unknown `applicable_when` key `{key}` (known: {})", KNOWN.join(", ")));
     }
-    let var = node.get("var").and_then(Node::as_str).ok_or("`applicable_when` needs `var`, a capture name")?;
+    let var =
+        node.get("var").and_then(Node::as_str).ok_or("`applicable_when` needs `var`, a capture name")?;
     if !crate::ir::lower::is_identifier(var) {
         return Err(format!("`applicable_when.var` `{var}` is not a capture name"));
     }
@@ -39,7 +43,9 @@ pub fn translate(node: &Node) -> Result<Translated, String> {
             };
             expr = format!("{expr} && ({} ?? 0) >= {min}", access(var, f));
         }
-        _ => return Err("`applicable_when` needs both `min_conf_field` and `min_conf`, or neither".to_owned()),
+        _ => {
+            return Err("`applicable_when` needs both `min_conf_field` and `min_conf`, or neither".to_owned());
+        }
     }
     Ok(Translated { expr, var: var.to_owned() })
 }
