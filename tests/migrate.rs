@@ -219,3 +219,16 @@ fn the_examples_in_docs_migrating_md_are_real() {
         assert_eq!(&migrated(b).0, a, "docs/migrating.md shows a different result for\n{b}");
     }
 }
+
+#[test]
+fn params_it_cannot_read_are_left_for_check() {
+    // A list is not params: kept as written (check reports it), nothing inferred into it.
+    let m = run("params: [a]\nsteps:\n  - {id: s, call: t, input_template: {x: '{{params.a}}'}}\n");
+    assert!(matches!(m.outcome, Outcome::Current { .. }), "{m:?}");
+    assert_eq!(m.literals[0].reason, "`a` is not a declared param");
+    // A full JSON Schema is read: its properties resolve.
+    let (out, _) = migrated(
+        "params: {type: object, properties: {a: {type: string}}, required: [a]}\nsteps:\n  - {id: s, call: t, input_template: {x: 'A {{params.a}}'}}\n",
+    );
+    assert!(out.contains("x: \"A <<params.a>>\""), "{out}");
+}

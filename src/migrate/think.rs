@@ -129,13 +129,7 @@ fn build_scope(infos: &[StepInfo], steps: &[Node], params: &Params) -> Scope {
                 exprs.push(e);
             }
         }
-        let mut strings = Vec::new();
-        for key in ["input_template", "rationale", "with"] {
-            if let Some(n) = step.get(key) {
-                collect_strings(n, &mut strings);
-            }
-        }
-        for s in strings {
+        for s in template_scalars(step).into_iter().filter_map(Node::as_str) {
             for seg in parse_template(s).0.segments {
                 if let crate::syntax::ast::Segment::Interp { expr, .. } = seg {
                     exprs.push(expr);
@@ -161,14 +155,6 @@ fn build_scope(infos: &[StepInfo], steps: &[Node], params: &Params) -> Scope {
         }
     }
     scope
-}
-
-fn collect_strings<'n>(node: &'n Node, out: &mut Vec<&'n str>) {
-    match &node.kind {
-        NodeKind::Scalar(_) => out.extend(node.as_str()),
-        NodeKind::Seq(items) => items.iter().for_each(|i| collect_strings(i, out)),
-        NodeKind::Map(entries) => entries.iter().for_each(|e| collect_strings(&e.value, out)),
-    }
 }
 
 /// Rewrites `{{…}}` in every string of a template value.
@@ -266,16 +252,19 @@ struct Params {
     /// Used as `{{params.NAME}}` but not declared: (name, line of first use).
     inferred: Vec<(String, usize)>,
     required: Vec<String>,
-    /// `params` is a full `{type: object, properties}` schema: left alone.
-    full_schema: bool,
+    /// `params` is a full `{type: object, properties}` schema, or not a
+    /// mapping at all (for `check` to report): left alone.
+    left_alone: bool,
 }
 
 impl Params {
     fn read(cx: &Cx, root: &Node, steps: &[Node]) -> Params {
         let mut p = Params::default();
         if let Some(params) = root.get("params") {
-            if params.get("type").is_some() && params.get("properties").is_some() {
-                p.full_schema = true;
+            if params.as_map().is_none() && !params.is_null() {
+                p.left_alone = true;
+            } else if params.get("type").is_some() && params.get("properties").is_some() {
+                p.left_alone = true;
                 let props = params.get("properties").and_then(Node::as_map).unwrap_or_default();
                 p.declared.extend(props.iter().map(|e| key_text(&e.key)));
                 for r in params.get("required").and_then(Node::as_seq).unwrap_or_default() {
@@ -300,17 +289,11 @@ impl Params {
                 p.required.push(r);
             }
         }
-        if p.full_schema {
+        if p.left_alone {
             return p;
         }
         for step in steps {
-            let mut strings = Vec::new();
-            for key in ["input_template", "rationale", "with"] {
-                if let Some(n) = step.get(key) {
-                    collect_nodes(n, &mut strings);
-                }
-            }
-            for node in strings {
+            for node in template_scalars(step) {
                 let Some(text) = node.as_str() else { continue };
                 for (_, inner) in placeholder::find_all(text) {
                     let Some(path) = placeholder::parse_path(inner) else { continue };
@@ -335,7 +318,7 @@ impl Params {
     fn yaml(&self, cx: &mut Cx, original: Option<&Node>) -> Yaml {
         let mut out = Vec::new();
         if let Some(node) = original {
-            if self.full_schema {
+            if self.left_alone {
                 return Yaml::from_node(node);
             }
             for e in node.as_map().unwrap_or_default() {
@@ -366,6 +349,17 @@ impl Params {
         }
         Yaml::Seq(items)
     }
+}
+
+/// Every scalar of a step's templates (`input_template`, `rationale`, `with`).
+fn template_scalars(step: &Node) -> Vec<&Node> {
+    let mut out = Vec::new();
+    for key in ["input_template", "rationale", "with"] {
+        if let Some(n) = step.get(key) {
+            collect_nodes(n, &mut out);
+        }
+    }
+    out
 }
 
 fn collect_nodes<'n>(node: &'n Node, out: &mut Vec<&'n Node>) {

@@ -56,24 +56,6 @@ impl Yaml {
             _ => None,
         }
     }
-
-    /// Looks a key up in a mapping.
-    pub fn get(&self, key: &str) -> Option<&Yaml> {
-        match self {
-            Yaml::Map(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
-            _ => None,
-        }
-    }
-
-    /// Visits every string inside this value (not keys), mutably.
-    pub fn for_each_str_mut(&mut self, f: &mut impl FnMut(&mut String)) {
-        match self {
-            Yaml::Str(s) => f(s),
-            Yaml::Raw(_) => {}
-            Yaml::Seq(items) => items.iter_mut().for_each(|i| i.for_each_str_mut(f)),
-            Yaml::Map(entries) => entries.iter_mut().for_each(|(_, v)| v.for_each_str_mut(f)),
-        }
-    }
 }
 
 /// A key's text: a scalar's value, or the JSON of a collection key.
