@@ -232,3 +232,13 @@ fn params_it_cannot_read_are_left_for_check() {
     );
     assert!(out.contains("x: \"A <<params.a>>\""), "{out}");
 }
+
+#[test]
+fn indentation_only_libyaml_accepted_is_repaired_and_listed() {
+    let text = "steps:\n  - id: a\n    call: t\n  - id: b\n    call: t\n    deps: [\n      \"a\"\n    ]\n    input_template:\n      cmd: 'ls\n\n'\n";
+    let (out, m) = migrated(text);
+    assert!(out.contains("    deps: [a]\n") && out.ends_with("      cmd: |\n        ls\n"), "{out}");
+    let lines: Vec<_> =
+        m.changes.iter().filter(|c| c.message.starts_with("indented")).map(|c| c.line).collect();
+    assert_eq!(lines, [8, 12]);
+}

@@ -7,7 +7,8 @@
 //! format, [`placeholder`] for `{{path}}`, [`when`] for `applicable_when`)
 //! and emits it ([`emit`]). A file with nothing to change is
 //! [`Outcome::Current`] and is never rewritten, so migrating a migrated file
-//! changes nothing. [`files`] is the I/O edge (reading, `--write`, `--out`);
+//! changes nothing. Indentation only libyaml accepted is fixed first
+//! ([`repair`]). [`files`] is the I/O edge (reading, `--write`, `--out`);
 //! [`report`] renders the per-file summary.
 
 pub mod command;
@@ -15,6 +16,7 @@ pub mod emit;
 pub mod engine_dialect;
 pub mod files;
 pub mod placeholder;
+pub mod repair;
 pub mod report;
 pub mod think;
 pub mod value;
@@ -96,15 +98,25 @@ impl Migration {
 /// Migrates one file's text. Never panics; never fails outright (a file it
 /// cannot read comes back as [`Outcome::Failed`]).
 pub fn migrate(src: &SourceFile, limits: &Limits) -> Migration {
-    let parsed = yaml::parse(src, limits);
+    let mut parsed = yaml::parse(src, limits);
     let failed = |diagnostics| Migration {
         outcome: Outcome::Failed { diagnostics },
         changes: vec![],
         literals: vec![],
     };
+    // Indentation the original system's reader accepted is repaired first.
+    let mut repaired_src = None;
+    let mut repaired_lines = Vec::new();
     if !parsed.diagnostics.is_empty() {
-        return failed(parsed.diagnostics);
+        let Some((text, lines)) = repair::reindent(src, &parsed.diagnostics, limits) else {
+            return failed(parsed.diagnostics);
+        };
+        let fixed = SourceFile::new(src.path.clone(), text);
+        parsed = yaml::parse(&fixed, limits);
+        repaired_src = Some(fixed);
+        repaired_lines = lines;
     }
+    let src = repaired_src.as_ref().unwrap_or(src);
     let Some(root) = parsed.root else {
         return failed(vec![Diagnostic::new(Code::YamlSchemaViolation, Span::point(0), "the file is empty")]);
     };
@@ -119,6 +131,11 @@ pub fn migrate(src: &SourceFile, limits: &Limits) -> Migration {
         return failed(vec![d]);
     }
     let mut cx = Cx { src, changes: Vec::new(), literals: Vec::new() };
+    for line in repaired_lines {
+        let message =
+            "indented a continuation line: YAML 1.2 requires it (the original system's libyaml did not)";
+        cx.changes.push(Change { line, message: message.into() });
+    }
     let dialect = detect(&root);
     let out = think::migrate_workflow(&mut cx, &root, dialect);
     let Cx { mut changes, mut literals, .. } = cx;
