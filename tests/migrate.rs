@@ -242,3 +242,14 @@ fn indentation_only_libyaml_accepted_is_repaired_and_listed() {
         m.changes.iter().filter(|c| c.message.starts_with("indented")).map(|c| c.line).collect();
     assert_eq!(lines, [8, 12]);
 }
+
+#[test]
+fn a_legacy_key_beside_its_replacement_is_kept_and_listed() {
+    let m = run(
+        "steps:\n  - id: a\n    call: t\n    tool: u\n    when: 'true'\n    applicable_when: {var: g, field: f}\n",
+    );
+    assert!(matches!(m.outcome, Outcome::Current { .. }), "{m:?}");
+    let kept: Vec<_> = m.literals.iter().map(|l| (l.line, l.text.as_str())).collect();
+    assert_eq!(kept, [(4, "tool"), (6, "applicable_when")]);
+    assert_eq!(m.literals[0].reason, "the step also has `call`; `check` reports the old key");
+}

@@ -164,3 +164,13 @@ fn help_explains_the_flags() {
         assert!(r.stdout.contains(flag), "{flag} missing from help: {r:?}");
     }
 }
+
+#[test]
+fn a_dry_run_of_one_current_file_prints_it_unchanged() {
+    let s = Scratch::new("dry-current");
+    s.write("ok.yaml", CURRENT);
+    let r = run(&s.path, &["migrate", "ok.yaml"]);
+    assert_exit(&r, 0);
+    assert_eq!(r.stdout, CURRENT);
+    assert!(r.stderr.contains("current  ok.yaml"), "{r:?}");
+}

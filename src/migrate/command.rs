@@ -37,8 +37,8 @@ pub struct MigrateArgs {
 
 const AFTER_HELP: &str = "\
 Without --write or --out nothing is written: the migrated YAML goes to stdout
-(a dry run; with several files each starts with `--- # PATH`) and the summary
-to stderr. Files that need no migration are never rewritten, so migrating a
+(a dry run: one file is printed even if it needs nothing; of several files,
+each migrated one starts with `--- # PATH`) and the summary to stderr. Files that need no migration are never rewritten, so migrating a
 migrated file changes nothing. Migrated files keep their key order but lose
 their comments. Files that are not valid YAML are reported and left unchanged
 (--out copies them, so `check` on the output reports them too).
@@ -106,10 +106,17 @@ impl MigrateArgs {
     }
 }
 
-/// The migrated texts of a dry run: one file bare, several as YAML
-/// documents headed `--- # PATH`.
+/// The texts of a dry run: for one file its text (migrated, or as it is
+/// when it needs nothing, so `migrate a.yaml > b.yaml` always works); for
+/// several, each migrated one as a YAML document headed `--- # PATH`.
 fn print_texts(result: &RunResult, out: &mut dyn Write) {
     let several = result.files.len() > 1;
+    if let [f] = result.files.as_slice()
+        && let Outcome::Current { .. } = f.migration.outcome
+    {
+        let _ = out.write_all(f.source.text.as_bytes());
+        return;
+    }
     for f in &result.files {
         if let Outcome::Migrated { text, .. } = &f.migration.outcome {
             if several {

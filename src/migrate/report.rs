@@ -94,7 +94,7 @@ fn file_human(out: &mut String, f: &FileResult) {
         }
     }
     for l in literal_groups(&f.migration.literals) {
-        out.push_str(&format!("  {}: kept literal `{}`: {}\n", line_list(&l.1), l.0.text, l.0.reason));
+        out.push_str(&format!("  {}: kept `{}`: {}\n", line_list(&l.1), l.0.text, l.0.reason));
     }
 }
 

@@ -218,6 +218,19 @@ fn think_step(cx: &mut Cx, scope: &mut Scope, info: &StepInfo, index: usize, ste
                 }
             },
             "input_template" | "rationale" => out.push((key, template(cx, scope, &sref, v))),
+            "tool" | "agent" | "with" | "applicable_when" => {
+                let new = if key == "with" {
+                    "input_template"
+                } else if key == "applicable_when" {
+                    "when"
+                } else {
+                    "call"
+                };
+                let line = cx.line(e.key.span.start);
+                let reason = format!("the step also has `{new}`; `check` reports the old key");
+                cx.literals.push(super::Literal { line, text: key.clone(), reason });
+                out.push((key, Yaml::from_node(v)));
+            }
             _ => out.push((key, Yaml::from_node(v))),
         }
     }
