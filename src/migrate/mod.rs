@@ -3,7 +3,7 @@
 //!
 //! [`migrate`] reads a file with the crate's own YAML reader, recognises its
 //! [`Dialect`], rewrites it into a [`Yaml`] tree ([`think`] for workflow-level
-//! keys and Think-format steps, [`engine_dialect`] for the workflow-engine
+//! keys and Think-format steps, [`params`] the params, [`engine_dialect`] for the workflow-engine
 //! format, [`placeholder`] for `{{path}}`, [`when`] for `applicable_when`)
 //! and emits it ([`emit`]). A file with nothing to change is
 //! [`Outcome::Current`] and is never rewritten, so migrating a migrated file
@@ -15,6 +15,7 @@ pub mod command;
 pub mod emit;
 pub mod engine_dialect;
 pub mod files;
+pub mod params;
 pub mod placeholder;
 pub mod repair;
 pub mod report;

@@ -1,13 +1,12 @@
 //! The workflow as a whole and Think-format steps.
 //!
 //! Workflow keys: `workflow` → `id`, `title` → `name`, `summary` →
-//! `description`; params written `name: {desc, required: true}` → JSON
-//! Schema (`description`) plus a top-level `required` list; a param used as
-//! `{{params.NAME}}` but never declared is declared (and required). Steps:
-//! numeric ids and deps → strings, `applicable_when` → `when`, `{{path}}` →
-//! `<<path>>` in `input_template` and `rationale`, and the keys of the other
-//! dialect (`name`, `tool`, `agent`, `with`) where a step mixes them in.
+//! `description`; params (see [`super::params`]). Steps: numeric ids and
+//! deps → strings, `applicable_when` → `when`, `{{path}}` → `<<path>>` in
+//! `input_template` and `rationale`, and the keys of the other dialect
+//! (`name`, `tool`, `agent`, `with`) where a step mixes them in.
 
+use super::params::Params;
 use super::placeholder::{self, Scope, StepRef};
 use super::value::{Yaml, key_text};
 use super::{Cx, Dialect, engine_dialect, when};
@@ -84,12 +83,12 @@ pub fn migrate_workflow(cx: &mut Cx, root: &Node, dialect: Dialect) -> Yaml {
     Yaml::Map(out)
 }
 
-fn str_seq(items: &[String]) -> Yaml {
+pub(super) fn str_seq(items: &[String]) -> Yaml {
     Yaml::Seq(items.iter().map(|s| Yaml::Str(s.clone())).collect())
 }
 
 /// A scalar's text, whatever its type (`1` → "1").
-fn scalar_text(node: &Node) -> Option<String> {
+pub(super) fn scalar_text(node: &Node) -> Option<String> {
     node.as_scalar().filter(|_| !node.is_null()).map(|s| s.value.clone())
 }
 
@@ -258,114 +257,8 @@ fn deps(cx: &mut Cx, node: &Node, label: &str) -> Yaml {
     }
 }
 
-/// The params: declared (legacy forms converted), inferred, required.
-#[derive(Debug, Default)]
-struct Params {
-    declared: Vec<String>,
-    /// Used as `{{params.NAME}}` but not declared: (name, line of first use).
-    inferred: Vec<(String, usize)>,
-    required: Vec<String>,
-    /// `params` is a full `{type: object, properties}` schema, or not a
-    /// mapping at all (for `check` to report): left alone.
-    left_alone: bool,
-}
-
-impl Params {
-    fn read(cx: &Cx, root: &Node, steps: &[Node]) -> Params {
-        let mut p = Params::default();
-        if let Some(params) = root.get("params") {
-            if params.as_map().is_none() && !params.is_null() {
-                p.left_alone = true;
-            } else if params.get("type").is_some() && params.get("properties").is_some() {
-                p.left_alone = true;
-                let props = params.get("properties").and_then(Node::as_map).unwrap_or_default();
-                p.declared.extend(props.iter().map(|e| key_text(&e.key)));
-                for r in params.get("required").and_then(Node::as_seq).unwrap_or_default() {
-                    p.required.extend(scalar_text(r));
-                }
-            } else {
-                for e in params.as_map().unwrap_or_default() {
-                    let name = key_text(&e.key);
-                    if e.value.get("required").and_then(Node::as_scalar).map(|s| s.resolve())
-                        == Some(ScalarValue::Bool(true))
-                    {
-                        p.required.push(name.clone());
-                    }
-                    p.declared.push(name);
-                }
-            }
-        }
-        for r in root.get("required").and_then(Node::as_seq).unwrap_or_default() {
-            if let Some(r) = scalar_text(r)
-                && !p.required.contains(&r)
-            {
-                p.required.push(r);
-            }
-        }
-        if p.left_alone {
-            return p;
-        }
-        for step in steps {
-            for node in template_scalars(step) {
-                let Some(text) = node.as_str() else { continue };
-                for (_, inner) in placeholder::find_all(text) {
-                    let Some(path) = placeholder::parse_path(inner) else { continue };
-                    let Some(name) = path.first_field.filter(|_| path.root == "params") else { continue };
-                    if !p.declared.iter().any(|d| d == name) && !p.inferred.iter().any(|(d, _)| d == name) {
-                        p.inferred.push((name.to_owned(), cx.line(node.span.start)));
-                    }
-                }
-            }
-        }
-        for (name, _) in &p.inferred {
-            p.declared.push(name.clone());
-            if !p.required.contains(name) {
-                p.required.push(name.clone());
-            }
-        }
-        p
-    }
-
-    /// The `params` mapping: the original one converted (if the file had
-    /// one), then the inferred params.
-    fn yaml(&self, cx: &mut Cx, original: Option<&Node>) -> Yaml {
-        let mut out = Vec::new();
-        if let Some(node) = original {
-            if self.left_alone {
-                return Yaml::from_node(node);
-            }
-            for e in node.as_map().unwrap_or_default() {
-                out.push((key_text(&e.key), legacy_param(cx, &key_text(&e.key), &e.value)));
-            }
-        }
-        for (name, line) in &self.inferred {
-            cx.changes.push(super::Change {
-                line: *line,
-                message: format!("declared param `{name}` (required): the original used `{{{{params.{name}}}}}` without declaring it"),
-            });
-            let description =
-                "Inferred by savant-think migrate: the original workflow used it without declaring it.";
-            out.push((name.clone(), Yaml::Map(vec![("description".into(), Yaml::Str(description.into()))])));
-        }
-        Yaml::Map(out)
-    }
-
-    /// An existing top-level `required`, extended with the legacy and inferred ones.
-    fn required_yaml(&self, node: &Node) -> Yaml {
-        let mut items: Vec<Yaml> = node
-            .as_seq()
-            .map_or_else(|| vec![Yaml::from_node(node)], |s| s.iter().map(Yaml::from_node).collect());
-        for r in &self.required {
-            if !items.iter().any(|i| i.as_str() == Some(r)) {
-                items.push(Yaml::Str(r.clone()));
-            }
-        }
-        Yaml::Seq(items)
-    }
-}
-
 /// Every scalar of a step's templates (`input_template`, `rationale`, `with`).
-fn template_scalars(step: &Node) -> Vec<&Node> {
+pub(super) fn template_scalars(step: &Node) -> Vec<&Node> {
     let mut out = Vec::new();
     for key in ["input_template", "rationale", "with"] {
         if let Some(n) = step.get(key) {
@@ -381,37 +274,4 @@ fn collect_nodes<'n>(node: &'n Node, out: &mut Vec<&'n Node>) {
         NodeKind::Seq(items) => items.iter().for_each(|i| collect_nodes(i, out)),
         NodeKind::Map(entries) => entries.iter().for_each(|e| collect_nodes(&e.value, out)),
     }
-}
-
-/// `{desc: …, required: true}` → `{description: …}`.
-fn legacy_param(cx: &mut Cx, name: &str, node: &Node) -> Yaml {
-    let Some(entries) = node.as_map() else { return Yaml::from_node(node) };
-    let mut out = Vec::new();
-    for e in entries {
-        let key = key_text(&e.key);
-        match key.as_str() {
-            "desc" if node.get("description").is_none() => {
-                cx.change(&e.key, format!("param `{name}`: `desc` → `description`"));
-                out.push(("description".into(), Yaml::from_node(&e.value)));
-            }
-            "required"
-                if e.value.as_scalar().is_some_and(|s| matches!(s.resolve(), ScalarValue::Bool(_))) =>
-            {
-                let to = if e.value.as_scalar().map(|s| s.resolve()) == Some(ScalarValue::Bool(true)) {
-                    "listed in the top-level `required`"
-                } else {
-                    "dropped (params are optional by default)"
-                };
-                cx.change(
-                    &e.key,
-                    format!(
-                        "param `{name}`: `required: {}` → {to}",
-                        e.value.as_scalar().map_or("", |s| s.value.as_str())
-                    ),
-                );
-            }
-            _ => out.push((key, Yaml::from_node(&e.value))),
-        }
-    }
-    Yaml::Map(out)
 }
