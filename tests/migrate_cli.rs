@@ -174,3 +174,13 @@ fn a_dry_run_of_one_current_file_prints_it_unchanged() {
     assert_eq!(r.stdout, CURRENT);
     assert!(r.stderr.contains("current  ok.yaml"), "{r:?}");
 }
+
+#[test]
+fn an_output_that_cannot_be_written_is_an_io_error() {
+    let s = Scratch::new("unwritable");
+    s.write("old.yaml", LEGACY);
+    s.write("taken", "a file, not a directory");
+    let r = run(&s.path, &["migrate", "old.yaml", "--out", "taken"]);
+    assert_exit(&r, 2);
+    assert!(r.stdout.contains("error[IO_ERROR]: taken/old.yaml: cannot"), "{r:?}");
+}

@@ -136,11 +136,14 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// Writes a sibling temporary file, then renames it over `target`, so a
-/// reader never sees half a file.
+/// reader never sees half a file. A replaced file keeps its permissions.
 fn write_atomic(target: &Path, bytes: &[u8]) -> Result<(), String> {
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = target.with_file_name(format!(".{name}.savant-migrate.tmp"));
     fs::write(&tmp, bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    if let Ok(meta) = fs::metadata(target) {
+        let _ = fs::set_permissions(&tmp, meta.permissions());
+    }
     fs::rename(&tmp, target).map_err(|e| {
         let _ = fs::remove_file(&tmp);
         format!("cannot replace {}: {e}", target.display())
