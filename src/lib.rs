@@ -8,6 +8,7 @@ pub mod compile;
 pub mod diagnostic;
 pub mod ir;
 pub mod mcp;
+pub mod migrate;
 pub mod report;
 pub mod runtime;
 pub mod source;

@@ -134,6 +134,8 @@ enum Command {
         after_help = "Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost"
     )]
     Serve(ServeArgs),
+    /// Rewrite the original system's workflows into the current language (docs/migrating.md).
+    Migrate(savant_think::migrate::command::MigrateArgs),
     /// Call any engine tool by name (`think_plan` or `think.plan`) with JSON input.
     Call {
         tool: String,
@@ -262,6 +264,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => run_check(args),
         Command::Serve(args) => run_serve(args),
+        Command::Migrate(args) => ExitCode::from(args.run()),
         other => run_engine(other),
     }
 }
@@ -299,7 +302,7 @@ fn print_result(result: EngineResult) -> ExitCode {
 
 fn run_engine(command: Command) -> ExitCode {
     let (root, tool, args): (Option<PathBuf>, &str, Value) = match command {
-        Command::Check(_) | Command::Serve(_) => unreachable!("dispatched in main"),
+        Command::Check(_) | Command::Serve(_) | Command::Migrate(_) => unreachable!("dispatched in main"),
         Command::Compile { wf, params } => {
             let engine = match engine_at(wf.root.as_deref()) {
                 Ok(e) => e,

@@ -476,6 +476,16 @@ impl<'a> Builder<'a> {
                 span = Span::new(at, at + 1 + name.len());
             }
             (Code::YamlSyntax, format!("unknown alias `*{name}`: no anchor `&{name}` is defined before it"))
+        } else if info.contains("invalid indentation in quoted scalar")
+            && let Some(line) = under_indented_line(self.text, at)
+        {
+            // saphyr points at the string's opening quote; the fault is a later line.
+            let message = "invalid YAML: this line of a quoted string is not indented more than its key";
+            let d = Diagnostic::new(Code::YamlSyntax, line, message)
+                .with_label(self.char_span(at), "the string starts here")
+                .with_help("indent the line further, or write the string as a block scalar (`|`)");
+            self.diagnostics.push(d);
+            return Stop { keep_root: false };
         } else if info.contains("recursion limit exceeded") {
             (Code::YamlLimit, "flow collections (`[`, `{`) are nested more than 255 levels deep".to_owned())
         } else {
@@ -579,6 +589,52 @@ fn skip_line(bytes: &[u8], i: usize) -> usize {
     bytes[i..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |p| i + p)
 }
 
+/// For a quoted string opening at `at` after a key on the same line: the
+/// first non-blank character of the first continuation line (up to and
+/// including the closing quote) indented no more than that line. `None`
+/// when the string starts its own line (its parent's indentation is not
+/// known here) or no such line exists.
+fn under_indented_line(text: &str, at: usize) -> Option<Span> {
+    let quote = text.get(at..)?.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let head = &text[line_start..at];
+    if head.trim().is_empty() {
+        return None;
+    }
+    let base = head.len() - head.trim_start_matches(' ').len();
+    let close = closing_quote(text, at + 1, quote);
+    let first_break = text[at..close].find('\n')? + at + 1;
+    let mut offset = first_break;
+    for line in text[first_break..(close + 1).min(text.len())].split_inclusive('\n') {
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let content = line.trim_end_matches(['\n', '\r']);
+        if !content.trim().is_empty() && indent <= base {
+            let c = content[indent..].chars().next().map_or(1, char::len_utf8);
+            return Some(Span::new(offset + indent, offset + indent + c));
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// The byte index of the quote closing a string whose body starts at
+/// `from` (`''` and `\"` do not close it), or the end of the text.
+fn closing_quote(text: &str, from: usize, quote: char) -> usize {
+    let mut chars = text[from..].char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if quote == '"' && c == '\\' {
+            chars.next();
+        } else if c == quote {
+            if quote == '\'' && chars.peek().is_some_and(|&(_, n)| n == '\'') {
+                chars.next();
+                continue;
+            }
+            return from + i;
+        }
+    }
+    text.len()
+}
+
 /// The name of the alias written at `at` (`*name`).
 fn alias_name(text: &str, at: usize) -> &str {
     let rest = text.get(at..).unwrap_or("");
@@ -663,6 +719,20 @@ mod tests {
         assert_eq!(text(yaml, root.get("c").unwrap()), ">");
         assert!(root.get("d").unwrap().is_null());
         assert!(root.get("f").unwrap().is_null());
+    }
+
+    #[test]
+    fn an_under_indented_quoted_line_is_pointed_at() {
+        // The original system's files had this; saphyr reports the opening quote.
+        let yaml = "s:\n  - id: a\n    text: 'it''s a\n\n'\n    b: \"x\\\"\n  y\"\n";
+        let parsed = read(yaml);
+        let d = &parsed.diagnostics[0];
+        assert_eq!(d.message, "invalid YAML: this line of a quoted string is not indented more than its key");
+        assert_eq!(d.span, Span::new(yaml.find("\n'").unwrap() + 1, yaml.find("\n'").unwrap() + 2));
+        assert_eq!(d.labels[0].span.start as usize, yaml.find("'it").unwrap());
+        // A string on its own line keeps saphyr's position.
+        let parsed = read("k:\n  'a\nb'\n");
+        assert_eq!(parsed.diagnostics[0].message, "invalid YAML: invalid indentation in quoted scalar");
     }
 
     #[test]

@@ -1,0 +1,151 @@
+//! The I/O edge of `migrate`: finding files, reading them, and writing the
+//! results in place (`--write`) or under another directory (`--out`).
+
+use super::{Migration, Outcome, migrate};
+use crate::Limits;
+use crate::workspace::{self, IoError};
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Where migrated files go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Nothing is written (the CLI prints the migrated YAML).
+    DryRun,
+    /// Files that need migration are rewritten in place.
+    Write,
+    /// Every file is written under this directory (same relative path):
+    /// migrated, or copied unchanged when it needs nothing or cannot be read
+    /// as a workflow — so `check DIR` sees the whole set.
+    Out(PathBuf),
+}
+
+/// One file's migration and where it went.
+#[derive(Debug)]
+pub struct FileResult {
+    /// The input path, as given (for messages).
+    pub path: PathBuf,
+    /// The text as read (non-UTF-8 bytes replaced), for positions in messages.
+    pub source: crate::source::SourceFile,
+    pub migration: Migration,
+    /// Where the result was written, if anywhere.
+    pub written: Option<PathBuf>,
+}
+
+/// Everything a run did.
+#[derive(Debug, Default)]
+pub struct RunResult {
+    pub files: Vec<FileResult>,
+    /// Inputs that could not be read, outputs that could not be written.
+    pub io_errors: Vec<IoError>,
+}
+
+/// Migrates every workflow file under `paths` (files as given, directories
+/// recursively) and writes the results as `mode` says.
+pub fn run(paths: &[PathBuf], mode: &Mode, limits: &Limits) -> RunResult {
+    let mut result = RunResult::default();
+    // Each input with the path it has under `--out`.
+    let mut inputs: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for p in paths {
+        let (files, errors) = workspace::collect_files(std::slice::from_ref(p));
+        result.io_errors.extend(errors);
+        let is_dir = fs::metadata(p).is_ok_and(|m| m.is_dir());
+        for f in files {
+            let rel = if is_dir {
+                f.strip_prefix(p).map(Path::to_path_buf).unwrap_or_else(|_| f.clone())
+            } else {
+                PathBuf::from(f.file_name().unwrap_or(f.as_os_str()))
+            };
+            inputs.push((f, rel));
+        }
+    }
+    if let Mode::Out(dir) = mode {
+        let mut seen: BTreeMap<&Path, &Path> = BTreeMap::new();
+        for (f, rel) in &inputs {
+            if let Some(first) = seen.insert(rel, f) {
+                result.io_errors.push(IoError {
+                    path: f.clone(),
+                    message: format!(
+                        "{} and {} would both be written to {}",
+                        first.display(),
+                        f.display(),
+                        dir.join(rel).display()
+                    ),
+                });
+            }
+        }
+        if !result.io_errors.is_empty() {
+            return result;
+        }
+    }
+    for (path, rel) in inputs {
+        let (src, read_diags) = match workspace::read_source(&path, limits) {
+            Ok(r) => r,
+            Err(e) => {
+                result.io_errors.push(e);
+                continue;
+            }
+        };
+        let migration = if read_diags.is_empty() {
+            migrate(&src, limits)
+        } else {
+            Migration {
+                outcome: Outcome::Failed { diagnostics: read_diags },
+                changes: vec![],
+                literals: vec![],
+            }
+        };
+        let target = match mode {
+            Mode::DryRun => None,
+            Mode::Write => migration.needs_migration().then(|| path.clone()),
+            Mode::Out(dir) => Some(dir.join(&rel)),
+        };
+        let written = match target {
+            None => None,
+            Some(target) => match write_result(&path, &target, &migration) {
+                Ok(()) => Some(target),
+                Err(message) => {
+                    result.io_errors.push(IoError { path: target, message });
+                    None
+                }
+            },
+        };
+        result.files.push(FileResult { path, source: src, migration, written });
+    }
+    result
+}
+
+/// Writes the migrated text, or copies the original bytes.
+fn write_result(input: &Path, target: &Path, migration: &Migration) -> Result<(), String> {
+    if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    match &migration.outcome {
+        Outcome::Migrated { text, .. } => write_atomic(target, text.as_bytes()),
+        _ if same_file(input, target) => Ok(()),
+        _ => {
+            let bytes = fs::read(input).map_err(|e| format!("cannot read {}: {e}", input.display()))?;
+            write_atomic(target, &bytes)
+        }
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b)
+}
+
+/// Writes a sibling temporary file, then renames it over `target`, so a
+/// reader never sees half a file. A replaced file keeps its permissions.
+fn write_atomic(target: &Path, bytes: &[u8]) -> Result<(), String> {
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = target.with_file_name(format!(".{name}.savant-migrate.tmp"));
+    fs::write(&tmp, bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    if let Ok(meta) = fs::metadata(target) {
+        let _ = fs::set_permissions(&tmp, meta.permissions());
+    }
+    fs::rename(&tmp, target).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        format!("cannot replace {}: {e}", target.display())
+    })
+}
