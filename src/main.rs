@@ -134,6 +134,10 @@ enum Command {
         after_help = "Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost"
     )]
     Serve(ServeArgs),
+    /// Pursue a goal with a model (Ollama, OpenAI-compatible, Reasoning API), one action per step.
+    ///
+    /// Each step the model answers one JSON action: call a tool, reason, finish or give up.
+    Run(savant_think::agent::run::cli::RunArgs),
     /// Call any engine tool by name (`think_plan` or `think.plan`) with JSON input.
     Call {
         tool: String,
@@ -262,6 +266,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => run_check(args),
         Command::Serve(args) => run_serve(args),
+        Command::Run(args) => ExitCode::from(savant_think::agent::run::cli::execute(args)),
         other => run_engine(other),
     }
 }
@@ -299,7 +304,7 @@ fn print_result(result: EngineResult) -> ExitCode {
 
 fn run_engine(command: Command) -> ExitCode {
     let (root, tool, args): (Option<PathBuf>, &str, Value) = match command {
-        Command::Check(_) | Command::Serve(_) => unreachable!("dispatched in main"),
+        Command::Check(_) | Command::Serve(_) | Command::Run(_) => unreachable!("dispatched in main"),
         Command::Compile { wf, params } => {
             let engine = match engine_at(wf.root.as_deref()) {
                 Ok(e) => e,
