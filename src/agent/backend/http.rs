@@ -52,12 +52,7 @@ pub async fn post_json(
     let text = response.text().await.map_err(|e| send_error(url, &e))?;
     if !status.is_success() {
         let transient = status.is_server_error() || status.as_u16() == 429;
-        let mut e = error(
-            "BACKEND_HTTP_ERROR",
-            url,
-            format!("HTTP {status}: {}", snippet(&text)),
-            transient,
-        );
+        let mut e = error("BACKEND_HTTP_ERROR", url, format!("HTTP {status}: {}", snippet(&text)), transient);
         e.status = Some(status.as_u16());
         return Err(e);
     }

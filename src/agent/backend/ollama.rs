@@ -63,7 +63,9 @@ impl Ollama {
                 "the model `{model}` may still be loading; try again, or pick a smaller one with --model"
             ),
             (_, Some(404)) => format!("is the model pulled? `ollama pull {model}`"),
-            _ => "check the Ollama server's log (`journalctl -u ollama` or the `ollama serve` console)".into(),
+            _ => {
+                "check the Ollama server's log (`journalctl -u ollama` or the `ollama serve` console)".into()
+            }
         }
     }
 }
@@ -86,12 +88,10 @@ impl Backend for Ollama {
             "stream": false,
             "options": { "temperature": self.config.temperature },
         });
-        let answer = http::post_json(&self.client, &self.url, None, &body)
-            .await
-            .map_err(|e| {
-                let hint = self.hint(&e, &model);
-                e.with_hint(hint)
-            })?;
+        let answer = http::post_json(&self.client, &self.url, None, &body).await.map_err(|e| {
+            let hint = self.hint(&e, &model);
+            e.with_hint(hint)
+        })?;
         let text = field_str(&answer, "/message/content", &self.url)?.to_owned();
         Ok(Reply {
             text,

@@ -105,7 +105,9 @@ impl Backend for ReasoningApi {
                     ("BACKEND_UNREACHABLE", _) => "is the Reasoning API running? check REASONING_API_URL",
                     ("BACKEND_TIMEOUT", _) => "raise REASONING_API_TIMEOUT_MS, or check the service's load",
                     (_, Some(401 | 403)) => "check REASONING_API_TOKEN",
-                    (_, Some(404)) => "check REASONING_API_URL: it must be the base that serves /agent_intent",
+                    (_, Some(404)) => {
+                        "check REASONING_API_URL: it must be the base that serves /agent_intent"
+                    }
                     _ => "check the Reasoning API's log",
                 };
                 e.with_hint(hint)
@@ -126,7 +128,8 @@ mod tests {
 
     #[test]
     fn intent_is_unwrapped_and_finish_becomes_final() {
-        let a = normalize_intent(&json!({"intent": {"action": "finish", "finish": "done", "reasoning": "r"}}));
+        let a =
+            normalize_intent(&json!({"intent": {"action": "finish", "finish": "done", "reasoning": "r"}}));
         assert_eq!(a, json!({"action": "finish", "final": "done", "reasoning": "r"}));
         let b = normalize_intent(&json!({"action": "tool", "tool_name": "t", "args": {}, "model": "m"}));
         assert_eq!(b, json!({"action": "tool", "tool_name": "t", "args": {}}));

@@ -154,7 +154,8 @@ pub fn parse(text: &str) -> Result<Action, String> {
     if body.is_empty() {
         return Err("the answer is empty".into());
     }
-    let value: Value = serde_json::from_str(body).map_err(|e| format!("the answer is not valid JSON: {e}"))?;
+    let value: Value =
+        serde_json::from_str(body).map_err(|e| format!("the answer is not valid JSON: {e}"))?;
     let Value::Object(map) = value else {
         return Err(format!("the answer must be a JSON object, got {}", kind_of(&value)));
     };
@@ -181,7 +182,9 @@ pub fn parse(text: &str) -> Result<Action, String> {
         reasoning: text_field(&map, "reasoning"),
     };
     match parsed.action {
-        ActionKind::Tool if parsed.tool_name.is_empty() => Err("`tool_name` is required when action is tool".into()),
+        ActionKind::Tool if parsed.tool_name.is_empty() => {
+            Err("`tool_name` is required when action is tool".into())
+        }
         ActionKind::Finish if parsed.final_text.trim().is_empty() => {
             Err("`final` is required when action is finish: put the answer there".into())
         }
@@ -214,8 +217,12 @@ mod tests {
 
     #[test]
     fn valid_actions_parse_and_args_are_coerced() {
-        let a = parse(r#"{"action":"tool","tool_name":"t","args":"{\"x\":1}","final":"","reasoning":"r"}"#).unwrap();
-        assert_eq!((a.action, a.tool_name.as_str(), a.args.clone()), (ActionKind::Tool, "t", json!({"x": 1})));
+        let a = parse(r#"{"action":"tool","tool_name":"t","args":"{\"x\":1}","final":"","reasoning":"r"}"#)
+            .unwrap();
+        assert_eq!(
+            (a.action, a.tool_name.as_str(), a.args.clone()),
+            (ActionKind::Tool, "t", json!({"x": 1}))
+        );
         let b = parse("```json\n{\"action\":\"tool\",\"tool_name\":\"t\",\"args\":null}\n```").unwrap();
         assert_eq!(b.args, json!({}));
         let c = parse(r#"{"action":"tool","tool_name":"t","args":[1,2]}"#).unwrap();
@@ -248,7 +255,12 @@ mod tests {
         assert_eq!(s["required"], json!(FIELDS));
         assert_eq!(s["additionalProperties"], json!(false));
         let validator = jsonschema::validator_for(&s).unwrap();
-        assert!(validator.is_valid(&json!({"action":"reason","tool_name":"","args":{},"final":"","reasoning":"x"})));
-        assert!(!validator.is_valid(&json!({"action":"jump","tool_name":"","args":{},"final":"","reasoning":""})));
+        assert!(
+            validator
+                .is_valid(&json!({"action":"reason","tool_name":"","args":{},"final":"","reasoning":"x"}))
+        );
+        assert!(
+            !validator.is_valid(&json!({"action":"jump","tool_name":"","args":{},"final":"","reasoning":""}))
+        );
     }
 }

@@ -88,7 +88,10 @@ pub fn backend_from_env(kind: BackendKind, model: Option<&str>) -> Result<AnyBac
     match kind {
         BackendKind::Ollama => Ok(AnyBackend::Ollama(Ollama::new(OllamaConfig {
             host: env("OLLAMA_HOST").unwrap_or_else(|| ollama::DEFAULT_HOST.into()),
-            small_model: model.map(str::to_owned).or_else(|| env("SLM_MODEL")).unwrap_or_else(|| ollama::DEFAULT_SMALL_MODEL.into()),
+            small_model: model
+                .map(str::to_owned)
+                .or_else(|| env("SLM_MODEL"))
+                .unwrap_or_else(|| ollama::DEFAULT_SMALL_MODEL.into()),
             large_model: env("LLM_MODEL").unwrap_or_else(|| ollama::DEFAULT_LARGE_MODEL.into()),
             timeout,
             ..OllamaConfig::default()
@@ -96,7 +99,10 @@ pub fn backend_from_env(kind: BackendKind, model: Option<&str>) -> Result<AnyBac
         BackendKind::Openai => Ok(AnyBackend::OpenAi(OpenAi::new(OpenAiConfig {
             base_url: env("OPENAI_BASE_URL").unwrap_or_else(|| openai::DEFAULT_BASE_URL.into()),
             api_key: env("OPENAI_API_KEY"),
-            model: model.map(str::to_owned).or_else(|| env("OPENAI_MODEL")).unwrap_or_else(|| openai::DEFAULT_MODEL.into()),
+            model: model
+                .map(str::to_owned)
+                .or_else(|| env("OPENAI_MODEL"))
+                .unwrap_or_else(|| openai::DEFAULT_MODEL.into()),
             large_model: env("LLM_MODEL"),
             timeout,
             ..OpenAiConfig::default()
@@ -126,13 +132,18 @@ pub fn policy_from_env() -> ToolPolicy {
 
 /// Whether `SAVANT_DISABLE_WORKFLOW_AUTODETECT` turns auto-detect off.
 pub fn autodetect_disabled() -> bool {
-    matches!(env("SAVANT_DISABLE_WORKFLOW_AUTODETECT").as_deref().map(str::trim), Some("1" | "true" | "yes" | "on"))
+    matches!(
+        env("SAVANT_DISABLE_WORKFLOW_AUTODETECT").as_deref().map(str::trim),
+        Some("1" | "true" | "yes" | "on")
+    )
 }
 
 fn read_goal(goal: &str) -> Result<String, String> {
     let text = if goal == "-" {
         let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).map_err(|e| format!("cannot read the goal from stdin: {e}"))?;
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| format!("cannot read the goal from stdin: {e}"))?;
         s
     } else if let Some(path) = goal.strip_prefix('@') {
         std::fs::read_to_string(path).map_err(|e| format!("cannot read the goal from {path}: {e}"))?

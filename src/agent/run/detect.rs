@@ -50,7 +50,10 @@ mod tests {
     #[test]
     fn a_goal_naming_a_workflow_is_detected() {
         assert_eq!(detect_workflow("Run review_v1 on MR !42", &ids()).as_deref(), Some("review_v1"));
-        assert_eq!(detect_workflow("write the Release Notes for 1.2", &ids()).as_deref(), Some("release_notes"));
+        assert_eq!(
+            detect_workflow("write the Release Notes for 1.2", &ids()).as_deref(),
+            Some("release_notes")
+        );
         assert_eq!(detect_workflow("ticket-grooming please.", &ids()).as_deref(), Some("ticket_grooming"));
         assert_eq!(detect_workflow("a review of the code", &ids()).as_deref(), Some("review"));
     }

@@ -23,7 +23,11 @@ impl Tools for EngineTools {
     async fn list(&self) -> Vec<ToolInfo> {
         catalog::tools()
             .into_iter()
-            .map(|t| ToolInfo { name: t.name.into(), description: t.description.into(), input_schema: t.input })
+            .map(|t| ToolInfo {
+                name: t.name.into(),
+                description: t.description.into(),
+                input_schema: t.input,
+            })
             .collect()
     }
 

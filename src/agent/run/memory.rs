@@ -139,11 +139,8 @@ impl Session {
     /// Appends a step (its output cut for memory) and keeps the session under
     /// `budget_tokens` by summarising the oldest steps.
     pub fn push(&mut self, record: &StepRecord, budget_tokens: usize) {
-        self.state = LoopState {
-            step: record.step,
-            model: record.model.clone(),
-            last_action: record.action.clone(),
-        };
+        self.state =
+            LoopState { step: record.step, model: record.model.clone(), last_action: record.action.clone() };
         if record.action == "error" || record.ok == Some(false) {
             self.errors.push(record.summary());
         }

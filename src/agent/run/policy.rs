@@ -32,13 +32,7 @@ fn matches(pattern: &str, name: &str) -> bool {
 }
 
 fn list(value: Option<&str>) -> Vec<String> {
-    value
-        .unwrap_or_default()
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect()
+    value.unwrap_or_default().split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
 }
 
 fn truthy(value: Option<&str>) -> bool {

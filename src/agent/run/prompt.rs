@@ -105,13 +105,8 @@ impl Draft<'_> {
         {
             add("driver", "Driver prompt", d.trim());
         }
-        let summaries: Vec<String> = p
-            .memory
-            .summaries
-            .iter()
-            .skip(self.skip_summaries)
-            .map(|s| format!("- {}", s.text))
-            .collect();
+        let summaries: Vec<String> =
+            p.memory.summaries.iter().skip(self.skip_summaries).map(|s| format!("- {}", s.text)).collect();
         add("summaries", "Earlier steps (summarised)", &summaries.join("\n"));
         let steps: Vec<String> = p
             .memory
@@ -166,7 +161,14 @@ fn total(system: &str, user: &str) -> usize {
 
 /// Builds the prompt, trimming to fit `parts.budget_tokens`.
 pub fn build(parts: &PromptParts<'_>) -> Prompt {
-    let mut d = Draft { parts, skip_steps: 0, skip_summaries: 0, driver: true, tool_schemas: true, output_chars: None };
+    let mut d = Draft {
+        parts,
+        skip_steps: 0,
+        skip_summaries: 0,
+        driver: true,
+        tool_schemas: true,
+        output_chars: None,
+    };
     let mut trimmed = Vec::new();
     let budget = parts.budget_tokens;
     let mut rendered = d.render();
@@ -229,7 +231,12 @@ mod tests {
         s
     }
 
-    fn parts<'a>(memory: &'a Session, tools: &'a [ToolInfo], schema: &'a Value, budget: usize) -> PromptParts<'a> {
+    fn parts<'a>(
+        memory: &'a Session,
+        tools: &'a [ToolInfo],
+        schema: &'a Value,
+        budget: usize,
+    ) -> PromptParts<'a> {
         PromptParts {
             persona: "You are a careful agent.",
             goal: "List the workflows.",
@@ -248,21 +255,29 @@ mod tests {
     #[test]
     fn the_same_inputs_give_the_same_prompt() {
         let (m, schema) = (session(3), crate::agent::run::action::schema());
-        let tools = vec![ToolInfo { name: "think_plan".into(), description: "Plan.".into(), input_schema: json!({}) }];
+        let tools = vec![ToolInfo {
+            name: "think_plan".into(),
+            description: "Plan.".into(),
+            input_schema: json!({}),
+        }];
         let a = build(&parts(&m, &tools, &schema, DEFAULT_BUDGET_TOKENS));
         let b = build(&parts(&m, &tools, &schema, DEFAULT_BUDGET_TOKENS));
         assert_eq!(a, b);
         assert!(a.trimmed.is_empty());
         assert!(a.hash.starts_with("sha256:"));
         let names: Vec<_> = a.sections.iter().map(|s| s.name).collect();
-        assert_eq!(names, ["system", "goal", "progress", "policy", "tools", "driver", "memory", "last_output"]);
+        assert_eq!(
+            names,
+            ["system", "goal", "progress", "policy", "tools", "driver", "memory", "last_output"]
+        );
         assert_eq!(a.tokens, estimate_tokens(&a.system) + estimate_tokens(&a.user));
     }
 
     #[test]
     fn over_budget_the_oldest_memory_goes_first_then_extras() {
         let (m, schema) = (session(12), crate::agent::run::action::schema());
-        let tools = vec![ToolInfo { name: "t".into(), description: "d".into(), input_schema: json!({"x": 1}) }];
+        let tools =
+            vec![ToolInfo { name: "t".into(), description: "d".into(), input_schema: json!({"x": 1}) }];
         let p = build(&parts(&m, &tools, &schema, 1_500));
         assert!(p.tokens <= 1_500, "{}", p.tokens);
         assert_eq!(p.trimmed[0], "memory_step #1");

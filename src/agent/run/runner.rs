@@ -28,7 +28,12 @@ impl End {
         if let (Some(m), Value::Object(extra)) = (d.as_object_mut(), details) {
             m.extend(extra);
         }
-        End { status: RunStatus::Error, final_text: message, stop_reason: "error", error: Some(json!({"error": code, "details": d})) }
+        End {
+            status: RunStatus::Error,
+            final_text: message,
+            stop_reason: "error",
+            error: Some(json!({"error": code, "details": d})),
+        }
     }
 }
 
@@ -115,7 +120,11 @@ pub async fn run(
         cut(goal, 200)
     ));
     let started = Instant::now();
-    let end = r.drive().await;
+    // The memory exists from the start: a reader never finds a stale one.
+    let end = match r.save() {
+        Ok(()) => r.drive().await,
+        Err(end) => end,
+    };
     r.finish(end, started).await
 }
 
@@ -133,7 +142,10 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 return end;
             }
         }
-        let message = format!("Stopped after {} steps without a finish (the step cap; raise it with --max-steps).", self.step);
+        let message = format!(
+            "Stopped after {} steps without a finish (the step cap; raise it with --max-steps).",
+            self.step
+        );
         End { status: RunStatus::Cap, final_text: message, stop_reason: "cap", error: None }
     }
 
@@ -233,7 +245,11 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             built.tokens,
             built.hash,
             Value::Object(sections.clone()),
-            if built.trimmed.is_empty() { String::new() } else { format!(", trimmed {}", built.trimmed.join(", ")) }
+            if built.trimmed.is_empty() {
+                String::new()
+            } else {
+                format!(", trimmed {}", built.trimmed.join(", "))
+            }
         ));
         let request = ChatRequest {
             messages: vec![Message::system(built.system.clone()), Message::user(built.user.clone())],
@@ -259,7 +275,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let (action, error_code) = match action::parse(&first.text) {
             Ok(a) => (a, None),
             Err(e) => {
-                self.telemetry.log(&format!("step {}: malformed answer ({e}); one correction round", self.step));
+                self.telemetry
+                    .log(&format!("step {}: malformed answer ({e}); one correction round", self.step));
                 metadata["corrected"] = json!(true);
                 metadata["parse_error"] = json!(e);
                 let mut again = request.clone();
@@ -359,7 +376,12 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
 
     /// A canceled step, before any model call.
     fn canceled(&mut self) -> End {
-        let end = End { status: RunStatus::Canceled, final_text: CANCELED.into(), stop_reason: "canceled", error: None };
+        let end = End {
+            status: RunStatus::Canceled,
+            final_text: CANCELED.into(),
+            stop_reason: "canceled",
+            error: None,
+        };
         let model = self.model.clone().unwrap_or_else(|| "none".into());
         self.failed_step(end, &model, 0, Instant::now())
     }
@@ -386,7 +408,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                     .map(|h| format!("; {h}"))
                     .unwrap_or_default();
                 let shown: Vec<&str> = names.iter().take(20).copied().collect();
-                let more = if names.len() > 20 { format!(" and {} more", names.len() - 20) } else { String::new() };
+                let more =
+                    if names.len() > 20 { format!(" and {} more", names.len() - 20) } else { String::new() };
                 format!("unknown tool `{wanted}`{help} (the tools are {}{more})", shown.join(", "))
             }
         };
@@ -413,7 +436,9 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 ActionKind::Tool => format!("tool `{}` with args {}", d.action.tool_name, d.action.args),
                 _ => format!("reasoning \"{}\"", cut(&d.action.reasoning, 80)),
             };
-            let text = format!("Stopped: the model repeated the same action {n} times in a row ({what}); it is stuck.");
+            let text = format!(
+                "Stopped: the model repeated the same action {n} times in a row ({what}); it is stuck."
+            );
             d.metadata["stuck"] = json!({"repeats": n, "repeated": d.action.fingerprint()});
             d.action = Action::finish(text, d.action.reasoning.clone());
             d.stuck = true;
@@ -484,13 +509,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             }
         }
         record.duration_ms = started.elapsed().as_millis() as u64;
-        self.telemetry.log(&format!(
-            "step {}: {} by {} in {} ms",
-            self.step,
-            summary,
-            d.model,
-            record.duration_ms
-        ));
+        self.telemetry
+            .log(&format!("step {}: {} by {} in {} ms", self.step, summary, d.model, record.duration_ms));
         if let Err(end) = self.remember(record) {
             acted.end = Some(end);
         }

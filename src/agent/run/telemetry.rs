@@ -37,7 +37,8 @@ impl Telemetry {
         let trace_path = dir.join("agent_trace.log");
         let runtime_path = dir.join("agent_runtime.log");
         let trace = open(&trace_path).map_err(|e| format!("cannot open {}: {e}", trace_path.display()))?;
-        let runtime = open(&runtime_path).map_err(|e| format!("cannot open {}: {e}", runtime_path.display()))?;
+        let runtime =
+            open(&runtime_path).map_err(|e| format!("cannot open {}: {e}", runtime_path.display()))?;
         Ok(Telemetry { run_id: run_id.into(), trace, runtime, trace_path })
     }
 
