@@ -10,6 +10,8 @@
 //! - `savant-think run` is the autonomous loop: a backend (Ollama,
 //!   OpenAI-compatible, Reasoning API) picks one action per step.
 
+pub mod mux;
+
 use serde::Serialize;
 use serde_json::Value;
 use std::future::Future;

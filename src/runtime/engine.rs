@@ -95,6 +95,11 @@ impl Engine {
         &self.root
     }
 
+    /// The `savant-think.toml` settings this engine was built with.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
     /// Resolves, reads and compiles a workflow; cached by path and content hash.
     pub fn workflow(&self, workflow: &str) -> Result<Arc<CompiledWorkflow>, EngineError> {
         let path = workflow::resolve(&self.root, workflow)?;
