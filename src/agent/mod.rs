@@ -10,6 +10,7 @@
 //! - `savant-think run` is the autonomous loop: a backend (Ollama,
 //!   OpenAI-compatible, Reasoning API) picks one action per step.
 
+pub mod exec;
 pub mod mux;
 
 use serde::Serialize;

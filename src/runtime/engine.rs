@@ -302,6 +302,20 @@ impl Engine {
         Ok(())
     }
 
+    /// The instructions of up to `limit` ready steps, in the engine's order
+    /// (what an executor may run at once before submitting with `next`).
+    pub fn ready_instructions(
+        &self,
+        workflow: &str,
+        run_id: &str,
+        limit: usize,
+    ) -> Result<Vec<Value>, EngineError> {
+        self.with_run(workflow, run_id, |engine, _, cached| {
+            let m = &cached.machine;
+            Ok(m.ready().take(limit).map(|w| engine.instruction(m, w)).collect())
+        })
+    }
+
     // ---- loading --------------------------------------------------------
 
     fn unknown_run(&self, key: &RunKey) -> EngineError {
