@@ -7,7 +7,7 @@ use savant_think::report::{self, FileReport, Format, HumanOptions, Summary};
 use savant_think::runtime::{Engine, EngineError, EngineResult, tools};
 use savant_think::workspace;
 use serde_json::{Value, json};
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -134,6 +134,7 @@ enum Command {
         after_help = "Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost"
     )]
     Serve(ServeArgs),
+    Exec(savant_think::agent::exec::cli::ExecArgs),
     /// Pursue a goal with a model (Ollama, OpenAI-compatible, Reasoning API), one action per step.
     ///
     /// Each step the model answers one JSON action: call a tool, reason, finish or give up.
@@ -266,23 +267,10 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => run_check(args),
         Command::Serve(args) => run_serve(args),
+        Command::Exec(args) => ExitCode::from(savant_think::agent::exec::cli::main(args)),
         Command::Run(args) => ExitCode::from(savant_think::agent::run::cli::execute(args)),
         other => run_engine(other),
     }
-}
-
-/// Reads `JSON`, `@FILE` or `-` (stdin) into a JSON value.
-fn json_arg(text: &str, what: &str) -> Result<Value, String> {
-    let raw = if text == "-" {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).map_err(|e| format!("cannot read {what} from stdin: {e}"))?;
-        s
-    } else if let Some(path) = text.strip_prefix('@') {
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read {what} from {path}: {e}"))?
-    } else {
-        text.to_owned()
-    };
-    serde_json::from_str(&raw).map_err(|e| format!("{what} is not valid JSON: {e}"))
 }
 
 fn engine_at(root: Option<&std::path::Path>) -> Result<Engine, ExitCode> {
@@ -304,7 +292,7 @@ fn print_result(result: EngineResult) -> ExitCode {
 
 fn run_engine(command: Command) -> ExitCode {
     let (root, tool, args): (Option<PathBuf>, &str, Value) = match command {
-        Command::Check(_) | Command::Serve(_) | Command::Run(_) => unreachable!("dispatched in main"),
+        Command::Check(_) | Command::Serve(_) | Command::Exec(_) | Command::Run(_) => unreachable!("dispatched in main"),
         Command::Compile { wf, params } => {
             let engine = match engine_at(wf.root.as_deref()) {
                 Ok(e) => e,
@@ -312,7 +300,7 @@ fn run_engine(command: Command) -> ExitCode {
             };
             let result = engine.workflow(&wf.workflow).and_then(|cw| {
                 if let Some(p) = &params {
-                    let params = json_arg(p, "--params")
+                    let params = workspace::json_arg(p, "--params")
                         .map_err(|m| EngineError::new("INVALID_PARAMS", json!({"message": m})))?;
                     engine.check_params(&cw, params)?;
                 }
@@ -340,7 +328,7 @@ fn run_engine(command: Command) -> ExitCode {
             };
         }
         Command::Plan { wf, params, run_id, no_fresh } => {
-            let params = match params.as_deref().map(|p| json_arg(p, "--params")).transpose() {
+            let params = match params.as_deref().map(|p| workspace::json_arg(p, "--params")).transpose() {
                 Ok(p) => p.unwrap_or(Value::Null),
                 Err(m) => return fail(m),
             };
@@ -351,7 +339,7 @@ fn run_engine(command: Command) -> ExitCode {
             )
         }
         Command::Next { wf, run_id, step, result, expected_version } => {
-            let result = match result.as_deref().map(|r| json_arg(r, "--result")).transpose() {
+            let result = match result.as_deref().map(|r| workspace::json_arg(r, "--result")).transpose() {
                 Ok(r) => r.unwrap_or(json!({})),
                 Err(m) => return fail(m),
             };
@@ -384,10 +372,11 @@ fn run_engine(command: Command) -> ExitCode {
         Command::Validate { schema, response, workflow, root } => match (schema, workflow) {
             (Some(schema), _) => {
                 let schema = serde_json::from_str::<Value>(&schema).unwrap_or(Value::String(schema));
-                let response = match response.as_deref().map(|r| json_arg(r, "--response")).transpose() {
-                    Ok(r) => r.unwrap_or(Value::Null),
-                    Err(m) => return fail(m),
-                };
+                let response =
+                    match response.as_deref().map(|r| workspace::json_arg(r, "--response")).transpose() {
+                        Ok(r) => r.unwrap_or(Value::Null),
+                        Err(m) => return fail(m),
+                    };
                 (root, "think_validate", json!({"schema": schema, "response": response}))
             }
             (None, workflow) => (root, "think_validate", json!({"workflow": workflow})),
@@ -405,7 +394,7 @@ fn run_engine(command: Command) -> ExitCode {
             }
         },
         Command::Call { tool, input, root } => {
-            let input = match json_arg(&input, "--input") {
+            let input = match workspace::json_arg(&input, "--input") {
                 Ok(v) => v,
                 Err(m) => return fail(m),
             };

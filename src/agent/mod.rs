@@ -11,6 +11,8 @@
 //!   OpenAI-compatible, Reasoning API) picks one action per step.
 
 pub mod backend;
+pub mod exec;
+pub mod mux;
 pub mod run;
 
 use serde::Serialize;
