@@ -292,7 +292,9 @@ fn print_result(result: EngineResult) -> ExitCode {
 
 fn run_engine(command: Command) -> ExitCode {
     let (root, tool, args): (Option<PathBuf>, &str, Value) = match command {
-        Command::Check(_) | Command::Serve(_) | Command::Exec(_) | Command::Run(_) => unreachable!("dispatched in main"),
+        Command::Check(_) | Command::Serve(_) | Command::Exec(_) | Command::Run(_) => {
+            unreachable!("dispatched in main")
+        }
         Command::Compile { wf, params } => {
             let engine = match engine_at(wf.root.as_deref()) {
                 Ok(e) => e,

@@ -41,6 +41,10 @@ fn project() -> Scratch {
     let wf = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/workflows/release_notes.yaml"))
         .unwrap();
     s.write("workflows/release_notes.yaml", wf);
+    let schema =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/schemas/MergeRequestListV1.json"))
+            .unwrap();
+    s.write("schemas/MergeRequestListV1.json", schema);
     s
 }
 
@@ -144,4 +148,62 @@ async fn a_model_error_status_is_reported_with_its_hint() {
     assert_exit(&r, 1);
     assert!(r.stderr.contains("ollama pull tiny"), "{r:?}");
     assert_eq!(fake.seen()[0].body["model"], "tiny");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_goal_naming_a_workflow_runs_it_through_exec_without_the_model() {
+    let root = project();
+    // Nothing listens here: asking the model would fail the run.
+    let host = format!("127.0.0.1:{}", closed_port());
+    let r = run_blocking(agent(
+        &root,
+        &[
+            "run",
+            "Please run release-notes for the next milestone",
+            "--params",
+            r#"{"milestone": "1.2"}"#,
+            "--dry-run",
+            "--json",
+        ],
+        &[("OLLAMA_HOST", &host)],
+    ))
+    .await;
+    assert_exit(&r, 0);
+    let out = r.json();
+    assert_eq!(
+        (out["status"].as_str(), out["stop_reason"].as_str()),
+        (Some("ok"), Some("workflow")),
+        "{r:?}"
+    );
+    let run_id = out["run_id"].as_str().unwrap();
+    // The workflow's run is the engine's, under the same id.
+    let state = run_blocking(cmd(&root.path, &["state", "get", "release_notes", "--run-id", run_id])).await;
+    assert_exit(&state, 0);
+    assert_eq!(state.json()["status"], "done", "{state:?}");
+    let log = std::fs::read_to_string(root.path.join("logs/agent_runtime.log")).unwrap();
+    assert!(log.contains("names the workflow `release_notes`"), "{log}");
+
+    // Missing params: a usage-like error that says what to do.
+    let r = run_blocking(agent(&root, &["run", "run release_notes"], &[("OLLAMA_HOST", &host)])).await;
+    assert_exit(&r, 1);
+    assert!(
+        r.stderr.contains("--params") && r.stderr.contains("SAVANT_DISABLE_WORKFLOW_AUTODETECT"),
+        "{r:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_detect_can_be_turned_off() {
+    let root = project();
+    let fake = FakeModel::start(Flavor::Ollama, vec![finish("I was asked.")]).await;
+    let url = fake.url();
+    let r = run_blocking(agent(
+        &root,
+        &["run", "Tell me about release_notes", "--json"],
+        &[("OLLAMA_HOST", &url), ("SAVANT_DISABLE_WORKFLOW_AUTODETECT", "1")],
+    ))
+    .await;
+    assert_exit(&r, 0);
+    assert_eq!(r.json()["stop_reason"], "finish");
+    assert_eq!(fake.seen().len(), 1);
 }

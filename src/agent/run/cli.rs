@@ -8,9 +8,12 @@ use crate::agent::backend::ollama::{self, Ollama, OllamaConfig};
 use crate::agent::backend::openai::{self, OpenAi, OpenAiConfig};
 use crate::agent::backend::reasoning_api::{ReasoningApi, ReasoningApiConfig};
 use crate::agent::backend::{AnyBackend, BackendKind};
+use crate::agent::exec::events as exec_events;
+use crate::agent::mux::{Multiplexer, MuxOptions};
 use serde_json::{Value, json};
 use std::io::Read;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -63,6 +66,13 @@ pub struct RunArgs {
     /// Finish right after --force-tool (its output is the answer), or at once.
     #[arg(long)]
     pub force_finish: bool,
+    /// Params for a workflow the goal names (auto-detect), as JSON or @FILE.
+    #[arg(long, value_name = "JSON|@FILE")]
+    pub params: Option<String>,
+    /// Let local_exec run any shell command (otherwise only the programs in
+    /// [local] exec_allow of savant-think.toml).
+    #[arg(long)]
+    pub allow_exec: bool,
     /// The run id (default: a new one).
     #[arg(long)]
     pub run_id: Option<String>,
@@ -232,6 +242,7 @@ pub fn execute(args: RunArgs) -> u8 {
         eprintln!("error: {m}");
         2
     };
+    crate::mcp::init_logging("warn");
     let root = crate::workspace::root(args.root.as_deref());
     let goal = match read_goal(&args.goal) {
         Ok(g) => g,
@@ -246,19 +257,41 @@ pub fn execute(args: RunArgs) -> u8 {
         Err(m) => return usage(m),
     };
     let engine = match crate::runtime::Engine::new(&root) {
-        Ok(e) => e,
+        Ok(e) => Arc::new(e),
         Err(e) => return usage(e.to_string()),
     };
     options.driver = engine.driver_prompt(None).ok().and_then(|v| v["prompt_md"].as_str().map(str::to_owned));
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let workflow = if autodetect_disabled() || options.forced_tool.is_some() || options.forced_finish {
+        None
+    } else {
+        super::detect::detect_workflow(&goal, &super::workflow::known_ids(&engine))
+    };
+    let params = match args.params.as_deref().map(|p| crate::workspace::json_arg(p, "--params")) {
+        None => Value::Null,
+        Some(Ok(v)) => v,
+        Some(Err(m)) => return usage(m),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => return usage(format!("cannot start the async runtime: {e}")),
     };
-    runtime.block_on(async move {
+    let mux = Arc::new(Multiplexer::new(engine, MuxOptions { allow_exec: args.allow_exec }));
+    let code = runtime.block_on(async {
         let cancel = ctrl_c_token();
-        let tools = super::engine_tools::EngineTools::new(engine);
-        let result = super::run(&goal, &options, &backend, &tools, &cancel).await;
+        let result = match workflow {
+            Some(id) if args.json => {
+                super::workflow::run_workflow(&id, &goal, params, &options, mux.clone(), &mut |_| {}).await
+            }
+            Some(id) => {
+                let mut progress = exec_events::progress();
+                super::workflow::run_workflow(&id, &goal, params, &options, mux.clone(), &mut progress).await
+            }
+            None => super::run(&goal, &options, &backend, mux.as_ref(), &cancel).await,
+        };
+        mux.shutdown().await;
         print(&result, args.json);
         exit_code(&result)
-    })
+    });
+    runtime.shutdown_timeout(Duration::from_secs(5));
+    code
 }

@@ -8,12 +8,12 @@
 pub mod action;
 pub mod cli;
 pub mod detect;
-pub mod engine_tools;
 pub mod memory;
 pub mod policy;
 pub mod prompt;
 mod runner;
 pub mod telemetry;
+pub mod workflow;
 
 use crate::agent::Tools;
 use crate::agent::backend::Backend;
