@@ -429,6 +429,42 @@ fn kill_9_then_resume_repeats_no_done_step() {
     assert_eq!(st["steps"][0]["result"], json!({"n": 3}));
 }
 
+const INVALID: &str = r#"id: invalid
+steps:
+  - id: lint
+    call: ci.run_linters
+    retry: { max: 2 }
+    success_schema: { type: object, required: [passed] }
+"#;
+
+/// A result that fails its success schema is re-run up to `retry.max`
+/// times; then the run fails, exit 1, with the engine's reason.
+fn validation_failures_retry_then_fail() {
+    let p = project("invalid");
+    let log = p.path.join("calls.log");
+    p.write("workflows/invalid.yaml", INVALID);
+    p.write("savant-think.toml", stdio_server("ci", &log, ""));
+    let r = exec(&p.path, &["invalid", "--json"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    let finished: Vec<Value> = events(&r).into_iter().filter(|e| e["event"] == "step_finished").collect();
+    assert_eq!(finished.len(), 2, "{r:?}");
+    assert!(finished.iter().all(|e| e["status"] == "invalid" && e["error"]["error"] == "VALIDATION_FAILED"));
+    assert_eq!(finished[1]["attempt"], 2);
+    let s = summary(&r);
+    assert_eq!(s["status"], "failed");
+    assert!(
+        s["reason"]["details"]["message"].as_str().unwrap().contains("failed its success schema 2 times"),
+        "{s}"
+    );
+    assert_eq!(calls(&log).0["run_linters"], 2);
+    // A failed run stays failed: exec again says so, exit 1.
+    let run_id = s["run_id"].as_str().unwrap();
+    let again = exec(&p.path, &["invalid", "--json", "--run-id", run_id]);
+    assert_eq!(again.code, Some(1), "{again:?}");
+    assert_eq!(summary(&again)["status"], "failed");
+    assert_eq!(calls(&log).0["run_linters"], 2);
+}
+
 /// Usage errors exit 2; a params error names the field.
 fn usage_errors_exit_2() {
     let p = project("usage");
@@ -464,6 +500,7 @@ fn main() {
         ("local_read_policy", local_read_policy),
         ("multiplexer_routes_and_stops", multiplexer_routes_and_stops),
         ("kill_9_then_resume_repeats_no_done_step", kill_9_then_resume_repeats_no_done_step),
+        ("validation_failures_retry_then_fail", validation_failures_retry_then_fail),
         ("usage_errors_exit_2", usage_errors_exit_2),
     ];
     let mut failed = Vec::new();

@@ -123,7 +123,7 @@ async fn perform(
     let answered =
         |output| ToolOutcome { ok: true, output, duration_ms: started.elapsed().as_millis() as u64 };
     match call {
-        Some(c) if !(dry_run && !safe_in_dry_run(c)) => {
+        Some(c) if !dry_run || safe_in_dry_run(c) => {
             let mut args = instruction["input"].clone();
             // A thought of a step belongs to its run.
             if engine_tools::canonical(c) == "think"
