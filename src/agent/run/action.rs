@@ -250,6 +250,17 @@ mod tests {
     }
 
     #[test]
+    fn docs_agent_md_publishes_this_schema() {
+        let doc = include_str!("../../../docs/agent.md");
+        let at = doc.find("<!-- action-schema").expect("docs/agent.md marks the action schema");
+        let block = &doc[at..];
+        let start = block.find("```json\n").unwrap() + 8;
+        let end = start + block[start..].find("```").unwrap();
+        let published: Value = serde_json::from_str(&block[start..end]).unwrap();
+        assert_eq!(published, schema(), "docs/agent.md's action schema differs from action::schema()");
+    }
+
+    #[test]
     fn the_schema_requires_every_field_and_allows_no_other() {
         let s = schema();
         assert_eq!(s["required"], json!(FIELDS));
