@@ -207,3 +207,38 @@ async fn auto_detect_can_be_turned_off() {
     assert_eq!(r.json()["stop_reason"], "finish");
     assert_eq!(fake.seen().len(), 1);
 }
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_during_a_model_call_ends_the_run_as_canceled() {
+    use std::process::Stdio;
+    let root = project();
+    let fake = FakeModel::start(Flavor::Ollama, vec![Answer::Hang]).await;
+    let url = fake.url();
+    let mut c = agent(&root, &["run", "Wait for me", "--json"], &[("OLLAMA_HOST", &url)]);
+    let child = c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    // Wait (under the watchdog) until the model call is in flight.
+    let waiting = std::time::Instant::now();
+    while fake.seen().is_empty() {
+        assert!(waiting.elapsed() < common::WATCHDOG, "the binary never called the model");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let sent = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let out =
+        tokio::time::timeout(common::WATCHDOG, tokio::task::spawn_blocking(move || child.wait_with_output()))
+            .await
+            .expect("the run ended after Ctrl-C")
+            .unwrap()
+            .unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (result["status"].as_str(), result["final"].as_str()),
+        (Some("canceled"), Some("Canceled by user"))
+    );
+    let session: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.path.join(".savant/session.json")).unwrap())
+            .unwrap();
+    assert_eq!(session["status"], "canceled");
+}

@@ -24,6 +24,8 @@ pub enum Answer {
     Text(String),
     /// An HTTP error with this status and body.
     Status(u16, String),
+    /// No answer for a minute (then HTTP 504): a model that is still thinking.
+    Hang,
 }
 
 /// A valid action as the model's text.
@@ -144,6 +146,10 @@ async fn handle(
     };
     let json_type = [(header::CONTENT_TYPE, "application/json")];
     match answer {
+        Answer::Hang => {
+            tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+            (StatusCode::GATEWAY_TIMEOUT, json_type, "hung".into())
+        }
         Answer::Status(code, text) => (StatusCode::from_u16(code).unwrap(), json_type, text),
         Answer::Text(text) => {
             let model = body.get("model").cloned().unwrap_or(json!("fake"));

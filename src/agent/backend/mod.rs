@@ -65,6 +65,25 @@ pub struct Reply {
     pub output_tokens: Option<u64>,
 }
 
+impl Reply {
+    /// A reply from a JSON answer: `text`, the answer's `model` (else
+    /// `default_model`), and the token counts at two JSON pointers.
+    pub fn from_answer(
+        answer: &Value,
+        text: String,
+        default_model: &str,
+        prompt: &str,
+        output: &str,
+    ) -> Reply {
+        Reply {
+            text,
+            model: answer.get("model").and_then(Value::as_str).unwrap_or(default_model).to_owned(),
+            prompt_tokens: answer.pointer(prompt).and_then(Value::as_u64),
+            output_tokens: answer.pointer(output).and_then(Value::as_u64),
+        }
+    }
+}
+
 /// A backend failure: which URL, what went wrong, what to check.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BackendError {

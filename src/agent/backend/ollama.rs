@@ -53,8 +53,9 @@ impl Ollama {
         &self.url
     }
 
-    fn hint(&self, e: &BackendError, model: &str) -> String {
-        match (e.code, e.status) {
+    /// `e` with what to check.
+    fn explain(&self, e: BackendError, model: &str) -> BackendError {
+        let hint = match (e.code, e.status) {
             ("BACKEND_UNREACHABLE", _) => format!(
                 "is Ollama running? start it with `ollama serve`, or set OLLAMA_HOST (now {})",
                 self.config.host
@@ -66,7 +67,8 @@ impl Ollama {
             _ => {
                 "check the Ollama server's log (`journalctl -u ollama` or the `ollama serve` console)".into()
             }
-        }
+        };
+        e.with_hint(hint)
     }
 }
 
@@ -88,16 +90,10 @@ impl Backend for Ollama {
             "stream": false,
             "options": { "temperature": self.config.temperature },
         });
-        let answer = http::post_json(&self.client, &self.url, None, &body).await.map_err(|e| {
-            let hint = self.hint(&e, &model);
-            e.with_hint(hint)
-        })?;
+        let answer = http::post_json(&self.client, &self.url, None, &body)
+            .await
+            .map_err(|e| self.explain(e, &model))?;
         let text = field_str(&answer, "/message/content", &self.url)?.to_owned();
-        Ok(Reply {
-            text,
-            model: answer.get("model").and_then(|m| m.as_str()).unwrap_or(&model).to_owned(),
-            prompt_tokens: answer.get("prompt_eval_count").and_then(|v| v.as_u64()),
-            output_tokens: answer.get("eval_count").and_then(|v| v.as_u64()),
-        })
+        Ok(Reply::from_answer(&answer, text, &model, "/prompt_eval_count", "/eval_count"))
     }
 }

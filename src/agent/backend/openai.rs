@@ -67,8 +67,9 @@ impl OpenAi {
         &self.url
     }
 
-    fn hint(&self, e: &BackendError) -> String {
-        match (e.code, e.status) {
+    /// `e` with what to check.
+    fn explain(&self, e: BackendError) -> BackendError {
+        let hint = match (e.code, e.status) {
             ("BACKEND_UNREACHABLE", _) => {
                 "is the server running? check OPENAI_BASE_URL (a llama.cpp server, vLLM or LM Studio listens locally)"
                     .into()
@@ -81,7 +82,8 @@ impl OpenAi {
             (_, Some(429)) => "rate limited: wait, or lower the request rate".into(),
             ("BACKEND_TIMEOUT", _) => "the server did not answer in time; is the model loaded?".into(),
             _ => "check the server's log".into(),
-        }
+        };
+        e.with_hint(hint)
     }
 }
 
@@ -110,17 +112,9 @@ impl Backend for OpenAi {
         });
         let answer = http::post_json(&self.client, &self.url, self.config.api_key.as_deref(), &body)
             .await
-            .map_err(|e| {
-                let hint = self.hint(&e);
-                e.with_hint(hint)
-            })?;
+            .map_err(|e| self.explain(e))?;
         let text = field_str(&answer, "/choices/0/message/content", &self.url)?.to_owned();
-        Ok(Reply {
-            text,
-            model: answer.get("model").and_then(|m| m.as_str()).unwrap_or(&model).to_owned(),
-            prompt_tokens: answer.pointer("/usage/prompt_tokens").and_then(|v| v.as_u64()),
-            output_tokens: answer.pointer("/usage/completion_tokens").and_then(|v| v.as_u64()),
-        })
+        Ok(Reply::from_answer(&answer, text, &model, "/usage/prompt_tokens", "/usage/completion_tokens"))
     }
 }
 

@@ -112,12 +112,8 @@ impl Backend for ReasoningApi {
                 };
                 e.with_hint(hint)
             })?;
-        Ok(Reply {
-            text: normalize_intent(&answer).to_string(),
-            model: answer.get("model").and_then(|m| m.as_str()).unwrap_or("reasoning-api").to_owned(),
-            prompt_tokens: answer.pointer("/usage/prompt_tokens").and_then(|v| v.as_u64()),
-            output_tokens: answer.pointer("/usage/output_tokens").and_then(|v| v.as_u64()),
-        })
+        let text = normalize_intent(&answer).to_string();
+        Ok(Reply::from_answer(&answer, text, "reasoning-api", "/usage/prompt_tokens", "/usage/output_tokens"))
     }
 }
 

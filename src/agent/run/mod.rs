@@ -12,18 +12,16 @@ pub mod memory;
 pub mod policy;
 pub mod prompt;
 mod runner;
+pub use runner::run;
 pub mod telemetry;
 pub mod workflow;
 
-use crate::agent::Tools;
-use crate::agent::backend::Backend;
 use memory::StepRecord;
 use policy::ToolPolicy;
 use serde::Serialize;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 
 pub const DEFAULT_MAX_STEPS: usize = 25;
 /// The memory budget of `.savant/session.json`, in estimated tokens.
@@ -151,17 +149,4 @@ pub struct RunResult {
     pub error: Option<Value>,
     /// Every step with its full tool output.
     pub transcript: Vec<StepRecord>,
-}
-
-/// Runs the loop for `goal` until the model finishes, gives up, gets stuck,
-/// the cap is reached or `cancel` fires. Never panics on model output; every
-/// failure is in the result.
-pub async fn run(
-    goal: &str,
-    options: &RunOptions,
-    backend: &impl Backend,
-    tools: &impl Tools,
-    cancel: &CancellationToken,
-) -> RunResult {
-    runner::run(goal, options, backend, tools, cancel).await
 }

@@ -49,6 +49,21 @@ struct Decision {
     metadata: Value,
 }
 
+impl Decision {
+    /// A step decided without the model (`--force-tool`, `--force-finish`).
+    fn forced(action: Action) -> Decision {
+        Decision {
+            action,
+            error_code: None,
+            stuck: false,
+            model: "forced".into(),
+            prompt_tokens: 0,
+            output_tokens: 0,
+            metadata: json!({"forced": true}),
+        }
+    }
+}
+
 struct Runner<'a, B, T> {
     goal: &'a str,
     options: &'a RunOptions,
@@ -69,6 +84,9 @@ fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
+/// Runs the loop for `goal` until the model finishes, gives up, gets stuck,
+/// the cap is reached or `cancel` fires. Never panics on model output; every
+/// failure is in the result.
 pub async fn run(
     goal: &str,
     options: &RunOptions,
@@ -155,15 +173,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         if let Some(forced) = &o.forced_tool {
             self.step += 1;
             let tools = self.offered().await;
-            let decision = Decision {
-                action: Action::tool(&forced.name, forced.args.clone()),
-                error_code: None,
-                stuck: false,
-                model: "forced".into(),
-                prompt_tokens: 0,
-                output_tokens: 0,
-                metadata: json!({"forced": true}),
-            };
+            let decision = Decision::forced(Action::tool(&forced.name, forced.args.clone()));
             let decision = self.validate(decision, &tools).await;
             let output = self.act(decision, Instant::now()).await;
             if let Some(end) = output.end {
@@ -183,15 +193,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             }
         } else if o.forced_finish {
             self.step += 1;
-            let decision = Decision {
-                action: Action::finish("Finished without asking the model (forced finish).", ""),
-                error_code: None,
-                stuck: false,
-                model: "forced".into(),
-                prompt_tokens: 0,
-                output_tokens: 0,
-                metadata: json!({"forced": true}),
-            };
+            let decision =
+                Decision::forced(Action::finish("Finished without asking the model (forced finish).", ""));
             let mut end = self.act(decision, Instant::now()).await.end?;
             end.stop_reason = "forced_finish";
             return Some(end);
