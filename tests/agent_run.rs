@@ -380,6 +380,31 @@ async fn cancel_finishes_with_canceled_by_user() {
 }
 
 #[tokio::test]
+async fn cancel_during_a_tool_call_abandons_it_and_keeps_one_event_per_step() {
+    let tmp = Scratch::new("cancel-tool");
+    let root = tmp.path.clone();
+    let fake = FakeModel::start(Flavor::Ollama, vec![tool("slow", json!({}))]).await;
+    let cancel = CancellationToken::new();
+    let tools = std::sync::Arc::new(FakeTools::new(root.clone()));
+    let (o, c, t, backend) = (options(&root), cancel.clone(), tools.clone(), ollama(&fake.url()));
+    let running = tokio::spawn(async move { run("x", &o, &backend, t.as_ref(), &c).await });
+    while tools.calls().is_empty() {
+        tokio::task::yield_now().await;
+    }
+    cancel.cancel();
+    let result = running.await.unwrap();
+    assert_eq!(
+        (result.status, result.steps, result.final_text.as_str()),
+        (RunStatus::Canceled, 1, "Canceled by user")
+    );
+    assert_eq!(result.transcript[0].output["error"], "CANCELED");
+    let trace = trace(&root);
+    assert_eq!(events(&trace, "reasoning_step").len(), 1);
+    assert_eq!(events(&trace, "tool_call_completed").len(), 0);
+    assert_eq!(session(&root)["status"], "canceled");
+}
+
+#[tokio::test]
 async fn a_forced_tool_and_finish_need_no_model() {
     let tmp = Scratch::new("forced");
     let root = tmp.path.clone();

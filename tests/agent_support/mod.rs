@@ -173,8 +173,8 @@ pub fn closed_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
-/// Fake tools: `echo` returns its args, `big` a large output, `fail` an
-/// error. Every call records its name and args, reads
+/// Fake tools: `echo` returns its args, `big` a large output, `slow` takes a
+/// minute, `fail` an error. Every call records its name and args, reads
 /// `<root>/.savant/session.json` (which must parse), and records the step
 /// the session was at; `cancel_on` cancels the run's token when that tool runs.
 pub struct FakeTools {
@@ -196,7 +196,7 @@ impl FakeTools {
 
 impl Tools for FakeTools {
     async fn list(&self) -> Vec<ToolInfo> {
-        ["echo", "big", "fail"]
+        ["echo", "big", "slow", "fail"]
             .iter()
             .map(|n| ToolInfo {
                 name: (*n).into(),
@@ -219,6 +219,10 @@ impl Tools for FakeTools {
         }
         match name {
             "echo" => ToolOutcome { ok: true, output: json!({"echo": args}), duration_ms: 1 },
+            "slow" => {
+                tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+                ToolOutcome { ok: true, output: json!({"slow": "finally"}), duration_ms: 60_000 }
+            }
             "big" => ToolOutcome { ok: true, output: json!({"text": "word ".repeat(4_000)}), duration_ms: 1 },
             _ => ToolOutcome {
                 ok: false,

@@ -23,6 +23,10 @@ struct End {
 }
 
 impl End {
+    fn canceled() -> End {
+        End { status: RunStatus::Canceled, final_text: CANCELED.into(), stop_reason: "canceled", error: None }
+    }
+
     fn error(code: &str, message: String, details: Value) -> End {
         let mut d = json!({"message": message});
         if let (Some(m), Value::Object(extra)) = (d.as_object_mut(), details) {
@@ -336,12 +340,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         .await;
         match result {
             Ok(reply) => Ok(reply),
-            Err(Failure::Canceled) => Err(End {
-                status: RunStatus::Canceled,
-                final_text: CANCELED.into(),
-                stop_reason: "canceled",
-                error: None,
-            }),
+            Err(Failure::Canceled) => Err(End::canceled()),
             Err(Failure::Backend(e)) => {
                 let message = format!("the {} backend failed: {e}", self.backend.name());
                 let mut end = End::error(e.code, message, Value::Null);
@@ -379,12 +378,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
 
     /// A canceled step, before any model call.
     fn canceled(&mut self) -> End {
-        let end = End {
-            status: RunStatus::Canceled,
-            final_text: CANCELED.into(),
-            stop_reason: "canceled",
-            error: None,
-        };
+        let end = End::canceled();
         let model = self.model.clone().unwrap_or_else(|| "none".into());
         self.failed_step(end, &model, 0, Instant::now())
     }
@@ -483,8 +477,16 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             ActionKind::Tool => {
                 record.args = a.args.clone();
                 let Some(outcome) = self.call_tool(&a.tool_name, a.args.clone()).await else {
-                    let end = self.canceled();
-                    return Acted { end: Some(end), tool_output: None };
+                    // Canceled during the call: this step (its event is out) ends the run.
+                    record.ok = Some(false);
+                    record.output = json!({"error": "CANCELED", "details": "the tool call was abandoned"});
+                    record.final_text = CANCELED.into();
+                    record.duration_ms = started.elapsed().as_millis() as u64;
+                    let end = End::canceled();
+                    return Acted {
+                        end: Some(self.remember(record).err().unwrap_or(end)),
+                        tool_output: None,
+                    };
                 };
                 record.ok = Some(outcome.ok);
                 record.output = outcome.output.clone();
