@@ -30,7 +30,7 @@ SAVANT_DISABLE_WORKFLOW_AUTODETECT=1\n\n\
 Exit status: 0 finished, 1 error or step cap, 2 usage error, 130 canceled (Ctrl-C).\n\
 Files: <root>/.savant/session.json (memory), <root>/logs/agent_trace.log (NDJSON), <root>/logs/agent_runtime.log.\n\n\
 Examples:\n  savant-think run \"List the workflows and say which has the most steps\"\n  \
-savant-think run \"Summarise the plan of release_notes\" --backend openai --model llama3.1 --json\n  \
+savant-think run \"Which workflows need a milestone param?\" --backend openai --model llama3.1 --json\n  \
 SAVANT_ALLOW_TOOLS='think_workflows_*' savant-think run \"What workflows exist?\" --dry-run")]
 pub struct RunArgs {
     /// The goal in plain words; `-` reads it from stdin, `@FILE` from a file.
