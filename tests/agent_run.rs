@@ -435,3 +435,70 @@ async fn a_large_tool_output_makes_the_next_step_heavy() {
     let steps = events(&trace(&root), "reasoning_step").into_iter().cloned().collect::<Vec<_>>();
     assert!(steps[1]["metadata"]["prompt_estimated_tokens"].as_u64().unwrap() <= 8_000);
 }
+
+#[tokio::test]
+async fn memory_stays_under_its_budget_over_a_long_run() {
+    let tmp = Scratch::new("memory-budget");
+    let root = tmp.path.clone();
+    let fake =
+        FakeModel::start_with(Flavor::Ollama, vec![], Some(Box::new(|n| tool("big", json!({"n": n}))))).await;
+    let mut o = options(&root);
+    o.max_steps = 20;
+    let (result, tools) = run_ollama(&fake, &root, &o).await;
+    assert_eq!((result.status, result.steps), (RunStatus::Cap, 20));
+    let sizes = tools.session_tokens.lock().unwrap().clone();
+    assert_eq!(sizes.len(), 20);
+    assert!(sizes.iter().all(|&t| t <= 4_000), "{sizes:?}");
+    let s = session(&root);
+    assert!(!s["summaries"].as_array().unwrap().is_empty(), "older steps were summarised");
+    assert_eq!(s["steps"].as_array().unwrap().last().unwrap()["step"], 20);
+    // Every prompt stayed within the 8k budget, trimming memory first.
+    let trace = trace(&root);
+    for e in events(&trace, "reasoning_step") {
+        assert!(e["metadata"]["prompt_estimated_tokens"].as_u64().unwrap() <= 8_000, "{e}");
+    }
+    // The transcript keeps every output whole.
+    assert_eq!(result.transcript[0].output, json!({"text": "word ".repeat(4_000)}));
+}
+
+#[tokio::test]
+async fn a_model_that_does_not_answer_in_time_is_a_timeout_after_retries() {
+    let tmp = Scratch::new("timeout");
+    let root = tmp.path.clone();
+    let fake = FakeModel::start_with(Flavor::Ollama, vec![], Some(Box::new(|_| Answer::Hang))).await;
+    let backend = Ollama::new(OllamaConfig {
+        host: fake.url(),
+        timeout: Duration::from_millis(200),
+        ..OllamaConfig::default()
+    })
+    .unwrap();
+    let tools = FakeTools::new(root.clone());
+    let result = run("x", &options(&root), &backend, &tools, &CancellationToken::new()).await;
+    assert_eq!(result.status, RunStatus::Error);
+    assert_eq!(result.error.as_ref().unwrap()["error"], "BACKEND_TIMEOUT");
+    assert!(result.final_text.contains("may still be loading"), "{}", result.final_text);
+    assert_eq!(fake.seen().len(), 3, "one try and two retries");
+}
+
+#[tokio::test]
+async fn the_reasoning_api_retry_count_is_configurable() {
+    let tmp = Scratch::new("reasoning-retries");
+    let root = tmp.path.clone();
+    let fake = FakeModel::start_with(
+        Flavor::ReasoningApi,
+        vec![],
+        Some(Box::new(|_| Answer::Status(502, "bad".into()))),
+    )
+    .await;
+    let backend = ReasoningApi::new(ReasoningApiConfig {
+        url: fake.url(),
+        retries: 0,
+        ..ReasoningApiConfig::default()
+    })
+    .unwrap();
+    let tools = FakeTools::new(root.clone());
+    let result = run("x", &options(&root), &backend, &tools, &CancellationToken::new()).await;
+    assert_eq!(result.status, RunStatus::Error);
+    assert_eq!(fake.seen().len(), 1);
+    assert!(result.final_text.contains("/agent_intent"), "{}", result.final_text);
+}

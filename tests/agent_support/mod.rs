@@ -181,12 +181,20 @@ pub struct FakeTools {
     pub root: PathBuf,
     pub calls: Mutex<Vec<(String, Value)>>,
     pub session_steps: Mutex<Vec<u64>>,
+    /// The estimated tokens (compact JSON characters / 4) of the session at each call.
+    pub session_tokens: Mutex<Vec<usize>>,
     pub cancel_on: Option<(String, CancellationToken)>,
 }
 
 impl FakeTools {
     pub fn new(root: PathBuf) -> FakeTools {
-        FakeTools { root, calls: Mutex::default(), session_steps: Mutex::default(), cancel_on: None }
+        FakeTools {
+            root,
+            calls: Mutex::default(),
+            session_steps: Mutex::default(),
+            session_tokens: Mutex::default(),
+            cancel_on: None,
+        }
     }
 
     pub fn calls(&self) -> Vec<(String, Value)> {
@@ -212,6 +220,7 @@ impl Tools for FakeTools {
             std::fs::read_to_string(self.root.join(".savant/session.json")).expect("session.json exists");
         let session: Value = serde_json::from_str(&text).expect("session.json is valid JSON");
         self.session_steps.lock().unwrap().push(session["state"]["step"].as_u64().unwrap());
+        self.session_tokens.lock().unwrap().push(session.to_string().chars().count().div_ceil(4));
         if let Some((tool, token)) = &self.cancel_on
             && tool == name
         {
