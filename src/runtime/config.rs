@@ -154,3 +154,56 @@ impl ServerConfig {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<EngineConfig, EngineError> {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("savant-config-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("savant-think.toml"), text).unwrap();
+        let out = EngineConfig::load(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        out
+    }
+
+    #[test]
+    fn servers_and_local_parse_with_durations() {
+        let c = load(
+            "[local]\nexec_allow = [\"make\"]\nexec_timeout = \"90s\"\n\
+             [servers.gitlab]\ncommand = \"gitlab-mcp\"\nargs = [\"--stdio\"]\nenv = { A = \"1\" }\ntimeout = \"500ms\"\n\
+             [servers.ci]\nurl = \"http://127.0.0.1:7331/mcp\"\ntoken_env = \"CI_TOKEN\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.local.exec_allow, ["make"]);
+        assert_eq!(c.local.exec_timeout, Duration::from_secs(90));
+        assert_eq!(c.local.read_max_bytes, 1024 * 1024);
+        let g = &c.servers["gitlab"];
+        assert_eq!(g.timeout, Some(Duration::from_millis(500)));
+        assert_eq!(g.env["A"], "1");
+        assert_eq!(c.servers["ci"].token_env.as_deref(), Some("CI_TOKEN"));
+    }
+
+    #[test]
+    fn bad_servers_are_invalid_config() {
+        for (text, needle) in [
+            ("[servers.x]\ncommand = \"a\"\ncomand = \"b\"\n", "unknown field `comand`"),
+            ("[servers.x]\n", "needs `command`"),
+            ("[servers.x]\ncommand = \"a\"\nurl = \"http://h/mcp\"\n", "both"),
+            ("[servers.x]\nurl = \"ftp://h\"\n", "http://"),
+            ("[servers.x]\nurl = \"http://h/mcp\"\nargs = [\"a\"]\n", "`command` servers only"),
+            ("[servers.x]\ncommand = \"a\"\ntoken = \"t\"\n", "`url` servers only"),
+            ("[servers.\"a.b\"]\ncommand = \"a\"\n", "must start with a letter"),
+            ("[servers.x]\ncommand = \"a\"\ntimeout = \"soon\"\n", "timeout"),
+            ("[local]\nexec_timeout = 5\n", "exec_timeout"),
+        ] {
+            let e = load(text).unwrap_err();
+            assert_eq!(e.code, "INVALID_CONFIG", "{text}");
+            let message = e.details["message"].as_str().unwrap();
+            assert!(message.contains(needle), "{text}: {message}");
+        }
+    }
+}

@@ -266,13 +266,18 @@ steps:
 /// runs (through a shell with --allow-exec, without one from the allowlist).
 fn local_exec_policy() {
     let p = project("local");
+    // A workflow given by path, outside workflows/.
+    let wf = p.write("other/local.yaml", LOCAL).display().to_string();
     p.write("workflows/local.yaml", LOCAL);
     p.write("notes/a.txt", "hello");
-    let r = exec(&p.path, &["local", "--json"]);
+    let r = exec(&p.path, &[&wf, "--json", "--run-id", "l1"]);
     assert_eq!(r.code, Some(1), "{r:?}");
-    assert_eq!(summary(&r)["reason"]["error"], "EXEC_NOT_ALLOWED");
+    let s = summary(&r);
+    assert_eq!(s["reason"]["error"], "EXEC_NOT_ALLOWED");
+    assert_eq!(s["resume"], format!("savant-think exec {wf} --run-id l1"));
 
-    let r = exec(&p.path, &["local", "--json", "--allow-exec"]);
+    // Resumed, now allowed: the rest of the run.
+    let r = exec(&p.path, &[&wf, "--json", "--run-id", "l1", "--allow-exec"]);
     assert_eq!(r.code, Some(0), "{r:?}");
     let a = &summary(&r)["artifacts"];
     assert_eq!(a["out"]["stdout"], "hi\nthere\n");

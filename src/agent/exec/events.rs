@@ -81,8 +81,7 @@ impl ExecEvent {
             reason: r.reason.clone(),
             summary: get("summary"),
             artifacts: get("artifacts"),
-            resume: (r.status == ExecStatus::Stopped)
-                .then(|| format!("savant-think exec {} --run-id {}", r.workflow, r.run_id)),
+            resume: r.resume.clone(),
         }
     }
 }

@@ -5,8 +5,8 @@
 //! - Start or resume: with a run id that exists, the run is resumed where it
 //!   stopped (`plan` with `start_fresh: false`); a done step is never run
 //!   again. Every accepted result is durable before `next` answers, so a
-//!   kill at any point loses nothing acknowledged; the step that was in
-//!   flight is run again on resume (at-least-once for that one step).
+//!   kill at any point loses nothing acknowledged; the steps that were in
+//!   flight are run again on resume (at least once for those).
 //! - `--jobs N`: up to N ready steps run at once; their results are
 //!   submitted in the engine's ready order, whatever order they finish in.
 //! - A result that fails its success schema (VALIDATION_FAILED) leaves the
@@ -70,7 +70,10 @@ pub enum ExecStatus {
 #[derive(Clone, Debug)]
 pub struct ExecReport {
     pub status: ExecStatus,
+    /// The workflow's id.
     pub workflow: String,
+    /// The workflow as it was given (an id or a path).
+    pub workflow_arg: String,
     pub run_id: String,
     /// Tool calls made (retries included).
     pub steps_run: usize,
@@ -78,6 +81,8 @@ pub struct ExecReport {
     pub reason: Option<Value>,
     /// The engine's last response (`done: true` with summary and artifacts, when done).
     pub last: Value,
+    /// The command that continues the run (when stopped).
+    pub resume: Option<String>,
     pub duration_ms: u64,
 }
 
@@ -190,10 +195,12 @@ pub async fn exec(
     let mut report = ExecReport {
         status: ExecStatus::Stopped,
         workflow: workflow.to_owned(),
+        workflow_arg: workflow.to_owned(),
         run_id: run_id.clone(),
         steps_run: 0,
         reason: None,
         last: Value::Null,
+        resume: None,
         duration_ms: 0,
     };
     let mut response = match engine.plan(workflow, params, Some(&run_id), false) {
@@ -245,7 +252,7 @@ pub async fn exec(
                 attempt: i["attempt"].as_u64().unwrap_or(1),
             });
         }
-        let outcomes = run_batch(&mux, &batch, options.dry_run, &report.workflow, &run_id).await;
+        let outcomes = run_batch(&mux, &batch, options.dry_run, workflow, &run_id).await;
         report.steps_run += outcomes.len();
         let mut tool_failure = None;
         let mut refresh = false;
@@ -261,14 +268,14 @@ pub async fn exec(
             };
             if !outcome.ok {
                 events(&finished(StepStatus::Failed, Some(&outcome.output)));
-                record_failure(&engine, &report.workflow, &run_id, &step_id, &outcome.output);
+                record_failure(&engine, workflow, &run_id, &step_id, &outcome.output);
                 let mut reason = outcome.output.clone();
                 reason["step_id"] = json!(step_id);
                 tool_failure.get_or_insert(reason);
                 continue;
             }
             let submitted: EngineResult = engine.next(NextArgs {
-                workflow: report.workflow.clone(),
+                workflow: workflow.to_owned(),
                 run_id: run_id.clone(),
                 step_id: step_id.clone(),
                 result: outcome.output,
@@ -295,7 +302,7 @@ pub async fn exec(
             return Ok(finish(report, started, events));
         }
         if refresh {
-            response = match engine.plan(&report.workflow, Value::Null, Some(&run_id), false) {
+            response = match engine.plan(workflow, Value::Null, Some(&run_id), false) {
                 Ok(r) => r,
                 Err(e) => return Ok(stop(report, e, started, events)),
             };
@@ -352,6 +359,22 @@ fn stop(mut report: ExecReport, e: EngineError, started: Instant, events: EventS
 
 fn finish(mut report: ExecReport, started: Instant, events: EventSink<'_>) -> ExecReport {
     report.duration_ms = started.elapsed().as_millis() as u64;
+    if report.status == ExecStatus::Stopped {
+        report.resume = Some(format!(
+            "savant-think exec {} --run-id {}",
+            shell_word(&report.workflow_arg),
+            report.run_id
+        ));
+    }
     events(&ExecEvent::summary(&report));
     report
+}
+
+/// `word` quoted for a POSIX shell when it needs it.
+fn shell_word(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@".contains(c)) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
