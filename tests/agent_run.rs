@@ -418,6 +418,17 @@ async fn a_forced_tool_and_finish_need_no_model() {
     assert_eq!(result.final_text, r#"{"echo":{"forced":1}}"#);
     assert_eq!(tools.calls(), [("echo".into(), json!({"forced": 1}))]);
     assert_eq!(events(&trace(&root), "reasoning_step")[0]["model"], "forced");
+
+    // A forced tool that fails is an error, not an answer.
+    o.forced_tool = Some(ForcedTool { name: "fail".into(), args: json!({}) });
+    let result = run("x", &o, &ollama(&url), &tools, &CancellationToken::new()).await;
+    assert_eq!(result.status, RunStatus::Error);
+    assert_eq!(result.error.as_ref().unwrap()["error"], "TOOL_FAILED");
+    assert!(
+        result.final_text.contains("TOOL_FAILED") && result.final_text.contains("boom"),
+        "{}",
+        result.final_text
+    );
 }
 
 #[tokio::test]

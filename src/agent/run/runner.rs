@@ -2,7 +2,7 @@
 
 use super::action::{self, Action, ActionKind};
 use super::memory::{Session, StepRecord, cut};
-use super::prompt::{self, PromptParts, estimate_tokens};
+use super::prompt::{self, Prompt, PromptParts, estimate_tokens};
 use super::telemetry::Telemetry;
 use super::{RunOptions, RunResult, RunStatus};
 use crate::agent::backend::retry::{self, Failure};
@@ -184,13 +184,18 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 return Some(end);
             }
             if o.forced_finish {
-                let text = output.tool_output.map(|v| match v {
-                    Value::String(s) => s,
-                    other => other.to_string(),
-                });
+                let text = match output.tool_output {
+                    Some(Value::String(s)) => s,
+                    Some(other) => other.to_string(),
+                    None => String::new(),
+                };
+                if !output.tool_ok {
+                    let message = format!("the forced tool `{}` failed: {}", forced.name, cut(&text, 500));
+                    return Some(End::error("TOOL_FAILED", message, json!({"tool": forced.name})));
+                }
                 return Some(End {
                     status: RunStatus::Ok,
-                    final_text: text.unwrap_or_default(),
+                    final_text: text,
                     stop_reason: "forced_finish",
                     error: None,
                 });
@@ -214,6 +219,23 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     async fn one_step(&mut self) -> Option<End> {
         let started = Instant::now();
         let tools = self.offered().await;
+        let heavy = self.heavy_step();
+        let (request, built) = self.request(&tools, heavy);
+        let decision = match self.decide(&request, &built, heavy).await {
+            Ok(d) => d,
+            Err(end) => {
+                let model = self.backend.model(heavy);
+                return Some(self.failed_step(end, &model, built.tokens, started));
+            }
+        };
+        let decision = self.validate(decision, &tools).await;
+        let decision = self.check_stuck(decision);
+        self.act(decision, started).await.end
+    }
+
+    /// Whether this step is heavy (`--heavy`, or a large last tool output),
+    /// logging a model switch.
+    fn heavy_step(&mut self) -> bool {
         let last_tokens = self.last_output.as_deref().map_or(0, estimate_tokens);
         let heavy = self.options.heavy || last_tokens > self.options.heavy_output_tokens;
         let model = self.backend.model(heavy);
@@ -226,17 +248,21 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 };
                 self.telemetry.log(&format!("step {}: model switch {old} → {model} ({why})", self.step));
             }
-            self.model = Some(model.clone());
+            self.model = Some(model);
         }
+        heavy
+    }
+
+    /// The step's prompt (logged) and the request that carries it.
+    fn request(&mut self, tools: &[ToolInfo], heavy: bool) -> (ChatRequest, Prompt) {
         let schema = action::schema();
-        let driver = self.options.driver.as_deref();
         let policy = self.options.policy.note();
         let built = prompt::build(&PromptParts {
             persona: &self.options.persona,
             goal: self.goal,
-            driver,
+            driver: self.options.driver.as_deref(),
             policy: &policy,
-            tools: &tools,
+            tools,
             memory: &self.session,
             last_output: self.last_output.as_deref(),
             schema: &schema,
@@ -244,19 +270,17 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             max_steps: self.options.max_steps,
             budget_tokens: self.options.budget_tokens,
         });
-        let sections: serde_json::Map<String, Value> =
-            built.sections.iter().map(|s| (s.name.to_owned(), json!(s.tokens))).collect();
+        let trimmed = if built.trimmed.is_empty() {
+            String::new()
+        } else {
+            format!(", trimmed {}", built.trimmed.join(", "))
+        };
         self.telemetry.log(&format!(
-            "step {}: prompt ~{} tokens, {} {}{}",
+            "step {}: prompt ~{} tokens, {} {}{trimmed}",
             self.step,
             built.tokens,
             built.hash,
-            Value::Object(sections.clone()),
-            if built.trimmed.is_empty() {
-                String::new()
-            } else {
-                format!(", trimmed {}", built.trimmed.join(", "))
-            }
+            section_sizes(&built)
         ));
         let request = ChatRequest {
             messages: vec![Message::system(built.system.clone()), Message::user(built.user.clone())],
@@ -264,20 +288,26 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             heavy,
             context: json!({
                 "run_id": self.run_id, "goal": self.goal, "step": self.step, "max_steps": self.options.max_steps,
-                "policy": policy, "tools": tools, "memory": {"summaries": self.session.summaries, "steps": self.session.steps},
+                "policy": policy, "tools": tools,
+                "memory": {"summaries": self.session.summaries, "steps": self.session.steps},
                 "last_output": self.last_output, "prompt_hash": built.hash,
             }),
         };
+        (request, built)
+    }
+
+    /// Asks for the action and parses it, with exactly one correction round
+    /// when the answer is malformed; a second malformed answer becomes an
+    /// `INVALID_ACTION` error action. `Err` when the backend fails or the run
+    /// is canceled.
+    async fn decide(&mut self, request: &ChatRequest, built: &Prompt, heavy: bool) -> Result<Decision, End> {
         let mut retries = 0;
-        let first = match self.ask(&request, &mut retries).await {
-            Ok(reply) => reply,
-            Err(end) => return Some(self.failed_step(end, &model, built.tokens, started)),
-        };
+        let first = self.ask(request, &mut retries).await?;
         let mut prompt_tokens = first.prompt_tokens.unwrap_or(built.tokens as u64);
         let mut output_tokens = first.output_tokens.unwrap_or(estimate_tokens(&first.text) as u64);
         let mut metadata = json!({
-            "prompt_hash": built.hash, "prompt_estimated_tokens": built.tokens, "prompt_sections": sections,
-            "trimmed": built.trimmed, "heavy": heavy, "corrected": false,
+            "prompt_hash": built.hash, "prompt_estimated_tokens": built.tokens,
+            "prompt_sections": section_sizes(built), "trimmed": built.trimmed, "heavy": heavy, "corrected": false,
         });
         let (action, error_code) = match action::parse(&first.text) {
             Ok(a) => (a, None),
@@ -286,15 +316,12 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                     .log(&format!("step {}: malformed answer ({e}); one correction round", self.step));
                 metadata["corrected"] = json!(true);
                 metadata["parse_error"] = json!(e);
-                let mut again = request.clone();
                 let correction = action::correction(&e);
                 let again_tokens = built.tokens + estimate_tokens(&first.text) + estimate_tokens(&correction);
+                let mut again = request.clone();
                 again.messages.push(Message::assistant(first.text.clone()));
                 again.messages.push(Message::user(correction));
-                let second = match self.ask(&again, &mut retries).await {
-                    Ok(reply) => reply,
-                    Err(end) => return Some(self.failed_step(end, &model, built.tokens, started)),
-                };
+                let second = self.ask(&again, &mut retries).await?;
                 prompt_tokens += second.prompt_tokens.unwrap_or(again_tokens as u64);
                 output_tokens += second.output_tokens.unwrap_or(estimate_tokens(&second.text) as u64);
                 match action::parse(&second.text) {
@@ -310,7 +337,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             }
         };
         metadata["retries"] = json!(retries);
-        let decision = Decision {
+        Ok(Decision {
             action,
             error_code,
             stuck: false,
@@ -318,10 +345,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             prompt_tokens,
             output_tokens,
             metadata,
-        };
-        let decision = self.validate(decision, &tools).await;
-        let decision = self.check_stuck(decision);
-        self.act(decision, started).await.end
+        })
     }
 
     /// Asks the backend, with retries; an `End` on cancel or failure.
@@ -472,7 +496,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             model: d.model.clone(),
             ..StepRecord::default()
         };
-        let mut acted = Acted { end: None, tool_output: None };
+        let mut acted = Acted { end: None, tool_output: None, tool_ok: false };
         match a.action {
             ActionKind::Tool => {
                 record.args = a.args.clone();
@@ -483,10 +507,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                     record.final_text = CANCELED.into();
                     record.duration_ms = started.elapsed().as_millis() as u64;
                     let end = End::canceled();
-                    return Acted {
-                        end: Some(self.remember(record).err().unwrap_or(end)),
-                        tool_output: None,
-                    };
+                    let end = self.remember(record).err().unwrap_or(end);
+                    return Acted { end: Some(end), tool_output: None, tool_ok: false };
                 };
                 record.ok = Some(outcome.ok);
                 record.output = outcome.output.clone();
@@ -494,6 +516,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
                 });
+                acted.tool_ok = outcome.ok;
                 acted.tool_output = Some(outcome.output);
             }
             ActionKind::Reason => {}
@@ -610,8 +633,14 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     }
 }
 
+/// `{section: estimated tokens}` of a prompt.
+fn section_sizes(p: &Prompt) -> Value {
+    Value::Object(p.sections.iter().map(|s| (s.name.to_owned(), json!(s.tokens))).collect())
+}
+
 /// What carrying out an action came to.
 struct Acted {
     end: Option<End>,
     tool_output: Option<Value>,
+    tool_ok: bool,
 }
