@@ -268,7 +268,7 @@ fn main() -> ExitCode {
         Command::Check(args) => run_check(args),
         Command::Serve(args) => run_serve(args),
         Command::Exec(args) => ExitCode::from(savant_think::agent::exec::cli::main(args)),
-        Command::Run(args) => ExitCode::from(savant_think::agent::run::cli::execute(args)),
+        Command::Run(args) => ExitCode::from(savant_think::agent::run::cli::main(args)),
         other => run_engine(other),
     }
 }

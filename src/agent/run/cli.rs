@@ -237,7 +237,7 @@ pub fn ctrl_c_token() -> CancellationToken {
 }
 
 /// `savant-think run`: returns the exit status.
-pub fn execute(args: RunArgs) -> u8 {
+pub fn main(args: RunArgs) -> u8 {
     let usage = |m: String| {
         eprintln!("error: {m}");
         2
