@@ -513,3 +513,18 @@ async fn the_reasoning_api_retry_count_is_configurable() {
     assert_eq!(fake.seen().len(), 1);
     assert!(result.final_text.contains("/agent_intent"), "{}", result.final_text);
 }
+
+#[tokio::test]
+async fn a_model_that_gives_up_ends_the_run_with_its_reason() {
+    let tmp = Scratch::new("gave-up");
+    let root = tmp.path.clone();
+    let fake = FakeModel::start(
+        Flavor::Ollama,
+        vec![Answer::Text(r#"{"action":"error","reasoning":"no tool reads PDFs"}"#.into())],
+    )
+    .await;
+    let (result, _) = run_ollama(&fake, &root, &options(&root)).await;
+    assert_eq!((result.status, result.final_text.as_str()), (RunStatus::Error, "no tool reads PDFs"));
+    assert_eq!(result.error.as_ref().unwrap()["error"], "MODEL_GAVE_UP");
+    assert_eq!(session(&root)["final"], "no tool reads PDFs");
+}

@@ -530,10 +530,15 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 });
             }
             ActionKind::Error => {
-                record.final_text = a.final_text.clone();
+                let message = [&a.final_text, &a.reasoning]
+                    .into_iter()
+                    .find(|t| !t.trim().is_empty())
+                    .cloned()
+                    .unwrap_or_else(|| "the model gave up (action error) without saying why".into());
+                record.final_text = message.clone();
                 let code = d.error_code.unwrap_or("MODEL_GAVE_UP");
                 let details = if a.tool_name.is_empty() { Value::Null } else { json!({"tool": a.tool_name}) };
-                acted.end = Some(End::error(code, a.final_text.clone(), details));
+                acted.end = Some(End::error(code, message, details));
             }
         }
         record.duration_ms = started.elapsed().as_millis() as u64;
