@@ -242,6 +242,19 @@ async fn transient_errors_are_retried_then_succeed() {
 }
 
 #[tokio::test]
+async fn a_retry_after_header_is_honoured() {
+    let tmp = Scratch::new("retry-after");
+    let root = tmp.path.clone();
+    let fake = FakeModel::start(Flavor::OpenAi, vec![Answer::RateLimited(1), finish("patience")]).await;
+    let backend = OpenAi::new(OpenAiConfig { base_url: fake.url(), ..OpenAiConfig::default() }).unwrap();
+    let tools = FakeTools::new(root.clone());
+    let result = run("x", &options(&root), &backend, &tools, &CancellationToken::new()).await;
+    assert_eq!((result.status, result.final_text.as_str()), (RunStatus::Ok, "patience"), "{result:?}");
+    let log = std::fs::read_to_string(root.join("logs/agent_runtime.log")).unwrap();
+    assert!(log.contains("retry 1/2 in 1000 ms"), "{log}");
+}
+
+#[tokio::test]
 async fn retries_are_bounded_and_client_errors_are_not_retried() {
     let tmp = Scratch::new("no-retry");
     let root = tmp.path.clone();

@@ -24,6 +24,8 @@ pub enum Answer {
     Text(String),
     /// An HTTP error with this status and body.
     Status(u16, String),
+    /// HTTP 429 with `Retry-After: N` seconds.
+    RateLimited(u64),
     /// No answer for a minute (then HTTP 504): a model that is still thinking.
     Hang,
 }
@@ -124,7 +126,7 @@ async fn handle(
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
-) -> (StatusCode, [(header::HeaderName, &'static str); 1], String) {
+) -> (StatusCode, HeaderMap, String) {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let index = {
         let mut seen = inner.seen.lock().unwrap();
@@ -144,8 +146,13 @@ async fn handle(
         (None, Some(f)) => f(index),
         (None, None) => Answer::Status(500, "script exhausted".into()),
     };
-    let json_type = [(header::CONTENT_TYPE, "application/json")];
+    let mut json_type = HeaderMap::new();
+    json_type.insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
     match answer {
+        Answer::RateLimited(secs) => {
+            json_type.insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
+            (StatusCode::TOO_MANY_REQUESTS, json_type, r#"{"error":"rate limited"}"#.into())
+        }
         Answer::Hang => {
             tokio::time::sleep(std::time::Duration::from_secs(60)).await;
             (StatusCode::GATEWAY_TIMEOUT, json_type, "hung".into())

@@ -9,6 +9,9 @@ use std::time::Duration;
 /// How long to wait for a TCP connection before calling a backend unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The longest `Retry-After` honoured; a longer one is cut to this.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
 /// A client with a connect timeout and an overall request timeout.
 pub fn client(timeout: Duration) -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
@@ -31,7 +34,15 @@ pub fn with_scheme(host: &str) -> String {
 }
 
 fn error(code: &'static str, url: &str, message: String, transient: bool) -> BackendError {
-    BackendError { code, url: url.to_owned(), status: None, message, hint: String::new(), transient }
+    BackendError {
+        code,
+        url: url.to_owned(),
+        status: None,
+        message,
+        hint: String::new(),
+        transient,
+        retry_after: None,
+    }
 }
 
 /// POSTs `body` as JSON and returns the JSON answer. Connection failures,
@@ -49,11 +60,18 @@ pub async fn post_json(
     }
     let response = request.send().await.map_err(|e| send_error(url, &e))?;
     let status = response.status();
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(|secs| MAX_RETRY_AFTER.min(Duration::from_secs(secs)));
     let text = response.text().await.map_err(|e| send_error(url, &e))?;
     if !status.is_success() {
         let transient = status.is_server_error() || status.as_u16() == 429;
         let mut e = error("BACKEND_HTTP_ERROR", url, format!("HTTP {status}: {}", snippet(&text)), transient);
         e.status = Some(status.as_u16());
+        e.retry_after = retry_after.filter(|_| transient);
         return Err(e);
     }
     serde_json::from_str(&text).map_err(|e| {

@@ -97,6 +97,8 @@ pub struct BackendError {
     pub hint: String,
     /// Worth retrying: connection refused, timeouts, 5xx, 429.
     pub transient: bool,
+    /// The server's `Retry-After` (seconds), when it sent one with a 429 or 503.
+    pub retry_after: Option<std::time::Duration>,
 }
 
 impl BackendError {

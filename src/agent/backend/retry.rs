@@ -20,8 +20,8 @@ pub struct RetryNote<'a> {
 }
 
 /// Sends `request`, retrying transient failures `backend.retries()` times
-/// after `backoff`, `2 × backoff`, `4 × backoff`, … Calls `on_retry` before
-/// each wait.
+/// after `backoff`, `2 × backoff`, `4 × backoff`, … — or after the server's
+/// `Retry-After` when it asks for longer. Calls `on_retry` before each wait.
 pub async fn complete(
     backend: &impl Backend,
     request: &ChatRequest,
@@ -39,7 +39,8 @@ pub async fn complete(
         match result {
             Ok(reply) => return Ok(reply),
             Err(e) if e.transient && attempt < retries => {
-                let delay = backoff.saturating_mul(1 << attempt.min(16));
+                let delay =
+                    backoff.saturating_mul(1 << attempt.min(16)).max(e.retry_after.unwrap_or_default());
                 attempt += 1;
                 on_retry(RetryNote { attempt, error: &e, delay });
                 tokio::select! {
