@@ -181,6 +181,72 @@ fn review_v1_over_streamable_http() {
     assert_eq!(s["artifacts"]["test_run"]["passed"], 12);
 }
 
+const REMOTE: &str = r#"id: remote
+steps:
+  - id: list
+    call: engine.think_workflows_list
+    capture_as: listed
+"#;
+
+/// `savant-think serve --http` with a bearer token as the server: the token
+/// comes from `token_env`; without it the server is offline (401).
+fn serve_over_http_with_a_token() {
+    let served = project("served");
+    let mut server = KillOnDrop(
+        cmd(
+            &served.path,
+            &["serve", "--http", "127.0.0.1:0", "--token", "s3cret", "--root", served.path.to_str().unwrap()],
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap(),
+    );
+    let mut stderr = BufReader::new(server.0.stderr.take().unwrap());
+    let mut url = String::new();
+    let mut line = String::new();
+    while url.is_empty() && stderr.read_line(&mut line).unwrap() > 0 {
+        if let Some(at) = line.find("http://") {
+            url = line[at..].split_whitespace().next().unwrap().to_owned();
+        }
+        line.clear();
+    }
+    assert!(url.ends_with("/mcp"), "no URL from serve");
+    // Keep draining the server's logs.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+
+    let p = project("remote");
+    p.write("workflows/remote.yaml", REMOTE);
+    p.write(
+        "savant-think.toml",
+        format!("[servers.engine]\nurl = \"{url}\"\ntoken_env = \"REMOTE_TOKEN\"\n"),
+    );
+    let root = p.path.to_str().unwrap();
+    let mut c = cmd(&p.path, &["exec", "remote", "--json", "--root", root]);
+    c.env("REMOTE_TOKEN", "s3cret");
+    let r = run_cmd(c);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let listed = &summary(&r)["artifacts"]["listed"]["workflows"];
+    assert!(listed.as_array().unwrap().iter().any(|w| w["id"] == "review_v1"), "{listed}");
+
+    let mut c = cmd(&p.path, &["exec", "remote", "--json", "--root", root]);
+    c.env_remove("REMOTE_TOKEN");
+    let r = run_cmd(c);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert_eq!(summary(&r)["reason"]["error"], "SERVER_OFFLINE");
+}
+
+/// A child process killed (and reaped) when the test ends, passed or not.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 const FAILURES: &str = r#"id: failures
 steps:
   - id: offline
@@ -500,6 +566,7 @@ fn main() {
         ("review_v1_over_stdio_servers", review_v1_over_stdio_servers),
         ("dry_run_review_v1_on_a_fresh_root", dry_run_review_v1_on_a_fresh_root),
         ("review_v1_over_streamable_http", review_v1_over_streamable_http),
+        ("serve_over_http_with_a_token", serve_over_http_with_a_token),
         ("failures_are_recorded_results", failures_are_recorded_results),
         ("local_exec_policy", local_exec_policy),
         ("local_read_policy", local_read_policy),
