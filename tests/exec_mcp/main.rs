@@ -536,6 +536,46 @@ fn validation_failures_retry_then_fail() {
     assert_eq!(calls(&log).0["run_linters"], 2);
 }
 
+const SLEEPY: &str = r#"id: sleepy
+steps:
+  - id: nap
+    call: slowpoke.sleep
+    input_template: { ms: 60000 }
+"#;
+
+/// Ctrl-C (SIGINT to exec alone) in the middle of a call: exit 130, the
+/// server it started is stopped, and the step is still to do.
+fn ctrl_c_stops_exec_and_its_servers() {
+    let p = project("sigint");
+    let log = p.path.join("calls.log");
+    p.write("workflows/sleepy.yaml", SLEEPY);
+    p.write("savant-think.toml", stdio_server("slowpoke", &log, ""));
+    let mut c =
+        cmd(&p.path, &["exec", "sleepy", "--json", "--run-id", "z1", "--root", p.path.to_str().unwrap()]);
+    c.stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut child = KillOnDrop(c.spawn().unwrap());
+    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let started = lines.next().unwrap().unwrap();
+    assert!(started.contains("run_started"), "{started}");
+    let step = lines.next().unwrap().unwrap();
+    assert!(step.contains("step_started"), "{step}");
+    // Wait until the server has the call.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !calls(&log).0.contains_key("sleep") {
+        assert!(Instant::now() < deadline, "the call never reached the server");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = child.0.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let status = child.0.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let (_, logged) = calls(&log);
+    for server in logged.iter().filter_map(|l| l["pid"].as_u64()) {
+        assert_gone(server);
+    }
+    assert_eq!(state(&p.path, "sleepy", "z1")["steps"][0]["status"], "ready");
+}
+
 /// Usage errors exit 2; a params error names the field.
 fn usage_errors_exit_2() {
     let p = project("usage");
@@ -549,6 +589,10 @@ fn usage_errors_exit_2() {
         assert_eq!(r.code, Some(2), "{args:?}: {r:?}");
         assert!(r.stderr.contains(needle), "{args:?}: {r:?}");
     }
+    let r = exec(&p.path, &["nope", "--json"]);
+    assert_eq!(r.code, Some(2), "{r:?}");
+    assert_eq!(events(&r)[0]["event"], "error");
+    assert_eq!(events(&r)[0]["error"], "UNKNOWN_WORKFLOW");
     p.write("savant-think.toml", "[servers.x]\nurl = \"http://127.0.0.1:1/mcp\"\ncommand = \"y\"\n");
     let r = exec(&p.path, &["review_v1", "--dry-run"]);
     assert_eq!(r.code, Some(2), "{r:?}");
@@ -573,6 +617,7 @@ fn main() {
         ("multiplexer_routes_and_stops", multiplexer_routes_and_stops),
         ("kill_9_then_resume_repeats_no_done_step", kill_9_then_resume_repeats_no_done_step),
         ("validation_failures_retry_then_fail", validation_failures_retry_then_fail),
+        ("ctrl_c_stops_exec_and_its_servers", ctrl_c_stops_exec_and_its_servers),
         ("usage_errors_exit_2", usage_errors_exit_2),
     ];
     let mut failed = Vec::new();
