@@ -424,6 +424,10 @@ fn multiplexer_routes_and_stops() {
         let out = mux.call("gitlba.create_note", json!({})).await;
         assert_eq!(out.output["error"], "TOOL_NOT_FOUND");
         assert_eq!(out.output["details"]["help"], "did you mean `gitlab.create_note`?");
+        // The server dies during the call: restarted, and the call retried once.
+        let out = mux.call("gitlab.flaky", json!({})).await;
+        assert!(out.ok, "{out:?}");
+        assert_eq!(out.output["survived"], true);
         let out = mux.call("prompt.say", json!({"message": 3})).await;
         assert_eq!(out.output["error"], "INVALID_INPUT");
         let names: Vec<String> = mux.list().await.into_iter().map(|t| t.name).collect();
@@ -433,18 +437,23 @@ fn multiplexer_routes_and_stops() {
         mux.shutdown().await;
     });
     let (counts, lines) = calls(&log);
-    assert_eq!(counts.values().sum::<usize>(), 2, "{counts:?}");
+    assert_eq!(counts.values().sum::<usize>(), 4, "{counts:?}");
+    assert_eq!(counts["flaky"], 2, "{counts:?}");
+    // Started once, then once more after the crash.
     let pids: Vec<u64> = lines.iter().filter_map(|l| l["pid"].as_u64()).collect();
-    assert_eq!(pids.len(), 1);
-    assert_gone(pids[0]);
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        assert_gone(pid);
+    }
 }
 
 fn long_workflow(n: usize) -> String {
     let mut y = String::from("id: long\nsteps:\n");
     for i in 0..n {
         y.push_str(&format!("  - id: s{i}\n    call: tool.t{}\n", i % 5));
-        if i > 0 {
-            y.push_str(&format!("    deps: [s{}]\n", i - 1));
+        // Three chains: with --jobs, three steps are ready at a time.
+        if i >= 3 {
+            y.push_str(&format!("    deps: [s{}]\n", i - 3));
         }
         y.push_str("    success_schema: { type: object, required: [n], properties: { n: { type: integer, minimum: 3 } } }\n");
     }
@@ -455,11 +464,18 @@ fn long_workflow(n: usize) -> String {
 /// id again: no step acknowledged as done runs again, each step has exactly
 /// one result in the run's history, and the run reaches done.
 fn kill_9_then_resume_repeats_no_done_step() {
+    for jobs in ["1", "3"] {
+        kill_9_then_resume(jobs);
+    }
+}
+
+fn kill_9_then_resume(jobs: &str) {
     let p = project("kill");
     p.write("workflows/long.yaml", long_workflow(300));
+    let root = p.path.to_str().unwrap();
     let mut c = cmd(
         &p.path,
-        &["exec", "long", "--dry-run", "--json", "--run-id", "k1", "--root", p.path.to_str().unwrap()],
+        &["exec", "long", "--dry-run", "--json", "--run-id", "k1", "--jobs", jobs, "--root", root],
     );
     c.env("SAVANT_STATE_FSYNC", "1").stdout(Stdio::piped()).stderr(Stdio::null());
     let mut child = c.spawn().unwrap();
@@ -478,7 +494,7 @@ fn kill_9_then_resume_repeats_no_done_step() {
     child.wait().unwrap();
     assert_eq!(acknowledged.len(), 40, "the first exec ended early");
 
-    let r = exec(&p.path, &["long", "--dry-run", "--json", "--run-id", "k1"]);
+    let r = exec(&p.path, &["long", "--dry-run", "--json", "--run-id", "k1", "--jobs", jobs]);
     assert_eq!(r.code, Some(0), "{r:?}");
     let all = events(&r);
     assert_eq!(all[0]["event"], "run_started");
