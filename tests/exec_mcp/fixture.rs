@@ -4,7 +4,8 @@
 //! Streamable HTTP in-process.
 //!
 //! Every call appends `{"tool", "args"}` to the file in `$FIXTURE_LOG` (if
-//! set); at start it appends `{"pid"}`.
+//! set); at start it appends `{"pid"}`. `flaky` crashes the server the first
+//! time it is called.
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject, ListToolsResult,
@@ -20,7 +21,7 @@ use std::sync::Arc;
 pub struct Fixture;
 
 pub const TOOLS: &[&str] =
-    &["get_merge_request", "search", "run_linters", "run_tests", "create_note", "sleep", "fail"];
+    &["get_merge_request", "search", "run_linters", "run_tests", "create_note", "sleep", "fail", "flaky"];
 
 fn log(line: Value) {
     if let Some(path) = std::env::var_os("FIXTURE_LOG") {
@@ -53,6 +54,15 @@ fn answer(tool: &str, args: &Value) -> Result<Value, String> {
             json!({"slept_ms": ms})
         }
         "fail" => return Err("the fixture was told to fail".into()),
+        // The first call (per $FIXTURE_LOG) kills the server mid-call; later ones answer.
+        "flaky" => {
+            let marker = format!("{}.flaky", std::env::var("FIXTURE_LOG").unwrap_or_default());
+            if !std::path::Path::new(&marker).exists() {
+                std::fs::write(&marker, "crashed once").unwrap();
+                std::process::exit(3);
+            }
+            json!({"survived": true})
+        }
         other => return Err(format!("no tool {other}")),
     })
 }

@@ -181,6 +181,72 @@ fn review_v1_over_streamable_http() {
     assert_eq!(s["artifacts"]["test_run"]["passed"], 12);
 }
 
+const REMOTE: &str = r#"id: remote
+steps:
+  - id: list
+    call: engine.think_workflows_list
+    capture_as: listed
+"#;
+
+/// `savant-think serve --http` with a bearer token as the server: the token
+/// comes from `token_env`; without it the server is offline (401).
+fn serve_over_http_with_a_token() {
+    let served = project("served");
+    let mut server = KillOnDrop(
+        cmd(
+            &served.path,
+            &["serve", "--http", "127.0.0.1:0", "--token", "s3cret", "--root", served.path.to_str().unwrap()],
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap(),
+    );
+    let mut stderr = BufReader::new(server.0.stderr.take().unwrap());
+    let mut url = String::new();
+    let mut line = String::new();
+    while url.is_empty() && stderr.read_line(&mut line).unwrap() > 0 {
+        if let Some(at) = line.find("http://") {
+            url = line[at..].split_whitespace().next().unwrap().to_owned();
+        }
+        line.clear();
+    }
+    assert!(url.ends_with("/mcp"), "no URL from serve");
+    // Keep draining the server's logs.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+
+    let p = project("remote");
+    p.write("workflows/remote.yaml", REMOTE);
+    p.write(
+        "savant-think.toml",
+        format!("[servers.engine]\nurl = \"{url}\"\ntoken_env = \"REMOTE_TOKEN\"\n"),
+    );
+    let root = p.path.to_str().unwrap();
+    let mut c = cmd(&p.path, &["exec", "remote", "--json", "--root", root]);
+    c.env("REMOTE_TOKEN", "s3cret");
+    let r = run_cmd(c);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let listed = &summary(&r)["artifacts"]["listed"]["workflows"];
+    assert!(listed.as_array().unwrap().iter().any(|w| w["id"] == "review_v1"), "{listed}");
+
+    let mut c = cmd(&p.path, &["exec", "remote", "--json", "--root", root]);
+    c.env_remove("REMOTE_TOKEN");
+    let r = run_cmd(c);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert_eq!(summary(&r)["reason"]["error"], "SERVER_OFFLINE");
+}
+
+/// A child process killed (and reaped) when the test ends, passed or not.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 const FAILURES: &str = r#"id: failures
 steps:
   - id: offline
@@ -358,6 +424,10 @@ fn multiplexer_routes_and_stops() {
         let out = mux.call("gitlba.create_note", json!({})).await;
         assert_eq!(out.output["error"], "TOOL_NOT_FOUND");
         assert_eq!(out.output["details"]["help"], "did you mean `gitlab.create_note`?");
+        // The server dies during the call: restarted, and the call retried once.
+        let out = mux.call("gitlab.flaky", json!({})).await;
+        assert!(out.ok, "{out:?}");
+        assert_eq!(out.output["survived"], true);
         let out = mux.call("prompt.say", json!({"message": 3})).await;
         assert_eq!(out.output["error"], "INVALID_INPUT");
         let names: Vec<String> = mux.list().await.into_iter().map(|t| t.name).collect();
@@ -367,18 +437,23 @@ fn multiplexer_routes_and_stops() {
         mux.shutdown().await;
     });
     let (counts, lines) = calls(&log);
-    assert_eq!(counts.values().sum::<usize>(), 2, "{counts:?}");
+    assert_eq!(counts.values().sum::<usize>(), 4, "{counts:?}");
+    assert_eq!(counts["flaky"], 2, "{counts:?}");
+    // Started once, then once more after the crash.
     let pids: Vec<u64> = lines.iter().filter_map(|l| l["pid"].as_u64()).collect();
-    assert_eq!(pids.len(), 1);
-    assert_gone(pids[0]);
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        assert_gone(pid);
+    }
 }
 
 fn long_workflow(n: usize) -> String {
     let mut y = String::from("id: long\nsteps:\n");
     for i in 0..n {
         y.push_str(&format!("  - id: s{i}\n    call: tool.t{}\n", i % 5));
-        if i > 0 {
-            y.push_str(&format!("    deps: [s{}]\n", i - 1));
+        // Three chains: with --jobs, three steps are ready at a time.
+        if i >= 3 {
+            y.push_str(&format!("    deps: [s{}]\n", i - 3));
         }
         y.push_str("    success_schema: { type: object, required: [n], properties: { n: { type: integer, minimum: 3 } } }\n");
     }
@@ -389,11 +464,18 @@ fn long_workflow(n: usize) -> String {
 /// id again: no step acknowledged as done runs again, each step has exactly
 /// one result in the run's history, and the run reaches done.
 fn kill_9_then_resume_repeats_no_done_step() {
+    for jobs in ["1", "3"] {
+        kill_9_then_resume(jobs);
+    }
+}
+
+fn kill_9_then_resume(jobs: &str) {
     let p = project("kill");
     p.write("workflows/long.yaml", long_workflow(300));
+    let root = p.path.to_str().unwrap();
     let mut c = cmd(
         &p.path,
-        &["exec", "long", "--dry-run", "--json", "--run-id", "k1", "--root", p.path.to_str().unwrap()],
+        &["exec", "long", "--dry-run", "--json", "--run-id", "k1", "--jobs", jobs, "--root", root],
     );
     c.env("SAVANT_STATE_FSYNC", "1").stdout(Stdio::piped()).stderr(Stdio::null());
     let mut child = c.spawn().unwrap();
@@ -412,7 +494,7 @@ fn kill_9_then_resume_repeats_no_done_step() {
     child.wait().unwrap();
     assert_eq!(acknowledged.len(), 40, "the first exec ended early");
 
-    let r = exec(&p.path, &["long", "--dry-run", "--json", "--run-id", "k1"]);
+    let r = exec(&p.path, &["long", "--dry-run", "--json", "--run-id", "k1", "--jobs", jobs]);
     assert_eq!(r.code, Some(0), "{r:?}");
     let all = events(&r);
     assert_eq!(all[0]["event"], "run_started");
@@ -470,6 +552,46 @@ fn validation_failures_retry_then_fail() {
     assert_eq!(calls(&log).0["run_linters"], 2);
 }
 
+const SLEEPY: &str = r#"id: sleepy
+steps:
+  - id: nap
+    call: slowpoke.sleep
+    input_template: { ms: 60000 }
+"#;
+
+/// Ctrl-C (SIGINT to exec alone) in the middle of a call: exit 130, the
+/// server it started is stopped, and the step is still to do.
+fn ctrl_c_stops_exec_and_its_servers() {
+    let p = project("sigint");
+    let log = p.path.join("calls.log");
+    p.write("workflows/sleepy.yaml", SLEEPY);
+    p.write("savant-think.toml", stdio_server("slowpoke", &log, ""));
+    let mut c =
+        cmd(&p.path, &["exec", "sleepy", "--json", "--run-id", "z1", "--root", p.path.to_str().unwrap()]);
+    c.stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut child = KillOnDrop(c.spawn().unwrap());
+    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let started = lines.next().unwrap().unwrap();
+    assert!(started.contains("run_started"), "{started}");
+    let step = lines.next().unwrap().unwrap();
+    assert!(step.contains("step_started"), "{step}");
+    // Wait until the server has the call.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !calls(&log).0.contains_key("sleep") {
+        assert!(Instant::now() < deadline, "the call never reached the server");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = child.0.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let status = child.0.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let (_, logged) = calls(&log);
+    for server in logged.iter().filter_map(|l| l["pid"].as_u64()) {
+        assert_gone(server);
+    }
+    assert_eq!(state(&p.path, "sleepy", "z1")["steps"][0]["status"], "ready");
+}
+
 /// Usage errors exit 2; a params error names the field.
 fn usage_errors_exit_2() {
     let p = project("usage");
@@ -483,6 +605,10 @@ fn usage_errors_exit_2() {
         assert_eq!(r.code, Some(2), "{args:?}: {r:?}");
         assert!(r.stderr.contains(needle), "{args:?}: {r:?}");
     }
+    let r = exec(&p.path, &["nope", "--json"]);
+    assert_eq!(r.code, Some(2), "{r:?}");
+    assert_eq!(events(&r)[0]["event"], "error");
+    assert_eq!(events(&r)[0]["error"], "UNKNOWN_WORKFLOW");
     p.write("savant-think.toml", "[servers.x]\nurl = \"http://127.0.0.1:1/mcp\"\ncommand = \"y\"\n");
     let r = exec(&p.path, &["review_v1", "--dry-run"]);
     assert_eq!(r.code, Some(2), "{r:?}");
@@ -500,12 +626,14 @@ fn main() {
         ("review_v1_over_stdio_servers", review_v1_over_stdio_servers),
         ("dry_run_review_v1_on_a_fresh_root", dry_run_review_v1_on_a_fresh_root),
         ("review_v1_over_streamable_http", review_v1_over_streamable_http),
+        ("serve_over_http_with_a_token", serve_over_http_with_a_token),
         ("failures_are_recorded_results", failures_are_recorded_results),
         ("local_exec_policy", local_exec_policy),
         ("local_read_policy", local_read_policy),
         ("multiplexer_routes_and_stops", multiplexer_routes_and_stops),
         ("kill_9_then_resume_repeats_no_done_step", kill_9_then_resume_repeats_no_done_step),
         ("validation_failures_retry_then_fail", validation_failures_retry_then_fail),
+        ("ctrl_c_stops_exec_and_its_servers", ctrl_c_stops_exec_and_its_servers),
         ("usage_errors_exit_2", usage_errors_exit_2),
     ];
     let mut failed = Vec::new();

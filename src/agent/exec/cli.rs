@@ -14,13 +14,16 @@ pub const EXIT_DONE: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 /// Exit status: bad arguments, workflow, params or config.
 pub const EXIT_USAGE: u8 = 2;
+/// Exit status: interrupted with Ctrl-C (128 + SIGINT).
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Run a workflow to the end with no LLM client: each step's `call` goes to
 /// the engine's tools, `local_read` / `local_exec`, or an MCP server declared
 /// as [servers.NAME] in savant-think.toml.
 ///
 /// Exit status: 0 when the run is done, 1 when it failed or exec stopped on a
-/// tool failure (the run stays resumable with --run-id), 2 on a usage error.
+/// tool failure (the run stays resumable with --run-id), 2 on a usage error,
+/// 130 when interrupted (resumable too).
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Examples:\n  savant-think exec review_v1 --params '{\"project\": \"g/app\", \"mr_iid\": \"!7\"}'\n  savant-think exec review_v1 --dry-run\n  savant-think exec review_v1 --run-id nightly-42 --json --jobs 4\n\nDocs: docs/exec.md"
@@ -85,17 +88,36 @@ pub fn main(args: ExecArgs) -> u8 {
         jobs: usize::from(args.jobs),
     };
     let mux = Arc::new(Multiplexer::new(engine, MuxOptions { allow_exec: args.allow_exec }));
+    let json = args.json;
     let code = runtime.block_on(async {
-        let result = if args.json {
-            super::exec(mux.clone(), &options, &mut events::ndjson()).await
-        } else {
-            super::exec(mux.clone(), &options, &mut events::progress()).await
+        let run = async {
+            if json {
+                super::exec(mux.clone(), &options, &mut events::ndjson()).await
+            } else {
+                super::exec(mux.clone(), &options, &mut events::progress()).await
+            }
+        };
+        // Ctrl-C: stop at once. Every acknowledged step is already durable;
+        // the calls in flight run again when the run is resumed.
+        let result = tokio::select! {
+            r = run => Some(r),
+            _ = tokio::signal::ctrl_c() => None,
         };
         mux.shutdown().await;
         match result {
-            Ok(r) if r.status == ExecStatus::Done => EXIT_DONE,
-            Ok(_) => EXIT_FAILED,
-            Err(UsageError(e)) => {
+            None => {
+                eprintln!("interrupted: resume with --run-id and the run id printed at the start");
+                EXIT_INTERRUPTED
+            }
+            Some(Ok(r)) if r.status == ExecStatus::Done => EXIT_DONE,
+            Some(Ok(_)) => EXIT_FAILED,
+            Some(Err(UsageError(e))) => {
+                if json {
+                    println!(
+                        "{}",
+                        serde_json::json!({"event": "error", "error": e.code, "details": e.details})
+                    );
+                }
                 let details =
                     e.details["message"].as_str().map_or_else(|| e.details.to_string(), str::to_owned);
                 let help = e.details["help"].as_str().map(|h| format!("\n  help: {h}")).unwrap_or_default();
