@@ -7,7 +7,7 @@ use savant_think::report::{self, FileReport, Format, HumanOptions, Summary};
 use savant_think::runtime::{Engine, EngineResult, tools};
 use savant_think::workspace;
 use serde_json::{Value, json};
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -134,6 +134,11 @@ enum Command {
         after_help = "Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost"
     )]
     Serve(ServeArgs),
+    Exec(savant_think::agent::exec::cli::ExecArgs),
+    /// Pursue a goal with a model (Ollama, OpenAI-compatible, Reasoning API), one action per step.
+    ///
+    /// Each step the model answers one JSON action: call a tool, reason, finish or give up.
+    Run(savant_think::agent::run::cli::RunArgs),
     /// Rewrite the original system's workflows into the current language (docs/migrating.md).
     Migrate(savant_think::migrate::command::MigrateArgs),
     /// Call any engine tool by name (`think_plan` or `think.plan`) with JSON input.
@@ -265,22 +270,10 @@ fn main() -> ExitCode {
         Command::Check(args) => run_check(args),
         Command::Serve(args) => run_serve(args),
         Command::Migrate(args) => ExitCode::from(args.run()),
+        Command::Exec(args) => ExitCode::from(savant_think::agent::exec::cli::main(args)),
+        Command::Run(args) => ExitCode::from(savant_think::agent::run::cli::main(args)),
         other => run_engine(other),
     }
-}
-
-/// Reads `JSON`, `@FILE` or `-` (stdin) into a JSON value.
-fn json_arg(text: &str, what: &str) -> Result<Value, String> {
-    let raw = if text == "-" {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).map_err(|e| format!("cannot read {what} from stdin: {e}"))?;
-        s
-    } else if let Some(path) = text.strip_prefix('@') {
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read {what} from {path}: {e}"))?
-    } else {
-        text.to_owned()
-    };
-    serde_json::from_str(&raw).map_err(|e| format!("{what} is not valid JSON: {e}"))
 }
 
 fn engine_at(root: Option<&std::path::Path>) -> Result<Engine, ExitCode> {
@@ -302,14 +295,16 @@ fn print_result(result: EngineResult) -> ExitCode {
 
 fn run_engine(command: Command) -> ExitCode {
     let (root, tool, args): (Option<PathBuf>, &str, Value) = match command {
-        Command::Check(_) | Command::Serve(_) | Command::Migrate(_) => unreachable!("dispatched in main"),
+        Command::Check(_) | Command::Serve(_) | Command::Migrate(_) | Command::Exec(_) | Command::Run(_) => {
+            unreachable!("dispatched in main")
+        }
         Command::Compile { wf, params } => {
             let engine = match engine_at(wf.root.as_deref()) {
                 Ok(e) => e,
                 Err(code) => return code,
             };
             // Unreadable JSON is a usage error (exit 2), as for `plan`.
-            let params = match params.as_deref().map(|p| json_arg(p, "--params")).transpose() {
+            let params = match params.as_deref().map(|p| workspace::json_arg(p, "--params")).transpose() {
                 Ok(p) => p,
                 Err(m) => return fail(m),
             };
@@ -341,7 +336,7 @@ fn run_engine(command: Command) -> ExitCode {
             };
         }
         Command::Plan { wf, params, run_id, no_fresh } => {
-            let params = match params.as_deref().map(|p| json_arg(p, "--params")).transpose() {
+            let params = match params.as_deref().map(|p| workspace::json_arg(p, "--params")).transpose() {
                 Ok(p) => p.unwrap_or(Value::Null),
                 Err(m) => return fail(m),
             };
@@ -352,7 +347,7 @@ fn run_engine(command: Command) -> ExitCode {
             )
         }
         Command::Next { wf, run_id, step, result, expected_version } => {
-            let result = match result.as_deref().map(|r| json_arg(r, "--result")).transpose() {
+            let result = match result.as_deref().map(|r| workspace::json_arg(r, "--result")).transpose() {
                 Ok(r) => r.unwrap_or(json!({})),
                 Err(m) => return fail(m),
             };
@@ -385,10 +380,11 @@ fn run_engine(command: Command) -> ExitCode {
         Command::Validate { schema, response, workflow, root } => match (schema, workflow) {
             (Some(schema), _) => {
                 let schema = serde_json::from_str::<Value>(&schema).unwrap_or(Value::String(schema));
-                let response = match response.as_deref().map(|r| json_arg(r, "--response")).transpose() {
-                    Ok(r) => r.unwrap_or(Value::Null),
-                    Err(m) => return fail(m),
-                };
+                let response =
+                    match response.as_deref().map(|r| workspace::json_arg(r, "--response")).transpose() {
+                        Ok(r) => r.unwrap_or(Value::Null),
+                        Err(m) => return fail(m),
+                    };
                 (root, "think_validate", json!({"schema": schema, "response": response}))
             }
             (None, workflow) => (root, "think_validate", json!({"workflow": workflow})),
@@ -406,7 +402,7 @@ fn run_engine(command: Command) -> ExitCode {
             }
         },
         Command::Call { tool, input, root } => {
-            let input = match json_arg(&input, "--input") {
+            let input = match workspace::json_arg(&input, "--input") {
                 Ok(v) => v,
                 Err(m) => return fail(m),
             };

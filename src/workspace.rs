@@ -173,3 +173,18 @@ pub fn load_schemas(dir: &Path) -> BTreeMap<String, Result<Value, String>> {
     }
     out
 }
+
+/// Reads `JSON`, `@FILE` or `-` (stdin) into a JSON value.
+pub fn json_arg(text: &str, what: &str) -> Result<Value, String> {
+    let raw = if text == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+            .map_err(|e| format!("cannot read {what} from stdin: {e}"))?;
+        s
+    } else if let Some(path) = text.strip_prefix('@') {
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read {what} from {path}: {e}"))?
+    } else {
+        text.to_owned()
+    };
+    serde_json::from_str(&raw).map_err(|e| format!("{what} is not valid JSON: {e}"))
+}

@@ -10,6 +10,11 @@
 //! - `savant-think run` is the autonomous loop: a backend (Ollama,
 //!   OpenAI-compatible, Reasoning API) picks one action per step.
 
+pub mod backend;
+pub mod exec;
+pub mod mux;
+pub mod run;
+
 use serde::Serialize;
 use serde_json::Value;
 use std::future::Future;

@@ -51,13 +51,13 @@ impl ServeOptions {
 }
 
 /// Sends logs to stderr at the level in `LOG_LEVEL` (an `EnvFilter`
-/// directive such as `debug` or `savant_think=debug,rmcp=warn`; default `info`).
-pub fn init_logging() {
+/// directive such as `debug` or `savant_think=debug,rmcp=warn`; default `default`).
+pub fn init_logging(default: &str) {
     let level = std::env::var("LOG_LEVEL").ok().filter(|l| !l.trim().is_empty());
     let filter = level
         .as_deref()
         .and_then(|l| tracing_subscriber::EnvFilter::try_new(l.to_lowercase()).ok())
-        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -69,7 +69,7 @@ pub fn init_logging() {
 /// Serves until the client goes away (stdio) or the process is interrupted
 /// (HTTP). An `Err` is a message for the user (bad options, bind failure).
 pub fn serve(options: ServeOptions) -> Result<(), String> {
-    init_logging();
+    init_logging("info");
     if let Some(addr) = options.http {
         http::check_bind(addr, options.token.as_deref(), options.insecure)?;
     }

@@ -3,7 +3,9 @@
 use crate::runtime::EngineError;
 use serde::Deserialize;
 use serde_json::json;
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Duration;
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -13,6 +15,10 @@ pub struct EngineConfig {
     /// Any string in a result longer than this many bytes is truncated.
     pub max_string_bytes: usize,
     pub state: StateConfig,
+    /// The built-in `local_read` / `local_exec` tools (`[local]`).
+    pub local: LocalConfig,
+    /// External MCP servers by name (`[servers.NAME]`).
+    pub servers: BTreeMap<String, ServerConfig>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -20,6 +26,55 @@ pub struct EngineConfig {
 pub struct StateConfig {
     /// fsync state writes (default true); env `SAVANT_STATE_FSYNC=0|1` overrides.
     pub fsync: bool,
+}
+
+/// `[local]`: policy of the built-in `local_read` and `local_exec` tools.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LocalConfig {
+    /// `local_read` returns at most this many bytes of a file.
+    pub read_max_bytes: usize,
+    /// Programs `local_exec` may run without `--allow-exec` (run directly, no shell).
+    pub exec_allow: Vec<String>,
+    /// How long a `local_exec` command may run.
+    #[serde(with = "humantime_serde")]
+    pub exec_timeout: Duration,
+    /// `local_exec` keeps at most this many bytes of stdout and of stderr.
+    pub exec_output_max_bytes: usize,
+}
+
+impl Default for LocalConfig {
+    fn default() -> LocalConfig {
+        LocalConfig {
+            read_max_bytes: 1024 * 1024,
+            exec_allow: Vec::new(),
+            exec_timeout: Duration::from_secs(60),
+            exec_output_max_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// `[servers.NAME]`: an external MCP server, a stdio child process
+/// (`command`) or a Streamable HTTP endpoint (`url`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    /// The working directory of the child process (relative to the root).
+    pub cwd: Option<String>,
+    pub url: Option<String>,
+    /// Sent as `Authorization: Bearer TOKEN` to a `url` server.
+    pub token: Option<String>,
+    /// Read the token from this environment variable instead.
+    pub token_env: Option<String>,
+    /// How long one tool call may take (default 60s).
+    #[serde(with = "humantime_serde::option")]
+    pub timeout: Option<Duration>,
+    /// How long starting and initializing the server may take (default 30s).
+    #[serde(with = "humantime_serde::option")]
+    pub startup_timeout: Option<Duration>,
 }
 
 impl Default for StateConfig {
@@ -30,7 +85,13 @@ impl Default for StateConfig {
 
 impl Default for EngineConfig {
     fn default() -> EngineConfig {
-        EngineConfig { max_snapshot_bytes: 50_000, max_string_bytes: 5_000, state: StateConfig::default() }
+        EngineConfig {
+            max_snapshot_bytes: 50_000,
+            max_string_bytes: 5_000,
+            state: StateConfig::default(),
+            local: LocalConfig::default(),
+            servers: BTreeMap::new(),
+        }
     }
 }
 
@@ -47,11 +108,102 @@ impl EngineConfig {
             })?,
             Err(_) => EngineConfig::default(),
         };
+        for (name, server) in &config.servers {
+            server.check(name).map_err(|message| {
+                EngineError::new(
+                    "INVALID_CONFIG",
+                    json!({"path": path.display().to_string(), "server": name, "message": message}),
+                )
+            })?;
+        }
         match std::env::var("SAVANT_STATE_FSYNC").as_deref() {
             Ok("0") | Ok("false") => config.state.fsync = false,
             Ok("1") | Ok("true") => config.state.fsync = true,
             _ => {}
         }
         Ok(config)
+    }
+}
+
+impl ServerConfig {
+    /// A server needs exactly one of `command` and `url`, and a name that
+    /// can prefix its tools (`NAME.tool`, `NAME_tool`).
+    pub fn check(&self, name: &str) -> Result<(), String> {
+        let valid_name = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !valid_name {
+            return Err(format!(
+                "server name `{name}` must start with a letter and hold only letters, digits, `_` and `-`"
+            ));
+        }
+        match (&self.command, &self.url) {
+            (Some(_), Some(_)) => Err(format!("[servers.{name}] has both `command` and `url`; keep one")),
+            (None, None) => Err(format!(
+                "[servers.{name}] needs `command` (a stdio server) or `url` (a Streamable HTTP server)"
+            )),
+            (Some(_), None) if self.token.is_some() || self.token_env.is_some() => {
+                Err(format!("[servers.{name}]: `token` applies to `url` servers only"))
+            }
+            (None, Some(_)) if !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() => {
+                Err(format!("[servers.{name}]: `args`, `env` and `cwd` apply to `command` servers only"))
+            }
+            (None, Some(url)) if !(url.starts_with("http://") || url.starts_with("https://")) => {
+                Err(format!("[servers.{name}]: `url` must start with http:// or https://, got `{url}`"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<EngineConfig, EngineError> {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("savant-config-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("savant-think.toml"), text).unwrap();
+        let out = EngineConfig::load(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        out
+    }
+
+    #[test]
+    fn servers_and_local_parse_with_durations() {
+        let c = load(
+            "[local]\nexec_allow = [\"make\"]\nexec_timeout = \"90s\"\n\
+             [servers.gitlab]\ncommand = \"gitlab-mcp\"\nargs = [\"--stdio\"]\nenv = { A = \"1\" }\ntimeout = \"500ms\"\n\
+             [servers.ci]\nurl = \"http://127.0.0.1:7331/mcp\"\ntoken_env = \"CI_TOKEN\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.local.exec_allow, ["make"]);
+        assert_eq!(c.local.exec_timeout, Duration::from_secs(90));
+        assert_eq!(c.local.read_max_bytes, 1024 * 1024);
+        let g = &c.servers["gitlab"];
+        assert_eq!(g.timeout, Some(Duration::from_millis(500)));
+        assert_eq!(g.env["A"], "1");
+        assert_eq!(c.servers["ci"].token_env.as_deref(), Some("CI_TOKEN"));
+    }
+
+    #[test]
+    fn bad_servers_are_invalid_config() {
+        for (text, needle) in [
+            ("[servers.x]\ncommand = \"a\"\ncomand = \"b\"\n", "unknown field `comand`"),
+            ("[servers.x]\n", "needs `command`"),
+            ("[servers.x]\ncommand = \"a\"\nurl = \"http://h/mcp\"\n", "both"),
+            ("[servers.x]\nurl = \"ftp://h\"\n", "http://"),
+            ("[servers.x]\nurl = \"http://h/mcp\"\nargs = [\"a\"]\n", "`command` servers only"),
+            ("[servers.x]\ncommand = \"a\"\ntoken = \"t\"\n", "`url` servers only"),
+            ("[servers.\"a.b\"]\ncommand = \"a\"\n", "must start with a letter"),
+            ("[servers.x]\ncommand = \"a\"\ntimeout = \"soon\"\n", "timeout"),
+            ("[local]\nexec_timeout = 5\n", "exec_timeout"),
+        ] {
+            let e = load(text).unwrap_err();
+            assert_eq!(e.code, "INVALID_CONFIG", "{text}");
+            let message = e.details["message"].as_str().unwrap();
+            assert!(message.contains(needle), "{text}: {message}");
+        }
     }
 }

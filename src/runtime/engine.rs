@@ -97,6 +97,11 @@ impl Engine {
         &self.root
     }
 
+    /// The `savant-think.toml` settings this engine was built with.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
     /// Resolves, reads and compiles a workflow; cached by path and content hash.
     pub fn workflow(&self, workflow: &str) -> Result<Arc<CompiledWorkflow>, EngineError> {
         let path = workflow::resolve(&self.root, workflow)?;
@@ -296,6 +301,20 @@ impl Engine {
         cached.stamp = self.store.write_snapshot(key, &snapshot).map_err(store_error)?;
         cached.journal_len = 0;
         Ok(())
+    }
+
+    /// The instructions of up to `limit` ready steps, in the engine's order
+    /// (what an executor may run at once before submitting with `next`).
+    pub fn ready_instructions(
+        &self,
+        workflow: &str,
+        run_id: &str,
+        limit: usize,
+    ) -> Result<Vec<Value>, EngineError> {
+        self.with_run(workflow, run_id, |engine, _, cached| {
+            let m = &cached.machine;
+            Ok(m.ready().take(limit).map(|w| engine.instruction(m, w)).collect())
+        })
     }
 
     // ---- loading --------------------------------------------------------

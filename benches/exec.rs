@@ -1,0 +1,152 @@
+//! The executor's cost per step: `exec --dry-run` through the library over a
+//! generated 1,000-step workflow, against the engine's own loop over the
+//! same workflow (`plan` + 1,000 × `next` with the same results). fsync off
+//! in both, so the figure is the executor's overhead, not the disk's.
+//!
+//! Groups (each iteration is one whole run of 1,000 steps, on a new run id):
+//! - `engine_loop_1000`: `plan`, then `next` with a ready-made result for
+//!   each instruction — the floor any executor pays.
+//! - `exec_dry_run_1000`: `agent::exec::exec` with `dry_run` and `jobs` 1
+//!   (multiplexer, schema samples, events built and dropped).
+//! - `exec_dry_run_1000_jobs4`: the same with `--jobs 4` (the workflow is
+//!   four independent chains, so four steps are ready at a time).
+//!
+//! Run with `cargo bench --bench exec`; figures in `docs/PERFORMANCE.md`
+//! (section "Executor"). The state goes to a directory under the system temp
+//! dir (`SAVANT_BENCH_DIR` to choose another file system).
+
+use criterion::Criterion;
+use savant_think::agent::exec::{ExecOptions, ExecStatus, exec, sample::sample};
+use savant_think::agent::mux::{Multiplexer, MuxOptions};
+use savant_think::runtime::engine::NextArgs;
+use savant_think::runtime::{Engine, EngineConfig};
+use savant_think::state::FileStore;
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const STEPS: usize = 1000;
+const CHAINS: usize = 4;
+
+/// 1,000 steps in four chains; each step interpolates its predecessor's
+/// capture, and every other one has a success schema.
+fn workflow() -> String {
+    let mut y = String::from("id: thousand\nparams:\n  repo: { type: string, default: r }\nsteps:\n");
+    for i in 0..STEPS {
+        writeln!(y, "  - id: s{i}\n    call: tool.t{}", i % 7).unwrap();
+        if i >= CHAINS {
+            writeln!(y, "    deps: [s{}]", i - CHAINS).unwrap();
+            writeln!(y, "    input_template: {{ q: \"<<params.repo>> <<c{}.n>>\" }}", i - CHAINS).unwrap();
+        }
+        writeln!(y, "    capture_as: c{i}").unwrap();
+        if i % 2 == 0 {
+            y.push_str("    success_schema: { type: object, required: [n], properties: { n: { type: integer, minimum: 1 } } }\n");
+        } else {
+            y.push_str(
+                "    success_schema: { type: object, required: [n], properties: { n: { type: integer } } }\n",
+            );
+        }
+    }
+    y
+}
+
+struct Root(PathBuf);
+
+impl Root {
+    fn new() -> Root {
+        let base = std::env::var_os("SAVANT_BENCH_DIR").map_or_else(std::env::temp_dir, PathBuf::from);
+        let dir = base.join(format!("savant-bench-exec-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("workflows")).unwrap();
+        std::fs::write(dir.join("workflows/thousand.yaml"), workflow()).unwrap();
+        Root(dir)
+    }
+
+    fn engine(&self) -> Engine {
+        let mut config = EngineConfig::default();
+        config.state.fsync = false;
+        Engine::with_store(self.0.clone(), config, Box::new(FileStore::new(&self.0, false)))
+    }
+}
+
+impl Drop for Root {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn run_id() -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    format!("b{}", N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// The engine alone: plan, then next with each step's result.
+fn engine_loop(engine: &Engine) -> Duration {
+    let results = [
+        sample(
+            &json!({"type": "object", "required": ["n"], "properties": {"n": {"type": "integer", "minimum": 1}}}),
+        ),
+        json!({"n": 0}),
+    ];
+    let id = run_id();
+    let started = Instant::now();
+    let mut out = engine.plan("thousand", Value::Null, Some(&id), true).unwrap();
+    let mut steps = 0;
+    while out["done"] != true {
+        let step = out["instruction"]["step_id"].as_str().unwrap().to_owned();
+        let n: usize = step[1..].parse().unwrap();
+        out = engine
+            .next(NextArgs {
+                workflow: "thousand".into(),
+                run_id: id.clone(),
+                step_id: step,
+                result: results[n % 2].clone(),
+                expected_version: None,
+            })
+            .unwrap();
+        steps += 1;
+    }
+    assert_eq!(steps, STEPS);
+    started.elapsed()
+}
+
+fn exec_run(rt: &tokio::runtime::Runtime, mux: &Arc<Multiplexer>, jobs: usize) -> Duration {
+    let options = ExecOptions {
+        workflow: "thousand".into(),
+        params: Value::Null,
+        run_id: Some(run_id()),
+        dry_run: true,
+        jobs,
+    };
+    let started = Instant::now();
+    let report = rt.block_on(exec(mux.clone(), &options, &mut |_| {})).unwrap();
+    let elapsed = started.elapsed();
+    assert_eq!(report.status, ExecStatus::Done);
+    assert_eq!(report.steps_run, STEPS);
+    elapsed
+}
+
+fn bench(c: &mut Criterion) {
+    let root = Root::new();
+    let engine = Arc::new(root.engine());
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let mux = Arc::new(Multiplexer::new(engine.clone(), MuxOptions::default()));
+    let mut g = c.benchmark_group("exec");
+    g.sample_size(10).measurement_time(Duration::from_secs(15));
+    g.bench_function("engine_loop_1000", |b| {
+        b.iter_custom(|iters| (0..iters).map(|_| engine_loop(&engine)).sum())
+    });
+    g.bench_function("exec_dry_run_1000", |b| {
+        b.iter_custom(|iters| (0..iters).map(|_| exec_run(&rt, &mux, 1)).sum())
+    });
+    g.bench_function("exec_dry_run_1000_jobs4", |b| {
+        b.iter_custom(|iters| (0..iters).map(|_| exec_run(&rt, &mux, 4)).sum())
+    });
+    g.finish();
+}
+
+criterion::criterion_group!(benches, bench);
+criterion::criterion_main!(benches);

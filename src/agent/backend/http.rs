@@ -1,0 +1,120 @@
+//! The HTTP transport every backend shares: a reqwest client (rustls) with
+//! timeouts, one JSON POST, and the mapping of failures to [`BackendError`]s
+//! that say which URL failed and whether a retry may help.
+
+use super::BackendError;
+use serde_json::Value;
+use std::time::Duration;
+
+/// How long to wait for a TCP connection before calling a backend unreachable.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The longest `Retry-After` honoured; a longer one is cut to this.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// A client with a connect timeout and an overall request timeout.
+pub fn client(timeout: Duration) -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT.min(timeout))
+        .timeout(timeout)
+        .user_agent(concat!("savant-think/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
+/// Joins a base URL and a path without doubling or dropping the slash.
+pub fn join(base: &str, path: &str) -> String {
+    format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
+}
+
+/// Adds `http://` to a host given without a scheme (`127.0.0.1:11434`), as
+/// Ollama itself accepts in `OLLAMA_HOST`.
+pub fn with_scheme(host: &str) -> String {
+    if host.contains("://") { host.to_owned() } else { format!("http://{host}") }
+}
+
+fn error(code: &'static str, url: &str, message: String, transient: bool) -> BackendError {
+    BackendError {
+        code,
+        url: url.to_owned(),
+        status: None,
+        message,
+        hint: String::new(),
+        transient,
+        retry_after: None,
+    }
+}
+
+/// POSTs `body` as JSON and returns the JSON answer. Connection failures,
+/// timeouts, 5xx and 429 are transient; other statuses and bodies that are
+/// not JSON are not.
+pub async fn post_json(
+    client: &reqwest::Client,
+    url: &str,
+    bearer: Option<&str>,
+    body: &Value,
+) -> Result<Value, BackendError> {
+    let mut request = client.post(url).json(body);
+    if let Some(token) = bearer.filter(|t| !t.is_empty()) {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.map_err(|e| send_error(url, &e))?;
+    let status = response.status();
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(|secs| MAX_RETRY_AFTER.min(Duration::from_secs(secs)));
+    let text = response.text().await.map_err(|e| send_error(url, &e))?;
+    if !status.is_success() {
+        let transient = status.is_server_error() || status.as_u16() == 429;
+        let mut e = error("BACKEND_HTTP_ERROR", url, format!("HTTP {status}: {}", snippet(&text)), transient);
+        e.status = Some(status.as_u16());
+        e.retry_after = retry_after.filter(|_| transient);
+        return Err(e);
+    }
+    serde_json::from_str(&text).map_err(|e| {
+        error("BACKEND_BAD_RESPONSE", url, format!("the answer is not JSON ({e}): {}", snippet(&text)), false)
+    })
+}
+
+fn send_error(url: &str, e: &reqwest::Error) -> BackendError {
+    if e.is_timeout() {
+        error("BACKEND_TIMEOUT", url, format!("no answer in time: {e}"), true)
+    } else if e.is_connect() {
+        error("BACKEND_UNREACHABLE", url, format!("cannot connect: {}", root_cause(e)), true)
+    } else {
+        error("BACKEND_UNREACHABLE", url, format!("request failed: {}", root_cause(e)), true)
+    }
+}
+
+/// The innermost error message ("Connection refused (os error 111)").
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// The first 300 characters of a body, for error messages.
+pub fn snippet(text: &str) -> String {
+    let t = text.trim();
+    match t.char_indices().nth(300) {
+        Some((i, _)) => format!("{}…", &t[..i]),
+        None => t.to_owned(),
+    }
+}
+
+/// The text of a JSON field, or a bad-response error naming it.
+pub fn field_str<'a>(value: &'a Value, pointer: &str, url: &str) -> Result<&'a str, BackendError> {
+    value.pointer(pointer).and_then(Value::as_str).ok_or_else(|| {
+        error(
+            "BACKEND_BAD_RESPONSE",
+            url,
+            format!("the answer has no string at `{pointer}`: {}", snippet(&value.to_string())),
+            false,
+        )
+    })
+}

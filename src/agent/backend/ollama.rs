@@ -1,0 +1,99 @@
+//! Ollama: `POST {OLLAMA_HOST}/api/chat` with `format` = the action JSON
+//! Schema (structured output), `stream: false`, temperature 0.1. A small
+//! model routes every step; the large one answers heavy steps only.
+
+use super::http::{self, field_str};
+use super::{Backend, BackendError, ChatRequest, Reply};
+use serde_json::json;
+use std::time::Duration;
+
+pub const DEFAULT_HOST: &str = "http://127.0.0.1:11434";
+pub const DEFAULT_SMALL_MODEL: &str = "phi3.5";
+pub const DEFAULT_LARGE_MODEL: &str = "llama3:latest";
+
+/// Where Ollama is and which models to use.
+#[derive(Clone, Debug)]
+pub struct OllamaConfig {
+    /// `OLLAMA_HOST`, with or without a scheme.
+    pub host: String,
+    /// `SLM_MODEL` (or `--model`): every step that is not heavy.
+    pub small_model: String,
+    /// `LLM_MODEL`: heavy steps only.
+    pub large_model: String,
+    /// Per request (local models can be slow on first load).
+    pub timeout: Duration,
+    pub temperature: f64,
+}
+
+impl Default for OllamaConfig {
+    fn default() -> OllamaConfig {
+        OllamaConfig {
+            host: DEFAULT_HOST.into(),
+            small_model: DEFAULT_SMALL_MODEL.into(),
+            large_model: DEFAULT_LARGE_MODEL.into(),
+            timeout: Duration::from_secs(120),
+            temperature: 0.1,
+        }
+    }
+}
+
+pub struct Ollama {
+    config: OllamaConfig,
+    url: String,
+    client: reqwest::Client,
+}
+
+impl Ollama {
+    pub fn new(config: OllamaConfig) -> Result<Ollama, String> {
+        let url = http::join(&http::with_scheme(&config.host), "/api/chat");
+        Ok(Ollama { client: http::client(config.timeout)?, url, config })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// `e` with what to check.
+    fn explain(&self, e: BackendError, model: &str) -> BackendError {
+        let hint = match (e.code, e.status) {
+            ("BACKEND_UNREACHABLE", _) => format!(
+                "is Ollama running? start it with `ollama serve`, or set OLLAMA_HOST (now {})",
+                self.config.host
+            ),
+            ("BACKEND_TIMEOUT", _) => format!(
+                "the model `{model}` may still be loading; try again, or pick a smaller one with --model"
+            ),
+            (_, Some(404)) => format!("is the model pulled? `ollama pull {model}`"),
+            _ => {
+                "check the Ollama server's log (`journalctl -u ollama` or the `ollama serve` console)".into()
+            }
+        };
+        e.with_hint(hint)
+    }
+}
+
+impl Backend for Ollama {
+    fn name(&self) -> &str {
+        "ollama"
+    }
+
+    fn model(&self, heavy: bool) -> String {
+        if heavy { self.config.large_model.clone() } else { self.config.small_model.clone() }
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<Reply, BackendError> {
+        let model = self.model(request.heavy);
+        let body = json!({
+            "model": model,
+            "messages": request.messages,
+            "format": request.schema,
+            "stream": false,
+            "options": { "temperature": self.config.temperature },
+        });
+        let answer = http::post_json(&self.client, &self.url, None, &body)
+            .await
+            .map_err(|e| self.explain(e, &model))?;
+        let text = field_str(&answer, "/message/content", &self.url)?.to_owned();
+        Ok(Reply::from_answer(&answer, text, &model, "/prompt_eval_count", "/eval_count"))
+    }
+}

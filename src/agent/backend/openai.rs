@@ -1,0 +1,132 @@
+//! OpenAI-compatible servers (OpenAI, llama.cpp server, vLLM, LM Studio):
+//! `POST {OPENAI_BASE_URL}/v1/chat/completions` with `response_format` =
+//! `{type: json_schema, json_schema: {name, schema, strict: false}}`.
+//!
+//! `strict` is false because the action's `args` is a free-form object, which
+//! OpenAI's strict mode cannot express (it demands `additionalProperties:
+//! false` on every object); the loop parses and validates every answer anyway.
+
+use super::http::{self, field_str};
+use super::{Backend, BackendError, ChatRequest, Reply};
+use serde_json::json;
+use std::time::Duration;
+
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com";
+pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+
+#[derive(Clone, Debug)]
+pub struct OpenAiConfig {
+    /// `OPENAI_BASE_URL`, with or without the trailing `/v1`.
+    pub base_url: String,
+    /// `OPENAI_API_KEY`; optional for local servers.
+    pub api_key: Option<String>,
+    /// `--model` or `OPENAI_MODEL`.
+    pub model: String,
+    /// `LLM_MODEL` for heavy steps, when set; else `model`.
+    pub large_model: Option<String>,
+    pub timeout: Duration,
+    pub temperature: f64,
+}
+
+impl Default for OpenAiConfig {
+    fn default() -> OpenAiConfig {
+        OpenAiConfig {
+            base_url: DEFAULT_BASE_URL.into(),
+            api_key: None,
+            model: DEFAULT_MODEL.into(),
+            large_model: None,
+            timeout: Duration::from_secs(120),
+            temperature: 0.1,
+        }
+    }
+}
+
+pub struct OpenAi {
+    config: OpenAiConfig,
+    url: String,
+    client: reqwest::Client,
+}
+
+/// `{base}/v1/chat/completions`, whether or not `base` already ends in `/v1`.
+pub fn completions_url(base: &str) -> String {
+    let base = base.trim_end_matches('/');
+    if base.ends_with("/v1") {
+        http::join(base, "chat/completions")
+    } else {
+        http::join(base, "v1/chat/completions")
+    }
+}
+
+impl OpenAi {
+    pub fn new(config: OpenAiConfig) -> Result<OpenAi, String> {
+        let url = completions_url(&http::with_scheme(&config.base_url));
+        Ok(OpenAi { client: http::client(config.timeout)?, url, config })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// `e` with what to check.
+    fn explain(&self, e: BackendError) -> BackendError {
+        let hint = match (e.code, e.status) {
+            ("BACKEND_UNREACHABLE", _) => {
+                "is the server running? check OPENAI_BASE_URL (a llama.cpp server, vLLM or LM Studio listens locally)"
+                    .into()
+            }
+            (_, Some(401 | 403)) => "check OPENAI_API_KEY".into(),
+            (_, Some(404)) => format!(
+                "check OPENAI_BASE_URL and that the server serves the model `{}` (--model or OPENAI_MODEL)",
+                self.config.model
+            ),
+            (_, Some(429)) => "rate limited: wait, or lower the request rate".into(),
+            ("BACKEND_TIMEOUT", _) => "the server did not answer in time; is the model loaded?".into(),
+            _ => "check the server's log".into(),
+        };
+        e.with_hint(hint)
+    }
+}
+
+impl Backend for OpenAi {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn model(&self, heavy: bool) -> String {
+        match (&self.config.large_model, heavy) {
+            (Some(large), true) => large.clone(),
+            _ => self.config.model.clone(),
+        }
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<Reply, BackendError> {
+        let model = self.model(request.heavy);
+        let body = json!({
+            "model": model,
+            "messages": request.messages,
+            "temperature": self.config.temperature,
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": { "name": "agent_action", "schema": request.schema, "strict": false },
+            },
+        });
+        let answer = http::post_json(&self.client, &self.url, self.config.api_key.as_deref(), &body)
+            .await
+            .map_err(|e| self.explain(e))?;
+        let text = field_str(&answer, "/choices/0/message/content", &self.url)?.to_owned();
+        Ok(Reply::from_answer(&answer, text, &model, "/usage/prompt_tokens", "/usage/completion_tokens"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::completions_url;
+
+    #[test]
+    fn base_url_with_or_without_v1() {
+        assert_eq!(completions_url("http://h:8080"), "http://h:8080/v1/chat/completions");
+        assert_eq!(completions_url("http://h:8080/"), "http://h:8080/v1/chat/completions");
+        assert_eq!(completions_url("http://h:8080/v1"), "http://h:8080/v1/chat/completions");
+        assert_eq!(completions_url("http://h:8080/v1/"), "http://h:8080/v1/chat/completions");
+    }
+}

@@ -1,0 +1,130 @@
+//! The `savant-think exec` command: its arguments and the process around
+//! [`exec`](super::exec) (runtime, logging, output, exit status).
+
+use crate::agent::exec::{ExecOptions, ExecStatus, UsageError, events};
+use crate::agent::mux::{Multiplexer, MuxOptions};
+use crate::runtime::Engine;
+use crate::workspace;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Exit status: the run is done.
+pub const EXIT_DONE: u8 = 0;
+/// Exit status: the run failed, or exec stopped on a tool failure.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit status: bad arguments, workflow, params or config.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit status: interrupted with Ctrl-C (128 + SIGINT).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Run a workflow to the end with no LLM client: each step's `call` goes to
+/// the engine's tools, `local_read` / `local_exec`, or an MCP server declared
+/// as [servers.NAME] in savant-think.toml.
+///
+/// Exit status: 0 when the run is done, 1 when it failed or exec stopped on a
+/// tool failure (the run stays resumable with --run-id), 2 on a usage error,
+/// 130 when interrupted (resumable too).
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Examples:\n  savant-think exec review_v1 --params '{\"project\": \"g/app\", \"mr_iid\": \"!7\"}'\n  savant-think exec review_v1 --dry-run\n  savant-think exec review_v1 --run-id nightly-42 --json --jobs 4\n\nDocs: docs/exec.md"
+)]
+pub struct ExecArgs {
+    /// A workflow id (resolved in <root>/workflows/) or a path to a file.
+    pub workflow: String,
+    /// Params as JSON, or @FILE (validated against the workflow's params).
+    #[arg(long, value_name = "JSON|@FILE")]
+    pub params: Option<String>,
+    /// Resume this run if it exists (never repeating a done step), else start
+    /// it under this id. Default: a new id, printed at the start.
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+    /// Let local_exec run any shell command (otherwise only the programs in
+    /// [local] exec_allow, run without a shell).
+    #[arg(long)]
+    pub allow_exec: bool,
+    /// Call no external tool: answer each with a minimal instance of the
+    /// step's success schema (or {}); missing required params are generated.
+    /// The engine's think and prompt_say still run.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print NDJSON events on stdout (run_started, step_started,
+    /// step_finished, summary) instead of a progress bar.
+    #[arg(long)]
+    pub json: bool,
+    /// Run up to N ready steps at once; results are submitted in a fixed order.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub jobs: u16,
+    /// Project root. Default: $SAVANT_PATH, else the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
+
+fn usage(message: impl std::fmt::Display) -> u8 {
+    eprintln!("error: {message}");
+    EXIT_USAGE
+}
+
+/// Runs the command; returns the exit status.
+pub fn main(args: ExecArgs) -> u8 {
+    crate::mcp::init_logging("warn");
+    let params = match args.params.as_deref().map(|p| workspace::json_arg(p, "--params")) {
+        None => serde_json::Value::Null,
+        Some(Ok(v)) => v,
+        Some(Err(m)) => return usage(m),
+    };
+    let engine = match Engine::new(workspace::root(args.root.as_deref())) {
+        Ok(e) => Arc::new(e),
+        Err(e) => return usage(e),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => return usage(format!("cannot start the async runtime: {e}")),
+    };
+    let options = ExecOptions {
+        workflow: args.workflow,
+        params,
+        run_id: args.run_id,
+        dry_run: args.dry_run,
+        jobs: usize::from(args.jobs),
+    };
+    let mux = Arc::new(Multiplexer::new(engine, MuxOptions { allow_exec: args.allow_exec }));
+    let json = args.json;
+    let code = runtime.block_on(async {
+        let run = async {
+            if json {
+                super::exec(mux.clone(), &options, &mut events::ndjson()).await
+            } else {
+                super::exec(mux.clone(), &options, &mut events::progress()).await
+            }
+        };
+        // Ctrl-C: stop at once. Every acknowledged step is already durable;
+        // the calls in flight run again when the run is resumed.
+        let result = tokio::select! {
+            r = run => Some(r),
+            _ = tokio::signal::ctrl_c() => None,
+        };
+        mux.shutdown().await;
+        match result {
+            None => {
+                eprintln!("interrupted: resume with --run-id and the run id printed at the start");
+                EXIT_INTERRUPTED
+            }
+            Some(Ok(r)) if r.status == ExecStatus::Done => EXIT_DONE,
+            Some(Ok(_)) => EXIT_FAILED,
+            Some(Err(UsageError(e))) => {
+                if json {
+                    println!(
+                        "{}",
+                        serde_json::json!({"event": "error", "error": e.code, "details": e.details})
+                    );
+                }
+                let details =
+                    e.details["message"].as_str().map_or_else(|| e.details.to_string(), str::to_owned);
+                let help = e.details["help"].as_str().map(|h| format!("\n  help: {h}")).unwrap_or_default();
+                usage(format!("{}: {details}{help}", e.code))
+            }
+        }
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    code
+}

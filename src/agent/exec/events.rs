@@ -1,0 +1,170 @@
+//! What `exec` reports as it goes: [`ExecEvent`]s, printed as NDJSON
+//! (`--json`, one object per line on stdout) or drawn as a progress bar
+//! (stderr, on a terminal only). The schema is documented in docs/exec.md.
+
+use crate::agent::exec::{ExecReport, ExecStatus};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+use serde_json::Value;
+use std::io::{IsTerminal, Write};
+
+/// How a step's call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepStatus {
+    /// The result was accepted.
+    Done,
+    /// The result failed its success schema; the step runs again (or, out of
+    /// retries, the run failed).
+    Invalid,
+    /// The tool failed (or the engine refused the result); nothing was submitted.
+    Failed,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum ExecEvent {
+    RunStarted {
+        workflow: String,
+        run_id: String,
+        /// The run existed: it continues where it stopped.
+        resumed: bool,
+        dry_run: bool,
+        jobs: usize,
+        /// Steps already finished.
+        completed: u64,
+        pending: u64,
+    },
+    StepStarted {
+        step_id: String,
+        call: Option<String>,
+        attempt: u64,
+    },
+    StepFinished {
+        step_id: String,
+        call: Option<String>,
+        attempt: u64,
+        status: StepStatus,
+        duration_ms: u64,
+        /// `{error, details}` unless done.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<Value>,
+    },
+    Summary {
+        status: ExecStatus,
+        workflow: String,
+        run_id: String,
+        steps_run: usize,
+        duration_ms: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<Value>,
+        /// The engine's summary and artifacts (when done).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        summary: Option<Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        artifacts: Option<Value>,
+        /// The command that resumes the run (when stopped).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        resume: Option<String>,
+    },
+}
+
+impl ExecEvent {
+    pub fn summary(r: &ExecReport) -> ExecEvent {
+        let get = |k: &str| r.last.get(k).filter(|v| !v.is_null()).cloned();
+        ExecEvent::Summary {
+            status: r.status,
+            workflow: r.workflow.clone(),
+            run_id: r.run_id.clone(),
+            steps_run: r.steps_run,
+            duration_ms: r.duration_ms,
+            reason: r.reason.clone(),
+            summary: get("summary"),
+            artifacts: get("artifacts"),
+            resume: r.resume.clone(),
+        }
+    }
+}
+
+/// Prints each event as one JSON line on stdout.
+pub fn ndjson() -> impl FnMut(&ExecEvent) + Send {
+    |e: &ExecEvent| {
+        let mut out = std::io::stdout().lock();
+        if let Ok(line) = serde_json::to_string(e) {
+            // A closed pipe is not worth a panic.
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+    }
+}
+
+/// A progress bar on stderr (hidden unless stderr is a terminal), and a
+/// human-readable summary at the end.
+pub fn progress() -> impl FnMut(&ExecEvent) + Send {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} steps  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let tty = std::io::stderr().is_terminal();
+    // A hidden bar prints nothing: without a terminal, notes go to stderr as lines.
+    let note = move |bar: &ProgressBar, line: String| {
+        if tty {
+            bar.println(line);
+        } else {
+            eprintln!("{line}");
+        }
+    };
+    move |e: &ExecEvent| match e {
+        ExecEvent::RunStarted { workflow, run_id, resumed, completed, pending, .. } => {
+            bar.set_length(completed + pending);
+            bar.set_position(*completed);
+            let verb = if *resumed { "resuming" } else { "running" };
+            note(&bar, format!("{verb} {workflow}, run {run_id}"));
+        }
+        ExecEvent::StepStarted { step_id, call, .. } => {
+            bar.set_message(format!("{step_id} ({})", call.as_deref().unwrap_or("no call")));
+        }
+        ExecEvent::StepFinished { step_id, status, error, .. } => match status {
+            StepStatus::Done => {
+                // Foreach items are not counted in the length: stay within it.
+                if !step_id.contains('[') && bar.position() < bar.length().unwrap_or(0) {
+                    bar.inc(1);
+                }
+            }
+            _ => note(&bar, format!("{step_id}: {}", one_line(error.as_ref()))),
+        },
+        ExecEvent::Summary { status, workflow, run_id, reason, summary, resume, .. } => {
+            bar.finish_and_clear();
+            let mut out = std::io::stdout().lock();
+            let _ = match status {
+                ExecStatus::Done => writeln!(
+                    out,
+                    "done: {workflow} run {run_id}: {}",
+                    summary.as_ref().and_then(|s| s["message"].as_str()).unwrap_or("")
+                ),
+                ExecStatus::Failed => {
+                    writeln!(out, "failed: {workflow} run {run_id}: {}", one_line(reason.as_ref()))
+                }
+                ExecStatus::Stopped => writeln!(
+                    out,
+                    "stopped: {workflow} run {run_id}: {}\nresume with: {}",
+                    one_line(reason.as_ref()),
+                    resume.as_deref().unwrap_or("")
+                ),
+            };
+        }
+    }
+}
+
+/// `{error, details: {message}}` as `CODE: message`.
+fn one_line(error: Option<&Value>) -> String {
+    let Some(e) = error else { return String::new() };
+    let code = e["error"].as_str().unwrap_or("ERROR");
+    let step = e["step_id"].as_str().map(|s| format!(" (step {s})")).unwrap_or_default();
+    let message = match &e["details"] {
+        Value::String(s) => s.clone(),
+        d => d["message"].as_str().map_or_else(|| d.to_string(), str::to_owned),
+    };
+    format!("{code}{step}: {message}")
+}

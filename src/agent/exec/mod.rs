@@ -1,0 +1,380 @@
+//! `savant-think exec`: runs a workflow to the end with no LLM client in the
+//! loop. The engine's own plan → next loop, each `instruction.call` made
+//! through the [`Multiplexer`].
+//!
+//! - Start or resume: with a run id that exists, the run is resumed where it
+//!   stopped (`plan` with `start_fresh: false`); a done step is never run
+//!   again. Every accepted result is durable before `next` answers, so a
+//!   kill at any point loses nothing acknowledged; the steps that were in
+//!   flight are run again on resume (at least once for those).
+//! - `--jobs N`: up to N ready steps run at once; their results are
+//!   submitted in the engine's ready order, whatever order they finish in.
+//! - A result that fails its success schema (VALIDATION_FAILED) leaves the
+//!   step ready: it is run again until the engine's retry budget
+//!   (`retry.max`, default 3) fails the run.
+//! - A tool failure (not found, server offline, timeout, tool error) is not
+//!   submitted: the step stays ready, the failure is recorded as a thought in
+//!   the run's history, the other results of the batch are submitted, and
+//!   exec stops with the reason. Re-running with the same run id retries it.
+//! - `--dry-run`: every call other than the engine's safe built-ins (`think`,
+//!   `prompt_say`, read-only `think_*`) is answered with a minimal instance
+//!   of the step's success schema ([`sample`]), or `{}`; missing required
+//!   params are generated the same way.
+//!
+//! Engine calls are synchronous and short (a file append), so they run on the
+//! calling task; tool calls are async (child processes, HTTP).
+
+pub mod cli;
+pub mod events;
+pub mod sample;
+
+use crate::agent::ToolOutcome;
+use crate::agent::Tools;
+use crate::agent::mux::{Multiplexer, failure};
+use crate::runtime::engine::{NextArgs, new_run_id};
+use crate::runtime::{Engine, EngineError, EngineResult, tools as engine_tools};
+use events::{ExecEvent, StepStatus};
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+/// What to run.
+#[derive(Clone, Debug, Default)]
+pub struct ExecOptions {
+    /// A workflow id (under `<root>/workflows`) or a path.
+    pub workflow: String,
+    /// Params (an object, or null for none).
+    pub params: Value,
+    /// Resume this run if it exists, else start it under this id.
+    pub run_id: Option<String>,
+    pub dry_run: bool,
+    /// Ready steps run at once (at least 1).
+    pub jobs: usize,
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecStatus {
+    /// The run is done.
+    Done,
+    /// The run failed (a step exhausted its retries, a template did not render).
+    Failed,
+    /// Exec stopped on a tool failure or an engine error; the run is still
+    /// running and can be resumed with the same run id.
+    Stopped,
+}
+
+/// The outcome of [`exec`] (also the final `summary` event).
+#[derive(Clone, Debug)]
+pub struct ExecReport {
+    pub status: ExecStatus,
+    /// The workflow's id.
+    pub workflow: String,
+    /// The workflow as it was given (an id or a path).
+    pub workflow_arg: String,
+    pub run_id: String,
+    /// Tool calls made (retries included).
+    pub steps_run: usize,
+    /// Why the run failed or exec stopped: `{error, details, step_id?}`.
+    pub reason: Option<Value>,
+    /// The engine's last response (`done: true` with summary and artifacts, when done).
+    pub last: Value,
+    /// The command that continues the run (when stopped).
+    pub resume: Option<String>,
+    pub duration_ms: u64,
+}
+
+/// Where events go: NDJSON, a progress bar, or nowhere.
+pub type EventSink<'a> = &'a mut (dyn FnMut(&ExecEvent) + Send);
+
+/// Engine tools that change nothing a dry run cares about: they really run.
+fn safe_in_dry_run(call: &str) -> bool {
+    static SAFE: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    let safe = SAFE.get_or_init(|| {
+        let mut s: HashSet<&'static str> =
+            crate::mcp::catalog::tools().into_iter().filter(|t| t.read_only).map(|t| t.name).collect();
+        s.insert("think");
+        s.insert("prompt_say");
+        s
+    });
+    (call.starts_with("think") || call.starts_with("prompt"))
+        && safe.contains(engine_tools::canonical(call).as_str())
+}
+
+/// The step's success schema as a JSON Schema (a named one looked up).
+fn success_schema(engine: &Engine, instruction: &Value) -> Value {
+    match &instruction["success_schema"] {
+        Value::String(name) => match engine.check_config().schemas.get(name) {
+            Some(Ok(s)) => s.clone(),
+            _ => json!({}),
+        },
+        Value::Null => json!({}),
+        inline => inline.clone(),
+    }
+}
+
+/// Runs one instruction's call (or, in a dry run, answers it).
+async fn perform(
+    mux: &Multiplexer,
+    instruction: &Value,
+    dry_run: bool,
+    workflow: &str,
+    run_id: &str,
+) -> ToolOutcome {
+    let started = Instant::now();
+    let call = instruction["call"].as_str();
+    let answered =
+        |output| ToolOutcome { ok: true, output, duration_ms: started.elapsed().as_millis() as u64 };
+    match call {
+        Some(c) if !dry_run || safe_in_dry_run(c) => {
+            let mut args = instruction["input"].clone();
+            // A thought of a step belongs to its run.
+            if engine_tools::canonical(c) == "think"
+                && let Some(obj) = args.as_object_mut()
+                && !obj.contains_key("run_id")
+            {
+                obj.insert("workflow".into(), json!(workflow));
+                obj.insert("run_id".into(), json!(run_id));
+            }
+            mux.call(c, args).await
+        }
+        _ if dry_run => answered(sample::sample(&success_schema(mux.engine(), instruction))),
+        _ => ToolOutcome {
+            ok: false,
+            output: failure(
+                "NO_CALL",
+                json!({"step_id": instruction["step_id"], "message": "the step names no tool to call",
+                       "help": "give the step a `call:`, or run the workflow with an LLM client"}),
+            ),
+            duration_ms: 0,
+        },
+    }
+}
+
+/// A failure before the run starts (bad workflow, params, config): a usage error.
+#[derive(Debug)]
+pub struct UsageError(pub EngineError);
+
+fn is_run_failure(e: &EngineError) -> bool {
+    e.extra.iter().any(|(k, v)| k == "state" && v["status"] == "failed")
+}
+
+/// Fills missing required params with samples of their schemas (dry runs).
+fn dry_run_params(engine: &Engine, workflow: &str, params: Value) -> Result<Value, EngineError> {
+    let cw = engine.workflow(workflow)?;
+    let mut params = match params {
+        Value::Null => serde_json::Map::new(),
+        Value::Object(m) => m,
+        other => return Ok(other),
+    };
+    for p in cw.wf.params.iter().filter(|p| p.required) {
+        params.entry(p.name.value.clone()).or_insert_with(|| sample::sample(&p.schema));
+    }
+    Ok(Value::Object(params))
+}
+
+/// Runs (or resumes) a workflow to the end, a failure, or a stop.
+pub async fn exec(
+    mux: Arc<Multiplexer>,
+    options: &ExecOptions,
+    events: EventSink<'_>,
+) -> Result<ExecReport, UsageError> {
+    let started = Instant::now();
+    let engine = mux.engine().clone();
+    let workflow = options.workflow.as_str();
+    let jobs = options.jobs.max(1);
+    let run_id = options.run_id.clone().unwrap_or_else(new_run_id);
+    let resumed = options.run_id.is_some() && engine.state_get(workflow, &run_id).is_ok();
+    let params = if options.dry_run && !resumed {
+        dry_run_params(&engine, workflow, options.params.clone()).map_err(UsageError)?
+    } else {
+        options.params.clone()
+    };
+    let mut report = ExecReport {
+        status: ExecStatus::Stopped,
+        workflow: workflow.to_owned(),
+        workflow_arg: workflow.to_owned(),
+        run_id: run_id.clone(),
+        steps_run: 0,
+        reason: None,
+        last: Value::Null,
+        resume: None,
+        duration_ms: 0,
+    };
+    let mut response = match engine.plan(workflow, params, Some(&run_id), false) {
+        Ok(r) => r,
+        Err(e) if is_run_failure(&e) || e.code.starts_with("STATE_") => {
+            report.status = if is_run_failure(&e) { ExecStatus::Failed } else { ExecStatus::Stopped };
+            report.reason = Some(e.to_json());
+            return Ok(finish(report, started, events));
+        }
+        Err(e) => return Err(UsageError(e)),
+    };
+    if let Some(w) = response["workflow"].as_str() {
+        report.workflow = w.to_owned();
+    }
+    events(&ExecEvent::RunStarted {
+        workflow: report.workflow.clone(),
+        run_id: run_id.clone(),
+        resumed,
+        dry_run: options.dry_run,
+        jobs,
+        completed: response["state"]["completed"].as_u64().unwrap_or(0),
+        pending: response["state"]["pending"].as_u64().unwrap_or(0),
+    });
+    loop {
+        if response["done"] == true {
+            report.status = ExecStatus::Done;
+            report.last = response;
+            return Ok(finish(report, started, events));
+        }
+        let batch = if jobs == 1 {
+            vec![response["instruction"].clone()]
+        } else {
+            match engine.ready_instructions(workflow, &run_id, jobs) {
+                Ok(b) => b,
+                Err(e) => return Ok(stop(report, e, started, events)),
+            }
+        };
+        if batch.is_empty() || batch[0].is_null() {
+            let e = EngineError::new(
+                "NO_READY_STEP",
+                json!({"message": "the run is not done but no step is ready"}),
+            );
+            return Ok(stop(report, e, started, events));
+        }
+        for i in &batch {
+            events(&ExecEvent::StepStarted {
+                step_id: i["step_id"].as_str().unwrap_or_default().to_owned(),
+                call: i["call"].as_str().map(str::to_owned),
+                attempt: i["attempt"].as_u64().unwrap_or(1),
+            });
+        }
+        let outcomes = run_batch(&mux, &batch, options.dry_run, workflow, &run_id).await;
+        report.steps_run += outcomes.len();
+        let mut tool_failure = None;
+        let mut refresh = false;
+        for (instruction, outcome) in batch.iter().zip(outcomes) {
+            let step_id = instruction["step_id"].as_str().unwrap_or_default().to_owned();
+            let finished = |status, error: Option<&Value>| ExecEvent::StepFinished {
+                step_id: step_id.clone(),
+                call: instruction["call"].as_str().map(str::to_owned),
+                attempt: instruction["attempt"].as_u64().unwrap_or(1),
+                status,
+                duration_ms: outcome.duration_ms,
+                error: error.cloned(),
+            };
+            if !outcome.ok {
+                events(&finished(StepStatus::Failed, Some(&outcome.output)));
+                record_failure(&engine, workflow, &run_id, &step_id, &outcome.output);
+                let mut reason = outcome.output.clone();
+                reason["step_id"] = json!(step_id);
+                tool_failure.get_or_insert(reason);
+                continue;
+            }
+            let submitted: EngineResult = engine.next(NextArgs {
+                workflow: workflow.to_owned(),
+                run_id: run_id.clone(),
+                step_id: step_id.clone(),
+                result: outcome.output,
+                expected_version: None,
+            });
+            match submitted {
+                Ok(r) => {
+                    events(&finished(StepStatus::Done, None));
+                    response = r;
+                }
+                Err(e) if e.code == "VALIDATION_FAILED" && !is_run_failure(&e) => {
+                    events(&finished(StepStatus::Invalid, Some(&e.to_json())));
+                    refresh = true;
+                }
+                Err(e) => {
+                    let status = if is_run_failure(&e) { StepStatus::Invalid } else { StepStatus::Failed };
+                    events(&finished(status, Some(&e.to_json())));
+                    return Ok(stop(report, e, started, events));
+                }
+            }
+        }
+        if let Some(reason) = tool_failure {
+            report.reason = Some(reason);
+            return Ok(finish(report, started, events));
+        }
+        if refresh {
+            response = match engine.plan(workflow, Value::Null, Some(&run_id), false) {
+                Ok(r) => r,
+                Err(e) => return Ok(stop(report, e, started, events)),
+            };
+        }
+    }
+}
+
+/// Runs a batch of instructions, concurrently when there are several; the
+/// outcomes come back in the batch's order.
+async fn run_batch(
+    mux: &Arc<Multiplexer>,
+    batch: &[Value],
+    dry_run: bool,
+    workflow: &str,
+    run_id: &str,
+) -> Vec<ToolOutcome> {
+    if let [one] = batch {
+        return vec![perform(mux, one, dry_run, workflow, run_id).await];
+    }
+    let handles: Vec<_> = batch
+        .iter()
+        .map(|i| {
+            let (mux, i, workflow, run_id) = (mux.clone(), i.clone(), workflow.to_owned(), run_id.to_owned());
+            tokio::spawn(async move { perform(&mux, &i, dry_run, &workflow, &run_id).await })
+        })
+        .collect();
+    let mut out = Vec::with_capacity(handles.len());
+    for h in handles {
+        out.push(h.await.unwrap_or_else(|e| ToolOutcome {
+            ok: false,
+            output: failure("INTERNAL", json!({"message": format!("the call did not complete: {e}")})),
+            duration_ms: 0,
+        }));
+    }
+    out
+}
+
+/// Records a tool failure in the run's history (best effort: the failure is
+/// reported either way).
+fn record_failure(engine: &Engine, workflow: &str, run_id: &str, step_id: &str, output: &Value) {
+    let code = output["error"].as_str().unwrap_or("TOOL_FAILED");
+    let message = output["details"]["message"].as_str().unwrap_or("");
+    let thought = format!("exec: step `{step_id}` failed: {code} {message}");
+    if let Err(e) = engine.think(thought.trim(), Some((workflow, run_id))) {
+        tracing::warn!("cannot record the failure in the run: {e}");
+    }
+}
+
+fn stop(mut report: ExecReport, e: EngineError, started: Instant, events: EventSink<'_>) -> ExecReport {
+    report.status = if is_run_failure(&e) { ExecStatus::Failed } else { ExecStatus::Stopped };
+    report.reason = Some(e.to_json());
+    finish(report, started, events)
+}
+
+fn finish(mut report: ExecReport, started: Instant, events: EventSink<'_>) -> ExecReport {
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    if report.status == ExecStatus::Stopped {
+        report.resume = Some(format!(
+            "savant-think exec {} --run-id {}",
+            shell_word(&report.workflow_arg),
+            report.run_id
+        ));
+    }
+    events(&ExecEvent::summary(&report));
+    report
+}
+
+/// `word` quoted for a POSIX shell when it needs it.
+fn shell_word(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@".contains(c)) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}

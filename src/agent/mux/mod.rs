@@ -1,0 +1,203 @@
+//! The multiplexer: one [`Tools`] over every tool a loop may call.
+//!
+//! A name is routed, in this order, to
+//! 1. an engine tool (`think_plan` or `think.plan`, `think`, `prompt_say` /
+//!    `prompt.say`, …) through the one dispatcher, `runtime::tools::call`;
+//! 2. a local built-in: `local_read` (`local.read`) or `local_exec`
+//!    (`local.exec`), see [`local`];
+//! 3. an external MCP server from `[servers.NAME]` in `savant-think.toml`:
+//!    `NAME.tool` or `NAME_tool`, see [`remote`].
+//!
+//! Anything else is `TOOL_NOT_FOUND` with a did-you-mean. Every failure is a
+//! [`ToolOutcome`] with `ok: false` and `{error, details}`; nothing here
+//! panics or returns `Err`.
+
+pub mod local;
+pub mod remote;
+
+use crate::agent::{ToolInfo, ToolOutcome, Tools};
+use crate::runtime::config::LocalConfig;
+use crate::runtime::{Engine, tools as engine_tools};
+use remote::Server;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Options that are not in `savant-think.toml`.
+#[derive(Clone, Debug, Default)]
+pub struct MuxOptions {
+    /// `--allow-exec`: `local_exec` may run any shell command.
+    pub allow_exec: bool,
+}
+
+/// The tool router. Cheap to share (`Arc`); servers start on first use and
+/// stop on [`Multiplexer::shutdown`] or drop.
+pub struct Multiplexer {
+    engine: Arc<Engine>,
+    local: local::Local,
+    servers: Vec<Server>,
+}
+
+/// Where a name goes.
+enum Route<'a> {
+    Engine(&'static str),
+    LocalRead,
+    LocalExec,
+    Server(&'a Server, String),
+}
+
+/// A failed call as data: `{error: CODE, details}`.
+pub fn failure(code: &str, details: Value) -> Value {
+    json!({ "error": code, "details": details })
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+const LOCAL_READ: &str = "local_read";
+const LOCAL_EXEC: &str = "local_exec";
+
+impl Multiplexer {
+    /// A multiplexer over `engine`, with the servers and `[local]` policy of
+    /// its `savant-think.toml`. Nothing starts until it is used.
+    pub fn new(engine: Arc<Engine>, options: MuxOptions) -> Multiplexer {
+        let config = engine.config().clone();
+        let root = engine.root().to_path_buf();
+        let servers = config.servers.iter().map(|(name, c)| Server::new(name, c.clone(), &root)).collect();
+        Multiplexer { local: local::Local::new(root, config.local, options.allow_exec), engine, servers }
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// The `[local]` policy in force.
+    pub fn local_config(&self) -> &LocalConfig {
+        self.local.config()
+    }
+
+    /// Whether `name` is one of the engine's own tools (dotted names too).
+    pub fn is_engine_tool(name: &str) -> bool {
+        engine_name(name).is_some()
+    }
+
+    /// Stops every server that was started: stdio children are closed, then
+    /// killed if they linger, and reaped.
+    pub async fn shutdown(&self) {
+        for s in &self.servers {
+            s.shutdown().await;
+        }
+    }
+
+    fn route<'a>(&'a self, name: &str) -> Option<Route<'a>> {
+        if let Some(n) = engine_name(name) {
+            return Some(Route::Engine(n));
+        }
+        match name {
+            LOCAL_READ | "local.read" => return Some(Route::LocalRead),
+            LOCAL_EXEC | "local.exec" => return Some(Route::LocalExec),
+            _ => {}
+        }
+        if let Some((prefix, tool)) = name.split_once('.')
+            && let Some(s) = self.servers.iter().find(|s| s.name() == prefix)
+        {
+            return Some(Route::Server(s, tool.to_owned()));
+        }
+        // `NAME_tool`: the longest server name that prefixes it wins.
+        self.servers
+            .iter()
+            .filter(|s| {
+                name.len() > s.name().len() + 1
+                    && name.starts_with(s.name())
+                    && name.as_bytes()[s.name().len()] == b'_'
+            })
+            .max_by_key(|s| s.name().len())
+            .map(|s| Route::Server(s, name[s.name().len() + 1..].to_owned()))
+    }
+
+    fn not_found(&self, name: &str) -> Value {
+        let mut known: Vec<String> = engine_tools::TOOLS.iter().map(|t| t.to_string()).collect();
+        known.push(LOCAL_READ.into());
+        known.push(LOCAL_EXEC.into());
+        for s in &self.servers {
+            known.extend(s.known_tools().into_iter().map(|t| format!("{}.{t}", s.name())));
+        }
+        let servers: Vec<&str> = self.servers.iter().map(Server::name).collect();
+        let mut help = crate::diagnostic::suggest(name, known.iter().map(String::as_str));
+        if help.is_none()
+            && let Some(prefix) = name.split(['.', '_']).next()
+        {
+            help = crate::diagnostic::suggest(prefix, servers.iter().copied())
+                .map(|s| format!("no server `{prefix}`; {s}"));
+        }
+        let help = help.unwrap_or_else(|| {
+            if servers.is_empty() {
+                "declare the server that has this tool as [servers.NAME] in savant-think.toml, and call it as NAME.tool"
+                    .to_owned()
+            } else {
+                format!("external tools are called as NAME.tool; servers: {}", servers.join(", "))
+            }
+        });
+        failure(
+            "TOOL_NOT_FOUND",
+            json!({"tool": name, "message": format!("no tool `{name}`"), "help": help, "servers": servers}),
+        )
+    }
+
+    async fn call_engine(&self, tool: &'static str, args: Value) -> (bool, Value) {
+        let engine = self.engine.clone();
+        match tokio::task::spawn_blocking(move || engine_tools::call(&engine, tool, &args)).await {
+            Ok(Ok(v)) => (true, v),
+            Ok(Err(e)) => (false, e.to_json()),
+            Err(e) => (false, failure("INTERNAL", json!({"tool": tool, "message": e.to_string()}))),
+        }
+    }
+}
+
+/// The canonical engine tool name for `name`, if it is one.
+fn engine_name(name: &str) -> Option<&'static str> {
+    if !name.starts_with("think") && !name.starts_with("prompt") {
+        return None;
+    }
+    let canonical = engine_tools::canonical(name);
+    engine_tools::TOOLS.iter().copied().find(|t| *t == canonical)
+}
+
+impl Tools for Multiplexer {
+    async fn list(&self) -> Vec<ToolInfo> {
+        let mut out: Vec<ToolInfo> = crate::mcp::catalog::tools()
+            .into_iter()
+            .map(|t| ToolInfo {
+                name: t.name.into(),
+                description: t.description.into(),
+                input_schema: t.input,
+            })
+            .collect();
+        out.extend(self.local.list());
+        for s in &self.servers {
+            out.extend(s.list().await);
+        }
+        out
+    }
+
+    async fn call(&self, name: &str, args: Value) -> ToolOutcome {
+        let started = Instant::now();
+        let args = if args.is_null() { json!({}) } else { args };
+        let (ok, output) = match self.route(name) {
+            None => (false, self.not_found(name)),
+            Some(_) if !args.is_object() => (
+                false,
+                failure(
+                    "INVALID_INPUT",
+                    json!({"tool": name, "message": format!("arguments must be a JSON object, got {args}")}),
+                ),
+            ),
+            Some(Route::Engine(tool)) => self.call_engine(tool, args).await,
+            Some(Route::LocalRead) => self.local.read(&args).await,
+            Some(Route::LocalExec) => self.local.exec(&args).await,
+            Some(Route::Server(s, tool)) => s.call(&tool, args).await,
+        };
+        ToolOutcome { ok, output, duration_ms: elapsed_ms(started) }
+    }
+}

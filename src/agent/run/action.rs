@@ -1,0 +1,277 @@
+//! The one action a model answers per step, its JSON Schema (sent to Ollama
+//! as `format` and to OpenAI-compatible servers as `response_format`), and
+//! the strict parser.
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+/// What the model decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ActionKind {
+    /// Call `tool_name` with `args`.
+    Tool,
+    /// Think: `reasoning` goes into memory, nothing is called.
+    Reason,
+    /// Done: `final` is the answer.
+    Finish,
+    /// Give up: `final` (or `reasoning`) says why.
+    Error,
+}
+
+impl ActionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionKind::Tool => "tool",
+            ActionKind::Reason => "reason",
+            ActionKind::Finish => "finish",
+            ActionKind::Error => "error",
+        }
+    }
+}
+
+/// One parsed action. `args` is always a JSON object.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Action {
+    pub action: ActionKind,
+    pub tool_name: String,
+    pub args: Value,
+    #[serde(rename = "final")]
+    pub final_text: String,
+    pub reasoning: String,
+}
+
+impl Action {
+    pub fn finish(final_text: impl Into<String>, reasoning: impl Into<String>) -> Action {
+        Action {
+            action: ActionKind::Finish,
+            tool_name: String::new(),
+            args: json!({}),
+            final_text: final_text.into(),
+            reasoning: reasoning.into(),
+        }
+    }
+
+    pub fn error(message: impl Into<String>) -> Action {
+        let message = message.into();
+        Action {
+            action: ActionKind::Error,
+            tool_name: String::new(),
+            args: json!({}),
+            final_text: message.clone(),
+            reasoning: message,
+        }
+    }
+
+    pub fn tool(name: impl Into<String>, args: Value) -> Action {
+        Action {
+            action: ActionKind::Tool,
+            tool_name: name.into(),
+            args: coerce_args(args),
+            final_text: String::new(),
+            reasoning: String::new(),
+        }
+    }
+
+    /// What identifies a repeated action for stuck detection: the kind, the
+    /// tool and its args, and for `reason` the text (a model that thinks new
+    /// thoughts is not stuck).
+    pub fn fingerprint(&self) -> String {
+        match self.action {
+            ActionKind::Tool => format!("tool {} {}", self.tool_name, self.args),
+            ActionKind::Reason => format!("reason {}", self.reasoning.trim()),
+            other => other.as_str().to_owned(),
+        }
+    }
+}
+
+const FIELDS: [&str; 5] = ["action", "tool_name", "args", "final", "reasoning"];
+
+/// The action's JSON Schema (draft 2020-12). Every field is required so that
+/// structured output always produces all five; the parser is more lenient
+/// about missing ones (see [`parse`]).
+pub fn schema() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "AgentAction",
+        "type": "object",
+        "properties": {
+            "action": {
+                "type": "string",
+                "enum": ["tool", "reason", "finish", "error"],
+                "description": "tool: call tool_name with args; reason: think, nothing is called; finish: final is the answer; error: give up, final says why"
+            },
+            "tool_name": { "type": "string", "description": "The tool to call (action tool), else \"\"" },
+            "args": { "type": "object", "description": "The tool's arguments (action tool), else {}" },
+            "final": { "type": "string", "description": "The answer (finish) or the reason for giving up (error), else \"\"" },
+            "reasoning": { "type": "string", "description": "One or two sentences: why this action" }
+        },
+        "required": FIELDS,
+        "additionalProperties": false
+    })
+}
+
+/// `args` as an object: objects as given; `null` → `{}`; a string holding a
+/// JSON object → that object; anything else → `{"input": value}`.
+pub fn coerce_args(args: Value) -> Value {
+    match args {
+        Value::Object(_) => args,
+        Value::Null => json!({}),
+        Value::String(s) if s.trim().is_empty() => json!({}),
+        Value::String(s) => match serde_json::from_str::<Value>(&s) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => json!({ "input": s }),
+        },
+        other => json!({ "input": other }),
+    }
+}
+
+/// The body of a single fenced code block (```json … ```), if that is all
+/// the text is; models sometimes wrap JSON that way despite instructions.
+fn unfence(text: &str) -> &str {
+    let t = text.trim();
+    let Some(rest) = t.strip_prefix("```") else { return t };
+    let Some(body) = rest.strip_suffix("```") else { return t };
+    let body = body.strip_prefix("json").or_else(|| body.strip_prefix("JSON")).unwrap_or(body);
+    body.trim()
+}
+
+fn text_field(map: &Map<String, Value>, key: &str) -> String {
+    match map.get(key) {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// Parses one action strictly: the whole answer must be one JSON object
+/// (optionally in a single ```json fence) with only the five known fields,
+/// `action` one of the four kinds, a non-empty `tool_name` for `tool` and a
+/// non-empty `final` for `finish`. `args` is coerced to an object; `final`
+/// and `reasoning` that are not strings are kept as their JSON text.
+pub fn parse(text: &str) -> Result<Action, String> {
+    let body = unfence(text);
+    if body.is_empty() {
+        return Err("the answer is empty".into());
+    }
+    let value: Value =
+        serde_json::from_str(body).map_err(|e| format!("the answer is not valid JSON: {e}"))?;
+    let Value::Object(map) = value else {
+        return Err(format!("the answer must be a JSON object, got {}", kind_of(&value)));
+    };
+    if let Some(extra) = map.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+        let help = crate::diagnostic::suggest(extra, FIELDS).map(|h| format!(" ({h})")).unwrap_or_default();
+        return Err(format!("unknown field `{extra}`{help}; the fields are {}", FIELDS.join(", ")));
+    }
+    let action = match map.get("action") {
+        Some(Value::String(s)) => match s.trim().to_lowercase().as_str() {
+            "tool" => ActionKind::Tool,
+            "reason" => ActionKind::Reason,
+            "finish" => ActionKind::Finish,
+            "error" => ActionKind::Error,
+            other => return Err(format!("`action` must be tool, reason, finish or error, got `{other}`")),
+        },
+        Some(other) => return Err(format!("`action` must be a string, got {}", kind_of(other))),
+        None => return Err("missing `action` (tool, reason, finish or error)".into()),
+    };
+    let parsed = Action {
+        action,
+        tool_name: text_field(&map, "tool_name").trim().to_owned(),
+        args: coerce_args(map.get("args").cloned().unwrap_or(Value::Null)),
+        final_text: text_field(&map, "final"),
+        reasoning: text_field(&map, "reasoning"),
+    };
+    match parsed.action {
+        ActionKind::Tool if parsed.tool_name.is_empty() => {
+            Err("`tool_name` is required when action is tool".into())
+        }
+        ActionKind::Finish if parsed.final_text.trim().is_empty() => {
+            Err("`final` is required when action is finish: put the answer there".into())
+        }
+        _ => Ok(parsed),
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The correction message sent after a malformed answer.
+pub fn correction(error: &str) -> String {
+    format!(
+        "Your answer could not be used: {error}.\nAnswer with JSON only: one object with the fields \
+         action, tool_name, args, final, reasoning, matching the schema. No prose, no code fence."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_actions_parse_and_args_are_coerced() {
+        let a = parse(r#"{"action":"tool","tool_name":"t","args":"{\"x\":1}","final":"","reasoning":"r"}"#)
+            .unwrap();
+        assert_eq!(
+            (a.action, a.tool_name.as_str(), a.args.clone()),
+            (ActionKind::Tool, "t", json!({"x": 1}))
+        );
+        let b = parse("```json\n{\"action\":\"tool\",\"tool_name\":\"t\",\"args\":null}\n```").unwrap();
+        assert_eq!(b.args, json!({}));
+        let c = parse(r#"{"action":"tool","tool_name":"t","args":[1,2]}"#).unwrap();
+        assert_eq!(c.args, json!({"input": [1, 2]}));
+        let d = parse(r#"{"action":"finish","final":{"answer":42}}"#).unwrap();
+        assert_eq!(d.final_text, r#"{"answer":42}"#);
+    }
+
+    #[test]
+    fn malformed_answers_are_rejected_with_a_reason() {
+        for (text, needle) in [
+            ("", "empty"),
+            ("Sure! I will call the tool.", "not valid JSON"),
+            ("[1]", "JSON object"),
+            (r#"{"action":"dance"}"#, "`action` must be"),
+            (r#"{"tool_name":"x"}"#, "missing `action`"),
+            (r#"{"action":"tool","args":{}}"#, "`tool_name` is required"),
+            (r#"{"action":"finish","final":""}"#, "`final` is required"),
+            (r#"{"action":"reason","reasonning":"x"}"#, "did you mean `reasoning`"),
+            (r#"{"action":"tool","tool_name":"a"} {"action":"finish"}"#, "not valid JSON"),
+        ] {
+            let e = parse(text).unwrap_err();
+            assert!(e.contains(needle), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn docs_agent_md_publishes_this_schema() {
+        let doc = include_str!("../../../docs/agent.md");
+        let at = doc.find("<!-- action-schema").expect("docs/agent.md marks the action schema");
+        let block = &doc[at..];
+        let start = block.find("```json\n").unwrap() + 8;
+        let end = start + block[start..].find("```").unwrap();
+        let published: Value = serde_json::from_str(&block[start..end]).unwrap();
+        assert_eq!(published, schema(), "docs/agent.md's action schema differs from action::schema()");
+    }
+
+    #[test]
+    fn the_schema_requires_every_field_and_allows_no_other() {
+        let s = schema();
+        assert_eq!(s["required"], json!(FIELDS));
+        assert_eq!(s["additionalProperties"], json!(false));
+        let validator = jsonschema::validator_for(&s).unwrap();
+        assert!(
+            validator
+                .is_valid(&json!({"action":"reason","tool_name":"","args":{},"final":"","reasoning":"x"}))
+        );
+        assert!(
+            !validator.is_valid(&json!({"action":"jump","tool_name":"","args":{},"final":"","reasoning":""}))
+        );
+    }
+}

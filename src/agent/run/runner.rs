@@ -1,0 +1,651 @@
+//! The step loop behind [`super::run`].
+
+use super::action::{self, Action, ActionKind};
+use super::memory::{Session, StepRecord, cut};
+use super::prompt::{self, Prompt, PromptParts, estimate_tokens};
+use super::telemetry::Telemetry;
+use super::{RunOptions, RunResult, RunStatus};
+use crate::agent::backend::retry::{self, Failure};
+use crate::agent::backend::{Backend, ChatRequest, Message, Reply};
+use crate::agent::{ToolInfo, ToolOutcome, Tools};
+use serde_json::{Value, json};
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+pub const CANCELED: &str = "Canceled by user";
+
+/// How the loop ended, before it becomes a [`RunResult`].
+struct End {
+    status: RunStatus,
+    final_text: String,
+    stop_reason: &'static str,
+    error: Option<Value>,
+}
+
+impl End {
+    fn canceled() -> End {
+        End { status: RunStatus::Canceled, final_text: CANCELED.into(), stop_reason: "canceled", error: None }
+    }
+
+    fn error(code: &str, message: String, details: Value) -> End {
+        let mut d = json!({"message": message});
+        if let (Some(m), Value::Object(extra)) = (d.as_object_mut(), details) {
+            m.extend(extra);
+        }
+        End {
+            status: RunStatus::Error,
+            final_text: message,
+            stop_reason: "error",
+            error: Some(json!({"error": code, "details": d})),
+        }
+    }
+}
+
+/// What the model (or the loop for it) decided in one step.
+struct Decision {
+    action: Action,
+    /// The error code when the loop turned the answer into an `error` action.
+    error_code: Option<&'static str>,
+    stuck: bool,
+    model: String,
+    prompt_tokens: u64,
+    output_tokens: u64,
+    metadata: Value,
+}
+
+impl Decision {
+    /// A step decided without the model (`--force-tool`, `--force-finish`).
+    fn forced(action: Action) -> Decision {
+        Decision {
+            action,
+            error_code: None,
+            stuck: false,
+            model: "forced".into(),
+            prompt_tokens: 0,
+            output_tokens: 0,
+            metadata: json!({"forced": true}),
+        }
+    }
+}
+
+struct Runner<'a, B, T> {
+    goal: &'a str,
+    options: &'a RunOptions,
+    backend: &'a B,
+    tools: &'a T,
+    cancel: &'a CancellationToken,
+    run_id: String,
+    telemetry: Telemetry,
+    session: Session,
+    transcript: Vec<StepRecord>,
+    last_output: Option<String>,
+    fingerprints: Vec<String>,
+    model: Option<String>,
+    step: usize,
+}
+
+fn now() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+/// Runs the loop for `goal` until the model finishes, gives up, gets stuck,
+/// the cap is reached or `cancel` fires. Never panics on model output; every
+/// failure is in the result.
+pub async fn run(
+    goal: &str,
+    options: &RunOptions,
+    backend: &impl Backend,
+    tools: &impl Tools,
+    cancel: &CancellationToken,
+) -> RunResult {
+    let run_id = options.run_id.clone().unwrap_or_else(crate::runtime::engine::new_run_id);
+    let telemetry = match Telemetry::open(&options.root, &run_id) {
+        Ok(t) => t,
+        Err(message) => {
+            return RunResult {
+                status: RunStatus::Error,
+                final_text: message.clone(),
+                steps: 0,
+                run_id,
+                stop_reason: "error",
+                error: Some(json!({"error": "AGENT_IO", "details": {"message": message}})),
+                transcript: Vec::new(),
+            };
+        }
+    };
+    let mut r = Runner {
+        goal,
+        options,
+        backend,
+        tools,
+        cancel,
+        session: Session::new(&run_id, goal, now()),
+        run_id,
+        telemetry,
+        transcript: Vec::new(),
+        last_output: None,
+        fingerprints: Vec::new(),
+        model: None,
+        step: 0,
+    };
+    r.telemetry.event(
+        "run_started",
+        json!({"goal": goal, "backend": backend.name(), "max_steps": options.max_steps,
+               "dry_run": options.dry_run, "policy": options.policy.note()}),
+    );
+    r.telemetry.log(&format!(
+        "run started: backend {} (model {}), max {} steps{}, goal: {}",
+        backend.name(),
+        backend.model(options.heavy),
+        options.max_steps,
+        if options.dry_run { ", dry run" } else { "" },
+        cut(goal, 200)
+    ));
+    let started = Instant::now();
+    // The memory exists from the start: a reader never finds a stale one.
+    let end = match r.save() {
+        Ok(()) => r.drive().await,
+        Err(end) => end,
+    };
+    r.finish(end, started).await
+}
+
+impl<B: Backend, T: Tools> Runner<'_, B, T> {
+    async fn drive(&mut self) -> End {
+        if let Some(end) = self.forced().await {
+            return end;
+        }
+        while self.step < self.options.max_steps {
+            self.step += 1;
+            if self.cancel.is_cancelled() {
+                return self.canceled();
+            }
+            if let Some(end) = self.one_step().await {
+                return end;
+            }
+        }
+        let message = format!(
+            "Stopped after {} steps without a finish (the step cap; raise it with --max-steps).",
+            self.step
+        );
+        End { status: RunStatus::Cap, final_text: message, stop_reason: "cap", error: None }
+    }
+
+    /// The forced tool and forced finish options: steps without a model call.
+    async fn forced(&mut self) -> Option<End> {
+        let o = self.options;
+        if let Some(forced) = &o.forced_tool {
+            self.step += 1;
+            let tools = self.offered().await;
+            let decision = Decision::forced(Action::tool(&forced.name, forced.args.clone()));
+            let decision = self.validate(decision, &tools).await;
+            let output = self.act(decision, Instant::now()).await;
+            if let Some(end) = output.end {
+                return Some(end);
+            }
+            if o.forced_finish {
+                let text = match output.tool_output {
+                    Some(Value::String(s)) => s,
+                    Some(other) => other.to_string(),
+                    None => String::new(),
+                };
+                if !output.tool_ok {
+                    let message = format!("the forced tool `{}` failed: {}", forced.name, cut(&text, 500));
+                    return Some(End::error("TOOL_FAILED", message, json!({"tool": forced.name})));
+                }
+                return Some(End {
+                    status: RunStatus::Ok,
+                    final_text: text,
+                    stop_reason: "forced_finish",
+                    error: None,
+                });
+            }
+        } else if o.forced_finish {
+            self.step += 1;
+            let decision =
+                Decision::forced(Action::finish("Finished without asking the model (forced finish).", ""));
+            let mut end = self.act(decision, Instant::now()).await.end?;
+            end.stop_reason = "forced_finish";
+            return Some(end);
+        }
+        None
+    }
+
+    /// The tools the model is offered this step.
+    async fn offered(&self) -> Vec<ToolInfo> {
+        self.options.policy.filter(self.tools.list().await)
+    }
+
+    async fn one_step(&mut self) -> Option<End> {
+        let started = Instant::now();
+        let tools = self.offered().await;
+        let heavy = self.heavy_step();
+        let (request, built) = self.request(&tools, heavy);
+        let decision = match self.decide(&request, &built, heavy).await {
+            Ok(d) => d,
+            Err(end) => {
+                let model = self.backend.model(heavy);
+                return Some(self.failed_step(end, &model, built.tokens, started));
+            }
+        };
+        let decision = self.validate(decision, &tools).await;
+        let decision = self.check_stuck(decision);
+        self.act(decision, started).await.end
+    }
+
+    /// Whether this step is heavy (`--heavy`, or a large last tool output),
+    /// logging a model switch.
+    fn heavy_step(&mut self) -> bool {
+        let last_tokens = self.last_output.as_deref().map_or(0, estimate_tokens);
+        let heavy = self.options.heavy || last_tokens > self.options.heavy_output_tokens;
+        let model = self.backend.model(heavy);
+        if self.model.as_deref() != Some(model.as_str()) {
+            if let Some(old) = &self.model {
+                let why = if heavy {
+                    format!("heavy step: the last tool output is ~{last_tokens} tokens")
+                } else {
+                    "back to the small model".to_owned()
+                };
+                self.telemetry.log(&format!("step {}: model switch {old} → {model} ({why})", self.step));
+            }
+            self.model = Some(model);
+        }
+        heavy
+    }
+
+    /// The step's prompt (logged) and the request that carries it.
+    fn request(&mut self, tools: &[ToolInfo], heavy: bool) -> (ChatRequest, Prompt) {
+        let schema = action::schema();
+        let policy = self.options.policy.note();
+        let built = prompt::build(&PromptParts {
+            persona: &self.options.persona,
+            goal: self.goal,
+            driver: self.options.driver.as_deref(),
+            policy: &policy,
+            tools,
+            memory: &self.session,
+            last_output: self.last_output.as_deref(),
+            schema: &schema,
+            step: self.step,
+            max_steps: self.options.max_steps,
+            budget_tokens: self.options.budget_tokens,
+        });
+        let trimmed = if built.trimmed.is_empty() {
+            String::new()
+        } else {
+            format!(", trimmed {}", built.trimmed.join(", "))
+        };
+        self.telemetry.log(&format!(
+            "step {}: prompt ~{} tokens, {} {}{trimmed}",
+            self.step,
+            built.tokens,
+            built.hash,
+            section_sizes(&built)
+        ));
+        let request = ChatRequest {
+            messages: vec![Message::system(built.system.clone()), Message::user(built.user.clone())],
+            schema,
+            heavy,
+            context: json!({
+                "run_id": self.run_id, "goal": self.goal, "step": self.step, "max_steps": self.options.max_steps,
+                "policy": policy, "tools": tools,
+                "memory": {"summaries": self.session.summaries, "steps": self.session.steps},
+                "last_output": self.last_output, "prompt_hash": built.hash,
+            }),
+        };
+        (request, built)
+    }
+
+    /// Asks for the action and parses it, with exactly one correction round
+    /// when the answer is malformed; a second malformed answer becomes an
+    /// `INVALID_ACTION` error action. `Err` when the backend fails or the run
+    /// is canceled.
+    async fn decide(&mut self, request: &ChatRequest, built: &Prompt, heavy: bool) -> Result<Decision, End> {
+        let mut retries = 0;
+        let first = self.ask(request, &mut retries).await?;
+        let mut prompt_tokens = first.prompt_tokens.unwrap_or(built.tokens as u64);
+        let mut output_tokens = first.output_tokens.unwrap_or(estimate_tokens(&first.text) as u64);
+        let mut metadata = json!({
+            "prompt_hash": built.hash, "prompt_estimated_tokens": built.tokens,
+            "prompt_sections": section_sizes(built), "trimmed": built.trimmed, "heavy": heavy, "corrected": false,
+        });
+        let (action, error_code) = match action::parse(&first.text) {
+            Ok(a) => (a, None),
+            Err(e) => {
+                self.telemetry
+                    .log(&format!("step {}: malformed answer ({e}); one correction round", self.step));
+                metadata["corrected"] = json!(true);
+                metadata["parse_error"] = json!(e);
+                let correction = action::correction(&e);
+                let again_tokens = built.tokens + estimate_tokens(&first.text) + estimate_tokens(&correction);
+                let mut again = request.clone();
+                again.messages.push(Message::assistant(first.text.clone()));
+                again.messages.push(Message::user(correction));
+                let second = self.ask(&again, &mut retries).await?;
+                prompt_tokens += second.prompt_tokens.unwrap_or(again_tokens as u64);
+                output_tokens += second.output_tokens.unwrap_or(estimate_tokens(&second.text) as u64);
+                match action::parse(&second.text) {
+                    Ok(a) => (a, None),
+                    Err(e2) => {
+                        metadata["parse_error_after_correction"] = json!(e2);
+                        let message = format!(
+                            "the model did not answer with a valid action, even after one correction: {e2}"
+                        );
+                        (Action::error(message), Some("INVALID_ACTION"))
+                    }
+                }
+            }
+        };
+        metadata["retries"] = json!(retries);
+        Ok(Decision {
+            action,
+            error_code,
+            stuck: false,
+            model: first.model,
+            prompt_tokens,
+            output_tokens,
+            metadata,
+        })
+    }
+
+    /// Asks the backend, with retries; an `End` on cancel or failure.
+    async fn ask(&mut self, request: &ChatRequest, retries: &mut u32) -> Result<Reply, End> {
+        let (step, max) = (self.step, self.backend.retries());
+        let telemetry = &mut self.telemetry;
+        let result = retry::complete(self.backend, request, self.options.backoff, self.cancel, |note| {
+            *retries += 1;
+            telemetry.log(&format!(
+                "step {step}: backend error, retry {}/{max} in {} ms: {}",
+                note.attempt,
+                note.delay.as_millis(),
+                note.error
+            ));
+        })
+        .await;
+        match result {
+            Ok(reply) => Ok(reply),
+            Err(Failure::Canceled) => Err(End::canceled()),
+            Err(Failure::Backend(e)) => {
+                let message = format!("the {} backend failed: {e}", self.backend.name());
+                let mut end = End::error(e.code, message, Value::Null);
+                end.error = Some(e.to_json());
+                Err(end)
+            }
+        }
+    }
+
+    /// A step whose model call failed or was canceled: recorded, then the end.
+    fn failed_step(&mut self, end: End, model: &str, prompt_tokens: usize, started: Instant) -> End {
+        let (kind, meta) = if end.status == RunStatus::Canceled {
+            (ActionKind::Finish, json!({"canceled": true, "decision_summary": CANCELED}))
+        } else {
+            (ActionKind::Error, json!({"error": end.error, "decision_summary": cut(&end.final_text, 200)}))
+        };
+        let record = StepRecord {
+            step: self.step,
+            action: kind.as_str().into(),
+            final_text: end.final_text.clone(),
+            model: model.into(),
+            duration_ms: started.elapsed().as_millis() as u64,
+            ..StepRecord::default()
+        };
+        self.telemetry.event(
+            "reasoning_step",
+            json!({"step": self.step, "model": model, "prompt_tokens": prompt_tokens, "output_tokens": 0,
+                   "action": kind.as_str(), "tool_name": "", "metadata": meta}),
+        );
+        if let Err(e) = self.remember(record) {
+            return e;
+        }
+        end
+    }
+
+    /// A canceled step, before any model call.
+    fn canceled(&mut self) -> End {
+        let end = End::canceled();
+        let model = self.model.clone().unwrap_or_else(|| "none".into());
+        self.failed_step(end, &model, 0, Instant::now())
+    }
+
+    /// An unknown or refused tool becomes an `error` action with the reason.
+    async fn validate(&self, mut d: Decision, offered: &[ToolInfo]) -> Decision {
+        if d.action.action != ActionKind::Tool {
+            return d;
+        }
+        let wanted = d.action.tool_name.clone();
+        let same = |a: &str, b: &str| a == b || a.replace('.', "_") == b.replace('.', "_");
+        if let Some(t) = offered.iter().find(|t| same(&t.name, &wanted)) {
+            d.action.tool_name = t.name.clone();
+            return d;
+        }
+        let message = match self.options.policy.permits(&wanted) {
+            Err(reason) if self.tools.list().await.iter().any(|t| same(&t.name, &wanted)) => {
+                format!("the tool `{wanted}` may not be called: {reason}")
+            }
+            _ if offered.is_empty() => format!("unknown tool `{wanted}`: no tool is available"),
+            _ => {
+                let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
+                let help = crate::diagnostic::suggest(&wanted, names.iter().copied())
+                    .map(|h| format!("; {h}"))
+                    .unwrap_or_default();
+                let shown: Vec<&str> = names.iter().take(20).copied().collect();
+                let more =
+                    if names.len() > 20 { format!(" and {} more", names.len() - 20) } else { String::new() };
+                format!("unknown tool `{wanted}`{help} (the tools are {}{more})", shown.join(", "))
+            }
+        };
+        d.metadata["requested_tool"] = json!(wanted);
+        d.action = Action { tool_name: wanted, ..Action::error(message) };
+        d.error_code = Some("UNKNOWN_TOOL");
+        d
+    }
+
+    /// The same action `stuck_repeats` times in a row ends the run.
+    fn check_stuck(&mut self, mut d: Decision) -> Decision {
+        let n = self.options.stuck_repeats;
+        if n == 0 || !matches!(d.action.action, ActionKind::Tool | ActionKind::Reason) {
+            self.fingerprints.clear();
+            return d;
+        }
+        let fp = d.action.fingerprint();
+        if self.fingerprints.last() != Some(&fp) {
+            self.fingerprints.clear();
+        }
+        self.fingerprints.push(fp);
+        if self.fingerprints.len() >= n {
+            let what = match d.action.action {
+                ActionKind::Tool => format!("tool `{}` with args {}", d.action.tool_name, d.action.args),
+                _ => format!("reasoning \"{}\"", cut(&d.action.reasoning, 80)),
+            };
+            let text = format!(
+                "Stopped: the model repeated the same action {n} times in a row ({what}); it is stuck."
+            );
+            d.metadata["stuck"] = json!({"repeats": n, "repeated": d.action.fingerprint()});
+            d.action = Action::finish(text, d.action.reasoning.clone());
+            d.stuck = true;
+        }
+        d
+    }
+
+    /// Emits the step's `reasoning_step` event, carries the action out,
+    /// remembers the step, and says whether the run ends here.
+    async fn act(&mut self, d: Decision, started: Instant) -> Acted {
+        let a = &d.action;
+        let summary = match a.action {
+            ActionKind::Tool => format!("call {}", a.tool_name),
+            ActionKind::Reason => format!("reason: {}", cut(&a.reasoning, 160)),
+            ActionKind::Finish => format!("finish: {}", cut(&a.final_text, 160)),
+            ActionKind::Error => format!("error: {}", cut(&a.final_text, 160)),
+        };
+        let mut metadata = d.metadata.clone();
+        metadata["decision_summary"] = json!(summary);
+        if !a.reasoning.is_empty() {
+            metadata["reasoning"] = json!(cut(&a.reasoning, 500));
+        }
+        self.telemetry.event(
+            "reasoning_step",
+            json!({"step": self.step, "model": d.model, "prompt_tokens": d.prompt_tokens,
+                   "output_tokens": d.output_tokens, "action": a.action.as_str(), "tool_name": a.tool_name,
+                   "metadata": metadata}),
+        );
+        let mut record = StepRecord {
+            step: self.step,
+            action: a.action.as_str().into(),
+            tool_name: a.tool_name.clone(),
+            reasoning: a.reasoning.clone(),
+            model: d.model.clone(),
+            ..StepRecord::default()
+        };
+        let mut acted = Acted { end: None, tool_output: None, tool_ok: false };
+        match a.action {
+            ActionKind::Tool => {
+                record.args = a.args.clone();
+                let Some(outcome) = self.call_tool(&a.tool_name, a.args.clone()).await else {
+                    // Canceled during the call: this step (its event is out) ends the run.
+                    record.ok = Some(false);
+                    record.output = json!({"error": "CANCELED", "details": "the tool call was abandoned"});
+                    record.final_text = CANCELED.into();
+                    record.duration_ms = started.elapsed().as_millis() as u64;
+                    let end = End::canceled();
+                    let end = self.remember(record).err().unwrap_or(end);
+                    return Acted { end: Some(end), tool_output: None, tool_ok: false };
+                };
+                record.ok = Some(outcome.ok);
+                record.output = outcome.output.clone();
+                self.last_output = Some(match &outcome.output {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                });
+                acted.tool_ok = outcome.ok;
+                acted.tool_output = Some(outcome.output);
+            }
+            ActionKind::Reason => {}
+            ActionKind::Finish => {
+                record.final_text = a.final_text.clone();
+                acted.end = Some(End {
+                    status: RunStatus::Ok,
+                    final_text: a.final_text.clone(),
+                    stop_reason: if d.stuck { "stuck" } else { "finish" },
+                    error: None,
+                });
+            }
+            ActionKind::Error => {
+                let message = [&a.final_text, &a.reasoning]
+                    .into_iter()
+                    .find(|t| !t.trim().is_empty())
+                    .cloned()
+                    .unwrap_or_else(|| "the model gave up (action error) without saying why".into());
+                record.final_text = message.clone();
+                let code = d.error_code.unwrap_or("MODEL_GAVE_UP");
+                let details = if a.tool_name.is_empty() { Value::Null } else { json!({"tool": a.tool_name}) };
+                acted.end = Some(End::error(code, message, details));
+            }
+        }
+        record.duration_ms = started.elapsed().as_millis() as u64;
+        self.telemetry
+            .log(&format!("step {}: {} by {} in {} ms", self.step, summary, d.model, record.duration_ms));
+        if let Err(end) = self.remember(record) {
+            acted.end = Some(end);
+        }
+        acted
+    }
+
+    /// Calls a tool (or its dry-run stub), with its two events; `None` when
+    /// the run was canceled during the call.
+    async fn call_tool(&mut self, name: &str, args: Value) -> Option<ToolOutcome> {
+        let dry = self.options.dry_run;
+        self.telemetry.event(
+            "tool_call_started",
+            json!({"step": self.step, "tool_name": name, "args": args, "dry_run": dry}),
+        );
+        let outcome = if dry {
+            ToolOutcome {
+                ok: true,
+                output: json!({"dry_run": true, "tool_name": name, "args": args,
+                               "note": format!("dry run: `{name}` was not called; this output is a stub")}),
+                duration_ms: 0,
+            }
+        } else {
+            tokio::select! {
+                _ = self.cancel.cancelled() => None,
+                o = self.tools.call(name, args) => Some(o),
+            }?
+        };
+        let error = outcome.output.get("error").cloned().filter(|_| !outcome.ok);
+        self.telemetry.event(
+            "tool_call_completed",
+            json!({"step": self.step, "tool_name": name, "ok": outcome.ok, "duration_ms": outcome.duration_ms,
+                   "output_bytes": outcome.output.to_string().len(), "error": error, "dry_run": dry}),
+        );
+        self.telemetry.log(&format!(
+            "step {}: tool {name} {} in {} ms{}",
+            self.step,
+            if outcome.ok { "ok" } else { "failed" },
+            outcome.duration_ms,
+            error.map(|e| format!(" ({e})")).unwrap_or_default()
+        ));
+        Some(outcome)
+    }
+
+    /// Appends a step to the transcript and memory and rewrites session.json.
+    fn remember(&mut self, record: StepRecord) -> Result<(), End> {
+        self.session.push(&record, self.options.memory_tokens);
+        self.session.updated_at = now();
+        self.transcript.push(record);
+        self.save()
+    }
+
+    fn save(&mut self) -> Result<(), End> {
+        let path = self.options.session_path();
+        self.session.save(&path).map_err(|e| {
+            let message = format!("cannot write {}: {e}", path.display());
+            End::error("AGENT_IO", message, json!({"path": path.display().to_string()}))
+        })
+    }
+
+    async fn finish(mut self, end: End, started: Instant) -> RunResult {
+        self.session.status = end.status.as_str().into();
+        self.session.final_text = Some(end.final_text.clone());
+        self.session.updated_at = now();
+        let mut end = end;
+        if let Err(io) = self.save()
+            && end.status != RunStatus::Error
+        {
+            end = io;
+        }
+        self.telemetry.event(
+            "run_finished",
+            json!({"status": end.status.as_str(), "stop_reason": end.stop_reason, "steps": self.step,
+                   "duration_ms": started.elapsed().as_millis() as u64, "error": end.error}),
+        );
+        self.telemetry.log(&format!(
+            "run finished: {} ({}) after {} steps in {} ms: {}",
+            end.status.as_str(),
+            end.stop_reason,
+            self.step,
+            started.elapsed().as_millis(),
+            cut(&end.final_text, 300)
+        ));
+        RunResult {
+            status: end.status,
+            final_text: end.final_text,
+            steps: self.step,
+            run_id: self.run_id,
+            stop_reason: end.stop_reason,
+            error: end.error,
+            transcript: self.transcript,
+        }
+    }
+}
+
+/// `{section: estimated tokens}` of a prompt.
+fn section_sizes(p: &Prompt) -> Value {
+    Value::Object(p.sections.iter().map(|s| (s.name.to_owned(), json!(s.tokens))).collect())
+}
+
+/// What carrying out an action came to.
+struct Acted {
+    end: Option<End>,
+    tool_output: Option<Value>,
+    tool_ok: bool,
+}

@@ -1,0 +1,121 @@
+//! The auto-detect path of `run`: a goal that names a known workflow runs it
+//! through `exec` (deterministic, no model), and the exec report becomes the
+//! run's result. The same files are written as for a loop run: the session
+//! (with the workflow's summary as `final`) and both logs.
+
+use super::memory::{Session, StepRecord, cut};
+use super::telemetry::Telemetry;
+use super::{RunOptions, RunResult, RunStatus};
+use crate::agent::exec::{self, EventSink, ExecOptions, ExecStatus, UsageError};
+use crate::agent::mux::Multiplexer;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The ids of the workflows under the root that compile.
+pub fn known_ids(engine: &crate::runtime::Engine) -> Vec<String> {
+    let Ok(list) = engine.workflows_list(None) else { return Vec::new() };
+    list["workflows"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|w| w["valid"] == true)
+        .filter_map(|w| w["id"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Runs `workflow` for `goal` through exec and reports it as a [`RunResult`]
+/// (`stop_reason: "workflow"`; `final` is the workflow's summary or why it stopped).
+pub async fn run_workflow(
+    workflow: &str,
+    goal: &str,
+    params: Value,
+    options: &RunOptions,
+    mux: Arc<Multiplexer>,
+    events: EventSink<'_>,
+) -> RunResult {
+    let started = Instant::now();
+    let run_id = options.run_id.clone().unwrap_or_else(crate::runtime::engine::new_run_id);
+    let mut telemetry = Telemetry::open(&options.root, &run_id).ok();
+    let note = format!("the goal names the workflow `{workflow}`: running it through exec");
+    if let Some(t) = telemetry.as_mut() {
+        t.event(
+            "run_started",
+            json!({"goal": goal, "workflow": workflow, "mode": "workflow", "dry_run": options.dry_run}),
+        );
+        t.log(&format!("run started: {note} (SAVANT_DISABLE_WORKFLOW_AUTODETECT=1 turns this off)"));
+    }
+    let exec_options = ExecOptions {
+        workflow: workflow.to_owned(),
+        params,
+        run_id: Some(run_id.clone()),
+        dry_run: options.dry_run,
+        jobs: 1,
+    };
+    let (status, final_text, steps, error) = match exec::exec(mux, &exec_options, events).await {
+        Ok(report) => {
+            let summary = report.last["summary"]["message"].as_str().map(str::to_owned);
+            match report.status {
+                ExecStatus::Done => (
+                    RunStatus::Ok,
+                    summary.unwrap_or_else(|| format!("workflow `{workflow}` is done")),
+                    report.steps_run,
+                    None,
+                ),
+                other => {
+                    let reason = report.reason.clone().unwrap_or(Value::Null);
+                    let text = format!(
+                        "workflow `{workflow}` {}: {}; resume with `savant-think exec {workflow} --run-id {run_id}`",
+                        if other == ExecStatus::Failed { "failed" } else { "stopped" },
+                        cut(&reason.to_string(), 300)
+                    );
+                    (RunStatus::Error, text, report.steps_run, Some(reason))
+                }
+            }
+        }
+        Err(UsageError(e)) => {
+            let text = format!(
+                "the goal names the workflow `{workflow}`, which could not start ({e}); run it with \
+                 `savant-think run … --params JSON` or `savant-think exec {workflow} --params JSON`, or set SAVANT_DISABLE_WORKFLOW_AUTODETECT=1 to let \
+                 the model pursue the goal"
+            );
+            (RunStatus::Error, text, 0, Some(e.to_json()))
+        }
+    };
+    let mut session = Session::new(
+        &run_id,
+        goal,
+        humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+    );
+    let record = StepRecord {
+        step: 1,
+        action: "tool".into(),
+        tool_name: format!("exec {workflow}"),
+        ok: Some(status == RunStatus::Ok),
+        output: error.clone().unwrap_or(Value::Null),
+        final_text: final_text.clone(),
+        model: "workflow".into(),
+        duration_ms: started.elapsed().as_millis() as u64,
+        ..StepRecord::default()
+    };
+    session.push(&record, options.memory_tokens);
+    session.status = status.as_str().into();
+    session.final_text = Some(final_text.clone());
+    let saved = session.save(&options.session_path());
+    if let Some(t) = telemetry.as_mut() {
+        if let Err(e) = saved {
+            t.log(&format!("cannot write {}: {e}", options.session_path().display()));
+        }
+        t.event(
+            "run_finished",
+            json!({"status": status.as_str(), "stop_reason": "workflow", "workflow": workflow,
+                                       "steps": steps, "duration_ms": started.elapsed().as_millis() as u64}),
+        );
+        t.log(&format!(
+            "run finished: {} (workflow {workflow}) after {steps} tool calls: {}",
+            status.as_str(),
+            cut(&final_text, 300)
+        ));
+    }
+    RunResult { status, final_text, steps, run_id, stop_reason: "workflow", error, transcript: vec![record] }
+}

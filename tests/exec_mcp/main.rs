@@ -1,0 +1,653 @@
+//! `savant-think exec` and the multiplexer against real MCP servers: this
+//! test binary is also the stdio MCP server the tests start
+//! (`--fixture-server`, see fixture.rs), so the servers are real processes
+//! speaking MCP, built with the tests. It has its own `main`
+//! (`harness = false`): `cargo test --test exec_mcp [FILTER]`.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod fixture;
+
+use common::{Run, Scratch, cmd, run_cmd};
+use savant_think::agent::Tools;
+use savant_think::agent::mux::{Multiplexer, MuxOptions};
+use savant_think::runtime::Engine;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const REVIEW_PARAMS: &str = r#"{"project": "g/app", "mr_iid": "!7"}"#;
+
+/// A scratch root with the crate's workflows, schemas and prompts.
+fn project(name: &str) -> Scratch {
+    let s = Scratch::new(name);
+    let crate_dir = Path::new(common::CRATE);
+    for d in ["workflows", "schemas", "prompts"] {
+        std::fs::create_dir_all(s.path.join(d)).unwrap();
+        for e in std::fs::read_dir(crate_dir.join(d)).unwrap().flatten() {
+            std::fs::copy(e.path(), s.path.join(d).join(e.file_name())).unwrap();
+        }
+    }
+    s
+}
+
+/// `[servers.NAME]` running this binary as the stdio fixture, logging calls to `log`.
+fn stdio_server(name: &str, log: &Path, extra: &str) -> String {
+    let exe = std::env::current_exe().unwrap();
+    format!(
+        "[servers.{name}]\ncommand = {}\nargs = [\"--fixture-server\"]\nenv = {{ FIXTURE_LOG = {} }}\n{extra}\n",
+        toml_str(&exe.display().to_string()),
+        toml_str(&log.display().to_string())
+    )
+}
+
+fn toml_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap()
+}
+
+fn exec(root: &Path, args: &[&str]) -> Run {
+    let mut all = vec!["exec"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--root", root.to_str().unwrap()]);
+    run_cmd(cmd(root, &all))
+}
+
+fn events(r: &Run) -> Vec<Value> {
+    r.stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not an NDJSON line ({e}): {l}\n{r:?}")))
+        .collect()
+}
+
+fn summary(r: &Run) -> Value {
+    let all = events(r);
+    let last = all.last().unwrap_or_else(|| panic!("no events: {r:?}")).clone();
+    assert_eq!(last["event"], "summary", "{r:?}");
+    assert_eq!(all.iter().filter(|e| e["event"] == "summary").count(), 1);
+    last
+}
+
+/// The calls the fixture servers logged: tool → how many times.
+fn calls(log: &Path) -> (BTreeMap<String, usize>, Vec<Value>) {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut counts = BTreeMap::new();
+    for l in lines.iter().filter(|l| l.get("tool").is_some()) {
+        *counts.entry(l["tool"].as_str().unwrap().to_owned()).or_insert(0) += 1;
+    }
+    (counts, lines)
+}
+
+/// Waits (bounded) until process `pid` is gone: the server was stopped.
+fn assert_gone(pid: u64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let proc_dir = format!("/proc/{pid}");
+    while Path::new(&proc_dir).exists() {
+        let stat = std::fs::read_to_string(format!("{proc_dir}/stat")).unwrap_or_default();
+        // A zombie has been killed; only its parent's reaping is left.
+        if stat.split_whitespace().nth(2) == Some("Z") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "server process {pid} is still running");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn state(root: &Path, workflow: &str, run_id: &str) -> Value {
+    let r =
+        run_cmd(cmd(root, &["state", "get", workflow, "--run-id", run_id, "--root", root.to_str().unwrap()]));
+    r.json()
+}
+
+// ---- the tests ---------------------------------------------------------
+
+/// review_v1 with its tools in three real stdio MCP servers reaches done;
+/// every tool is called exactly as often as the workflow needs; the servers
+/// are stopped at the end. Then again with --jobs 4: the same artifacts.
+fn review_v1_over_stdio_servers() {
+    let p = project("stdio");
+    let log = p.path.join("calls.log");
+    let toml = ["gitlab", "context", "ci"].map(|n| stdio_server(n, &log, "")).concat();
+    p.write("savant-think.toml", toml);
+    let r = exec(&p.path, &["review_v1", "--params", REVIEW_PARAMS, "--run-id", "s1", "--json"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let s = summary(&r);
+    assert_eq!(s["status"], "done", "{s}");
+    let artifacts = &s["artifacts"];
+    assert_eq!(artifacts["mr"]["title"], "Add dark mode");
+    // Cargo.lock is skipped by the step's `when`: its item is null.
+    let reviews = artifacts["reviews"].as_array().unwrap();
+    assert_eq!(reviews.iter().filter(|r| !r.is_null()).count(), 2, "{artifacts}");
+    assert_eq!(reviews[0]["path"], "src/theme.rs");
+    assert_eq!(artifacts["test_run"]["passed"], 12);
+
+    let (counts, lines) = calls(&log);
+    let want: BTreeMap<String, usize> =
+        [("get_merge_request", 1), ("search", 2), ("run_linters", 1), ("run_tests", 1), ("create_note", 1)]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+    assert_eq!(counts, want);
+    let note = lines.iter().find(|l| l["tool"] == "create_note").unwrap();
+    let body = note["args"]["body"].as_str().unwrap();
+    assert!(body.contains("Review of Add dark mode") && body.contains("Files reviewed: 3"), "{body}");
+    let pids: Vec<u64> = lines.iter().filter_map(|l| l["pid"].as_u64()).collect();
+    assert_eq!(pids.len(), 3, "one process per server, started once: {lines:?}");
+    for pid in pids {
+        assert_gone(pid);
+    }
+    // Step events: one started and one finished per call, in pairs.
+    let all = events(&r);
+    let started = all.iter().filter(|e| e["event"] == "step_started").count();
+    let finished: Vec<&Value> = all.iter().filter(|e| e["event"] == "step_finished").collect();
+    assert_eq!(started, 6);
+    assert_eq!(finished.len(), 6);
+    assert!(finished.iter().all(|e| e["status"] == "done"));
+
+    let r2 =
+        exec(&p.path, &["review_v1", "--params", REVIEW_PARAMS, "--run-id", "s2", "--json", "--jobs", "4"]);
+    assert_eq!(r2.code, Some(0), "{r2:?}");
+    assert_eq!(summary(&r2)["artifacts"], s["artifacts"]);
+}
+
+/// `exec review_v1 --dry-run` on a fresh root, no config, no params: done.
+fn dry_run_review_v1_on_a_fresh_root() {
+    let p = project("dry");
+    let r = exec(&p.path, &["review_v1", "--dry-run"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.starts_with("done: review_v1 run r-"), "{r:?}");
+    let r = exec(&p.path, &["review_v1", "--dry-run", "--json"]);
+    let s = summary(&r);
+    assert_eq!(s["status"], "done");
+    // The generated merge request is a minimal MergeRequestV1.
+    assert_eq!(s["artifacts"]["mr"], json!({"iid": 0, "title": "", "source_branch": "", "changes": []}));
+}
+
+/// The same workflow with its servers reached over Streamable HTTP.
+fn review_v1_over_streamable_http() {
+    let url = fixture::serve_http();
+    let p = project("http");
+    let toml: String =
+        ["gitlab", "context", "ci"].iter().map(|n| format!("[servers.{n}]\nurl = \"{url}\"\n")).collect();
+    p.write("savant-think.toml", toml);
+    let r = exec(&p.path, &["review_v1", "--params", REVIEW_PARAMS, "--json"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let s = summary(&r);
+    assert_eq!(s["status"], "done");
+    assert_eq!(s["artifacts"]["test_run"]["passed"], 12);
+}
+
+const REMOTE: &str = r#"id: remote
+steps:
+  - id: list
+    call: engine.think_workflows_list
+    capture_as: listed
+"#;
+
+/// `savant-think serve --http` with a bearer token as the server: the token
+/// comes from `token_env`; without it the server is offline (401).
+fn serve_over_http_with_a_token() {
+    let served = project("served");
+    let mut server = KillOnDrop(
+        cmd(
+            &served.path,
+            &["serve", "--http", "127.0.0.1:0", "--token", "s3cret", "--root", served.path.to_str().unwrap()],
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap(),
+    );
+    let mut stderr = BufReader::new(server.0.stderr.take().unwrap());
+    let mut url = String::new();
+    let mut line = String::new();
+    while url.is_empty() && stderr.read_line(&mut line).unwrap() > 0 {
+        if let Some(at) = line.find("http://") {
+            url = line[at..].split_whitespace().next().unwrap().to_owned();
+        }
+        line.clear();
+    }
+    assert!(url.ends_with("/mcp"), "no URL from serve");
+    // Keep draining the server's logs.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+
+    let p = project("remote");
+    p.write("workflows/remote.yaml", REMOTE);
+    p.write(
+        "savant-think.toml",
+        format!("[servers.engine]\nurl = \"{url}\"\ntoken_env = \"REMOTE_TOKEN\"\n"),
+    );
+    let root = p.path.to_str().unwrap();
+    let mut c = cmd(&p.path, &["exec", "remote", "--json", "--root", root]);
+    c.env("REMOTE_TOKEN", "s3cret");
+    let r = run_cmd(c);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let listed = &summary(&r)["artifacts"]["listed"]["workflows"];
+    assert!(listed.as_array().unwrap().iter().any(|w| w["id"] == "review_v1"), "{listed}");
+
+    let mut c = cmd(&p.path, &["exec", "remote", "--json", "--root", root]);
+    c.env_remove("REMOTE_TOKEN");
+    let r = run_cmd(c);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert_eq!(summary(&r)["reason"]["error"], "SERVER_OFFLINE");
+}
+
+/// A child process killed (and reaped) when the test ends, passed or not.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+const FAILURES: &str = r#"id: failures
+steps:
+  - id: offline
+    call: broken.anything
+  - id: slow
+    call: slowpoke.sleep
+    input_template: { ms: 20000 }
+  - id: fails
+    call: slowpoke.fail
+  - id: typo
+    call: slowpoke.slep
+"#;
+
+/// A server that cannot start, a call that times out, a tool error and an
+/// unknown tool: each a recorded failure (events, summary, run history),
+/// exit 1, the run still running and resumable.
+fn failures_are_recorded_results() {
+    let p = project("fail");
+    let log = p.path.join("calls.log");
+    p.write("workflows/failures.yaml", FAILURES);
+    let toml = format!(
+        "[servers.broken]\ncommand = \"/nonexistent/mcp-server\"\n{}",
+        stdio_server("slowpoke", &log, "timeout = \"300ms\"")
+    );
+    p.write("savant-think.toml", toml);
+    let r = exec(&p.path, &["failures", "--run-id", "f1", "--json", "--jobs", "4"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    let all = events(&r);
+    let codes: BTreeMap<String, String> = all
+        .iter()
+        .filter(|e| e["event"] == "step_finished")
+        .map(|e| {
+            assert_eq!(e["status"], "failed", "{e}");
+            (e["step_id"].as_str().unwrap().to_owned(), e["error"]["error"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    let want: BTreeMap<String, String> = [
+        ("offline", "SERVER_OFFLINE"),
+        ("slow", "TIMEOUT"),
+        ("fails", "TOOL_ERROR"),
+        ("typo", "TOOL_NOT_FOUND"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_owned(), b.to_owned()))
+    .collect();
+    assert_eq!(codes, want);
+    let typo = all.iter().find(|e| e["step_id"] == "typo" && e["event"] == "step_finished").unwrap();
+    assert_eq!(typo["error"]["details"]["help"], "did you mean `slowpoke.sleep`?");
+    let s = summary(&r);
+    assert_eq!(s["status"], "stopped");
+    // The first failure in the workflow's order is the reason.
+    assert_eq!(s["reason"]["error"], "SERVER_OFFLINE");
+    assert_eq!(s["reason"]["step_id"], "offline");
+    assert_eq!(s["resume"], "savant-think exec failures --run-id f1");
+
+    let st = state(&p.path, "failures", "f1");
+    assert_eq!(st["status"], "running");
+    let thoughts: Vec<&str> =
+        st["history"].as_array().unwrap().iter().filter_map(|h| h["thought"].as_str()).collect();
+    assert_eq!(thoughts.len(), 4, "{thoughts:?}");
+    assert!(thoughts.iter().any(|t| t.contains("`slow` failed: TIMEOUT")), "{thoughts:?}");
+
+    // The timed-out server was stopped at the end too.
+    let (_, lines) = calls(&log);
+    for pid in lines.iter().filter_map(|l| l["pid"].as_u64()) {
+        assert_gone(pid);
+    }
+}
+
+const LOCAL: &str = r#"id: local
+steps:
+  - id: run
+    call: local_exec
+    input_template: { command: "echo hi; echo there" }
+    capture_as: out
+  - id: read
+    call: local.read
+    input_template: { path: "notes/a.txt" }
+    capture_as: file
+"#;
+
+/// local_exec is refused without --allow-exec or an allowlist; allowed, it
+/// runs (through a shell with --allow-exec, without one from the allowlist).
+fn local_exec_policy() {
+    let p = project("local");
+    // A workflow given by path, outside workflows/.
+    let wf = p.write("other/local.yaml", LOCAL).display().to_string();
+    p.write("workflows/local.yaml", LOCAL);
+    p.write("notes/a.txt", "hello");
+    let r = exec(&p.path, &[&wf, "--json", "--run-id", "l1"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    let s = summary(&r);
+    assert_eq!(s["reason"]["error"], "EXEC_NOT_ALLOWED");
+    assert_eq!(s["resume"], format!("savant-think exec {wf} --run-id l1"));
+
+    // Resumed, now allowed: the rest of the run.
+    let r = exec(&p.path, &[&wf, "--json", "--run-id", "l1", "--allow-exec"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let a = &summary(&r)["artifacts"];
+    assert_eq!(a["out"]["stdout"], "hi\nthere\n");
+    assert_eq!(a["out"]["exit_code"], 0);
+    assert_eq!(a["file"]["content"], "hello");
+
+    // The allowlist runs the program with no shell: `;` is a plain argument.
+    p.write("savant-think.toml", "[local]\nexec_allow = [\"echo\"]\n");
+    let r = exec(&p.path, &["local", "--json"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(summary(&r)["artifacts"]["out"]["stdout"], "hi; echo there\n");
+}
+
+/// local_read refuses `..`, absolute paths outside the root and symlinks
+/// out of it; reads files inside, capped.
+fn local_read_policy() {
+    let p = project("read");
+    let outside = Scratch::new("outside");
+    outside.write("secret.txt", "secret");
+    p.write("in/ok.txt", "x".repeat(100));
+    p.write("savant-think.toml", "[local]\nread_max_bytes = 10\n");
+    std::os::unix::fs::symlink(outside.path.join("secret.txt"), p.path.join("in/link.txt")).unwrap();
+    std::os::unix::fs::symlink(&outside.path, p.path.join("in/dirlink")).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mux = Multiplexer::new(Arc::new(Engine::new(&p.path).unwrap()), MuxOptions::default());
+    let secret = outside.path.join("secret.txt").display().to_string();
+    for (path, code) in [
+        ("../outside/secret.txt", "PATH_OUTSIDE_ROOT"),
+        ("in/../../x", "PATH_OUTSIDE_ROOT"),
+        (secret.as_str(), "PATH_OUTSIDE_ROOT"),
+        ("in/link.txt", "PATH_OUTSIDE_ROOT"),
+        ("in/dirlink/secret.txt", "PATH_OUTSIDE_ROOT"),
+        ("in/missing.txt", "NOT_FOUND"),
+        ("in", "NOT_A_FILE"),
+    ] {
+        let out = rt.block_on(mux.call("local_read", json!({"path": path})));
+        assert!(!out.ok, "{path}: {out:?}");
+        assert_eq!(out.output["error"], code, "{path}: {out:?}");
+    }
+    let out = rt.block_on(mux.call("local_read", json!({"path": "in/ok.txt"})));
+    assert!(out.ok, "{out:?}");
+    assert_eq!(out.output["content"], "xxxxxxxxxx");
+    assert_eq!(out.output["bytes"], 100);
+    assert_eq!(out.output["truncated"], true);
+    // local_exec is not even listed without permission.
+    let names: Vec<String> = rt.block_on(mux.list()).into_iter().map(|t| t.name).collect();
+    assert!(
+        names.contains(&"local_read".to_owned()) && !names.contains(&"local_exec".to_owned()),
+        "{names:?}"
+    );
+    let out = rt.block_on(mux.call("local_exec", json!({"command": "true"})));
+    assert_eq!(out.output["error"], "EXEC_NOT_ALLOWED");
+}
+
+/// The multiplexer in-process: routing of engine, dotted and underscored
+/// names, did-you-mean, lazy start and a clean shutdown.
+fn multiplexer_routes_and_stops() {
+    let p = project("mux");
+    let log = p.path.join("calls.log");
+    p.write("savant-think.toml", stdio_server("gitlab", &log, ""));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mux = Multiplexer::new(Arc::new(Engine::new(&p.path).unwrap()), MuxOptions::default());
+    rt.block_on(async {
+        // Nothing starts until it is needed.
+        let out = mux.call("think.workflows_list", json!({})).await;
+        assert!(out.ok, "{out:?}");
+        assert!(!log.exists());
+        let out = mux.call("think_plna", json!({})).await;
+        assert_eq!(out.output["error"], "TOOL_NOT_FOUND");
+        assert_eq!(out.output["details"]["help"], "did you mean `think_plan`?");
+        let out = mux.call("gitlab_get_merge_request", json!({})).await;
+        assert!(out.ok, "{out:?}");
+        assert_eq!(out.output["iid"], 7);
+        let out = mux.call("gitlab.create_note", json!({"body": "b"})).await;
+        assert_eq!(out.output["body"], "b");
+        let out = mux.call("gitlab.get_merge_requets", json!({})).await;
+        assert_eq!(out.output["details"]["help"], "did you mean `gitlab.get_merge_request`?");
+        let out = mux.call("gitlba.create_note", json!({})).await;
+        assert_eq!(out.output["error"], "TOOL_NOT_FOUND");
+        assert_eq!(out.output["details"]["help"], "did you mean `gitlab.create_note`?");
+        // The server dies during the call: restarted, and the call retried once.
+        let out = mux.call("gitlab.flaky", json!({})).await;
+        assert!(out.ok, "{out:?}");
+        assert_eq!(out.output["survived"], true);
+        let out = mux.call("prompt.say", json!({"message": 3})).await;
+        assert_eq!(out.output["error"], "INVALID_INPUT");
+        let names: Vec<String> = mux.list().await.into_iter().map(|t| t.name).collect();
+        for want in ["think_plan", "prompt_say", "local_read", "gitlab_get_merge_request", "gitlab_sleep"] {
+            assert!(names.contains(&want.to_owned()), "{want} not listed: {names:?}");
+        }
+        mux.shutdown().await;
+    });
+    let (counts, lines) = calls(&log);
+    assert_eq!(counts.values().sum::<usize>(), 4, "{counts:?}");
+    assert_eq!(counts["flaky"], 2, "{counts:?}");
+    // Started once, then once more after the crash.
+    let pids: Vec<u64> = lines.iter().filter_map(|l| l["pid"].as_u64()).collect();
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        assert_gone(pid);
+    }
+}
+
+fn long_workflow(n: usize) -> String {
+    let mut y = String::from("id: long\nsteps:\n");
+    for i in 0..n {
+        y.push_str(&format!("  - id: s{i}\n    call: tool.t{}\n", i % 5));
+        // Three chains: with --jobs, three steps are ready at a time.
+        if i >= 3 {
+            y.push_str(&format!("    deps: [s{}]\n", i - 3));
+        }
+        y.push_str("    success_schema: { type: object, required: [n], properties: { n: { type: integer, minimum: 3 } } }\n");
+    }
+    y
+}
+
+/// kill -9 in the middle of `exec --dry-run` (fsync on), then the same run
+/// id again: no step acknowledged as done runs again, each step has exactly
+/// one result in the run's history, and the run reaches done.
+fn kill_9_then_resume_repeats_no_done_step() {
+    for jobs in ["1", "3"] {
+        kill_9_then_resume(jobs);
+    }
+}
+
+fn kill_9_then_resume(jobs: &str) {
+    let p = project("kill");
+    p.write("workflows/long.yaml", long_workflow(300));
+    let root = p.path.to_str().unwrap();
+    let mut c = cmd(
+        &p.path,
+        &["exec", "long", "--dry-run", "--json", "--run-id", "k1", "--jobs", jobs, "--root", root],
+    );
+    c.env("SAVANT_STATE_FSYNC", "1").stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let mut acknowledged = BTreeSet::new();
+    let reader = BufReader::new(child.stdout.take().unwrap());
+    for line in reader.lines() {
+        let e: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if e["event"] == "step_finished" && e["status"] == "done" {
+            acknowledged.insert(e["step_id"].as_str().unwrap().to_owned());
+        }
+        if acknowledged.len() == 40 {
+            break;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert_eq!(acknowledged.len(), 40, "the first exec ended early");
+
+    let r = exec(&p.path, &["long", "--dry-run", "--json", "--run-id", "k1", "--jobs", jobs]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let all = events(&r);
+    assert_eq!(all[0]["event"], "run_started");
+    assert_eq!(all[0]["resumed"], true);
+    let rerun: Vec<&str> =
+        all.iter().filter(|e| e["event"] == "step_started").map(|e| e["step_id"].as_str().unwrap()).collect();
+    for id in &rerun {
+        assert!(!acknowledged.contains(*id), "{id} was done before the kill and ran again");
+    }
+    assert_eq!(summary(&r)["status"], "done");
+    let st = state(&p.path, "long", "k1");
+    let mut results = BTreeMap::new();
+    for h in st["history"].as_array().unwrap().iter().filter(|h| h["type"] == "result") {
+        *results.entry(h["step_id"].as_str().unwrap().to_owned()).or_insert(0) += 1;
+    }
+    assert_eq!(results.len(), 300);
+    assert!(results.values().all(|&n| n == 1), "a step has two results");
+    // The dry-run answer respects the schema's minimum.
+    assert_eq!(st["steps"][0]["result"], json!({"n": 3}));
+}
+
+const INVALID: &str = r#"id: invalid
+steps:
+  - id: lint
+    call: ci.run_linters
+    retry: { max: 2 }
+    success_schema: { type: object, required: [passed] }
+"#;
+
+/// A result that fails its success schema is re-run up to `retry.max`
+/// times; then the run fails, exit 1, with the engine's reason.
+fn validation_failures_retry_then_fail() {
+    let p = project("invalid");
+    let log = p.path.join("calls.log");
+    p.write("workflows/invalid.yaml", INVALID);
+    p.write("savant-think.toml", stdio_server("ci", &log, ""));
+    let r = exec(&p.path, &["invalid", "--json"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    let finished: Vec<Value> = events(&r).into_iter().filter(|e| e["event"] == "step_finished").collect();
+    assert_eq!(finished.len(), 2, "{r:?}");
+    assert!(finished.iter().all(|e| e["status"] == "invalid" && e["error"]["error"] == "VALIDATION_FAILED"));
+    assert_eq!(finished[1]["attempt"], 2);
+    let s = summary(&r);
+    assert_eq!(s["status"], "failed");
+    assert!(
+        s["reason"]["details"]["message"].as_str().unwrap().contains("failed its success schema 2 times"),
+        "{s}"
+    );
+    assert_eq!(calls(&log).0["run_linters"], 2);
+    // A failed run stays failed: exec again says so, exit 1.
+    let run_id = s["run_id"].as_str().unwrap();
+    let again = exec(&p.path, &["invalid", "--json", "--run-id", run_id]);
+    assert_eq!(again.code, Some(1), "{again:?}");
+    assert_eq!(summary(&again)["status"], "failed");
+    assert_eq!(calls(&log).0["run_linters"], 2);
+}
+
+const SLEEPY: &str = r#"id: sleepy
+steps:
+  - id: nap
+    call: slowpoke.sleep
+    input_template: { ms: 60000 }
+"#;
+
+/// Ctrl-C (SIGINT to exec alone) in the middle of a call: exit 130, the
+/// server it started is stopped, and the step is still to do.
+fn ctrl_c_stops_exec_and_its_servers() {
+    let p = project("sigint");
+    let log = p.path.join("calls.log");
+    p.write("workflows/sleepy.yaml", SLEEPY);
+    p.write("savant-think.toml", stdio_server("slowpoke", &log, ""));
+    let mut c =
+        cmd(&p.path, &["exec", "sleepy", "--json", "--run-id", "z1", "--root", p.path.to_str().unwrap()]);
+    c.stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut child = KillOnDrop(c.spawn().unwrap());
+    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let started = lines.next().unwrap().unwrap();
+    assert!(started.contains("run_started"), "{started}");
+    let step = lines.next().unwrap().unwrap();
+    assert!(step.contains("step_started"), "{step}");
+    // Wait until the server has the call.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !calls(&log).0.contains_key("sleep") {
+        assert!(Instant::now() < deadline, "the call never reached the server");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = child.0.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let status = child.0.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let (_, logged) = calls(&log);
+    for server in logged.iter().filter_map(|l| l["pid"].as_u64()) {
+        assert_gone(server);
+    }
+    assert_eq!(state(&p.path, "sleepy", "z1")["steps"][0]["status"], "ready");
+}
+
+/// Usage errors exit 2; a params error names the field.
+fn usage_errors_exit_2() {
+    let p = project("usage");
+    for (args, needle) in [
+        (vec!["nope"], "UNKNOWN_WORKFLOW"),
+        (vec!["review_v1"], "INVALID_PARAMS"),
+        (vec!["review_v1", "--params", "{bad"], "--params is not valid JSON"),
+        (vec!["review_v1", "--jobs", "0"], "jobs"),
+    ] {
+        let r = exec(&p.path, &args);
+        assert_eq!(r.code, Some(2), "{args:?}: {r:?}");
+        assert!(r.stderr.contains(needle), "{args:?}: {r:?}");
+    }
+    let r = exec(&p.path, &["nope", "--json"]);
+    assert_eq!(r.code, Some(2), "{r:?}");
+    assert_eq!(events(&r)[0]["event"], "error");
+    assert_eq!(events(&r)[0]["error"], "UNKNOWN_WORKFLOW");
+    p.write("savant-think.toml", "[servers.x]\nurl = \"http://127.0.0.1:1/mcp\"\ncommand = \"y\"\n");
+    let r = exec(&p.path, &["review_v1", "--dry-run"]);
+    assert_eq!(r.code, Some(2), "{r:?}");
+    assert!(r.stderr.contains("INVALID_CONFIG") && r.stderr.contains("both `command` and `url`"), "{r:?}");
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--fixture-server") {
+        fixture::serve_stdio();
+        return;
+    }
+    let filter = args.iter().find(|a| !a.starts_with('-')).cloned().unwrap_or_default();
+    let tests: &[(&str, fn())] = &[
+        ("review_v1_over_stdio_servers", review_v1_over_stdio_servers),
+        ("dry_run_review_v1_on_a_fresh_root", dry_run_review_v1_on_a_fresh_root),
+        ("review_v1_over_streamable_http", review_v1_over_streamable_http),
+        ("serve_over_http_with_a_token", serve_over_http_with_a_token),
+        ("failures_are_recorded_results", failures_are_recorded_results),
+        ("local_exec_policy", local_exec_policy),
+        ("local_read_policy", local_read_policy),
+        ("multiplexer_routes_and_stops", multiplexer_routes_and_stops),
+        ("kill_9_then_resume_repeats_no_done_step", kill_9_then_resume_repeats_no_done_step),
+        ("validation_failures_retry_then_fail", validation_failures_retry_then_fail),
+        ("ctrl_c_stops_exec_and_its_servers", ctrl_c_stops_exec_and_its_servers),
+        ("usage_errors_exit_2", usage_errors_exit_2),
+    ];
+    let mut failed = Vec::new();
+    let selected: Vec<_> = tests.iter().filter(|(name, _)| name.contains(&filter)).collect();
+    println!("running {} tests", selected.len());
+    for (name, test) in selected {
+        let ok = std::panic::catch_unwind(test).is_ok();
+        println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
+        if !ok {
+            failed.push(*name);
+        }
+    }
+    if !failed.is_empty() {
+        println!("failed: {failed:?}");
+        std::process::exit(1);
+    }
+}
