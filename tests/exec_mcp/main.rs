@@ -45,6 +45,16 @@ fn stdio_server(name: &str, log: &Path, extra: &str) -> String {
     )
 }
 
+/// A project with `workflows/ID.yaml` = `yaml`, whose tools live in the
+/// fixture server `server`; returns it and the fixture's call log.
+fn fixture_project(id: &str, yaml: &str, server: &str) -> (Scratch, std::path::PathBuf) {
+    let p = project(id);
+    let log = p.path.join("calls.log");
+    p.write(&format!("workflows/{id}.yaml"), yaml);
+    p.write("savant-think.toml", stdio_server(server, &log, ""));
+    (p, log)
+}
+
 fn toml_str(s: &str) -> String {
     serde_json::to_string(s).unwrap()
 }
@@ -527,10 +537,7 @@ steps:
 /// A result that fails its success schema is re-run up to `retry.max`
 /// times; then the run fails, exit 1, with the engine's reason.
 fn validation_failures_retry_then_fail() {
-    let p = project("invalid");
-    let log = p.path.join("calls.log");
-    p.write("workflows/invalid.yaml", INVALID);
-    p.write("savant-think.toml", stdio_server("ci", &log, ""));
+    let (p, log) = fixture_project("invalid", INVALID, "ci");
     let r = exec(&p.path, &["invalid", "--json"]);
     assert_eq!(r.code, Some(1), "{r:?}");
     let finished: Vec<Value> = events(&r).into_iter().filter(|e| e["event"] == "step_finished").collect();
@@ -562,10 +569,7 @@ steps:
 /// Ctrl-C (SIGINT to exec alone) in the middle of a call: exit 130, the
 /// server it started is stopped, and the step is still to do.
 fn ctrl_c_stops_exec_and_its_servers() {
-    let p = project("sigint");
-    let log = p.path.join("calls.log");
-    p.write("workflows/sleepy.yaml", SLEEPY);
-    p.write("savant-think.toml", stdio_server("slowpoke", &log, ""));
+    let (p, log) = fixture_project("sleepy", SLEEPY, "slowpoke");
     let mut c =
         cmd(&p.path, &["exec", "sleepy", "--json", "--run-id", "z1", "--root", p.path.to_str().unwrap()]);
     c.stdout(Stdio::piped()).stderr(Stdio::null());
@@ -638,7 +642,7 @@ fn main() {
     ];
     let mut failed = Vec::new();
     let selected: Vec<_> = tests.iter().filter(|(name, _)| name.contains(&filter)).collect();
-    println!("running {} tests", selected.len());
+    println!("running {} test(s)", selected.len());
     for (name, test) in selected {
         let ok = std::panic::catch_unwind(test).is_ok();
         println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });

@@ -187,6 +187,9 @@ pub async fn exec(
     let jobs = options.jobs.max(1);
     let run_id = options.run_id.clone().unwrap_or_else(new_run_id);
     let resumed = options.run_id.is_some() && engine.state_get(workflow, &run_id).is_ok();
+    if resumed && !options.params.is_null() {
+        tracing::warn!(run_id, "--params is ignored: a resumed run keeps the params it started with");
+    }
     let params = if options.dry_run && !resumed {
         dry_run_params(&engine, workflow, options.params.clone()).map_err(UsageError)?
     } else {
