@@ -25,8 +25,10 @@ pub const TOOLS: &[&str] =
 
 fn log(line: Value) {
     if let Some(path) = std::env::var_os("FIXTURE_LOG") {
+        // One write of the whole line: several servers append to the same
+        // log, and `writeln!` on a `File` may split a line into many writes.
         let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
-        writeln!(f, "{line}").unwrap();
+        f.write_all(format!("{line}\n").as_bytes()).unwrap();
     }
 }
 

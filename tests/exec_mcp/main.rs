@@ -642,14 +642,24 @@ fn main() {
     ];
     let mut failed = Vec::new();
     let selected: Vec<_> = tests.iter().filter(|(name, _)| name.contains(&filter)).collect();
+    let started = std::time::Instant::now();
     println!("running {} test(s)", selected.len());
-    for (name, test) in selected {
+    for (name, test) in &selected {
         let ok = std::panic::catch_unwind(test).is_ok();
         println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
         if !ok {
             failed.push(*name);
         }
     }
+    // The same summary line as libtest's, so `.ci/run` counts these tests too.
+    println!(
+        "\ntest result: {}. {} passed; {} failed; 0 ignored; 0 measured; {} filtered out; finished in {:.2}s\n",
+        if failed.is_empty() { "ok" } else { "FAILED" },
+        selected.len() - failed.len(),
+        failed.len(),
+        tests.len() - selected.len(),
+        started.elapsed().as_secs_f64()
+    );
     if !failed.is_empty() {
         println!("failed: {failed:?}");
         std::process::exit(1);
