@@ -17,9 +17,10 @@ pub const EXIT_USAGE: u8 = 2;
 /// Exit status: interrupted with Ctrl-C (128 + SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
-/// Run a workflow to the end with no LLM client: each step's `call` goes to
-/// the engine's tools, `local_read` / `local_exec`, or an MCP server declared
-/// as [servers.NAME] in savant-think.toml.
+/// Run a workflow to the end with no LLM client, calling each step's tool.
+///
+/// Each step's `call` goes to the engine's tools, `local_read` / `local_exec`,
+/// or an MCP server declared as [servers.NAME] in savant-think.toml.
 ///
 /// Exit status: 0 when the run is done, 1 when it failed or exec stopped on a
 /// tool failure (the run stays resumable with --run-id), 2 on a usage error,
