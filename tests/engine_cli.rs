@@ -890,3 +890,16 @@ fn explain_gives_the_instruction_of_any_ready_step() {
     let done_b = root.ok(&["explain", "par", "--run-id", "p", "--step", "b"]);
     assert!(done_b["step"].get("instruction").is_none(), "a done step has no instruction: {done_b}");
 }
+
+#[test]
+fn resuming_with_other_params_warns_that_they_are_ignored() {
+    let root = Root::new("resume-params");
+    root.ok(&["plan", "review_v1", "--run-id", "w", "--params", PARAMS]);
+    // The same params (defaults not spelled out): no warning.
+    let same = root.ok(&["plan", "review_v1", "--run-id", "w", "--no-fresh", "--params", PARAMS]);
+    assert!(same.get("warnings").is_none(), "{same}");
+    let other = r#"{"mr_iid": "!8", "project": "group/app"}"#;
+    let resumed = root.ok(&["plan", "review_v1", "--run-id", "w", "--no-fresh", "--params", other]);
+    assert!(resumed["warnings"][0].as_str().unwrap().contains("ignored"), "{resumed}");
+    assert_eq!(resumed["instruction"]["input"]["mr_iid"], "!7", "the run keeps its own params");
+}

@@ -141,8 +141,18 @@ impl Engine {
         let params = if start_fresh { Some(self.check_params(&cw, params_arg.clone())?) } else { None };
         let _lock = self.store.lock(&key).map_err(store_error)?;
         if !start_fresh && let Some(cached) = self.load(&key, &cw)? {
-            let out = self.progress(&cached.machine);
+            // Resuming keeps the run's own params; say so rather than
+            // silently ignoring different ones.
+            let stored = &cached.machine.state.params;
+            let ignored = !params_arg.is_null()
+                && self.check_params(&cw, params_arg.clone()).map_or(true, |p| &p != stored);
+            let mut out = self.progress(&cached.machine);
             self.put(&key, cached);
+            if ignored && let Ok(v) = &mut out {
+                v["warnings"] = json!([
+                    "the params given were ignored: the run exists and is resumed with the params it started with; start it over (start_fresh: true) to use new params"
+                ]);
+            }
             return out;
         }
         let params = match params {
