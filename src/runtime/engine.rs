@@ -137,15 +137,16 @@ impl Engine {
         let cw = self.workflow(workflow)?;
         let run_id = run_id.map_or_else(new_run_id, str::to_owned);
         let key = self.key(&cw, &run_id)?;
+        let given = !params_arg.is_null();
+        let checked = self.check_params(&cw, params_arg);
         // Refused params leave nothing behind (not even a lock file).
-        let params = if start_fresh { Some(self.check_params(&cw, params_arg.clone())?) } else { None };
+        let checked = if start_fresh { Ok(checked?) } else { checked };
         let _lock = self.store.lock(&key).map_err(store_error)?;
         if !start_fresh && let Some(cached) = self.load(&key, &cw)? {
             // Resuming keeps the run's own params; say so rather than
             // silently ignoring different ones.
             let stored = &cached.machine.state.params;
-            let ignored = !params_arg.is_null()
-                && self.check_params(&cw, params_arg.clone()).map_or(true, |p| &p != stored);
+            let ignored = given && !checked.as_ref().is_ok_and(|p| p == stored);
             let mut out = self.progress(&cached.machine);
             self.put(&key, cached);
             if ignored && let Ok(v) = &mut out {
@@ -155,10 +156,7 @@ impl Engine {
             }
             return out;
         }
-        let params = match params {
-            Some(p) => p,
-            None => self.check_params(&cw, params_arg)?,
-        };
+        let params = checked?;
         self.runs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -766,17 +764,19 @@ impl Engine {
                     .filter(|&&p| !m.state.steps[p].status.is_finished())
                     .map(|&p| cw.plan.steps[p].id.as_str())
                     .collect();
-                let failure = m.state.failure.as_ref().filter(|_| m.state.status == RunStatus::Failed);
-                let failed_here = failure.is_some_and(|f| {
+                let failure = m.state.failure.as_ref();
+                // The run's failure concerns this step (or one of its items).
+                let concerns_step = failure.is_some_and(|f| {
                     f.get("step_id").and_then(Value::as_str).is_some_and(|f| f.split('[').next() == Some(&s.id))
                 });
+                let failed = m.state.status == RunStatus::Failed;
                 let failure_message =
                     failure.and_then(|f| f.get("message")).and_then(Value::as_str).unwrap_or("the run failed");
                 d["why"] = json!(match s.status {
-                    _ if failed_here => format!(
+                    _ if failed && concerns_step => format!(
                         "the run failed at this step: {failure_message}; reset the run (reset, with force to discard results) or start it again with plan"
                     ),
-                    StepStatus::Pending | StepStatus::Ready | StepStatus::Running if failure.is_some() => format!(
+                    StepStatus::Pending | StepStatus::Ready | StepStatus::Running if failed => format!(
                         "the run has failed ({failure_message}), so no step runs any more; reset it or start it again with plan"
                     ),
                     StepStatus::Pending if waiting.is_empty() =>
@@ -789,10 +789,8 @@ impl Engine {
                     StepStatus::Skipped => "skipped: its `when` was false".to_owned(),
                     StepStatus::Failed => "failed".to_owned(),
                 });
-                if let Some(f) = &m.state.failure
-                    && f.get("step_id")
-                        .and_then(Value::as_str)
-                        .is_some_and(|f| f.split('[').next() == Some(&s.id))
+                if let Some(f) = failure
+                    && concerns_step
                 {
                     d["failure"] = f.clone();
                 }
