@@ -10,6 +10,7 @@ pub mod ir;
 pub mod mcp;
 pub mod migrate;
 pub mod report;
+pub mod root;
 pub mod runtime;
 pub mod source;
 pub mod state;

@@ -113,12 +113,22 @@ enum Command {
         /// A workflow id or file: print its diagnostics as JSON.
         #[arg(long, conflicts_with = "schema")]
         workflow: Option<String>,
+        /// Project root (default: discovered, see `savant-think root`).
         #[arg(long, value_name = "DIR")]
         root: Option<PathBuf>,
     },
     /// Print a driver prompt (default: the latest).
+    ///
+    /// The bundled prompts are built in; a project's prompts/prompts.yml adds
+    /// versions and overrides bundled ones by name.
     Prompt {
+        /// The version (e.g. stable, code_review). Default: the latest.
+        #[arg(conflicts_with = "list")]
         version: Option<String>,
+        /// List the versions and where each comes from (bundled or project).
+        #[arg(long)]
+        list: bool,
+        /// Project root (default: discovered, see `savant-think root`).
         #[arg(long, value_name = "DIR")]
         root: Option<PathBuf>,
     },
@@ -141,11 +151,24 @@ enum Command {
     Run(savant_think::agent::run::cli::RunArgs),
     /// Rewrite the original system's workflows into the current language (docs/migrating.md).
     Migrate(savant_think::migrate::command::MigrateArgs),
+    /// Print the project root and how it was found.
+    ///
+    /// The root is --root, else $SAVANT_PATH, else the nearest directory at or
+    /// above PATH (default: the current directory) that holds savant-think.toml,
+    /// else the nearest that holds a workflows/ directory, else the current
+    /// directory. workflows/, schemas/, prompts/ and .savant/state/ live there.
+    Root {
+        /// Start the search here (a file or directory). Default: the current directory.
+        path: Option<PathBuf>,
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+    },
     /// Call any engine tool by name (`think_plan` or `think.plan`) with JSON input.
     Call {
         tool: String,
         #[arg(long, value_name = "JSON|@FILE|-", default_value = "{}")]
         input: String,
+        /// Project root (default: discovered, see `savant-think root`).
         #[arg(long, value_name = "DIR")]
         root: Option<PathBuf>,
     },
@@ -171,7 +194,7 @@ struct ServeArgs {
     /// Refuse messages (stdio lines, HTTP bodies) larger than this many bytes.
     #[arg(long, value_name = "BYTES", default_value_t = savant_think::mcp::DEFAULT_MAX_MESSAGE_BYTES)]
     max_message_bytes: usize,
-    /// Project root. Default: $SAVANT_PATH, else the current directory.
+    /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
 }
@@ -180,7 +203,7 @@ struct ServeArgs {
 struct WorkflowArg {
     /// A workflow id (resolved in <root>/workflows/) or a path to a file.
     workflow: String,
-    /// Project root. Default: $SAVANT_PATH, else the current directory.
+    /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
 }
@@ -204,6 +227,7 @@ enum StateCommand {
     /// List runs (of one workflow, or all).
     List {
         workflow: Option<String>,
+        /// Project root (default: discovered, see `savant-think root`).
         #[arg(long, value_name = "DIR")]
         root: Option<PathBuf>,
     },
@@ -223,6 +247,7 @@ enum WorkflowsCommand {
         /// Only ids containing this text.
         #[arg(long)]
         filter: Option<String>,
+        /// Project root (default: discovered, see `savant-think root`).
         #[arg(long, value_name = "DIR")]
         root: Option<PathBuf>,
     },
@@ -256,7 +281,7 @@ struct CheckArgs {
     /// Directory of named success schemas (<Name>.json). Default: <root>/schemas.
     #[arg(long, value_name = "DIR")]
     schemas: Option<PathBuf>,
-    /// Project root. Default: $SAVANT_PATH, else the current directory.
+    /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
     /// Refuse files larger than this many bytes.
@@ -277,8 +302,35 @@ fn main() -> ExitCode {
 }
 
 fn engine_at(root: Option<&std::path::Path>) -> Result<Engine, ExitCode> {
-    let root = workspace::root(root);
+    let root = workspace::root(root).map_err(fail)?;
     Engine::new(root).map_err(|e| print_result(Err(e)))
+}
+
+/// `savant-think root`: `{root, absolute, found_by}`.
+fn run_root(explicit: Option<&std::path::Path>, path: Option<&std::path::Path>) -> ExitCode {
+    let start = path.map(start_dir);
+    match workspace::root_from(explicit, start.as_deref()) {
+        Ok(found) => {
+            let absolute = std::fs::canonicalize(&found.path).unwrap_or_else(|_| found.path.clone());
+            print_result(Ok(json!({
+                "root": found.path.display().to_string(),
+                "absolute": absolute.display().to_string(),
+                "found_by": found.source.describe(),
+            })))
+        }
+        Err(m) => fail(m),
+    }
+}
+
+/// Where root discovery starts for a path: a directory itself, a file's directory.
+fn start_dir(path: &std::path::Path) -> PathBuf {
+    if path.is_dir() {
+        return path.to_path_buf();
+    }
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
 }
 
 /// Prints a tool result as JSON: exit 0 on success, 1 on an error object.
@@ -389,7 +441,17 @@ fn run_engine(command: Command) -> ExitCode {
             }
             (None, workflow) => (root, "think_validate", json!({"workflow": workflow})),
         },
-        Command::Prompt { version, root } => (root, "think_driver_prompt", json!({"version": version})),
+        Command::Prompt { list: true, root, .. } => {
+            let engine = match engine_at(root.as_deref()) {
+                Ok(e) => e,
+                Err(code) => return code,
+            };
+            return print_result(savant_think::runtime::prompts::list(engine.root()));
+        }
+        Command::Prompt { version, root, list: false } => {
+            (root, "think_driver_prompt", json!({"version": version}))
+        }
+        Command::Root { path, root } => return run_root(root.as_deref(), path.as_deref()),
         Command::Workflows { command } => match command {
             WorkflowsCommand::List { filter, root } => {
                 (root, "think_workflows_list", json!({"filter": filter}))
@@ -422,7 +484,10 @@ fn run_engine(command: Command) -> ExitCode {
 
 fn run_serve(args: ServeArgs) -> ExitCode {
     let options = savant_think::mcp::ServeOptions {
-        root: workspace::root(args.root.as_deref()),
+        root: match workspace::root(args.root.as_deref()) {
+            Ok(r) => r,
+            Err(m) => return fail(m),
+        },
         http: args.http,
         token: args.token,
         allowed_origins: args.allowed_origin,
@@ -442,7 +507,19 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 }
 
 fn run_check(args: CheckArgs) -> ExitCode {
-    let root = workspace::root(args.root.as_deref());
+    let start = args.paths.first().map(|p| start_dir(p));
+    let root = match workspace::root_from(args.root.as_deref(), start.as_deref()) {
+        Ok(r) => r.path,
+        Err(m) => return fail(m),
+    };
+    // Every command stops on a broken savant-think.toml, `check` too.
+    if let Err(e) = savant_think::runtime::EngineConfig::load(&root) {
+        return fail(format!(
+            "{}: {}",
+            e.code,
+            e.details["message"].as_str().unwrap_or("invalid savant-think.toml")
+        ));
+    }
     let mut config = Config::default();
     config.limits.max_file_bytes = args.max_file_size;
     config.schemas = workspace::load_schemas(&args.schemas.clone().unwrap_or_else(|| root.join("schemas")));

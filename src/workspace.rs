@@ -24,15 +24,19 @@ impl std::fmt::Display for IoError {
     }
 }
 
-/// The root directory: `--root`, else `SAVANT_PATH`, else the current directory.
-pub fn root(explicit: Option<&Path>) -> PathBuf {
-    if let Some(p) = explicit {
-        return p.to_path_buf();
-    }
-    match std::env::var_os("SAVANT_PATH") {
-        Some(p) if !p.is_empty() => PathBuf::from(p),
-        _ => PathBuf::from("."),
-    }
+/// The project root for a command run from the working directory:
+/// `--root`, else `SAVANT_PATH`, else discovered upwards from `start` (or
+/// the working directory) by [`crate::root::discover`]. An explicit root that
+/// is not a directory is an error (a usage error for the CLI).
+pub fn root_from(explicit: Option<&Path>, start: Option<&Path>) -> Result<crate::root::ProjectRoot, String> {
+    let env = std::env::var_os("SAVANT_PATH");
+    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    crate::root::discover(explicit, env.as_deref(), start, &cwd)
+}
+
+/// [`root_from`] starting at the working directory, as a path.
+pub fn root(explicit: Option<&Path>) -> Result<PathBuf, String> {
+    root_from(explicit, None).map(|r| r.path)
 }
 
 fn is_workflow_file(p: &Path) -> bool {

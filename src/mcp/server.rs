@@ -121,12 +121,13 @@ impl SavantServer {
 
     fn prompt_list(&self) -> Result<Vec<Prompt>, EngineError> {
         let registry = prompts::registry(self.engine.root())?;
-        let latest = registry.latest.clone().or_else(|| registry.versions.last().map(|(v, _)| v.clone()));
+        let latest = registry.latest().map(str::to_owned);
         Ok(registry
-            .versions
+            .entries
             .iter()
-            .map(|(version, file)| {
-                let mut d = format!("savant-think driver prompt `{version}` (prompts/{file})");
+            .map(|entry| {
+                let version = &entry.version;
+                let mut d = format!("savant-think driver prompt `{version}` ({})", entry.location());
                 if latest.as_deref() == Some(version) {
                     d.push_str(", the latest");
                 }

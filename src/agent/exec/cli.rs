@@ -55,7 +55,7 @@ pub struct ExecArgs {
     /// Run up to N ready steps at once; results are submitted in a fixed order.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub jobs: u16,
-    /// Project root. Default: $SAVANT_PATH, else the current directory.
+    /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml or workflows/.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
 }
@@ -73,7 +73,11 @@ pub fn main(args: ExecArgs) -> u8 {
         Some(Ok(v)) => v,
         Some(Err(m)) => return usage(m),
     };
-    let engine = match Engine::new(workspace::root(args.root.as_deref())) {
+    let root = match workspace::root(args.root.as_deref()) {
+        Ok(r) => r,
+        Err(m) => return usage(m),
+    };
+    let engine = match Engine::new(root) {
         Ok(e) => Arc::new(e),
         Err(e) => return usage(e),
     };

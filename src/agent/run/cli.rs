@@ -76,7 +76,7 @@ pub struct RunArgs {
     /// The run id (default: a new one).
     #[arg(long)]
     pub run_id: Option<String>,
-    /// Project root. Default: $SAVANT_PATH, else the current directory.
+    /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml or workflows/.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
 }
@@ -243,7 +243,10 @@ pub fn main(args: RunArgs) -> u8 {
         2
     };
     crate::mcp::init_logging("warn");
-    let root = crate::workspace::root(args.root.as_deref());
+    let root = match crate::workspace::root(args.root.as_deref()) {
+        Ok(r) => r,
+        Err(m) => return usage(m),
+    };
     let goal = match read_goal(&args.goal) {
         Ok(g) => g,
         Err(m) => return usage(m),

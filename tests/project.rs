@@ -1,0 +1,160 @@
+//! A user's own project: an ordinary directory with `workflows/` and nothing
+//! else from this repository. The binary must find its root from any
+//! subdirectory and bring its own driver prompts.
+
+mod common;
+
+use common::{Scratch, assert_exit, run};
+
+const TICKET: &str = "id: ticket
+steps:
+  - id: fetch
+    call: jira.get_issue
+    capture_as: issue
+    success_schema: TicketV1
+  - id: say
+    call: prompt.say
+    input_template: { text: \"<<issue.key>>\" }
+";
+
+const TICKET_SCHEMA: &str = r#"{"type":"object","properties":{"key":{"type":"string"}},"required":["key"],"additionalProperties":false}"#;
+
+fn project() -> Scratch {
+    let s = Scratch::new("project");
+    s.write("workflows/team/ticket.yaml", TICKET);
+    s.write("workflows/hello.yaml", "steps:\n  - id: hi\n    call: prompt.say\n");
+    s.write("schemas/TicketV1.json", TICKET_SCHEMA);
+    s
+}
+
+#[test]
+fn driver_prompts_are_built_in() {
+    let s = Scratch::new("bare");
+    s.write("workflows/hello.yaml", "steps:\n  - id: hi\n    call: prompt.say\n");
+    let r = run(&s.path, &["prompt"]);
+    assert_exit(&r, 0);
+    let v = r.json();
+    assert_eq!(v["version"], "stable");
+    assert_eq!(v["source"], "bundled");
+    assert!(v["prompt_md"].as_str().unwrap().contains("think_next"), "{r:?}");
+    let r = run(&s.path, &["prompt", "code_review"]);
+    assert_exit(&r, 0);
+    let r = run(&s.path, &["prompt", "nope"]);
+    assert_exit(&r, 1);
+    let v = r.json();
+    assert_eq!(v["error"], "PROMPT_NOT_FOUND");
+    assert_eq!(v["details"]["available"], serde_json::json!(["stable", "code_review"]));
+    let r = run(&s.path, &["call", "think.driver_prompt", "--input", "{}"]);
+    assert_exit(&r, 0);
+}
+
+#[test]
+fn a_project_adds_and_overrides_prompt_versions() {
+    let s = project();
+    s.write("prompts/prompts.yml", "latest: mine\nversions:\n  mine: mine.md\n  stable: stable.md\n");
+    s.write("prompts/mine.md", "# my driver\n");
+    s.write("prompts/stable.md", "# our stable driver\n");
+    let r = run(&s.path, &["prompt", "--list"]);
+    assert_exit(&r, 0);
+    let v = r.json();
+    assert_eq!(v["latest"], "mine");
+    let sources: Vec<(String, String)> = v["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["version"].as_str().unwrap().into(), e["source"].as_str().unwrap().into()))
+        .collect();
+    assert_eq!(
+        sources,
+        [
+            ("stable".into(), "project".into()),
+            ("code_review".into(), "bundled".into()),
+            ("mine".into(), "project".into())
+        ]
+    );
+    let v = run(&s.path, &["prompt"]).json();
+    assert_eq!(v["prompt_md"], "# my driver\n");
+    let v = run(&s.path, &["prompt", "stable"]).json();
+    assert_eq!(v["prompt_md"], "# our stable driver\n");
+}
+
+#[test]
+fn prompt_files_cannot_leave_the_root() {
+    let s = project();
+    s.write(
+        "prompts/prompts.yml",
+        "versions:\n  abs: /etc/passwd\n  up: ../../etc/passwd\n  link: link.md\n",
+    );
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("/etc/passwd", s.path.join("prompts/link.md")).unwrap();
+    for version in ["abs", "up", "link"] {
+        let r = run(&s.path, &["prompt", version]);
+        assert_exit(&r, 1);
+        assert_eq!(r.json()["error"], "PROMPT_NOT_FOUND", "{version}: {r:?}");
+        assert!(!r.stdout.contains("root:x:0"), "{version} served /etc/passwd: {r:?}");
+    }
+}
+
+#[test]
+fn check_from_a_subdirectory_uses_the_project_root() {
+    let s = project();
+    let sub = s.path.join("workflows/team");
+    // The named schema is found at the root: no false UNKNOWN_SCHEMA.
+    let r = run(&sub, &["check", "ticket.yaml"]);
+    assert_exit(&r, 0);
+    // With no path, the root's workflows/ is checked (both files).
+    let r = run(&sub, &["check", "--format", "json"]);
+    assert_exit(&r, 0);
+    assert_eq!(r.json()["summary"]["files"], 2, "{r:?}");
+    // From outside the project, a file's own project is found.
+    let r = run(
+        s.path.parent().unwrap(),
+        &["check", s.path.join("workflows/team/ticket.yaml").to_str().unwrap()],
+    );
+    assert_exit(&r, 0);
+}
+
+#[test]
+fn the_config_file_marks_the_root_in_a_monorepo() {
+    let s = Scratch::new("mono");
+    s.write("apps/a/savant-think.toml", "");
+    s.write("apps/a/flows/ticket.yaml", TICKET);
+    s.write("apps/a/schemas/TicketV1.json", TICKET_SCHEMA);
+    let r = run(&s.path, &["check", "apps/a/flows/ticket.yaml"]);
+    assert_exit(&r, 0);
+    let r = run(&s.path.join("apps/a/flows"), &["root"]);
+    assert_exit(&r, 0);
+    let v = r.json();
+    assert_eq!(v["root"], "..");
+    assert!(v["found_by"].as_str().unwrap().contains("savant-think.toml"), "{r:?}");
+}
+
+#[test]
+fn plan_from_a_subdirectory_finds_the_workflows() {
+    let s = project();
+    let r = run(&s.path.join("workflows/team"), &["plan", "hello", "--run-id", "r1"]);
+    assert_exit(&r, 0);
+    assert_eq!(r.json()["instruction"]["step_id"], "hi");
+    assert!(s.path.join(".savant/state").is_dir(), "state lives at the root");
+}
+
+#[test]
+fn a_missing_root_is_a_usage_error() {
+    let s = project();
+    for args in
+        [&["check", "--root", "nope"][..], &["plan", "hello", "--root", "nope"], &["root", "--root", "nope"]]
+    {
+        let r = run(&s.path, args);
+        assert_exit(&r, 2);
+        assert!(r.stderr.contains("no such directory"), "{args:?}: {r:?}");
+    }
+}
+
+#[test]
+fn an_invalid_config_stops_check() {
+    let s = project();
+    s.write("savant-think.toml", "[state\nfsync = ");
+    let r = run(&s.path, &["check"]);
+    assert_exit(&r, 2);
+    assert!(r.stderr.contains("INVALID_CONFIG"), "{r:?}");
+}
