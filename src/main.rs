@@ -533,8 +533,11 @@ fn run_check(args: CheckArgs) -> ExitCode {
             Err(e) => return fail(format!("tool manifest {}: {e}", path.display())),
         }
     }
-    let paths = if args.paths.is_empty() { vec![root.join("workflows")] } else { args.paths.clone() };
-    let (files, mut io_errors) = workspace::collect_files(&paths);
+    let paths = check_paths(&args.paths, &root);
+    let (mut files, mut io_errors) = workspace::collect_files(&paths);
+    // A workflow named directly and also found under workflows/ is checked once.
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
     let mut checked = Vec::new();
     for f in &files {
         match workspace::check_file(f, &config) {
@@ -571,6 +574,24 @@ fn run_check(args: CheckArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// The paths `check` reads: the given ones, else `<root>/workflows`. A JSON
+/// file under a `schemas/` directory (pre-commit passes changed schemas)
+/// stands for the workflows of the root, which are the files that use it.
+fn check_paths(given: &[PathBuf], root: &std::path::Path) -> Vec<PathBuf> {
+    if given.is_empty() {
+        return vec![root.join("workflows")];
+    }
+    let is_schema = |p: &PathBuf| {
+        p.extension().is_some_and(|e| e == "json")
+            && p.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "schemas")
+    };
+    let mut paths: Vec<PathBuf> = given.iter().filter(|p| !is_schema(p)).cloned().collect();
+    if given.iter().any(is_schema) {
+        paths.push(root.join("workflows"));
+    }
+    paths
 }
 
 fn display_paths(paths: &[PathBuf]) -> String {

@@ -158,3 +158,49 @@ fn an_invalid_config_stops_check() {
     assert_exit(&r, 2);
     assert!(r.stderr.contains("INVALID_CONFIG"), "{r:?}");
 }
+
+#[test]
+fn a_changed_schema_checks_the_workflows_that_use_it() {
+    // pre-commit passes the changed files: here only a schema.
+    let s = project();
+    s.write(
+        "schemas/TicketV1.json",
+        r#"{"type":"object","properties":{"id":{"type":"string"}},"additionalProperties":false}"#,
+    );
+    let r = run(&s.path, &["check", "--format", "json", "schemas/TicketV1.json"]);
+    assert_exit(&r, 1);
+    let v = r.json();
+    assert_eq!(v["summary"]["files"], 2, "{r:?}");
+    let codes: Vec<&str> =
+        v["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert!(codes.contains(&"UNRESOLVED_VAR") || codes.contains(&"TYPE_MISMATCH"), "{codes:?}");
+    // A workflow passed as well as its directory is reported once.
+    let r = run(&s.path, &["check", "--format", "json", "workflows/hello.yaml", "schemas/TicketV1.json"]);
+    assert_eq!(r.json()["summary"]["files"], 2, "{r:?}");
+}
+
+/// The README's `check` sample: the file it shows (as `cat -n` prints it)
+/// checked by the real binary prints exactly the output it shows.
+#[test]
+fn the_readme_check_sample_is_true() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme.find("$ cat -n workflows/review.yaml\n").expect("the README shows its sample file");
+    let block = &readme[start..];
+    let block = &block[..block.find("```").unwrap()];
+    let (file_part, output_part) = block.split_once("$ savant-think check workflows/\n").unwrap();
+    let file: String = file_part
+        .lines()
+        .skip(1)
+        .map(|l| {
+            // `cat -n`: a right-aligned number, then the line after two spaces.
+            let rest = l.trim_start();
+            let (_, text) = rest.split_at(rest.find(' ').unwrap_or(rest.len()));
+            format!("{}\n", text.strip_prefix("  ").unwrap_or(text.trim_start()))
+        })
+        .collect();
+    let s = Scratch::new("readme");
+    s.write("workflows/review.yaml", file);
+    let r = run(&s.path, &["check", "workflows/"]);
+    assert_exit(&r, 1);
+    assert_eq!(r.stdout, output_part, "the README's sample output differs from the real one");
+}
