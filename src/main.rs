@@ -42,6 +42,7 @@ enum Command {
     Graph {
         #[command(flatten)]
         wf: WorkflowArg,
+        /// Mermaid or DOT text, or the plan as JSON.
         #[arg(long, value_enum, default_value_t = GraphFormat::Mermaid)]
         format: GraphFormat,
     },
@@ -63,6 +64,7 @@ enum Command {
     Next {
         #[command(flatten)]
         wf: WorkflowArg,
+        /// The run to submit to (the run_id plan printed).
         #[arg(long)]
         run_id: String,
         /// The step id from the instruction (`id` or `id[3]` for a foreach item).
@@ -79,8 +81,10 @@ enum Command {
     Explain {
         #[command(flatten)]
         wf: WorkflowArg,
+        /// Explain this run: its progress, why a step waits, why it failed.
         #[arg(long)]
         run_id: Option<String>,
+        /// Explain this step (`id`, or `id[3]` for an item of a foreach step).
         #[arg(long)]
         step: Option<String>,
     },
@@ -88,12 +92,13 @@ enum Command {
     Reset {
         #[command(flatten)]
         wf: WorkflowArg,
+        /// The run to reset.
         #[arg(long)]
         run_id: String,
         /// Go back to the state right after this step completed.
         #[arg(long, value_name = "STEP")]
         checkpoint: Option<String>,
-        /// Allow discarding completed steps.
+        /// Allow discarding accepted results (completed steps after the checkpoint).
         #[arg(long)]
         force: bool,
     },
@@ -149,7 +154,7 @@ enum Command {
     ///
     /// Each step the model answers one JSON action: call a tool, reason, finish or give up.
     Run(savant_think::agent::run::cli::RunArgs),
-    /// Rewrite the original system's workflows into the current language (docs/migrating.md).
+    /// Rewrite the original system's workflows into the current language (docs/migrating.md in the savant-think repository).
     Migrate(savant_think::migrate::command::MigrateArgs),
     /// Print the project root and how it was found.
     ///
@@ -160,12 +165,15 @@ enum Command {
     Root {
         /// Start the search here (a file or directory). Default: the current directory.
         path: Option<PathBuf>,
+        /// Use this root (it must be a directory): the command then only confirms it.
         #[arg(long, value_name = "DIR")]
         root: Option<PathBuf>,
     },
     /// Call any engine tool by name (`think_plan` or `think.plan`) with JSON input.
     Call {
+        /// The tool's name, e.g. think_plan (think.plan works too).
         tool: String,
+        /// The tool's arguments as a JSON object, @FILE, or - for stdin.
         #[arg(long, value_name = "JSON|@FILE|-", default_value = "{}")]
         input: String,
         /// Project root (default: discovered, see `savant-think root`).
@@ -221,11 +229,13 @@ enum StateCommand {
     Get {
         #[command(flatten)]
         wf: WorkflowArg,
+        /// The run to read.
         #[arg(long)]
         run_id: String,
     },
     /// List runs (of one workflow, or all).
     List {
+        /// Only runs of this workflow id.
         workflow: Option<String>,
         /// Project root (default: discovered, see `savant-think root`).
         #[arg(long, value_name = "DIR")]
@@ -235,6 +245,7 @@ enum StateCommand {
     Delete {
         #[command(flatten)]
         wf: WorkflowArg,
+        /// The run to delete.
         #[arg(long)]
         run_id: String,
     },

@@ -204,3 +204,41 @@ fn the_readme_check_sample_is_true() {
     assert_exit(&r, 1);
     assert_eq!(r.stdout, output_part, "the README's sample output differs from the real one");
 }
+
+/// Every flag and argument of every command says what it is for, and no help
+/// points an installed user at a bare `docs/…` path.
+#[test]
+fn every_option_has_a_description() {
+    let s = Scratch::new("help");
+    let commands: &[&[&str]] = &[
+        &["check"], &["compile"], &["graph"], &["plan"], &["next"], &["explain"], &["reset"],
+        &["state", "get"], &["state", "list"], &["state", "delete"], &["validate"], &["prompt"],
+        &["workflows", "list"], &["workflows", "read"], &["workflows", "graph"], &["serve"], &["exec"],
+        &["run"], &["migrate"], &["call"], &["root"],
+    ];
+    for command in commands {
+        let mut args = command.to_vec();
+        args.push("--help");
+        let r = run(&s.path, &args);
+        assert_exit(&r, 0);
+        let lines: Vec<&str> = r.stdout.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let trimmed = line.trim_start();
+            let indent = line.len() - trimmed.len();
+            let is_item = (trimmed.starts_with('-') || trimmed.starts_with('<') || trimmed.starts_with('['))
+                && indent >= 2
+                && indent <= 6;
+            if !is_item {
+                continue;
+            }
+            // `  --flag <V>  description` or the description on the next, deeper line.
+            let inline = trimmed.split("  ").filter(|p| !p.trim().is_empty()).count() > 1;
+            let next_deeper = lines.get(i + 1).is_some_and(|n| {
+                let t = n.trim_start();
+                !t.is_empty() && n.len() - t.len() > indent + 2
+            });
+            assert!(inline || next_deeper, "`savant-think {}`: `{}` has no description", command.join(" "), trimmed);
+        }
+        assert!(!r.stdout.contains("Docs: docs/"), "{command:?} points at a docs/ path: {r:?}");
+    }
+}

@@ -151,7 +151,7 @@ impl Engine {
             self.put(&key, cached);
             if ignored && let Ok(v) = &mut out {
                 v["warnings"] = json!([
-                    "the params given were ignored: the run exists and is resumed with the params it started with; start it over (start_fresh: true) to use new params"
+                    "the params given were ignored: the run exists and is resumed with the params it started with; start it over (start_fresh: true; on the command line, plan without --no-fresh) to use new params"
                 ]);
             }
             return out;
@@ -369,7 +369,7 @@ impl Engine {
                 "WORKFLOW_CHANGED",
                 json!({"workflow": key.workflow, "run_id": key.run_id,
                        "message": "the workflow file changed after this run started",
-                       "help": "finish it with the old file, or restart: plan with start_fresh: true (the default) and the same run_id",
+                       "help": "finish it with the old file, or restart: plan with start_fresh: true (the default; on the command line, plan without --no-fresh) and the same run_id",
                        "run_hash": state.workflow_hash, "file_hash": cw.hash}),
             ));
         }
@@ -681,7 +681,7 @@ impl Engine {
             if discarded > 0 && !force {
                 return Err(EngineError::new(
                     "RESET_NOT_ALLOWED",
-                    json!({"message": format!("the reset would discard {discarded} accepted result(s); pass force: true"),
+                    json!({"message": format!("the reset would discard {discarded} accepted result(s); pass force: true (on the command line, --force)"),
                            "discarded": discarded}),
                 ));
             }
