@@ -348,6 +348,32 @@ fn explain_a_workflow_a_step_a_run_and_a_run_step() {
     root.err(&["explain", "review_v1", "--run-id", "ghost"], "UNKNOWN_RUN");
 }
 
+#[test]
+fn explain_checks_item_indexes_and_shows_the_item() {
+    let root = Root::new("explain-items");
+    // Without a run: an item of a foreach step is that step; of another step, unknown.
+    let s = root.ok(&["explain", "review_v1", "--step", "review_file[0]"]);
+    assert_eq!(s["item"], 0);
+    root.err(&["explain", "review_v1", "--step", "lint[0]"], "UNKNOWN_STEP");
+    root.err(&["explain", "review_v1", "--step", "review_file[x]"], "UNKNOWN_STEP");
+    root.err(&["explain", "review_v1", "--step", "review_file[0"], "UNKNOWN_STEP");
+
+    root.ok(&["plan", "review_v1", "--run-id", "r", "--params", PARAMS]);
+    // Not expanded yet: no item exists.
+    root.err(&["explain", "review_v1", "--run-id", "r", "--step", "review_file[0]"], "UNKNOWN_STEP");
+    root.ok(&["next", "review_v1", "--run-id", "r", "--step", "fetch_mr", "--result", &mr().to_string()]);
+    let r = root.ok(&["explain", "review_v1", "--run-id", "r", "--step", "review_file[0]"]);
+    assert_eq!(r["step"]["step_id"], "review_file[0]");
+    assert_eq!(r["step"]["status"], "ready", "{r}");
+    assert_eq!(r["step"]["instruction"]["step_id"], "review_file[0]", "{r}");
+    let e = root.err(&["explain", "review_v1", "--run-id", "r", "--step", "review_file[99]"], "UNKNOWN_STEP");
+    assert!(e["details"]["message"].as_str().unwrap().contains("item(s)"), "{e}");
+    root.err(&["explain", "review_v1", "--run-id", "r", "--step", "lint[0]"], "UNKNOWN_STEP");
+    root.ok(&["next", "review_v1", "--run-id", "r", "--step", "review_file[0]", "--result", &review().to_string()]);
+    let r = root.ok(&["explain", "review_v1", "--run-id", "r", "--step", "review_file[0]"]);
+    assert_eq!(r["step"]["status"], "done", "{r}");
+}
+
 // ------------------------------------------------------------ reset
 
 #[test]

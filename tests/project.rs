@@ -242,3 +242,35 @@ fn every_option_has_a_description() {
         assert!(!r.stdout.contains("Docs: docs/"), "{command:?} points at a docs/ path: {r:?}");
     }
 }
+
+#[test]
+fn workflow_files_and_ids_agree() {
+    let s = project();
+    s.write("workflows/_draft.yaml", "steps:\n  - id: a\n    call: prompt.say\n");
+    // Listed only what can be planned by id.
+    let r = run(&s.path, &["workflows", "list"]);
+    assert_exit(&r, 0);
+    let ids: Vec<String> =
+        r.json()["workflows"].as_array().unwrap().iter().map(|w| w["id"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(ids, ["hello"], "{r:?}");
+    // A path that does not exist is "no such file", not a missing id.
+    let r = run(&s.path, &["plan", "./nope.yaml"]);
+    assert_exit(&r, 1);
+    let v = r.json();
+    assert_eq!(v["error"], "UNKNOWN_WORKFLOW");
+    assert_eq!(v["details"]["message"], "./nope.yaml: no such file");
+}
+
+#[test]
+fn a_run_started_from_a_path_is_listed_with_its_real_status() {
+    let s = project();
+    s.write("elsewhere/solo.yaml", "id: solo\nsteps:\n  - id: a\n    call: prompt.say\n");
+    assert_exit(&run(&s.path, &["plan", "elsewhere/solo.yaml", "--run-id", "r1"]), 0);
+    let r = run(&s.path, &["next", "elsewhere/solo.yaml", "--run-id", "r1", "--step", "a"]);
+    assert_eq!(r.json()["done"], true, "{r:?}");
+    let r = run(&s.path, &["state", "list"]);
+    let runs = r.json()["runs"].clone();
+    assert_eq!(runs[0]["workflow"], "solo");
+    assert_eq!(runs[0]["status"], "done", "{r:?}");
+    assert!(runs[0].get("note").is_none(), "{r:?}");
+}

@@ -161,7 +161,8 @@ impl Engine {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&(key.workflow.clone(), key.run_id.clone()));
-        let machine = Machine::start(cw, &run_id, params, &now());
+        let mut machine = Machine::start(cw, &run_id, params, &now());
+        machine.state.source = self.source_of(&machine.cw);
         let snapshot = serde_json::to_value(&machine.state).unwrap_or(Value::Null);
         let stamp = self.store.write_snapshot(&key, &snapshot).map_err(store_error)?;
         let out = self.progress(&machine);
@@ -611,12 +612,35 @@ impl Engine {
         Ok(json!({ "runs": runs }))
     }
 
+    /// The absolute path of a workflow file that is not `<root>/workflows/<id>.y(a)ml`.
+    fn source_of(&self, cw: &CompiledWorkflow) -> Option<String> {
+        let by_id = workflow::resolve(&self.root, &cw.wf.id).ok();
+        let same = |a: &std::path::Path, b: &std::path::Path| {
+            matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b)
+        };
+        if by_id.is_some_and(|p| same(&p, &cw.path)) {
+            return None;
+        }
+        std::fs::canonicalize(&cw.path).ok().map(|p| p.display().to_string())
+    }
+
     /// One run as `state_list` shows it: replayed through its workflow (the
     /// snapshot alone lags behind the journal), or, when the workflow no
     /// longer compiles or has changed, from the stored files as they are.
     fn list_entry(&self, key: &RunKey) -> Result<Option<Value>, EngineError> {
         let _lock = self.store.lock(key).map_err(store_error)?;
-        let replayed = self.workflow(&key.workflow).and_then(|cw| self.load(key, &cw));
+        let replayed = self
+            .workflow(&key.workflow)
+            .or_else(|e| {
+                // A run started from a path: its snapshot says where the file is.
+                let loaded = self.store.load(key).ok().flatten();
+                let source = loaded.as_ref().and_then(|l| l.snapshot.get("source")).and_then(Value::as_str);
+                match source {
+                    Some(path) => self.workflow(path),
+                    None => Err(e),
+                }
+            })
+            .and_then(|cw| self.load(key, &cw));
         if let Ok(Some(cached)) = replayed {
             let st = &cached.machine.state;
             let entry = json!({
@@ -693,6 +717,7 @@ impl Engine {
             }
             machine.state.version = old_version + 1;
             machine.state.updated_at = now();
+            machine.state.source = state.source.clone();
             cached.machine = machine;
             engine.snapshot(key, cached)?;
             // The reset is done either way; a run whose next instruction
@@ -727,18 +752,43 @@ impl Engine {
                 "retry_max": s.retry_max.unwrap_or(3),
             })
         };
-        let find = |id: &str| {
-            let base = id.split('[').next().unwrap_or(id);
-            cw.wf.steps.iter().position(|s| s.id.value == base).ok_or_else(|| {
-                EngineError::new(
-                    "UNKNOWN_STEP",
-                    json!({"step_id": id, "message": format!("no step `{id}` in `{}`", cw.wf.id)}),
-                )
-            })
+        let unknown = |id: &str, message: String| {
+            EngineError::new("UNKNOWN_STEP", json!({"step_id": id, "message": message}))
+        };
+        // `id` or `id[N]`: the step's index and the item's, if any. An item
+        // index needs a foreach step (its range is checked against the run).
+        let find = |id: &str| -> Result<(usize, Option<usize>), EngineError> {
+            let (base, item) = match id.strip_suffix(']').and_then(|s| s.split_once('[')) {
+                Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                    (base, Some(n.parse::<usize>().unwrap_or(usize::MAX)))
+                }
+                Some(_) => return Err(unknown(id, format!("`{id}` is not a step id or `id[N]` item"))),
+                None if id.contains('[') || id.contains(']') => {
+                    return Err(unknown(id, format!("`{id}` is not a step id or `id[N]` item")));
+                }
+                None => (id, None),
+            };
+            let i = cw
+                .wf
+                .steps
+                .iter()
+                .position(|s| s.id.value == base)
+                .ok_or_else(|| unknown(id, format!("no step `{base}` in `{}`", cw.wf.id)))?;
+            if item.is_some() && cw.wf.steps[i].foreach.is_none() {
+                return Err(unknown(id, format!("`{base}` has no `foreach`, so it has no items; explain `{base}`")));
+            }
+            Ok((i, item))
         };
         let Some(run_id) = run_id else {
             return match step_id {
-                Some(id) => Ok(describe(find(id)?)),
+                Some(id) => {
+                    let (i, item) = find(id)?;
+                    let mut d = describe(i);
+                    if let Some(n) = item {
+                        d["item"] = json!(n);
+                    }
+                    Ok(d)
+                }
                 None => Ok(json!({
                     "workflow": cw.wf.id, "name": cw.wf.name, "description": cw.wf.description, "rules": cw.wf.rules,
                     "order": cw.plan.order.iter().map(|&i| cw.plan.steps[i].id.as_str()).collect::<Vec<_>>(),
@@ -753,11 +803,32 @@ impl Engine {
                 "failure": m.state.failure, "ready": engine.ready_ids(m),
             });
             if let Some(id) = step_id {
-                let i = find(id)?;
+                let (i, item) = find(id)?;
                 let mut d = describe(i);
                 let s = &m.state.steps[i];
-                d["status"] = json!(s.status);
-                d["attempts"] = json!(s.attempts);
+                let (status, attempts) = match item {
+                    None => (s.status, s.attempts),
+                    Some(n) => match s.items.as_ref().and_then(|items| items.get(n)) {
+                        Some(it) => (it.status, it.attempts),
+                        None => {
+                            let message = match &s.items {
+                                Some(items) => format!(
+                                    "`{}` has {} item(s) in this run; items are numbered from 0",
+                                    s.id,
+                                    items.len()
+                                ),
+                                None => format!("`{}` has not been expanded into items yet", s.id),
+                            };
+                            return Err(unknown(id, message));
+                        }
+                    },
+                };
+                if let Some(n) = item {
+                    d["step_id"] = json!(id);
+                    d["item"] = json!(n);
+                }
+                d["status"] = json!(status);
+                d["attempts"] = json!(attempts);
                 let waiting: Vec<&str> = cw.plan.steps[i]
                     .deps
                     .iter()
@@ -772,7 +843,7 @@ impl Engine {
                 let failed = m.state.status == RunStatus::Failed;
                 let failure_message =
                     failure.and_then(|f| f.get("message")).and_then(Value::as_str).unwrap_or("the run failed");
-                d["why"] = json!(match s.status {
+                d["why"] = json!(match status {
                     _ if failed && concerns_step => format!(
                         "the run failed at this step: {failure_message}; reset the run (reset, with force to discard results) or start it again with plan"
                     ),

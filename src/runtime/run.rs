@@ -133,6 +133,10 @@ pub struct RunState {
     pub truncations: Vec<Truncation>,
     pub created_at: String,
     pub updated_at: String,
+    /// The workflow file's absolute path when the run was started from a
+    /// path rather than an id of `<root>/workflows/`: how a listing finds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// A ready unit of work: a step, or one item of a foreach step.
@@ -177,6 +181,7 @@ impl Machine {
             truncations: Vec::new(),
             created_at: now.to_owned(),
             updated_at: now.to_owned(),
+            source: None,
         };
         let roots: Vec<usize> =
             (0..cw.plan.steps.len()).filter(|&i| cw.plan.steps[i].deps.is_empty()).collect();

@@ -36,11 +36,11 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// `<root>/workflows/<id>.yaml` / `.yml`.
 pub fn resolve(root: &Path, workflow: &str) -> Result<PathBuf, EngineError> {
     let as_path = Path::new(workflow);
-    if (workflow.ends_with(".yaml") || workflow.ends_with(".yml") || workflow.contains('/'))
-        && as_path.is_file()
-    {
+    let looks_like_path = workflow.ends_with(".yaml") || workflow.ends_with(".yml") || workflow.contains('/');
+    if looks_like_path && as_path.is_file() {
         return Ok(as_path.to_path_buf());
     }
+
     if crate::ir::lower::valid_workflow_id(workflow) {
         for ext in ["yaml", "yml"] {
             let p = root.join("workflows").join(format!("{workflow}.{ext}"));
@@ -48,6 +48,13 @@ pub fn resolve(root: &Path, workflow: &str) -> Result<PathBuf, EngineError> {
                 return Ok(p);
             }
         }
+    }
+    if looks_like_path {
+        let why = if as_path.exists() { "not a regular file" } else { "no such file" };
+        return Err(EngineError::new(
+            "UNKNOWN_WORKFLOW",
+            json!({"workflow": workflow, "message": format!("{workflow}: {why}")}),
+        ));
     }
     let known: Vec<String> = list_ids(root);
     let help = crate::diagnostic::suggest(workflow, known.iter().map(String::as_str));
@@ -62,7 +69,9 @@ pub fn resolve(root: &Path, workflow: &str) -> Result<PathBuf, EngineError> {
     ))
 }
 
-/// Ids of every workflow file under `<root>/workflows`, sorted.
+/// Ids of every workflow file under `<root>/workflows`, sorted. A file whose
+/// stem is not a valid id (`_draft.yaml`, `my flow.yaml`) cannot be run by id
+/// and is not listed (`check` still reads it).
 pub fn list_ids(root: &Path) -> Vec<String> {
     let mut ids: Vec<String> = std::fs::read_dir(root.join("workflows"))
         .into_iter()
@@ -71,7 +80,7 @@ pub fn list_ids(root: &Path) -> Vec<String> {
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let stem = name.strip_suffix(".yaml").or_else(|| name.strip_suffix(".yml"))?;
-            Some(stem.to_owned())
+            crate::ir::lower::valid_workflow_id(stem).then(|| stem.to_owned())
         })
         .collect();
     ids.sort();
