@@ -369,7 +369,16 @@ fn explain_checks_item_indexes_and_shows_the_item() {
     let e = root.err(&["explain", "review_v1", "--run-id", "r", "--step", "review_file[99]"], "UNKNOWN_STEP");
     assert!(e["details"]["message"].as_str().unwrap().contains("item(s)"), "{e}");
     root.err(&["explain", "review_v1", "--run-id", "r", "--step", "lint[0]"], "UNKNOWN_STEP");
-    root.ok(&["next", "review_v1", "--run-id", "r", "--step", "review_file[0]", "--result", &review().to_string()]);
+    root.ok(&[
+        "next",
+        "review_v1",
+        "--run-id",
+        "r",
+        "--step",
+        "review_file[0]",
+        "--result",
+        &review().to_string(),
+    ]);
     let r = root.ok(&["explain", "review_v1", "--run-id", "r", "--step", "review_file[0]"]);
     assert_eq!(r["step"]["status"], "done", "{r}");
 }

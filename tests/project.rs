@@ -211,10 +211,27 @@ fn the_readme_check_sample_is_true() {
 fn every_option_has_a_description() {
     let s = Scratch::new("help");
     let commands: &[&[&str]] = &[
-        &["check"], &["compile"], &["graph"], &["plan"], &["next"], &["explain"], &["reset"],
-        &["state", "get"], &["state", "list"], &["state", "delete"], &["validate"], &["prompt"],
-        &["workflows", "list"], &["workflows", "read"], &["workflows", "graph"], &["serve"], &["exec"],
-        &["run"], &["migrate"], &["call"], &["root"],
+        &["check"],
+        &["compile"],
+        &["graph"],
+        &["plan"],
+        &["next"],
+        &["explain"],
+        &["reset"],
+        &["state", "get"],
+        &["state", "list"],
+        &["state", "delete"],
+        &["validate"],
+        &["prompt"],
+        &["workflows", "list"],
+        &["workflows", "read"],
+        &["workflows", "graph"],
+        &["serve"],
+        &["exec"],
+        &["run"],
+        &["migrate"],
+        &["call"],
+        &["root"],
     ];
     for command in commands {
         let mut args = command.to_vec();
@@ -226,8 +243,7 @@ fn every_option_has_a_description() {
             let trimmed = line.trim_start();
             let indent = line.len() - trimmed.len();
             let is_item = (trimmed.starts_with('-') || trimmed.starts_with('<') || trimmed.starts_with('['))
-                && indent >= 2
-                && indent <= 6;
+                && (2..=6).contains(&indent);
             if !is_item {
                 continue;
             }
@@ -237,7 +253,12 @@ fn every_option_has_a_description() {
                 let t = n.trim_start();
                 !t.is_empty() && n.len() - t.len() > indent + 2
             });
-            assert!(inline || next_deeper, "`savant-think {}`: `{}` has no description", command.join(" "), trimmed);
+            assert!(
+                inline || next_deeper,
+                "`savant-think {}`: `{}` has no description",
+                command.join(" "),
+                trimmed
+            );
         }
         assert!(!r.stdout.contains("Docs: docs/"), "{command:?} points at a docs/ path: {r:?}");
     }
@@ -250,8 +271,12 @@ fn workflow_files_and_ids_agree() {
     // Listed only what can be planned by id.
     let r = run(&s.path, &["workflows", "list"]);
     assert_exit(&r, 0);
-    let ids: Vec<String> =
-        r.json()["workflows"].as_array().unwrap().iter().map(|w| w["id"].as_str().unwrap().to_owned()).collect();
+    let ids: Vec<String> = r.json()["workflows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["id"].as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(ids, ["hello"], "{r:?}");
     // A path that does not exist is "no such file", not a missing id.
     let r = run(&s.path, &["plan", "./nope.yaml"]);
@@ -273,4 +298,67 @@ fn a_run_started_from_a_path_is_listed_with_its_real_status() {
     assert_eq!(runs[0]["workflow"], "solo");
     assert_eq!(runs[0]["status"], "done", "{r:?}");
     assert!(runs[0].get("note").is_none(), "{r:?}");
+}
+
+fn doc(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/docs/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// runtime.md's walkthrough: each accepted `next` bumps the version by one,
+/// so the final version is the number of `next` commands shown.
+#[test]
+fn the_runtime_walkthrough_counts_its_versions() {
+    let text = doc("runtime.md");
+    let start = text.find("$ savant-think plan review_v1").unwrap();
+    let block = &text[start..];
+    let block = &block[..block.find("```").unwrap()];
+    let nexts = block.lines().filter(|l| l.starts_with("$ savant-think next")).count();
+    let last = block.rfind("\"version\": ").unwrap();
+    let version: usize =
+        block[last + 11..].chars().take_while(char::is_ascii_digit).collect::<String>().parse().unwrap();
+    assert_eq!(version, nexts, "the walkthrough ends at version {version} after {nexts} next(s)");
+    // And `state get` of the same run shows the same version.
+    assert!(
+        text.contains(&format!("{{\"version\": {nexts}, \"workflow\": \"review_v1\", \"run_id\": \"demo\""))
+    );
+}
+
+/// Every `exec` command line in the docs and in `exec --help` is accepted as
+/// written (checked with --dry-run, so no tool runs).
+#[test]
+fn the_documented_exec_command_lines_run() {
+    let s = Scratch::new("exec-docs");
+    for dir in ["workflows", "schemas"] {
+        for e in std::fs::read_dir(format!("{}/{dir}", env!("CARGO_MANIFEST_DIR"))).unwrap() {
+            let e = e.unwrap();
+            s.write(&format!("{dir}/{}", e.file_name().to_string_lossy()), std::fs::read(e.path()).unwrap());
+        }
+    }
+    s.write("params.json", r#"{"project": "g/app", "mr_iid": "!7"}"#);
+    let help = run(&s.path, &["exec", "--help"]).stdout;
+    let text = doc("exec.md") + &help;
+    let mut seen = 0;
+    for line in text.lines() {
+        let Some(rest) = line
+            .trim_start()
+            .strip_prefix("$ ")
+            .or_else(|| line.trim_start().strip_prefix("savant-think exec").map(|_| line.trim_start()))
+        else {
+            continue;
+        };
+        let rest = rest.split("  #").next().unwrap();
+        if !rest.starts_with("savant-think exec review_v1") {
+            continue;
+        }
+        let mut args = shlex::split(rest).expect("a shell command line");
+        args.remove(0);
+        if !args.iter().any(|a| a == "--dry-run") {
+            args.push("--dry-run".into());
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = run(&s.path, &refs);
+        assert_exit(&r, 0);
+        seen += 1;
+    }
+    assert!(seen >= 4, "found only {seen} exec command lines");
 }

@@ -615,9 +615,7 @@ impl Engine {
     /// The absolute path of a workflow file that is not `<root>/workflows/<id>.y(a)ml`.
     fn source_of(&self, cw: &CompiledWorkflow) -> Option<String> {
         let by_id = workflow::resolve(&self.root, &cw.wf.id).ok();
-        let same = |a: &std::path::Path, b: &std::path::Path| {
-            matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b)
-        };
+        let same = |a: &std::path::Path, b: &std::path::Path| matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b);
         if by_id.is_some_and(|p| same(&p, &cw.path)) {
             return None;
         }
@@ -775,7 +773,10 @@ impl Engine {
                 .position(|s| s.id.value == base)
                 .ok_or_else(|| unknown(id, format!("no step `{base}` in `{}`", cw.wf.id)))?;
             if item.is_some() && cw.wf.steps[i].foreach.is_none() {
-                return Err(unknown(id, format!("`{base}` has no `foreach`, so it has no items; explain `{base}`")));
+                return Err(unknown(
+                    id,
+                    format!("`{base}` has no `foreach`, so it has no items; explain `{base}`"),
+                ));
             }
             Ok((i, item))
         };
