@@ -24,6 +24,10 @@ pub enum Code {
     UnknownSchema,
     LegacyInterpolation,
     UnusedCapture,
+    /// A `# savant-think: ignore[…]` comment that silences nothing.
+    UnusedSuppression,
+    /// A file or directory could not be read (reported by `check` as a diagnostic in machine formats).
+    IoError,
 }
 
 impl Code {
@@ -42,6 +46,8 @@ impl Code {
         Code::UnknownSchema,
         Code::LegacyInterpolation,
         Code::UnusedCapture,
+        Code::UnusedSuppression,
+        Code::IoError,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -60,13 +66,15 @@ impl Code {
             Code::UnknownSchema => "UNKNOWN_SCHEMA",
             Code::LegacyInterpolation => "LEGACY_INTERPOLATION",
             Code::UnusedCapture => "UNUSED_CAPTURE",
+            Code::UnusedSuppression => "UNUSED_SUPPRESSION",
+            Code::IoError => "IO_ERROR",
         }
     }
 
     /// The severity a diagnostic of this code has.
     pub fn severity(self) -> Severity {
         match self {
-            Code::LegacyInterpolation | Code::UnusedCapture => Severity::Warning,
+            Code::LegacyInterpolation | Code::UnusedCapture | Code::UnusedSuppression => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -88,6 +96,10 @@ impl Code {
             Code::UnknownSchema => "A success_schema names a missing schema, or is not a valid JSON Schema.",
             Code::LegacyInterpolation => "`{{...}}` is literal text, not interpolation.",
             Code::UnusedCapture => "A step captures a result no other step reads.",
+            Code::UnusedSuppression => {
+                "A `# savant-think: ignore[…]` comment silences nothing or names no code."
+            }
+            Code::IoError => "A file or directory could not be read, so it was not checked.",
         }
     }
 }

@@ -1,13 +1,13 @@
 //! The `savant-think` command line: clap definitions, dispatch, exit codes.
 //! No workflow semantics live here.
 
+mod cli;
+
 use clap::{Parser, Subcommand};
-use savant_think::check::{Config, ToolManifest};
-use savant_think::report::{self, FileReport, Format, HumanOptions, Summary};
 use savant_think::runtime::{Engine, EngineResult, tools};
 use savant_think::workspace;
 use serde_json::{Value, json};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -29,7 +29,10 @@ enum Command {
     #[command(
         after_help = "Examples:\n  savant-think check\n  savant-think check workflows/review.yaml --format json\n  savant-think check --format github --deny-warnings\n  savant-think check --tools tools.json workflows/"
     )]
-    Check(CheckArgs),
+    Check(cli::check::CheckArgs),
+    /// Print a diagnostic code's documentation: what it does, why, an example, the fix.
+    #[command(after_help = "Examples:\n  savant-think rule UNRESOLVED_VAR\n  savant-think rule --all")]
+    Rule(cli::check::RuleArgs),
     /// Compile a workflow to its plan: {workflow, graph:{nodes, entry}, order, v}.
     Compile {
         #[command(flatten)]
@@ -274,36 +277,11 @@ enum WorkflowsCommand {
     },
 }
 
-#[derive(clap::Args)]
-struct CheckArgs {
-    /// Files or directories to check; directories are searched recursively
-    /// for *.yaml and *.yml. Default: <root>/workflows.
-    paths: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    format: Format,
-    /// Exit with status 1 when there are warnings, not only errors.
-    #[arg(long)]
-    deny_warnings: bool,
-    /// A tool manifest (JSON or YAML: an MCP tools/list result, a list of
-    /// tool names, or a mapping name → input schema). Enables UNKNOWN_TOOL.
-    #[arg(long, value_name = "FILE")]
-    tools: Option<PathBuf>,
-    /// Directory of named success schemas (<Name>.json). Default: <root>/schemas.
-    #[arg(long, value_name = "DIR")]
-    schemas: Option<PathBuf>,
-    /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
-    #[arg(long, value_name = "DIR")]
-    root: Option<PathBuf>,
-    /// Refuse files larger than this many bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = 8 * 1024 * 1024)]
-    max_file_size: usize,
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Check(args) => run_check(args),
+        Command::Check(args) => cli::check::run(args),
+        Command::Rule(args) => cli::check::rule(args),
         Command::Serve(args) => run_serve(args),
         Command::Migrate(args) => ExitCode::from(args.run()),
         Command::Exec(args) => ExitCode::from(savant_think::agent::exec::cli::main(args)),
@@ -334,7 +312,7 @@ fn run_root(explicit: Option<&std::path::Path>, path: Option<&std::path::Path>) 
 }
 
 /// Where root discovery starts for a path: a directory itself, a file's directory.
-fn start_dir(path: &std::path::Path) -> PathBuf {
+pub(crate) fn start_dir(path: &std::path::Path) -> PathBuf {
     if path.is_dir() {
         return path.to_path_buf();
     }
@@ -358,7 +336,12 @@ fn print_result(result: EngineResult) -> ExitCode {
 
 fn run_engine(command: Command) -> ExitCode {
     let (root, tool, args): (Option<PathBuf>, &str, Value) = match command {
-        Command::Check(_) | Command::Serve(_) | Command::Migrate(_) | Command::Exec(_) | Command::Run(_) => {
+        Command::Check(_)
+        | Command::Rule(_)
+        | Command::Serve(_)
+        | Command::Migrate(_)
+        | Command::Exec(_)
+        | Command::Run(_) => {
             unreachable!("dispatched in main")
         }
         Command::Compile { wf, params } => {
@@ -512,103 +495,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
     }
 }
 
-fn fail(message: impl std::fmt::Display) -> ExitCode {
+pub(crate) fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::from(2)
-}
-
-fn run_check(args: CheckArgs) -> ExitCode {
-    let start = args.paths.first().map(|p| start_dir(p));
-    let root = match workspace::root_from(args.root.as_deref(), start.as_deref()) {
-        Ok(r) => r.path,
-        Err(m) => return fail(m),
-    };
-    // Every command stops on a broken savant-think.toml, `check` too.
-    if let Err(e) = savant_think::runtime::EngineConfig::load(&root) {
-        return fail(format!(
-            "{}: {}",
-            e.code,
-            e.details["message"].as_str().unwrap_or("invalid savant-think.toml")
-        ));
-    }
-    let mut config = Config::default();
-    config.limits.max_file_bytes = args.max_file_size;
-    config.schemas = workspace::load_schemas(&args.schemas.clone().unwrap_or_else(|| root.join("schemas")));
-    if let Some(path) = &args.tools {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) => return fail(format!("cannot read tool manifest {}: {e}", path.display())),
-        };
-        match ToolManifest::parse(&text) {
-            Ok(m) => config.tools = Some(m),
-            Err(e) => return fail(format!("tool manifest {}: {e}", path.display())),
-        }
-    }
-    let paths = check_paths(&args.paths, &root);
-    let (mut files, mut io_errors) = workspace::collect_files(&paths);
-    // A workflow named directly and also found under workflows/ is checked once.
-    let mut seen = std::collections::HashSet::new();
-    files.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
-    let mut checked = Vec::new();
-    for f in &files {
-        match workspace::check_file(f, &config) {
-            Ok(r) => checked.push(r),
-            Err(e) => io_errors.push(e),
-        }
-    }
-    let reports: Vec<FileReport> =
-        checked.iter().map(|(source, diagnostics)| FileReport { source, diagnostics }).collect();
-    let color = args.format == Format::Human
-        && std::io::stdout().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let width = terminal_width();
-    // With nothing checked because of I/O errors, a human summary would only mislead.
-    if !(args.format == Format::Human && checked.is_empty() && !io_errors.is_empty()) {
-        let out = report::render(args.format, &reports, &HumanOptions { color, width });
-        let mut stdout = std::io::stdout().lock();
-        // A closed pipe (`| head`) is not an error worth a panic.
-        let _ = stdout.write_all(out.as_bytes());
-        let _ = stdout.flush();
-    }
-    for e in &io_errors {
-        eprintln!("error: {e}");
-    }
-    if !io_errors.is_empty() {
-        return ExitCode::from(2);
-    }
-    if files.is_empty() {
-        eprintln!("warning: no *.yaml or *.yml files found in {}", display_paths(&paths));
-    }
-    let summary = Summary::from_reports(&reports);
-    if summary.errors > 0 || (args.deny_warnings && summary.warnings > 0) {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
-/// The paths `check` reads: the given ones, else `<root>/workflows`. A JSON
-/// file under a `schemas/` directory (pre-commit passes changed schemas)
-/// stands for the workflows of the root, which are the files that use it.
-fn check_paths(given: &[PathBuf], root: &std::path::Path) -> Vec<PathBuf> {
-    if given.is_empty() {
-        return vec![root.join("workflows")];
-    }
-    let is_schema = |p: &PathBuf| {
-        p.extension().is_some_and(|e| e == "json")
-            && p.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "schemas")
-    };
-    let mut paths: Vec<PathBuf> = given.iter().filter(|p| !is_schema(p)).cloned().collect();
-    if given.iter().any(is_schema) {
-        paths.push(root.join("workflows"));
-    }
-    paths
-}
-
-fn display_paths(paths: &[PathBuf]) -> String {
-    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-}
-
-fn terminal_width() -> usize {
-    std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|&w: &usize| w >= 40).unwrap_or(100)
 }

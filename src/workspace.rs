@@ -110,6 +110,14 @@ pub fn read_source(path: &Path, limits: &Limits) -> Result<(SourceFile, Vec<Diag
     let cap = limits.file_cap();
     // Read one byte past the cap: enough to know the file is too large.
     file.take((cap as u64).saturating_add(1)).read_to_end(&mut bytes).map_err(io)?;
+    Ok(decode_source(display, bytes, limits))
+}
+
+/// A file's bytes as a [`SourceFile`], with `YAML_LIMIT` past the size cap
+/// and `YAML_SYNTAX` at the first byte that is not UTF-8 (as `check` and the
+/// engine both report them). For files, stdin and editor buffers alike.
+pub fn decode_source(display: String, bytes: Vec<u8>, limits: &Limits) -> (SourceFile, Vec<Diagnostic>) {
+    let cap = limits.file_cap();
     if bytes.len() > cap {
         let help = if cap < limits.max_file_bytes {
             format!("split the workflow: files over {cap} bytes cannot be checked")
@@ -122,10 +130,10 @@ pub fn read_source(path: &Path, limits: &Limits) -> Result<(SourceFile, Vec<Diag
             format!("the file is larger than the {cap} byte limit"),
         )
         .with_help(help);
-        return Ok((SourceFile::new(display, ""), vec![d]));
+        return (SourceFile::new(display, ""), vec![d]);
     }
     match String::from_utf8(bytes) {
-        Ok(text) => Ok((SourceFile::new(display, text), Vec::new())),
+        Ok(text) => (SourceFile::new(display, text), Vec::new()),
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
             let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
@@ -135,7 +143,7 @@ pub fn read_source(path: &Path, limits: &Limits) -> Result<(SourceFile, Vec<Diag
                 "the file is not valid UTF-8",
             )
             .with_help("save the file as UTF-8");
-            Ok((SourceFile::new(display, text), vec![d]))
+            (SourceFile::new(display, text), vec![d])
         }
     }
 }
@@ -143,11 +151,20 @@ pub fn read_source(path: &Path, limits: &Limits) -> Result<(SourceFile, Vec<Diag
 /// Checks one file end to end.
 pub fn check_file(path: &Path, config: &Config) -> Result<(SourceFile, Vec<Diagnostic>), IoError> {
     let (src, read_diags) = read_source(path, &config.limits)?;
+    Ok(check_decoded(src, read_diags, config))
+}
+
+/// Checks a decoded source: the decoding diagnostics if any, else the checker's.
+pub fn check_decoded(
+    src: SourceFile,
+    read_diags: Vec<Diagnostic>,
+    config: &Config,
+) -> (SourceFile, Vec<Diagnostic>) {
     if !read_diags.is_empty() {
-        return Ok((src, read_diags));
+        return (src, read_diags);
     }
     let diags = check::check_source(&src, config);
-    Ok((src, diags))
+    (src, diags)
 }
 
 /// Loads every `*.json` in a schema directory: name (file stem) → schema, or

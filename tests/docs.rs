@@ -136,7 +136,7 @@ fn index_range(lines: &[&str]) -> std::ops::Range<usize> {
 /// Checks `text` as the file `example.yaml` and renders it as `check` does.
 fn run(text: &str, config: &Config) -> (Vec<Diagnostic>, String) {
     let source = SourceFile::new("example.yaml", text);
-    let diagnostics = check::check_source(&source, config);
+    let diagnostics = check::suppress::apply(&source, check::check_source(&source, config), &[]);
     let rendered = report::render(
         Format::Human,
         &[FileReport { source: &source, diagnostics: &diagnostics }],
@@ -230,7 +230,9 @@ fn checks_md_matches_the_checker() {
                 _ => {}
             }
         }
-        if examples == 0 {
+        // IO_ERROR is about a file that cannot be read: no workflow shows it
+        // (tests/project.rs runs it for real).
+        if examples == 0 && !section.heading.starts_with("IO_ERROR") {
             failures.push(format!("{}: no example (a yaml block followed by a text block)", section.heading));
         }
     }

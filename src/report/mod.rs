@@ -6,6 +6,7 @@
 //! the same bytes, so snapshots can hold them. Diagnostics are rendered in the
 //! order given; sorting is the caller's job.
 
+mod concise;
 mod github;
 mod human;
 mod json;
@@ -32,6 +33,8 @@ pub enum Format {
     Sarif,
     /// GitHub Actions workflow commands (`::error file=…::…`), one per line.
     Github,
+    /// One line per diagnostic: `path:line:col: severity[CODE] message`.
+    Concise,
 }
 
 /// Counts over all rendered files.
@@ -78,6 +81,7 @@ pub fn render(format: Format, reports: &[FileReport<'_>], opts: &HumanOptions) -
         Format::Json => json::render(reports),
         Format::Sarif => sarif::render(reports),
         Format::Github => github::render(reports),
+        Format::Concise => concise::render(reports),
     }
 }
 

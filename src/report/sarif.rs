@@ -12,10 +12,16 @@ const SCHEMA: &str =
 pub(super) fn render(reports: &[FileReport<'_>]) -> String {
     let rules = Code::ALL
         .iter()
-        .map(|&code| Rule {
-            id: code.as_str(),
-            short_description: Text { text: code.summary().to_owned() },
-            default_configuration: Configuration { level: code.severity().as_str() },
+        .map(|&code| {
+            let doc = crate::check::rules::doc(code);
+            Rule {
+                id: code.as_str(),
+                short_description: Text { text: code.summary().to_owned() },
+                full_description: Text { text: crate::check::rules::description(code) },
+                help: Help { text: doc.to_owned(), markdown: doc.to_owned() },
+                help_uri: help_uri(code),
+                default_configuration: Configuration { level: code.severity().as_str() },
+            }
         })
         .collect();
     let mut results = Vec::new();
@@ -30,10 +36,15 @@ pub(super) fn render(reports: &[FileReport<'_>]) -> String {
             message: message.map(|m| Text { text: m.to_owned() }),
         };
         for d in report.diagnostics {
-            let text = match &d.help {
+            let mut text = match &d.help {
                 Some(help) => format!("{} (help: {help})", d.message),
                 None => d.message.clone(),
             };
+            // Related locations linked from the message, as viewers render them.
+            for (i, label) in d.labels.iter().enumerate() {
+                let escaped = label.message.replace('[', "\\[").replace(']', "\\]");
+                text.push_str(&format!(" [{escaped}]({})", i + 1));
+            }
             results.push(SarifResult {
                 rule_id: d.code.as_str(),
                 rule_index: Code::ALL.iter().position(|&c| c == d.code).expect("Code::ALL lists every code"),
@@ -54,7 +65,15 @@ pub(super) fn render(reports: &[FileReport<'_>]) -> String {
             .find(|uri| !uri.is_empty()),
         rules,
     };
-    let run = Run { tool: Tool { driver }, column_kind: "unicodeCodePoints", results };
+    // A run that could not read an input did not succeed: an upload of it
+    // must not close the alerts of the files it skipped.
+    let execution_successful = !reports.iter().flat_map(|r| r.diagnostics).any(|d| d.code == Code::IoError);
+    let run = Run {
+        tool: Tool { driver },
+        invocations: vec![Invocation { execution_successful }],
+        column_kind: "unicodeCodePoints",
+        results,
+    };
     let log = Log { schema: SCHEMA, version: "2.1.0", runs: vec![run] };
     let mut out = serde_json::to_string_pretty(&log).expect("plain data always serializes");
     out.push('\n');
@@ -95,8 +114,28 @@ struct Log {
 #[serde(rename_all = "camelCase")]
 struct Run {
     tool: Tool,
+    invocations: Vec<Invocation>,
     column_kind: &'static str,
     results: Vec<SarifResult>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Invocation {
+    execution_successful: bool,
+}
+
+#[derive(Serialize)]
+struct Help {
+    text: String,
+    markdown: String,
+}
+
+/// The rule's section of docs/checks.md, when the package names its repository.
+fn help_uri(code: Code) -> Option<String> {
+    let repo = env!("CARGO_PKG_REPOSITORY").trim_end_matches('/');
+    (!repo.is_empty())
+        .then(|| format!("{repo}/blob/main/docs/checks.md#{}", crate::check::rules::anchor(code)))
 }
 
 #[derive(Serialize)]
@@ -119,6 +158,10 @@ struct Driver {
 struct Rule {
     id: &'static str,
     short_description: Text,
+    full_description: Text,
+    help: Help,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    help_uri: Option<String>,
     default_configuration: Configuration,
 }
 
@@ -218,14 +261,13 @@ mod tests {
             json!({"startLine": 10, "startColumn": 17, "endLine": 11, "endColumn": 9})
         );
         assert!(results[2].get("relatedLocations").is_none());
-        assert_eq!(
-            rules[Code::ALL.iter().position(|&c| c == Code::UnusedCapture).unwrap()],
-            json!({
-                "id": "UNUSED_CAPTURE",
-                "shortDescription": { "text": Code::UnusedCapture.summary() },
-                "defaultConfiguration": { "level": "warning" },
-            })
-        );
+        let rule = &rules[Code::ALL.iter().position(|&c| c == Code::UnusedCapture).unwrap()];
+        assert_eq!(rule["id"], "UNUSED_CAPTURE");
+        assert_eq!(rule["shortDescription"], json!({ "text": Code::UnusedCapture.summary() }));
+        assert_eq!(rule["defaultConfiguration"], json!({ "level": "warning" }));
+        assert!(rule["fullDescription"]["text"].as_str().unwrap().starts_with("reports a `capture_as`"));
+        assert!(rule["help"]["markdown"].as_str().unwrap().starts_with("## UNUSED_CAPTURE (warning)"));
+        assert_eq!(run["invocations"], json!([{ "executionSuccessful": true }]));
     }
 
     #[test]
@@ -240,7 +282,7 @@ mod tests {
                       "ruleIndex": 7,
                       "level": "error",
                       "message": {
-                        "text": "unknown variable `mr_dta` (help: did you mean `mr_data`?)"
+                        "text": "unknown variable `mr_dta` (help: did you mean `mr_data`?) [`mr_data` is captured here](1)"
                       },
                       "locations": [
                         {

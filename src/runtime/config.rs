@@ -19,6 +19,8 @@ pub struct EngineConfig {
     pub local: LocalConfig,
     /// External MCP servers by name (`[servers.NAME]`).
     pub servers: BTreeMap<String, ServerConfig>,
+    /// `[check]`: ignored codes, per-file ignores, deny-warnings.
+    pub check: crate::check::suppress::CheckSettings,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -91,6 +93,7 @@ impl Default for EngineConfig {
             state: StateConfig::default(),
             local: LocalConfig::default(),
             servers: BTreeMap::new(),
+            check: Default::default(),
         }
     }
 }

@@ -1,0 +1,311 @@
+//! `savant-think check` and `savant-think rule`: arguments, reading the
+//! inputs (files, directories, stdin), suppressions, output and exit status.
+
+use crate::{fail, start_dir};
+use savant_think::check::suppress;
+use savant_think::check::{Config, ToolManifest, rules};
+use savant_think::diagnostic::{Code, Diagnostic};
+use savant_think::report::{self, FileReport, Format, HumanOptions, Summary};
+use savant_think::source::{SourceFile, Span};
+use savant_think::workspace;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  savant-think check\n  savant-think check workflows/review.yaml --format json\n  savant-think check --format github --deny-warnings\n  savant-think check --tools tools.json workflows/\n  cat flow.yaml | savant-think check - --stdin-filename workflows/flow.yaml --format concise\n\nSuppress a diagnostic with `# savant-think: ignore[CODE]` at the end of its line,\nor `# savant-think: ignore-file[CODE]` for the whole file; `[check]` in\nsavant-think.toml sets ignore, per-file-ignores and deny-warnings."
+)]
+pub struct CheckArgs {
+    /// Files or directories to check; directories are searched recursively
+    /// for *.yaml and *.yml. `-` reads one workflow from stdin. Default: <root>/workflows.
+    paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Exit with status 1 when there are warnings, not only errors.
+    #[arg(long)]
+    deny_warnings: bool,
+    /// A tool manifest (JSON or YAML: an MCP tools/list result, a list of
+    /// tool names, or a mapping name → input schema). Enables UNKNOWN_TOOL.
+    #[arg(long, value_name = "FILE")]
+    tools: Option<PathBuf>,
+    /// Directory of named success schemas (<Name>.json). Default: <root>/schemas.
+    #[arg(long, value_name = "DIR")]
+    schemas: Option<PathBuf>,
+    /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Refuse files larger than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 8 * 1024 * 1024)]
+    max_file_size: usize,
+    /// With `-`: the path to report stdin as (and to find the project root from).
+    #[arg(long, value_name = "PATH")]
+    stdin_filename: Option<PathBuf>,
+    /// Colour: auto (a terminal; NO_COLOR off, FORCE_COLOR / CLICOLOR_FORCE on), always, never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+    /// Print how many diagnostics of each code were found, instead of the diagnostics.
+    #[arg(long)]
+    statistics: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(clap::Args)]
+pub struct RuleArgs {
+    /// The code, e.g. UNRESOLVED_VAR (case does not matter).
+    #[arg(required_unless_present = "all")]
+    code: Option<String>,
+    /// List every code with its severity and summary.
+    #[arg(long, conflicts_with = "code")]
+    all: bool,
+}
+
+/// `savant-think rule CODE`: the code's section of docs/checks.md.
+pub fn rule(args: RuleArgs) -> ExitCode {
+    let mut out = String::new();
+    if args.all {
+        for &code in Code::ALL {
+            out.push_str(&format!(
+                "{:<22} {:<8} {}\n",
+                code.as_str(),
+                code.severity().as_str(),
+                code.summary()
+            ));
+        }
+    } else {
+        let name = args.code.unwrap_or_default().trim().to_uppercase().replace('-', "_");
+        let Some(&code) = Code::ALL.iter().find(|c| c.as_str() == name) else {
+            let help = savant_think::diagnostic::suggest(&name, Code::ALL.iter().map(|c| c.as_str()))
+                .unwrap_or_else(|| "`savant-think rule --all` lists them".to_owned());
+            return fail(format!("`{name}` is not a diagnostic code; {help}"));
+        };
+        out.push_str(rules::doc(code));
+        out.push('\n');
+    }
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    ExitCode::SUCCESS
+}
+
+/// One input that could not be read.
+struct Unreadable {
+    path: String,
+    message: String,
+}
+
+pub fn run(args: CheckArgs) -> ExitCode {
+    let stdin = args.paths.iter().any(|p| p.as_os_str() == "-");
+    if stdin && args.paths.len() > 1 {
+        return fail("`-` (stdin) cannot be combined with other paths");
+    }
+    if args.stdin_filename.is_some() && !stdin {
+        return fail("--stdin-filename needs `-` as the path");
+    }
+    let start = match (&args.stdin_filename, args.paths.first()) {
+        (Some(name), _) => Some(start_dir(name)),
+        (None, Some(p)) if !stdin => Some(start_dir(p)),
+        _ => None,
+    };
+    let root = match workspace::root_from(args.root.as_deref(), start.as_deref()) {
+        Ok(r) => r.path,
+        Err(m) => return fail(m),
+    };
+    // Every command stops on a broken savant-think.toml, `check` too.
+    let settings = match savant_think::runtime::EngineConfig::load(&root) {
+        Ok(c) => c.check,
+        Err(e) => {
+            return fail(format!(
+                "{}: {}",
+                e.code,
+                e.details["message"].as_str().unwrap_or("invalid savant-think.toml")
+            ));
+        }
+    };
+    if let Some(problem) = settings.unknown_codes().first() {
+        return fail(format!("INVALID_CONFIG: {}/savant-think.toml: {problem}", root.display()));
+    }
+    let mut config = Config::default();
+    config.limits.max_file_bytes = args.max_file_size;
+    config.schemas = workspace::load_schemas(&args.schemas.clone().unwrap_or_else(|| root.join("schemas")));
+    if let Some(path) = &args.tools {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => return fail(format!("cannot read tool manifest {}: {e}", path.display())),
+        };
+        match ToolManifest::parse(&text) {
+            Ok(m) => config.tools = Some(m),
+            Err(e) => return fail(format!("tool manifest {}: {e}", path.display())),
+        }
+    }
+
+    let mut checked: Vec<(SourceFile, Vec<Diagnostic>)> = Vec::new();
+    let mut unreadable: Vec<Unreadable> = Vec::new();
+    let mut searched = Vec::new();
+    if stdin {
+        let name = args.stdin_filename.as_deref().unwrap_or(Path::new("-")).display().to_string();
+        let cap = config.limits.file_cap();
+        let mut bytes = Vec::new();
+        match std::io::stdin().lock().take(cap as u64 + 1).read_to_end(&mut bytes) {
+            Ok(_) => {
+                let (src, read_diags) = workspace::decode_source(name, bytes, &config.limits);
+                checked.push(workspace::check_decoded(src, read_diags, &config));
+            }
+            Err(e) => unreadable.push(Unreadable { path: name, message: format!("cannot read stdin: {e}") }),
+        }
+    } else {
+        let paths = check_paths(&args.paths, &root);
+        let (mut files, io_errors) = workspace::collect_files(&paths);
+        unreadable.extend(
+            io_errors
+                .into_iter()
+                .map(|e| Unreadable { path: e.path.display().to_string(), message: e.message }),
+        );
+        // A workflow named directly and also found under workflows/ is checked once.
+        let mut seen = std::collections::HashSet::new();
+        files.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
+        for f in &files {
+            match workspace::check_file(f, &config) {
+                Ok(r) => checked.push(r),
+                Err(e) => {
+                    unreadable.push(Unreadable { path: e.path.display().to_string(), message: e.message })
+                }
+            }
+        }
+        if files.is_empty() && unreadable.is_empty() {
+            searched = paths;
+        }
+    }
+
+    // Suppressions: comments in each file, then [check] ignores by path.
+    for (source, diagnostics) in &mut checked {
+        let ignored = settings.ignored_for(&relative_to_root(&source.path, &root));
+        *diagnostics = suppress::apply(source, std::mem::take(diagnostics), &ignored);
+    }
+    // In the machine formats an unreadable input is also a diagnostic, so a
+    // run that could not read its input never looks clean.
+    let io_sources: Vec<(SourceFile, Vec<Diagnostic>)> = if args.format == Format::Human {
+        Vec::new()
+    } else {
+        unreadable
+            .iter()
+            .map(|u| {
+                let d = Diagnostic::new(Code::IoError, Span::point(0), u.message.clone())
+                    .with_help("pass a path that exists and can be read");
+                (SourceFile::new(u.path.clone(), ""), vec![d])
+            })
+            .collect()
+    };
+    let reports: Vec<FileReport> = checked
+        .iter()
+        .chain(&io_sources)
+        .map(|(source, diagnostics)| FileReport { source, diagnostics })
+        .collect();
+    let out = if args.statistics {
+        statistics(&reports)
+    } else if args.format == Format::Human && checked.is_empty() && !unreadable.is_empty() {
+        // With nothing checked because of I/O errors, a human summary would only mislead.
+        String::new()
+    } else {
+        report::render(
+            args.format,
+            &reports,
+            &HumanOptions { color: color(args.color), width: terminal_width() },
+        )
+    };
+    let mut stdout = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error worth a panic.
+    let _ = stdout.write_all(out.as_bytes());
+    let _ = stdout.flush();
+    for u in &unreadable {
+        eprintln!("error: {}: {}", u.path, u.message);
+    }
+    if !unreadable.is_empty() {
+        return ExitCode::from(2);
+    }
+    if !searched.is_empty() {
+        eprintln!("warning: no *.yaml or *.yml files found in {}", display_paths(&searched));
+    }
+    let summary = Summary::from_reports(&reports);
+    let deny_warnings = args.deny_warnings || settings.deny_warnings;
+    if summary.errors > 0 || (deny_warnings && summary.warnings > 0) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `--statistics`: `COUNT  CODE  severity  summary` per code, most frequent first.
+fn statistics(reports: &[FileReport<'_>]) -> String {
+    let mut counts: std::collections::BTreeMap<Code, usize> = Default::default();
+    for d in reports.iter().flat_map(|r| r.diagnostics) {
+        *counts.entry(d.code).or_default() += 1;
+    }
+    let mut rows: Vec<(Code, usize)> = counts.into_iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut out = String::new();
+    for (code, n) in rows {
+        out.push_str(&format!(
+            "{n:>6}  {:<22} {:<8} {}\n",
+            code.as_str(),
+            code.severity().as_str(),
+            code.summary()
+        ));
+    }
+    let s = Summary::from_reports(reports);
+    out.push_str(&format!("{} error(s), {} warning(s) in {} file(s)\n", s.errors, s.warnings, s.files));
+    out
+}
+
+/// Whether the human format paints: `--color`, then NO_COLOR, FORCE_COLOR /
+/// CLICOLOR_FORCE, then whether stdout is a terminal.
+fn color(choice: ColorChoice) -> bool {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto if set("NO_COLOR") => false,
+        ColorChoice::Auto if set("FORCE_COLOR") || set("CLICOLOR_FORCE") => true,
+        ColorChoice::Auto => std::io::stdout().is_terminal(),
+    }
+}
+
+/// `path` relative to the project root with `/` separators, for per-file ignores.
+fn relative_to_root(path: &str, root: &Path) -> String {
+    let (Ok(file), Ok(root)) = (std::fs::canonicalize(path), std::fs::canonicalize(root)) else {
+        return path.replace('\\', "/");
+    };
+    let rel = file.strip_prefix(&root).map(Path::to_path_buf).unwrap_or(file);
+    rel.to_string_lossy().replace('\\', "/")
+}
+
+/// The paths `check` reads: the given ones, else `<root>/workflows`. A JSON
+/// file under a `schemas/` directory (pre-commit passes changed schemas)
+/// stands for the workflows of the root, which are the files that use it.
+fn check_paths(given: &[PathBuf], root: &Path) -> Vec<PathBuf> {
+    if given.is_empty() {
+        return vec![root.join("workflows")];
+    }
+    let is_schema = |p: &PathBuf| {
+        p.extension().is_some_and(|e| e == "json")
+            && p.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "schemas")
+    };
+    let mut paths: Vec<PathBuf> = given.iter().filter(|p| !is_schema(p)).cloned().collect();
+    if given.iter().any(is_schema) {
+        paths.push(root.join("workflows"));
+    }
+    paths
+}
+
+fn display_paths(paths: &[PathBuf]) -> String {
+    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+fn terminal_width() -> usize {
+    std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|&w: &usize| w >= 40).unwrap_or(100)
+}
