@@ -14,6 +14,8 @@ pub enum Code {
     /// The YAML is well formed but not a workflow: missing, ill-typed or unknown keys.
     YamlSchemaViolation,
     DuplicateStep,
+    /// Two steps capture their results under one name.
+    DuplicateCapture,
     UnknownDep,
     CyclicDependency,
     ExprSyntax,
@@ -36,6 +38,7 @@ impl Code {
         Code::YamlLimit,
         Code::YamlSchemaViolation,
         Code::DuplicateStep,
+        Code::DuplicateCapture,
         Code::UnknownDep,
         Code::CyclicDependency,
         Code::ExprSyntax,
@@ -56,6 +59,7 @@ impl Code {
             Code::YamlLimit => "YAML_LIMIT",
             Code::YamlSchemaViolation => "YAML_SCHEMA_VIOLATION",
             Code::DuplicateStep => "DUPLICATE_STEP",
+            Code::DuplicateCapture => "DUPLICATE_CAPTURE",
             Code::UnknownDep => "UNKNOWN_DEP",
             Code::CyclicDependency => "CYCLIC_DEPENDENCY",
             Code::ExprSyntax => "EXPR_SYNTAX",
@@ -86,6 +90,7 @@ impl Code {
             Code::YamlLimit => "The file exceeds a safety limit (size, nesting or alias expansion).",
             Code::YamlSchemaViolation => "A key is missing, has the wrong type, or is unknown.",
             Code::DuplicateStep => "Two steps share one id.",
+            Code::DuplicateCapture => "Two steps capture their results under one name.",
             Code::UnknownDep => "A dependency names a step that does not exist.",
             Code::CyclicDependency => "Steps depend on each other in a cycle.",
             Code::ExprSyntax => "An expression cannot be parsed.",

@@ -48,6 +48,12 @@ impl Infer<'_, '_> {
                 None => Type::Any,
             },
             ExprKind::Field { base, name, .. } => self.field(e, base, name),
+            // `x['key']` is `x.key` with a key that need not be an identifier:
+            // checked the same way.
+            ExprKind::Index { base, index, .. } if matches!(&index.kind, ExprKind::Str(_)) => {
+                let ExprKind::Str(key) = &index.kind else { unreachable!("matched above") };
+                self.field(e, base, key)
+            }
             ExprKind::Index { base, index, .. } => {
                 let bt = self.infer(base);
                 let it = self.infer(index);
@@ -117,6 +123,10 @@ impl Infer<'_, '_> {
                 _ => {}
             }
         }
+        // `steps.X.field`: UNRESOLVED_VAR reports an unknown field of a step.
+        if is_step_ref(self.cx, self.step, self.site, base) {
+            return if name == "status" { Type::String } else { Type::Any };
+        }
         let bt = self.infer(base);
         match &bt {
             Type::Any | Type::Null => Type::Any,
@@ -133,8 +143,16 @@ impl Infer<'_, '_> {
                 }
             },
             other => {
-                let help = matches!(other, Type::Array(_))
-                    .then(|| format!("index an item first (`x[0].{name}`), or loop over it with `foreach`"));
+                let what = self.text.get(base.span.range()).unwrap_or("x").trim().to_owned();
+                let help = if matches!(name, "length" | "size" | "count")
+                    && matches!(other, Type::Array(_) | Type::String)
+                {
+                    Some(format!("write `len({what})` for the length"))
+                } else {
+                    matches!(other, Type::Array(_)).then(|| {
+                        format!("index an item first (`x[0].{name}`), or loop over it with `foreach`")
+                    })
+                };
                 self.mismatch(e, format!("cannot read field `{name}` of {}", other.article()), help);
                 Type::Any
             }
@@ -293,6 +311,17 @@ impl Infer<'_, '_> {
             }
         }
     }
+}
+
+/// Whether `e` is `steps.X` or `steps['X']` with `steps` the built-in root.
+pub fn is_step_ref(cx: &Cx, step: usize, site: crate::ir::ExprSite, e: &Expr) -> bool {
+    let base = match &e.kind {
+        ExprKind::Field { base, .. } => base,
+        ExprKind::Index { base, index, .. } if matches!(index.kind, ExprKind::Str(_)) => base,
+        _ => return false,
+    };
+    matches!(&base.kind, ExprKind::Var(v) if v == "steps")
+        && scope::resolve(cx, step, site, "steps") == Some(Binding::Steps)
 }
 
 fn steps_status_type() -> Type {

@@ -19,14 +19,32 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
             while let Some(open) = t.text[from..].find("{{").map(|i| i + from) {
                 let Some(close) = t.text[open + 2..].find("}}").map(|i| i + open + 2) else { break };
                 let inner = t.text[open + 2..close].trim();
-                let span = cx.file_span(&t.loc, &t.text, Span::new(open, close + 2));
+                // `${{ … }}` is GitHub Actions' syntax: underline the `$` too.
+                let dollar = open > 0 && t.text.as_bytes()[open - 1] == b'$';
+                let start = if dollar { open - 1 } else { open };
+                let span = cx.file_span(&t.loc, &t.text, Span::new(start, close + 2));
+                let shown = if dollar { format!("${{{{{inner}}}}}") } else { format!("{{{{{inner}}}}}") };
+                let help = if inner.starts_with('#') || inner.starts_with('/') || inner.starts_with("else") {
+                    // A Handlebars/Mustache block: `<<#each x>>` is no better.
+                    let list =
+                        inner.trim_start_matches(['#', '/']).split_whitespace().nth(1).unwrap_or("items");
+                    format!(
+                        "there are no template blocks: loop with a step's `foreach: {list}`, or write `<<join({list}, ', ')>>` to insert a list"
+                    )
+                } else if dollar {
+                    format!(
+                        "`${{{{ }}}}` is GitHub Actions' syntax; here write `<<{inner}>>` to insert the value"
+                    )
+                } else {
+                    format!("write `<<{inner}>>` to insert the value")
+                };
                 out.push(
                     Diagnostic::new(
                         Code::LegacyInterpolation,
                         span,
-                        format!("`{{{{{inner}}}}}` is literal text, not interpolation"),
+                        format!("`{shown}` is literal text, not interpolation"),
                     )
-                    .with_help(format!("write `<<{inner}>>` to insert the value")),
+                    .with_help(help),
                 );
                 from = close + 2;
             }

@@ -5,6 +5,7 @@
 //! one file here, registered in [`CHECKS`].
 
 mod cyclic_dependency;
+mod duplicate_capture;
 mod duplicate_step;
 pub mod graph;
 pub mod infer;
@@ -95,6 +96,7 @@ pub type CheckFn = fn(&Cx, &mut Vec<Diagnostic>);
 /// The registry: one row per code a check produces.
 pub const CHECKS: &[(Code, CheckFn)] = &[
     (Code::DuplicateStep, duplicate_step::check),
+    (Code::DuplicateCapture, duplicate_capture::check),
     (Code::UnknownDep, unknown_dep::check),
     (Code::CyclicDependency, cyclic_dependency::check),
     (Code::UnresolvedVar, unresolved_var::check),

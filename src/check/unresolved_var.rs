@@ -40,6 +40,14 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
                         report(*name_span, message, help);
                     }
                 }
+                // `x['key']`: the same as `x.key` (step ids with `-` can only be read so).
+                ExprKind::Index { base, index, .. } => {
+                    if let ExprKind::Str(key) = &index.kind
+                        && let Some((message, help)) = bad_field(cx, i, site, base, key)
+                    {
+                        report(index.span, message, help);
+                    }
+                }
                 _ => {}
             });
         }
@@ -60,8 +68,25 @@ fn unresolved_root(
             Some("the loop variable exists only inside the loop: in `when` and `input_template`".into()),
         );
     }
+    if s.foreach.is_some() && name == "item" && s.loop_var_name() != "item" {
+        let var = s.loop_var_name();
+        return (
+            format!("`item` is not in scope: this step's loop variable is `{var}`"),
+            Some(format!("`as: {var}` renames the loop variable; write `{var}`")),
+        );
+    }
     if name == "loop" || name == "item" {
         return (format!("`{name}` is only in scope in a step with `foreach`"), None);
+    }
+    // The loop variable of another step: it exists only inside that step.
+    if let Some(other) = cx.wf.steps.iter().find(|o| o.foreach.is_some() && o.loop_var_name() == name) {
+        return (
+            format!("`{name}` is not in scope"),
+            Some(format!(
+                "`{name}` is the loop variable of step `{}`; it exists only inside that step",
+                other.id.value
+            )),
+        );
     }
     if cx.wf.params.iter().any(|p| p.name.value == name) {
         return (format!("`{name}` is not in scope"), Some(format!("params are read as `params.{name}`")));
@@ -114,9 +139,19 @@ fn bad_field(
                 Binding::Loop => (LOOP_FIELDS.to_vec(), "field of `loop`"),
                 Binding::LoopVar | Binding::Capture(_) => return None,
             };
-            let help = suggest(name, fields.iter().copied()).or_else(|| {
-                (root == "params" && fields.is_empty()).then(|| "declare it under `params:`".to_owned())
-            });
+            // `steps.mr` where `mr` is a capture: point at the step that captures it.
+            let captured_by = (root == "steps")
+                .then(|| cx.wf.steps.iter().find(|s| s.capture_as.as_ref().is_some_and(|c| c.value == name)))
+                .flatten();
+            let help = match captured_by {
+                Some(s) => Some(format!(
+                    "`{name}` is the capture of step `{0}`; its status is `steps.{0}.status`",
+                    s.id.value
+                )),
+                None => suggest(name, fields.iter().copied()).or_else(|| {
+                    (root == "params" && fields.is_empty()).then(|| "declare it under `params:`".to_owned())
+                }),
+            };
             let message = if root == "params" {
                 format!("`params.{name}` is not a declared param")
             } else {
@@ -124,16 +159,25 @@ fn bad_field(
             };
             Some((message, help))
         }
-        ExprKind::Field { base: inner, name: step_id, .. } => {
-            let is_steps = matches!(&inner.kind, ExprKind::Var(v) if v == "steps")
-                && scope::resolve(cx, step, site, "steps") == Some(Binding::Steps);
-            if !is_steps || !cx.step_index.contains_key(step_id.as_str()) || STEP_FIELDS.contains(&name) {
+        ExprKind::Field { .. } | ExprKind::Index { .. }
+            if crate::check::infer::is_step_ref(cx, step, site, base) =>
+        {
+            let step_id = match &base.kind {
+                ExprKind::Field { name, .. } => name.as_str(),
+                ExprKind::Index { index, .. } => match &index.kind {
+                    ExprKind::Str(k) => k.as_str(),
+                    _ => return None,
+                },
+                _ => return None,
+            };
+            if !cx.step_index.contains_key(step_id) || STEP_FIELDS.contains(&name) {
                 return None;
             }
-            Some((
-                format!("`steps.{step_id}` has no field `{name}`"),
-                Some("a step exposes only `status` (`done` or `skipped`)".into()),
-            ))
+            let help = match suggest(name, STEP_FIELDS.iter().copied()) {
+                Some(s) => format!("{s} (a step exposes only `status`: `done` or `skipped`)"),
+                None => "a step exposes only `status` (`done` or `skipped`)".into(),
+            };
+            Some((format!("`steps.{step_id}` has no field `{name}`"), Some(help)))
         }
         _ => None,
     }

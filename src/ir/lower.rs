@@ -84,6 +84,16 @@ impl Lower<'_> {
         }
     }
 
+    /// Whether an unknown key of `entries` is a misspelling of `key` (already
+    /// reported with its did-you-mean): then `key` missing is not reported
+    /// again. One mistake, one diagnostic.
+    fn misspelled(entries: &[Entry], known: &[&str], key: &str) -> bool {
+        entries.iter().filter_map(|e| e.key.as_scalar()).any(|k| {
+            let k = k.value.as_str();
+            !known.contains(&k) && crate::diagnostic::did_you_mean(k, known.iter().copied()) == Some(key)
+        })
+    }
+
     fn string(&mut self, node: &Node, what: &str) -> Option<Str> {
         match node.as_scalar().map(|s| s.resolve()) {
             Some(ScalarValue::String(s)) => Some(Str { value: s.to_owned(), span: node.span }),
@@ -182,6 +192,7 @@ impl Lower<'_> {
             );
         }
         match root.get("steps") {
+            None if Self::misspelled(entries, WORKFLOW_KEYS, "steps") => {}
             None => self.violation(
                 root.span,
                 "missing required key `steps`",
@@ -312,8 +323,8 @@ impl Lower<'_> {
         let id = match node.get("id") {
             Some(n) => self.string(n, "step `id`")?,
             None => {
-                // A legacy `name:` is already reported as the key to rename.
-                if node.get("name").is_none() {
+                // A legacy `name:` or a misspelling is already reported as the key to rename.
+                if node.get("name").is_none() && !Self::misspelled(entries, STEP_KEYS, "id") {
                     let span = entries.first().map_or(node.span, |e| e.key.span);
                     self.violation(
                         span,
@@ -337,8 +348,11 @@ impl Lower<'_> {
         let call = match node.get("call") {
             Some(n) => self.string(n, "`call`"),
             None => {
-                // A legacy `tool:` / `agent:` is already reported as the key to rename.
-                if node.get("tool").is_none() && node.get("agent").is_none() {
+                // A legacy `tool:` / `agent:` or a misspelling is already reported as the key to rename.
+                if node.get("tool").is_none()
+                    && node.get("agent").is_none()
+                    && !Self::misspelled(entries, STEP_KEYS, "call")
+                {
                     self.violation(
                         id.span,
                         format!("step `{}` is missing required key `call`", id.value),
@@ -432,7 +446,8 @@ impl Lower<'_> {
             Ok(e) => Some(e),
             Err(err) => {
                 let span = loc.file_span(self.src, &text, err.span);
-                self.diags.push(Diagnostic::new(Code::ExprSyntax, span, err.message).with_help_opt(err.help));
+                let help = err.help.or_else(|| foreign_syntax_hint(&text, err.span));
+                self.diags.push(Diagnostic::new(Code::ExprSyntax, span, err.message).with_help_opt(help));
                 None
             }
         };
@@ -445,7 +460,8 @@ impl Lower<'_> {
         let (template, errors) = parse_template(&text);
         for err in errors {
             let span = loc.file_span(self.src, &text, err.span);
-            self.diags.push(Diagnostic::new(Code::ExprSyntax, span, err.message).with_help_opt(err.help));
+            let help = err.help.or_else(|| foreign_syntax_hint(&text, err.span));
+            self.diags.push(Diagnostic::new(Code::ExprSyntax, span, err.message).with_help_opt(help));
         }
         TemplateString { text, loc, template }
     }
@@ -540,6 +556,28 @@ pub fn is_identifier(s: &str) -> bool {
 }
 
 /// Workflow and run ids: `^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$` (no path traversal).
+/// A hint for syntax people bring from other languages, found at the
+/// position a parse failed: `AND`/`OR`/`NOT`, `is null`, `<>`.
+fn foreign_syntax_hint(text: &str, at: Span) -> Option<String> {
+    let start = (at.start as usize).min(text.len());
+    let rest = text.get(start..)?;
+    let word: String = rest.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+    let before = text.get(..start).unwrap_or("").trim_end();
+    let hint = match word.to_ascii_lowercase().as_str() {
+        "and" => "write `&&` for \"and\" (`a && b`)",
+        "or" => "write `||` for \"or\" (`a || b`)",
+        "not" => "write `!` for \"not\" (`!a`)",
+        "is" if rest.to_ascii_lowercase().starts_with("is not") => "write `x != null` (there is no `is not`)",
+        "is" => "write `x == null` (there is no `is`)",
+        _ if rest.starts_with('>') && before.ends_with('<') => {
+            "write `!=` for \"not equal\" (there is no `<>`)"
+        }
+        _ if rest.starts_with("<>") => "write `!=` for \"not equal\" (there is no `<>`)",
+        _ => return None,
+    };
+    Some(hint.to_owned())
+}
+
 pub fn valid_workflow_id(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()

@@ -279,7 +279,7 @@ mod tests {
                   "results": [
                     {
                       "ruleId": "UNRESOLVED_VAR",
-                      "ruleIndex": 7,
+                      "ruleIndex": 8,
                       "level": "error",
                       "message": {
                         "text": "unknown variable `mr_dta` (help: did you mean `mr_data`?) [`mr_data` is captured here](1)"

@@ -486,6 +486,27 @@ impl<'a> Builder<'a> {
                 .with_help("indent the line further, or write the string as a block scalar (`|`)");
             self.diagnostics.push(d);
             return Stop { keep_root: false };
+        } else if info.contains("unknown escape character")
+            && let Some(bad) = first_bad_escape(self.text, at)
+        {
+            // saphyr points at the opening quote; point at the escape itself.
+            let next = self.text[bad + 1..].chars().next().map_or(1, char::len_utf8);
+            let escape = &self.text[bad..bad + 1 + next];
+            let help = if escape == "\\<" {
+                "in a double-quoted YAML string `\\` starts a YAML escape: write `\\\\<<` for a literal `<<`, or use single quotes ('… \\<< …')"
+                    .to_owned()
+            } else {
+                format!("`{escape}` is not a YAML escape: write `\\\\` for a backslash, or use single quotes")
+            };
+            let d = Diagnostic::new(
+                Code::YamlSyntax,
+                Span::new(bad, bad + 1 + next),
+                format!("invalid YAML: unknown escape `{escape}` in a double-quoted string"),
+            )
+            .with_label(self.char_span(at), "the string starts here")
+            .with_help(help);
+            self.diagnostics.push(d);
+            return Stop { keep_root: false };
         } else if info.contains("recursion limit exceeded") {
             (Code::YamlLimit, "flow collections (`[`, `{`) are nested more than 255 levels deep".to_owned())
         } else {
@@ -502,6 +523,28 @@ impl<'a> Builder<'a> {
             _ => Span::point(at.min(self.text.len())),
         }
     }
+}
+
+/// The byte offset of the first invalid escape (`\` and its character) in the
+/// double-quoted scalar whose opening quote is at `quote`.
+fn first_bad_escape(text: &str, quote: usize) -> Option<usize> {
+    let rest = text.get(quote..)?;
+    let mut chars = rest.char_indices();
+    if !matches!(chars.next(), Some((_, '"'))) {
+        return None;
+    }
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' => return None,
+            '\\' => match chars.next() {
+                Some((_, e)) if "0abt\tnvfre \"/\\N_LPxuU\n\r".contains(e) => {}
+                Some(_) => return Some(quote + i),
+                None => return None,
+            },
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Character index → byte offset: a mark every `STRIDE` characters, and the
