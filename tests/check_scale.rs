@@ -52,3 +52,59 @@ fn many_unresolved_names_each_get_a_suggestion() {
     assert_eq!(unresolved.len(), 1_200);
     assert_eq!(unresolved[0].help.as_deref(), Some("did you mean `cap0`?"));
 }
+
+fn check(yaml: String) -> Vec<savant_think::diagnostic::Diagnostic> {
+    let config = Config {
+        limits: savant_think::Limits { max_file_bytes: 1 << 30, ..Default::default() },
+        ..Default::default()
+    };
+    check_source(&SourceFile::new("big.yaml", yaml), &config)
+}
+
+/// Output stays proportional to the mistakes a person can act on: one
+/// expression naming thousands of unknowns reports a few and counts the rest.
+#[test]
+fn repeated_unresolved_names_in_one_expression_are_capped() {
+    let names: Vec<String> = (0..20_000).map(|i| format!("x{i}")).collect();
+    let yaml = format!(
+        "steps:\n  - id: a\n    call: think\n    input_template: {{ t: \"<<[{}]>>\" }}\n",
+        names.join(", ")
+    );
+    let diags = check(yaml);
+    assert!(diags.len() <= 21, "{} diagnostics", diags.len());
+    assert!(diags.iter().any(|d| d.message.contains("19980 more names")), "{:?}", diags.last());
+}
+
+/// A generated cycle through thousands of steps is one diagnostic with a
+/// bounded message and bounded labels (the human renderer draws each label).
+#[test]
+fn a_huge_cycle_is_reported_compactly() {
+    let diags = check(chain(12_000, true));
+    let cycles: Vec<_> = diags.iter().filter(|d| d.code == Code::CyclicDependency).collect();
+    assert_eq!(cycles.len(), 1);
+    // Every edge is labelled (the JSON has them); the human renderer draws a few.
+    assert_eq!(cycles[0].labels.len(), 12_000);
+    let source = SourceFile::new("big.yaml", chain(12_000, true));
+    let out = savant_think::report::render(
+        savant_think::report::Format::Human,
+        &[savant_think::report::FileReport { source: &source, diagnostics: &diags }],
+        &savant_think::report::HumanOptions::default(),
+    );
+    assert!(out.contains("11976 more labels are not drawn"), "{out:.2000}");
+    assert!(out.len() < 20_000, "{} bytes", out.len());
+    assert!(cycles[0].message.len() < 2_000, "{} bytes", cycles[0].message.len());
+    assert!(cycles[0].message.contains("cycle of 12000 steps"), "{}", cycles[0].message);
+}
+
+/// Thousands of unknown deps: every one is reported, suggestions stop after a
+/// bounded number of distinct names (each compares against every step id).
+#[test]
+fn many_unknown_deps_are_all_reported() {
+    let mut yaml = String::from("steps:\n");
+    for i in 0..3_000 {
+        yaml.push_str(&format!("  - {{ id: s{i}, call: think, deps: [nope{i}] }}\n"));
+    }
+    let diags = check(yaml);
+    assert_eq!(diags.iter().filter(|d| d.code == Code::UnknownDep).count(), 3_000);
+    assert!(diags.iter().filter(|d| d.help.is_some()).count() <= 256);
+}

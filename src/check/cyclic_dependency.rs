@@ -14,6 +14,9 @@ use crate::source::Span;
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 
+/// Steps named in the message of one cycle at most (every edge is labelled).
+const MAX_SHOWN: usize = 24;
+
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
     let g = &cx.graph.graph;
     // Kosaraju's DFS is iterative: a 100k-step chain cannot overflow the stack.
@@ -34,6 +37,16 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
         names.push(&steps[start.index()].id.value);
         let message = if cycle.len() == 1 {
             format!("step `{}` depends on itself", names[0])
+        } else if names.len() > MAX_SHOWN {
+            // A generated file can hold a cycle of thousands of steps: name
+            // its ends, label its first edges, and say how long it is.
+            let shown = |ns: &[&str]| ns.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" → ");
+            format!(
+                "dependency cycle of {} steps: {} → … → {}",
+                cycle.len(),
+                shown(&names[..MAX_SHOWN / 2]),
+                shown(&names[names.len() - 2..])
+            )
         } else {
             format!(
                 "dependency cycle: {}",

@@ -20,13 +20,25 @@ use std::collections::HashMap;
 /// Distinct unresolved names per file that get a "did you mean".
 const MAX_SUGGESTIONS: usize = 256;
 
+/// Unresolved names reported one by one per expression.
+const MAX_PER_EXPRESSION: usize = 20;
+
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
     // "Did you mean" compares against every capture name: remember the answer
     // per name (and loop variable), so many errors stay linear.
     let mut memo: HashMap<(String, Option<String>), Option<String>> = HashMap::new();
     for (i, step) in cx.wf.steps.iter().enumerate() {
         for (expr, text, loc, site) in step.expressions() {
+            // A generated expression can name thousands of unknowns: report
+            // the first few, then one line for the rest.
+            let mut reported = 0usize;
+            let mut more = 0usize;
             let mut report = |span, message: String, help: Option<String>| {
+                if reported == MAX_PER_EXPRESSION {
+                    more += 1;
+                    return;
+                }
+                reported += 1;
                 let span = cx.file_span(loc, text, span);
                 out.push(Diagnostic::new(Code::UnresolvedVar, span, message).with_help_opt(help));
             };
@@ -50,6 +62,14 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
                 }
                 _ => {}
             });
+            if more > 0 {
+                let span = cx.file_span(loc, text, expr.span);
+                out.push(Diagnostic::new(
+                    Code::UnresolvedVar,
+                    span,
+                    format!("… and {more} more names in this expression that are not in scope"),
+                ));
+            }
         }
     }
 }

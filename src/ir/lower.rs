@@ -268,10 +268,14 @@ impl Lower<'_> {
                     Some("list required params at the top level: `required: [NAME]`".into()),
                 );
             }
-            if let Some(t) = e.value.get("type") {
-                self.schema_type(t);
-            }
+            let type_ok = match e.value.get("type") {
+                Some(t) => self.schema_type(t),
+                None => true,
+            };
             let schema = if e.value.is_null() { serde_json::json!({}) } else { e.value.to_json() };
+            if type_ok && e.value.as_map().is_some() {
+                self.param_schema(&name.value, &e.value, &schema);
+            }
             let ty = Type::from_schema(&schema);
             params.push(Param { name, schema, ty, required: false });
         }
@@ -291,8 +295,52 @@ impl Lower<'_> {
         params
     }
 
-    fn schema_type(&mut self, t: &Node) {
+    /// Compiles a param's schema as the engine does (`jsonschema`), pointing
+    /// a failure at the offending key, and checks its `default` against it:
+    /// what passes here, `plan` accepts.
+    fn param_schema(&mut self, name: &str, node: &Node, schema: &serde_json::Value) {
+        match jsonschema::validator_for(schema) {
+            Err(e) => {
+                let path: Vec<String> = e.instance_path().into_iter().map(|s| s.to_string()).collect();
+                let at = node_at(node, &path);
+                // A bad `type` anywhere gets the did-you-mean of the type names.
+                if path.last().is_some_and(|k| k == "type")
+                    || (path.len() >= 2 && path[path.len() - 2] == "type")
+                {
+                    let type_node = if path.last().is_some_and(|k| k == "type") {
+                        at
+                    } else {
+                        node_at(node, &path[..path.len() - 1])
+                    };
+                    if !self.schema_type(type_node) {
+                        return;
+                    }
+                }
+                let shown = if path.is_empty() { String::new() } else { format!(" at `{}`", path.join(".")) };
+                self.violation(
+                    at.span,
+                    format!("the schema of param `{name}` is not a valid JSON Schema{shown}: {e}"),
+                    Some("`plan` would refuse the workflow; fix the schema".into()),
+                );
+            }
+            Ok(validator) => {
+                if let (Some(d), Some(dn)) = (schema.get("default"), node.get("default"))
+                    && let Some(err) = validator.iter_errors(d).next()
+                {
+                    self.violation(
+                        dn.span,
+                        format!("the default of param `{name}` does not match its schema: {err}"),
+                        Some("`plan` would refuse the params; fix the default or the schema".into()),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Checks `type:` values; false when one was reported.
+    fn schema_type(&mut self, t: &Node) -> bool {
         const TYPES: &[&str] = &["string", "number", "integer", "boolean", "array", "object", "null"];
+        let mut ok = true;
         let names: Vec<&Node> = match &t.kind {
             NodeKind::Seq(items) => items.iter().collect(),
             _ => vec![t],
@@ -305,9 +353,11 @@ impl Lower<'_> {
                     let help = suggest(v, TYPES.iter().copied())
                         .or_else(|| Some(format!("JSON Schema types are: {}", TYPES.join(", "))));
                     self.violation(n.span, format!("`{v}` is not a JSON Schema type"), help);
+                    ok = false;
                 }
             }
         }
+        ok
     }
 
     fn step(&mut self, node: &Node) -> Option<Step> {
@@ -556,6 +606,23 @@ pub fn is_identifier(s: &str) -> bool {
 }
 
 /// Workflow and run ids: `^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$` (no path traversal).
+/// The node at a JSON-pointer-like path of keys and indexes (as deep as it
+/// exists: the deepest node found).
+fn node_at<'n>(node: &'n Node, path: &[String]) -> &'n Node {
+    let mut at = node;
+    for key in path {
+        let next = match &at.kind {
+            NodeKind::Seq(items) => key.parse::<usize>().ok().and_then(|i| items.get(i)),
+            _ => at.get(key),
+        };
+        match next {
+            Some(n) => at = n,
+            None => break,
+        }
+    }
+    at
+}
+
 /// A hint for syntax people bring from other languages, found at the
 /// position a parse failed: `AND`/`OR`/`NOT`, `is null`, `<>`.
 fn foreign_syntax_hint(text: &str, at: Span) -> Option<String> {

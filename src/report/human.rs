@@ -99,7 +99,7 @@ struct Excerpt<'a> {
 impl<'a> Excerpt<'a> {
     fn new(file: &'a SourceFile, name: &'a str, diagnostic: &Diagnostic) -> Excerpt<'a> {
         let spans: Vec<Range<usize>> = std::iter::once(diagnostic.span)
-            .chain(diagnostic.labels.iter().map(|l| l.span))
+            .chain(diagnostic.labels.iter().take(MAX_LABELS).map(|l| l.span))
             .map(|span| clamped(file, span))
             .collect();
         let first = spans.iter().map(|s| file.line_index(s.start)).min().unwrap_or(0);
@@ -258,6 +258,10 @@ impl SourceCode for Excerpt<'_> {
 }
 
 /// One diagnostic as a miette diagnostic.
+/// Labels drawn per diagnostic: a cycle through thousands of steps labels
+/// every edge, and drawing them all is quadratic in the excerpt.
+const MAX_LABELS: usize = 24;
+
 #[derive(Debug)]
 struct Shown<'a> {
     diagnostic: &'a Diagnostic,
@@ -270,16 +274,19 @@ struct Shown<'a> {
 impl<'a> Shown<'a> {
     fn new(diagnostic: &'a Diagnostic, source: &'a Excerpt<'a>) -> Shown<'a> {
         let mut labels = vec![LabeledSpan::new_primary_with_span(None, source.miette_span(diagnostic.span))];
-        labels.extend(diagnostic.labels.iter().map(|label| {
+        labels.extend(diagnostic.labels.iter().take(MAX_LABELS).map(|label| {
             LabeledSpan::new_with_span(Some(printable(&label.message)), source.miette_span(label.span))
         }));
-        Shown {
-            diagnostic,
-            source,
-            message: printable(&diagnostic.message),
-            help: diagnostic.help.as_deref().map(printable),
-            labels,
+        let mut help = diagnostic.help.as_deref().map(printable);
+        let hidden = diagnostic.labels.len().saturating_sub(MAX_LABELS);
+        if hidden > 0 {
+            let note = format!("{hidden} more labels are not drawn (`--format json` has them all)");
+            help = Some(match help {
+                Some(h) => format!("{h}\n{note}"),
+                None => note,
+            });
         }
+        Shown { diagnostic, source, message: printable(&diagnostic.message), help, labels }
     }
 }
 
