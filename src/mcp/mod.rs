@@ -8,8 +8,8 @@ pub mod catalog;
 pub mod http;
 pub mod notify;
 pub mod prompts;
-pub mod stdio;
 pub mod server;
+pub mod stdio;
 
 pub use server::SavantServer;
 

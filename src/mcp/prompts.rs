@@ -27,7 +27,7 @@ fn driver_versions(engine: &Engine) -> Vec<String> {
     match driver::registry(engine.root()) {
         Ok(r) => r.versions.into_iter().map(|(v, _)| v).collect(),
         Err(e) => {
-            tracing::warn!(error = e.code, "no driver prompts: the prompt registry cannot be read");
+            tracing::debug!(error = e.code, "no driver prompts: the prompt registry cannot be read");
             Vec::new()
         }
     }
@@ -63,8 +63,7 @@ pub fn list(engine: &Engine) -> Vec<Prompt> {
     let mut out = Vec::new();
     let versions = match driver::registry(engine.root()) {
         Ok(registry) => {
-            let latest =
-                registry.latest.clone().or_else(|| registry.versions.last().map(|(v, _)| v.clone()));
+            let latest = registry.latest.clone().or_else(|| registry.versions.last().map(|(v, _)| v.clone()));
             for (version, file) in &registry.versions {
                 let mut d = format!("savant-think driver prompt `{version}` (prompts/{file})");
                 if latest.as_deref() == Some(version) {
@@ -79,7 +78,7 @@ pub fn list(engine: &Engine) -> Vec<Prompt> {
             registry.versions.into_iter().map(|(v, _)| v).collect()
         }
         Err(e) => {
-            tracing::warn!(error = e.code, "no driver prompts: the prompt registry cannot be read");
+            tracing::debug!(error = e.code, "no driver prompts: the prompt registry cannot be read");
             Vec::new()
         }
     };
@@ -214,7 +213,9 @@ fn candidates(engine: &Engine, request: &CompleteRequestParams) -> Result<Vec<St
     let unknown = |what: String| {
         McpError::invalid_params(
             what,
-            Some(json!({"help": "complete the arguments of a prompt from prompts/list, or of the templates workflow://{id} and run://{workflow}/{run_id}"})),
+            Some(
+                json!({"help": "complete the arguments of a prompt from prompts/list, or of the templates workflow://{id} and run://{workflow}/{run_id}"}),
+            ),
         )
     };
     match &request.r#ref {

@@ -148,7 +148,8 @@ impl SavantServer {
         if !matches!(tool, "think_plan" | "think_next" | "think_reset" | "think") {
             return;
         }
-        let field = |k: &str| out.get(k).and_then(Value::as_str).or_else(|| args.get(k).and_then(Value::as_str));
+        let field =
+            |k: &str| out.get(k).and_then(Value::as_str).or_else(|| args.get(k).and_then(Value::as_str));
         let (Some(workflow), Some(run_id)) = (field("workflow"), field("run_id")) else { return };
         if tool == "think" && out.get("recorded_in").and_then(Value::as_str) != Some("run") {
             return;
@@ -234,7 +235,7 @@ impl SavantServer {
     /// A run whose full state cannot be rebuilt (its workflow no longer
     /// compiles, changed, or is gone) as far as its stored files tell:
     /// status, version and when, plus why the full state is not shown.
-    /// `Err` (the original error) when there is no such run at all.
+    /// `Err(UNKNOWN_RUN)` when there is no such run at all.
     fn stored_run(&self, workflow: &str, run_id: &str, error: EngineError) -> Result<Value, EngineError> {
         if error.code == "UNKNOWN_RUN" {
             return Err(error);
@@ -245,7 +246,12 @@ impl SavantServer {
             .and_then(|l| l["runs"].as_array())
             .and_then(|runs| runs.iter().find(|r| r["run_id"] == run_id))
             .cloned();
-        let Some(mut entry) = entry else { return Err(error) };
+        let Some(mut entry) = entry else {
+            return Err(EngineError::new(
+                "UNKNOWN_RUN",
+                json!({"workflow": workflow, "run_id": run_id, "message": format!("no run `{run_id}` of `{workflow}`")}),
+            ));
+        };
         entry["complete"] = json!(false);
         entry["error"] = json!(error.code);
         entry["details"] = error.details.clone();

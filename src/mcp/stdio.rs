@@ -4,11 +4,11 @@
 //! be read from the line's first [`ID_SCAN_BYTES`]) instead of being dropped
 //! silently, which would leave the client waiting forever.
 
+use rmcp::RoleServer;
 use rmcp::model::{ErrorCode, ErrorData, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::RoleServer;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
@@ -121,7 +121,9 @@ pub fn find_id(head: &[u8]) -> Option<RequestId> {
                     let rest = &head[i..];
                     let colon = rest.iter().position(|b| !b.is_ascii_whitespace())?;
                     if rest[colon] == b':' {
-                        let value = serde_json::Deserializer::from_slice(&rest[colon + 1..]).into_iter::<Value>().next();
+                        let value = serde_json::Deserializer::from_slice(&rest[colon + 1..])
+                            .into_iter::<Value>()
+                            .next();
                         return match value {
                             Some(Ok(Value::Number(n))) => n.as_i64().map(RequestId::Number),
                             Some(Ok(Value::String(s))) => Some(RequestId::String(s.into())),
@@ -180,7 +182,10 @@ mod tests {
 
     #[test]
     fn the_id_is_found_at_the_top_level_only() {
-        assert_eq!(find_id(br#"{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"xxx"#), Some(RequestId::Number(9)));
+        assert_eq!(
+            find_id(br#"{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"xxx"#),
+            Some(RequestId::Number(9))
+        );
         assert_eq!(find_id(br#"{"id" : "a\"b","method""#), Some(RequestId::String("a\"b".into())));
         assert_eq!(find_id(br#"{"params":{"id":3,"x":"#), None);
         assert_eq!(find_id(br#"{"method":"x","params":{"pad":"yyyy"#), None);
