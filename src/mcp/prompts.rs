@@ -12,8 +12,9 @@
 //! (`enum`, booleans), workflow ids, run ids or driver prompt versions for
 //! params named like those.
 //!
-//! `prompts/list` is never an error; unknown names and bad arguments are
-//! -32602 (invalid params).
+//! `prompts/list` is never an error; in `prompts/get`, unknown names and bad
+//! arguments are -32602 (invalid params). A completion for something unknown
+//! is an empty list.
 
 use crate::runtime::{Engine, prompts as driver};
 use rmcp::ErrorData as McpError;
@@ -259,11 +260,18 @@ fn candidates(engine: &Engine, request: &CompleteRequestParams) -> Result<Vec<St
 }
 
 /// `completion/complete`: the candidates that start with what was typed
-/// (case-insensitive), at most 100, with `total` and `hasMore`.
+/// (case-insensitive), at most 100, with `total` and `hasMore`. A prompt,
+/// template or argument the server does not have gets no suggestions rather
+/// than an error: a completion is a typing hint, and an error there would
+/// only interrupt the user (the spec's -32602 for an unknown prompt is a SHOULD).
 pub fn complete(engine: &Engine, request: &CompleteRequestParams) -> Result<CompleteResult, McpError> {
     let typed = request.argument.value.to_lowercase();
+    let candidates = candidates(engine, request).unwrap_or_else(|e| {
+        tracing::debug!("no completions: {}", e.message);
+        Vec::new()
+    });
     let mut values: Vec<String> =
-        candidates(engine, request)?.into_iter().filter(|v| v.to_lowercase().starts_with(&typed)).collect();
+        candidates.into_iter().filter(|v| v.to_lowercase().starts_with(&typed)).collect();
     let total = values.len();
     values.truncate(CompletionInfo::MAX_VALUES);
     let has_more = total > values.len();
