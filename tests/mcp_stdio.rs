@@ -7,8 +7,17 @@ mod mcp_support;
 
 use common::{BIN, Scratch};
 use mcp_support::{Client, check_catalog, errors_are_results, full_loop, populate};
-use rmcp::ServiceExt;
+use rmcp::model::{
+    ArgumentInfo, CallToolRequestParams, CompleteRequestParams, CompletionContext, GetPromptRequestParams,
+    PaginatedRequestParams, ReadResourceRequestParams, Reference, ResourceContents,
+    ResourceUpdatedNotificationParam, SubscribeRequestParams, UnsubscribeRequestParams,
+};
+#[allow(deprecated)]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
+use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -39,8 +48,8 @@ async fn stdio_catalog_loop_and_errors() {
 }
 
 /// Raw JSON-RPC lines: garbage, an unknown method, a wrong-typed argument, an
-/// oversized line. The server answers what it can, ignores what it cannot
-/// parse, and keeps serving; closing stdin ends it cleanly.
+/// oversized line. The server answers what it can (the oversized line with
+/// -32600 and its id), ignores what it cannot parse, and keeps serving; closing stdin ends it cleanly.
 #[test]
 fn stdio_survives_malformed_messages() {
     let scratch = Scratch::new("mcp-stdio-raw");
@@ -83,7 +92,7 @@ fn stdio_survives_malformed_messages() {
         }
     });
     let mut answers = std::collections::HashMap::new();
-    while answers.len() < 5 {
+    while answers.len() < 6 {
         let line = rx.recv_timeout(Duration::from_secs(20)).expect("an answer for every request");
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         if let Some(id) = v["id"].as_u64() {
@@ -96,7 +105,9 @@ fn stdio_survives_malformed_messages() {
     assert_eq!(answers[&3]["result"]["structuredContent"]["error"], "INVALID_INPUT");
     assert_eq!(answers[&4]["result"]["structuredContent"]["error"], "UNKNOWN_TOOL");
     assert!(answers[&5].get("result").is_some());
-    assert!(!answers.contains_key(&9), "the oversized message must be dropped");
+    // The oversized request is answered (not dropped, which left the client waiting).
+    assert_eq!(answers[&9]["error"]["code"], -32600, "{}", answers[&9]);
+    assert!(answers[&9]["error"]["message"].as_str().unwrap().contains("65536"));
     writer.join().unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
@@ -154,4 +165,379 @@ fn python_sdk_drives_a_full_loop() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "python failed\nstdout:\n{stdout}\nstderr:\n{stderr}");
     assert!(stdout.contains("python mcp sdk: ok"), "{stdout}");
+}
+
+// ---- notifications, completions, paging, workflow prompts, error codes ----
+
+/// A client that records the server's notifications, in order.
+#[derive(Clone, Default)]
+struct Recorder {
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+    arrived: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl Recorder {
+    fn push(&self, v: Value) {
+        self.seen.lock().unwrap().push(v);
+        self.arrived.notify_waiters();
+    }
+
+    /// Waits until a notification matches (the outer test timeout bounds it);
+    /// returns every notification seen before it.
+    async fn wait_for(&self, want: impl Fn(&Value) -> bool) -> Vec<Value> {
+        loop {
+            let arrived = self.arrived.notified();
+            {
+                let seen = self.seen.lock().unwrap();
+                if let Some(i) = seen.iter().position(&want) {
+                    return seen[..i].to_vec();
+                }
+            }
+            arrived.await;
+        }
+    }
+
+    fn count(&self, want: impl Fn(&Value) -> bool) -> usize {
+        self.seen.lock().unwrap().iter().filter(|v| want(v)).count()
+    }
+}
+
+#[allow(deprecated)]
+impl ClientHandler for Recorder {
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        self.push(json!({"log": params}));
+    }
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        self.push(json!({"updated": params.uri}));
+    }
+    async fn on_resource_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.push(json!({"list_changed": true}));
+    }
+}
+
+type Recording = RunningService<RoleClient, Recorder>;
+
+async fn connect_recording(root: &std::path::Path) -> (Recording, Recorder) {
+    let transport = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
+        c.arg("serve").arg("--root").arg(root).env("LOG_LEVEL", "warn");
+    }))
+    .expect("spawn savant-think serve");
+    let recorder = Recorder::default();
+    let client = tokio::time::timeout(Duration::from_secs(20), recorder.clone().serve(transport))
+        .await
+        .expect("initialize in time")
+        .expect("initialize");
+    (client, recorder)
+}
+
+async fn tool(client: &Recording, name: &str, args: Value) -> (bool, Value) {
+    let Value::Object(args) = args else { panic!("arguments must be an object") };
+    let r = client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    (r.is_error == Some(true), r.structured_content.unwrap_or(Value::Null))
+}
+
+/// The JSON-RPC error code of a failed request.
+fn code<T: std::fmt::Debug>(r: Result<T, rmcp::ServiceError>) -> i32 {
+    match r {
+        Err(rmcp::ServiceError::McpError(e)) => e.code.0,
+        other => panic!("expected a JSON-RPC error, got {other:?}"),
+    }
+}
+
+async fn read_text(client: &Recording, uri: &str) -> Result<String, rmcp::ServiceError> {
+    let r = client.read_resource(ReadResourceRequestParams::new(uri)).await?;
+    match &r.contents[0] {
+        ResourceContents::TextResourceContents { text, .. } => Ok(text.clone()),
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+const BROKEN: &str = "id: broken\nname: Broken one\ndescription: Uses a schema that does not exist\nversion: \"1\"\nsteps:\n  - id: a\n    call: think\n    success_schema: NoSuchSchemaV1\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn broken_workflows_are_listed_with_their_real_error_and_their_runs_stay_readable() {
+    let scratch = Scratch::new("mcp-broken");
+    populate(&scratch.path);
+    std::fs::write(scratch.path.join("workflows/broken.yaml"), BROKEN).unwrap();
+    let (client, _) = connect_recording(&scratch.path).await;
+    let work = async {
+        let (err, listed) = tool(&client, "think_workflows_list", json!({})).await;
+        assert!(!err, "{listed}");
+        let broken =
+            listed["workflows"].as_array().unwrap().iter().find(|w| w["id"] == "broken").unwrap().clone();
+        assert_eq!(broken["valid"], false);
+        assert_eq!(broken["error"], "UNKNOWN_SCHEMA", "{broken}");
+        assert_eq!(broken["name"], "Broken one");
+        assert_eq!(broken["description"], "Uses a schema that does not exist");
+
+        // A run whose workflow breaks afterwards: its stored status is still readable.
+        let (err, out) = tool(
+            &client,
+            "think_plan",
+            json!({"workflow": "release_notes", "params": {"milestone": "v1"}, "run_id": "r1"}),
+        )
+        .await;
+        assert!(!err, "{out}");
+        let file = scratch.path.join("workflows/release_notes.yaml");
+        let yaml = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, yaml.replace("MergeRequestListV1", "NoSuchSchemaV1")).unwrap();
+        let text = read_text(&client, "run://release_notes/r1")
+            .await
+            .expect("a run of a broken workflow is readable");
+        let state: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(state["run_id"], "r1");
+        assert_eq!(state["status"], "running", "{state}");
+        assert_eq!(state["complete"], false);
+        assert_eq!(state["error"], "YAML_SCHEMA_VIOLATION");
+        assert!(state["details"]["diagnostics"].to_string().contains("UNKNOWN_SCHEMA"), "{state}");
+        // Only an unknown resource is -32002.
+        assert_eq!(code(read_text(&client, "run://release_notes/nope").await), -32002);
+        assert_eq!(code(read_text(&client, "run://no_such_workflow/r1").await), -32002);
+        assert_eq!(code(read_text(&client, "nope://x").await), -32002);
+    };
+    tokio::time::timeout(Duration::from_secs(60), work).await.expect("the session must not hang");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[allow(deprecated)]
+async fn logging_set_level_sends_the_servers_log_lines() {
+    let scratch = Scratch::new("mcp-logging");
+    populate(&scratch.path);
+    let (client, recorder) = connect_recording(&scratch.path).await;
+    let caps = client.peer_info().unwrap().capabilities.clone();
+    assert!(caps.logging.is_some(), "logging is declared");
+    let work = async {
+        client.set_level(SetLevelRequestParams::new(LoggingLevel::Info)).await.expect("logging/setLevel");
+        let (err, _) = tool(&client, "think_workflows_list", json!({})).await;
+        assert!(!err);
+        recorder
+            .wait_for(|v| v["log"]["data"]["tool"] == "think_workflows_list" && v["log"]["level"] == "info")
+            .await;
+        // At `error`, info lines stop: the state_list line (between the two levels) never arrives,
+        // while the driver_prompt line after it does (notifications keep their order).
+        client.set_level(SetLevelRequestParams::new(LoggingLevel::Error)).await.unwrap();
+        let (err, _) = tool(&client, "think_state_list", json!({})).await;
+        assert!(!err);
+        client.set_level(SetLevelRequestParams::new(LoggingLevel::Info)).await.unwrap();
+        tool(&client, "think_driver_prompt", json!({})).await;
+        recorder.wait_for(|v| v["log"]["data"]["tool"] == "think_driver_prompt").await;
+        assert_eq!(recorder.count(|v| v["log"]["data"]["tool"] == "think_state_list"), 0);
+    };
+    tokio::time::timeout(Duration::from_secs(60), work).await.expect("the session must not hang");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[allow(deprecated)] // resources/subscribe: rmcp calls it legacy (2026-07-28 adds subscriptions/listen)
+async fn subscribed_runs_get_updates_and_new_runs_change_the_list() {
+    let scratch = Scratch::new("mcp-subscribe");
+    populate(&scratch.path);
+    let (client, recorder) = connect_recording(&scratch.path).await;
+    let caps = client.peer_info().unwrap().capabilities.clone();
+    let resources = caps.resources.expect("resources");
+    assert_eq!(resources.subscribe, Some(true));
+    assert_eq!(resources.list_changed, Some(true));
+    let work = async {
+        client.subscribe(SubscribeRequestParams::new("run://release_notes/s1")).await.expect("subscribe");
+        let (err, _) = tool(
+            &client,
+            "think_plan",
+            json!({"workflow": "release_notes", "params": {"milestone": "v1"}, "run_id": "s1"}),
+        )
+        .await;
+        assert!(!err);
+        recorder.wait_for(|v| v["list_changed"] == true).await;
+        recorder.wait_for(|v| v["updated"] == "run://release_notes/s1").await;
+        let items = json!({"items": [{"iid": 1, "title": "Add dark mode", "labels": []}]});
+        let (err, out) = tool(&client, "think_next", json!({"workflow": "release_notes", "run_id": "s1", "step_id": "list_changes", "result_snapshot": items})).await;
+        assert!(!err, "{out}");
+        let (err, out) =
+            tool(&client, "think_reset", json!({"workflow": "release_notes", "run_id": "s1", "force": true}))
+                .await;
+        assert!(!err, "{out}");
+        recorder.wait_for(|v| v["list_changed"] == true).await;
+        let updates = |r: &Recorder| r.count(|v| v["updated"] == "run://release_notes/s1");
+        // plan, next, reset: three updates (waiting on the third proves it came).
+        loop {
+            if updates(&recorder) >= 3 {
+                break;
+            }
+            recorder.arrived.notified().await;
+        }
+        // After unsubscribe, s1 changes are not sent: s2's update, sent later, arrives with no s1 update before it.
+        client
+            .unsubscribe(UnsubscribeRequestParams::new("run://release_notes/s1"))
+            .await
+            .expect("unsubscribe");
+        client.subscribe(SubscribeRequestParams::new("run://release_notes/s2")).await.unwrap();
+        let (err, _) = tool(
+            &client,
+            "think_plan",
+            json!({"workflow": "release_notes", "params": {"milestone": "v1"}, "run_id": "s1"}),
+        )
+        .await;
+        assert!(!err);
+        let (err, _) = tool(
+            &client,
+            "think_plan",
+            json!({"workflow": "release_notes", "params": {"milestone": "v1"}, "run_id": "s2"}),
+        )
+        .await;
+        assert!(!err);
+        recorder.wait_for(|v| v["updated"] == "run://release_notes/s2").await;
+        assert_eq!(updates(&recorder), 3);
+        // Only the URIs resources/read serves can be subscribed to.
+        assert_eq!(code(client.subscribe(SubscribeRequestParams::new("file:///etc/passwd")).await), -32602);
+    };
+    tokio::time::timeout(Duration::from_secs(60), work).await.expect("the session must not hang");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn completions_offer_workflow_ids_run_ids_and_param_values() {
+    let scratch = Scratch::new("mcp-complete");
+    populate(&scratch.path);
+    let (client, _) = connect_recording(&scratch.path).await;
+    assert!(client.peer_info().unwrap().capabilities.completions.is_some());
+    let work = async {
+        let complete = |r: Reference, name: &str, value: &str, context: Option<(&str, &str)>| {
+            let mut p = CompleteRequestParams::new(r, ArgumentInfo::new(name, value));
+            if let Some((k, v)) = context {
+                p.context = Some(CompletionContext::with_arguments([(k.to_owned(), v.to_owned())].into()));
+            }
+            client.complete(p)
+        };
+        let got = complete(Reference::for_resource("workflow://{id}"), "id", "re", None).await.unwrap();
+        assert_eq!(got.completion.values, ["release_notes", "review_v1"]);
+        for run in ["c1", "c2"] {
+            let (err, _) = tool(
+                &client,
+                "think_plan",
+                json!({"workflow": "release_notes", "params": {"milestone": "v1"}, "run_id": run}),
+            )
+            .await;
+            assert!(!err);
+        }
+        let got = complete(
+            Reference::for_resource("run://{workflow}/{run_id}"),
+            "run_id",
+            "c",
+            Some(("workflow", "release_notes")),
+        )
+        .await
+        .unwrap();
+        assert_eq!(got.completion.values, ["c1", "c2"]);
+        let got = complete(
+            Reference::for_resource("run://{workflow}/{run_id}"),
+            "run_id",
+            "",
+            Some(("workflow", "review_v1")),
+        )
+        .await
+        .unwrap();
+        assert!(got.completion.values.is_empty());
+        // A workflow prompt's boolean param.
+        let got = complete(Reference::for_prompt("review_v1"), "run_tests", "", None).await.unwrap();
+        assert_eq!(got.completion.values, ["true", "false"]);
+        // Nothing to suggest for what the server does not have: an empty list, not an error.
+        let got = complete(Reference::for_prompt("no_such_prompt"), "x", "", None).await.unwrap();
+        assert!(got.completion.values.is_empty());
+        let got = complete(Reference::for_resource("nope://{x}"), "x", "", None).await.unwrap();
+        assert!(got.completion.values.is_empty());
+    };
+    tokio::time::timeout(Duration::from_secs(60), work).await.expect("the session must not hang");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resources_list_is_paged() {
+    let scratch = Scratch::new("mcp-paging");
+    populate(&scratch.path);
+    let (client, _) = connect_recording(&scratch.path).await;
+    let work = async {
+        for i in 0..110 {
+            let (err, out) = tool(&client, "think_plan", json!({"workflow": "release_notes", "params": {"milestone": "v1"}, "run_id": format!("p{i:03}")})).await;
+            assert!(!err, "{out}");
+        }
+        let first = client.list_resources(None).await.unwrap();
+        assert_eq!(first.resources.len(), 100);
+        let cursor = first.next_cursor.clone().expect("a next page");
+        let second = client
+            .list_resources(Some(PaginatedRequestParams::default().with_cursor(Some(cursor))))
+            .await
+            .unwrap();
+        assert_eq!(second.resources.len(), 3 + 110 - 100);
+        assert!(second.next_cursor.is_none());
+        let all = client.list_all_resources().await.unwrap();
+        let uris: std::collections::HashSet<String> = all.iter().map(|r| r.uri.clone()).collect();
+        assert_eq!(uris.len(), 113);
+        assert!(uris.contains("run://release_notes/p109") && uris.contains("workflow://review_v1"));
+        let bad = client
+            .list_resources(Some(PaginatedRequestParams::default().with_cursor(Some("zzz".into()))))
+            .await;
+        assert_eq!(code(bad), -32602);
+    };
+    tokio::time::timeout(Duration::from_secs(120), work).await.expect("the session must not hang");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn workflows_are_prompts_and_prompt_errors_are_invalid_params() {
+    let scratch = Scratch::new("mcp-prompts");
+    // Only workflows/ and schemas/: no prompts/ of the project's own.
+    for d in ["workflows", "schemas"] {
+        copy_tree(&std::path::Path::new(common::CRATE).join(d), &scratch.path.join(d));
+    }
+    std::fs::write(scratch.path.join("workflows/broken.yaml"), BROKEN).unwrap();
+    let (client, _) = connect_recording(&scratch.path).await;
+    let work = async {
+        let prompts = client.list_all_prompts().await.expect("prompts/list is never an error");
+        let review = prompts.iter().find(|p| p.name == "review_v1").expect("a prompt per workflow");
+        assert!(review.description.as_deref().is_some_and(|d| d.contains("merge request")), "{review:?}");
+        let args = review.arguments.clone().unwrap();
+        let mr = args.iter().find(|a| a.name == "mr_iid").unwrap();
+        assert_eq!(mr.required, Some(true));
+        assert!(!prompts.iter().any(|p| p.name == "broken"), "a workflow with errors is not offered");
+
+        let mut a = serde_json::Map::new();
+        a.insert("mr_iid".into(), json!("!12"));
+        a.insert("project".into(), json!("group/app"));
+        a.insert("max_files".into(), json!("3"));
+        let got =
+            client.get_prompt(GetPromptRequestParams::new("review_v1").with_arguments(a)).await.unwrap();
+        let text =
+            serde_json::to_value(&got.messages[0]).unwrap()["content"]["text"].as_str().unwrap().to_owned();
+        assert!(text.contains("think_plan") && text.contains("\"review_v1\""), "{text}");
+        assert!(text.contains("\"max_files\": 3") && text.contains("\"mr_iid\": \"!12\""), "{text}");
+
+        assert_eq!(code(client.get_prompt(GetPromptRequestParams::new("review_v1")).await), -32602);
+        assert_eq!(code(client.get_prompt(GetPromptRequestParams::new("no_such_prompt")).await), -32602);
+        assert_eq!(code(client.get_prompt(GetPromptRequestParams::new("broken")).await), -32602);
+    };
+    tokio::time::timeout(Duration::from_secs(60), work).await.expect("the session must not hang");
+    client.cancel().await.unwrap();
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
 }

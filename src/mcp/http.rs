@@ -93,7 +93,7 @@ pub fn router(server: SavantServer, options: &ServeOptions, cancel: Cancellation
         .with_max_request_body_bytes(options.max_message_bytes)
         .with_cancellation_token(cancel);
     let service: StreamableHttpService<SavantServer, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(server.clone()), Default::default(), config);
+        StreamableHttpService::new(move || Ok(server.session()), Default::default(), config);
     Router::new()
         .nest_service("/mcp", service)
         .layer(middleware::from_fn_with_state(Arc::new(options.token.clone()), require_token))

@@ -1,12 +1,18 @@
 //! The MCP server (`savant-think serve`): a thin adapter over the engine on
 //! `rmcp`, the official Rust MCP SDK. `server.rs` is the handler (tools,
-//! prompts, resources), `catalog.rs` the tool contract (descriptions,
-//! schemas, annotations), `http.rs` the Streamable HTTP transport and its
-//! security checks. Logs go to stderr only; stdout belongs to the protocol.
+//! resources, subscriptions, logging level), `prompts.rs` the prompts and
+//! completions, `notify.rs` the notifications to clients, `catalog.rs` the
+//! tool contract (descriptions, schemas, annotations), `stdio.rs` and
+//! `http.rs` the transports (`http.rs` with its security checks). Logs go to
+//! stderr, and to clients that ask with `logging/setLevel`; on stdio, stdout
+//! belongs to the protocol.
 
 pub mod catalog;
 pub mod http;
+pub mod notify;
+pub mod prompts;
 pub mod server;
+pub mod stdio;
 
 pub use server::SavantServer;
 
@@ -51,19 +57,26 @@ impl ServeOptions {
 }
 
 /// Sends logs to stderr at the level in `LOG_LEVEL` (an `EnvFilter`
-/// directive such as `debug` or `savant_think=debug,rmcp=warn`; default `default`).
+/// directive such as `debug` or `savant_think=debug,rmcp=warn`; default
+/// `default`), and to every MCP client that asked for them with
+/// `logging/setLevel` (at that client's level, whatever `LOG_LEVEL` says).
 pub fn init_logging(default: &str) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{Layer, filter};
     let level = std::env::var("LOG_LEVEL").ok().filter(|l| !l.trim().is_empty());
-    let filter = level
+    let env_filter = level
         .as_deref()
         .and_then(|l| tracing_subscriber::EnvFilter::try_new(l.to_lowercase()).ok())
         .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .with_target(true)
-        .try_init();
+        .with_filter(env_filter);
+    let to_clients = notify::McpLogLayer
+        .with_filter(filter::filter_fn(notify::wanted).with_max_level_hint(filter::LevelFilter::DEBUG));
+    let _ = tracing_subscriber::registry().with(stderr).with(to_clients).try_init();
 }
 
 /// Serves until the client goes away (stdio) or the process is interrupted
@@ -93,10 +106,8 @@ pub fn serve(options: ServeOptions) -> Result<(), String> {
 /// MCP over stdin/stdout, newline-delimited JSON-RPC.
 pub async fn serve_stdio(server: SavantServer, max_message_bytes: usize) -> Result<(), String> {
     use rmcp::ServiceExt;
-    use rmcp::transport::async_rw::AsyncRwTransport;
     tracing::info!(root = %server.engine().root().display(), version = env!("CARGO_PKG_VERSION"), "serving MCP on stdio");
-    let transport = AsyncRwTransport::new_server(tokio::io::stdin(), tokio::io::stdout())
-        .with_max_line_length(max_message_bytes);
+    let transport = stdio::BoundedStdio::new(tokio::io::stdin(), tokio::io::stdout(), max_message_bytes);
     let running = server.serve(transport).await.map_err(|e| format!("MCP initialization failed: {e}"))?;
     let reason = running.waiting().await.map_err(|e| format!("the MCP session ended with an error: {e}"))?;
     tracing::info!(?reason, "stdio session ended");

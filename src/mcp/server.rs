@@ -2,21 +2,27 @@
 //! shared [`Engine`]. Engine calls are synchronous and may block on a run's
 //! lock or on fsync, so each one runs on tokio's blocking pool.
 
-use crate::mcp::catalog;
-use crate::runtime::{Engine, EngineError, prompts, tools};
+use crate::mcp::notify::{Hub, Session};
+use crate::mcp::{catalog, prompts as mcp_prompts};
+use crate::runtime::{Engine, EngineError, tools};
 use rmcp::ErrorData as McpError;
+#[allow(deprecated)] // MCP logging: see notify.rs
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, JsonObject, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
-    ResourceTemplate, Role, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    ResourceTemplate, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, Tool,
+    ToolAnnotations, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// How many resources one `resources/list` page holds.
+pub const RESOURCE_PAGE: usize = 100;
 
 /// What `initialize` tells the client to do first.
 pub const INSTRUCTIONS: &str = "savant-think runs declarative LLM workflows one instruction at a time. \
@@ -31,6 +37,10 @@ pub struct SavantServer {
     engine: Arc<Engine>,
     /// The canonical project root: workflow paths outside it are refused.
     root: Arc<PathBuf>,
+    /// Every session of this server (for resource notifications).
+    hub: Arc<Hub>,
+    /// This session's log level and subscriptions.
+    session: Arc<Session>,
 }
 
 fn error_result(e: &EngineError) -> CallToolResult {
@@ -45,7 +55,7 @@ fn as_object(v: Value) -> Arc<JsonObject> {
 }
 
 /// Runs blocking engine work off the async runtime; a panic becomes an error.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, EngineError> + Send + 'static,
 ) -> Result<T, EngineError> {
     match tokio::task::spawn_blocking(f).await {
@@ -60,7 +70,17 @@ async fn blocking<T: Send + 'static>(
 impl SavantServer {
     pub fn new(engine: Engine) -> SavantServer {
         let root = std::fs::canonicalize(engine.root()).unwrap_or_else(|_| engine.root().to_path_buf());
-        SavantServer { engine: Arc::new(engine), root: Arc::new(root) }
+        let (hub, session) = (Arc::new(Hub::default()), Session::new());
+        hub.join(&session);
+        SavantServer { engine: Arc::new(engine), root: Arc::new(root), hub, session }
+    }
+
+    /// A handler for a new session (HTTP: one per `Mcp-Session-Id`): the
+    /// same engine, its own log level and subscriptions.
+    pub fn session(&self) -> SavantServer {
+        let session = Session::new();
+        self.hub.join(&session);
+        SavantServer { engine: self.engine.clone(), root: self.root.clone(), hub: self.hub.clone(), session }
     }
 
     pub fn engine(&self) -> &Engine {
@@ -101,6 +121,7 @@ impl SavantServer {
         let engine = self.engine.clone();
         let root = self.root.clone();
         let tool = spec.name;
+        let given = args.clone();
         let out = blocking(move || {
             check_workflow_arg(&root, &args)?;
             tools::call(&engine, tool, &args)
@@ -110,6 +131,7 @@ impl SavantServer {
         match out {
             Ok(v) => {
                 tracing::info!(tool, ms, "ok");
+                self.changed(tool, &given, &v).await;
                 CallToolResult::structured(v)
             }
             Err(e) => {
@@ -119,23 +141,23 @@ impl SavantServer {
         }
     }
 
-    fn prompt_list(&self) -> Result<Vec<Prompt>, EngineError> {
-        let registry = prompts::registry(self.engine.root())?;
-        let latest = registry.latest().map(str::to_owned);
-        Ok(registry
-            .entries
-            .iter()
-            .map(|entry| {
-                let version = &entry.version;
-                let mut d = format!("savant-think driver prompt `{version}` ({})", entry.location());
-                if latest.as_deref() == Some(version) {
-                    d.push_str(", the latest");
-                }
-                d.push_str(": how to drive workflows with think_plan / think_next.");
-                Prompt::new(version.clone(), Some(d), None::<Vec<PromptArgument>>)
-                    .with_title(format!("Driver prompt: {version}"))
-            })
-            .collect())
+    /// After a tool changed a run: `resources/updated` to the sessions
+    /// subscribed to its `run://`, and `resources/list_changed` when
+    /// `think_plan` may have created it.
+    async fn changed(&self, tool: &str, args: &Value, out: &Value) {
+        if !matches!(tool, "think_plan" | "think_next" | "think_reset" | "think") {
+            return;
+        }
+        let field =
+            |k: &str| out.get(k).and_then(Value::as_str).or_else(|| args.get(k).and_then(Value::as_str));
+        let (Some(workflow), Some(run_id)) = (field("workflow"), field("run_id")) else { return };
+        if tool == "think" && out.get("recorded_in").and_then(Value::as_str) != Some("run") {
+            return;
+        }
+        self.hub.resource_updated(&format!("run://{workflow}/{run_id}")).await;
+        if tool == "think_plan" {
+            self.hub.resource_list_changed().await;
+        }
     }
 
     fn resource_list(&self) -> Vec<Resource> {
@@ -195,7 +217,10 @@ impl SavantServer {
                     json!({"workflow": w, "message": "not a workflow id"}),
                 ));
             }
-            let v = self.engine.state_get(w, id)?;
+            let v = match self.engine.state_get(w, id) {
+                Ok(v) => v,
+                Err(e) => self.stored_run(w, id, e)?,
+            };
             let text = serde_json::to_string_pretty(&v).unwrap_or_default();
             return Ok(ResourceContents::text(text, uri).with_mime_type("application/json"));
         }
@@ -203,6 +228,53 @@ impl SavantServer {
             "UNKNOWN_RESOURCE",
             json!({"uri": uri, "message": "resources are workflow://<id> and run://<workflow>/<run_id>"}),
         ))
+    }
+}
+
+impl SavantServer {
+    /// A run whose full state cannot be rebuilt (its workflow no longer
+    /// compiles, changed, or is gone) as far as its stored files tell:
+    /// status, version and when, plus why the full state is not shown.
+    /// `Err(UNKNOWN_RUN)` when there is no such run at all.
+    fn stored_run(&self, workflow: &str, run_id: &str, error: EngineError) -> Result<Value, EngineError> {
+        if error.code == "UNKNOWN_RUN" {
+            return Err(error);
+        }
+        let listed = self.engine.state_list(Some(workflow)).ok();
+        let entry = listed
+            .as_ref()
+            .and_then(|l| l["runs"].as_array())
+            .and_then(|runs| runs.iter().find(|r| r["run_id"] == run_id))
+            .cloned();
+        let Some(mut entry) = entry else {
+            return Err(EngineError::new(
+                "UNKNOWN_RUN",
+                json!({"workflow": workflow, "run_id": run_id, "message": format!("no run `{run_id}` of `{workflow}`")}),
+            ));
+        };
+        entry["complete"] = json!(false);
+        entry["error"] = json!(error.code);
+        entry["details"] = error.details.clone();
+        entry["message"] = json!(format!(
+            "only the stored status of this run can be shown: its workflow cannot be loaded ({}); fix the workflow (savant-think check) to read the full state",
+            error.code
+        ));
+        Ok(entry)
+    }
+
+    fn page<T: Clone>(items: &[T], cursor: Option<&str>) -> Result<(Vec<T>, Option<String>), McpError> {
+        let start = match cursor {
+            None => 0,
+            Some(c) => c.parse::<usize>().ok().filter(|&n| n <= items.len()).ok_or_else(|| {
+                McpError::invalid_params(
+                    format!("invalid cursor `{c}`"),
+                    Some(json!({"help": "pass the nextCursor of the previous page, or no cursor for the first page"})),
+                )
+            })?,
+        };
+        let end = (start + RESOURCE_PAGE).min(items.len());
+        let next = (end < items.len()).then(|| end.to_string());
+        Ok((items[start..end].to_vec(), next))
     }
 }
 
@@ -223,20 +295,52 @@ fn check_workflow_arg(root: &Path, args: &Value) -> Result<(), EngineError> {
     }
 }
 
-fn mcp_error(e: &EngineError) -> McpError {
+/// A resource error as JSON-RPC: -32002 only when the resource does not
+/// exist, -32603 only for a real internal failure, else -32602 with the
+/// engine's `{error, details}` as data.
+fn resource_error(e: &EngineError) -> McpError {
     let message = e.details.get("message").and_then(Value::as_str).unwrap_or(e.code).to_owned();
     match e.code {
-        "UNKNOWN_WORKFLOW" | "UNKNOWN_RUN" | "UNKNOWN_RESOURCE" | "INVALID_ID" | "PROMPT_NOT_FOUND" => {
+        "UNKNOWN_WORKFLOW" | "UNKNOWN_RUN" | "UNKNOWN_RESOURCE" | "INVALID_ID" => {
             McpError::resource_not_found(message, Some(e.to_json()))
         }
-        _ => McpError::internal_error(message, Some(e.to_json())),
+        "INTERNAL" => McpError::internal_error(message, Some(e.to_json())),
+        _ => McpError::invalid_params(message, Some(e.to_json())),
+    }
+}
+
+/// `resources/subscribe` accepts the URIs `resources/read` serves.
+fn check_subscribable(uri: &str) -> Result<(), McpError> {
+    let ok = if let Some(id) = uri.strip_prefix("workflow://") {
+        crate::ir::lower::valid_workflow_id(id)
+    } else if let Some((w, id)) = uri.strip_prefix("run://").and_then(|r| r.split_once('/')) {
+        crate::ir::lower::valid_workflow_id(w) && crate::state::is_valid_id(id)
+    } else {
+        false
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(McpError::invalid_params(
+            format!("cannot subscribe to `{uri}`"),
+            Some(json!({"uri": uri, "help": "subscribe to run://<workflow>/<run_id> or workflow://<id>"})),
+        ))
     }
 }
 
 impl ServerHandler for SavantServer {
+    #[allow(deprecated)] // MCP logging: see notify.rs
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
-            ServerCapabilities::builder().enable_tools().enable_prompts().enable_resources().build(),
+            ServerCapabilities::builder()
+                .enable_logging()
+                .enable_completions()
+                .enable_prompts()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_resources_list_changed()
+                .enable_tools()
+                .build(),
         )
         .with_server_info(
             Implementation::new("savant-think", env!("CARGO_PKG_VERSION"))
@@ -268,8 +372,8 @@ impl ServerHandler for SavantServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let this = self.clone();
-        let prompts = blocking(move || this.prompt_list()).await.map_err(|e| mcp_error(&e))?;
+        let engine = self.engine.clone();
+        let prompts = blocking(move || Ok(mcp_prompts::list(&engine))).await.unwrap_or_default();
         Ok(ListPromptsResult::with_all_items(prompts))
     }
 
@@ -279,28 +383,71 @@ impl ServerHandler for SavantServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let engine = self.engine.clone();
-        let name = request.name.clone();
-        let v = blocking(move || engine.driver_prompt(Some(&name))).await.map_err(|e| {
-            McpError::invalid_params(format!("no prompt `{}`", request.name), Some(e.to_json()))
-        })?;
-        let md = v["prompt_md"].as_str().unwrap_or_default().to_owned();
-        let mut result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, md)]);
-        result.description = Some(format!(
-            "savant-think driver prompt `{}` ({})",
-            request.name,
-            v["hash"].as_str().unwrap_or("")
-        ));
-        Ok(result.into())
+        match tokio::task::spawn_blocking(move || mcp_prompts::get(&engine, &request)).await {
+            Ok(r) => r.map(Into::into),
+            Err(e) => Err(McpError::internal_error(format!("the prompt could not be built: {e}"), None)),
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let engine = self.engine.clone();
+        match tokio::task::spawn_blocking(move || mcp_prompts::complete(&engine, &request)).await {
+            Ok(r) => r,
+            Err(e) => Err(McpError::internal_error(format!("the completion failed: {e}"), None)),
+        }
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.session.attach(&context.peer);
+        self.session.set_level(request.level);
+        tracing::debug!(level = ?request.level, "logging level set");
+        Ok(())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        check_subscribable(&request.uri)?;
+        self.session.attach(&context.peer);
+        self.session.subscribe(&request.uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.session.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.session.attach(&context.peer);
     }
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let this = self.clone();
-        let list = blocking(move || Ok(this.resource_list())).await.map_err(|e| mcp_error(&e))?;
-        Ok(ListResourcesResult::with_all_items(list))
+        let all = blocking(move || Ok(this.resource_list())).await.map_err(|e| resource_error(&e))?;
+        let (page, next) = SavantServer::page(&all, request.as_ref().and_then(|r| r.cursor.as_deref()))?;
+        let mut result = ListResourcesResult::with_all_items(page);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     async fn list_resource_templates(
@@ -325,7 +472,7 @@ impl ServerHandler for SavantServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let this = self.clone();
         let uri = request.uri.clone();
-        let contents = blocking(move || this.read(&uri)).await.map_err(|e| mcp_error(&e))?;
+        let contents = blocking(move || this.read(&uri)).await.map_err(|e| resource_error(&e))?;
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
 }

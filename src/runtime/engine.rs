@@ -969,7 +969,23 @@ impl Engine {
             match self.workflow(&id) {
                 Ok(cw) => out.push(json!({ "id": cw.wf.id, "name": cw.wf.name, "description": cw.wf.description,
                                            "version": cw.wf.version, "steps": cw.wf.steps.len(), "valid": true })),
-                Err(e) => out.push(json!({ "id": id, "valid": false, "error": e.code })),
+                Err(e) => {
+                    // The first error diagnostic names the real problem (e.g. UNKNOWN_SCHEMA);
+                    // the name and description are kept when the file could be read that far.
+                    let first = e.details["diagnostics"].as_array().and_then(|ds| {
+                        ds.iter().find(|d| d["severity"] == "error").and_then(|d| d["code"].as_str())
+                    });
+                    let mut entry = json!({ "id": id, "valid": false, "error": first.unwrap_or(e.code) });
+                    for field in ["name", "description"] {
+                        if let Some(v) = e.details.get(field).filter(|v| v.is_string()) {
+                            entry[field] = v.clone();
+                        }
+                    }
+                    if let Some(m) = e.details.get("message") {
+                        entry["message"] = m.clone();
+                    }
+                    out.push(entry)
+                }
             }
         }
         Ok(json!({ "workflows": out }))

@@ -114,6 +114,8 @@ pub fn compile_file(path: &Path, config: &Config) -> Result<CompiledWorkflow, En
                 "path": path.display().to_string(),
                 "message": format!("the workflow has errors; run `savant-think check {}`", path.display()),
                 "diagnostics": parsed.get("diagnostics").cloned().unwrap_or(Value::Null),
+                "name": wf.as_ref().and_then(|w| w.name.clone()),
+                "description": wf.as_ref().and_then(|w| w.description.clone()),
             }),
         ));
     }

@@ -28,7 +28,8 @@ if [ -z "$bin" ]; then
 fi
 
 root="$(mktemp -d)"
-cp -r "$crate/workflows" "$crate/schemas" "$crate/prompts" "$root/"
+# A user's project: only workflows/ (no schemas/, no prompts/).
+cp -r "$crate/workflows" "$root/"
 LOG_LEVEL=warn "$bin" serve --http "127.0.0.1:$port" --root "$root" 2>"$work/server.log" &
 server=$!
 trap 'kill $server 2>/dev/null; rm -rf "$root"' EXIT

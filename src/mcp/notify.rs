@@ -1,0 +1,211 @@
+//! Server → client notifications, per MCP session:
+//! - `notifications/message`: the server's own log lines (targets
+//!   `savant_think::…`) at or above the level the session chose with
+//!   `logging/setLevel`; nothing before that. Stderr logging is unaffected.
+//! - `notifications/resources/updated` for a subscribed `run://` after a tool
+//!   changed that run, and `notifications/resources/list_changed` after a run
+//!   was created.
+//!
+//! rmcp marks MCP logging deprecated (SEP-2577), but the current protocol
+//! versions and clients still use it, hence the `allow(deprecated)`.
+#![allow(deprecated)]
+
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam};
+use rmcp::{Peer, RoleServer};
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use tokio::sync::mpsc;
+use tracing::field::{Field, Visit};
+use tracing_subscriber::layer::{Context, Layer};
+
+/// No `logging/setLevel` yet: no log notifications.
+const OFF: u8 = u8::MAX;
+/// Log lines queued per session before new ones are dropped (a slow client
+/// must not hold the server's memory).
+const LOG_QUEUE: usize = 256;
+
+/// The MCP levels in increasing severity (RFC 5424 order).
+pub fn rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+fn from_tracing(level: tracing::Level) -> LoggingLevel {
+    match level {
+        tracing::Level::ERROR => LoggingLevel::Error,
+        tracing::Level::WARN => LoggingLevel::Warning,
+        tracing::Level::INFO => LoggingLevel::Info,
+        _ => LoggingLevel::Debug,
+    }
+}
+
+/// One MCP session's notification state.
+pub struct Session {
+    peer: OnceLock<Peer<RoleServer>>,
+    level: AtomicU8,
+    subscriptions: Mutex<HashSet<String>>,
+    logs: OnceLock<mpsc::Sender<LoggingMessageNotificationParam>>,
+}
+
+impl Session {
+    pub fn new() -> Arc<Session> {
+        Arc::new(Session {
+            peer: OnceLock::new(),
+            level: AtomicU8::new(OFF),
+            subscriptions: Mutex::new(HashSet::new()),
+            logs: OnceLock::new(),
+        })
+    }
+
+    /// Remembers the client to notify (the first peer seen wins).
+    pub fn attach(&self, peer: &Peer<RoleServer>) {
+        let _ = self.peer.set(peer.clone());
+    }
+
+    /// `logging/setLevel`: from now on, log lines at or above `level` go to
+    /// the client. Needs a runtime (spawns the forwarding task once).
+    pub fn set_level(self: &Arc<Self>, level: LoggingLevel) {
+        if let Some(peer) = self.peer.get()
+            && self.logs.get().is_none()
+        {
+            let (tx, mut rx) = mpsc::channel::<LoggingMessageNotificationParam>(LOG_QUEUE);
+            if self.logs.set(tx).is_ok() {
+                let peer = peer.clone();
+                tokio::spawn(async move {
+                    while let Some(message) = rx.recv().await {
+                        if peer.notify_logging_message(message).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        }
+        self.level.store(rank(level), Ordering::Relaxed);
+        let mut sessions = LOG_SESSIONS.lock().unwrap_or_else(|p| p.into_inner());
+        sessions.retain(|s| s.strong_count() > 0);
+        if !sessions.iter().any(|s| std::ptr::eq(s.as_ptr(), Arc::as_ptr(self))) {
+            sessions.push(Arc::downgrade(self));
+        }
+        let min = sessions.iter().filter_map(Weak::upgrade).map(|s| s.level.load(Ordering::Relaxed)).min();
+        MIN_LEVEL.store(min.unwrap_or(OFF), Ordering::Relaxed);
+    }
+
+    pub fn subscribe(&self, uri: &str) {
+        self.subscriptions.lock().unwrap_or_else(|p| p.into_inner()).insert(uri.to_owned());
+    }
+
+    pub fn unsubscribe(&self, uri: &str) {
+        self.subscriptions.lock().unwrap_or_else(|p| p.into_inner()).remove(uri);
+    }
+
+    fn subscribed(&self, uri: &str) -> bool {
+        self.subscriptions.lock().unwrap_or_else(|p| p.into_inner()).contains(uri)
+    }
+}
+
+/// Every session of one server, for resource notifications.
+#[derive(Default)]
+pub struct Hub {
+    sessions: Mutex<Vec<Weak<Session>>>,
+}
+
+impl Hub {
+    pub fn join(&self, session: &Arc<Session>) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.push(Arc::downgrade(session));
+    }
+
+    fn peers(&self, want: impl Fn(&Session) -> bool) -> Vec<Peer<RoleServer>> {
+        let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        sessions
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|s| want(s))
+            .filter_map(|s| s.peer.get().cloned())
+            .collect()
+    }
+
+    /// `notifications/resources/updated` to every session subscribed to `uri`.
+    pub async fn resource_updated(&self, uri: &str) {
+        for peer in self.peers(|s| s.subscribed(uri)) {
+            if let Err(e) = peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await {
+                tracing::debug!(uri, "could not send resources/updated: {e}");
+            }
+        }
+    }
+
+    /// `notifications/resources/list_changed` to every session.
+    pub async fn resource_list_changed(&self) {
+        for peer in self.peers(|_| true) {
+            if let Err(e) = peer.notify_resource_list_changed().await {
+                tracing::debug!("could not send resources/list_changed: {e}");
+            }
+        }
+    }
+}
+
+/// Sessions that asked for log lines, and the lowest level any of them wants.
+static LOG_SESSIONS: Mutex<Vec<Weak<Session>>> = Mutex::new(Vec::new());
+static MIN_LEVEL: AtomicU8 = AtomicU8::new(OFF);
+
+/// Whether a log line could go to some client (cheap; used as a per-layer filter).
+pub fn wanted(meta: &tracing::Metadata<'_>) -> bool {
+    let min = MIN_LEVEL.load(Ordering::Relaxed);
+    min != OFF && rank(from_tracing(*meta.level())) >= min && meta.target().starts_with("savant_think")
+}
+
+/// A tracing layer that turns the server's log lines into `notifications/message`.
+pub struct McpLogLayer;
+
+struct Fields(Map<String, Value>);
+
+impl Visit for Fields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), Value::from(value));
+    }
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.0.insert(field.name().to_owned(), Value::from(value));
+    }
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.0.insert(field.name().to_owned(), Value::from(value));
+    }
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.0.insert(field.name().to_owned(), Value::from(value));
+    }
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), Value::from(format!("{value:?}")));
+    }
+}
+
+impl<S: tracing::Subscriber> Layer<S> for McpLogLayer {
+    fn on_event(&self, event: &tracing::Event<'_>, _ctx: Context<'_, S>) {
+        let meta = event.metadata();
+        if !wanted(meta) {
+            return;
+        }
+        let level = from_tracing(*meta.level());
+        let mut fields = Fields(Map::new());
+        event.record(&mut fields);
+        let mut message = LoggingMessageNotificationParam::new(level, Value::Object(fields.0));
+        message.logger = Some(meta.target().to_owned());
+        let sessions = LOG_SESSIONS.lock().unwrap_or_else(|p| p.into_inner());
+        for session in sessions.iter().filter_map(Weak::upgrade) {
+            if session.level.load(Ordering::Relaxed) <= rank(level)
+                && let Some(tx) = session.logs.get()
+            {
+                let _ = tx.try_send(message.clone());
+            }
+        }
+    }
+}
