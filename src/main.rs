@@ -172,6 +172,16 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         root: Option<PathBuf>,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Examples:\n  savant-think completions bash > ~/.local/share/bash-completion/completions/savant-think\n  savant-think completions zsh > \"${fpath[1]}/_savant-think\"\n  savant-think completions fish > ~/.config/fish/completions/savant-think.fish"
+    )]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `savant-think man > savant-think.1`.
+    Man,
     /// Call any engine tool by name (`think_plan` or `think.plan`) with JSON input.
     Call {
         /// The tool's name, e.g. think_plan (think.plan works too).
@@ -282,6 +292,25 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => cli::check::run(args),
         Command::Rule(args) => cli::check::rule(args),
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            // Into memory first: a closed pipe (`| head`) must not panic.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command, "savant-think", &mut script);
+            let _ = std::io::stdout().lock().write_all(&script);
+            ExitCode::SUCCESS
+        }
+        Command::Man => {
+            let command = <Cli as clap::CommandFactory>::command();
+            let mut page = Vec::new();
+            match clap_mangen::Man::new(command).render(&mut page) {
+                Ok(()) => {
+                    let _ = std::io::stdout().lock().write_all(&page);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(format!("cannot render the man page: {e}")),
+            }
+        }
         Command::Serve(args) => run_serve(args),
         Command::Migrate(args) => ExitCode::from(args.run()),
         Command::Exec(args) => ExitCode::from(savant_think::agent::exec::cli::main(args)),
@@ -338,6 +367,8 @@ fn run_engine(command: Command) -> ExitCode {
     let (root, tool, args): (Option<PathBuf>, &str, Value) = match command {
         Command::Check(_)
         | Command::Rule(_)
+        | Command::Completions { .. }
+        | Command::Man
         | Command::Serve(_)
         | Command::Migrate(_)
         | Command::Exec(_)

@@ -191,3 +191,17 @@ fn sarif_rules_carry_their_documentation() {
         assert!(!rule["help"]["text"].as_str().unwrap().is_empty(), "{id}");
     }
 }
+
+#[test]
+fn shell_completions_and_a_man_page_are_generated() {
+    let s = Scratch::new("completions");
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let r = run(&s.path, &["completions", shell]);
+        assert_exit(&r, 0);
+        assert!(r.stdout.contains("savant-think") && r.stdout.contains("check"), "{shell}: {r:?}");
+    }
+    let r = run(&s.path, &["man"]);
+    assert_exit(&r, 0);
+    assert!(r.stdout.starts_with(".ie \\n(.g .ds Aq") || r.stdout.contains(".TH savant-think"), "{r:?}");
+    assert_exit(&run(&s.path, &["completions", "nushellx"]), 2);
+}
