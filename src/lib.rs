@@ -2,11 +2,13 @@
 //! declarative LLM workflows.
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "agent")]
 pub mod agent;
 pub mod check;
 pub mod compile;
 pub mod diagnostic;
 pub mod ir;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod migrate;
 pub mod report;

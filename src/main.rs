@@ -151,11 +151,14 @@ enum Command {
     #[command(
         after_help = "Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost"
     )]
+    #[cfg(feature = "mcp")]
     Serve(ServeArgs),
+    #[cfg(feature = "agent")]
     Exec(savant_think::agent::exec::cli::ExecArgs),
     /// Pursue a goal with a model (Ollama, OpenAI-compatible, Reasoning API), one action per step.
     ///
     /// Each step the model answers one JSON action: call a tool, reason, finish or give up.
+    #[cfg(feature = "agent")]
     Run(savant_think::agent::run::cli::RunArgs),
     /// Rewrite the original system's workflows into the current language (docs/migrating.md in the savant-think repository).
     Migrate(savant_think::migrate::command::MigrateArgs),
@@ -195,6 +198,7 @@ enum Command {
     },
 }
 
+#[cfg(feature = "mcp")]
 #[derive(clap::Args)]
 struct ServeArgs {
     /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:7331).
@@ -311,9 +315,12 @@ fn main() -> ExitCode {
                 Err(e) => fail(format!("cannot render the man page: {e}")),
             }
         }
+        #[cfg(feature = "mcp")]
         Command::Serve(args) => run_serve(args),
         Command::Migrate(args) => ExitCode::from(args.run()),
+        #[cfg(feature = "agent")]
         Command::Exec(args) => ExitCode::from(savant_think::agent::exec::cli::main(args)),
+        #[cfg(feature = "agent")]
         Command::Run(args) => ExitCode::from(savant_think::agent::run::cli::main(args)),
         other => run_engine(other),
     }
@@ -369,12 +376,13 @@ fn run_engine(command: Command) -> ExitCode {
         | Command::Rule(_)
         | Command::Completions { .. }
         | Command::Man
-        | Command::Serve(_)
-        | Command::Migrate(_)
-        | Command::Exec(_)
-        | Command::Run(_) => {
+        | Command::Migrate(_) => {
             unreachable!("dispatched in main")
         }
+        #[cfg(feature = "mcp")]
+        Command::Serve(_) => unreachable!("dispatched in main"),
+        #[cfg(feature = "agent")]
+        Command::Exec(_) | Command::Run(_) => unreachable!("dispatched in main"),
         Command::Compile { wf, params } => {
             let engine = match engine_at(wf.root.as_deref()) {
                 Ok(e) => e,
@@ -507,6 +515,7 @@ fn run_engine(command: Command) -> ExitCode {
     print_result(tools::call(&engine, tool, &args))
 }
 
+#[cfg(feature = "mcp")]
 fn run_serve(args: ServeArgs) -> ExitCode {
     let options = savant_think::mcp::ServeOptions {
         root: match workspace::root(args.root.as_deref()) {
