@@ -541,3 +541,49 @@ async fn a_model_that_gives_up_ends_the_run_with_its_reason() {
     assert_eq!(result.error.as_ref().unwrap()["error"], "MODEL_GAVE_UP");
     assert_eq!(session(&root)["final"], "no tool reads PDFs");
 }
+
+#[tokio::test]
+async fn every_request_is_bounded_and_a_cut_off_answer_is_answer_cut_off_with_a_hint() {
+    let tmp = Scratch::new("cut-off");
+    let root = tmp.path.clone();
+    // A model that fills `args` until it is cut off, twice.
+    let long = format!(r#"{{"action":"tool","tool_name":"echo","args":{{"x":"{}"#, "y".repeat(5_000));
+    let fake = FakeModel::start(
+        Flavor::OpenAi,
+        vec![openai_answer(&long, "length"), openai_answer(&long, "length"), finish("never")],
+    )
+    .await;
+    let backend = OpenAi::new(OpenAiConfig { base_url: fake.url(), ..OpenAiConfig::default() }).unwrap();
+    let mut o = options(&root);
+    o.answer_tokens = 300;
+    let tools = FakeTools::new(root.clone());
+    let result = run("Echo.", &o, &backend, &tools, &CancellationToken::new()).await;
+    assert_eq!(result.status, RunStatus::Error, "{result:?}");
+    let error = result.error.as_ref().unwrap();
+    assert_eq!(error["error"], "ANSWER_CUT_OFF");
+    assert!(error["details"]["hint"].as_str().unwrap().contains("--answer-tokens"), "{error}");
+    assert!(result.final_text.contains("cut off at the limit of 300 tokens"), "{}", result.final_text);
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 2, "one correction round, no more");
+    assert!(seen.iter().all(|s| s.body["max_tokens"] == 300), "every request carries the bound");
+    // The correction round echoes only a bounded slice of the 5,000-character answer.
+    let echoed = seen[1].body["messages"][2]["content"].as_str().unwrap();
+    assert!(echoed.chars().count() < action::ECHO_CHARS + 100, "{} chars", echoed.len());
+    assert!(echoed.contains("more characters not shown"));
+    assert!(seen[1].body["messages"][3]["content"].as_str().unwrap().contains("cut off"));
+}
+
+#[tokio::test]
+async fn ollama_gets_num_predict_and_a_cut_off_answer_is_corrected() {
+    let tmp = Scratch::new("num-predict");
+    let root = tmp.path.clone();
+    let fake =
+        FakeModel::start(Flavor::Ollama, vec![ollama_answer(r#"{"action":"fin"#, "length"), finish("ok")])
+            .await;
+    let (result, _) = run_ollama(&fake, &root, &options(&root)).await;
+    assert_eq!((result.status, result.final_text.as_str()), (RunStatus::Ok, "ok"), "{result:?}");
+    let seen = fake.seen();
+    assert_eq!(seen[0].body["options"]["num_predict"], savant_think::agent::run::DEFAULT_ANSWER_TOKENS);
+    let steps = events(&trace(&root), "reasoning_step").into_iter().cloned().collect::<Vec<_>>();
+    assert_eq!(steps[0]["metadata"]["cut_off"], true);
+}

@@ -50,6 +50,22 @@ pub fn reason(text: &str) -> Answer {
     action("reason", "", json!({}), "", text)
 }
 
+/// An OpenAI-compatible success body with this text and `finish_reason`
+/// (`"length"`: the answer was cut off at `max_tokens`).
+pub fn openai_answer(text: &str, finish_reason: &str) -> Answer {
+    let body = json!({"model": "fake", "choices": [{"index": 0, "finish_reason": finish_reason,
+                      "message": {"role": "assistant", "content": text}}],
+                      "usage": {"prompt_tokens": 321, "completion_tokens": 17}});
+    Answer::Status(200, body.to_string())
+}
+
+/// An Ollama success body with this text and `done_reason`.
+pub fn ollama_answer(text: &str, done_reason: &str) -> Answer {
+    let body = json!({"model": "fake", "message": {"role": "assistant", "content": text}, "done": true,
+                      "done_reason": done_reason, "prompt_eval_count": 321, "eval_count": 17});
+    Answer::Status(200, body.to_string())
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Flavor {
     Ollama,

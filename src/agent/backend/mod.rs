@@ -51,6 +51,10 @@ pub struct ChatRequest {
     pub heavy: bool,
     /// The step's context as structured data: the Reasoning API's request body.
     pub context: Value,
+    /// The most tokens the answer may have: OpenAI `max_tokens`, Ollama
+    /// `options.num_predict`. A model that reaches it is cut off
+    /// ([`Reply::cut_off`]).
+    pub max_tokens: u32,
 }
 
 /// A backend's answer.
@@ -63,6 +67,9 @@ pub struct Reply {
     /// Token counts when the backend reports them.
     pub prompt_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+    /// The server stopped the answer at `max_tokens` (OpenAI
+    /// `finish_reason: "length"`, Ollama `done_reason: "length"`).
+    pub cut_off: bool,
 }
 
 impl Reply {
@@ -80,6 +87,7 @@ impl Reply {
             model: answer.get("model").and_then(Value::as_str).unwrap_or(default_model).to_owned(),
             prompt_tokens: answer.pointer(prompt).and_then(Value::as_u64),
             output_tokens: answer.pointer(output).and_then(Value::as_u64),
+            cut_off: false,
         }
     }
 }

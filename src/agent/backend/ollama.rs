@@ -1,5 +1,6 @@
 //! Ollama: `POST {OLLAMA_HOST}/api/chat` with `format` = the action JSON
-//! Schema (structured output), `stream: false`, temperature 0.1. A small
+//! Schema (structured output), `stream: false`, temperature 0.1, the answer
+//! bounded by `options.num_predict`. A small
 //! model routes every step; the large one answers heavy steps only.
 
 use super::http::{self, field_str};
@@ -88,12 +89,14 @@ impl Backend for Ollama {
             "messages": request.messages,
             "format": request.schema,
             "stream": false,
-            "options": { "temperature": self.config.temperature },
+            "options": { "temperature": self.config.temperature, "num_predict": request.max_tokens },
         });
         let answer = http::post_json(&self.client, &self.url, None, &body)
             .await
             .map_err(|e| self.explain(e, &model))?;
         let text = field_str(&answer, "/message/content", &self.url)?.to_owned();
-        Ok(Reply::from_answer(&answer, text, &model, "/prompt_eval_count", "/eval_count"))
+        let mut reply = Reply::from_answer(&answer, text, &model, "/prompt_eval_count", "/eval_count");
+        reply.cut_off = answer.get("done_reason").and_then(|r| r.as_str()) == Some("length");
+        Ok(reply)
     }
 }

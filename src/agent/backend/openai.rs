@@ -105,6 +105,7 @@ impl Backend for OpenAi {
             "model": model,
             "messages": request.messages,
             "temperature": self.config.temperature,
+            "max_tokens": request.max_tokens,
             "response_format": {
                 "type": "json_schema",
                 "json_schema": { "name": "agent_action", "schema": request.schema, "strict": false },
@@ -114,7 +115,10 @@ impl Backend for OpenAi {
             .await
             .map_err(|e| self.explain(e))?;
         let text = field_str(&answer, "/choices/0/message/content", &self.url)?.to_owned();
-        Ok(Reply::from_answer(&answer, text, &model, "/usage/prompt_tokens", "/usage/completion_tokens"))
+        let mut reply =
+            Reply::from_answer(&answer, text, &model, "/usage/prompt_tokens", "/usage/completion_tokens");
+        reply.cut_off = answer.pointer("/choices/0/finish_reason").and_then(|r| r.as_str()) == Some("length");
+        Ok(reply)
     }
 }
 

@@ -207,8 +207,25 @@ fn kind_of(v: &Value) -> &'static str {
 pub fn correction(error: &str) -> String {
     format!(
         "Your answer could not be used: {error}.\nAnswer with JSON only: one object with the fields \
-         action, tool_name, args, final, reasoning, matching the schema. No prose, no code fence."
+         action, tool_name, args, final, reasoning, matching the schema. No prose, no code fence. Keep it \
+         short: args holds only the tool's own arguments, reasoning one sentence."
     )
+}
+
+/// The most characters of a bad answer echoed back in the correction round:
+/// the whole answer could be as long as the context (a model that filled
+/// `args` until it was cut off), and echoing it would overflow the context.
+pub const ECHO_CHARS: usize = 600;
+
+/// The bad answer as echoed in the correction round: at most
+/// [`ECHO_CHARS`] characters, with a note when it was longer.
+pub fn echo(answer: &str) -> String {
+    let total = answer.chars().count();
+    if total <= ECHO_CHARS {
+        return answer.to_owned();
+    }
+    let head: String = answer.chars().take(ECHO_CHARS).collect();
+    format!("{head}… [{} more characters not shown]", total - ECHO_CHARS)
 }
 
 #[cfg(test)]

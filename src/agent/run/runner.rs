@@ -46,6 +46,8 @@ struct Decision {
     action: Action,
     /// The error code when the loop turned the answer into an `error` action.
     error_code: Option<&'static str>,
+    /// More about that error (`hint`, …) for the result's `details`.
+    error_details: Value,
     stuck: bool,
     model: String,
     prompt_tokens: u64,
@@ -59,6 +61,7 @@ impl Decision {
         Decision {
             action,
             error_code: None,
+            error_details: Value::Null,
             stuck: false,
             model: "forced".into(),
             prompt_tokens: 0,
@@ -286,6 +289,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             messages: vec![Message::system(built.system.clone()), Message::user(built.user.clone())],
             schema,
             heavy,
+            max_tokens: u32::try_from(self.options.answer_tokens).unwrap_or(u32::MAX),
             context: json!({
                 "run_id": self.run_id, "goal": self.goal, "step": self.step, "max_steps": self.options.max_steps,
                 "policy": policy, "tools": tools,
@@ -309,29 +313,57 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             "prompt_hash": built.hash, "prompt_estimated_tokens": built.tokens,
             "prompt_sections": section_sizes(built), "trimmed": built.trimmed, "heavy": heavy, "corrected": false,
         });
-        let (action, error_code) = match action::parse(&first.text) {
-            Ok(a) => (a, None),
+        let max = self.options.answer_tokens;
+        let cut_note = |cut: bool, e: String| {
+            if cut { format!("the answer was cut off at the limit of {max} tokens ({e})") } else { e }
+        };
+        let (action, error_code, error_details) = match action::parse(&first.text) {
+            Ok(a) => (a, None, Value::Null),
             Err(e) => {
+                let e = cut_note(first.cut_off, e);
                 self.telemetry
                     .log(&format!("step {}: malformed answer ({e}); one correction round", self.step));
                 metadata["corrected"] = json!(true);
                 metadata["parse_error"] = json!(e);
+                if first.cut_off {
+                    metadata["cut_off"] = json!(true);
+                }
                 let correction = action::correction(&e);
-                let again_tokens = built.tokens + estimate_tokens(&first.text) + estimate_tokens(&correction);
+                // The bad answer is echoed only in part: the correction round must fit the context.
+                let echoed = action::echo(&first.text);
+                let again_tokens = built.tokens + estimate_tokens(&echoed) + estimate_tokens(&correction);
                 let mut again = request.clone();
-                again.messages.push(Message::assistant(first.text.clone()));
+                again.messages.push(Message::assistant(echoed));
                 again.messages.push(Message::user(correction));
                 let second = self.ask(&again, &mut retries).await?;
                 prompt_tokens += second.prompt_tokens.unwrap_or(again_tokens as u64);
                 output_tokens += second.output_tokens.unwrap_or(estimate_tokens(&second.text) as u64);
                 match action::parse(&second.text) {
-                    Ok(a) => (a, None),
+                    Ok(a) => (a, None, Value::Null),
+                    Err(e2) if second.cut_off => {
+                        let e2 = cut_note(true, e2);
+                        metadata["parse_error_after_correction"] = json!(e2);
+                        let message = format!(
+                            "the model's answer was cut off at the limit of {max} tokens, even after one \
+                             correction: {e2}"
+                        );
+                        let hint = format!(
+                            "raise the limit with --answer-tokens (now {max}), or use a more capable --model; \
+                             a small model may fill args until it is cut off"
+                        );
+                        (
+                            Action::error(message),
+                            Some("ANSWER_CUT_OFF"),
+                            json!({"hint": hint, "answer_tokens": max}),
+                        )
+                    }
                     Err(e2) => {
                         metadata["parse_error_after_correction"] = json!(e2);
                         let message = format!(
                             "the model did not answer with a valid action, even after one correction: {e2}"
                         );
-                        (Action::error(message), Some("INVALID_ACTION"))
+                        let hint = "use a more capable --model";
+                        (Action::error(message), Some("INVALID_ACTION"), json!({"hint": hint}))
                     }
                 }
             }
@@ -340,6 +372,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         Ok(Decision {
             action,
             error_code,
+            error_details,
             stuck: false,
             model: first.model,
             prompt_tokens,
@@ -537,7 +570,10 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                     .unwrap_or_else(|| "the model gave up (action error) without saying why".into());
                 record.final_text = message.clone();
                 let code = d.error_code.unwrap_or("MODEL_GAVE_UP");
-                let details = if a.tool_name.is_empty() { Value::Null } else { json!({"tool": a.tool_name}) };
+                let mut details = d.error_details.clone();
+                if !a.tool_name.is_empty() {
+                    details = json!({"tool": a.tool_name});
+                }
                 acted.end = Some(End::error(code, message, details));
             }
         }
