@@ -587,3 +587,35 @@ async fn ollama_gets_num_predict_and_a_cut_off_answer_is_corrected() {
     let steps = events(&trace(&root), "reasoning_step").into_iter().cloned().collect::<Vec<_>>();
     assert_eq!(steps[0]["metadata"]["cut_off"], true);
 }
+
+#[tokio::test]
+async fn a_server_that_refuses_json_schema_gets_json_object_then_plain_remembered_for_the_run() {
+    let tmp = Scratch::new("negotiate");
+    let root = tmp.path.clone();
+    // Refuses json_schema (HTTP 500, as llama-cpp-python) and json_object (HTTP 400), answers plain.
+    let responder: Responder = Box::new(|i, body| match body["response_format"]["type"].as_str() {
+        Some("json_schema") => Answer::Status(
+            500,
+            r#"{"error":{"message":"response_format: Input should be 'text' or 'json_object'"}}"#.into(),
+        ),
+        Some(_) => Answer::Status(400, r#"{"error":"unsupported response_format json_object"}"#.into()),
+        None if i < 3 => tool("echo", json!({"n": i})),
+        None => finish("negotiated"),
+    });
+    let fake = FakeModel::start_responder(Flavor::OpenAi, responder, None).await;
+    let backend = OpenAi::new(OpenAiConfig { base_url: fake.url(), ..OpenAiConfig::default() }).unwrap();
+    let tools = FakeTools::new(root.clone());
+    let result = run("Echo.", &options(&root), &backend, &tools, &CancellationToken::new()).await;
+    assert_eq!((result.status, result.final_text.as_str()), (RunStatus::Ok, "negotiated"), "{result:?}");
+    let formats: Vec<Value> = fake.seen().iter().map(|s| s.body["response_format"]["type"].clone()).collect();
+    // Each refused format is sent once, never retried as it was; later steps start plain.
+    assert_eq!(formats, [json!("json_schema"), json!("json_object"), Value::Null, Value::Null]);
+    assert_eq!(
+        fake.seen()[1].body["response_format"]["schema"],
+        fake.seen()[0].body["response_format"]["json_schema"]["schema"]
+    );
+    let log = std::fs::read_to_string(root.join("logs/agent_runtime.log")).unwrap();
+    assert!(log.contains("refused response_format json_schema"), "{log}");
+    let steps = events(&trace(&root), "reasoning_step").into_iter().cloned().collect::<Vec<_>>();
+    assert_eq!(steps[0]["metadata"]["structured_output"], "plain");
+}

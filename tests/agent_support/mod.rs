@@ -82,11 +82,16 @@ pub struct Seen {
 }
 
 type Fallback = Box<dyn Fn(usize) -> Answer + Send + Sync>;
+/// Answers a request from its index and body (e.g. refuses a `response_format`).
+pub type Responder = Box<dyn Fn(usize, &Value) -> Answer + Send + Sync>;
 
 struct Inner {
     flavor: Flavor,
     script: Mutex<VecDeque<Answer>>,
     fallback: Option<Fallback>,
+    responder: Option<Responder>,
+    /// The body of `GET /props` (llama.cpp) and `POST /api/show` (Ollama); 404 when `None`.
+    info: Option<Value>,
     seen: Mutex<Vec<Seen>>,
 }
 
@@ -104,12 +109,39 @@ impl FakeModel {
     }
 
     pub async fn start_with(flavor: Flavor, script: Vec<Answer>, fallback: Option<Fallback>) -> FakeModel {
-        let inner =
-            Arc::new(Inner { flavor, script: Mutex::new(script.into()), fallback, seen: Mutex::default() });
+        FakeModel::serve(Inner {
+            flavor,
+            script: Mutex::new(script.into()),
+            fallback,
+            responder: None,
+            info: None,
+            seen: Mutex::default(),
+        })
+        .await
+    }
+
+    /// A fake that answers every request with `responder`, and serves `info`
+    /// (when given) as llama.cpp's `GET /props` and Ollama's `POST /api/show`.
+    pub async fn start_responder(flavor: Flavor, responder: Responder, info: Option<Value>) -> FakeModel {
+        FakeModel::serve(Inner {
+            flavor,
+            script: Mutex::default(),
+            fallback: None,
+            responder: Some(responder),
+            info,
+            seen: Mutex::default(),
+        })
+        .await
+    }
+
+    async fn serve(inner: Inner) -> FakeModel {
+        let inner = Arc::new(inner);
         let app = Router::new()
             .route("/api/chat", post(handle))
             .route("/v1/chat/completions", post(handle))
             .route("/agent_intent", post(handle))
+            .route("/props", axum::routing::get(info))
+            .route("/api/show", post(info))
             .with_state(inner.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -157,10 +189,11 @@ async fn handle(
         seen.len() - 1
     };
     let next = inner.script.lock().unwrap().pop_front();
-    let answer = match (next, &inner.fallback) {
-        (Some(a), _) => a,
-        (None, Some(f)) => f(index),
-        (None, None) => Answer::Status(500, "script exhausted".into()),
+    let answer = match (next, &inner.fallback, &inner.responder) {
+        (_, _, Some(r)) => r(index, &body),
+        (Some(a), _, _) => a,
+        (None, Some(f), _) => f(index),
+        (None, None, _) => Answer::Status(500, "script exhausted".into()),
     };
     let mut json_type = HeaderMap::new();
     json_type.insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
@@ -187,6 +220,18 @@ async fn handle(
             };
             (StatusCode::OK, json_type, out.to_string())
         }
+    }
+}
+
+async fn info(State(inner): State<Arc<Inner>>, uri: Uri) -> (StatusCode, String) {
+    inner.seen.lock().unwrap().push(Seen {
+        path: uri.path().to_owned(),
+        authorization: None,
+        body: Value::Null,
+    });
+    match &inner.info {
+        Some(v) => (StatusCode::OK, v.to_string()),
+        None => (StatusCode::NOT_FOUND, "not found".into()),
     }
 }
 

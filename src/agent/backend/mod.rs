@@ -70,6 +70,12 @@ pub struct Reply {
     /// The server stopped the answer at `max_tokens` (OpenAI
     /// `finish_reason: "length"`, Ollama `done_reason: "length"`).
     pub cut_off: bool,
+    /// How the answer's shape was asked for (`json_schema`, `json_object`,
+    /// `plain`, `format`), when the backend negotiates it.
+    pub structured: Option<&'static str>,
+    /// What the backend had to do to get this answer (a refused format and
+    /// the fallback), for the run's log.
+    pub notes: Vec<String>,
 }
 
 impl Reply {
@@ -88,6 +94,8 @@ impl Reply {
             prompt_tokens: answer.pointer(prompt).and_then(Value::as_u64),
             output_tokens: answer.pointer(output).and_then(Value::as_u64),
             cut_off: false,
+            structured: None,
+            notes: Vec::new(),
         }
     }
 }

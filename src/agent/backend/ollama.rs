@@ -97,6 +97,7 @@ impl Backend for Ollama {
         let text = field_str(&answer, "/message/content", &self.url)?.to_owned();
         let mut reply = Reply::from_answer(&answer, text, &model, "/prompt_eval_count", "/eval_count");
         reply.cut_off = answer.get("done_reason").and_then(|r| r.as_str()) == Some("length");
+        reply.structured = Some("format");
         Ok(reply)
     }
 }

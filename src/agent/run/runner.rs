@@ -313,6 +313,9 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             "prompt_hash": built.hash, "prompt_estimated_tokens": built.tokens,
             "prompt_sections": section_sizes(built), "trimmed": built.trimmed, "heavy": heavy, "corrected": false,
         });
+        if let Some(format) = first.structured {
+            metadata["structured_output"] = json!(format);
+        }
         let max = self.options.answer_tokens;
         let cut_note = |cut: bool, e: String| {
             if cut { format!("the answer was cut off at the limit of {max} tokens ({e})") } else { e }
@@ -396,7 +399,12 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         })
         .await;
         match result {
-            Ok(reply) => Ok(reply),
+            Ok(reply) => {
+                for note in &reply.notes {
+                    self.telemetry.log(&format!("step {step}: {note}"));
+                }
+                Ok(reply)
+            }
             Err(Failure::Canceled) => Err(End::canceled()),
             Err(Failure::Backend(e)) => {
                 let message = format!("the {} backend failed: {e}", self.backend.name());
