@@ -36,6 +36,18 @@ async fn run_ollama(fake: &FakeModel, root: &Path, o: &RunOptions) -> (RunResult
     (result, tools)
 }
 
+/// What `FakeTools` lists, for the expected per-step schema.
+fn fake_tool_infos() -> Vec<savant_think::agent::ToolInfo> {
+    ["echo", "big", "slow", "fail"]
+        .iter()
+        .map(|n| savant_think::agent::ToolInfo {
+            name: (*n).into(),
+            description: format!("The {n} tool."),
+            input_schema: json!({"type": "object"}),
+        })
+        .collect()
+}
+
 fn session(root: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(root.join(".savant/session.json")).unwrap()).unwrap()
 }
@@ -61,7 +73,7 @@ async fn ollama_tool_then_finish() {
         assert_eq!(s.body["model"], "phi3.5");
         assert_eq!(s.body["stream"], false);
         assert_eq!(s.body["options"]["temperature"], 0.1);
-        assert_eq!(s.body["format"], action::schema());
+        assert_eq!(s.body["format"], action::step_schema(&fake_tool_infos()));
         assert_eq!(s.body["messages"][0]["role"], "system");
     }
     // The tool output is in memory, so in the next prompt.
@@ -118,7 +130,7 @@ async fn openai_compatible_tool_then_finish_with_or_without_v1() {
         let rf = &seen[0].body["response_format"];
         assert_eq!(rf["type"], "json_schema");
         assert_eq!(rf["json_schema"]["name"], "agent_action");
-        assert_eq!(rf["json_schema"]["schema"], action::schema());
+        assert_eq!(rf["json_schema"]["schema"], action::step_schema(&fake_tool_infos()));
         assert_eq!(rf["json_schema"]["strict"], false);
     }
 }

@@ -259,6 +259,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     /// The step's prompt (logged) and the request that carries it.
     fn request(&mut self, tools: &[ToolInfo], heavy: bool) -> (ChatRequest, Prompt) {
         let schema = action::schema();
+        let step_schema = action::step_schema(tools);
         let policy = self.options.policy.note();
         let built = prompt::build(&PromptParts {
             persona: &self.options.persona,
@@ -287,7 +288,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         ));
         let request = ChatRequest {
             messages: vec![Message::system(built.system.clone()), Message::user(built.user.clone())],
-            schema,
+            schema: step_schema,
             heavy,
             max_tokens: u32::try_from(self.options.answer_tokens).unwrap_or(u32::MAX),
             context: json!({
