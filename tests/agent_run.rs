@@ -307,27 +307,57 @@ async fn an_unreachable_backend_is_a_clear_error_naming_the_url() {
 }
 
 #[tokio::test]
-async fn an_unknown_tool_is_an_error_action_with_a_suggestion() {
+async fn an_unknown_tool_is_returned_to_the_model_once_then_ends_the_run() {
     let tmp = Scratch::new("unknown-tool");
     let root = tmp.path.clone();
-    let fake = FakeModel::start(Flavor::Ollama, vec![tool("ecko", json!({})), finish("never")]).await;
+    let fake = FakeModel::start(
+        Flavor::Ollama,
+        vec![tool("ecko", json!({})), tool("ekko", json!({})), finish("never")],
+    )
+    .await;
     let (result, tools) = run_ollama(&fake, &root, &options(&root)).await;
     assert_eq!(result.status, RunStatus::Error);
     assert_eq!(result.error.as_ref().unwrap()["error"], "UNKNOWN_TOOL");
     assert!(result.final_text.contains("did you mean `echo`?"), "{}", result.final_text);
     assert!(tools.calls().is_empty());
+    // Step 1's refusal is the tool output the model read at step 2.
+    let user = fake.seen()[1].body["messages"][1]["content"].as_str().unwrap().to_owned();
+    assert!(user.contains("UNKNOWN_TOOL") && user.contains("did you mean `echo`?"), "{user}");
+    assert_eq!(result.transcript[0].ok, Some(false));
     let trace = trace(&root);
     let steps = events(&trace, "reasoning_step");
-    assert_eq!(steps.len(), 1);
-    assert_eq!(steps[0]["action"], "error");
-    assert_eq!(steps[0]["metadata"]["requested_tool"], "ecko");
+    assert_eq!(steps.len(), 2);
+    assert_eq!((&steps[0]["action"], &steps[0]["metadata"]["unknown_tool"]), (&json!("tool"), &json!(true)));
+    assert_eq!(steps[1]["action"], "error");
+    assert_eq!(steps[1]["metadata"]["requested_tool"], "ekko");
+    assert!(events(&trace, "tool_call_started").is_empty(), "an unknown tool is never called");
+}
+
+#[tokio::test]
+async fn after_an_unknown_tool_the_model_can_recover_and_dashed_names_resolve() {
+    let tmp = Scratch::new("unknown-recover");
+    let root = tmp.path.clone();
+    let fake = FakeModel::start(
+        Flavor::Ollama,
+        vec![tool("ecko", json!({})), tool(" echo ", json!({"n": 1})), finish("recovered")],
+    )
+    .await;
+    let (result, tools) = run_ollama(&fake, &root, &options(&root)).await;
+    assert_eq!((result.status, result.final_text.as_str()), (RunStatus::Ok, "recovered"), "{result:?}");
+    assert_eq!(tools.calls(), [("echo".into(), json!({"n": 1}))]);
+    // `-`, `.` and `_` variants name the same tool, everywhere names are compared.
+    use savant_think::agent::normalize_tool_name as n;
+    assert_eq!(n("think-plan"), n("think.plan"));
+    assert_eq!(n(" think_plan "), "think_plan");
+    let p = ToolPolicy::from_env_values(None, Some("think-*"), None);
+    assert!(p.permits("think.plan").is_ok() && p.permits("local_read").is_err());
 }
 
 #[tokio::test]
 async fn the_tool_policy_filters_what_is_offered_and_refuses_the_rest() {
     let tmp = Scratch::new("policy");
     let root = tmp.path.clone();
-    let fake = FakeModel::start(Flavor::Ollama, vec![tool("echo", json!({}))]).await;
+    let fake = FakeModel::start(Flavor::Ollama, vec![tool("echo", json!({})), tool("echo", json!({}))]).await;
     let mut o = options(&root);
     o.policy = ToolPolicy::from_env_values(None, None, Some("echo"));
     let (result, tools) = run_ollama(&fake, &root, &o).await;

@@ -225,6 +225,41 @@ fn text_field(map: &Map<String, Value>, key: &str) -> String {
     }
 }
 
+/// `text` with every raw control character inside a JSON string escaped
+/// (`\n`, `\t`, `\r`, else `\u00XX`): small models put raw newlines in
+/// strings, which JSON forbids but whose meaning is plain. Outside strings
+/// nothing changes.
+pub fn escape_control_chars(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control()) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            } else if (c as u32) < 0x20 {
+                match c {
+                    '\n' => out.push_str("\\n"),
+                    '\t' => out.push_str("\\t"),
+                    '\r' => out.push_str("\\r"),
+                    _ => out.push_str(&format!("\\u{:04x}", c as u32)),
+                }
+                continue;
+            }
+        } else if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Parses one action strictly: the whole answer must be one JSON object
 /// (optionally in a single ```json fence) with only the five known fields,
 /// `action` one of the four kinds, a non-empty `tool_name` for `tool` and a
@@ -235,8 +270,8 @@ pub fn parse(text: &str) -> Result<Action, String> {
     if body.is_empty() {
         return Err("the answer is empty".into());
     }
-    let value: Value =
-        serde_json::from_str(body).map_err(|e| format!("the answer is not valid JSON: {e}"))?;
+    let value: Value = serde_json::from_str(&escape_control_chars(body))
+        .map_err(|e| format!("the answer is not valid JSON: {e}"))?;
     let Value::Object(map) = value else {
         return Err(format!("the answer must be a JSON object, got {}", kind_of(&value)));
     };
@@ -345,6 +380,16 @@ mod tests {
             let e = parse(text).unwrap_err();
             assert!(e.contains(needle), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn raw_control_characters_inside_strings_are_escaped() {
+        let a = parse("{\"action\":\"finish\",\n \"final\":\"two\nlines\tand\u{1}\"}").unwrap();
+        assert_eq!(a.final_text, "two\nlines\tand\u{1}");
+        // Escapes already there stay as they are.
+        let b = parse(r#"{"action":"finish","final":"a \"q\" \\ b\n"}"#).unwrap();
+        assert_eq!(b.final_text, "a \"q\" \\ b\n");
+        assert_eq!(escape_control_chars("{\n}"), "{\n}");
     }
 
     #[test]

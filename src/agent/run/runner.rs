@@ -48,6 +48,9 @@ struct Decision {
     error_code: Option<&'static str>,
     /// More about that error (`hint`, …) for the result's `details`.
     error_details: Value,
+    /// A tool call refused before it was made (an unknown tool): this error
+    /// is the step's tool output, so the model gets one more chance.
+    refused: Option<Value>,
     stuck: bool,
     model: String,
     prompt_tokens: u64,
@@ -62,6 +65,7 @@ impl Decision {
             action,
             error_code: None,
             error_details: Value::Null,
+            refused: None,
             stuck: false,
             model: "forced".into(),
             prompt_tokens: 0,
@@ -85,6 +89,8 @@ struct Runner<'a, B, T> {
     fingerprints: Vec<String>,
     model: Option<String>,
     step: usize,
+    /// The steps in a row that asked for an unknown tool.
+    unknown_streak: usize,
 }
 
 fn now() -> String {
@@ -130,6 +136,7 @@ pub async fn run(
         fingerprints: Vec::new(),
         model: None,
         step: 0,
+        unknown_streak: 0,
     };
     r.telemetry.event(
         "run_started",
@@ -181,7 +188,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             self.step += 1;
             let tools = self.offered().await;
             let decision = Decision::forced(Action::tool(&forced.name, forced.args.clone()));
-            let decision = self.validate(decision, &tools).await;
+            let decision = self.validate(decision, &tools, false).await;
             let output = self.act(decision, Instant::now()).await;
             if let Some(end) = output.end {
                 return Some(end);
@@ -231,7 +238,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 return Some(self.failed_step(end, &model, built.tokens, started));
             }
         };
-        let decision = self.validate(decision, &tools).await;
+        let decision = self.validate(decision, &tools, self.unknown_streak == 0).await;
+        self.unknown_streak = if decision.refused.is_some() { self.unknown_streak + 1 } else { 0 };
         let decision = self.check_stuck(decision);
         self.act(decision, started).await.end
     }
@@ -377,6 +385,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             action,
             error_code,
             error_details,
+            refused: None,
             stuck: false,
             model: first.model,
             prompt_tokens,
@@ -449,13 +458,17 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         self.failed_step(end, &model, 0, Instant::now())
     }
 
-    /// An unknown or refused tool becomes an `error` action with the reason.
-    async fn validate(&self, mut d: Decision, offered: &[ToolInfo]) -> Decision {
+    /// Resolves the tool name (`-`, `.` and `_` alike). An unknown or refused
+    /// tool is, with `second_chance`, the step's tool output (an error the
+    /// model reads next step); without it (a second one in a row, or a forced
+    /// tool), an `error` action with the reason that ends the run.
+    async fn validate(&self, mut d: Decision, offered: &[ToolInfo], second_chance: bool) -> Decision {
+        use crate::agent::normalize_tool_name as normal;
         if d.action.action != ActionKind::Tool {
             return d;
         }
         let wanted = d.action.tool_name.clone();
-        let same = |a: &str, b: &str| a == b || a.replace('.', "_") == b.replace('.', "_");
+        let same = |a: &str, b: &str| a == b || normal(a) == normal(b);
         if let Some(t) = offered.iter().find(|t| same(&t.name, &wanted)) {
             d.action.tool_name = t.name.clone();
             return d;
@@ -477,6 +490,17 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             }
         };
         d.metadata["requested_tool"] = json!(wanted);
+        if second_chance {
+            d.metadata["unknown_tool"] = json!(true);
+            d.refused = Some(json!({"error": "UNKNOWN_TOOL", "details": {"tool": wanted, "message": message,
+                "hint": "call one of the tools listed, by its exact name"}}));
+            return d;
+        }
+        let message = if self.unknown_streak > 0 {
+            format!("{message}; the second unknown tool in a row")
+        } else {
+            message
+        };
         d.action = Action { tool_name: wanted, ..Action::error(message) };
         d.error_code = Some("UNKNOWN_TOOL");
         d
@@ -540,6 +564,15 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         };
         let mut acted = Acted { end: None, tool_output: None, tool_ok: false };
         match a.action {
+            ActionKind::Tool if d.refused.is_some() => {
+                // Not called: the refusal is the output the model reads next step.
+                let output = d.refused.clone().unwrap_or_default();
+                record.args = a.args.clone();
+                record.ok = Some(false);
+                self.last_output = Some(output.to_string());
+                self.telemetry.log(&format!("step {}: tool {} not called: {output}", self.step, a.tool_name));
+                record.output = output;
+            }
             ActionKind::Tool => {
                 record.args = a.args.clone();
                 let Some(outcome) = self.call_tool(&a.tool_name, a.args.clone()).await else {
