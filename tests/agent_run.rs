@@ -661,3 +661,56 @@ async fn a_server_that_refuses_json_schema_gets_json_object_then_plain_remembere
     let steps = events(&trace(&root), "reasoning_step").into_iter().cloned().collect::<Vec<_>>();
     assert_eq!(steps[0]["metadata"]["structured_output"], "plain");
 }
+
+#[tokio::test]
+async fn the_prompt_and_answer_are_budgeted_inside_the_context_the_server_reports() {
+    let tmp = Scratch::new("context");
+    let root = tmp.path.clone();
+    // A llama.cpp server with a 4k context; the `big` tool's output is ~5,000 tokens.
+    let responder: Responder = Box::new(|i, _| if i == 0 { tool("big", json!({})) } else { finish("fits") });
+    let props = json!({"default_generation_settings": {"n_ctx": 4096}});
+    let fake = FakeModel::start_responder(Flavor::OpenAi, responder, Some(props)).await;
+    let backend =
+        OpenAi::new(OpenAiConfig { base_url: format!("{}/v1", fake.url()), ..OpenAiConfig::default() })
+            .unwrap();
+    let tools = FakeTools::new(root.clone());
+    let result = run("Read big.", &options(&root), &backend, &tools, &CancellationToken::new()).await;
+    assert_eq!(result.status, RunStatus::Ok, "{result:?}");
+    let seen = fake.seen();
+    assert_eq!(fake.probes(), ["/props"], "asked once per model");
+    let log = std::fs::read_to_string(root.join("logs/agent_runtime.log")).unwrap();
+    // 4096 less a tenth as margin, less the answer (512) and the correction reserve (300).
+    assert!(log.contains("context of 4096 tokens (the server): prompt budget 2875"), "{log}");
+    let chat: Vec<_> = seen.iter().filter(|s| s.path.ends_with("/completions")).collect();
+    let chars: usize = chat[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().len())
+        .sum();
+    assert!(chars.div_ceil(4) <= 2875, "the prompt after the big output is ~{} tokens", chars / 4);
+    let steps = events(&trace(&root), "reasoning_step").into_iter().cloned().collect::<Vec<_>>();
+    assert!(!steps[1]["metadata"]["trimmed"].as_array().unwrap().is_empty());
+
+    // Ollama: the context from /api/show (`num_ctx` in parameters), and `num_ctx` sent back.
+    let tmp = Scratch::new("context-ollama");
+    let root = tmp.path.clone();
+    let show = json!({"parameters": "temperature 0.1\nnum_ctx 2048", "model_info": {"llama.context_length": 131072}});
+    let fake = FakeModel::start_responder(Flavor::Ollama, Box::new(|_, _| finish("ok")), Some(show)).await;
+    let (result, _) = run_ollama(&fake, &root, &options(&root)).await;
+    assert_eq!(result.status, RunStatus::Ok);
+    assert_eq!(fake.probes(), ["/api/show"]);
+    assert_eq!(fake.seen()[0].body["options"]["num_ctx"], 2048 - 204 - 812 + 812);
+
+    // --context-tokens wins over the server.
+    let tmp = Scratch::new("context-flag");
+    let root = tmp.path.clone();
+    let fake = FakeModel::start(Flavor::Ollama, vec![finish("ok")]).await;
+    let mut o = options(&root);
+    o.context_tokens = Some(3000);
+    let (result, _) = run_ollama(&fake, &root, &o).await;
+    assert_eq!(result.status, RunStatus::Ok);
+    let log = std::fs::read_to_string(root.join("logs/agent_runtime.log")).unwrap();
+    assert!(log.contains("context of 3000 tokens (--context-tokens)"), "{log}");
+    assert!(fake.probes().is_empty());
+}

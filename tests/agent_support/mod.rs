@@ -93,6 +93,8 @@ struct Inner {
     /// The body of `GET /props` (llama.cpp) and `POST /api/show` (Ollama); 404 when `None`.
     info: Option<Value>,
     seen: Mutex<Vec<Seen>>,
+    /// The paths of `/props` and `/api/show` requests (not in `seen`).
+    probes: Mutex<Vec<String>>,
 }
 
 /// A fake model server: answers from the script in order, then from the
@@ -116,6 +118,7 @@ impl FakeModel {
             responder: None,
             info: None,
             seen: Mutex::default(),
+            probes: Mutex::default(),
         })
         .await
     }
@@ -130,6 +133,7 @@ impl FakeModel {
             responder: Some(responder),
             info,
             seen: Mutex::default(),
+            probes: Mutex::default(),
         })
         .await
     }
@@ -156,6 +160,11 @@ impl FakeModel {
 
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The paths of the context probes (`/props`, `/api/show`) received.
+    pub fn probes(&self) -> Vec<String> {
+        self.inner.probes.lock().unwrap().clone()
     }
 
     pub fn seen(&self) -> Vec<Seen> {
@@ -224,11 +233,7 @@ async fn handle(
 }
 
 async fn info(State(inner): State<Arc<Inner>>, uri: Uri) -> (StatusCode, String) {
-    inner.seen.lock().unwrap().push(Seen {
-        path: uri.path().to_owned(),
-        authorization: None,
-        body: Value::Null,
-    });
+    inner.probes.lock().unwrap().push(uri.path().to_owned());
     match &inner.info {
         Some(v) => (StatusCode::OK, v.to_string()),
         None => (StatusCode::NOT_FOUND, "not found".into()),

@@ -55,6 +55,9 @@ pub struct ChatRequest {
     /// `options.num_predict`. A model that reaches it is cut off
     /// ([`Reply::cut_off`]).
     pub max_tokens: u32,
+    /// The context the request needs (prompt budget + answer): Ollama's
+    /// `options.num_ctx`, so its default window does not cut the prompt.
+    pub num_ctx: Option<u32>,
 }
 
 /// A backend's answer.
@@ -149,6 +152,11 @@ pub trait Backend: Send + Sync {
     fn retries(&self) -> u32 {
         2
     }
+    /// The model's context size in tokens, when the server says it (Ollama
+    /// `/api/show`, llama.cpp `/props`); `None` when it does not.
+    fn context_tokens(&self, _heavy: bool) -> impl Future<Output = Option<usize>> + Send {
+        std::future::ready(None)
+    }
     /// One request, no retries (the loop retries through [`retry::complete`]).
     fn complete(&self, request: &ChatRequest) -> impl Future<Output = Result<Reply, BackendError>> + Send;
 }
@@ -190,6 +198,14 @@ impl Backend for AnyBackend {
             AnyBackend::Ollama(b) => b.retries(),
             AnyBackend::OpenAi(b) => b.retries(),
             AnyBackend::ReasoningApi(b) => b.retries(),
+        }
+    }
+
+    async fn context_tokens(&self, heavy: bool) -> Option<usize> {
+        match self {
+            AnyBackend::Ollama(b) => b.context_tokens(heavy).await,
+            AnyBackend::OpenAi(b) => b.context_tokens(heavy).await,
+            AnyBackend::ReasoningApi(b) => b.context_tokens(heavy).await,
         }
     }
 

@@ -157,6 +157,20 @@ impl Backend for OpenAi {
         }
     }
 
+    /// llama.cpp's `GET /props`: `default_generation_settings.n_ctx` (or a
+    /// top-level `n_ctx`). Other servers do not say; `None`.
+    async fn context_tokens(&self, _heavy: bool) -> Option<usize> {
+        let base = http::with_scheme(&self.config.base_url);
+        let base = base.trim_end_matches('/');
+        let url = http::join(base.strip_suffix("/v1").unwrap_or(base), "/props");
+        let props = http::fetch_optional(&self.client, &url, None).await?;
+        props
+            .pointer("/default_generation_settings/n_ctx")
+            .or_else(|| props.get("n_ctx"))
+            .and_then(serde_json::Value::as_u64)
+            .map(|n| n as usize)
+    }
+
     async fn complete(&self, request: &ChatRequest) -> Result<Reply, BackendError> {
         let model = self.model(request.heavy);
         let mut notes = Vec::new();

@@ -64,6 +64,10 @@ pub struct RunOptions {
     /// The most tokens one answer may have (default 512): sent with every
     /// request; an answer cut off there is `ANSWER_CUT_OFF`.
     pub answer_tokens: usize,
+    /// The model's context in tokens (`--context-tokens`); `None`: ask the
+    /// server (Ollama `/api/show`, llama.cpp `/props`). Prompt + answer are
+    /// budgeted inside it.
+    pub context_tokens: Option<usize>,
     /// The memory budget in estimated tokens (default 4,000).
     pub memory_tokens: usize,
     /// Stop when the same action comes this many times in a row (default 3; 0 = never).
@@ -95,6 +99,7 @@ impl RunOptions {
             max_steps: DEFAULT_MAX_STEPS,
             budget_tokens: prompt::DEFAULT_BUDGET_TOKENS,
             answer_tokens: DEFAULT_ANSWER_TOKENS,
+            context_tokens: None,
             memory_tokens: DEFAULT_MEMORY_TOKENS,
             stuck_repeats: DEFAULT_STUCK_REPEATS,
             dry_run: false,

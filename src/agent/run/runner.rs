@@ -91,6 +91,8 @@ struct Runner<'a, B, T> {
     step: usize,
     /// The steps in a row that asked for an unknown tool.
     unknown_streak: usize,
+    /// Each model's context size, as its server said (asked once per model).
+    contexts: std::collections::HashMap<String, Option<usize>>,
 }
 
 fn now() -> String {
@@ -137,6 +139,7 @@ pub async fn run(
         model: None,
         step: 0,
         unknown_streak: 0,
+        contexts: std::collections::HashMap::new(),
     };
     r.telemetry.event(
         "run_started",
@@ -230,7 +233,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let started = Instant::now();
         let tools = self.offered().await;
         let heavy = self.heavy_step();
-        let (request, built) = self.request(&tools, heavy);
+        let budget = self.budget(heavy).await;
+        let (request, built) = self.request(&tools, heavy, budget);
         let decision = match self.decide(&request, &built, heavy).await {
             Ok(d) => d,
             Err(end) => {
@@ -264,8 +268,43 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         heavy
     }
 
+    /// The prompt budget of a step and the context it needs (prompt, answer
+    /// and a correction round): `--budget-tokens`, lowered to fit the model's
+    /// context when `--context-tokens` or the server says it.
+    async fn budget(&mut self, heavy: bool) -> Budget {
+        let model = self.backend.model(heavy);
+        // Asked once per model (and logged then); the flag wins.
+        let first_time = !self.contexts.contains_key(&model);
+        if first_time {
+            let found = match self.options.context_tokens {
+                Some(n) => Some(n),
+                None => self.backend.context_tokens(heavy).await,
+            };
+            self.contexts.insert(model.clone(), found);
+        }
+        let from = if self.options.context_tokens.is_some() { "--context-tokens" } else { "the server" };
+        let context = self.contexts.get(&model).copied().flatten().map(|n| (n, from));
+        let reserve = self.options.answer_tokens + CORRECTION_RESERVE_TOKENS;
+        let mut prompt = self.options.budget_tokens;
+        if let Some((n, from)) = context {
+            // Tokens are estimated: keep a tenth of the context as a margin.
+            let fits = (n - n / 10).saturating_sub(reserve).max(MIN_PROMPT_TOKENS);
+            if fits < prompt {
+                prompt = fits;
+            }
+            if first_time {
+                self.telemetry.log(&format!(
+                    "step {}: model {model} has a context of {n} tokens ({from}): prompt budget {prompt}, \
+                     answer {}",
+                    self.step, self.options.answer_tokens
+                ));
+            }
+        }
+        Budget { prompt, num_ctx: u32::try_from(prompt + reserve).unwrap_or(u32::MAX) }
+    }
+
     /// The step's prompt (logged) and the request that carries it.
-    fn request(&mut self, tools: &[ToolInfo], heavy: bool) -> (ChatRequest, Prompt) {
+    fn request(&mut self, tools: &[ToolInfo], heavy: bool, budget: Budget) -> (ChatRequest, Prompt) {
         let schema = action::schema();
         let step_schema = action::step_schema(tools);
         let policy = self.options.policy.note();
@@ -280,7 +319,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             schema: &schema,
             step: self.step,
             max_steps: self.options.max_steps,
-            budget_tokens: self.options.budget_tokens,
+            budget_tokens: budget.prompt,
         });
         let trimmed = if built.trimmed.is_empty() {
             String::new()
@@ -299,6 +338,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             schema: step_schema,
             heavy,
             max_tokens: u32::try_from(self.options.answer_tokens).unwrap_or(u32::MAX),
+            num_ctx: Some(budget.num_ctx),
             context: json!({
                 "run_id": self.run_id, "goal": self.goal, "step": self.step, "max_steps": self.options.max_steps,
                 "policy": policy, "tools": tools,
@@ -719,6 +759,21 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
 /// `{section: estimated tokens}` of a prompt.
 fn section_sizes(p: &Prompt) -> Value {
     Value::Object(p.sections.iter().map(|s| (s.name.to_owned(), json!(s.tokens))).collect())
+}
+
+/// Room kept in the context for a correction round beyond the answer: the
+/// echoed answer (at most [`action::ECHO_CHARS`]) and the correction message.
+const CORRECTION_RESERVE_TOKENS: usize = action::ECHO_CHARS / 4 + 150;
+/// The smallest prompt budget, however small the context.
+const MIN_PROMPT_TOKENS: usize = 500;
+
+/// A step's token budget.
+#[derive(Clone, Copy)]
+struct Budget {
+    /// For the prompt (estimated tokens).
+    prompt: usize,
+    /// The context the request needs (prompt, answer, correction).
+    num_ctx: u32,
 }
 
 /// What carrying out an action came to.
