@@ -132,6 +132,11 @@ impl OpenAi {
                 "is the server running? check OPENAI_BASE_URL (a llama.cpp server, vLLM or LM Studio listens locally)"
                     .into()
             }
+            (_, Some(400 | 413)) if e.message.to_lowercase().contains("context") => {
+                "the request does not fit the model's context: pass --context-tokens with the server's \
+                 context size (llama-cpp-python --n_ctx), or lower --budget-tokens / --answer-tokens"
+                    .into()
+            }
             (_, Some(401 | 403)) => "check OPENAI_API_KEY".into(),
             (_, Some(404)) => format!(
                 "check OPENAI_BASE_URL and that the server serves the model `{}` (--model or OPENAI_MODEL)",
