@@ -36,6 +36,18 @@ async fn run_ollama(fake: &FakeModel, root: &Path, o: &RunOptions) -> (RunResult
     (result, tools)
 }
 
+/// What `FakeTools` lists, for the expected per-step schema.
+fn fake_tool_infos() -> Vec<savant_think::agent::ToolInfo> {
+    ["echo", "big", "slow", "fail"]
+        .iter()
+        .map(|n| savant_think::agent::ToolInfo {
+            name: (*n).into(),
+            description: format!("The {n} tool."),
+            input_schema: json!({"type": "object"}),
+        })
+        .collect()
+}
+
 fn session(root: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(root.join(".savant/session.json")).unwrap()).unwrap()
 }
@@ -61,7 +73,7 @@ async fn ollama_tool_then_finish() {
         assert_eq!(s.body["model"], "phi3.5");
         assert_eq!(s.body["stream"], false);
         assert_eq!(s.body["options"]["temperature"], 0.1);
-        assert_eq!(s.body["format"], action::schema());
+        assert_eq!(s.body["format"], action::step_schema(&fake_tool_infos()));
         assert_eq!(s.body["messages"][0]["role"], "system");
     }
     // The tool output is in memory, so in the next prompt.
@@ -118,7 +130,7 @@ async fn openai_compatible_tool_then_finish_with_or_without_v1() {
         let rf = &seen[0].body["response_format"];
         assert_eq!(rf["type"], "json_schema");
         assert_eq!(rf["json_schema"]["name"], "agent_action");
-        assert_eq!(rf["json_schema"]["schema"], action::schema());
+        assert_eq!(rf["json_schema"]["schema"], action::step_schema(&fake_tool_infos()));
         assert_eq!(rf["json_schema"]["strict"], false);
     }
 }
@@ -295,27 +307,57 @@ async fn an_unreachable_backend_is_a_clear_error_naming_the_url() {
 }
 
 #[tokio::test]
-async fn an_unknown_tool_is_an_error_action_with_a_suggestion() {
+async fn an_unknown_tool_is_returned_to_the_model_once_then_ends_the_run() {
     let tmp = Scratch::new("unknown-tool");
     let root = tmp.path.clone();
-    let fake = FakeModel::start(Flavor::Ollama, vec![tool("ecko", json!({})), finish("never")]).await;
+    let fake = FakeModel::start(
+        Flavor::Ollama,
+        vec![tool("ecko", json!({})), tool("ekko", json!({})), finish("never")],
+    )
+    .await;
     let (result, tools) = run_ollama(&fake, &root, &options(&root)).await;
     assert_eq!(result.status, RunStatus::Error);
     assert_eq!(result.error.as_ref().unwrap()["error"], "UNKNOWN_TOOL");
     assert!(result.final_text.contains("did you mean `echo`?"), "{}", result.final_text);
     assert!(tools.calls().is_empty());
+    // Step 1's refusal is the tool output the model read at step 2.
+    let user = fake.seen()[1].body["messages"][1]["content"].as_str().unwrap().to_owned();
+    assert!(user.contains("UNKNOWN_TOOL") && user.contains("did you mean `echo`?"), "{user}");
+    assert_eq!(result.transcript[0].ok, Some(false));
     let trace = trace(&root);
     let steps = events(&trace, "reasoning_step");
-    assert_eq!(steps.len(), 1);
-    assert_eq!(steps[0]["action"], "error");
-    assert_eq!(steps[0]["metadata"]["requested_tool"], "ecko");
+    assert_eq!(steps.len(), 2);
+    assert_eq!((&steps[0]["action"], &steps[0]["metadata"]["unknown_tool"]), (&json!("tool"), &json!(true)));
+    assert_eq!(steps[1]["action"], "error");
+    assert_eq!(steps[1]["metadata"]["requested_tool"], "ekko");
+    assert!(events(&trace, "tool_call_started").is_empty(), "an unknown tool is never called");
+}
+
+#[tokio::test]
+async fn after_an_unknown_tool_the_model_can_recover_and_dashed_names_resolve() {
+    let tmp = Scratch::new("unknown-recover");
+    let root = tmp.path.clone();
+    let fake = FakeModel::start(
+        Flavor::Ollama,
+        vec![tool("ecko", json!({})), tool(" echo ", json!({"n": 1})), finish("recovered")],
+    )
+    .await;
+    let (result, tools) = run_ollama(&fake, &root, &options(&root)).await;
+    assert_eq!((result.status, result.final_text.as_str()), (RunStatus::Ok, "recovered"), "{result:?}");
+    assert_eq!(tools.calls(), [("echo".into(), json!({"n": 1}))]);
+    // `-`, `.` and `_` variants name the same tool, everywhere names are compared.
+    use savant_think::agent::normalize_tool_name as n;
+    assert_eq!(n("think-plan"), n("think.plan"));
+    assert_eq!(n(" think_plan "), "think_plan");
+    let p = ToolPolicy::from_env_values(None, Some("think-*"), None);
+    assert!(p.permits("think.plan").is_ok() && p.permits("local_read").is_err());
 }
 
 #[tokio::test]
 async fn the_tool_policy_filters_what_is_offered_and_refuses_the_rest() {
     let tmp = Scratch::new("policy");
     let root = tmp.path.clone();
-    let fake = FakeModel::start(Flavor::Ollama, vec![tool("echo", json!({}))]).await;
+    let fake = FakeModel::start(Flavor::Ollama, vec![tool("echo", json!({})), tool("echo", json!({}))]).await;
     let mut o = options(&root);
     o.policy = ToolPolicy::from_env_values(None, None, Some("echo"));
     let (result, tools) = run_ollama(&fake, &root, &o).await;
@@ -540,4 +582,135 @@ async fn a_model_that_gives_up_ends_the_run_with_its_reason() {
     assert_eq!((result.status, result.final_text.as_str()), (RunStatus::Error, "no tool reads PDFs"));
     assert_eq!(result.error.as_ref().unwrap()["error"], "MODEL_GAVE_UP");
     assert_eq!(session(&root)["final"], "no tool reads PDFs");
+}
+
+#[tokio::test]
+async fn every_request_is_bounded_and_a_cut_off_answer_is_answer_cut_off_with_a_hint() {
+    let tmp = Scratch::new("cut-off");
+    let root = tmp.path.clone();
+    // A model that fills `args` until it is cut off, twice.
+    let long = format!(r#"{{"action":"tool","tool_name":"echo","args":{{"x":"{}"#, "y".repeat(5_000));
+    let fake = FakeModel::start(
+        Flavor::OpenAi,
+        vec![openai_answer(&long, "length"), openai_answer(&long, "length"), finish("never")],
+    )
+    .await;
+    let backend = OpenAi::new(OpenAiConfig { base_url: fake.url(), ..OpenAiConfig::default() }).unwrap();
+    let mut o = options(&root);
+    o.answer_tokens = 300;
+    let tools = FakeTools::new(root.clone());
+    let result = run("Echo.", &o, &backend, &tools, &CancellationToken::new()).await;
+    assert_eq!(result.status, RunStatus::Error, "{result:?}");
+    let error = result.error.as_ref().unwrap();
+    assert_eq!(error["error"], "ANSWER_CUT_OFF");
+    assert!(error["details"]["hint"].as_str().unwrap().contains("--answer-tokens"), "{error}");
+    assert!(result.final_text.contains("cut off at the limit of 300 tokens"), "{}", result.final_text);
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 2, "one correction round, no more");
+    assert!(seen.iter().all(|s| s.body["max_tokens"] == 300), "every request carries the bound");
+    // The correction round echoes only a bounded slice of the 5,000-character answer.
+    let echoed = seen[1].body["messages"][2]["content"].as_str().unwrap();
+    assert!(echoed.chars().count() < action::ECHO_CHARS + 100, "{} chars", echoed.len());
+    assert!(echoed.contains("more characters not shown"));
+    assert!(seen[1].body["messages"][3]["content"].as_str().unwrap().contains("cut off"));
+}
+
+#[tokio::test]
+async fn ollama_gets_num_predict_and_a_cut_off_answer_is_corrected() {
+    let tmp = Scratch::new("num-predict");
+    let root = tmp.path.clone();
+    let fake =
+        FakeModel::start(Flavor::Ollama, vec![ollama_answer(r#"{"action":"fin"#, "length"), finish("ok")])
+            .await;
+    let (result, _) = run_ollama(&fake, &root, &options(&root)).await;
+    assert_eq!((result.status, result.final_text.as_str()), (RunStatus::Ok, "ok"), "{result:?}");
+    let seen = fake.seen();
+    assert_eq!(seen[0].body["options"]["num_predict"], savant_think::agent::run::DEFAULT_ANSWER_TOKENS);
+    let steps = events(&trace(&root), "reasoning_step").into_iter().cloned().collect::<Vec<_>>();
+    assert_eq!(steps[0]["metadata"]["cut_off"], true);
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_json_schema_gets_json_object_then_plain_remembered_for_the_run() {
+    let tmp = Scratch::new("negotiate");
+    let root = tmp.path.clone();
+    // Refuses json_schema (HTTP 500, as llama-cpp-python) and json_object (HTTP 400), answers plain.
+    let responder: Responder = Box::new(|i, body| match body["response_format"]["type"].as_str() {
+        Some("json_schema") => Answer::Status(
+            500,
+            r#"{"error":{"message":"response_format: Input should be 'text' or 'json_object'"}}"#.into(),
+        ),
+        Some(_) => Answer::Status(400, r#"{"error":"unsupported response_format json_object"}"#.into()),
+        None if i < 3 => tool("echo", json!({"n": i})),
+        None => finish("negotiated"),
+    });
+    let fake = FakeModel::start_responder(Flavor::OpenAi, responder, None).await;
+    let backend = OpenAi::new(OpenAiConfig { base_url: fake.url(), ..OpenAiConfig::default() }).unwrap();
+    let tools = FakeTools::new(root.clone());
+    let result = run("Echo.", &options(&root), &backend, &tools, &CancellationToken::new()).await;
+    assert_eq!((result.status, result.final_text.as_str()), (RunStatus::Ok, "negotiated"), "{result:?}");
+    let formats: Vec<Value> = fake.seen().iter().map(|s| s.body["response_format"]["type"].clone()).collect();
+    // Each refused format is sent once, never retried as it was; later steps start plain.
+    assert_eq!(formats, [json!("json_schema"), json!("json_object"), Value::Null, Value::Null]);
+    assert_eq!(
+        fake.seen()[1].body["response_format"]["schema"],
+        fake.seen()[0].body["response_format"]["json_schema"]["schema"]
+    );
+    let log = std::fs::read_to_string(root.join("logs/agent_runtime.log")).unwrap();
+    assert!(log.contains("refused response_format json_schema"), "{log}");
+    let steps = events(&trace(&root), "reasoning_step").into_iter().cloned().collect::<Vec<_>>();
+    assert_eq!(steps[0]["metadata"]["structured_output"], "plain");
+}
+
+#[tokio::test]
+async fn the_prompt_and_answer_are_budgeted_inside_the_context_the_server_reports() {
+    let tmp = Scratch::new("context");
+    let root = tmp.path.clone();
+    // A llama.cpp server with a 4k context; the `big` tool's output is ~5,000 tokens.
+    let responder: Responder = Box::new(|i, _| if i == 0 { tool("big", json!({})) } else { finish("fits") });
+    let props = json!({"default_generation_settings": {"n_ctx": 4096}});
+    let fake = FakeModel::start_responder(Flavor::OpenAi, responder, Some(props)).await;
+    let backend =
+        OpenAi::new(OpenAiConfig { base_url: format!("{}/v1", fake.url()), ..OpenAiConfig::default() })
+            .unwrap();
+    let tools = FakeTools::new(root.clone());
+    let result = run("Read big.", &options(&root), &backend, &tools, &CancellationToken::new()).await;
+    assert_eq!(result.status, RunStatus::Ok, "{result:?}");
+    let seen = fake.seen();
+    assert_eq!(fake.probes(), ["/props"], "asked once per model");
+    let log = std::fs::read_to_string(root.join("logs/agent_runtime.log")).unwrap();
+    // 4096 less a tenth as margin, less the answer (512) and the correction reserve (300).
+    assert!(log.contains("context of 4096 tokens (the server): prompt budget 2875"), "{log}");
+    let chat: Vec<_> = seen.iter().filter(|s| s.path.ends_with("/completions")).collect();
+    let chars: usize = chat[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().len())
+        .sum();
+    assert!(chars.div_ceil(4) <= 2875, "the prompt after the big output is ~{} tokens", chars / 4);
+    let steps = events(&trace(&root), "reasoning_step").into_iter().cloned().collect::<Vec<_>>();
+    assert!(!steps[1]["metadata"]["trimmed"].as_array().unwrap().is_empty());
+
+    // Ollama: the context from /api/show (`num_ctx` in parameters), and `num_ctx` sent back.
+    let tmp = Scratch::new("context-ollama");
+    let root = tmp.path.clone();
+    let show = json!({"parameters": "temperature 0.1\nnum_ctx 2048", "model_info": {"llama.context_length": 131072}});
+    let fake = FakeModel::start_responder(Flavor::Ollama, Box::new(|_, _| finish("ok")), Some(show)).await;
+    let (result, _) = run_ollama(&fake, &root, &options(&root)).await;
+    assert_eq!(result.status, RunStatus::Ok);
+    assert_eq!(fake.probes(), ["/api/show"]);
+    assert_eq!(fake.seen()[0].body["options"]["num_ctx"], 2048 - 204 - 812 + 812);
+
+    // --context-tokens wins over the server.
+    let tmp = Scratch::new("context-flag");
+    let root = tmp.path.clone();
+    let fake = FakeModel::start(Flavor::Ollama, vec![finish("ok")]).await;
+    let mut o = options(&root);
+    o.context_tokens = Some(3000);
+    let (result, _) = run_ollama(&fake, &root, &o).await;
+    assert_eq!(result.status, RunStatus::Ok);
+    let log = std::fs::read_to_string(root.join("logs/agent_runtime.log")).unwrap();
+    assert!(log.contains("context of 3000 tokens (--context-tokens)"), "{log}");
+    assert!(fake.probes().is_empty());
 }

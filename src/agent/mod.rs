@@ -19,6 +19,13 @@ use serde::Serialize;
 use serde_json::Value;
 use std::future::Future;
 
+/// The one normal form of a tool name, used wherever names are compared:
+/// trimmed, with `-` and `.` read as `_`. So `think-plan`, `think.plan` and
+/// `think_plan` name the same tool, and `github.search` is `github_search`.
+pub fn normalize_tool_name(name: &str) -> String {
+    name.trim().replace(['-', '.'], "_")
+}
+
 /// A tool as the loops see it: a name they may call, what it does, and the
 /// JSON Schema of its arguments.
 #[derive(Clone, Debug, PartialEq, Serialize)]

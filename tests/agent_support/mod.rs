@@ -50,6 +50,22 @@ pub fn reason(text: &str) -> Answer {
     action("reason", "", json!({}), "", text)
 }
 
+/// An OpenAI-compatible success body with this text and `finish_reason`
+/// (`"length"`: the answer was cut off at `max_tokens`).
+pub fn openai_answer(text: &str, finish_reason: &str) -> Answer {
+    let body = json!({"model": "fake", "choices": [{"index": 0, "finish_reason": finish_reason,
+                      "message": {"role": "assistant", "content": text}}],
+                      "usage": {"prompt_tokens": 321, "completion_tokens": 17}});
+    Answer::Status(200, body.to_string())
+}
+
+/// An Ollama success body with this text and `done_reason`.
+pub fn ollama_answer(text: &str, done_reason: &str) -> Answer {
+    let body = json!({"model": "fake", "message": {"role": "assistant", "content": text}, "done": true,
+                      "done_reason": done_reason, "prompt_eval_count": 321, "eval_count": 17});
+    Answer::Status(200, body.to_string())
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Flavor {
     Ollama,
@@ -66,12 +82,19 @@ pub struct Seen {
 }
 
 type Fallback = Box<dyn Fn(usize) -> Answer + Send + Sync>;
+/// Answers a request from its index and body (e.g. refuses a `response_format`).
+pub type Responder = Box<dyn Fn(usize, &Value) -> Answer + Send + Sync>;
 
 struct Inner {
     flavor: Flavor,
     script: Mutex<VecDeque<Answer>>,
     fallback: Option<Fallback>,
+    responder: Option<Responder>,
+    /// The body of `GET /props` (llama.cpp) and `POST /api/show` (Ollama); 404 when `None`.
+    info: Option<Value>,
     seen: Mutex<Vec<Seen>>,
+    /// The paths of `/props` and `/api/show` requests (not in `seen`).
+    probes: Mutex<Vec<String>>,
 }
 
 /// A fake model server: answers from the script in order, then from the
@@ -88,12 +111,41 @@ impl FakeModel {
     }
 
     pub async fn start_with(flavor: Flavor, script: Vec<Answer>, fallback: Option<Fallback>) -> FakeModel {
-        let inner =
-            Arc::new(Inner { flavor, script: Mutex::new(script.into()), fallback, seen: Mutex::default() });
+        FakeModel::serve(Inner {
+            flavor,
+            script: Mutex::new(script.into()),
+            fallback,
+            responder: None,
+            info: None,
+            seen: Mutex::default(),
+            probes: Mutex::default(),
+        })
+        .await
+    }
+
+    /// A fake that answers every request with `responder`, and serves `info`
+    /// (when given) as llama.cpp's `GET /props` and Ollama's `POST /api/show`.
+    pub async fn start_responder(flavor: Flavor, responder: Responder, info: Option<Value>) -> FakeModel {
+        FakeModel::serve(Inner {
+            flavor,
+            script: Mutex::default(),
+            fallback: None,
+            responder: Some(responder),
+            info,
+            seen: Mutex::default(),
+            probes: Mutex::default(),
+        })
+        .await
+    }
+
+    async fn serve(inner: Inner) -> FakeModel {
+        let inner = Arc::new(inner);
         let app = Router::new()
             .route("/api/chat", post(handle))
             .route("/v1/chat/completions", post(handle))
             .route("/agent_intent", post(handle))
+            .route("/props", axum::routing::get(info))
+            .route("/api/show", post(info))
             .with_state(inner.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -108,6 +160,11 @@ impl FakeModel {
 
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The paths of the context probes (`/props`, `/api/show`) received.
+    pub fn probes(&self) -> Vec<String> {
+        self.inner.probes.lock().unwrap().clone()
     }
 
     pub fn seen(&self) -> Vec<Seen> {
@@ -141,10 +198,11 @@ async fn handle(
         seen.len() - 1
     };
     let next = inner.script.lock().unwrap().pop_front();
-    let answer = match (next, &inner.fallback) {
-        (Some(a), _) => a,
-        (None, Some(f)) => f(index),
-        (None, None) => Answer::Status(500, "script exhausted".into()),
+    let answer = match (next, &inner.fallback, &inner.responder) {
+        (_, _, Some(r)) => r(index, &body),
+        (Some(a), _, _) => a,
+        (None, Some(f), _) => f(index),
+        (None, None, _) => Answer::Status(500, "script exhausted".into()),
     };
     let mut json_type = HeaderMap::new();
     json_type.insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
@@ -171,6 +229,14 @@ async fn handle(
             };
             (StatusCode::OK, json_type, out.to_string())
         }
+    }
+}
+
+async fn info(State(inner): State<Arc<Inner>>, uri: Uri) -> (StatusCode, String) {
+    inner.probes.lock().unwrap().push(uri.path().to_owned());
+    match &inner.info {
+        Some(v) => (StatusCode::OK, v.to_string()),
+        None => (StatusCode::NOT_FOUND, "not found".into()),
     }
 }
 

@@ -79,6 +79,20 @@ pub async fn post_json(
     })
 }
 
+/// GETs (or POSTs `body`, when given) and returns the JSON answer, or `None`
+/// on any failure: for optional facts a server may tell (its context size).
+pub async fn fetch_optional(client: &reqwest::Client, url: &str, body: Option<&Value>) -> Option<Value> {
+    let request = match body {
+        Some(b) => client.post(url).json(b),
+        None => client.get(url),
+    };
+    let response = request.send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    response.json().await.ok()
+}
+
 fn send_error(url: &str, e: &reqwest::Error) -> BackendError {
     if e.is_timeout() {
         error("BACKEND_TIMEOUT", url, format!("no answer in time: {e}"), true)

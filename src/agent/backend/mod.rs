@@ -51,6 +51,13 @@ pub struct ChatRequest {
     pub heavy: bool,
     /// The step's context as structured data: the Reasoning API's request body.
     pub context: Value,
+    /// The most tokens the answer may have: OpenAI `max_tokens`, Ollama
+    /// `options.num_predict`. A model that reaches it is cut off
+    /// ([`Reply::cut_off`]).
+    pub max_tokens: u32,
+    /// The context the request needs (prompt budget + answer): Ollama's
+    /// `options.num_ctx`, so its default window does not cut the prompt.
+    pub num_ctx: Option<u32>,
 }
 
 /// A backend's answer.
@@ -63,6 +70,15 @@ pub struct Reply {
     /// Token counts when the backend reports them.
     pub prompt_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+    /// The server stopped the answer at `max_tokens` (OpenAI
+    /// `finish_reason: "length"`, Ollama `done_reason: "length"`).
+    pub cut_off: bool,
+    /// How the answer's shape was asked for (`json_schema`, `json_object`,
+    /// `plain`, `format`), when the backend negotiates it.
+    pub structured: Option<&'static str>,
+    /// What the backend had to do to get this answer (a refused format and
+    /// the fallback), for the run's log.
+    pub notes: Vec<String>,
 }
 
 impl Reply {
@@ -80,6 +96,9 @@ impl Reply {
             model: answer.get("model").and_then(Value::as_str).unwrap_or(default_model).to_owned(),
             prompt_tokens: answer.pointer(prompt).and_then(Value::as_u64),
             output_tokens: answer.pointer(output).and_then(Value::as_u64),
+            cut_off: false,
+            structured: None,
+            notes: Vec::new(),
         }
     }
 }
@@ -133,6 +152,11 @@ pub trait Backend: Send + Sync {
     fn retries(&self) -> u32 {
         2
     }
+    /// The model's context size in tokens, when the server says it (Ollama
+    /// `/api/show`, llama.cpp `/props`); `None` when it does not.
+    fn context_tokens(&self, _heavy: bool) -> impl Future<Output = Option<usize>> + Send {
+        std::future::ready(None)
+    }
     /// One request, no retries (the loop retries through [`retry::complete`]).
     fn complete(&self, request: &ChatRequest) -> impl Future<Output = Result<Reply, BackendError>> + Send;
 }
@@ -174,6 +198,14 @@ impl Backend for AnyBackend {
             AnyBackend::Ollama(b) => b.retries(),
             AnyBackend::OpenAi(b) => b.retries(),
             AnyBackend::ReasoningApi(b) => b.retries(),
+        }
+    }
+
+    async fn context_tokens(&self, heavy: bool) -> Option<usize> {
+        match self {
+            AnyBackend::Ollama(b) => b.context_tokens(heavy).await,
+            AnyBackend::OpenAi(b) => b.context_tokens(heavy).await,
+            AnyBackend::ReasoningApi(b) => b.context_tokens(heavy).await,
         }
     }
 

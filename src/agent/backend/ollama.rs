@@ -1,5 +1,6 @@
 //! Ollama: `POST {OLLAMA_HOST}/api/chat` with `format` = the action JSON
-//! Schema (structured output), `stream: false`, temperature 0.1. A small
+//! Schema (structured output), `stream: false`, temperature 0.1, the answer
+//! bounded by `options.num_predict`. A small
 //! model routes every step; the large one answers heavy steps only.
 
 use super::http::{self, field_str};
@@ -81,19 +82,49 @@ impl Backend for Ollama {
         if heavy { self.config.large_model.clone() } else { self.config.small_model.clone() }
     }
 
+    /// `POST /api/show {model}`: `num_ctx` from its `parameters` when set,
+    /// else the model's `<arch>.context_length`.
+    async fn context_tokens(&self, heavy: bool) -> Option<usize> {
+        let url = http::join(&http::with_scheme(&self.config.host), "/api/show");
+        let answer =
+            http::fetch_optional(&self.client, &url, Some(&json!({"model": self.model(heavy)}))).await?;
+        context_from_show(&answer)
+    }
+
     async fn complete(&self, request: &ChatRequest) -> Result<Reply, BackendError> {
         let model = self.model(request.heavy);
-        let body = json!({
+        let mut body = json!({
             "model": model,
             "messages": request.messages,
             "format": request.schema,
             "stream": false,
-            "options": { "temperature": self.config.temperature },
+            "options": { "temperature": self.config.temperature, "num_predict": request.max_tokens },
         });
+        if let Some(n) = request.num_ctx {
+            body["options"]["num_ctx"] = json!(n);
+        }
         let answer = http::post_json(&self.client, &self.url, None, &body)
             .await
             .map_err(|e| self.explain(e, &model))?;
         let text = field_str(&answer, "/message/content", &self.url)?.to_owned();
-        Ok(Reply::from_answer(&answer, text, &model, "/prompt_eval_count", "/eval_count"))
+        let mut reply = Reply::from_answer(&answer, text, &model, "/prompt_eval_count", "/eval_count");
+        reply.cut_off = answer.get("done_reason").and_then(|r| r.as_str()) == Some("length");
+        reply.structured = Some("format");
+        Ok(reply)
     }
+}
+
+/// The context size in an `/api/show` answer.
+pub fn context_from_show(answer: &serde_json::Value) -> Option<usize> {
+    let from_parameters = answer.get("parameters").and_then(|p| p.as_str()).and_then(|p| {
+        p.lines().find_map(|l| {
+            let mut words = l.split_whitespace();
+            (words.next() == Some("num_ctx")).then(|| words.next()?.parse().ok()).flatten()
+        })
+    });
+    from_parameters.or_else(|| {
+        answer.get("model_info")?.as_object()?.iter().find_map(|(k, v)| {
+            k.ends_with(".context_length").then(|| v.as_u64().map(|n| n as usize)).flatten()
+        })
+    })
 }

@@ -146,6 +146,9 @@ impl Multiplexer {
     }
 
     async fn call_engine(&self, tool: &'static str, args: Value) -> (bool, Value) {
+        if let Some(invalid) = invalid_engine_args(tool, &args) {
+            return (false, invalid);
+        }
         let engine = self.engine.clone();
         match tokio::task::spawn_blocking(move || engine_tools::call(&engine, tool, &args)).await {
             Ok(Ok(v)) => (true, v),
@@ -153,6 +156,24 @@ impl Multiplexer {
             Err(e) => (false, failure("INTERNAL", json!({"tool": tool, "message": e.to_string()}))),
         }
     }
+}
+
+/// `INVALID_INPUT` when `args` break the engine tool's own input schema (the
+/// MCP catalog's, `additionalProperties: false`): a model's junk arguments
+/// come back as an error that says which, instead of being ignored.
+fn invalid_engine_args(tool: &str, args: &Value) -> Option<Value> {
+    let spec = crate::mcp::catalog::find(tool)?;
+    let validator = jsonschema::validator_for(&spec.input).ok()?;
+    let errors: Vec<String> =
+        validator.iter_errors(args).take(5).map(|e| format!("{}: {e}", e.instance_path())).collect();
+    if errors.is_empty() {
+        return None;
+    }
+    Some(failure(
+        "INVALID_INPUT",
+        json!({"tool": tool, "message": format!("the arguments do not match `{tool}`'s input schema: {}", errors.join("; ")),
+               "errors": errors, "hint": "pass only the fields of the tool's input schema"}),
+    ))
 }
 
 /// The canonical engine tool name for `name`, if it is one.
@@ -199,5 +220,21 @@ impl Tools for Multiplexer {
             Some(Route::Server(s, tool)) => s.call(&tool, args).await,
         };
         ToolOutcome { ok, output, duration_ms: elapsed_ms(started) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::invalid_engine_args;
+    use serde_json::json;
+
+    #[test]
+    fn engine_tool_args_are_checked_against_the_tool_schema() {
+        let junk = json!({"type": "object", "properties": {"workflow": {"type": "string"}}});
+        let e = invalid_engine_args("think_workflows_list", &junk).expect("junk args are refused");
+        assert_eq!(e["error"], "INVALID_INPUT");
+        assert!(e["details"]["message"].as_str().unwrap().contains("think_workflows_list"), "{e}");
+        assert!(invalid_engine_args("think_workflows_list", &json!({})).is_none());
+        assert!(invalid_engine_args("think_plan", &json!({"workflow": 3})).is_some());
     }
 }

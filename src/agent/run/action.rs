@@ -111,6 +111,87 @@ pub fn schema() -> Value {
     })
 }
 
+/// The longest `reasoning` the per-step schema allows, in characters.
+pub const MAX_REASONING_CHARS: u64 = 400;
+/// The longest `final` the per-step schema allows, in characters.
+pub const MAX_FINAL_CHARS: u64 = 4_000;
+/// The longest string in a tool's arguments when its own schema sets no bound.
+pub const MAX_ARG_CHARS: u64 = 2_000;
+
+/// A copy of a tool's input schema for the per-step schema: no `$schema`,
+/// an object when it says nothing, and every string without a `maxLength`
+/// bounded by [`MAX_ARG_CHARS`] (so a small model cannot fill one forever).
+fn bounded_args(schema: &Value) -> Value {
+    fn bound(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                map.remove("$schema");
+                let is_string = map.get("type").and_then(Value::as_str) == Some("string")
+                    && !map.contains_key("enum")
+                    && !map.contains_key("const");
+                if is_string && !map.contains_key("maxLength") {
+                    map.insert("maxLength".into(), json!(MAX_ARG_CHARS));
+                }
+                for (key, child) in map.iter_mut() {
+                    // Only schema positions, not `enum`/`const`/`default` values or examples.
+                    if !matches!(key.as_str(), "enum" | "const" | "default" | "examples") {
+                        bound(child);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(bound),
+            _ => {}
+        }
+    }
+    let mut out = match schema {
+        Value::Object(map) if !map.is_empty() => schema.clone(),
+        _ => json!({"type": "object"}),
+    };
+    bound(&mut out);
+    out
+}
+
+fn branch(action: &str, tool_name: Value, args: Value, final_text: Value) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "action": { "const": action },
+            "tool_name": tool_name,
+            "args": args,
+            "final": final_text,
+            "reasoning": { "type": "string", "maxLength": MAX_REASONING_CHARS },
+        },
+        "required": FIELDS,
+        "additionalProperties": false
+    })
+}
+
+/// The tight schema of one step, built from the tools offered at that step:
+/// `oneOf` with one branch per tool (`tool_name` its name as a `const`,
+/// `args` its own input schema) and one each for reason, finish and error;
+/// every string bounded. Sent as the structured-output constraint, so a
+/// server that honours it cannot invent a tool name or fill `args` with
+/// anything but the tool's arguments. The prompt keeps [`schema`], the
+/// general shape.
+pub fn step_schema(tools: &[crate::agent::ToolInfo]) -> Value {
+    let empty = json!({ "const": "" });
+    let no_args = json!({ "type": "object", "properties": {}, "additionalProperties": false });
+    let mut branches: Vec<Value> = tools
+        .iter()
+        .map(|t| branch("tool", json!({ "const": t.name }), bounded_args(&t.input_schema), empty.clone()))
+        .collect();
+    let text = |min: u64| json!({ "type": "string", "minLength": min, "maxLength": MAX_FINAL_CHARS });
+    branches.push(branch("reason", empty.clone(), no_args.clone(), empty.clone()));
+    branches.push(branch("finish", empty.clone(), no_args.clone(), text(1)));
+    branches.push(branch("error", empty, no_args, text(0)));
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "AgentAction",
+        "type": "object",
+        "oneOf": branches
+    })
+}
+
 /// `args` as an object: objects as given; `null` → `{}`; a string holding a
 /// JSON object → that object; anything else → `{"input": value}`.
 pub fn coerce_args(args: Value) -> Value {
@@ -144,6 +225,41 @@ fn text_field(map: &Map<String, Value>, key: &str) -> String {
     }
 }
 
+/// `text` with every raw control character inside a JSON string escaped
+/// (`\n`, `\t`, `\r`, else `\u00XX`): small models put raw newlines in
+/// strings, which JSON forbids but whose meaning is plain. Outside strings
+/// nothing changes.
+pub fn escape_control_chars(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control()) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            } else if (c as u32) < 0x20 {
+                match c {
+                    '\n' => out.push_str("\\n"),
+                    '\t' => out.push_str("\\t"),
+                    '\r' => out.push_str("\\r"),
+                    _ => out.push_str(&format!("\\u{:04x}", c as u32)),
+                }
+                continue;
+            }
+        } else if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Parses one action strictly: the whole answer must be one JSON object
 /// (optionally in a single ```json fence) with only the five known fields,
 /// `action` one of the four kinds, a non-empty `tool_name` for `tool` and a
@@ -154,8 +270,8 @@ pub fn parse(text: &str) -> Result<Action, String> {
     if body.is_empty() {
         return Err("the answer is empty".into());
     }
-    let value: Value =
-        serde_json::from_str(body).map_err(|e| format!("the answer is not valid JSON: {e}"))?;
+    let value: Value = serde_json::from_str(&escape_control_chars(body))
+        .map_err(|e| format!("the answer is not valid JSON: {e}"))?;
     let Value::Object(map) = value else {
         return Err(format!("the answer must be a JSON object, got {}", kind_of(&value)));
     };
@@ -207,8 +323,25 @@ fn kind_of(v: &Value) -> &'static str {
 pub fn correction(error: &str) -> String {
     format!(
         "Your answer could not be used: {error}.\nAnswer with JSON only: one object with the fields \
-         action, tool_name, args, final, reasoning, matching the schema. No prose, no code fence."
+         action, tool_name, args, final, reasoning, matching the schema. No prose, no code fence. Keep it \
+         short: args holds only the tool's own arguments, reasoning one sentence."
     )
+}
+
+/// The most characters of a bad answer echoed back in the correction round:
+/// the whole answer could be as long as the context (a model that filled
+/// `args` until it was cut off), and echoing it would overflow the context.
+pub const ECHO_CHARS: usize = 600;
+
+/// The bad answer as echoed in the correction round: at most
+/// [`ECHO_CHARS`] characters, with a note when it was longer.
+pub fn echo(answer: &str) -> String {
+    let total = answer.chars().count();
+    if total <= ECHO_CHARS {
+        return answer.to_owned();
+    }
+    let head: String = answer.chars().take(ECHO_CHARS).collect();
+    format!("{head}… [{} more characters not shown]", total - ECHO_CHARS)
 }
 
 #[cfg(test)]
@@ -250,6 +383,16 @@ mod tests {
     }
 
     #[test]
+    fn raw_control_characters_inside_strings_are_escaped() {
+        let a = parse("{\"action\":\"finish\",\n \"final\":\"two\nlines\tand\u{1}\"}").unwrap();
+        assert_eq!(a.final_text, "two\nlines\tand\u{1}");
+        // Escapes already there stay as they are.
+        let b = parse(r#"{"action":"finish","final":"a \"q\" \\ b\n"}"#).unwrap();
+        assert_eq!(b.final_text, "a \"q\" \\ b\n");
+        assert_eq!(escape_control_chars("{\n}"), "{\n}");
+    }
+
+    #[test]
     fn docs_agent_md_publishes_this_schema() {
         let doc = include_str!("../../../docs/agent.md");
         let at = doc.find("<!-- action-schema").expect("docs/agent.md marks the action schema");
@@ -258,6 +401,40 @@ mod tests {
         let end = start + block[start..].find("```").unwrap();
         let published: Value = serde_json::from_str(&block[start..end]).unwrap();
         assert_eq!(published, schema(), "docs/agent.md's action schema differs from action::schema()");
+    }
+
+    #[test]
+    fn the_step_schema_pins_tool_names_and_args_to_the_offered_tools() {
+        let tools = [
+            crate::agent::ToolInfo {
+                name: "think_plan".into(),
+                description: "Plan.".into(),
+                input_schema: json!({"$schema": "x", "type": "object", "properties": {"workflow": {"type": "string"}},
+                                     "required": ["workflow"], "additionalProperties": false}),
+            },
+            crate::agent::ToolInfo { name: "echo".into(), description: "".into(), input_schema: json!({}) },
+        ];
+        let s = step_schema(&tools);
+        assert_eq!(s["oneOf"].as_array().unwrap().len(), 5);
+        assert_eq!(s["oneOf"][0]["properties"]["tool_name"], json!({"const": "think_plan"}));
+        let args = &s["oneOf"][0]["properties"]["args"];
+        assert_eq!(args["properties"]["workflow"]["maxLength"], json!(MAX_ARG_CHARS));
+        assert!(args.get("$schema").is_none());
+        let v = jsonschema::validator_for(&s).unwrap();
+        let a = |action: &str, tool: &str, args: Value, fin: &str| json!({"action": action, "tool_name": tool, "args": args, "final": fin, "reasoning": "r"});
+        assert!(v.is_valid(&a("tool", "think_plan", json!({"workflow": "w"}), "")));
+        assert!(v.is_valid(&a("tool", "echo", json!({"anything": 1}), "")));
+        assert!(v.is_valid(&a("finish", "", json!({}), "done")));
+        assert!(v.is_valid(&a("reason", "", json!({}), "")));
+        // An invented name, args copied from a schema, an empty finish, a long reasoning: all refused.
+        assert!(!v.is_valid(&a("tool", "think-plan", json!({"workflow": "w"}), "")));
+        assert!(!v.is_valid(&a("tool", "think_plan", json!({"type": "object", "properties": {}}), "")));
+        assert!(!v.is_valid(&a("finish", "", json!({}), "")));
+        let mut long = a("reason", "", json!({}), "");
+        long["reasoning"] = json!("x".repeat(MAX_REASONING_CHARS as usize + 1));
+        assert!(!v.is_valid(&long));
+        // No tools: only reason, finish and error.
+        assert_eq!(step_schema(&[])["oneOf"].as_array().unwrap().len(), 3);
     }
 
     #[test]

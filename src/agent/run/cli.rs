@@ -51,6 +51,13 @@ pub struct RunArgs {
     /// The prompt budget in estimated tokens (characters / 4).
     #[arg(long, default_value_t = super::prompt::DEFAULT_BUDGET_TOKENS as u32, value_parser = clap::value_parser!(u32).range(500..))]
     pub budget_tokens: u32,
+    /// The most tokens one answer may have (OpenAI max_tokens, Ollama num_predict).
+    #[arg(long, default_value_t = super::DEFAULT_ANSWER_TOKENS as u32, value_parser = clap::value_parser!(u32).range(16..=100_000))]
+    pub answer_tokens: u32,
+    /// The model's context in tokens (default: what the server says, Ollama
+    /// /api/show or llama.cpp /props); prompt and answer are budgeted inside it.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1024..))]
+    pub context_tokens: Option<u32>,
     /// Call no tool: every tool call gets a stub output that says so.
     #[arg(long)]
     pub dry_run: bool,
@@ -172,6 +179,8 @@ pub fn options(args: &RunArgs, root: PathBuf) -> Result<RunOptions, String> {
     o.run_id = args.run_id.clone();
     o.max_steps = args.max_steps as usize;
     o.budget_tokens = args.budget_tokens as usize;
+    o.answer_tokens = args.answer_tokens as usize;
+    o.context_tokens = args.context_tokens.map(|n| n as usize);
     o.dry_run = args.dry_run;
     o.heavy = args.heavy;
     o.policy = policy_from_env();

@@ -30,6 +30,10 @@ pub const DEFAULT_MEMORY_TOKENS: usize = 4_000;
 pub const DEFAULT_STUCK_REPEATS: usize = 3;
 /// A last tool output larger than this (estimated tokens) makes the next step heavy.
 pub const DEFAULT_HEAVY_OUTPUT_TOKENS: usize = 2_000;
+/// The answer bound (OpenAI `max_tokens`, Ollama `num_predict`), in tokens.
+/// One action with the tight per-step schema needs far less; the bound stops
+/// a small model that fills `args` until the context is full.
+pub const DEFAULT_ANSWER_TOKENS: usize = 512;
 /// The first retry's wait; each later one doubles it.
 pub const DEFAULT_BACKOFF: Duration = Duration::from_millis(500);
 
@@ -57,6 +61,13 @@ pub struct RunOptions {
     pub max_steps: usize,
     /// The prompt budget in estimated tokens (default 8,000).
     pub budget_tokens: usize,
+    /// The most tokens one answer may have (default 512): sent with every
+    /// request; an answer cut off there is `ANSWER_CUT_OFF`.
+    pub answer_tokens: usize,
+    /// The model's context in tokens (`--context-tokens`); `None`: ask the
+    /// server (Ollama `/api/show`, llama.cpp `/props`). Prompt + answer are
+    /// budgeted inside it.
+    pub context_tokens: Option<usize>,
     /// The memory budget in estimated tokens (default 4,000).
     pub memory_tokens: usize,
     /// Stop when the same action comes this many times in a row (default 3; 0 = never).
@@ -87,6 +98,8 @@ impl RunOptions {
             run_id: None,
             max_steps: DEFAULT_MAX_STEPS,
             budget_tokens: prompt::DEFAULT_BUDGET_TOKENS,
+            answer_tokens: DEFAULT_ANSWER_TOKENS,
+            context_tokens: None,
             memory_tokens: DEFAULT_MEMORY_TOKENS,
             stuck_repeats: DEFAULT_STUCK_REPEATS,
             dry_run: false,

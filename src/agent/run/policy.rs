@@ -4,8 +4,9 @@
 //! takes the struct.
 //!
 //! A pattern is a tool name or a prefix ending in `*` (`think_*`,
-//! `github.*`); `.` and `_` are the same character when matching, so
-//! `github.search` and `github_search` name the same tool.
+//! `github.*`); `-`, `.` and `_` are the same character when matching
+//! ([`crate::agent::normalize_tool_name`]), so `github.search` and
+//! `github_search` name the same tool.
 
 use crate::agent::ToolInfo;
 
@@ -19,11 +20,8 @@ pub struct ToolPolicy {
     pub deny: Vec<String>,
 }
 
-fn normalize(s: &str) -> String {
-    s.trim().replace('.', "_")
-}
-
 fn matches(pattern: &str, name: &str) -> bool {
+    use crate::agent::normalize_tool_name as normalize;
     let (p, n) = (normalize(pattern), normalize(name));
     match p.strip_suffix('*') {
         Some(prefix) => n.starts_with(prefix),

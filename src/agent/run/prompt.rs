@@ -2,6 +2,12 @@
 //! bytes (and so the same hash): sections in a fixed order, tools in the
 //! order the multiplexer lists them, JSON with its keys in insertion order.
 //!
+//! Cache-friendly order: the sections that do not change during a run come
+//! first (system, driver, tools, policy), the ones that do last (goal,
+//! progress, summaries, memory, last output), so consecutive steps share a
+//! long prefix and a server with prefix caching (llama.cpp, vLLM, Ollama)
+//! does not re-read it every step.
+//!
 //! Budget: the prompt's estimated size must fit `budget_tokens` (8k by
 //! default, a small model's window). Over budget, the builder trims, in this
 //! order: the oldest remembered steps, then the older summaries, then the
@@ -96,15 +102,17 @@ impl Draft<'_> {
             sections.push(Section { name, tokens: estimate_tokens(&text) });
             user.push_str(&text);
         };
-        add("goal", "Goal", p.goal.trim());
-        add("progress", "Progress", &format!("This is step {} of at most {}.", p.step, p.max_steps));
-        add("policy", "Tool policy", p.policy);
-        add("tools", "Tools", &self.tools());
+        // What stays the same from step to step comes first, so that a server
+        // with prefix caching reads it once per run, not once per step.
         if self.driver
             && let Some(d) = p.driver
         {
             add("driver", "Driver prompt", d.trim());
         }
+        add("tools", "Tools", &self.tools());
+        add("policy", "Tool policy", p.policy);
+        add("goal", "Goal", p.goal.trim());
+        add("progress", "Progress", &format!("This is step {} of at most {}.", p.step, p.max_steps));
         let summaries: Vec<String> =
             p.memory.summaries.iter().skip(self.skip_summaries).map(|s| format!("- {}", s.text)).collect();
         add("summaries", "Earlier steps (summarised)", &summaries.join("\n"));
@@ -268,7 +276,7 @@ mod tests {
         let names: Vec<_> = a.sections.iter().map(|s| s.name).collect();
         assert_eq!(
             names,
-            ["system", "goal", "progress", "policy", "tools", "driver", "memory", "last_output"]
+            ["system", "driver", "tools", "policy", "goal", "progress", "memory", "last_output"]
         );
         assert_eq!(a.tokens, estimate_tokens(&a.system) + estimate_tokens(&a.user));
     }
@@ -289,5 +297,63 @@ mod tests {
         let last = |name: &str| tiny.trimmed.iter().position(|t| t == name).unwrap();
         assert!(last("memory_step #11") < last("driver") && last("driver") < last("tool_schemas"));
         assert!(tiny.user.contains("List the workflows."));
+    }
+
+    /// The characters two texts share from their start.
+    fn common_prefix(a: &str, b: &str) -> usize {
+        a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
+    }
+
+    #[test]
+    fn consecutive_steps_share_most_of_the_prompt_as_a_prefix() {
+        // The real engine tools, as `run` offers them.
+        let tools: Vec<ToolInfo> = crate::mcp::catalog::tools()
+            .into_iter()
+            .map(|t| ToolInfo {
+                name: t.name.into(),
+                description: t.description.into(),
+                input_schema: t.input,
+            })
+            .collect();
+        let schema = crate::agent::run::action::schema();
+        let driver = "Plan with think_plan, then follow think_next.\n".repeat(20);
+        let mut memory = Session::new("r", "g", "t".into());
+        let mut previous: Option<String> = None;
+        for step in 1..=4 {
+            let last = memory.steps.last().map(|s| s.output.to_string());
+            let p = build(&PromptParts {
+                persona: crate::agent::run::PERSONA,
+                goal: "List the available workflows and say which has the most steps.",
+                driver: Some(&driver),
+                policy: "Call only the tools listed below, by their exact name.",
+                tools: &tools,
+                memory: &memory,
+                last_output: last.as_deref(),
+                schema: &schema,
+                step,
+                max_steps: 25,
+                budget_tokens: DEFAULT_BUDGET_TOKENS,
+            });
+            let text = format!("{}\n{}", p.system, p.user);
+            if let Some(prev) = &previous {
+                let shared = common_prefix(prev, &text) as f64 / text.chars().count() as f64;
+                assert!(
+                    shared >= 0.8,
+                    "step {step} shares only {:.0}% with step {}",
+                    shared * 100.0,
+                    step - 1
+                );
+            }
+            previous = Some(text);
+            memory.steps.push(StepRecord {
+                step,
+                action: "tool".into(),
+                tool_name: "think_workflows_list".into(),
+                args: json!({}),
+                output: json!({"workflows": ["review_v1", "release_notes"], "step": step}),
+                ok: Some(true),
+                ..StepRecord::default()
+            });
+        }
     }
 }

@@ -46,6 +46,11 @@ struct Decision {
     action: Action,
     /// The error code when the loop turned the answer into an `error` action.
     error_code: Option<&'static str>,
+    /// More about that error (`hint`, …) for the result's `details`.
+    error_details: Value,
+    /// A tool call refused before it was made (an unknown tool): this error
+    /// is the step's tool output, so the model gets one more chance.
+    refused: Option<Value>,
     stuck: bool,
     model: String,
     prompt_tokens: u64,
@@ -59,6 +64,8 @@ impl Decision {
         Decision {
             action,
             error_code: None,
+            error_details: Value::Null,
+            refused: None,
             stuck: false,
             model: "forced".into(),
             prompt_tokens: 0,
@@ -82,6 +89,10 @@ struct Runner<'a, B, T> {
     fingerprints: Vec<String>,
     model: Option<String>,
     step: usize,
+    /// The steps in a row that asked for an unknown tool.
+    unknown_streak: usize,
+    /// Each model's context size, as its server said (asked once per model).
+    contexts: std::collections::HashMap<String, Option<usize>>,
 }
 
 fn now() -> String {
@@ -127,6 +138,8 @@ pub async fn run(
         fingerprints: Vec::new(),
         model: None,
         step: 0,
+        unknown_streak: 0,
+        contexts: std::collections::HashMap::new(),
     };
     r.telemetry.event(
         "run_started",
@@ -178,7 +191,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             self.step += 1;
             let tools = self.offered().await;
             let decision = Decision::forced(Action::tool(&forced.name, forced.args.clone()));
-            let decision = self.validate(decision, &tools).await;
+            let decision = self.validate(decision, &tools, false).await;
             let output = self.act(decision, Instant::now()).await;
             if let Some(end) = output.end {
                 return Some(end);
@@ -220,7 +233,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let started = Instant::now();
         let tools = self.offered().await;
         let heavy = self.heavy_step();
-        let (request, built) = self.request(&tools, heavy);
+        let budget = self.budget(heavy).await;
+        let (request, built) = self.request(&tools, heavy, budget);
         let decision = match self.decide(&request, &built, heavy).await {
             Ok(d) => d,
             Err(end) => {
@@ -228,7 +242,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 return Some(self.failed_step(end, &model, built.tokens, started));
             }
         };
-        let decision = self.validate(decision, &tools).await;
+        let decision = self.validate(decision, &tools, self.unknown_streak == 0).await;
+        self.unknown_streak = if decision.refused.is_some() { self.unknown_streak + 1 } else { 0 };
         let decision = self.check_stuck(decision);
         self.act(decision, started).await.end
     }
@@ -253,9 +268,45 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         heavy
     }
 
+    /// The prompt budget of a step and the context it needs (prompt, answer
+    /// and a correction round): `--budget-tokens`, lowered to fit the model's
+    /// context when `--context-tokens` or the server says it.
+    async fn budget(&mut self, heavy: bool) -> Budget {
+        let model = self.backend.model(heavy);
+        // Asked once per model (and logged then); the flag wins.
+        let first_time = !self.contexts.contains_key(&model);
+        if first_time {
+            let found = match self.options.context_tokens {
+                Some(n) => Some(n),
+                None => self.backend.context_tokens(heavy).await,
+            };
+            self.contexts.insert(model.clone(), found);
+        }
+        let from = if self.options.context_tokens.is_some() { "--context-tokens" } else { "the server" };
+        let context = self.contexts.get(&model).copied().flatten().map(|n| (n, from));
+        let reserve = self.options.answer_tokens + CORRECTION_RESERVE_TOKENS;
+        let mut prompt = self.options.budget_tokens;
+        if let Some((n, from)) = context {
+            // Tokens are estimated: keep a tenth of the context as a margin.
+            let fits = (n - n / 10).saturating_sub(reserve).max(MIN_PROMPT_TOKENS);
+            if fits < prompt {
+                prompt = fits;
+            }
+            if first_time {
+                self.telemetry.log(&format!(
+                    "step {}: model {model} has a context of {n} tokens ({from}): prompt budget {prompt}, \
+                     answer {}",
+                    self.step, self.options.answer_tokens
+                ));
+            }
+        }
+        Budget { prompt, num_ctx: u32::try_from(prompt + reserve).unwrap_or(u32::MAX) }
+    }
+
     /// The step's prompt (logged) and the request that carries it.
-    fn request(&mut self, tools: &[ToolInfo], heavy: bool) -> (ChatRequest, Prompt) {
+    fn request(&mut self, tools: &[ToolInfo], heavy: bool, budget: Budget) -> (ChatRequest, Prompt) {
         let schema = action::schema();
+        let step_schema = action::step_schema(tools);
         let policy = self.options.policy.note();
         let built = prompt::build(&PromptParts {
             persona: &self.options.persona,
@@ -268,7 +319,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             schema: &schema,
             step: self.step,
             max_steps: self.options.max_steps,
-            budget_tokens: self.options.budget_tokens,
+            budget_tokens: budget.prompt,
         });
         let trimmed = if built.trimmed.is_empty() {
             String::new()
@@ -284,8 +335,10 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         ));
         let request = ChatRequest {
             messages: vec![Message::system(built.system.clone()), Message::user(built.user.clone())],
-            schema,
+            schema: step_schema,
             heavy,
+            max_tokens: u32::try_from(self.options.answer_tokens).unwrap_or(u32::MAX),
+            num_ctx: Some(budget.num_ctx),
             context: json!({
                 "run_id": self.run_id, "goal": self.goal, "step": self.step, "max_steps": self.options.max_steps,
                 "policy": policy, "tools": tools,
@@ -309,29 +362,60 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             "prompt_hash": built.hash, "prompt_estimated_tokens": built.tokens,
             "prompt_sections": section_sizes(built), "trimmed": built.trimmed, "heavy": heavy, "corrected": false,
         });
-        let (action, error_code) = match action::parse(&first.text) {
-            Ok(a) => (a, None),
+        if let Some(format) = first.structured {
+            metadata["structured_output"] = json!(format);
+        }
+        let max = self.options.answer_tokens;
+        let cut_note = |cut: bool, e: String| {
+            if cut { format!("the answer was cut off at the limit of {max} tokens ({e})") } else { e }
+        };
+        let (action, error_code, error_details) = match action::parse(&first.text) {
+            Ok(a) => (a, None, Value::Null),
             Err(e) => {
+                let e = cut_note(first.cut_off, e);
                 self.telemetry
                     .log(&format!("step {}: malformed answer ({e}); one correction round", self.step));
                 metadata["corrected"] = json!(true);
                 metadata["parse_error"] = json!(e);
+                if first.cut_off {
+                    metadata["cut_off"] = json!(true);
+                }
                 let correction = action::correction(&e);
-                let again_tokens = built.tokens + estimate_tokens(&first.text) + estimate_tokens(&correction);
+                // The bad answer is echoed only in part: the correction round must fit the context.
+                let echoed = action::echo(&first.text);
+                let again_tokens = built.tokens + estimate_tokens(&echoed) + estimate_tokens(&correction);
                 let mut again = request.clone();
-                again.messages.push(Message::assistant(first.text.clone()));
+                again.messages.push(Message::assistant(echoed));
                 again.messages.push(Message::user(correction));
                 let second = self.ask(&again, &mut retries).await?;
                 prompt_tokens += second.prompt_tokens.unwrap_or(again_tokens as u64);
                 output_tokens += second.output_tokens.unwrap_or(estimate_tokens(&second.text) as u64);
                 match action::parse(&second.text) {
-                    Ok(a) => (a, None),
+                    Ok(a) => (a, None, Value::Null),
+                    Err(e2) if second.cut_off => {
+                        let e2 = cut_note(true, e2);
+                        metadata["parse_error_after_correction"] = json!(e2);
+                        let message = format!(
+                            "the model's answer was cut off at the limit of {max} tokens, even after one \
+                             correction: {e2}"
+                        );
+                        let hint = format!(
+                            "raise the limit with --answer-tokens (now {max}), or use a more capable --model; \
+                             a small model may fill args until it is cut off"
+                        );
+                        (
+                            Action::error(message),
+                            Some("ANSWER_CUT_OFF"),
+                            json!({"hint": hint, "answer_tokens": max}),
+                        )
+                    }
                     Err(e2) => {
                         metadata["parse_error_after_correction"] = json!(e2);
                         let message = format!(
                             "the model did not answer with a valid action, even after one correction: {e2}"
                         );
-                        (Action::error(message), Some("INVALID_ACTION"))
+                        let hint = "use a more capable --model";
+                        (Action::error(message), Some("INVALID_ACTION"), json!({"hint": hint}))
                     }
                 }
             }
@@ -340,6 +424,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         Ok(Decision {
             action,
             error_code,
+            error_details,
+            refused: None,
             stuck: false,
             model: first.model,
             prompt_tokens,
@@ -363,7 +449,12 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         })
         .await;
         match result {
-            Ok(reply) => Ok(reply),
+            Ok(reply) => {
+                for note in &reply.notes {
+                    self.telemetry.log(&format!("step {step}: {note}"));
+                }
+                Ok(reply)
+            }
             Err(Failure::Canceled) => Err(End::canceled()),
             Err(Failure::Backend(e)) => {
                 let message = format!("the {} backend failed: {e}", self.backend.name());
@@ -407,13 +498,17 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         self.failed_step(end, &model, 0, Instant::now())
     }
 
-    /// An unknown or refused tool becomes an `error` action with the reason.
-    async fn validate(&self, mut d: Decision, offered: &[ToolInfo]) -> Decision {
+    /// Resolves the tool name (`-`, `.` and `_` alike). An unknown or refused
+    /// tool is, with `second_chance`, the step's tool output (an error the
+    /// model reads next step); without it (a second one in a row, or a forced
+    /// tool), an `error` action with the reason that ends the run.
+    async fn validate(&self, mut d: Decision, offered: &[ToolInfo], second_chance: bool) -> Decision {
+        use crate::agent::normalize_tool_name as normal;
         if d.action.action != ActionKind::Tool {
             return d;
         }
         let wanted = d.action.tool_name.clone();
-        let same = |a: &str, b: &str| a == b || a.replace('.', "_") == b.replace('.', "_");
+        let same = |a: &str, b: &str| a == b || normal(a) == normal(b);
         if let Some(t) = offered.iter().find(|t| same(&t.name, &wanted)) {
             d.action.tool_name = t.name.clone();
             return d;
@@ -435,6 +530,17 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             }
         };
         d.metadata["requested_tool"] = json!(wanted);
+        if second_chance {
+            d.metadata["unknown_tool"] = json!(true);
+            d.refused = Some(json!({"error": "UNKNOWN_TOOL", "details": {"tool": wanted, "message": message,
+                "hint": "call one of the tools listed, by its exact name"}}));
+            return d;
+        }
+        let message = if self.unknown_streak > 0 {
+            format!("{message}; the second unknown tool in a row")
+        } else {
+            message
+        };
         d.action = Action { tool_name: wanted, ..Action::error(message) };
         d.error_code = Some("UNKNOWN_TOOL");
         d
@@ -498,6 +604,15 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         };
         let mut acted = Acted { end: None, tool_output: None, tool_ok: false };
         match a.action {
+            ActionKind::Tool if d.refused.is_some() => {
+                // Not called: the refusal is the output the model reads next step.
+                let output = d.refused.clone().unwrap_or_default();
+                record.args = a.args.clone();
+                record.ok = Some(false);
+                self.last_output = Some(output.to_string());
+                self.telemetry.log(&format!("step {}: tool {} not called: {output}", self.step, a.tool_name));
+                record.output = output;
+            }
             ActionKind::Tool => {
                 record.args = a.args.clone();
                 let Some(outcome) = self.call_tool(&a.tool_name, a.args.clone()).await else {
@@ -537,7 +652,10 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                     .unwrap_or_else(|| "the model gave up (action error) without saying why".into());
                 record.final_text = message.clone();
                 let code = d.error_code.unwrap_or("MODEL_GAVE_UP");
-                let details = if a.tool_name.is_empty() { Value::Null } else { json!({"tool": a.tool_name}) };
+                let mut details = d.error_details.clone();
+                if !a.tool_name.is_empty() {
+                    details = json!({"tool": a.tool_name});
+                }
                 acted.end = Some(End::error(code, message, details));
             }
         }
@@ -641,6 +759,21 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
 /// `{section: estimated tokens}` of a prompt.
 fn section_sizes(p: &Prompt) -> Value {
     Value::Object(p.sections.iter().map(|s| (s.name.to_owned(), json!(s.tokens))).collect())
+}
+
+/// Room kept in the context for a correction round beyond the answer: the
+/// echoed answer (at most [`action::ECHO_CHARS`]) and the correction message.
+const CORRECTION_RESERVE_TOKENS: usize = action::ECHO_CHARS / 4 + 150;
+/// The smallest prompt budget, however small the context.
+const MIN_PROMPT_TOKENS: usize = 500;
+
+/// A step's token budget.
+#[derive(Clone, Copy)]
+struct Budget {
+    /// For the prompt (estimated tokens).
+    prompt: usize,
+    /// The context the request needs (prompt, answer, correction).
+    num_ctx: u32,
 }
 
 /// What carrying out an action came to.
