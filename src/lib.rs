@@ -1,6 +1,34 @@
 //! savant-think: a compiler, static checker and deterministic run engine for
 //! declarative LLM workflows.
+//!
+//! Check a workflow held in memory and print what `check` would:
+//!
+//! ```
+//! use savant_think::{Code, Format, check_str};
+//!
+//! let checked = check_str(
+//!     "review.yaml",
+//!     "steps:\n  - id: fetch\n    call: gitlab.get_mr\n    capture_as: mr_data\n  \
+//!      - id: say\n    call: prompt.say\n    input_template: { text: \"<<mr_dta.title>>\" }\n",
+//! );
+//! assert!(checked.has_errors());
+//! let d = &checked.diagnostics[0];
+//! assert_eq!(d.code, Code::UnresolvedVar);
+//! assert_eq!(d.help.as_deref(), Some("did you mean `mr_data`?"));
+//! assert!(checked.render(Format::Concise).starts_with("review.yaml:7:32: error[UNRESOLVED_VAR]"));
+//! ```
+//!
+//! Run one with the engine (state under `<root>/.savant/state`):
+//! [`Engine::new`]`(root)`, then `plan` → `next` … until `done`; or use the
+//! binary's `plan` / `next` commands and MCP tools, which call the same engine.
 #![forbid(unsafe_code)]
+
+mod api;
+pub use api::{Checked, check_str, check_str_with};
+pub use compile::Plan;
+pub use diagnostic::{Code, Diagnostic, Severity};
+pub use report::Format;
+pub use runtime::Engine;
 
 #[cfg(feature = "agent")]
 pub mod agent;
