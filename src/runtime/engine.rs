@@ -61,13 +61,22 @@ fn store_error(e: StoreError) -> EngineError {
 
 /// A fresh run id: `r-` and 12 hex digits, unique per process and time.
 pub fn new_run_id() -> String {
+    format!("r-{}", &unique_hex()[7..19])
+}
+
+/// A new run generation (see `RunState::generation`).
+fn new_generation() -> String {
+    unique_hex()[..16].to_owned()
+}
+
+/// A hex string unique to this moment, process and call.
+fn unique_hex() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let seed = format!("{nanos}:{}:{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
-    let hex = workflow::sha256_hex(seed.as_bytes());
-    format!("r-{}", &hex[7..19])
+    workflow::sha256_hex(seed.as_bytes())
 }
 
 impl Engine {
@@ -163,6 +172,7 @@ impl Engine {
             .remove(&(key.workflow.clone(), key.run_id.clone()));
         let mut machine = Machine::start(cw, &run_id, params, &now());
         machine.state.source = self.source_of(&machine.cw);
+        machine.state.generation = Some(new_generation());
         let snapshot = serde_json::to_value(&machine.state).unwrap_or(Value::Null);
         let stamp = self.store.write_snapshot(&key, &snapshot).map_err(store_error)?;
         let out = self.progress(&machine);
@@ -295,7 +305,10 @@ impl Engine {
     /// Appends an event durably, then applies it; compacts the journal into a
     /// snapshot when it has grown to half the history (amortised linear cost).
     fn commit(&self, key: &RunKey, cached: &mut Cached, event: Event) -> Result<(), EngineError> {
-        let value = serde_json::to_value(&event).unwrap_or(Value::Null);
+        let mut value = serde_json::to_value(&event).unwrap_or(Value::Null);
+        if let Some(generation) = &cached.machine.state.generation {
+            value["generation"] = json!(generation);
+        }
         cached.stamp = self.store.append(key, &value).map_err(store_error)?;
         cached.journal_len += 1;
         cached.machine.apply(event);
@@ -714,6 +727,7 @@ impl Engine {
                 machine.apply(e);
             }
             machine.state.version = old_version + 1;
+            machine.state.generation = state.generation.clone();
             machine.state.updated_at = now();
             machine.state.source = state.source.clone();
             cached.machine = machine;

@@ -118,6 +118,12 @@ pub struct Truncation {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunState {
     pub version: u64,
+    /// Names this incarnation of the run: a fresh start gets a new one, and
+    /// every journal event carries it, so that after a crash the store never
+    /// mixes the old run's events into the new one (see `crate::state`).
+    /// Absent in runs written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<String>,
     pub workflow: String,
     pub run_id: String,
     pub workflow_hash: String,
@@ -168,6 +174,7 @@ impl Machine {
             .collect();
         let state = RunState {
             version: 0,
+            generation: None,
             workflow: cw.wf.id.clone(),
             run_id: run_id.to_owned(),
             workflow_hash: cw.hash.clone(),

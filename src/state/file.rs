@@ -149,10 +149,17 @@ impl StateStore for FileStore {
                 .map_err(|e| StoreError::corrupt(&p.snapshot, format!("snapshot is not JSON: {e}")))?;
             let version = journal::version_of(&snapshot)
                 .ok_or_else(|| StoreError::corrupt(&p.snapshot, "snapshot has no integer `version`"))?;
+            let generation = journal::generation_of(&snapshot).cloned();
             let events = journal::parse(&journal_bytes).map_err(|m| StoreError::corrupt(&p.journal, m))?;
-            // Events not above the snapshot predate it: a crash came between
-            // the snapshot's rename and the journal's truncation.
-            let journal = events.into_iter().filter(|(v, _)| *v > version).map(|(_, e)| e).collect();
+            // Events of another generation belong to another incarnation of
+            // the run, and events not above the snapshot predate it: either
+            // way a crash came between the snapshot's rename and the
+            // journal's truncation.
+            let journal = events
+                .into_iter()
+                .filter(|(v, e)| *v > version && journal::generation_of(e) == generation.as_ref())
+                .map(|(_, e)| e)
+                .collect();
             return Ok(Some(Loaded { snapshot, journal, stamp }));
         }
         Err(StoreError::Io { path: p.snapshot, message: "the run kept changing while being read".into() })
@@ -179,7 +186,13 @@ impl StateStore for FileStore {
             TailError::Io(e) => io(e),
             TailError::Corrupt(m) => StoreError::corrupt(&p.journal, m),
         })?;
-        if let Some(last) = tail.last_version
+        // Events of another generation are debris of an earlier incarnation
+        // of the run (a crash before the truncation of `write_snapshot`):
+        // they are all cut.
+        let stale =
+            tail.last_version.is_some() && tail.last_generation.as_ref() != journal::generation_of(event);
+        if !stale
+            && let Some(last) = tail.last_version
             && version <= last
         {
             return Err(StoreError::corrupt(
@@ -187,12 +200,13 @@ impl StateStore for FileStore {
                 format!("refusing to append version {version} after version {last}"),
             ));
         }
-        let torn = tail.valid_len < meta.len();
-        if torn {
-            file.set_len(tail.valid_len).map_err(io)?;
+        let keep = if stale { 0 } else { tail.valid_len };
+        let cut = keep < meta.len();
+        if cut {
+            file.set_len(keep).map_err(io)?;
         }
         file.write_all(&line).map_err(io)?;
-        if torn {
+        if cut {
             // The length may now equal the torn length; a fresh mtime keeps
             // the stamp distinct. Best effort: it needs file ownership.
             let _ = file.set_modified(next_mtime(meta.modified().ok()));
@@ -216,15 +230,22 @@ impl StateStore for FileStore {
             serde_json::to_vec(snapshot).map_err(|e| StoreError::corrupt(&p.snapshot, e.to_string()))?;
         self.ensure_dir()?;
         let previous = metadata(&p.snapshot)?.and_then(|m| m.modified().ok());
+        let generation = journal::generation_of(snapshot);
         let journal = self
             .write_tmp(&p.tmp, &bytes, next_mtime(previous))
-            .and_then(|()| self.clear_newer_events(&p.journal, version))
+            .and_then(|()| self.clear_newer_events(&p.journal, version, generation))
             .and_then(|journal| {
+                #[cfg(test)]
+                if super::tests::crash_before_rename() {
+                    return Err(StoreError::Io { path: p.tmp.clone(), message: "simulated crash".into() });
+                }
                 fs::rename(&p.tmp, &p.snapshot).map_err(|e| StoreError::io(&p.tmp, e))?;
                 Ok(journal)
             });
         let journal = match journal {
             Ok(journal) => journal,
+            #[cfg(test)]
+            Err(e) if super::tests::crash_before_rename() => return Err(e),
             Err(e) => {
                 let _ = fs::remove_file(&p.tmp);
                 return Err(e);
@@ -238,7 +259,8 @@ impl StateStore for FileStore {
             return Err(StoreError::Io { path: p.snapshot, message: "simulated crash".into() });
         }
         // The snapshot is committed. The events left in the journal are not
-        // newer than it, so load drops them even if this truncation fails.
+        // newer than it or belong to another generation, so load drops them
+        // even if this truncation fails.
         if let Some(journal) = journal {
             let _ = journal.set_len(0);
         }
@@ -288,10 +310,18 @@ impl StateStore for FileStore {
 
 impl FileStore {
     /// Opens the journal before a snapshot at `version` replaces the current
-    /// one. Events newer than `version` (a run started afresh over an old
-    /// one, or debris of an interrupted delete) are cut now, durably, since
+    /// one. Events of another generation (a run started afresh over an old
+    /// one, or debris of an interrupted delete) stay: they are the old run's
+    /// until the rename commits the new one, and load ignores them after it.
+    /// Events of the same generation newer than `version` (a caller that
+    /// restarts a run without a new generation) are cut now, durably, since
     /// after the rename nothing would tell them from the new run's events.
-    fn clear_newer_events(&self, path: &Path, version: u64) -> Result<Option<File>, StoreError> {
+    fn clear_newer_events(
+        &self,
+        path: &Path,
+        version: u64,
+        generation: Option<&Value>,
+    ) -> Result<Option<File>, StoreError> {
         let io = |e| StoreError::io(path, e);
         let mut file = match OpenOptions::new().read(true).write(true).open(path) {
             Ok(file) => file,
@@ -300,7 +330,10 @@ impl FileStore {
         };
         let len = file.metadata().map_err(io)?.len();
         let newer = match journal::tail(&mut file, len) {
-            Ok(tail) => tail.last_version.is_some_and(|last| last > version),
+            Ok(tail) => {
+                tail.last_version.is_some_and(|last| last > version)
+                    && tail.last_generation.as_ref() == generation
+            }
             Err(TailError::Corrupt(_)) => true,
             Err(TailError::Io(e)) => return Err(io(e)),
         };

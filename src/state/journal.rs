@@ -16,6 +16,13 @@ pub(super) fn version_of(value: &Value) -> Option<u64> {
     value.get("version")?.as_u64()
 }
 
+/// The incarnation a snapshot or event belongs to: its top-level
+/// `generation`, or `None` (files written before generations existed, whose
+/// events belong to the snapshot they sit beside).
+pub(super) fn generation_of(value: &Value) -> Option<&Value> {
+    value.get("generation")
+}
+
 /// Parses a whole journal into `(version, event)` pairs, ignoring a torn
 /// tail. Errors are messages for `StoreError::Corrupt`.
 pub(super) fn parse(bytes: &[u8]) -> Result<Vec<(u64, Value)>, String> {
@@ -53,6 +60,9 @@ pub(super) struct Tail {
     pub valid_len: u64,
     /// The version of the last valid event, if any.
     pub last_version: Option<u64>,
+    /// The generation of the last valid event (`None` if it has none, or if
+    /// there is no event).
+    pub last_generation: Option<Value>,
 }
 
 /// Errors from [`tail`]: an I/O failure, or a corrupt line.
@@ -71,7 +81,7 @@ impl From<std::io::Error> for TailError {
 /// line or two (so the cost does not grow with the journal).
 pub(super) fn tail(file: &mut File, len: u64) -> Result<Tail, TailError> {
     let Some(last_nl) = newline_before(file, len)? else {
-        return Ok(Tail { valid_len: 0, last_version: None });
+        return Ok(Tail { valid_len: 0, last_version: None, last_generation: None });
     };
     let start = line_start(file, last_nl)?;
     let line = read_range(file, start, last_nl)?;
@@ -79,11 +89,12 @@ pub(super) fn tail(file: &mut File, len: u64) -> Result<Tail, TailError> {
         let version = event_version(&value, 0).map_err(|_| {
             TailError::Corrupt(format!("journal line at byte {start}: event has no integer `version`"))
         })?;
-        return Ok(Tail { valid_len: last_nl + 1, last_version: Some(version) });
+        let last_generation = generation_of(&value).cloned();
+        return Ok(Tail { valid_len: last_nl + 1, last_version: Some(version), last_generation });
     }
     // The last complete line is torn; the one before it must be valid.
     if start == 0 {
-        return Ok(Tail { valid_len: 0, last_version: None });
+        return Ok(Tail { valid_len: 0, last_version: None, last_generation: None });
     }
     let prev_start = line_start(file, start - 1)?;
     let prev = read_range(file, prev_start, start - 1)?;
@@ -92,7 +103,8 @@ pub(super) fn tail(file: &mut File, len: u64) -> Result<Tail, TailError> {
     let version = version_of(&value).ok_or_else(|| {
         TailError::Corrupt(format!("journal line at byte {prev_start}: event has no integer `version`"))
     })?;
-    Ok(Tail { valid_len: start, last_version: Some(version) })
+    let last_generation = generation_of(&value).cloned();
+    Ok(Tail { valid_len: start, last_version: Some(version), last_generation })
 }
 
 /// Where the line ending at the newline at `nl` starts.

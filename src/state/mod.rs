@@ -1,10 +1,13 @@
 //! Durable run state: a snapshot of the materialized run plus a journal of
 //! events recorded after it, behind the [`StateStore`] trait.
 //!
-//! The store treats both as opaque JSON. It knows one thing about them: each
-//! carries an unsigned integer `version` at the top level. The snapshot is the
-//! full state at its version; journal events have strictly increasing versions
-//! and the engine replays the ones newer than the snapshot.
+//! The store treats both as opaque JSON. It knows two things about them: each
+//! carries an unsigned integer `version` at the top level, and may carry a
+//! `generation` (any JSON value) naming the incarnation of the run. The
+//! snapshot is the full state at its version; journal events have strictly
+//! increasing versions and the engine replays the ones newer than the snapshot
+//! and of its generation (a missing `generation` on both counts as equal, so
+//! files written before generations existed load as before).
 //!
 //! [`FileStore`] keeps one run in three files under `<root>/.savant/state/`:
 //!
@@ -12,11 +15,14 @@
 //!   atomically (write `….json.tmp`, fsync, rename, fsync the directory).
 //! * `<workflow>__<run_id>.journal` — NDJSON, one event per line, each line
 //!   written with one `write` and fsync'd before `append` returns. Writing a
-//!   snapshot truncates it (after the rename; before it, if the journal holds
-//!   events newer than the new snapshot). Events whose version is not above
-//!   the snapshot's (left by a crash between the rename and the truncation)
-//!   are dropped on load; so is a torn final line, which the next `append`
-//!   cuts away.
+//!   snapshot truncates it after the rename, so a crash at any point leaves
+//!   either the old snapshot with its whole journal or the new snapshot.
+//!   Events whose version is not above the snapshot's, or whose generation is
+//!   not the snapshot's (left by a crash between the rename and the
+//!   truncation), are dropped on load, and the next `append` cuts away the
+//!   latter; so is a torn final line. (A snapshot with a lower version and
+//!   the *same* generation as the journal's events, which nothing would tell
+//!   apart after the rename, has them cut before it.)
 //! * `<workflow>__<run_id>.lock` — the advisory lock file of [`StateStore::lock`].
 //!
 //! A run exists when its snapshot exists: a journal without a snapshot is
@@ -216,13 +222,15 @@ pub trait StateStore: Send + Sync {
     fn load(&self, key: &RunKey) -> Result<Option<Loaded>, StoreError>;
 
     /// Appends one event (an object with an integer `version` above the
-    /// last event's) to an existing run; durable before returning.
+    /// last event's, and the snapshot's `generation`) to an existing run;
+    /// durable before returning.
     fn append(&self, key: &RunKey, event: &serde_json::Value) -> Result<Stamp, StoreError>;
 
     /// Atomically replaces the run's whole state with `snapshot` (creating
     /// the run if needed) and empties the journal. A snapshot may carry a
-    /// lower version than the run had (a fresh start): journal events newer
-    /// than it are then cut before the rename, so a crash never mixes them in.
+    /// lower version than the run had (a fresh start); it should then carry
+    /// a new `generation`, so that a crash at any point leaves the old run
+    /// whole or the new one in place, never a mix.
     fn write_snapshot(&self, key: &RunKey, snapshot: &serde_json::Value) -> Result<Stamp, StoreError>;
 
     /// All runs, or those of one workflow, sorted by workflow then run id.

@@ -10,6 +10,13 @@ use super::*;
 
 thread_local! {
     static CRASH_AFTER_RENAME: Cell<bool> = const { Cell::new(false) };
+    static CRASH_BEFORE_RENAME: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Read by `write_snapshot`: when set, it stops right before the rename
+/// (the new snapshot written to its temporary file), as if the process died.
+pub(super) fn crash_before_rename() -> bool {
+    CRASH_BEFORE_RENAME.get()
 }
 
 /// Read by `write_snapshot`: when set, it stops right after the rename, as
@@ -277,6 +284,41 @@ fn a_fresh_start_never_revives_old_events() {
     let _lock = store.lock(&k).unwrap();
     write_snapshot_then_crash(&store, &k, json!({"version": 0}));
     assert_eq!(versions(&store.load(&k).unwrap().unwrap()), Vec::<u64>::new());
+}
+
+fn gen_event(version: u64, generation: &str) -> Value {
+    json!({"version": version, "generation": generation, "kind": "step_done"})
+}
+
+#[test]
+fn a_new_generation_replaces_the_old_run_only_at_the_rename() {
+    let dir = TestDir::new("generation");
+    let store = FileStore::new(&dir.0, true);
+    let k = key("wf", "r1");
+    let _lock = store.lock(&k).unwrap();
+    let old = json!({"version": 1, "generation": "a"});
+    store.write_snapshot(&k, &old).unwrap();
+    for v in 2..=5 {
+        store.append(&k, &gen_event(v, "a")).unwrap();
+    }
+    // A fresh start (lower version, new generation) killed before its
+    // rename: the old run is whole, journal included.
+    CRASH_BEFORE_RENAME.set(true);
+    let result = store.write_snapshot(&k, &json!({"version": 0, "generation": "b"}));
+    CRASH_BEFORE_RENAME.set(false);
+    assert!(matches!(result, Err(StoreError::Io { message, .. }) if message == "simulated crash"));
+    let loaded = store.load(&k).unwrap().unwrap();
+    assert_eq!((&loaded.snapshot, versions(&loaded)), (&old, vec![2, 3, 4, 5]));
+    // Killed after its rename: the new run, without the old events.
+    let new = json!({"version": 0, "generation": "b"});
+    write_snapshot_then_crash(&store, &k, new.clone());
+    let loaded = store.load(&k).unwrap().unwrap();
+    assert_eq!((&loaded.snapshot, loaded.journal.len()), (&new, 0));
+    // The new run's first event cuts the old ones away.
+    store.append(&k, &gen_event(1, "b")).unwrap();
+    assert_eq!(versions(&store.load(&k).unwrap().unwrap()), vec![1]);
+    let journal = state_file(&store, &k, "journal");
+    assert_eq!(fs::read_to_string(&journal).unwrap().lines().count(), 1);
 }
 
 #[test]
