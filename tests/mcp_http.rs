@@ -171,3 +171,86 @@ fn a_public_bind_without_a_token_is_refused() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("without a token") && stderr.contains("--insecure"), "{stderr}");
 }
+
+/// The holes a reliability run found: lenient Host/Origin parsing, absolute
+/// targets, `/mcp/`, a huge declared body held open, DELETE's status, and
+/// half-sent requests that starved real sessions.
+#[test]
+fn http_hostile_requests_are_refused_early() {
+    let scratch = Scratch::new("mcp-http-hostile");
+    populate(&scratch.path);
+    let server = start(&scratch.path, &["--token", TOKEN]);
+    let a = server.addr.as_str();
+    let bearer = format!("Bearer {TOKEN}");
+    let json = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Authorization", bearer.as_str()),
+    ];
+    let with = |more: &[(&'static str, &'static str)]| -> Vec<(&str, &str)> {
+        let mut h = json.clone();
+        h.extend_from_slice(more);
+        h
+    };
+    for host in ["evil.com@127.0.0.1", "localhost:evil", "127.0.0.1:", "[::1].evil.com", "a b"] {
+        let (status, body) = raw(a, "POST", "/mcp", &with(&[("Host", host)]), INIT);
+        assert!(status == 400 || status == 403, "Host {host}: {status} {body}");
+    }
+    let (status, _) = raw(a, "POST", "/mcp", &with(&[("Host", "127.0.0.1"), ("Host", "127.0.0.1")]), INIT);
+    assert_eq!(status, 400, "two Host headers");
+    let absolute = format!("http://{a}/mcp");
+    let (status, _) = raw(a, "POST", &absolute, &json, INIT);
+    assert_eq!(status, 400, "absolute-form target");
+    for origin in ["http://[::1].evil.com", "http://localhost:3000/path", "http://u@localhost"] {
+        let (status, _) = raw(a, "POST", "/mcp", &with(&[("Origin", origin)]), INIT);
+        assert_eq!(status, 403, "Origin {origin}");
+    }
+    let (status, _) = raw(a, "POST", "/mcp/", &json, INIT);
+    assert_eq!(status, 404, "only /mcp exactly is served");
+
+    // A declared 100 GB body is answered 413 at once, before any body byte.
+    let mut s = TcpStream::connect(a).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {a}\r\nAuthorization: {bearer}\r\nContent-Type: application/json\r\nContent-Length: 100000000000\r\n\r\n"
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    let mut buf = [0u8; 64];
+    let n = s.read(&mut buf).expect("an answer before the body");
+    assert!(
+        String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 413"),
+        "{}",
+        String::from_utf8_lossy(&buf[..n])
+    );
+
+    // Many half-sent requests do not starve a real session.
+    let idle: Vec<TcpStream> = (0..200)
+        .map(|_| {
+            let mut s = TcpStream::connect(a).unwrap();
+            let _ = s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+            s
+        })
+        .collect();
+    let (status, init) = raw(a, "POST", "/mcp", &json, INIT);
+    assert_eq!(status, 200, "{init}");
+    // A half-sent request is closed after the header timeout, not held forever.
+    let mut slow = idle.into_iter().next().unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut rest = Vec::new();
+    let closed = slow.read_to_end(&mut rest);
+    assert!(closed.is_ok(), "the server closes a connection that never finishes its head: {closed:?}");
+
+    // DELETE of a live session: 204; of an unknown one: 404.
+    let session = init
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: ").or_else(|| l.strip_prefix("Mcp-Session-Id: ")))
+        .expect("a session id")
+        .trim()
+        .to_owned();
+    let mut del = json.clone();
+    del.push(("Mcp-Session-Id", session.as_str()));
+    let (status, body) = raw(a, "DELETE", "/mcp", &del, "");
+    assert!(status == 200 || status == 204, "DELETE of a live session: {status} {body}");
+    let (status, _) = raw(a, "DELETE", "/mcp", &with(&[("Mcp-Session-Id", "no-such-session")]), "");
+    assert_eq!(status, 404);
+}

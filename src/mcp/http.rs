@@ -1,23 +1,38 @@
-//! Streamable HTTP at `/mcp` (axum + rmcp's `StreamableHttpService`).
+//! Streamable HTTP at `/mcp` (axum + rmcp's `StreamableHttpService`), served
+//! on hyper directly so that every connection gets `TCP_NODELAY` and a header
+//! read timeout.
 //!
-//! Security, in the order a request meets it: an optional bearer token (401),
-//! then rmcp's `Host` check against loopback names plus `--allowed-host` (403,
-//! against DNS rebinding), its `Origin` check against loopback origins plus
-//! `--allowed-origin` (403; requests without `Origin` pass), the body cap (413)
-//! and the session check (404 for an unknown `Mcp-Session-Id`). A non-loopback
-//! bind without a token is refused unless `--insecure`.
+//! Security, in the order a request meets it: the connection must send its
+//! request head within [`HEADER_READ_TIMEOUT`] (else it is closed); an
+//! absolute-form target or a missing, repeated or malformed `Host` is 400; a
+//! repeated or malformed `Origin` is 403; then the optional bearer token
+//! (401); a `Host` outside loopback names plus `--allowed-host` is 403
+//! (against DNS rebinding), as is an `Origin` outside loopback origins plus
+//! `--allowed-origin` (requests without `Origin` pass); a declared
+//! `Content-Length` over the body cap is 413 at once (a streamed body is cut
+//! at the cap, also 413); an unknown `Mcp-Session-Id` is 404 (`DELETE` too;
+//! a `DELETE` of a live session is 204). Only `/mcp` exactly is served. A
+//! non-loopback bind without a token is refused unless `--insecure`.
 
 use crate::mcp::{SavantServer, ServeOptions};
 use axum::Router;
 use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use std::net::SocketAddr;
+use std::net::{Ipv6Addr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+
+/// How long a connection may take to send a request head (the request line
+/// and headers); a slower client is disconnected. Also bounds how long an
+/// idle keep-alive connection is held.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Hosts always accepted in `Host` (any port).
 pub const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];
@@ -53,8 +68,90 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-async fn require_token(State(token): State<Arc<Option<String>>>, req: Request, next: Next) -> Response {
-    if let Some(want) = token.as_deref() {
+/// A `host[:port]` authority, strictly: a bracketed IPv6 literal or a name of
+/// ASCII letters, digits, `-` and `.`, then an optional numeric port. No
+/// user info, no empty parts. The host is lowercased.
+pub fn parse_authority(s: &str) -> Option<(String, Option<u16>)> {
+    let (host, rest) = if let Some(r) = s.strip_prefix('[') {
+        let end = r.find(']')?;
+        r[..end].parse::<Ipv6Addr>().ok()?;
+        (r[..end].to_ascii_lowercase(), &r[end + 1..])
+    } else {
+        let end = s.find(':').unwrap_or(s.len());
+        let h = &s[..end];
+        if h.is_empty() || !h.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') {
+            return None;
+        }
+        (h.to_ascii_lowercase(), &s[end..])
+    };
+    let port = match rest {
+        "" => None,
+        r => {
+            let p = r.strip_prefix(':')?;
+            if p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            Some(p.parse::<u16>().ok()?)
+        }
+    };
+    Some((host, port))
+}
+
+/// An `Origin` value, strictly: `null`, or `scheme://host[:port]` with no
+/// path, user info or trailing garbage.
+pub fn origin_is_well_formed(s: &str) -> bool {
+    if s == "null" {
+        return true;
+    }
+    let Some((scheme, rest)) = s.split_once("://") else { return false };
+    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
+    scheme_ok && parse_authority(rest).is_some()
+}
+
+/// What the guard checks before rmcp sees a request.
+struct Guard {
+    token: Option<String>,
+    /// Allowed `Host`s: a name and, if given, the only port it may carry.
+    hosts: Vec<(String, Option<u16>)>,
+    max_body: usize,
+    sessions: Arc<LocalSessionManager>,
+}
+
+fn refuse(status: StatusCode, message: &str) -> Response {
+    tracing::warn!(%status, message, "refused an HTTP request");
+    (status, [(header::CONNECTION, "close")], format!("{message}\n")).into_response()
+}
+
+/// The one `Host` of a request, parsed; an error is the response to send.
+fn host_of(headers: &HeaderMap) -> Result<(String, Option<u16>), Response> {
+    let mut all = headers.get_all(header::HOST).iter();
+    let (Some(value), None) = (all.next(), all.next()) else {
+        return Err(refuse(StatusCode::BAD_REQUEST, "Bad Request: send exactly one Host header"));
+    };
+    value
+        .to_str()
+        .ok()
+        .and_then(parse_authority)
+        .ok_or_else(|| refuse(StatusCode::BAD_REQUEST, "Bad Request: the Host header is not host[:port]"))
+}
+
+async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
+    // Syntax first (400/403), then who is asking (401), then what they may reach (403).
+    if req.uri().scheme().is_some() || req.uri().authority().is_some() {
+        return refuse(StatusCode::BAD_REQUEST, "Bad Request: send the path (/mcp), not an absolute URL");
+    }
+    let host = match host_of(req.headers()) {
+        Ok(h) => h,
+        Err(response) => return response,
+    };
+    let mut origins = req.headers().get_all(header::ORIGIN).iter();
+    match (origins.next(), origins.next()) {
+        (None, _) => {}
+        (Some(o), None) if o.to_str().is_ok_and(origin_is_well_formed) => {}
+        _ => return refuse(StatusCode::FORBIDDEN, "Forbidden: the Origin header is malformed or repeated"),
+    }
+    if let Some(want) = guard.token.as_deref() {
         let given = req
             .headers()
             .get(header::AUTHORIZATION)
@@ -71,11 +168,39 @@ async fn require_token(State(token): State<Arc<Option<String>>>, req: Request, n
                 .into_response();
         }
     }
-    next.run(req).await
+    if !guard.hosts.iter().any(|(h, p)| *h == host.0 && p.is_none_or(|p| Some(p) == host.1)) {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "Forbidden: the Host header is not allowed (loopback names and --allowed-host only)",
+        );
+    }
+    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
+    if declared.and_then(|v| v.trim().parse::<u64>().ok()).is_some_and(|n| n > guard.max_body as u64) {
+        return refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "Payload Too Large: the body may hold at most {} bytes (--max-message-bytes)",
+                guard.max_body
+            ),
+        );
+    }
+    let delete = req.method() == Method::DELETE;
+    if delete
+        && let Some(id) = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())
+        && !guard.sessions.has_session(&id.to_owned().into()).await.unwrap_or(false)
+    {
+        return refuse(StatusCode::NOT_FOUND, "Not Found: no such session");
+    }
+    let mut response = next.run(req).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        // The session is closed; 202 would promise work still to come.
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
 }
 
-/// The axum router: `/mcp` and nothing else (404).
-pub fn router(server: SavantServer, options: &ServeOptions, cancel: CancellationToken) -> Router {
+/// The `Host` entries accepted: loopback names, a specific bind address and `--allowed-host`.
+fn allowed_hosts(options: &ServeOptions) -> Vec<String> {
     let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
     if let Some(addr) = options.http
         && !addr.ip().is_unspecified()
@@ -84,6 +209,22 @@ pub fn router(server: SavantServer, options: &ServeOptions, cancel: Cancellation
         hosts.push(addr.ip().to_string());
     }
     hosts.extend(options.allowed_hosts.iter().cloned());
+    hosts
+}
+
+/// The axum router: `/mcp` exactly and nothing else (404).
+pub fn router(server: SavantServer, options: &ServeOptions, cancel: CancellationToken) -> Router {
+    let hosts = allowed_hosts(options);
+    let parsed = hosts
+        .iter()
+        .filter_map(|h| match h.parse::<Ipv6Addr>() {
+            Ok(ip) => Some((ip.to_string(), None)),
+            Err(_) => parse_authority(h).or_else(|| {
+                tracing::warn!(host = %h, "ignoring an --allowed-host that is not host[:port]");
+                None
+            }),
+        })
+        .collect();
     let mut origins: Vec<String> = LOOPBACK_ORIGINS.iter().map(|o| o.to_string()).collect();
     origins.extend(options.allowed_origins.iter().cloned());
     let config = StreamableHttpServerConfig::default()
@@ -92,11 +233,14 @@ pub fn router(server: SavantServer, options: &ServeOptions, cancel: Cancellation
         .enforce_origin_validation()
         .with_max_request_body_bytes(options.max_message_bytes)
         .with_cancellation_token(cancel);
+    let sessions = Arc::new(LocalSessionManager::default());
     let service: StreamableHttpService<SavantServer, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(server.session()), Default::default(), config);
+        StreamableHttpService::new(move || Ok(server.session()), sessions.clone(), config);
+    let guard_state =
+        Guard { token: options.token.clone(), hosts: parsed, max_body: options.max_message_bytes, sessions };
     Router::new()
-        .nest_service("/mcp", service)
-        .layer(middleware::from_fn_with_state(Arc::new(options.token.clone()), require_token))
+        .route_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(Arc::new(guard_state), guard))
 }
 
 async fn shutdown_signal() {
@@ -131,14 +275,39 @@ pub async fn serve(server: SavantServer, addr: SocketAddr, options: &ServeOption
     // Tests and scripts read this line to find the port of `--http 127.0.0.1:0`.
     eprintln!("savant-think: serving MCP on http://{local}/mcp (root {root})");
     tracing::info!(%local, auth = options.token.is_some(), "serving MCP over Streamable HTTP");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            tracing::info!("shutting down");
-            cancel.cancel();
-        })
-        .await
-        .map_err(|e| format!("the HTTP server failed: {e}"))
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
+    let shutdown = shutdown_signal();
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = &mut shutdown => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of file descriptors and the like: wait for connections to close.
+                tracing::warn!(error = %e, "cannot accept a connection");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        // Without it every response waits ~40 ms for the client's delayed ACK (Nagle).
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let connection = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "an HTTP connection ended with an error");
+            }
+        });
+    }
+    tracing::info!("shutting down");
+    cancel.cancel();
+    Ok(())
 }
 
 #[cfg(test)]
@@ -154,6 +323,34 @@ mod tests {
         assert!(check_bind(public, Some("s3cret"), false).is_ok());
         assert!(check_bind(public, None, true).is_ok());
         assert!(check_bind(local, Some(" "), false).is_err());
+    }
+
+    #[test]
+    fn authorities_parse_strictly() {
+        assert_eq!(parse_authority("localhost:8080"), Some(("localhost".into(), Some(8080))));
+        assert_eq!(parse_authority("LocalHost"), Some(("localhost".into(), None)));
+        assert_eq!(parse_authority("[::1]:80"), Some(("::1".into(), Some(80))));
+        for bad in [
+            "evil.com@127.0.0.1",
+            "localhost:evil",
+            "localhost:",
+            ":80",
+            "[::1].evil.com",
+            "::1",
+            "a b",
+            "x:99999",
+            "[zz]",
+            "",
+        ] {
+            assert_eq!(parse_authority(bad), None, "{bad}");
+        }
+        assert!(origin_is_well_formed("http://[::1]:3000"));
+        assert!(origin_is_well_formed("null"));
+        for bad in
+            ["http://[::1].evil.com", "http://localhost:3000/", "http://u@localhost", "localhost", "://x"]
+        {
+            assert!(!origin_is_well_formed(bad), "{bad}");
+        }
     }
 
     #[test]
