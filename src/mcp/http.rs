@@ -124,16 +124,14 @@ fn refuse(status: StatusCode, message: &str) -> Response {
 }
 
 /// The one `Host` of a request, parsed; an error is the response to send.
-fn host_of(headers: &HeaderMap) -> Result<(String, Option<u16>), Response> {
+fn host_of(headers: &HeaderMap) -> Result<(String, Option<u16>), Box<Response>> {
     let mut all = headers.get_all(header::HOST).iter();
     let (Some(value), None) = (all.next(), all.next()) else {
-        return Err(refuse(StatusCode::BAD_REQUEST, "Bad Request: send exactly one Host header"));
+        return Err(Box::new(refuse(StatusCode::BAD_REQUEST, "Bad Request: send exactly one Host header")));
     };
-    value
-        .to_str()
-        .ok()
-        .and_then(parse_authority)
-        .ok_or_else(|| refuse(StatusCode::BAD_REQUEST, "Bad Request: the Host header is not host[:port]"))
+    value.to_str().ok().and_then(parse_authority).ok_or_else(|| {
+        Box::new(refuse(StatusCode::BAD_REQUEST, "Bad Request: the Host header is not host[:port]"))
+    })
 }
 
 async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
@@ -143,7 +141,7 @@ async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Res
     }
     let host = match host_of(req.headers()) {
         Ok(h) => h,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let mut origins = req.headers().get_all(header::ORIGIN).iter();
     match (origins.next(), origins.next()) {
