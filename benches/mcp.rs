@@ -8,6 +8,10 @@
 //!   run, fsync off (`SAVANT_STATE_FSYNC=0`): journal append, state update,
 //!   the next instruction rendered.
 //!
+//! Group `mcp_http`: `prompt_say` over Streamable HTTP (`serve --http` on
+//! 127.0.0.1, rmcp's HTTP client, one session), against the same call over
+//! stdio. Target: within 2× of stdio (no Nagle/delayed-ACK stalls).
+//!
 //! The target (issue "MCP server"): `think_next` within 2× of `prompt_say`.
 //! Run with `cargo bench --bench mcp`; figures in `docs/PERFORMANCE.md`
 //! (section "MCP round trip"). The root goes under the system temp dir
@@ -134,8 +138,62 @@ fn bench(c: &mut Criterion) {
     let _ = std::fs::remove_dir_all(&root);
 }
 
+/// `serve --http 127.0.0.1:0`: the child and its address (read from stderr).
+fn start_http(root: &Path) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(BIN)
+        .args(["serve", "--http", "127.0.0.1:0", "--root"])
+        .arg(root)
+        .env("LOG_LEVEL", "error")
+        .env_remove("SAVANT_THINK_TOKEN")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn savant-think serve --http");
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let addr = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| l.split("http://").nth(1).map(|r| r.split('/').next().unwrap_or_default().to_owned()))
+        .expect("serve prints its address");
+    // Keep draining stderr so the child never blocks on it.
+    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+    (child, addr)
+}
+
+fn bench_http(c: &mut Criterion) {
+    use rmcp::transport::StreamableHttpClientTransport;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let root = scratch_root();
+    let (mut child, addr) = start_http(&root);
+    let client: Client = rt.block_on(async {
+        ().serve(StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"))).await.expect("initialize")
+    });
+    let mut g = c.benchmark_group("mcp_http");
+    g.sample_size(50).measurement_time(Duration::from_secs(5));
+    g.bench_function("prompt_say", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let started = Instant::now();
+                for _ in 0..iters {
+                    call(&client, "prompt_say", json!({"message": "hello"})).await;
+                }
+                started.elapsed()
+            })
+        })
+    });
+    g.finish();
+    rt.block_on(async { client.cancel().await.ok() });
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&root);
+}
+
 fn main() {
     let mut c = Criterion::default().configure_from_args();
     bench(&mut c);
+    bench_http(&mut c);
     c.final_summary();
 }
