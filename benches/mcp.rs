@@ -169,7 +169,9 @@ fn bench_http(c: &mut Criterion) {
     let root = scratch_root();
     let (mut child, addr) = start_http(&root);
     let client: Client = rt.block_on(async {
-        ().serve(StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"))).await.expect("initialize")
+        ().serve(StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp")))
+            .await
+            .expect("initialize")
     });
     let mut g = c.benchmark_group("mcp_http");
     g.sample_size(50).measurement_time(Duration::from_secs(5));

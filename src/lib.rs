@@ -35,6 +35,7 @@ pub mod agent;
 pub mod check;
 pub mod compile;
 pub mod diagnostic;
+pub mod fsx;
 pub mod ir;
 #[cfg(feature = "mcp")]
 pub mod mcp;

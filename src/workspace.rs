@@ -48,9 +48,12 @@ fn is_workflow_file(p: &Path) -> bool {
 pub fn collect_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<IoError>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
+    // Each directory is walked once, by identity: symlinks that loop back
+    // (`a/self -> ..`) would otherwise multiply the walk without end.
+    let mut seen = std::collections::HashSet::new();
     for p in paths {
         match fs::metadata(p) {
-            Ok(m) if m.is_dir() => walk_dir(p, &mut files, &mut errors, 0),
+            Ok(m) if m.is_dir() => walk_dir(p, &mut files, &mut errors, &mut seen, 0),
             Ok(_) => files.push(p.clone()),
             Err(e) => errors.push(IoError { path: p.clone(), message: describe(&e) }),
         }
@@ -58,12 +61,38 @@ pub fn collect_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<IoError>) {
     (files, errors)
 }
 
-fn walk_dir(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<IoError>, depth: usize) {
+/// A directory's identity (device and inode; the canonical path elsewhere).
+fn dir_identity(meta: &fs::Metadata, path: &Path) -> (u64, u64, PathBuf) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let _ = path;
+        (meta.dev(), meta.ino(), PathBuf::new())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        (0, 0, fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
+    }
+}
+
+fn walk_dir(
+    dir: &Path,
+    files: &mut Vec<PathBuf>,
+    errors: &mut Vec<IoError>,
+    seen: &mut std::collections::HashSet<(u64, u64, PathBuf)>,
+    depth: usize,
+) {
     if depth > 64 {
         errors.push(IoError {
             path: dir.to_path_buf(),
             message: "directories nested too deeply (limit 64)".into(),
         });
+        return;
+    }
+    if let Ok(meta) = fs::metadata(dir)
+        && !seen.insert(dir_identity(&meta, dir))
+    {
         return;
     }
     let entries = match fs::read_dir(dir) {
@@ -81,7 +110,7 @@ fn walk_dir(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<IoError>, dep
     paths.sort();
     for p in paths {
         match fs::metadata(&p) {
-            Ok(m) if m.is_dir() => walk_dir(&p, files, errors, depth + 1),
+            Ok(m) if m.is_dir() => walk_dir(&p, files, errors, seen, depth + 1),
             Ok(_) if is_workflow_file(&p) => files.push(p),
             Ok(_) => {}
             Err(e) if is_workflow_file(&p) => errors.push(IoError { path: p, message: describe(&e) }),
@@ -91,6 +120,10 @@ fn walk_dir(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<IoError>, dep
 }
 
 fn describe(e: &std::io::Error) -> String {
+    // Our own errors (not a regular file, outside the root) say it best.
+    if e.get_ref().is_some() {
+        return e.to_string();
+    }
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file or directory".into(),
         std::io::ErrorKind::PermissionDenied => "permission denied".into(),
@@ -103,7 +136,8 @@ fn describe(e: &std::io::Error) -> String {
 pub fn read_source(path: &Path, limits: &Limits) -> Result<(SourceFile, Vec<Diagnostic>), IoError> {
     let display = path.to_string_lossy().into_owned();
     let io = |e: std::io::Error| IoError { path: path.to_path_buf(), message: describe(&e) };
-    let file = fs::File::open(path).map_err(io)?;
+    // Not blocking on a FIFO named `*.yaml`; a directory or device is refused.
+    let file = crate::fsx::open_regular(path).map_err(io)?;
     let mut bytes = Vec::new();
     // Spans are `u32`, so the cap never exceeds `Limits::MAX_SPANNED_BYTES`,
     // whatever `--max-file-size` says.
@@ -169,6 +203,9 @@ pub fn check_decoded(
 
 /// Loads every `*.json` in a schema directory: name (file stem) → schema, or
 /// why it cannot be used. A missing directory is an empty set.
+/// The largest schema file read, in bytes.
+pub const MAX_SCHEMA_BYTES: u64 = 8 * 1024 * 1024;
+
 pub fn load_schemas(dir: &Path) -> BTreeMap<String, Result<Value, String>> {
     let mut out = BTreeMap::new();
     let Ok(entries) = fs::read_dir(dir) else { return out };
@@ -178,10 +215,13 @@ pub fn load_schemas(dir: &Path) -> BTreeMap<String, Result<Value, String>> {
             continue;
         }
         let Some(name) = p.file_stem().and_then(|s| s.to_str()) else { continue };
-        let value = fs::read_to_string(&p)
+        // Inside the project (the schema directory's parent), a regular file, capped.
+        let project = dir.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let value = crate::fsx::confine(project, &p)
+            .and_then(|_| crate::fsx::read_capped(&p, MAX_SCHEMA_BYTES))
             .map_err(|e| format!("cannot read {}: {}", p.display(), describe(&e)))
-            .and_then(|t| {
-                serde_json::from_str(&t).map_err(|e| format!("{} is not valid JSON: {e}", p.display()))
+            .and_then(|bytes| {
+                serde_json::from_slice(&bytes).map_err(|e| format!("{} is not valid JSON: {e}", p.display()))
             })
             .and_then(|v: Value| {
                 if v.is_object() || v.is_boolean() {

@@ -134,7 +134,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
     config.limits.max_file_bytes = args.max_file_size;
     config.schemas = workspace::load_schemas(&args.schemas.clone().unwrap_or_else(|| root.join("schemas")));
     if let Some(path) = &args.tools {
-        let text = match std::fs::read_to_string(path) {
+        // A regular file under a cap: a FIFO or /dev/zero is an error, not a hang.
+        let text = match savant_think::fsx::read_capped(path, 16 * 1024 * 1024)
+            .and_then(|b| String::from_utf8(b).map_err(|_| std::io::Error::other("not valid UTF-8")))
+        {
             Ok(t) => t,
             Err(e) => return fail(format!("cannot read tool manifest {}: {e}", path.display())),
         };

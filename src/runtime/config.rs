@@ -98,18 +98,30 @@ impl Default for EngineConfig {
     }
 }
 
+/// The largest `savant-think.toml` read, in bytes.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
 impl EngineConfig {
     /// Reads `<root>/savant-think.toml` if present, then applies the env override.
     pub fn load(root: &Path) -> Result<EngineConfig, EngineError> {
         let path = root.join("savant-think.toml");
-        let mut config = match std::fs::read_to_string(&path) {
-            Ok(text) => toml::from_str::<EngineConfig>(&text).map_err(|e| {
-                EngineError::new(
-                    "INVALID_CONFIG",
-                    json!({"path": path.display().to_string(), "message": e.to_string()}),
-                )
-            })?,
-            Err(_) => EngineConfig::default(),
+        let invalid = |message: String| {
+            EngineError::new(
+                "INVALID_CONFIG",
+                json!({"path": path.display().to_string(), "message": message}),
+            )
+        };
+        // A missing file is the defaults; one that cannot be read (a
+        // directory, a FIFO, no permission, over the cap) is an error, never
+        // silently the defaults.
+        let mut config = match crate::fsx::read_capped(&path, MAX_CONFIG_BYTES) {
+            Ok(bytes) => {
+                let text =
+                    String::from_utf8(bytes).map_err(|_| invalid("the file is not valid UTF-8".into()))?;
+                toml::from_str::<EngineConfig>(&text).map_err(|e| invalid(e.to_string()))?
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => EngineConfig::default(),
+            Err(e) => return Err(invalid(format!("cannot read it: {e}"))),
         };
         for (name, server) in &config.servers {
             server.check(name).map_err(|message| {

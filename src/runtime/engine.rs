@@ -114,7 +114,8 @@ impl Engine {
     /// Resolves, reads and compiles a workflow; cached by path and content hash.
     pub fn workflow(&self, workflow: &str) -> Result<Arc<CompiledWorkflow>, EngineError> {
         let path = workflow::resolve(&self.root, workflow)?;
-        let bytes = std::fs::read(&path).map_err(|e| {
+        let cap = self.check_config.limits.file_cap() as u64;
+        let bytes = crate::fsx::read_capped(&path, cap).map_err(|e| {
             EngineError::new("UNKNOWN_WORKFLOW", json!({"workflow": workflow, "message": e.to_string()}))
         })?;
         let hash = workflow::sha256_hex(&bytes);
@@ -1007,9 +1008,14 @@ impl Engine {
 
     pub fn workflows_read(&self, workflow: &str) -> EngineResult {
         let path = workflow::resolve(&self.root, workflow)?;
-        let yaml = std::fs::read_to_string(&path).map_err(|e| {
-            EngineError::new("UNKNOWN_WORKFLOW", json!({"workflow": workflow, "message": e.to_string()}))
-        })?;
+        let cap = self.check_config.limits.file_cap() as u64;
+        let yaml = crate::fsx::read_capped(&path, cap)
+            .and_then(|b| {
+                String::from_utf8(b).map_err(|_| std::io::Error::other("the file is not valid UTF-8"))
+            })
+            .map_err(|e| {
+                EngineError::new("UNKNOWN_WORKFLOW", json!({"workflow": workflow, "message": e.to_string()}))
+            })?;
         Ok(json!({ "workflow": workflow, "path": path.display().to_string(), "yaml": yaml }))
     }
 

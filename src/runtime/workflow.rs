@@ -38,14 +38,14 @@ pub fn resolve(root: &Path, workflow: &str) -> Result<PathBuf, EngineError> {
     let as_path = Path::new(workflow);
     let looks_like_path = workflow.ends_with(".yaml") || workflow.ends_with(".yml") || workflow.contains('/');
     if looks_like_path && as_path.is_file() {
-        return Ok(as_path.to_path_buf());
+        return confined(root, workflow, as_path);
     }
 
     if crate::ir::lower::valid_workflow_id(workflow) {
         for ext in ["yaml", "yml"] {
             let p = root.join("workflows").join(format!("{workflow}.{ext}"));
             if p.is_file() {
-                return Ok(p);
+                return confined(root, workflow, &p);
             }
         }
     }
@@ -67,6 +67,19 @@ pub fn resolve(root: &Path, workflow: &str) -> Result<PathBuf, EngineError> {
             "available": known,
         }),
     ))
+}
+
+/// `path` if it lies inside the project root once symlinks are resolved
+/// (the engine serves workflows to MCP clients: `/etc/passwd` or a symlink
+/// out of the root is refused).
+fn confined(root: &Path, workflow: &str, path: &Path) -> Result<PathBuf, EngineError> {
+    crate::fsx::confine(root, path).map(|_| path.to_path_buf()).map_err(|e| {
+        EngineError::new(
+            "UNKNOWN_WORKFLOW",
+            json!({"workflow": workflow, "message": format!("{workflow}: {e}"),
+                   "help": "workflow files must be inside the project root; pass --root to use another project"}),
+        )
+    })
 }
 
 /// Ids of every workflow file under `<root>/workflows`, sorted. A file whose
@@ -91,16 +104,27 @@ pub fn list_ids(root: &Path) -> Vec<String> {
 /// Reads, checks and compiles. A workflow with errors is refused with
 /// `YAML_SCHEMA_VIOLATION` and its diagnostics.
 pub fn compile_file(path: &Path, config: &Config) -> Result<CompiledWorkflow, EngineError> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        EngineError::new(
-            "UNKNOWN_WORKFLOW",
-            json!({"path": path.display().to_string(), "message": e.to_string()}),
-        )
-    })?;
+    // The same reading rules as `check`: a regular file (a FIFO is refused,
+    // not waited on), the size cap, and a non-UTF-8 byte is YAML_SYNTAX.
+    let cap = config.limits.file_cap() as u64;
+    let bytes = crate::fsx::open_regular(path)
+        .and_then(|f| {
+            use std::io::Read;
+            let mut bytes = Vec::new();
+            f.take(cap + 1).read_to_end(&mut bytes)?;
+            Ok(bytes)
+        })
+        .map_err(|e| {
+            EngineError::new(
+                "UNKNOWN_WORKFLOW",
+                json!({"path": path.display().to_string(), "message": e.to_string()}),
+            )
+        })?;
     let hash = sha256_hex(&bytes);
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    let source = SourceFile::new(path.to_string_lossy(), text);
-    let (wf, diags) = check::analyze(&source, config);
+    let (source, read_diags) =
+        crate::workspace::decode_source(path.to_string_lossy().into_owned(), bytes, &config.limits);
+    let (wf, diags) =
+        if read_diags.is_empty() { check::analyze(&source, config) } else { (None, read_diags) };
     if diags.iter().any(|d| d.severity == Severity::Error) {
         let report = render(
             Format::Json,

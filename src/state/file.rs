@@ -90,13 +90,13 @@ impl FileStore {
     /// One optimistic read of a run: the bytes are kept only if the stamp
     /// did not change while they were read.
     fn read_once(&self, p: &Paths) -> Result<Attempt, StoreError> {
-        let mut snapshot = match File::open(&p.snapshot) {
+        let mut snapshot = match crate::fsx::open_nofollow(&p.snapshot, OpenOptions::new().read(true)) {
             Ok(file) => file,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Attempt::Missing),
             Err(e) => return Err(StoreError::io(&p.snapshot, e)),
         };
         let snapshot_id = file_id(&snapshot.metadata().map_err(|e| StoreError::io(&p.snapshot, e))?);
-        let journal = match File::open(&p.journal) {
+        let journal = match crate::fsx::open_nofollow(&p.journal, OpenOptions::new().read(true)) {
             Ok(file) => {
                 let meta = file.metadata().map_err(|e| StoreError::io(&p.journal, e))?;
                 Some((file, file_id(&meta)))
@@ -180,7 +180,8 @@ impl StateStore for FileStore {
         let created = metadata(&p.journal)?.is_none();
         let io = |e| StoreError::io(&p.journal, e);
         let mut file =
-            OpenOptions::new().read(true).append(true).create(true).open(&p.journal).map_err(io)?;
+            crate::fsx::open_nofollow(&p.journal, OpenOptions::new().read(true).append(true).create(true))
+                .map_err(io)?;
         let meta = file.metadata().map_err(io)?;
         let tail = journal::tail(&mut file, meta.len()).map_err(|e| match e {
             TailError::Io(e) => io(e),
@@ -323,7 +324,7 @@ impl FileStore {
         generation: Option<&Value>,
     ) -> Result<Option<File>, StoreError> {
         let io = |e| StoreError::io(path, e);
-        let mut file = match OpenOptions::new().read(true).write(true).open(path) {
+        let mut file = match crate::fsx::open_nofollow(path, OpenOptions::new().read(true).write(true)) {
             Ok(file) => file,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io(e)),
@@ -348,7 +349,13 @@ impl FileStore {
 
     fn write_tmp(&self, tmp: &Path, bytes: &[u8], mtime: SystemTime) -> Result<(), StoreError> {
         let io = |e| StoreError::io(tmp, e);
-        let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(tmp).map_err(io)?;
+        // A symlink planted at the temp path is removed, never written through.
+        if fs::symlink_metadata(tmp).is_ok_and(|m| !m.is_file()) {
+            fs::remove_file(tmp).map_err(io)?;
+        }
+        let mut file =
+            crate::fsx::open_nofollow(tmp, OpenOptions::new().write(true).create(true).truncate(true))
+                .map_err(io)?;
         file.write_all(bytes).map_err(io)?;
         file.set_modified(mtime).map_err(io)?;
         if self.fsync {
@@ -369,7 +376,7 @@ fn next_mtime(previous: Option<SystemTime>) -> SystemTime {
 }
 
 fn metadata(path: &Path) -> Result<Option<Metadata>, StoreError> {
-    match fs::metadata(path) {
+    match fs::symlink_metadata(path) {
         Ok(meta) => Ok(Some(meta)),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
         Err(e) => Err(StoreError::io(path, e)),

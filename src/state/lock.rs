@@ -58,13 +58,11 @@ pub(super) fn acquire(path: &Path) -> Result<Guard, StoreError> {
         ThreadGuard { path: path.to_path_buf() }
     };
     loop {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| StoreError::io(path, e))?;
+        let file = crate::fsx::open_nofollow(
+            path,
+            OpenOptions::new().read(true).write(true).create(true).truncate(false),
+        )
+        .map_err(|e| StoreError::io(path, e))?;
         file.lock().map_err(|e| StoreError::io(path, e))?;
         // `delete` unlinks the lock file while holding it; a process that
         // opened the old file before that must not trust the lock it got.

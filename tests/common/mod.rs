@@ -59,7 +59,8 @@ fn restore_permissions(dir: &Path) {
         for e in entries.flatten() {
             let p = e.path();
             let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755));
-            if p.is_dir() {
+            // Not through symlinks: a link back to a parent would loop.
+            if p.symlink_metadata().is_ok_and(|m| m.is_dir()) {
                 restore_permissions(&p);
             }
         }

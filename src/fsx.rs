@@ -1,0 +1,114 @@
+//! Opening files without following an attacker's symlink or blocking on a
+//! FIFO, and confining reads to the project root.
+//!
+//! - State files (snapshot, journal, lock, temp snapshot) are opened with
+//!   `O_NOFOLLOW` and must be regular files: a symlink planted at
+//!   `.savant/state/<run>.journal` is refused, never truncated or appended to.
+//! - Files read as input (workflows, schemas, manifests, config) are opened
+//!   with `O_NONBLOCK` and must be regular files, so a FIFO named `x.yaml`
+//!   is an error instead of a hang.
+//! - [`confine`] resolves a path and refuses it unless it lies inside the
+//!   root: a symlink inside the root to inside the root is fine.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Opens `path` with `options`, not following a final symlink, and checks
+/// the result is a regular file.
+pub fn open_nofollow(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| {
+        // ELOOP: the final component is a symlink.
+        #[cfg(unix)]
+        let is_link = e.raw_os_error() == Some(libc::ELOOP);
+        #[cfg(not(unix))]
+        let is_link = false;
+        if is_link {
+            io::Error::new(io::ErrorKind::InvalidInput, "it is a symbolic link, which state files may not be")
+        } else {
+            e
+        }
+    })?;
+    regular(file)
+}
+
+/// Opens `path` for reading without blocking on a FIFO or device, and checks
+/// it is a regular file (symlinks are followed: confine the path first).
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    regular(options.open(path)?)
+}
+
+fn regular(file: File) -> io::Result<File> {
+    if file.metadata()?.is_file() {
+        Ok(file)
+    } else {
+        Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"))
+    }
+}
+
+/// Reads a whole regular file of at most `cap` bytes.
+pub fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = open_regular(path)?;
+    let mut bytes = Vec::new();
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("larger than the {cap}-byte limit")));
+    }
+    Ok(bytes)
+}
+
+/// `path` resolved (symlinks followed), if it lies inside `root` (resolved
+/// too); an error saying why otherwise.
+pub fn confine(root: &Path, path: &Path) -> io::Result<PathBuf> {
+    let root = std::fs::canonicalize(root)?;
+    let resolved = std::fs::canonicalize(path)?;
+    if resolved.starts_with(&root) {
+        Ok(resolved)
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "it resolves outside the project root (a symlink may not leave the root)",
+        ))
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symlinks_fifos_and_escapes_are_refused() {
+        let dir = std::env::temp_dir().join(format!("savant-fsx-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("root")).unwrap();
+        let root = dir.join("root");
+        std::fs::write(dir.join("outside"), "secret").unwrap();
+        std::os::unix::fs::symlink(dir.join("outside"), root.join("link")).unwrap();
+        std::fs::write(root.join("inside"), "ok").unwrap();
+        std::os::unix::fs::symlink(root.join("inside"), root.join("good")).unwrap();
+        assert!(open_nofollow(&root.join("link"), OpenOptions::new().read(true).append(true)).is_err());
+        assert_eq!(std::fs::read_to_string(dir.join("outside")).unwrap(), "secret");
+        assert!(confine(&root, &root.join("link")).is_err());
+        assert!(confine(&root, &root.join("good")).is_ok());
+        let fifo = root.join("pipe.yaml");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let e = open_regular(&fifo).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        assert!(read_capped(&root.join("inside"), 1).is_err());
+        assert_eq!(read_capped(&root.join("inside"), 2).unwrap(), b"ok");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
