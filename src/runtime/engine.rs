@@ -51,6 +51,20 @@ fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
+/// A validation message, cut to at most 400 bytes (on a character boundary).
+fn cut_message(mut message: String) -> String {
+    const MAX: usize = 400;
+    if message.len() > MAX {
+        let mut at = MAX;
+        while !message.is_char_boundary(at) {
+            at -= 1;
+        }
+        message.truncate(at);
+        message.push_str("… (cut)");
+    }
+    message
+}
+
 fn store_error(e: StoreError) -> EngineError {
     match e {
         StoreError::InvalidId { .. } => EngineError::new("INVALID_ID", json!({"message": e.to_string()})),
@@ -544,9 +558,12 @@ impl Engine {
         instance: &Value,
     ) -> Result<Vec<Value>, EngineError> {
         let v = self.validator(cache_key, schema)?;
+        // Bounded work and memory per request: at most 50 errors (the
+        // iterator is lazy, so validation stops there), each message cut to
+        // a few hundred bytes (a message can quote the whole failing value).
         Ok(v.iter_errors(instance)
             .take(50)
-            .map(|e| json!({ "path": e.instance_path().to_string(), "message": e.to_string() }))
+            .map(|e| json!({ "path": e.instance_path().to_string(), "message": cut_message(e.to_string()) }))
             .collect())
     }
 
