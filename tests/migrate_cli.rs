@@ -47,7 +47,7 @@ fn check_exits_1_only_when_something_needs_migration() {
     assert!(r.stdout.contains("migrated old.yaml") && r.stdout.contains("current  ok.yaml"), "{r:?}");
     let r = run(&s.path, &["migrate", "--check", "bad.yaml"]);
     assert_exit(&r, 1);
-    assert!(r.stdout.contains("failed   bad.yaml:3:11: YAML_SYNTAX"), "{r:?}");
+    assert!(r.stdout.contains("failed   bad.yaml:3:16: YAML_SYNTAX"), "{r:?}");
     assert_eq!(std::fs::read_to_string(s.path.join("old.yaml")).unwrap(), LEGACY, "--check writes nothing");
 }
 
