@@ -12,6 +12,7 @@ pub mod migrate;
 pub mod report;
 pub mod root;
 pub mod runtime;
+pub mod schema;
 pub mod source;
 pub mod state;
 pub mod syntax;

@@ -156,6 +156,11 @@ enum Command {
     Run(savant_think::agent::run::cli::RunArgs),
     /// Rewrite the original system's workflows into the current language (docs/migrating.md in the savant-think repository).
     Migrate(savant_think::migrate::command::MigrateArgs),
+    /// Print the JSON Schema (draft-07) of the workflow format, for editors.
+    ///
+    /// Point yaml-language-server at it with a modeline:
+    /// `# yaml-language-server: $schema=<path>/schemas/editor/workflow.schema.json`.
+    Schema,
     /// Print the project root and how it was found.
     ///
     /// The root is --root, else $SAVANT_PATH, else the nearest directory at or
@@ -308,6 +313,10 @@ fn main() -> ExitCode {
         Command::Migrate(args) => ExitCode::from(args.run()),
         Command::Exec(args) => ExitCode::from(savant_think::agent::exec::cli::main(args)),
         Command::Run(args) => ExitCode::from(savant_think::agent::run::cli::main(args)),
+        Command::Schema => {
+            print!("{}", savant_think::schema::workflow_schema_text());
+            ExitCode::SUCCESS
+        }
         other => run_engine(other),
     }
 }
@@ -358,7 +367,12 @@ fn print_result(result: EngineResult) -> ExitCode {
 
 fn run_engine(command: Command) -> ExitCode {
     let (root, tool, args): (Option<PathBuf>, &str, Value) = match command {
-        Command::Check(_) | Command::Serve(_) | Command::Migrate(_) | Command::Exec(_) | Command::Run(_) => {
+        Command::Check(_)
+        | Command::Serve(_)
+        | Command::Migrate(_)
+        | Command::Exec(_)
+        | Command::Run(_)
+        | Command::Schema => {
             unreachable!("dispatched in main")
         }
         Command::Compile { wf, params } => {
