@@ -7,6 +7,7 @@ pub mod check;
 pub mod compile;
 pub mod diagnostic;
 pub mod ir;
+pub mod lsp;
 pub mod mcp;
 pub mod migrate;
 pub mod report;

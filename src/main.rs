@@ -159,8 +159,12 @@ enum Command {
     /// Print the JSON Schema (draft-07) of the workflow format, for editors.
     ///
     /// Point yaml-language-server at it with a modeline:
-    /// `# yaml-language-server: $schema=<path>/schemas/editor/workflow.schema.json`.
+    /// `# yaml-language-server: $schema=<path>/editor/workflow.schema.json`.
     Schema,
+    /// Run the language server on stdin/stdout (diagnostics, hover, definition, completion, quick fixes).
+    ///
+    /// Editors start it themselves; see docs/editors.md in the savant-think repository.
+    Lsp,
     /// Print the project root and how it was found.
     ///
     /// The root is --root, else $SAVANT_PATH, else the nearest directory at or
@@ -313,6 +317,10 @@ fn main() -> ExitCode {
         Command::Migrate(args) => ExitCode::from(args.run()),
         Command::Exec(args) => ExitCode::from(savant_think::agent::exec::cli::main(args)),
         Command::Run(args) => ExitCode::from(savant_think::agent::run::cli::main(args)),
+        Command::Lsp => match savant_think::lsp::run_stdio() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(m) => fail(m),
+        },
         Command::Schema => {
             print!("{}", savant_think::schema::workflow_schema_text());
             ExitCode::SUCCESS
@@ -372,7 +380,8 @@ fn run_engine(command: Command) -> ExitCode {
         | Command::Migrate(_)
         | Command::Exec(_)
         | Command::Run(_)
-        | Command::Schema => {
+        | Command::Schema
+        | Command::Lsp => {
             unreachable!("dispatched in main")
         }
         Command::Compile { wf, params } => {

@@ -12,7 +12,7 @@ use crate::ir::lower::{KeyDoc, RETRY_KEYS, STEP_KEYS, Shape, WORKFLOW_KEYS};
 use serde_json::{Map, Value, json};
 
 /// Where the committed copy lives, relative to the repository root.
-pub const COMMITTED_PATH: &str = "schemas/editor/workflow.schema.json";
+pub const COMMITTED_PATH: &str = "editor/workflow.schema.json";
 
 /// The format's JSON Schema.
 pub fn workflow_schema() -> Value {

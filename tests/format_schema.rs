@@ -49,8 +49,9 @@ fn the_committed_copy_is_the_generated_schema() {
 
 #[test]
 fn the_committed_copy_is_not_a_named_success_schema() {
-    // `check` loads every schemas/*.json as a success schema by name; the
-    // editor schema sits one directory down so it never becomes one.
+    // `check` loads every schemas/*.json as a success schema by name (and
+    // tests copy that directory flat): the editor schema lives outside it.
+    assert!(!COMMITTED_PATH.starts_with("schemas/"));
     let names = savant_think::workspace::load_schemas(&repo().join("schemas"));
     assert!(!names.keys().any(|n| n.contains("workflow")), "{:?}", names.keys());
 }
