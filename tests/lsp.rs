@@ -385,3 +385,55 @@ fn a_changed_schema_rechecks_open_documents() {
     assert_eq!(d["uri"], url(&schema));
     c.shutdown();
 }
+
+/// A real editor: headless Neovim (Debian's `neovim`) attaches the server,
+/// and the diagnostics and a hover it holds are read back. Skipped, with a
+/// note, when `nvim` is not installed, unless `SAVANT_REQUIRE_NVIM=1`.
+#[test]
+fn neovim_shows_diagnostics_and_hover() {
+    let has_nvim = Command::new("nvim").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !has_nvim {
+        assert!(
+            std::env::var_os("SAVANT_REQUIRE_NVIM").is_none_or(|v| v != "1"),
+            "SAVANT_REQUIRE_NVIM=1 but nvim is not installed (apt-get install neovim)"
+        );
+        eprintln!("note: neovim_shows_diagnostics_and_hover skipped: nvim is not installed");
+        return;
+    }
+    let dir = project("nvim");
+    let file = dir.join("workflows/demo.yaml");
+    std::fs::write(&file, BROKEN).unwrap();
+    let out = dir.join("nvim-out.json");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lsp_support/nvim.lua");
+    // Hover `topic` in `<<params.topic>>` (line 7).
+    let line = BROKEN.lines().nth(7).unwrap();
+    let col = line[..line.find("topic").unwrap()].encode_utf16().count() + 1;
+    let status = Command::new("nvim")
+        .args(["--headless", "--clean", "-n", "-c"])
+        .arg(format!("luafile {}", script.display()))
+        .current_dir(&dir)
+        .env("SAVANT_BIN", env!("CARGO_BIN_EXE_savant-think"))
+        .env("SAVANT_FILE", &file)
+        .env("SAVANT_OUT", &out)
+        .env("SAVANT_HOVER_LINE", "7")
+        .env("SAVANT_HOVER_COL", col.to_string())
+        .env_remove("SAVANT_PATH")
+        .stdin(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "nvim exited with {status}");
+    let got: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(got["error"], Value::Null, "{got}");
+    // Neovim holds byte columns: the emoji line's error is at the byte of `mr_dta`.
+    let diags = got["diagnostics"].as_array().unwrap();
+    let codes: Vec<&str> = diags.iter().map(|d| d["code"].as_str().unwrap_or("")).collect();
+    for want in ["UNKNOWN_DEP", "UNRESOLVED_VAR", "UNKNOWN_FUNCTION"] {
+        assert!(codes.contains(&want), "{want} in {codes:?}");
+    }
+    let unresolved = diags.iter().find(|d| d["code"] == "UNRESOLVED_VAR").unwrap();
+    let emoji_line = BROKEN.lines().nth(12).unwrap();
+    assert_eq!(unresolved["lnum"], 12);
+    assert_eq!(unresolved["col"], emoji_line.find("mr_dta").unwrap(), "{unresolved}");
+    let hover = got["hover"].as_str().unwrap_or_default();
+    assert!(hover.contains("What to research."), "{got}");
+}

@@ -39,6 +39,11 @@ pub fn run_stdio() -> Result<(), String> {
 
 /// Serves one connection: initialize, then messages until `exit`.
 pub fn serve(conn: &Connection) -> Result<(), String> {
+    serve_with(conn, DEBOUNCE)
+}
+
+/// [`serve`] with another debounce (benchmarks measure with none).
+pub fn serve_with(conn: &Connection, debounce: Duration) -> Result<(), String> {
     let (id, params) = conn.initialize_start().map_err(|e| format!("lsp: {e}"))?;
     let init: lt::InitializeParams = serde_json::from_value(params).unwrap_or_default();
     let encoding = negotiate(&init);
@@ -47,7 +52,7 @@ pub fn serve(conn: &Connection) -> Result<(), String> {
         "serverInfo": { "name": "savant-think", "version": env!("CARGO_PKG_VERSION") },
     });
     conn.initialize_finish(id, result).map_err(|e| format!("lsp: {e}"))?;
-    let mut server = Server::new(encoding);
+    let mut server = Server::new(encoding, debounce);
     if init
         .capabilities
         .workspace
@@ -124,11 +129,18 @@ struct Server {
     projects: Projects,
     /// Documents edited since their last publish, and when to publish them.
     pending: BTreeMap<lt::Url, Instant>,
+    debounce: Duration,
 }
 
 impl Server {
-    fn new(encoding: Encoding) -> Server {
-        Server { encoding, docs: HashMap::new(), projects: Projects::default(), pending: BTreeMap::new() }
+    fn new(encoding: Encoding, debounce: Duration) -> Server {
+        Server {
+            encoding,
+            docs: HashMap::new(),
+            projects: Projects::default(),
+            pending: BTreeMap::new(),
+            debounce,
+        }
     }
 
     fn send(&self, conn: &Connection, msg: Message) {
@@ -212,7 +224,7 @@ impl Server {
                     doc.text = c.text;
                     doc.version = p.text_document.version;
                     doc.current = None;
-                    self.pending.insert(p.text_document.uri, Instant::now() + DEBOUNCE);
+                    self.pending.insert(p.text_document.uri, Instant::now() + self.debounce);
                 }
             }
             ln::DidCloseTextDocument::METHOD => {
