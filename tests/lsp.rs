@@ -194,6 +194,15 @@ fn assert_same_as_check(dir: &Path, file: &Path, text: &str, published: &Value, 
         assert_eq!(g["range"]["end"], json!({ "line": el, "character": ec }), "{g}\n{e}");
         let severity = if e["severity"] == "error" { 1 } else { 2 };
         assert_eq!(g["severity"], severity);
+        // Labels are related information, at the same characters.
+        let related = g["relatedInformation"].as_array().cloned().unwrap_or_default();
+        let labels = e["labels"].as_array().unwrap();
+        assert_eq!(related.len(), labels.len(), "{g}\n{e}");
+        for (r, l) in related.iter().zip(labels) {
+            assert_eq!(r["message"], l["message"]);
+            let (l0, c0) = lsp_pos(text, l["line"].as_u64().unwrap(), l["column"].as_u64().unwrap(), utf16);
+            assert_eq!(r["location"]["range"]["start"], json!({ "line": l0, "character": c0 }), "{r}\n{l}");
+        }
     }
 }
 
@@ -212,6 +221,19 @@ fn diagnostics_match_check_at_the_same_utf16_characters() {
         published["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "UNRESOLVED_VAR").unwrap();
     let col = "    rationale: \"".encode_utf16().count() + "😀 é see <<".encode_utf16().count();
     assert_eq!(unresolved["range"]["start"], json!({ "line": 12, "character": col }));
+    c.shutdown();
+}
+
+#[test]
+fn labels_are_related_information() {
+    let dir = project("labels");
+    let file = dir.join("workflows/cycle.yaml");
+    let text = "steps:\n  - id: a # 😀\n    call: t\n    deps: [b]\n  - id: b\n    call: t\n    deps: [a]\n";
+    std::fs::write(&file, text).unwrap();
+    let (mut c, _) = Client::start(&dir, json!({}));
+    let published = c.open(&file, text);
+    assert!(published["diagnostics"][0]["relatedInformation"].is_array(), "{published}");
+    assert_same_as_check(&dir, &file, text, &published, true);
     c.shutdown();
 }
 
@@ -436,4 +458,57 @@ fn neovim_shows_diagnostics_and_hover() {
     assert_eq!(unresolved["col"], emoji_line.find("mr_dta").unwrap(), "{unresolved}");
     let hover = got["hover"].as_str().unwrap_or_default();
     assert!(hover.contains("What to research."), "{got}");
+}
+
+/// The bundled workflows: no diagnostics, every `deps` entry resolves to
+/// its step's id and hovers with its call, every `<<name` hovers with a type,
+/// and `<<mr.` completes the fields of the capture's schema.
+#[test]
+fn navigation_works_on_the_bundled_workflows() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (mut c, _) = Client::start(repo, json!({}));
+    for name in ["review_v1", "release_notes", "ticket_grooming"] {
+        let file = repo.join("workflows").join(format!("{name}.yaml"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        let p = c.open(&file, &text);
+        assert_eq!(p["diagnostics"], json!([]), "{name}");
+        let lines: Vec<&str> = text.lines().collect();
+        let mut checked = 0;
+        for (n, line) in lines.iter().enumerate() {
+            if let Some(list) = line.trim_start().strip_prefix("deps: [") {
+                for dep in list.trim_end_matches(']').split(", ") {
+                    let col = line.find(dep).unwrap() as u32;
+                    let d = c.at("textDocument/definition", &file, n as u32, col + 1);
+                    let target = d["range"]["start"]["line"].as_u64().unwrap() as usize;
+                    assert_eq!(lines[target].trim(), format!("- id: {dep}"), "{name}:{n} {dep}");
+                    let h = c.at("textDocument/hover", &file, n as u32, col + 1);
+                    assert!(h["contents"]["value"].as_str().unwrap().contains("calls `"), "{h}");
+                    checked += 1;
+                }
+            }
+            let mut from = 0;
+            while let Some(i) = line[from..].find("<<") {
+                let col = line[..from + i + 2].encode_utf16().count() as u32;
+                let h = c.at("textDocument/hover", &file, n as u32, col);
+                assert!(
+                    h["contents"]["value"].as_str().is_some_and(|v| v.contains('`')),
+                    "{name}:{n}:{col} {h}"
+                );
+                from += i + 2;
+                checked += 1;
+            }
+        }
+        assert!(checked > 0, "{name}");
+    }
+    // Fields from the capture's JSON Schema (schemas/MergeRequestV1.json).
+    let file = repo.join("workflows/review_v1.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let (n, line) = text.lines().enumerate().find(|(_, l)| l.contains("<<mr.source_branch")).unwrap();
+    let col = line.find("<<mr.").unwrap() as u32 + 5;
+    let names = labels(&c.at("textDocument/completion", &file, n as u32, col));
+    assert!(
+        names.contains(&"source_branch".to_owned()) && names.contains(&"changes".to_owned()),
+        "{names:?}"
+    );
+    c.shutdown();
 }
