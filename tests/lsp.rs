@@ -386,6 +386,10 @@ fn rename_and_references_cover_the_file() {
     assert_eq!(r["changes"][url(&file)].as_array().unwrap().len(), 2, "the id and the deps entry");
     let refs = c.at("textDocument/references", &file, 2, 3);
     assert_eq!(refs.as_array().unwrap().len(), 2, "the param and its read: {refs}");
+    let params = json!({ "textDocument": { "uri": url(&file) }, "position": { "line": 2, "character": 3 },
+                         "context": { "includeDeclaration": false } });
+    let refs = c.request("textDocument/references", params);
+    assert_eq!(refs.as_array().unwrap().len(), 1, "only the read: {refs}");
     c.shutdown();
 }
 

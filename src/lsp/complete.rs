@@ -49,8 +49,10 @@ fn context(text: &str, offset: usize) -> Context {
     };
     if let Some((site, expr)) = site {
         // The word being typed and the path before its dot.
-        let word_start =
-            expr.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')).map_or(0, |i| i + 1);
+        let word_start = expr
+            .char_indices()
+            .rfind(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
         let word = &expr[word_start..];
         let path = word.rfind('.').map(|d| word[..d].to_owned()).filter(|p| !p.is_empty());
         return Context::Expr { site, path };
@@ -224,5 +226,8 @@ mod tests {
         assert_eq!(at_end("    q: \"<<a>> done"), Context::None);
         assert_eq!(at_end("  - ca"), Context::Key { step: true });
         assert_eq!(at_end("ver"), Context::Key { step: false });
+        // A multi-byte character before the word is skipped whole.
+        assert_eq!(at_end("    q: \"<<é.x"), Context::Expr { site: ExprSite::Template, path: None });
+        assert_eq!(at_end("    q: \"<<aé"), Context::Expr { site: ExprSite::Template, path: None });
     }
 }

@@ -269,9 +269,15 @@ impl Server {
 
     fn request(&mut self, req: Request) -> Response {
         let id = req.id.clone();
-        match self.answer(req) {
-            Ok(v) => Response { id, result: Some(v), error: None },
-            Err((code, message)) => Response::new_err(id, code as i32, message),
+        // A bug in one answer must not end the editor's session.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.answer(req))) {
+            Ok(Ok(v)) => Response { id, result: Some(v), error: None },
+            Ok(Err((code, message))) => Response::new_err(id, code as i32, message),
+            Err(_) => Response::new_err(
+                id,
+                ErrorCode::InternalError as i32,
+                "internal error (reported on stderr)".into(),
+            ),
         }
     }
 
@@ -293,7 +299,8 @@ impl Server {
             }
             lr::References::METHOD => {
                 let p: lt::ReferenceParams = parse(req.params)?;
-                to(serde_json::to_value(self.references(p.text_document_position)))
+                let include = p.context.include_declaration;
+                to(serde_json::to_value(self.references(p.text_document_position, include)))
             }
             lr::PrepareRenameRequest::METHOD => {
                 let p: lt::TextDocumentPositionParams = parse(req.params)?;

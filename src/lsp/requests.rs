@@ -59,10 +59,19 @@ impl Server {
         }))
     }
 
-    pub(super) fn references(&mut self, p: lt::TextDocumentPositionParams) -> Option<Vec<lt::Location>> {
+    pub(super) fn references(
+        &mut self,
+        p: lt::TextDocumentPositionParams,
+        include_declaration: bool,
+    ) -> Option<Vec<lt::Location>> {
         let (a, config, hit) = self.hit(&p)?;
         let uri = p.text_document.uri;
-        let spans = navigate::references(&a, &config, &hit.symbol);
+        let mut spans = navigate::references(&a, &config, &hit.symbol);
+        if !include_declaration
+            && let Some(def) = a.wf.as_ref().and_then(|wf| navigate::definition(wf, &hit.symbol))
+        {
+            spans.retain(|s| *s != def);
+        }
         Some(
             spans
                 .into_iter()
