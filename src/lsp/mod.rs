@@ -328,3 +328,56 @@ impl Server {
 }
 
 mod requests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Every message of a burst is queued before the server reads any: the
+    /// server drains the queue before a deadline can pass (a queued message
+    /// is always received first), so exactly one publish follows, for the
+    /// last version. No timing is involved.
+    #[test]
+    fn a_queued_burst_publishes_once_for_the_last_version() {
+        let (server, client) = Connection::memory();
+        let send = |m: Message| client.sender.send(m).unwrap();
+        let uri = "file:///nonexistent/savant-lsp-debounce/workflows/w.yaml";
+        send(Message::Request(Request::new(
+            RequestId::from(1),
+            "initialize".into(),
+            json!({ "capabilities": {} }),
+        )));
+        send(Message::Notification(Notification::new("initialized".into(), json!({}))));
+        let open = json!({ "textDocument": { "uri": uri, "languageId": "yaml", "version": 1, "text": "steps: []\n" } });
+        send(Message::Notification(Notification::new("textDocument/didOpen".into(), open)));
+        for v in 2..=30 {
+            let text = if v == 30 {
+                "steps:\n  - id: a\n    call: t\n".to_owned()
+            } else {
+                format!("steps: [{v}\n")
+            };
+            let change =
+                json!({ "textDocument": { "uri": uri, "version": v }, "contentChanges": [{ "text": text }] });
+            send(Message::Notification(Notification::new("textDocument/didChange".into(), change)));
+        }
+        let thread = std::thread::spawn(move || serve_with(&server, Duration::from_millis(20)));
+        let mut publishes = Vec::new();
+        while publishes.len() < 2 {
+            if let Message::Notification(n) = client.receiver.recv().unwrap()
+                && n.method == "textDocument/publishDiagnostics"
+            {
+                publishes
+                    .push((n.params["version"].clone(), n.params["diagnostics"].as_array().unwrap().len()));
+            }
+        }
+        send(Message::Request(Request::new(RequestId::from(2), "shutdown".into(), Value::Null)));
+        let rest: Vec<Message> = std::iter::from_fn(|| client.receiver.recv().ok())
+            .take_while(|m| !matches!(m, Message::Response(r) if r.id == RequestId::from(2)))
+            .collect();
+        send(Message::Notification(Notification::new("exit".into(), Value::Null)));
+        thread.join().unwrap().unwrap();
+        assert_eq!(publishes, [(json!(1), 1), (json!(30), 0)], "open, then one publish for the burst");
+        assert!(rest.is_empty(), "nothing more was published: {rest:?}");
+    }
+}
