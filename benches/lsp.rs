@@ -20,6 +20,7 @@ fn generated(n: usize) -> String {
     let mut s = String::from(
         "id: gen\nparams:\n  topic: { type: string, description: The topic. }\n  limit: { type: integer }\nrequired: [topic]\nsteps:\n",
     );
+    // Every capture is read by the next step: the file checks clean.
     for i in 0..n {
         let _ = write!(s, "  - id: s{i}\n    call: tool.t{}\n", i % 7);
         if i > 0 {
@@ -31,7 +32,12 @@ fn generated(n: usize) -> String {
         if i % 10 == 7 {
             s.push_str("    when: \"params.limit > 3 && len(params.topic) > 0\"\n");
         }
-        let read = if i > 0 { format!(" after <<c{}.title>>", i - 1) } else { String::new() };
+        let read = match i {
+            0 => String::new(),
+            // A foreach step's capture is an array of its items' results.
+            _ if (i - 1) % 20 == 13 => format!(" after <<len(c{})>> items", i - 1),
+            _ => format!(" after <<c{}.title>>", i - 1),
+        };
         let _ = writeln!(s, "    input_template: {{ q: \"<<params.topic>>{read}\" }}");
         let _ = write!(
             s,

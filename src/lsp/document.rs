@@ -15,8 +15,10 @@ use std::rc::Rc;
 /// One analysis of one version of a document.
 pub struct Analysis {
     pub src: SourceFile,
-    /// The YAML tree (for keys), when the text is a YAML document.
-    pub root: Option<Node>,
+    /// The YAML tree (for keys), parsed on first use: publishing
+    /// diagnostics never pays for a second parse.
+    root: std::cell::OnceCell<Option<Node>>,
+    limits: crate::Limits,
     /// The lowered workflow, when the text is a YAML document.
     pub wf: Option<Workflow>,
     /// Exactly what `savant-think check` reports for the same text.
@@ -83,9 +85,16 @@ pub fn analyze(path: &Path, text: &str, project: PathBuf, config: &Config) -> An
     } else {
         check::analyze(&src, config)
     };
-    // The tree for key hover and completion: the parse is cheap next to the checks.
-    let root = if wf.is_some() { yaml::parse(&src, &config.limits).root } else { None };
-    Analysis { src, root, wf, diags, project }
+    Analysis { src, root: Default::default(), limits: config.limits.clone(), wf, diags, project }
+}
+
+impl Analysis {
+    /// The YAML tree, when the text is a YAML document (for keys).
+    pub fn root(&self) -> Option<&Node> {
+        self.root
+            .get_or_init(|| if self.wf.is_some() { yaml::parse(&self.src, &self.limits).root } else { None })
+            .as_ref()
+    }
 }
 
 fn check_oversized(config: &Config) -> (Option<Workflow>, Vec<Diagnostic>) {

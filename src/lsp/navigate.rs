@@ -89,7 +89,7 @@ pub fn at(a: &Analysis, config: &Config, offset: usize) -> Option<Hit> {
             return Some(h);
         }
     }
-    key_at(a.root.as_ref()?, offset).map(|(k, span)| Hit { symbol: Symbol::Key(k), span, ty: None })
+    key_at(a.root()?, offset).map(|(k, span)| Hit { symbol: Symbol::Key(k), span, ty: None })
 }
 
 /// The innermost name or expression of step `i` at `offset`.
