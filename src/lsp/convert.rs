@@ -101,3 +101,33 @@ pub fn code_actions(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{Config, check_source};
+    use crate::diagnostic::Code;
+
+    fn fixes(text: &str) -> Vec<(Code, String, String)> {
+        let src = SourceFile::new("w.yaml", text);
+        check_source(&src, &Config::default())
+            .into_iter()
+            .filter_map(|d| {
+                let f = d.fix.as_ref()?;
+                Some((d.code, src.slice(f.span).to_owned(), replacement_text(&src, f)))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_closed_field_fix_replaces_the_name_only() {
+        let text = "steps:\n  - id: a\n    call: t\n    capture_as: r\n    success_schema: { type: object, properties: { title: { type: string } }, additionalProperties: false }\n  - id: b\n    call: t\n    rationale: \"<<r.titel>>\"\n";
+        assert_eq!(fixes(text), [(Code::TypeMismatch, "titel".to_owned(), "title".to_owned())]);
+    }
+
+    #[test]
+    fn a_quoted_name_stays_quoted() {
+        let text = "steps:\n  - id: ab\n    call: t\n  - id: c\n    call: t\n    deps: [\"abc\"]\n";
+        assert_eq!(fixes(text), [(Code::UnknownDep, "\"abc\"".to_owned(), "\"ab\"".to_owned())]);
+    }
+}
