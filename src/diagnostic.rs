@@ -138,6 +138,14 @@ pub struct Label {
     pub message: String,
 }
 
+/// A machine-applicable edit: replace the text at `span` with `replacement`.
+/// Editors offer it as a quick fix (`savant-think lsp`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    pub span: Span,
+    pub replacement: String,
+}
+
 /// One problem in one file. Spans are byte offsets into the file's text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
@@ -147,6 +155,11 @@ pub struct Diagnostic {
     pub span: Span,
     pub labels: Vec<Label>,
     pub help: Option<String>,
+    /// The edit that fixes it, when there is exactly one plausible one. A help
+    /// of the form "did you mean `X`?" (see [`suggest`]) carries the fix
+    /// "replace the diagnostic's span with X"; a check whose span is wider
+    /// than the misspelled name narrows it with [`Diagnostic::with_fix`].
+    pub fix: Option<Fix>,
 }
 
 impl Diagnostic {
@@ -158,6 +171,7 @@ impl Diagnostic {
             span,
             labels: Vec::new(),
             help: None,
+            fix: None,
         }
     }
 
@@ -166,13 +180,19 @@ impl Diagnostic {
         self
     }
 
-    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
-        self.help = Some(help.into());
-        self
+    pub fn with_help(self, help: impl Into<String>) -> Diagnostic {
+        self.with_help_opt(Some(help.into()))
     }
 
     pub fn with_help_opt(mut self, help: Option<String>) -> Diagnostic {
+        self.fix =
+            help.as_deref().and_then(suggestion).map(|r| Fix { span: self.span, replacement: r.to_owned() });
         self.help = help;
+        self
+    }
+
+    pub fn with_fix(mut self, span: Span, replacement: impl Into<String>) -> Diagnostic {
+        self.fix = Some(Fix { span, replacement: replacement.into() });
         self
     }
 }
@@ -201,6 +221,12 @@ where
         .map(|(_, c)| c)
 }
 
+/// The `x` of a help that is exactly "did you mean `x`?".
+pub fn suggestion(help: &str) -> Option<&str> {
+    let name = help.strip_prefix("did you mean `")?.strip_suffix("`?")?;
+    (!name.is_empty() && !name.contains('`')).then_some(name)
+}
+
 /// A help line "did you mean `x`?" when a close candidate exists.
 pub fn suggest<'a, I>(name: &str, candidates: I) -> Option<String>
 where
@@ -219,5 +245,14 @@ mod tests {
         assert_eq!(did_you_mean("mr_dta", names), Some("mr_data"));
         assert_eq!(did_you_mean("zzzzzz", names), None);
         assert_eq!(did_you_mean("files", names), None, "an exact match is not a suggestion");
+    }
+
+    #[test]
+    fn a_did_you_mean_help_carries_its_fix() {
+        let d = Diagnostic::new(Code::UnknownDep, Span::new(3, 9), "x")
+            .with_help_opt(suggest("mr_dta", ["mr_data"]));
+        assert_eq!(d.fix, Some(Fix { span: Span::new(3, 9), replacement: "mr_data".into() }));
+        let d = Diagnostic::new(Code::UnknownDep, Span::new(3, 9), "x").with_help("write a list: `[a]`");
+        assert_eq!(d.fix, None);
     }
 }

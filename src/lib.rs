@@ -37,12 +37,14 @@ pub mod compile;
 pub mod diagnostic;
 pub mod fsx;
 pub mod ir;
+pub mod lsp;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod migrate;
 pub mod report;
 pub mod root;
 pub mod runtime;
+pub mod schema;
 pub mod source;
 pub mod state;
 pub mod syntax;

@@ -162,6 +162,15 @@ enum Command {
     Run(savant_think::agent::run::cli::RunArgs),
     /// Rewrite the original system's workflows into the current language (docs/migrating.md in the savant-think repository).
     Migrate(savant_think::migrate::command::MigrateArgs),
+    /// Print the JSON Schema (draft-07) of the workflow format, for editors.
+    ///
+    /// Point yaml-language-server at it with a modeline:
+    /// `# yaml-language-server: $schema=<path>/editor/workflow.schema.json`.
+    Schema,
+    /// Run the language server on stdin/stdout (diagnostics, hover, definition, completion, quick fixes).
+    ///
+    /// Editors start it themselves; see docs/editors.md in the savant-think repository.
+    Lsp,
     /// Print the project root and how it was found.
     ///
     /// The root is --root, else $SAVANT_PATH, else the nearest directory at or
@@ -322,6 +331,14 @@ fn main() -> ExitCode {
         Command::Exec(args) => ExitCode::from(savant_think::agent::exec::cli::main(args)),
         #[cfg(feature = "agent")]
         Command::Run(args) => ExitCode::from(savant_think::agent::run::cli::main(args)),
+        Command::Lsp => match savant_think::lsp::run_stdio() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(m) => fail(m),
+        },
+        Command::Schema => {
+            print!("{}", savant_think::schema::workflow_schema_text());
+            ExitCode::SUCCESS
+        }
         other => run_engine(other),
     }
 }
@@ -376,7 +393,9 @@ fn run_engine(command: Command) -> ExitCode {
         | Command::Rule(_)
         | Command::Completions { .. }
         | Command::Man
-        | Command::Migrate(_) => {
+        | Command::Migrate(_)
+        | Command::Schema
+        | Command::Lsp => {
             unreachable!("dispatched in main")
         }
         #[cfg(feature = "mcp")]

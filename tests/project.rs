@@ -232,6 +232,8 @@ fn every_option_has_a_description() {
         &["migrate"],
         &["call"],
         &["root"],
+        &["schema"],
+        &["lsp"],
     ];
     for command in commands {
         let mut args = command.to_vec();

@@ -139,6 +139,15 @@ impl Infer<'_, '_> {
                         .or_else(|| Some(format!("its fields are: {fields}")));
                     let what = self.text.get(base.span.range()).unwrap_or("the object").trim();
                     self.mismatch(e, format!("`{what}` has no field `{name}` (its schema closes it)"), help);
+                    // The fix replaces the field's name, not the whole path.
+                    if let ExprKind::Field { name_span, .. } = &e.kind {
+                        let span = self.cx.file_span(self.loc, self.text, *name_span);
+                        if let Some(d) = self.out.as_deref_mut().and_then(|o| o.last_mut())
+                            && let Some(f) = &mut d.fix
+                        {
+                            f.span = span;
+                        }
+                    }
                     Type::Any
                 }
             },

@@ -11,24 +11,114 @@ use crate::source::{SourceFile, Span};
 use crate::syntax::node::{Entry, Node, NodeKind, ScalarValue};
 use crate::syntax::{expr::parse_expr, template::parse_template};
 
-const WORKFLOW_KEYS: &[&str] =
-    &["id", "name", "version", "description", "driver_version", "rules", "params", "required", "steps"];
+/// The JSON shape a key's value takes: drives both the lowerer's reading and
+/// the format's JSON Schema ([`crate::schema`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// A string.
+    String,
+    /// Any scalar, read as text (`version: 1.0` reads "1.0").
+    ScalarText,
+    /// A list of strings (or null).
+    StringList,
+    /// An expression string (`when`, `foreach`).
+    Expr,
+    /// A string that may hold `<<expr>>` interpolations.
+    Template,
+    /// Any JSON-like value whose strings are templates.
+    TemplateValue,
+    /// A workflow id: `^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`.
+    WorkflowId,
+    /// A step id: no whitespace, `[` or `]`.
+    StepId,
+    /// A capture name or loop variable: an identifier that is not reserved.
+    Identifier,
+    /// `params`: name → JSON Schema.
+    Params,
+    /// `steps`: a non-empty list of steps.
+    Steps,
+    /// A schema name or an inline JSON Schema.
+    SchemaRef,
+    /// Seconds or a duration string.
+    Duration,
+    /// `{max: N}`.
+    Retry,
+    /// A whole number from 0 to 1000.
+    Count,
+}
 
-const STEP_KEYS: &[&str] = &[
-    "id",
-    "call",
-    "deps",
-    "input_template",
-    "capture_as",
-    "success_schema",
-    "when",
-    "foreach",
-    "as",
-    "rationale",
-    "timeout",
-    "retry",
-    "description",
+/// One key of a mapping: its name, the shape of its value, what it means
+/// (the hover text editors show) and whether it is required.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KeyDoc {
+    pub name: &'static str,
+    pub shape: Shape,
+    pub required: bool,
+    pub description: &'static str,
+}
+
+const fn key(name: &'static str, shape: Shape, description: &'static str) -> KeyDoc {
+    KeyDoc { name, shape, required: false, description }
+}
+
+const fn required(name: &'static str, shape: Shape, description: &'static str) -> KeyDoc {
+    KeyDoc { name, shape, required: true, description }
+}
+
+/// Every key a workflow may have. The lowerer reports any other key; the JSON
+/// Schema of the format is generated from this table.
+pub(crate) const WORKFLOW_KEYS: &[KeyDoc] = &[
+    key(
+        "id",
+        Shape::WorkflowId,
+        "The workflow's id (1–128 letters, digits, `_`, `.`, `-`). Default: the file stem.",
+    ),
+    key("name", Shape::ScalarText, "A human-readable name."),
+    key("version", Shape::ScalarText, "The workflow's version, recorded in every run's state."),
+    key("description", Shape::ScalarText, "What the workflow does."),
+    key(
+        "driver_version",
+        Shape::ScalarText,
+        "The driver prompt the agent follows (prompts/<driver_version>.md).",
+    ),
+    key("rules", Shape::StringList, "Rules the driver must follow, by name."),
+    key(
+        "params",
+        Shape::Params,
+        "Inputs of a run: name → JSON Schema. Read as `params.NAME` in expressions.",
+    ),
+    key("required", Shape::StringList, "The names of params a run must be given."),
+    required("steps", Shape::Steps, "The steps, a non-empty list of `{id, call}` mappings."),
 ];
+
+/// Every key a step may have.
+pub(crate) const STEP_KEYS: &[KeyDoc] = &[
+    required("id", Shape::StepId, "The step's unique id; other steps name it in `deps`."),
+    required("call", Shape::String, "The tool or agent this step calls, e.g. `gitlab.get_merge_request`."),
+    key(
+        "deps",
+        Shape::StringList,
+        "Ids of steps that must finish before this one (reads of captures add edges too).",
+    ),
+    key("input_template", Shape::TemplateValue, "The call's input; strings may interpolate `<<expr>>`."),
+    key("capture_as", Shape::Identifier, "The name later expressions read this step's result by."),
+    key(
+        "success_schema",
+        Shape::SchemaRef,
+        "A schema name (schemas/<Name>.json) or an inline JSON Schema the result must match.",
+    ),
+    key("when", Shape::Expr, "A bool expression: the step is skipped when it is false."),
+    key("foreach", Shape::Expr, "An array expression: the step runs once per item."),
+    key("as", Shape::Identifier, "The loop variable of `foreach` (default `item`)."),
+    key("rationale", Shape::Template, "Why the step exists; may interpolate `<<expr>>`."),
+    key("timeout", Shape::Duration, "Seconds (`30`) or a duration (`500ms`, `30s`, `5m`, `1h`)."),
+    key("retry", Shape::Retry, "Retries on failure: `{max: N}` (0–1000)."),
+    key("description", Shape::ScalarText, "What the step does."),
+];
+
+/// The keys of `retry`.
+pub(crate) const RETRY_KEYS: &[KeyDoc] =
+    &[key("max", Shape::Count, "The most retries after the first attempt (0–1000).")];
 
 /// Keys of the original system's dialects and what they became.
 const LEGACY_KEYS: &[(&str, &str)] = &[
@@ -62,16 +152,17 @@ impl Lower<'_> {
     }
 
     /// Reports unknown keys of a mapping, with a did-you-mean.
-    fn check_keys(&mut self, entries: &[Entry], known: &[&str], what: &str) {
+    fn check_keys(&mut self, entries: &[Entry], table: &[KeyDoc], what: &str) {
         for e in entries {
             let Some(key) = e.key.as_scalar() else {
                 self.violation(e.key.span, format!("{what} keys must be strings"), None);
                 continue;
             };
             let k = key.value.as_str();
-            if known.contains(&k) {
+            if table.iter().any(|d| d.name == k) {
                 continue;
             }
+            let known: Vec<&str> = table.iter().map(|d| d.name).collect();
             let help = LEGACY_KEYS
                 .iter()
                 .find(|(old, new)| *old == k && known.contains(new))
@@ -87,10 +178,11 @@ impl Lower<'_> {
     /// Whether an unknown key of `entries` is a misspelling of `key` (already
     /// reported with its did-you-mean): then `key` missing is not reported
     /// again. One mistake, one diagnostic.
-    fn misspelled(entries: &[Entry], known: &[&str], key: &str) -> bool {
+    fn misspelled(entries: &[Entry], table: &[KeyDoc], key: &str) -> bool {
+        let known = || table.iter().map(|d| d.name);
         entries.iter().filter_map(|e| e.key.as_scalar()).any(|k| {
             let k = k.value.as_str();
-            !known.contains(&k) && crate::diagnostic::did_you_mean(k, known.iter().copied()) == Some(key)
+            !known().any(|n| n == k) && crate::diagnostic::did_you_mean(k, known()) == Some(key)
         })
     }
 
@@ -571,7 +663,7 @@ impl Lower<'_> {
             );
             return None;
         };
-        self.check_keys(entries, &["max"], "retry");
+        self.check_keys(entries, RETRY_KEYS, "retry");
         let max = node.get("max")?;
         match max.as_scalar().map(|s| s.resolve()) {
             Some(ScalarValue::Int(i)) if (0..=1000).contains(&i) => Some(i as u32),

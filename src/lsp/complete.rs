@@ -1,0 +1,233 @@
+//! Completion: step ids in `deps`, names in scope and functions inside
+//! `<<…>>` and expressions, fields after `.`, and step and workflow keys.
+
+use super::document::Analysis;
+use crate::check::infer::{Infer, loop_item_type};
+use crate::check::scope::{self, LOOP_FIELDS, RUN_FIELDS, WORKFLOW_FIELDS};
+use crate::check::{Config, Cx};
+use crate::ir::lower::{KeyDoc, STEP_KEYS, WORKFLOW_KEYS};
+use crate::ir::{ExprSite, Type, builtins};
+use crate::syntax::expr::parse_expr;
+use lsp_types::{CompletionItem, CompletionItemKind, Documentation, MarkupContent, MarkupKind};
+
+/// Where the cursor is, read from the text before it.
+#[derive(Debug, PartialEq)]
+enum Context {
+    /// In a `deps:` list.
+    Deps,
+    /// In an expression; `path` is the text before a trailing `.` (`mr.changes`), if any.
+    Expr {
+        site: ExprSite,
+        path: Option<String>,
+    },
+    /// At a key of a mapping: a step's (indented) or the workflow's.
+    Key {
+        step: bool,
+    },
+    None,
+}
+
+fn line_before(text: &str, offset: usize) -> &str {
+    let start = text[..offset].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+    &text[start..offset]
+}
+
+fn context(text: &str, offset: usize) -> Context {
+    let line = line_before(text, offset);
+    let trimmed = line.trim_start();
+    let indent = line.len() - trimmed.len();
+    // Inside an unclosed `<<` on this line, or in a `when:` / `foreach:` value.
+    let site = match (line.rfind("<<"), line.rfind(">>")) {
+        (Some(open), close) if close.is_none_or(|c| c < open) => {
+            Some((ExprSite::Template, &line[open + 2..]))
+        }
+        _ => ["when:", "foreach:"].iter().find_map(|k| {
+            let rest = trimmed.strip_prefix("- ").unwrap_or(trimmed).strip_prefix(k)?;
+            let site = if *k == "when:" { ExprSite::When } else { ExprSite::Foreach };
+            Some((site, rest.trim_start().trim_start_matches(['"', '\''])))
+        }),
+    };
+    if let Some((site, expr)) = site {
+        // The word being typed and the path before its dot.
+        let word_start = expr
+            .char_indices()
+            .rfind(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let word = &expr[word_start..];
+        let path = word.rfind('.').map(|d| word[..d].to_owned()).filter(|p| !p.is_empty());
+        return Context::Expr { site, path };
+    }
+    if trimmed.starts_with("deps:") || (trimmed.starts_with("- ") && under_deps(text, offset, indent)) {
+        return Context::Deps;
+    }
+    let key_part = trimmed.strip_prefix("- ").unwrap_or(trimmed);
+    if key_part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Context::Key { step: indent > 0 || trimmed.starts_with("- ") };
+    }
+    Context::None
+}
+
+/// Whether the list item on this line belongs to a `deps:` key above it.
+fn under_deps(text: &str, offset: usize, indent: usize) -> bool {
+    let start = text[..offset].rfind('\n').unwrap_or(0);
+    for l in text[..start].lines().rev() {
+        let t = l.trim_start();
+        if t.is_empty() {
+            continue;
+        }
+        let ind = l.len() - t.len();
+        if t.starts_with("- ") && ind == indent {
+            continue;
+        }
+        return t.starts_with("deps:") && ind <= indent;
+    }
+    false
+}
+
+fn item(label: &str, kind: CompletionItemKind, detail: String, doc: Option<String>) -> CompletionItem {
+    CompletionItem {
+        label: label.to_owned(),
+        kind: Some(kind),
+        detail: Some(detail),
+        documentation: doc
+            .map(|d| Documentation::MarkupContent(MarkupContent { kind: MarkupKind::Markdown, value: d })),
+        ..Default::default()
+    }
+}
+
+fn keys(table: &[KeyDoc]) -> Vec<CompletionItem> {
+    table
+        .iter()
+        .map(|k| item(k.name, CompletionItemKind::PROPERTY, "key".into(), Some(k.description.to_owned())))
+        .collect()
+}
+
+/// The step whose mapping holds `offset` (or the last one starting before it).
+fn step_at(a: &Analysis, offset: usize) -> Option<usize> {
+    let wf = a.wf.as_ref()?;
+    wf.steps.iter().rposition(|s| (s.span.start as usize) <= offset)
+}
+
+/// Completion items at `offset` of `text` (the current text; `a` is its
+/// analysis, or the last one that produced a workflow).
+pub fn complete(text: &str, offset: usize, a: &Analysis, config: &Config) -> Vec<CompletionItem> {
+    let offset = offset.min(text.len());
+    if !text.is_char_boundary(offset) {
+        return Vec::new();
+    }
+    match context(text, offset) {
+        Context::Key { step: true } => keys(STEP_KEYS),
+        Context::Key { step: false } => keys(WORKFLOW_KEYS),
+        Context::None => Vec::new(),
+        Context::Deps => {
+            let Some(wf) = &a.wf else { return Vec::new() };
+            wf.steps
+                .iter()
+                .map(|s| {
+                    let call = s.call.as_ref().map_or("", |c| c.value.as_str());
+                    item(&s.id.value, CompletionItemKind::REFERENCE, format!("step → {call}"), None)
+                })
+                .collect()
+        }
+        Context::Expr { site, path } => {
+            let Some(wf) = &a.wf else { return Vec::new() };
+            let Some(step) = step_at(a, offset.min(a.src.text.len())) else { return Vec::new() };
+            let cx = Cx::new(&a.src, wf, config);
+            match path {
+                Some(p) => fields(&cx, step, site, &p),
+                None => names(&cx, step, site),
+            }
+        }
+    }
+}
+
+fn names(cx: &Cx, step: usize, site: ExprSite) -> Vec<CompletionItem> {
+    let loop_item = loop_item_type(cx, step);
+    let mut out: Vec<CompletionItem> = scope::visible_names(cx, step, site)
+        .into_iter()
+        .map(|n| {
+            let b = scope::resolve(cx, step, site, n);
+            let ty = b.map(|b| scope::binding_type(cx, b, &loop_item)).unwrap_or(Type::Any);
+            let origin = match b {
+                Some(scope::Binding::Capture(i)) => format!("capture of step `{}`", cx.wf.steps[i].id.value),
+                Some(scope::Binding::LoopVar) => "loop item".to_owned(),
+                _ => "built-in".to_owned(),
+            };
+            item(n, CompletionItemKind::VARIABLE, format!("{ty} — {origin}"), None)
+        })
+        .collect();
+    out.sort_by(|a, b| a.label.cmp(&b.label));
+    out.dedup_by(|a, b| a.label == b.label);
+    out.extend(
+        builtins::FUNCTIONS
+            .iter()
+            .map(|f| item(f.name, CompletionItemKind::FUNCTION, f.signature(), Some(f.doc.to_owned()))),
+    );
+    out
+}
+
+/// The fields of the value `path` names: params, step ids, built-in fields,
+/// or the object type's fields (from JSON Schemas).
+fn fields(cx: &Cx, step: usize, site: ExprSite, path: &str) -> Vec<CompletionItem> {
+    let field = |n: &str, ty: String| item(n, CompletionItemKind::FIELD, ty, None);
+    match path {
+        "params" => {
+            return cx
+                .wf
+                .params
+                .iter()
+                .map(|p| {
+                    let doc = p.schema.get("description").and_then(|d| d.as_str()).map(str::to_owned);
+                    item(&p.name.value, CompletionItemKind::FIELD, p.ty.to_string(), doc)
+                })
+                .collect();
+        }
+        "steps" => return cx.wf.steps.iter().map(|s| field(&s.id.value, "{status}".into())).collect(),
+        "workflow" => return WORKFLOW_FIELDS.iter().map(|f| field(f, "string".into())).collect(),
+        "run" => return RUN_FIELDS.iter().map(|f| field(f, "string".into())).collect(),
+        "loop" => return LOOP_FIELDS.iter().map(|f| field(f, "number".into())).collect(),
+        _ => {}
+    }
+    let Ok(expr) = parse_expr(path) else { return Vec::new() };
+    let loc = crate::ir::ScalarLoc {
+        span: crate::source::Span::point(0),
+        style: crate::syntax::node::ScalarStyle::Plain,
+    };
+    let mut inf =
+        Infer { cx, step, site, loc: &loc, text: path, loop_item: loop_item_type(cx, step), out: None };
+    let mut ty = inf.infer(&expr);
+    if let Type::Array(item) = &ty {
+        // `xs.` on an array offers nothing; its items' fields are one `[0]` away.
+        ty = (**item).clone();
+    }
+    match ty {
+        Type::Object(o) => o.fields.iter().map(|(n, t)| field(n, t.to_string())).collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contexts() {
+        let at_end = |t: &str| context(t, t.len());
+        assert_eq!(at_end("steps:\n  - id: a\n    deps: [f"), Context::Deps);
+        assert_eq!(at_end("    deps:\n      - x\n      - "), Context::Deps);
+        assert_eq!(
+            at_end("    input_template: { q: \"<<mr.ch"),
+            Context::Expr { site: ExprSite::Template, path: Some("mr".into()) }
+        );
+        assert_eq!(
+            at_end("    when: \"len(x) > 0 && pa"),
+            Context::Expr { site: ExprSite::When, path: None }
+        );
+        assert_eq!(at_end("    q: \"<<a>> done"), Context::None);
+        assert_eq!(at_end("  - ca"), Context::Key { step: true });
+        assert_eq!(at_end("ver"), Context::Key { step: false });
+        // A multi-byte character before the word is skipped whole.
+        assert_eq!(at_end("    q: \"<<é.x"), Context::Expr { site: ExprSite::Template, path: None });
+        assert_eq!(at_end("    q: \"<<aé"), Context::Expr { site: ExprSite::Template, path: None });
+    }
+}

@@ -1,0 +1,126 @@
+//! Open documents, their analysis (the checker's, unchanged) and the project
+//! configuration (named schemas) each is checked with.
+
+use crate::check::{self, Config};
+use crate::diagnostic::Diagnostic;
+use crate::ir::Workflow;
+use crate::source::SourceFile;
+use crate::syntax::node::Node;
+use crate::syntax::yaml;
+use lsp_types::Url;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// One analysis of one version of a document.
+pub struct Analysis {
+    pub src: SourceFile,
+    /// The YAML tree (for keys), parsed on first use: publishing
+    /// diagnostics never pays for a second parse.
+    root: std::cell::OnceCell<Option<Node>>,
+    limits: crate::Limits,
+    /// The lowered workflow, when the text is a YAML document.
+    pub wf: Option<Workflow>,
+    /// Exactly what `savant-think check` reports for the same text.
+    pub diags: Vec<Diagnostic>,
+    /// The project root the schemas came from.
+    pub project: PathBuf,
+}
+
+pub struct Document {
+    pub uri: Url,
+    pub version: i32,
+    pub text: String,
+    /// The analysis of `text`; `None` after an edit until it is re-analyzed.
+    pub current: Option<Rc<Analysis>>,
+    /// The latest analysis that produced a workflow (completion while the
+    /// YAML is briefly broken mid-edit).
+    pub last_good: Option<Rc<Analysis>>,
+}
+
+/// The file path a `file:` URI names (the URI itself otherwise, for display).
+pub fn uri_path(uri: &Url) -> PathBuf {
+    uri.to_file_path().unwrap_or_else(|_| PathBuf::from(uri.path()))
+}
+
+/// Named schemas per project root, loaded once until a schema file changes.
+#[derive(Default)]
+pub struct Projects {
+    configs: HashMap<PathBuf, Rc<Config>>,
+}
+
+impl Projects {
+    /// The project root of a file (discovered upwards from its directory, as
+    /// `check FILE` does) and its checker configuration.
+    pub fn config_for(&mut self, file: &Path) -> (PathBuf, Rc<Config>) {
+        let dir = file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let root =
+            crate::workspace::root_from(None, Some(dir)).map(|r| r.path).unwrap_or_else(|_| dir.into());
+        let root = std::fs::canonicalize(&root).unwrap_or(root);
+        let config = self
+            .configs
+            .entry(root.clone())
+            .or_insert_with(|| {
+                Rc::new(Config {
+                    schemas: crate::workspace::load_schemas(&root.join("schemas")),
+                    ..Config::default()
+                })
+            })
+            .clone();
+        (root, config)
+    }
+
+    /// Forgets every loaded schema set (a file under `schemas/` changed).
+    pub fn invalidate(&mut self) {
+        self.configs.clear();
+    }
+}
+
+/// Checks one text as `check` would check the file at `path`.
+pub fn analyze(path: &Path, text: &str, project: PathBuf, config: &Config) -> Analysis {
+    let src = SourceFile::new(path.to_string_lossy().into_owned(), text);
+    let (wf, diags) = if text.len() > config.limits.file_cap() {
+        let (_, d) = check_oversized(config);
+        (None, d)
+    } else {
+        check::analyze(&src, config)
+    };
+    Analysis { src, root: Default::default(), limits: config.limits.clone(), wf, diags, project }
+}
+
+impl Analysis {
+    /// The YAML tree, when the text is a YAML document (for keys).
+    pub fn root(&self) -> Option<&Node> {
+        self.root
+            .get_or_init(|| if self.wf.is_some() { yaml::parse(&self.src, &self.limits).root } else { None })
+            .as_ref()
+    }
+}
+
+fn check_oversized(config: &Config) -> (Option<Workflow>, Vec<Diagnostic>) {
+    let cap = config.limits.file_cap();
+    let d = Diagnostic::new(
+        crate::diagnostic::Code::YamlLimit,
+        crate::source::Span::point(0),
+        format!("the file is larger than the {cap} byte limit"),
+    )
+    .with_help("split the workflow, or raise the limit with `--max-file-size BYTES`");
+    (None, vec![d])
+}
+
+impl Document {
+    /// The analysis of the current text, computing it when stale.
+    pub fn analysis(&mut self, projects: &mut Projects) -> Rc<Analysis> {
+        if let Some(a) = &self.current {
+            return a.clone();
+        }
+        let path = uri_path(&self.uri);
+        let (root, config) = projects.config_for(&path);
+        let a = Rc::new(analyze(&path, &self.text, root, &config));
+        if a.wf.is_some() {
+            self.last_good = Some(a.clone());
+        }
+        self.current = Some(a.clone());
+        a
+    }
+}

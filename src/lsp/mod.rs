@@ -1,0 +1,383 @@
+//! `savant-think lsp`: a language server on stdin/stdout, built on
+//! `lsp-server` + `lsp-types` (synchronous, as rust-analyzer is). It runs the
+//! same checker as `savant-think check` on the editor's unsaved text, so an
+//! editor shows every problem `check` finds at the same characters.
+//!
+//! - diagnostics on open (at once) and on change (debounced: a burst of edits
+//!   settles to one publish), in the negotiated position encoding;
+//! - hover, go to definition, references, rename, document symbols,
+//!   completion and quick fixes (each did-you-mean's [`crate::diagnostic::Fix`]);
+//! - open documents are re-checked when a file under `schemas/` changes.
+
+mod complete;
+mod convert;
+mod document;
+mod navigate;
+mod text;
+
+pub use text::Encoding;
+
+use document::{Document, Projects, uri_path};
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
+use lsp_types as lt;
+use lsp_types::notification::Notification as _;
+use lsp_types::request::Request as _;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+/// How long edits must pause before the diagnostics of a change are published.
+pub const DEBOUNCE: Duration = Duration::from_millis(60);
+
+/// Serves LSP on stdin/stdout until the client sends `exit`.
+pub fn run_stdio() -> Result<(), String> {
+    let (conn, io) = Connection::stdio();
+    serve(&conn)?;
+    drop(conn);
+    io.join().map_err(|e| format!("lsp: {e}"))
+}
+
+/// Serves one connection: initialize, then messages until `exit`.
+pub fn serve(conn: &Connection) -> Result<(), String> {
+    serve_with(conn, DEBOUNCE)
+}
+
+/// [`serve`] with another debounce (benchmarks measure with none).
+pub fn serve_with(conn: &Connection, debounce: Duration) -> Result<(), String> {
+    let (id, params) = conn.initialize_start().map_err(|e| format!("lsp: {e}"))?;
+    let init: lt::InitializeParams = serde_json::from_value(params).unwrap_or_default();
+    let encoding = negotiate(&init);
+    let result = serde_json::json!({
+        "capabilities": capabilities(encoding),
+        "serverInfo": { "name": "savant-think", "version": env!("CARGO_PKG_VERSION") },
+    });
+    conn.initialize_finish(id, result).map_err(|e| format!("lsp: {e}"))?;
+    let mut server = Server::new(encoding, debounce);
+    if init
+        .capabilities
+        .workspace
+        .as_ref()
+        .and_then(|w| w.did_change_watched_files.as_ref())
+        .and_then(|d| d.dynamic_registration)
+        == Some(true)
+    {
+        server.send(conn, watch_schemas_request());
+    }
+    server.run(conn)
+}
+
+/// UTF-8 when the client offers it, else UTF-16 (the protocol's default).
+fn negotiate(init: &lt::InitializeParams) -> Encoding {
+    let offered = init.capabilities.general.as_ref().and_then(|g| g.position_encodings.as_ref());
+    match offered {
+        Some(encs) if encs.contains(&lt::PositionEncodingKind::UTF8) => Encoding::Utf8,
+        _ => Encoding::Utf16,
+    }
+}
+
+fn capabilities(encoding: Encoding) -> lt::ServerCapabilities {
+    lt::ServerCapabilities {
+        position_encoding: Some(match encoding {
+            Encoding::Utf8 => lt::PositionEncodingKind::UTF8,
+            Encoding::Utf16 => lt::PositionEncodingKind::UTF16,
+        }),
+        text_document_sync: Some(lt::TextDocumentSyncCapability::Kind(lt::TextDocumentSyncKind::FULL)),
+        hover_provider: Some(lt::HoverProviderCapability::Simple(true)),
+        definition_provider: Some(lt::OneOf::Left(true)),
+        references_provider: Some(lt::OneOf::Left(true)),
+        document_symbol_provider: Some(lt::OneOf::Left(true)),
+        rename_provider: Some(lt::OneOf::Right(lt::RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: Default::default(),
+        })),
+        completion_provider: Some(lt::CompletionOptions {
+            trigger_characters: Some(vec!["<".into(), ".".into(), "[".into(), " ".into()]),
+            ..Default::default()
+        }),
+        code_action_provider: Some(lt::CodeActionProviderCapability::Options(lt::CodeActionOptions {
+            code_action_kinds: Some(vec![lt::CodeActionKind::QUICKFIX]),
+            ..Default::default()
+        })),
+        ..Default::default()
+    }
+}
+
+fn watch_schemas_request() -> Message {
+    let options = lt::DidChangeWatchedFilesRegistrationOptions {
+        watchers: vec![lt::FileSystemWatcher {
+            glob_pattern: lt::GlobPattern::String("**/schemas/*.json".into()),
+            kind: None,
+        }],
+    };
+    let params = lt::RegistrationParams {
+        registrations: vec![lt::Registration {
+            id: "savant-think-schemas".into(),
+            method: lt::notification::DidChangeWatchedFiles::METHOD.into(),
+            register_options: serde_json::to_value(options).ok(),
+        }],
+    };
+    Message::Request(Request::new(
+        RequestId::from("register-schemas".to_owned()),
+        lt::request::RegisterCapability::METHOD.into(),
+        params,
+    ))
+}
+
+struct Server {
+    encoding: Encoding,
+    docs: HashMap<lt::Url, Document>,
+    projects: Projects,
+    /// Documents edited since their last publish, and when to publish them.
+    pending: BTreeMap<lt::Url, Instant>,
+    debounce: Duration,
+}
+
+impl Server {
+    fn new(encoding: Encoding, debounce: Duration) -> Server {
+        Server {
+            encoding,
+            docs: HashMap::new(),
+            projects: Projects::default(),
+            pending: BTreeMap::new(),
+            debounce,
+        }
+    }
+
+    fn send(&self, conn: &Connection, msg: Message) {
+        // The client hung up: the receive loop ends on its own.
+        let _ = conn.sender.send(msg);
+    }
+
+    fn run(&mut self, conn: &Connection) -> Result<(), String> {
+        loop {
+            let deadline = self.pending.values().min().copied();
+            let msg = match deadline {
+                Some(d) => match conn.receiver.recv_deadline(d) {
+                    Ok(m) => m,
+                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                        self.flush(conn, Instant::now());
+                        continue;
+                    }
+                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return Ok(()),
+                },
+                None => match conn.receiver.recv() {
+                    Ok(m) => m,
+                    Err(_) => return Ok(()),
+                },
+            };
+            match msg {
+                Message::Request(req) => {
+                    if conn.handle_shutdown(&req).map_err(|e| format!("lsp: {e}"))? {
+                        return Ok(());
+                    }
+                    let resp = self.request(req);
+                    self.send(conn, Message::Response(resp));
+                }
+                Message::Notification(n) => self.notification(conn, n),
+                Message::Response(_) => {}
+            }
+        }
+    }
+
+    /// Publishes the diagnostics of every document whose debounce ran out.
+    fn flush(&mut self, conn: &Connection, now: Instant) {
+        let due: Vec<lt::Url> =
+            self.pending.iter().filter(|(_, d)| **d <= now).map(|(u, _)| u.clone()).collect();
+        for uri in due {
+            self.pending.remove(&uri);
+            self.publish(conn, &uri);
+        }
+    }
+
+    fn publish(&mut self, conn: &Connection, uri: &lt::Url) {
+        let Some(doc) = self.docs.get_mut(uri) else { return };
+        let a = doc.analysis(&mut self.projects);
+        let params = convert::publish_params(uri, doc.version, &a, self.encoding);
+        let n = Notification::new(lt::notification::PublishDiagnostics::METHOD.into(), params);
+        self.send(conn, Message::Notification(n));
+    }
+
+    fn notification(&mut self, conn: &Connection, n: Notification) {
+        use lt::notification as ln;
+        match n.method.as_str() {
+            ln::DidOpenTextDocument::METHOD => {
+                let Ok(p) = serde_json::from_value::<lt::DidOpenTextDocumentParams>(n.params) else { return };
+                let d = p.text_document;
+                let doc = Document {
+                    uri: d.uri.clone(),
+                    version: d.version,
+                    text: d.text,
+                    current: None,
+                    last_good: None,
+                };
+                self.docs.insert(d.uri.clone(), doc);
+                self.pending.remove(&d.uri);
+                self.publish(conn, &d.uri);
+            }
+            ln::DidChangeTextDocument::METHOD => {
+                let Ok(p) = serde_json::from_value::<lt::DidChangeTextDocumentParams>(n.params) else {
+                    return;
+                };
+                let Some(doc) = self.docs.get_mut(&p.text_document.uri) else { return };
+                // Full sync: the last change holds the whole text.
+                if let Some(c) = p.content_changes.into_iter().last() {
+                    doc.text = c.text;
+                    doc.version = p.text_document.version;
+                    doc.current = None;
+                    self.pending.insert(p.text_document.uri, Instant::now() + self.debounce);
+                }
+            }
+            ln::DidCloseTextDocument::METHOD => {
+                let Ok(p) = serde_json::from_value::<lt::DidCloseTextDocumentParams>(n.params) else {
+                    return;
+                };
+                self.docs.remove(&p.text_document.uri);
+                self.pending.remove(&p.text_document.uri);
+                let clear = lt::PublishDiagnosticsParams {
+                    uri: p.text_document.uri,
+                    diagnostics: vec![],
+                    version: None,
+                };
+                self.send(
+                    conn,
+                    Message::Notification(Notification::new(ln::PublishDiagnostics::METHOD.into(), clear)),
+                );
+            }
+            ln::DidChangeWatchedFiles::METHOD => {
+                let Ok(p) = serde_json::from_value::<lt::DidChangeWatchedFilesParams>(n.params) else {
+                    return;
+                };
+                let schema_changed = p.changes.iter().any(|c| {
+                    let path = uri_path(&c.uri);
+                    path.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "schemas")
+                });
+                if schema_changed {
+                    self.projects.invalidate();
+                    let uris: Vec<lt::Url> = self.docs.keys().cloned().collect();
+                    for uri in uris {
+                        if let Some(d) = self.docs.get_mut(&uri) {
+                            d.current = None;
+                        }
+                        self.pending.remove(&uri);
+                        self.publish(conn, &uri);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn request(&mut self, req: Request) -> Response {
+        let id = req.id.clone();
+        // A bug in one answer must not end the editor's session.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.answer(req))) {
+            Ok(Ok(v)) => Response { id, result: Some(v), error: None },
+            Ok(Err((code, message))) => Response::new_err(id, code as i32, message),
+            Err(_) => Response::new_err(
+                id,
+                ErrorCode::InternalError as i32,
+                "internal error (reported on stderr)".into(),
+            ),
+        }
+    }
+
+    fn answer(&mut self, req: Request) -> Result<Value, (ErrorCode, String)> {
+        use lt::request as lr;
+        fn parse<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, (ErrorCode, String)> {
+            serde_json::from_value(v).map_err(|e| (ErrorCode::InvalidParams, e.to_string()))
+        }
+        let to =
+            |v: Result<Value, serde_json::Error>| v.map_err(|e| (ErrorCode::InternalError, e.to_string()));
+        match req.method.as_str() {
+            lr::HoverRequest::METHOD => {
+                let p: lt::HoverParams = parse(req.params)?;
+                to(serde_json::to_value(self.hover(p.text_document_position_params)))
+            }
+            lr::GotoDefinition::METHOD => {
+                let p: lt::GotoDefinitionParams = parse(req.params)?;
+                to(serde_json::to_value(self.definition(p.text_document_position_params)))
+            }
+            lr::References::METHOD => {
+                let p: lt::ReferenceParams = parse(req.params)?;
+                let include = p.context.include_declaration;
+                to(serde_json::to_value(self.references(p.text_document_position, include)))
+            }
+            lr::PrepareRenameRequest::METHOD => {
+                let p: lt::TextDocumentPositionParams = parse(req.params)?;
+                to(serde_json::to_value(self.prepare_rename(p)))
+            }
+            lr::Rename::METHOD => {
+                let p: lt::RenameParams = parse(req.params)?;
+                to(serde_json::to_value(self.rename(p)?))
+            }
+            lr::DocumentSymbolRequest::METHOD => {
+                let p: lt::DocumentSymbolParams = parse(req.params)?;
+                to(serde_json::to_value(self.symbols(&p.text_document.uri)))
+            }
+            lr::Completion::METHOD => {
+                let p: lt::CompletionParams = parse(req.params)?;
+                to(serde_json::to_value(self.completion(p.text_document_position)))
+            }
+            lr::CodeActionRequest::METHOD => {
+                let p: lt::CodeActionParams = parse(req.params)?;
+                to(serde_json::to_value(self.code_actions(&p.text_document.uri, p.range)))
+            }
+            other => Err((ErrorCode::MethodNotFound, format!("unsupported request {other}"))),
+        }
+    }
+}
+
+mod requests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Every message of a burst is queued before the server reads any: the
+    /// server drains the queue before a deadline can pass (a queued message
+    /// is always received first), so exactly one publish follows, for the
+    /// last version. No timing is involved.
+    #[test]
+    fn a_queued_burst_publishes_once_for_the_last_version() {
+        let (server, client) = Connection::memory();
+        let send = |m: Message| client.sender.send(m).unwrap();
+        let uri = "file:///nonexistent/savant-lsp-debounce/workflows/w.yaml";
+        send(Message::Request(Request::new(
+            RequestId::from(1),
+            "initialize".into(),
+            json!({ "capabilities": {} }),
+        )));
+        send(Message::Notification(Notification::new("initialized".into(), json!({}))));
+        let open = json!({ "textDocument": { "uri": uri, "languageId": "yaml", "version": 1, "text": "steps: []\n" } });
+        send(Message::Notification(Notification::new("textDocument/didOpen".into(), open)));
+        for v in 2..=30 {
+            let text = if v == 30 {
+                "steps:\n  - id: a\n    call: t\n".to_owned()
+            } else {
+                format!("steps: [{v}\n")
+            };
+            let change =
+                json!({ "textDocument": { "uri": uri, "version": v }, "contentChanges": [{ "text": text }] });
+            send(Message::Notification(Notification::new("textDocument/didChange".into(), change)));
+        }
+        let thread = std::thread::spawn(move || serve_with(&server, Duration::from_millis(20)));
+        let mut publishes = Vec::new();
+        while publishes.len() < 2 {
+            if let Message::Notification(n) = client.receiver.recv().unwrap()
+                && n.method == "textDocument/publishDiagnostics"
+            {
+                publishes
+                    .push((n.params["version"].clone(), n.params["diagnostics"].as_array().unwrap().len()));
+            }
+        }
+        send(Message::Request(Request::new(RequestId::from(2), "shutdown".into(), Value::Null)));
+        let rest: Vec<Message> = std::iter::from_fn(|| client.receiver.recv().ok())
+            .take_while(|m| !matches!(m, Message::Response(r) if r.id == RequestId::from(2)))
+            .collect();
+        send(Message::Notification(Notification::new("exit".into(), Value::Null)));
+        thread.join().unwrap().unwrap();
+        assert_eq!(publishes, [(json!(1), 1), (json!(30), 0)], "open, then one publish for the burst");
+        assert!(rest.is_empty(), "nothing more was published: {rest:?}");
+    }
+}
