@@ -1,6 +1,6 @@
 //! The documentation of every diagnostic code, from `docs/checks.md` (built
 //! into the binary): what `savant-think rule CODE` prints and what SARIF's
-//! rule help carries. `tests/docs.rs` keeps that page true.
+//! rule help carries. `tests/it/docs.rs` keeps that page true.
 
 use crate::diagnostic::Code;
 

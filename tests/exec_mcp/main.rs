@@ -4,7 +4,7 @@
 //! speaking MCP, built with the tests. It has its own `main`
 //! (`harness = false`): `cargo test --test exec_mcp [FILTER]`.
 
-#[path = "../common/mod.rs"]
+#[path = "../it/common.rs"]
 mod common;
 mod fixture;
 

@@ -1,4 +1,4 @@
--- Driven by tests/lsp.rs: open $SAVANT_FILE in headless Neovim with
+-- Driven by tests/it/lsp.rs: open $SAVANT_FILE in headless Neovim with
 -- `savant-think lsp` attached, wait for diagnostics, hover the position
 -- $SAVANT_HOVER_LINE/$SAVANT_HOVER_COL (0-based, UTF-16) and write what the
 -- editor holds to $SAVANT_OUT as JSON.

@@ -1,11 +1,8 @@
 //! `savant-think run` end to end: the real binary, the engine's real tools,
 //! and a fake Ollama on 127.0.0.1 (OLLAMA_HOST).
 
-mod agent_support;
-mod common;
-
-use agent_support::{Answer, FakeModel, Flavor, closed_port, events, finish, reason, tool, trace};
-use common::{Run, Scratch, assert_exit, cmd, run_cmd};
+use crate::agent_support::{Answer, FakeModel, Flavor, closed_port, events, finish, reason, tool, trace};
+use crate::common::{Run, Scratch, assert_exit, cmd, run_cmd};
 use serde_json::json;
 
 /// The binary in `root` with a clean agent environment plus `envs`.
@@ -220,17 +217,19 @@ async fn ctrl_c_during_a_model_call_ends_the_run_as_canceled() {
     // Wait (under the watchdog) until the model call is in flight.
     let waiting = std::time::Instant::now();
     while fake.seen().is_empty() {
-        assert!(waiting.elapsed() < common::WATCHDOG, "the binary never called the model");
+        assert!(waiting.elapsed() < crate::common::WATCHDOG, "the binary never called the model");
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     let sent = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(sent.success());
-    let out =
-        tokio::time::timeout(common::WATCHDOG, tokio::task::spawn_blocking(move || child.wait_with_output()))
-            .await
-            .expect("the run ended after Ctrl-C")
-            .unwrap()
-            .unwrap();
+    let out = tokio::time::timeout(
+        crate::common::WATCHDOG,
+        tokio::task::spawn_blocking(move || child.wait_with_output()),
+    )
+    .await
+    .expect("the run ended after Ctrl-C")
+    .unwrap()
+    .unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
     let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(

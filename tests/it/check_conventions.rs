@@ -2,9 +2,7 @@
 //! one-line output, colour control, `rule`, statistics, and machine formats
 //! that never make an unreadable input look clean.
 
-mod common;
-
-use common::{Scratch, assert_exit, cmd, run, run_cmd};
+use crate::common::{Scratch, assert_exit, cmd, run, run_cmd};
 use std::io::Write;
 use std::process::Stdio;
 

@@ -19,7 +19,7 @@
 //! - The introduction has an index table, `| code | severity | summary |`,
 //!   with one row per code, its severity and [`Code::summary`].
 //!
-//! `SAVANT_BLESS_DOCS=1 cargo test --test docs` rewrites every example's text
+//! `SAVANT_BLESS_DOCS=1 cargo test --test it docs::` rewrites every example's text
 //! block with the checker's real output instead of comparing. To add an
 //! example, write the yaml followed by an empty ```` ```text ```` block and bless.
 
@@ -231,7 +231,7 @@ fn checks_md_matches_the_checker() {
             }
         }
         // IO_ERROR is about a file that cannot be read: no workflow shows it
-        // (tests/project.rs runs it for real).
+        // (tests/it/project.rs runs it for real).
         if examples == 0 && !section.heading.starts_with("IO_ERROR") {
             failures.push(format!("{}: no example (a yaml block followed by a text block)", section.heading));
         }
@@ -249,7 +249,7 @@ fn checks_md_matches_the_checker() {
     }
     assert!(
         failures.is_empty(),
-        "docs/checks.md is out of date (run `SAVANT_BLESS_DOCS=1 cargo test --test docs` to rewrite \
+        "docs/checks.md is out of date (run `SAVANT_BLESS_DOCS=1 cargo test --test it docs::` to rewrite \
          the outputs):\n\n{}",
         failures.join("\n\n")
     );

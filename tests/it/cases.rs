@@ -75,11 +75,11 @@ fn err_cases_match_snapshots() {
             &HumanOptions::default(),
         );
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false }, {
+        insta::with_settings!({ snapshot_path => "../../snapshots", prepend_module_to_snapshot => false }, {
             insta::assert_snapshot!(format!("case_{name}"), out);
         });
     }
-    // IO_ERROR is about files that cannot be read: tests/cli.rs covers it.
+    // IO_ERROR is about files that cannot be read: tests/it/cli.rs covers it.
     let missing: Vec<&str> =
         Code::ALL.iter().filter(|c| !seen.contains(c) && **c != Code::IoError).map(|c| c.as_str()).collect();
     assert!(missing.is_empty(), "codes with no err/ case: {missing:?}");

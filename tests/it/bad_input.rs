@@ -5,12 +5,10 @@
 //! (`check_source`, `check_file`, every renderer) and through the binary
 //! (run under a watchdog).
 //!
-//! `tests/yaml_bad_input.rs` covers the YAML reader alone; this file covers the
+//! `tests/it/yaml_bad_input.rs` covers the YAML reader alone; this file covers the
 //! whole pipeline.
 
-mod common;
-
-use common::{BIN, CRATE, Run, Scratch, WATCHDOG, run, run_cmd};
+use crate::common::{BIN, CRATE, Run, Scratch, WATCHDOG, run, run_cmd};
 use proptest::prelude::*;
 use savant_think::Limits;
 use savant_think::check::{Config, check_source};

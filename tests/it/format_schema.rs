@@ -2,7 +2,7 @@
 //! committed copy editors point at is the generated one, it accepts every
 //! bundled workflow and rejects what the lowerer rejects as a key.
 //!
-//! `SAVANT_BLESS_SCHEMA=1 cargo test --test format_schema` rewrites the
+//! `SAVANT_BLESS_SCHEMA=1 cargo test --test it format_schema::` rewrites the
 //! committed copy.
 
 use savant_think::Limits;
@@ -43,7 +43,7 @@ fn the_committed_copy_is_the_generated_schema() {
     assert!(
         committed == generated,
         "{COMMITTED_PATH} is out of date: run `savant-think schema > {COMMITTED_PATH}` \
-         (or SAVANT_BLESS_SCHEMA=1 cargo test --test format_schema)"
+         (or SAVANT_BLESS_SCHEMA=1 cargo test --test it format_schema::)"
     );
 }
 

@@ -2,9 +2,7 @@
 //! else from this repository. The binary must find its root from any
 //! subdirectory and bring its own driver prompts.
 
-mod common;
-
-use common::{Scratch, assert_exit, run};
+use crate::common::{Scratch, assert_exit, run};
 
 const TICKET: &str = "id: ticket
 steps:

@@ -1,9 +1,7 @@
 //! `savant-think migrate` through the real binary: dry run, --check, --out,
 //! --write, idempotence, JSON summary and bad input.
 
-mod common;
-
-use common::{Scratch, assert_exit, run};
+use crate::common::{Scratch, assert_exit, run};
 
 const LEGACY: &str = r#"# the original Think format
 workflow: hello

@@ -7,11 +7,8 @@
 //! The records live beside the clone (`$CARGO_MANIFEST_DIR/../shared`);
 //! when they are absent every test says so and passes.
 
-mod agent_support;
-mod common;
-
-use agent_support::*;
-use common::Scratch;
+use crate::agent_support::*;
+use crate::common::Scratch;
 use savant_think::agent::backend::openai::{OpenAi, OpenAiConfig};
 use savant_think::agent::mux::{Multiplexer, MuxOptions};
 use savant_think::agent::run::{RunOptions, RunResult, RunStatus, action, run};

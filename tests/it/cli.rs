@@ -1,9 +1,7 @@
 //! Golden tests of the `savant-think check` command line: the real binary, run
 //! in a scratch directory, judged by its exit status, stdout and stderr.
 
-mod common;
-
-use common::{BIN, CRATE, Scratch, assert_exit, cmd, run, run_cmd};
+use crate::common::{BIN, CRATE, Scratch, assert_exit, cmd, run, run_cmd};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

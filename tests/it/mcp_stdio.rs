@@ -2,11 +2,8 @@
 //! binary in a scratch root: catalog, a full plan → next loop, errors as
 //! results, and a server that survives malformed input.
 
-mod common;
-mod mcp_support;
-
-use common::{BIN, Scratch};
-use mcp_support::{Client, check_catalog, errors_are_results, full_loop, populate};
+use crate::common::{BIN, Scratch};
+use crate::mcp_support::{Client, check_catalog, errors_are_results, full_loop, populate};
 use rmcp::model::{
     ArgumentInfo, CallToolRequestParams, CompleteRequestParams, CompletionContext, GetPromptRequestParams,
     PaginatedRequestParams, ReadResourceRequestParams, Reference, ResourceContents,
@@ -143,7 +140,7 @@ fn python_sdk_drives_a_full_loop() {
     }
     let scratch = Scratch::new("mcp-python");
     populate(&scratch.path);
-    let script = std::path::Path::new(common::CRATE).join("tests/python/test_stdio.py");
+    let script = std::path::Path::new(crate::common::CRATE).join("tests/python/test_stdio.py");
     let mut child = Command::new(&python)
         .arg(&script)
         .arg(BIN)
@@ -498,7 +495,7 @@ async fn workflows_are_prompts_and_prompt_errors_are_invalid_params() {
     let scratch = Scratch::new("mcp-prompts");
     // Only workflows/ and schemas/: no prompts/ of the project's own.
     for d in ["workflows", "schemas"] {
-        copy_tree(&std::path::Path::new(common::CRATE).join(d), &scratch.path.join(d));
+        copy_tree(&std::path::Path::new(crate::common::CRATE).join(d), &scratch.path.join(d));
     }
     std::fs::write(scratch.path.join("workflows/broken.yaml"), BROKEN).unwrap();
     let (client, _) = connect_recording(&scratch.path).await;

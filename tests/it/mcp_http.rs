@@ -3,11 +3,8 @@
 //! check the security layer (401, 403, 404, 413) and the refusal of a public
 //! bind without a token.
 
-mod common;
-mod mcp_support;
-
-use common::{BIN, Scratch};
-use mcp_support::{check_catalog, errors_are_results, full_loop, populate};
+use crate::common::{BIN, Scratch};
+use crate::mcp_support::{check_catalog, errors_are_results, full_loop, populate};
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;

@@ -2,11 +2,8 @@
 //! expected, directories that link to themselves. Every case must end
 //! quickly (the watchdog kills a hang) with a clear error and no write
 //! outside the project.
-#![cfg(unix)]
 
-mod common;
-
-use common::{Scratch, assert_exit, run};
+use crate::common::{Scratch, assert_exit, run};
 use std::os::unix::fs::symlink;
 use std::path::Path;
 

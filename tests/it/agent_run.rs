@@ -3,11 +3,8 @@
 //! memory, tool policy, unknown tools, stuck detection, dry run, cancel,
 //! forced steps and model switches.
 
-mod agent_support;
-mod common;
-
-use agent_support::*;
-use common::Scratch;
+use crate::agent_support::*;
+use crate::common::Scratch;
 use savant_think::agent::backend::ollama::{Ollama, OllamaConfig};
 use savant_think::agent::backend::openai::{OpenAi, OpenAiConfig};
 use savant_think::agent::backend::reasoning_api::{ReasoningApi, ReasoningApiConfig};

@@ -1,0 +1,34 @@
+//! The integration tests, in one binary: one link instead of one per file
+//! (each linked the whole library), which keeps a cold `cargo test` small
+//! and fast. Run one file with `cargo test --test it <file>::`.
+
+mod agent_support;
+mod common;
+mod mcp_support;
+
+mod agent_replay;
+mod agent_run;
+mod agent_run_cli;
+mod bad_input;
+mod cases;
+mod check_conventions;
+mod check_scale;
+mod cli;
+mod corpus;
+mod docs;
+mod durability;
+mod engine;
+mod engine_cli;
+mod engine_crash;
+mod engine_replay;
+mod format_schema;
+#[cfg(unix)]
+mod hostile_fs;
+mod lsp;
+mod mcp_http;
+mod mcp_stdio;
+mod migrate;
+mod migrate_cli;
+mod project;
+mod state_crash;
+mod yaml_bad_input;
