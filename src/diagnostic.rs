@@ -203,12 +203,16 @@ pub fn did_you_mean<'a, I>(name: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {
-    let max = match name.chars().count() {
+    // How many edits a name of `n` characters may be away: measured on the
+    // shorter of the two, so `args` is not "did you mean `as`?" (half of
+    // the shorter name changed) while `idd` is still `id`.
+    let budget = |n: usize| match n {
         0..=2 => 1,
         3..=5 => 2,
         _ => 3,
     };
     let len = name.chars().count();
+    let max = budget(len);
     candidates
         .into_iter()
         .filter(|c| *c != name)
@@ -216,7 +220,7 @@ where
         // expensive comparison for candidates that cannot be close.
         .filter(|c| c.len().abs_diff(len) <= max + 3 || c.eq_ignore_ascii_case(name))
         .map(|c| (strsim::damerau_levenshtein(name, c), c))
-        .filter(|&(d, c)| d <= max || c.eq_ignore_ascii_case(name))
+        .filter(|&(d, c)| d <= budget(len.min(c.chars().count())) || c.eq_ignore_ascii_case(name))
         .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
         .map(|(_, c)| c)
 }

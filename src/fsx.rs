@@ -112,3 +112,41 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+/// Replaces `target` with `bytes` so that a reader (or a crash) sees the old
+/// file or the new one, never half of either: a sibling temporary file,
+/// created exclusively (a planted symlink there is refused), written,
+/// fsync'd, given the old file's permissions, renamed over `target`; then
+/// the directory is fsync'd. `tag` names the temporary (`.<name>.<tag>.tmp`).
+pub fn replace_file(target: &Path, bytes: &[u8], tag: &str) -> io::Result<()> {
+    use std::io::Write;
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = target.with_file_name(format!(".{name}.{tag}-{}.tmp", std::process::id()));
+    let written = (|| {
+        let create = || OpenOptions::new().write(true).create_new(true).open(&tmp);
+        // Debris of a crashed write with the same pid: removing it removes
+        // a link, never what a link points at.
+        let mut file = match create() {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                std::fs::remove_file(&tmp)?;
+                create()?
+            }
+            other => other?,
+        };
+        file.write_all(bytes)?;
+        if let Ok(meta) = std::fs::metadata(target) {
+            file.set_permissions(meta.permissions())?;
+        }
+        file.sync_all()?;
+        std::fs::rename(&tmp, target)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    #[cfg(unix)]
+    if let Some(dir) = target.parent() {
+        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}

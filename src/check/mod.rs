@@ -7,6 +7,7 @@
 mod cyclic_dependency;
 mod duplicate_capture;
 mod duplicate_step;
+pub mod fix;
 pub mod graph;
 pub mod infer;
 mod legacy_interpolation;

@@ -2,8 +2,7 @@
 //! inputs (files, directories, stdin), suppressions, output and exit status.
 
 use crate::{fail, start_dir};
-use savant_think::check::suppress;
-use savant_think::check::{Config, ToolManifest, rules};
+use savant_think::check::{self, Config, ToolManifest, fix, rules, suppress};
 use savant_think::diagnostic::{Code, Diagnostic};
 use savant_think::report::{self, FileReport, Format, HumanOptions, Summary};
 use savant_think::source::{SourceFile, Span};
@@ -14,7 +13,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  savant-think check\n  savant-think check workflows/review.yaml --format json\n  savant-think check --format github --deny-warnings\n  savant-think check --tools tools.json workflows/\n  cat flow.yaml | savant-think check - --stdin-filename workflows/flow.yaml --format concise\n\nSuppress a diagnostic with `# savant-think: ignore[CODE]` at the end of its line,\nor `# savant-think: ignore-file[CODE]` for the whole file; `[check]` in\nsavant-think.toml sets ignore, per-file-ignores and deny-warnings."
+    after_help = "Examples:\n  savant-think check\n  savant-think check workflows/review.yaml --format json\n  savant-think check --format github --deny-warnings\n  savant-think check --tools tools.json workflows/\n  cat flow.yaml | savant-think check - --stdin-filename workflows/flow.yaml --format concise\n  savant-think check --diff\n  savant-think check --fix\n\nSuppress a diagnostic with `# savant-think: ignore[CODE]` at the end of its line,\nor `# savant-think: ignore-file[CODE]` for the whole file; `[check]` in\nsavant-think.toml sets ignore, per-file-ignores and deny-warnings."
 )]
 pub struct CheckArgs {
     /// Files or directories to check; directories are searched recursively
@@ -48,6 +47,15 @@ pub struct CheckArgs {
     /// Print how many diagnostics of each code were found, instead of the diagnostics.
     #[arg(long)]
     statistics: bool,
+    /// Apply the edits that diagnostics carry (every "did you mean `X`?") to
+    /// the files in place, re-check, and report what remains. With `-`, the
+    /// fixed text goes to stdout and the report to stderr.
+    #[arg(long, conflicts_with_all = ["diff", "statistics"])]
+    fix: bool,
+    /// Print the edits `--fix` would make as a unified diff and change
+    /// nothing; exit 1 when there is at least one.
+    #[arg(long, conflicts_with = "statistics")]
+    diff: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -190,6 +198,40 @@ pub fn run(args: CheckArgs) -> ExitCode {
         let ignored = settings.ignored_for(&relative_to_root(&source.path, &root));
         *diagnostics = suppress::apply(source, std::mem::take(diagnostics), &ignored);
     }
+    if args.fix || args.diff {
+        let recheck = |source: &SourceFile, text: &str| {
+            let fixed = SourceFile::new(source.path.clone(), text);
+            let diagnostics = check::check_source(&fixed, &config);
+            let ignored = settings.ignored_for(&relative_to_root(&source.path, &root));
+            suppress::apply(&fixed, diagnostics, &ignored)
+        };
+        let mut fixed = Fixed::default();
+        for (source, diagnostics) in &mut checked {
+            let (text, edits, left) =
+                fix::fix_until_stable(&source.text, std::mem::take(diagnostics), |t| recheck(source, t));
+            *diagnostics = left;
+            if edits == 0 {
+                continue;
+            }
+            if args.diff {
+                fixed.diff.push_str(&unified_diff(&source.path, &source.text, &text));
+            } else if !stdin
+                && let Err(e) =
+                    savant_think::fsx::replace_file(Path::new(&source.path), text.as_bytes(), "savant-fix")
+            {
+                let message = format!("cannot write the fixes: {e}");
+                unreadable.push(Unreadable { path: source.path.clone(), message });
+                continue;
+            }
+            fixed.edits += edits;
+            fixed.files += 1;
+            *source = SourceFile::new(source.path.clone(), text);
+        }
+        if args.diff {
+            return fixed.print_diff(&unreadable);
+        }
+        fixed.report();
+    }
     // In the machine formats an unreadable input is also a diagnostic, so a
     // run that could not read its input never looks clean.
     let io_sources: Vec<(SourceFile, Vec<Diagnostic>)> = if args.format == Format::Human {
@@ -221,10 +263,18 @@ pub fn run(args: CheckArgs) -> ExitCode {
             &HumanOptions { color: color(args.color), width: terminal_width() },
         )
     };
-    let mut stdout = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a panic.
-    let _ = stdout.write_all(out.as_bytes());
-    let _ = stdout.flush();
+    if args.fix && stdin {
+        // The fixed text is the output; the report goes beside it.
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(checked.first().map_or("", |(s, _)| s.text.as_str()).as_bytes());
+        let _ = stdout.flush();
+        let _ = std::io::stderr().lock().write_all(out.as_bytes());
+    } else {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(out.as_bytes());
+        let _ = stdout.flush();
+    }
     for u in &unreadable {
         eprintln!("error: {}: {}", u.path, u.message);
     }
@@ -241,6 +291,50 @@ pub fn run(args: CheckArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// What `--fix` / `--diff` did.
+#[derive(Default)]
+struct Fixed {
+    edits: usize,
+    files: usize,
+    diff: String,
+}
+
+impl Fixed {
+    /// `--fix`: one line on stderr, like ruff's "N fixed".
+    fn report(&self) {
+        if self.edits > 0 {
+            eprintln!("fixed {} problem(s) in {} file(s)", self.edits, self.files);
+        }
+    }
+
+    /// `--diff`: the diff on stdout, a count on stderr; exit 1 when there is
+    /// a fix, 2 when an input could not be read.
+    fn print_diff(&self, unreadable: &[Unreadable]) -> ExitCode {
+        let _ = std::io::stdout().lock().write_all(self.diff.as_bytes());
+        for u in unreadable {
+            eprintln!("error: {}: {}", u.path, u.message);
+        }
+        if self.edits > 0 {
+            eprintln!("would fix {} problem(s) in {} file(s)", self.edits, self.files);
+        }
+        match (unreadable.is_empty(), self.edits) {
+            (false, _) => ExitCode::from(2),
+            (true, 0) => ExitCode::SUCCESS,
+            (true, _) => ExitCode::from(1),
+        }
+    }
+}
+
+/// A unified diff (3 lines of context) of one file's fixes.
+fn unified_diff(path: &str, old: &str, new: &str) -> String {
+    let path = path.strip_prefix("./").unwrap_or(path);
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string()
 }
 
 /// `--statistics`: `COUNT  CODE  severity  summary` per code, most frequent first.

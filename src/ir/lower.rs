@@ -133,6 +133,42 @@ const LEGACY_KEYS: &[(&str, &str)] = &[
     ("name", "id"),
 ];
 
+/// Keys other tools use and what this language calls them.
+const FOREIGN_KEYS: &[(&str, &str)] = &[
+    ("args", "input_template"),
+    ("arguments", "input_template"),
+    ("input", "input_template"),
+    ("inputs", "input_template"),
+    ("depends_on", "deps"),
+    ("needs", "deps"),
+    ("if", "when"),
+    ("for_each", "foreach"),
+    ("uses", "call"),
+    ("output", "capture_as"),
+    ("register", "capture_as"),
+    ("schema", "success_schema"),
+    ("inputs", "params"),
+    ("parameters", "params"),
+    ("jobs", "steps"),
+    ("tasks", "steps"),
+];
+
+/// The edit that renames the key `scalar` (at `span`) to `to`: the name
+/// itself, inside its quotes when quoted; none when escapes make the text
+/// differ from the value.
+fn key_fix(span: Span, scalar: &crate::syntax::node::Scalar, to: &str) -> Option<crate::diagnostic::Fix> {
+    use crate::syntax::node::ScalarStyle;
+    let len = (span.end - span.start) as usize;
+    let inner = match scalar.style {
+        ScalarStyle::Plain if len == scalar.value.len() => span,
+        ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted if len == scalar.value.len() + 2 => {
+            Span { start: span.start + 1, end: span.end - 1 }
+        }
+        _ => return None,
+    };
+    Some(crate::diagnostic::Fix { span: inner, replacement: to.to_owned() })
+}
+
 /// Lowers a parsed file. `default_id` (the file stem) is the id when the file has none.
 pub fn lower(src: &SourceFile, root: &Node, default_id: &str) -> (Workflow, Vec<Diagnostic>) {
     let mut cx = Lower { src, diags: Vec::new() };
@@ -163,15 +199,35 @@ impl Lower<'_> {
                 continue;
             }
             let known: Vec<&str> = table.iter().map(|d| d.name).collect();
-            let help = LEGACY_KEYS
-                .iter()
-                .find(|(old, new)| *old == k && known.contains(new))
-                .map(|(_, new)| {
-                    format!("`{k}` is the original system's key: this language calls it `{new}` (`savant-think migrate` rewrites it)")
-                })
-                .or_else(|| suggest(k, known.iter().copied()))
-                .or_else(|| Some(format!("{what} keys are: {}", known.join(", "))));
-            self.violation(e.key.span, format!("unknown {what} key `{k}`"), help);
+            let legacy =
+                LEGACY_KEYS.iter().find(|(old, new)| *old == k && known.contains(new)).map(|(_, new)| *new);
+            let foreign =
+                FOREIGN_KEYS.iter().find(|(old, new)| *old == k && known.contains(new)).map(|(_, new)| *new);
+            let (help, replacement) = if let Some(new) = legacy {
+                let help = format!(
+                    "`{k}` is the original system's key: this language calls it `{new}` (`savant-think migrate` rewrites it)"
+                );
+                (Some(help), Some(new))
+            } else if let Some(new) = foreign {
+                (Some(format!("this language calls it `{new}`")), Some(new))
+            } else if let Some(help) = suggest(k, known.iter().copied()) {
+                let to = crate::diagnostic::suggestion(&help);
+                (Some(help.clone()), to.and_then(|t| known.iter().copied().find(|n| *n == t)))
+            } else {
+                (Some(format!("{what} keys are: {}", known.join(", "))), None)
+            };
+            let mut d =
+                Diagnostic::new(Code::YamlSchemaViolation, e.key.span, format!("unknown {what} key `{k}`"))
+                    .with_help_opt(help);
+            // The edit renames the key inside its quotes, if any.
+            d.fix = replacement.and_then(|r| key_fix(e.key.span, key, r));
+            // A key already present would be a duplicate after the rename.
+            if replacement
+                .is_some_and(|r| entries.iter().any(|o| o.key.as_scalar().is_some_and(|s| s.value == r)))
+            {
+                d.fix = None;
+            }
+            self.diags.push(d);
         }
     }
 

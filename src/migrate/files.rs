@@ -135,17 +135,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
     matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b)
 }
 
-/// Writes a sibling temporary file, then renames it over `target`, so a
-/// reader never sees half a file. A replaced file keeps its permissions.
 fn write_atomic(target: &Path, bytes: &[u8]) -> Result<(), String> {
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = target.with_file_name(format!(".{name}.savant-migrate.tmp"));
-    fs::write(&tmp, bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    if let Ok(meta) = fs::metadata(target) {
-        let _ = fs::set_permissions(&tmp, meta.permissions());
-    }
-    fs::rename(&tmp, target).map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        format!("cannot replace {}: {e}", target.display())
-    })
+    crate::fsx::replace_file(target, bytes, "savant-migrate")
+        .map_err(|e| format!("cannot replace {}: {e}", target.display()))
 }

@@ -24,6 +24,10 @@ pub(super) fn render(reports: &[FileReport<'_>]) -> String {
                 .map(|label| JsonLabel { range: Range::new(source, label.span), message: &label.message })
                 .collect(),
             help: d.help.as_deref(),
+            fix: d
+                .fix
+                .as_ref()
+                .map(|f| JsonFix { range: Range::new(source, f.span), replacement: &f.replacement }),
         })
         .collect();
     let document = Document { version: VERSION, diagnostics, summary: Summary::from_reports(reports) };
@@ -49,6 +53,16 @@ struct JsonDiagnostic<'a> {
     range: Range,
     labels: Vec<JsonLabel<'a>>,
     help: Option<&'a str>,
+    /// The edit `check --fix` makes: replace the range with `replacement`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<JsonFix<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonFix<'a> {
+    #[serde(flatten)]
+    range: Range,
+    replacement: &'a str,
 }
 
 #[derive(Serialize)]
@@ -105,7 +119,14 @@ mod tests {
                       "message": "`mr_data` is captured here"
                     }
                   ],
-                  "help": "did you mean `mr_data`?"
+                  "help": "did you mean `mr_data`?",
+                  "fix": {
+                    "line": 8,
+                    "column": 39,
+                    "end_line": 8,
+                    "end_column": 45,
+                    "replacement": "mr_data"
+                  }
                 },
                 {
                   "file": "./flows/démo.yaml",

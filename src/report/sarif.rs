@@ -54,6 +54,18 @@ pub(super) fn render(reports: &[FileReport<'_>]) -> String {
                 related_locations: (d.labels.iter().enumerate())
                     .map(|(i, label)| location(label.span, Some(&label.message), Some(i + 1)))
                     .collect(),
+                fixes: (d.fix.iter())
+                    .map(|fix| SarifFix {
+                        description: Text { text: format!("replace with `{}`", fix.replacement) },
+                        artifact_changes: vec![ArtifactChange {
+                            artifact_location: ArtifactLocation { uri: uri.clone() },
+                            replacements: vec![Replacement {
+                                deleted_region: Region::new(report.source, fix.span),
+                                inserted_content: Text { text: fix.replacement.clone() },
+                            }],
+                        }],
+                    })
+                    .collect(),
             });
         }
     }
@@ -185,6 +197,30 @@ struct SarifResult {
     locations: Vec<Location>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     related_locations: Vec<Location>,
+    /// The edit `check --fix` would make (SARIF §3.55).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    fixes: Vec<SarifFix>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifFix {
+    description: Text,
+    artifact_changes: Vec<ArtifactChange>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ArtifactChange {
+    artifact_location: ArtifactLocation,
+    replacements: Vec<Replacement>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Replacement {
+    deleted_region: Region,
+    inserted_content: Text,
 }
 
 #[derive(Serialize)]
@@ -276,53 +312,80 @@ mod tests {
         let out = render(&[FileReport { source: &source, diagnostics: &diagnostics[..1] }]);
         let results = &out[out.find("      \"results\"").unwrap()..];
         insta::assert_snapshot!(results, @r#"
-                  "results": [
-                    {
-                      "ruleId": "UNRESOLVED_VAR",
-                      "ruleIndex": 8,
-                      "level": "error",
-                      "message": {
-                        "text": "unknown variable `mr_dta` (help: did you mean `mr_data`?) [`mr_data` is captured here](1)"
-                      },
-                      "locations": [
-                        {
-                          "physicalLocation": {
-                            "artifactLocation": {
-                              "uri": "flows/d%C3%A9mo.yaml"
+                        "results": [
+                          {
+                            "ruleId": "UNRESOLVED_VAR",
+                            "ruleIndex": 8,
+                            "level": "error",
+                            "message": {
+                              "text": "unknown variable `mr_dta` (help: did you mean `mr_data`?) [`mr_data` is captured here](1)"
                             },
-                            "region": {
-                              "startLine": 8,
-                              "startColumn": 39,
-                              "endLine": 8,
-                              "endColumn": 45
-                            }
+                            "locations": [
+                              {
+                                "physicalLocation": {
+                                  "artifactLocation": {
+                                    "uri": "flows/d%C3%A9mo.yaml"
+                                  },
+                                  "region": {
+                                    "startLine": 8,
+                                    "startColumn": 39,
+                                    "endLine": 8,
+                                    "endColumn": 45
+                                  }
+                                }
+                              }
+                            ],
+                            "relatedLocations": [
+                              {
+                                "id": 1,
+                                "physicalLocation": {
+                                  "artifactLocation": {
+                                    "uri": "flows/d%C3%A9mo.yaml"
+                                  },
+                                  "region": {
+                                    "startLine": 5,
+                                    "startColumn": 17,
+                                    "endLine": 5,
+                                    "endColumn": 24
+                                  }
+                                },
+                                "message": {
+                                  "text": "`mr_data` is captured here"
+                                }
+                              }
+                            ],
+                            "fixes": [
+                              {
+                                "description": {
+                                  "text": "replace with `mr_data`"
+                                },
+                                "artifactChanges": [
+                                  {
+                                    "artifactLocation": {
+                                      "uri": "flows/d%C3%A9mo.yaml"
+                                    },
+                                    "replacements": [
+                                      {
+                                        "deletedRegion": {
+                                          "startLine": 8,
+                                          "startColumn": 39,
+                                          "endLine": 8,
+                                          "endColumn": 45
+                                        },
+                                        "insertedContent": {
+                                          "text": "mr_data"
+                                        }
+                                      }
+                                    ]
+                                  }
+                                ]
+                              }
+                            ]
                           }
-                        }
-                      ],
-                      "relatedLocations": [
-                        {
-                          "id": 1,
-                          "physicalLocation": {
-                            "artifactLocation": {
-                              "uri": "flows/d%C3%A9mo.yaml"
-                            },
-                            "region": {
-                              "startLine": 5,
-                              "startColumn": 17,
-                              "endLine": 5,
-                              "endColumn": 24
-                            }
-                          },
-                          "message": {
-                            "text": "`mr_data` is captured here"
-                          }
-                        }
-                      ]
-                    }
-                  ]
-                }
-              ]
-            }
+                        ]
+                      }
+                    ]
+                  }
             "#);
     }
 

@@ -12,6 +12,7 @@ mod agent_run_cli;
 mod bad_input;
 mod cases;
 mod check_conventions;
+mod check_fix;
 mod check_scale;
 mod cli;
 mod corpus;

@@ -113,7 +113,7 @@ impl Drop for Writers {
 fn spawn_writer(root: &Path, fsync: bool, log: &Path) -> Child {
     let log = File::create(log).unwrap();
     Command::new(std::env::current_exe().unwrap())
-        .args(["writer_child", "--exact", "--nocapture", "--test-threads=1"])
+        .args(["state_crash::writer_child", "--exact", "--nocapture", "--test-threads=1"])
         .env(WRITER_ENV, root)
         .env(WRITER_FSYNC_ENV, if fsync { "1" } else { "0" })
         .stdin(Stdio::null())

@@ -8,7 +8,6 @@
 use super::prompt::estimate_tokens;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::io::Write;
 use std::path::Path;
 
 /// Tool outputs longer than this (serialized characters) are cut in memory;
@@ -187,22 +186,9 @@ impl Session {
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
-        let tmp = dir.join(format!(
-            ".{}.tmp-{}",
-            path.file_name().and_then(|n| n.to_str()).unwrap_or("session.json"),
-            std::process::id()
-        ));
-        let bytes = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        {
-            let mut file = std::fs::File::create(&tmp)?;
-            file.write_all(&bytes)?;
-            file.write_all(b"\n")?;
-            file.sync_all()?;
-        }
-        std::fs::rename(&tmp, path)?;
-        #[cfg(unix)]
-        std::fs::File::open(dir)?.sync_all()?;
-        Ok(())
+        let mut bytes = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        bytes.push(b'\n');
+        crate::fsx::replace_file(path, &bytes, "tmp")
     }
 }
 
