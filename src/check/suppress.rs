@@ -27,6 +27,9 @@ pub struct CheckSettings {
     pub per_file_ignores: BTreeMap<String, Vec<String>>,
     /// Exit 1 on warnings too (as `--deny-warnings`).
     pub deny_warnings: bool,
+    /// The tool manifest (relative to the project root) `check` and the
+    /// language server use when `--tools` is not given.
+    pub tools: Option<std::path::PathBuf>,
 }
 
 impl CheckSettings {

@@ -27,6 +27,7 @@ pub struct CheckArgs {
     deny_warnings: bool,
     /// A tool manifest (JSON or YAML: an MCP tools/list result, a list of
     /// tool names, or a mapping name → input schema). Enables UNKNOWN_TOOL.
+    /// Default: `[check] tools` in savant-think.toml, if set.
     #[arg(long, value_name = "FILE")]
     tools: Option<PathBuf>,
     /// Directory of named success schemas (<Name>.json). Default: <root>/schemas.
@@ -141,17 +142,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let mut config = Config::default();
     config.limits.max_file_bytes = args.max_file_size;
     config.schemas = workspace::load_schemas(&args.schemas.clone().unwrap_or_else(|| root.join("schemas")));
-    if let Some(path) = &args.tools {
-        // A regular file under a cap: a FIFO or /dev/zero is an error, not a hang.
-        let text = match savant_think::fsx::read_capped(path, 16 * 1024 * 1024)
-            .and_then(|b| String::from_utf8(b).map_err(|_| std::io::Error::other("not valid UTF-8")))
-        {
-            Ok(t) => t,
-            Err(e) => return fail(format!("cannot read tool manifest {}: {e}", path.display())),
-        };
-        match ToolManifest::parse(&text) {
+    // --tools, else `[check] tools` (relative to the root).
+    let tools = args.tools.clone().or_else(|| settings.tools.as_ref().map(|t| root.join(t)));
+    if let Some(path) = &tools {
+        match ToolManifest::load(path) {
             Ok(m) => config.tools = Some(m),
-            Err(e) => return fail(format!("tool manifest {}: {e}", path.display())),
+            Err(e) => return fail(e),
         }
     }
 

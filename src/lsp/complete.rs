@@ -1,4 +1,4 @@
-//! Completion: step ids in `deps`, names in scope and functions inside
+//! Completion: tool names in `call:`, step ids in `deps`, names in scope and functions inside
 //! `<<…>>` and expressions, fields after `.`, and step and workflow keys.
 
 use super::document::Analysis;
@@ -15,6 +15,8 @@ use lsp_types::{CompletionItem, CompletionItemKind, Documentation, MarkupContent
 enum Context {
     /// In a `deps:` list.
     Deps,
+    /// The value of `call:`.
+    Call,
     /// In an expression; `path` is the text before a trailing `.` (`mr.changes`), if any.
     Expr {
         site: ExprSite,
@@ -56,6 +58,9 @@ fn context(text: &str, offset: usize) -> Context {
         let word = &expr[word_start..];
         let path = word.rfind('.').map(|d| word[..d].to_owned()).filter(|p| !p.is_empty());
         return Context::Expr { site, path };
+    }
+    if trimmed.strip_prefix("- ").unwrap_or(trimmed).starts_with("call:") {
+        return Context::Call;
     }
     if trimmed.starts_with("deps:") || (trimmed.starts_with("- ") && under_deps(text, offset, indent)) {
         return Context::Deps;
@@ -119,6 +124,7 @@ pub fn complete(text: &str, offset: usize, a: &Analysis, config: &Config) -> Vec
         Context::Key { step: true } => keys(STEP_KEYS),
         Context::Key { step: false } => keys(WORKFLOW_KEYS),
         Context::None => Vec::new(),
+        Context::Call => tools(config),
         Context::Deps => {
             let Some(wf) = &a.wf else { return Vec::new() };
             wf.steps
@@ -139,6 +145,29 @@ pub fn complete(text: &str, offset: usize, a: &Analysis, config: &Config) -> Vec
             }
         }
     }
+}
+
+/// The tools a step can call: the engine's own, and those of the manifest
+/// (`[check] tools` in savant-think.toml) with the keys of their input.
+fn tools(config: &Config) -> Vec<CompletionItem> {
+    let builtin = crate::check::manifest::BUILTIN_TOOLS
+        .iter()
+        .map(|t| item(t, CompletionItemKind::FUNCTION, "built-in tool".into(), None));
+    let listed = config.tools.iter().flat_map(|m| &m.tools).map(|(name, schema)| {
+        let keys: Vec<&str> = schema
+            .as_ref()
+            .and_then(|s| s.get("properties"))
+            .and_then(|p| p.as_object())
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let detail = if keys.is_empty() { "tool".to_owned() } else { format!("tool({})", keys.join(", ")) };
+        let doc =
+            schema.as_ref().and_then(|s| s.get("description")).and_then(|d| d.as_str()).map(str::to_owned);
+        item(name, CompletionItemKind::FUNCTION, detail, doc)
+    });
+    let mut out: Vec<CompletionItem> = listed.chain(builtin).collect();
+    out.dedup_by(|a, b| a.label == b.label);
+    out
 }
 
 fn names(cx: &Cx, step: usize, site: ExprSite) -> Vec<CompletionItem> {
@@ -226,6 +255,8 @@ mod tests {
         assert_eq!(at_end("    q: \"<<a>> done"), Context::None);
         assert_eq!(at_end("  - ca"), Context::Key { step: true });
         assert_eq!(at_end("ver"), Context::Key { step: false });
+        assert_eq!(at_end("  - id: a\n    call: gitl"), Context::Call);
+        assert_eq!(at_end("  - call: "), Context::Call);
         // A multi-byte character before the word is skipped whole.
         assert_eq!(at_end("    q: \"<<é.x"), Context::Expr { site: ExprSite::Template, path: None });
         assert_eq!(at_end("    q: \"<<aé"), Context::Expr { site: ExprSite::Template, path: None });

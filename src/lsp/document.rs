@@ -1,7 +1,9 @@
 //! Open documents, their analysis (the checker's, unchanged) and the project
-//! configuration (named schemas) each is checked with.
+//! configuration (named schemas, tool manifest, `[check]` settings) each
+//! is checked with.
 
-use crate::check::{self, Config};
+use crate::check::suppress::{self, CheckSettings};
+use crate::check::{self, Config, ToolManifest};
 use crate::diagnostic::Diagnostic;
 use crate::ir::Workflow;
 use crate::source::SourceFile;
@@ -43,36 +45,75 @@ pub fn uri_path(uri: &Url) -> PathBuf {
     uri.to_file_path().unwrap_or_else(|_| PathBuf::from(uri.path()))
 }
 
-/// Named schemas per project root, loaded once until a schema file changes.
+/// What a project root gives the checker: named schemas, the tool manifest
+/// and `[check]` settings, loaded once until a watched file changes (a
+/// manifest is re-read when its modification time changes).
 #[derive(Default)]
 pub struct Projects {
-    configs: HashMap<PathBuf, Rc<Config>>,
+    projects: HashMap<PathBuf, Project>,
+}
+
+struct Project {
+    config: Rc<Config>,
+    settings: Rc<CheckSettings>,
+    /// The manifest file and its modification time when it was read.
+    tools: Option<(PathBuf, Option<std::time::SystemTime>)>,
+}
+
+fn modified(path: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+impl Project {
+    fn load(root: &Path) -> Project {
+        // A broken savant-think.toml: `check` stops on it; the editor still
+        // checks with the defaults (the file itself is not a workflow).
+        let settings = crate::runtime::EngineConfig::load(root).map(|c| c.check).unwrap_or_default();
+        let tools = settings.tools.as_ref().map(|t| root.join(t));
+        let config = Config {
+            schemas: crate::workspace::load_schemas(&root.join("schemas")),
+            tools: tools.as_deref().and_then(|t| ToolManifest::load(t).ok()),
+            ..Config::default()
+        };
+        Project {
+            config: Rc::new(config),
+            settings: Rc::new(settings),
+            tools: tools.map(|t| {
+                let at = modified(&t);
+                (t, at)
+            }),
+        }
+    }
+
+    fn stale(&self) -> bool {
+        self.tools.as_ref().is_some_and(|(path, at)| modified(path) != *at)
+    }
 }
 
 impl Projects {
     /// The project root of a file (discovered upwards from its directory, as
     /// `check FILE` does) and its checker configuration.
     pub fn config_for(&mut self, file: &Path) -> (PathBuf, Rc<Config>) {
+        let (root, config, _) = self.project_for(file);
+        (root, config)
+    }
+
+    /// [`Projects::config_for`] and the root's `[check]` settings.
+    pub fn project_for(&mut self, file: &Path) -> (PathBuf, Rc<Config>, Rc<CheckSettings>) {
         let dir = file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let root =
             crate::workspace::root_from(None, Some(dir)).map(|r| r.path).unwrap_or_else(|_| dir.into());
         let root = std::fs::canonicalize(&root).unwrap_or(root);
-        let config = self
-            .configs
-            .entry(root.clone())
-            .or_insert_with(|| {
-                Rc::new(Config {
-                    schemas: crate::workspace::load_schemas(&root.join("schemas")),
-                    ..Config::default()
-                })
-            })
-            .clone();
-        (root, config)
+        if self.projects.get(&root).is_some_and(Project::stale) {
+            self.projects.remove(&root);
+        }
+        let p = self.projects.entry(root.clone()).or_insert_with(|| Project::load(&root));
+        (root, p.config.clone(), p.settings.clone())
     }
 
-    /// Forgets every loaded schema set (a file under `schemas/` changed).
+    /// Forgets every loaded project (a schema or savant-think.toml changed).
     pub fn invalidate(&mut self) {
-        self.configs.clear();
+        self.projects.clear();
     }
 }
 
@@ -115,8 +156,12 @@ impl Document {
             return a.clone();
         }
         let path = uri_path(&self.uri);
-        let (root, config) = projects.config_for(&path);
-        let a = Rc::new(analyze(&path, &self.text, root, &config));
+        let (root, config, settings) = projects.project_for(&path);
+        let mut a = analyze(&path, &self.text, root, &config);
+        // Suppressions, exactly as `check` applies them.
+        let rel = path.strip_prefix(&a.project).unwrap_or(&path).to_string_lossy().replace('\\', "/");
+        a.diags = suppress::apply(&a.src, std::mem::take(&mut a.diags), &settings.ignored_for(&rel));
+        let a = Rc::new(a);
         if a.wf.is_some() {
             self.last_good = Some(a.clone());
         }

@@ -7,7 +7,8 @@
 //!   settles to one publish), in the negotiated position encoding;
 //! - hover, go to definition, references, rename, document symbols,
 //!   completion and quick fixes (each did-you-mean's [`crate::diagnostic::Fix`]);
-//! - open documents are re-checked when a file under `schemas/` changes.
+//! - open documents are re-checked when a file under `schemas/` or a
+//!   `savant-think.toml` changes.
 
 mod complete;
 mod convert;
@@ -104,10 +105,16 @@ fn capabilities(encoding: Encoding) -> lt::ServerCapabilities {
 
 fn watch_schemas_request() -> Message {
     let options = lt::DidChangeWatchedFilesRegistrationOptions {
-        watchers: vec![lt::FileSystemWatcher {
-            glob_pattern: lt::GlobPattern::String("**/schemas/*.json".into()),
-            kind: None,
-        }],
+        watchers: vec![
+            lt::FileSystemWatcher {
+                glob_pattern: lt::GlobPattern::String("**/schemas/*.json".into()),
+                kind: None,
+            },
+            lt::FileSystemWatcher {
+                glob_pattern: lt::GlobPattern::String("**/savant-think.toml".into()),
+                kind: None,
+            },
+        ],
     };
     let params = lt::RegistrationParams {
         registrations: vec![lt::Registration {
@@ -250,6 +257,7 @@ impl Server {
                 let schema_changed = p.changes.iter().any(|c| {
                     let path = uri_path(&c.uri);
                     path.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "schemas")
+                        || path.file_name().is_some_and(|n| n == "savant-think.toml")
                 });
                 if schema_changed {
                     self.projects.invalidate();

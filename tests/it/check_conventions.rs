@@ -203,3 +203,24 @@ fn shell_completions_and_a_man_page_are_generated() {
     assert!(r.stdout.starts_with(".ie \\n(.g .ds Aq") || r.stdout.contains(".TH savant-think"), "{r:?}");
     assert_exit(&run(&s.path, &["completions", "nushellx"]), 2);
 }
+
+#[test]
+fn the_tool_manifest_can_come_from_the_config() {
+    let s = Scratch::new("config-tools");
+    s.write("workflows/a.yaml", "steps:\n  - id: a\n    call: jira.get_isue\n");
+    // No manifest anywhere: tools are not checked.
+    assert_exit(&run(&s.path, &["check"]), 0);
+    s.write("tools.json", r#"["jira.get_issue"]"#);
+    s.write("savant-think.toml", "[check]\ntools = \"tools.json\"\n");
+    let r = run(&s.path.join("workflows"), &["check", "--format", "json", "a.yaml"]);
+    assert_eq!(codes(&r.json()), ["UNKNOWN_TOOL"], "{r:?}");
+    assert!(r.stdout.contains("did you mean `jira.get_issue`?"), "{r:?}");
+    // --tools wins over the config.
+    s.write("other.json", r#"["jira.get_isue"]"#);
+    assert_exit(&run(&s.path, &["check", "--tools", "other.json"]), 0);
+    // A configured manifest that is missing is an error, not silence.
+    s.write("savant-think.toml", "[check]\ntools = \"missing.json\"\n");
+    let r = run(&s.path, &["check"]);
+    assert_exit(&r, 2);
+    assert!(r.stderr.contains("missing.json"), "{r:?}");
+}

@@ -426,6 +426,45 @@ fn a_changed_schema_rechecks_open_documents() {
     c.shutdown();
 }
 
+/// The project's `[check]` settings hold in the editor as in `check`: its
+/// suppressions, and its tool manifest (UNKNOWN_TOOL, and tool names with
+/// their input keys offered in `call:`). A changed savant-think.toml is
+/// picked up.
+#[test]
+fn project_settings_suppressions_and_tool_manifest() {
+    let dir = project("settings");
+    let file = dir.join("workflows/demo.yaml");
+    std::fs::write(
+        dir.join("tools.json"),
+        r#"{"tools": [{"name": "gitlab.get_mr", "inputSchema": {"type": "object", "properties": {"iid": {"type": "integer"}}}}]}"#,
+    )
+    .unwrap();
+    let text = "steps:\n  - id: a\n    call: gitlab.get_mrr\n  - id: b\n    call: prompt.say\n    input_template: { text: \"<<zzz_unknown>>\" }  # savant-think: ignore[UNRESOLVED_VAR]\n";
+    std::fs::write(&file, text).unwrap();
+    let (mut c, _) = Client::start(&dir, json!({}));
+    // Without settings: no manifest, so no UNKNOWN_TOOL; the comment
+    // suppresses the unknown name.
+    let p = c.open(&file, text);
+    let codes = |p: &Value| -> Vec<String> {
+        p["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap().to_owned()).collect()
+    };
+    assert!(codes(&p).is_empty(), "{p}");
+    let toml = dir.join("savant-think.toml");
+    std::fs::write(&toml, "[check]\ntools = \"tools.json\"\n").unwrap();
+    c.notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": url(&toml), "type": 1 }] }));
+    let p = c.notification("textDocument/publishDiagnostics");
+    assert_eq!(codes(&p), ["UNKNOWN_TOOL"], "{p}");
+    assert!(p["diagnostics"][0]["message"].as_str().unwrap().contains("gitlab.get_mr"), "{p}");
+    assert_same_as_check(&dir, &file, text, &p, true);
+    // `call:` completes the manifest's tools (with their input keys) and the built-in ones.
+    let items = c.at("textDocument/completion", &file, 2, 14);
+    let items = items.as_array().cloned().or_else(|| items["items"].as_array().cloned()).unwrap();
+    let get_mr = items.iter().find(|i| i["label"] == "gitlab.get_mr").expect("manifest tool offered");
+    assert_eq!(get_mr["detail"], "tool(iid)");
+    assert!(items.iter().any(|i| i["label"] == "prompt.say"), "{items:?}");
+    c.shutdown();
+}
+
 /// A real editor: headless Neovim (Debian's `neovim`) attaches the server,
 /// and the diagnostics and a hover it holds are read back. Skipped, with a
 /// note, when `nvim` is not installed, unless `SAVANT_REQUIRE_NVIM=1`.
