@@ -171,7 +171,7 @@ fn key_fix(span: Span, scalar: &crate::syntax::node::Scalar, to: &str) -> Option
 
 /// Lowers a parsed file. `default_id` (the file stem) is the id when the file has none.
 pub fn lower(src: &SourceFile, root: &Node, default_id: &str) -> (Workflow, Vec<Diagnostic>) {
-    let mut cx = Lower { src, diags: Vec::new() };
+    let mut cx = Lower { src, diags: Vec::new(), expr_bytes: 0 };
     let mut wf = cx.workflow(root, default_id);
     wf.has_expr_errors = cx.diags.iter().any(|d| d.code == Code::ExprSyntax);
     (wf, cx.diags)
@@ -180,7 +180,33 @@ pub fn lower(src: &SourceFile, root: &Node, default_id: &str) -> (Workflow, Vec<
 struct Lower<'a> {
     src: &'a SourceFile,
     diags: Vec<Diagnostic>,
+    /// Bytes of expression text parsed so far (see [`MAX_FILE_EXPR_BYTES`]).
+    expr_bytes: usize,
 }
+
+/// The bytes between each `<<` and its `>>` (to the end when unclosed): the
+/// part of a template that is parsed as expressions.
+fn interpolation_bytes(text: &str) -> usize {
+    let mut n = 0;
+    let mut rest = text;
+    while let Some(open) = rest.find("<<") {
+        let after = &rest[open + 2..];
+        match after.find(">>") {
+            Some(close) => {
+                n += close;
+                rest = &after[close + 2..];
+            }
+            None => return n + after.len(),
+        }
+    }
+    n
+}
+
+/// The most expression text (`when:`, `foreach:` and templates with `<<…>>`)
+/// one file may hold. A parsed expression takes up to ~50× its text in
+/// memory, so this bounds a file's checking memory whatever its size; real
+/// workflows hold a few KB.
+pub const MAX_FILE_EXPR_BYTES: usize = 1024 * 1024;
 
 impl Lower<'_> {
     fn violation(&mut self, span: Span, message: impl Into<String>, help: Option<String>) {
@@ -640,6 +666,9 @@ impl Lower<'_> {
         };
         let loc = ScalarLoc { span: node.span, style: scalar.style };
         let text = scalar.value.clone();
+        if !self.expr_budget(node.span, text.len()) {
+            return Some(ExprSource { text, loc, expr: None });
+        }
         let expr = match parse_expr(&text) {
             Ok(e) => Some(e),
             Err(err) => {
@@ -652,9 +681,35 @@ impl Lower<'_> {
         Some(ExprSource { text, loc, expr })
     }
 
+    /// Counts `len` bytes of expression text against the file's budget; past
+    /// it, reports once (at `span`) and the text is not parsed.
+    fn expr_budget(&mut self, span: Span, len: usize) -> bool {
+        let before = self.expr_bytes;
+        self.expr_bytes = before.saturating_add(len);
+        if self.expr_bytes <= MAX_FILE_EXPR_BYTES {
+            return true;
+        }
+        if before <= MAX_FILE_EXPR_BYTES {
+            self.diags.push(
+                Diagnostic::new(
+                    Code::ExprSyntax,
+                    span,
+                    format!("the file's expressions total over {MAX_FILE_EXPR_BYTES} bytes; the rest are not checked"),
+                )
+                .with_help("pass large data as a param or a capture and read it by name"),
+            );
+        }
+        false
+    }
+
     fn template_string(&mut self, node: &Node, text: String) -> TemplateString {
         let style = node.as_scalar().map_or(crate::syntax::node::ScalarStyle::Plain, |s| s.style);
         let loc = ScalarLoc { span: node.span, style };
+        if !self.expr_budget(node.span, interpolation_bytes(&text)) {
+            // Not parsed; the error above keeps the file from running.
+            let template = crate::syntax::ast::Template { segments: vec![] };
+            return TemplateString { text, loc, template };
+        }
         let (template, errors) = parse_template(&text);
         for err in errors {
             let span = loc.file_span(self.src, &text, err.span);

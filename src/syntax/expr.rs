@@ -24,10 +24,24 @@ pub const MAX_NESTING: usize = 64;
 /// accessor chains (`a + a + …`, `a.b.c…`), which nest without brackets.
 pub const MAX_AST_DEPTH: usize = 256;
 
+/// The longest expression parsed, in bytes. Parsing costs far more memory
+/// than the text (pest queues two tokens per rule entered, a dozen rules
+/// per literal: about 1 KB per element of an array literal), so the length
+/// is bounded before any parsing: 64 KiB of expression is far beyond any
+/// real condition or loop, and keeps one parse under a few tens of MB.
+pub const MAX_EXPR_BYTES: usize = 64 * 1024;
+
 /// Parses a whole expression. Spans are offsets into `text` plus `base`.
 pub fn parse_expr_at(text: &str, base: usize) -> Result<Expr, SyntaxError> {
     if text.trim().is_empty() {
         return Err(error("empty expression", Span::new(base, base + text.len()), None));
+    }
+    if text.len() > MAX_EXPR_BYTES {
+        return Err(error(
+            format!("expression is {} bytes long, over the {MAX_EXPR_BYTES} byte limit", text.len()),
+            Span::new(base, base + text.len()),
+            Some("pass large data as a param or a capture and read it by name"),
+        ));
     }
     if let Some(expr) = parse_plain_path(text, base) {
         return Ok(expr);
@@ -37,6 +51,25 @@ pub fn parse_expr_at(text: &str, base: usize) -> Result<Expr, SyntaxError> {
 
 pub fn parse_expr(text: &str) -> Result<Expr, SyntaxError> {
     parse_expr_at(text, 0)
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::*;
+
+    #[test]
+    fn an_expression_over_the_byte_limit_is_refused_before_parsing() {
+        let n = MAX_EXPR_BYTES / 4 + 1;
+        let text = format!("[{}]", vec!["[1]"; n].join(","));
+        let e = parse_expr_at(&text, 10).unwrap_err();
+        assert!(e.message.contains("over the 65536 byte limit"), "{e:?}");
+        assert_eq!(e.span, Span::new(10, 10 + text.len()));
+        assert!(e.help.unwrap().contains("param"));
+        // Just under the limit still parses.
+        let ok = format!("[{}]", vec!["1"; MAX_EXPR_BYTES / 2 - 1].join(","));
+        assert!(ok.len() <= MAX_EXPR_BYTES);
+        assert!(parse_expr(&ok).is_ok());
+    }
 }
 
 /// Plain paths with more `.name` fields than this go through pest (which
@@ -764,7 +797,7 @@ mod tests {
     fn deep_nesting_is_refused_without_overflow() {
         let deep = format!("expression nested too deeply (limit {MAX_NESTING})");
         let help = Some("split it into smaller expressions");
-        let n = 10_000;
+        let n = 5_000;
         let cases = [
             format!("{}a{}", "(".repeat(n), ")".repeat(n)),
             format!("{}a{}", "[".repeat(n), "]".repeat(n)),
@@ -801,7 +834,7 @@ mod tests {
     #[test]
     fn long_chains_are_refused_without_overflow() {
         let long = format!("expression too long (limit {MAX_AST_DEPTH} nested operations)");
-        for text in [format!("a{}", " + a".repeat(100_000)), format!("a{}", ".b".repeat(100_000))] {
+        for text in [format!("a{}", " + a".repeat(10_000)), format!("a{}", ".b".repeat(10_000))] {
             assert_eq!(parse_expr(&text).expect_err("too long").message, long);
         }
         assert!(parse_expr(&format!("a{}", " + a".repeat(200))).is_ok());

@@ -65,14 +65,14 @@ fn check(yaml: String) -> Vec<savant_think::diagnostic::Diagnostic> {
 /// expression naming thousands of unknowns reports a few and counts the rest.
 #[test]
 fn repeated_unresolved_names_in_one_expression_are_capped() {
-    let names: Vec<String> = (0..20_000).map(|i| format!("x{i}")).collect();
+    let names: Vec<String> = (0..8_000).map(|i| format!("x{i}")).collect();
     let yaml = format!(
         "steps:\n  - id: a\n    call: think\n    input_template: {{ t: \"<<[{}]>>\" }}\n",
         names.join(", ")
     );
     let diags = check(yaml);
     assert!(diags.len() <= 21, "{} diagnostics", diags.len());
-    assert!(diags.iter().any(|d| d.message.contains("19980 more names")), "{:?}", diags.last());
+    assert!(diags.iter().any(|d| d.message.contains("7980 more names")), "{:?}", diags.last());
 }
 
 /// A generated cycle through thousands of steps is one diagnostic with a
@@ -107,4 +107,28 @@ fn many_unknown_deps_are_all_reported() {
     let diags = check(yaml);
     assert_eq!(diags.iter().filter(|d| d.code == Code::UnknownDep).count(), 3_000);
     assert!(diags.iter().filter(|d| d.help.is_some()).count() <= 256);
+}
+
+/// Parsing costs many times the expression's text in memory, so expression
+/// text is bounded before parsing: 64 KiB per expression, 1 MiB per file.
+/// Past the file's budget one diagnostic says so and the rest is skipped.
+#[test]
+fn expression_text_is_bounded_per_expression_and_per_file() {
+    let array = |n: usize| format!("[{}]", vec!["[1]"; n].join(","));
+    // One expression over 64 KiB: refused before parsing, at its scalar.
+    let huge = format!("steps:\n  - id: a\n    call: think\n    foreach: \"{}\"\n", array(20_000));
+    let d = check_source(&SourceFile::new("one.yaml", huge), &Config::default());
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].code, Code::ExprSyntax);
+    assert!(d[0].message.contains("over the 65536 byte limit"), "{}", d[0].message);
+    // Many expressions under 64 KiB each, 2.4 MB in all: one diagnostic.
+    let e = array(15_000);
+    let mut many = String::from("steps:\n");
+    for i in 0..40 {
+        many.push_str(&format!("  - id: a{i}\n    call: think\n    foreach: \"{e}\"\n"));
+    }
+    let d = check_source(&SourceFile::new("many.yaml", many), &Config::default());
+    let over: Vec<_> = d.iter().filter(|d| d.message.contains("expressions total over")).collect();
+    assert_eq!(over.len(), 1, "{:?}", &d[..d.len().min(3)]);
+    assert!(d.len() <= 2, "nothing cascades from the skipped expressions: {:?}", &d[..d.len().min(3)]);
 }
