@@ -1,0 +1,147 @@
+//! Run state as tools see it: get, list, delete and reset.
+
+use super::*;
+
+impl Engine {
+    // ---- the other tools --------------------------------------------------
+
+    pub fn state_get(&self, workflow: &str, run_id: &str) -> EngineResult {
+        self.with_run(workflow, run_id, |_, _, c| {
+            Ok(serde_json::to_value(&c.machine.state).unwrap_or(Value::Null))
+        })
+    }
+
+    pub fn state_list(&self, workflow: Option<&str>) -> EngineResult {
+        let keys = self.store.list(workflow).map_err(store_error)?;
+        let runs: Vec<Value> = keys
+            .iter()
+            .map(|k| match self.list_entry(k) {
+                Ok(Some(entry)) => entry,
+                Ok(None) => json!({ "workflow": k.workflow, "run_id": k.run_id, "status": "unreadable" }),
+                Err(e) => json!({ "workflow": k.workflow, "run_id": k.run_id, "status": "unreadable",
+                                  "error": e.code, "details": e.details }),
+            })
+            .collect();
+        Ok(json!({ "runs": runs }))
+    }
+
+    /// The absolute path of a workflow file that is not `<root>/workflows/<id>.y(a)ml`.
+    pub(super) fn source_of(&self, cw: &CompiledWorkflow) -> Option<String> {
+        let by_id = workflow::resolve(&self.root, &cw.wf.id).ok();
+        let same = |a: &std::path::Path, b: &std::path::Path| matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b);
+        if by_id.is_some_and(|p| same(&p, &cw.path)) {
+            return None;
+        }
+        std::fs::canonicalize(&cw.path).ok().map(|p| p.display().to_string())
+    }
+
+    /// One run as `state_list` shows it: replayed through its workflow (the
+    /// snapshot alone lags behind the journal), or, when the workflow no
+    /// longer compiles or has changed, from the stored files as they are.
+    pub(super) fn list_entry(&self, key: &RunKey) -> Result<Option<Value>, EngineError> {
+        let _lock = self.store.lock(key).map_err(store_error)?;
+        let replayed = self
+            .workflow(&key.workflow)
+            .or_else(|e| {
+                // A run started from a path: its snapshot says where the file is.
+                let loaded = self.store.load(key).ok().flatten();
+                let source = loaded.as_ref().and_then(|l| l.snapshot.get("source")).and_then(Value::as_str);
+                match source {
+                    Some(path) => self.workflow(path),
+                    None => Err(e),
+                }
+            })
+            .and_then(|cw| self.load(key, &cw));
+        if let Ok(Some(cached)) = replayed {
+            let st = &cached.machine.state;
+            let entry = json!({
+                "workflow": key.workflow, "run_id": key.run_id, "status": st.status,
+                "version": st.version, "updated_at": st.updated_at,
+            });
+            self.put(key, cached);
+            return Ok(Some(entry));
+        }
+        let Some(l) = self.store.load(key).map_err(store_error)? else { return Ok(None) };
+        let version = l.snapshot.get("version").and_then(Value::as_u64).unwrap_or(0) + l.journal.len() as u64;
+        let mut entry = json!({
+            "workflow": key.workflow, "run_id": key.run_id,
+            "status": l.snapshot.get("status"), "version": version,
+            "updated_at": l.snapshot.get("updated_at"),
+        });
+        if let Err(e) = replayed {
+            entry["note"] = json!(format!("status as of the last snapshot: {}", e.code));
+        }
+        Ok(Some(entry))
+    }
+
+    pub fn state_delete(&self, workflow: &str, run_id: &str) -> EngineResult {
+        let key = RunKey::new(workflow, run_id).map_err(store_error)?;
+        let _lock = self.lock_existing(&key)?;
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(key.workflow.clone(), key.run_id.clone()));
+        let deleted = self.store.delete(&key).map_err(store_error)?;
+        if !deleted {
+            return Err(self.unknown_run(&key));
+        }
+        Ok(json!({ "deleted": true, "workflow": workflow, "run_id": run_id }))
+    }
+
+    /// Resets a run to a checkpoint (the state right after that step
+    /// completed) or to the start. Discarding completed steps needs `force`.
+    pub fn reset(&self, workflow: &str, run_id: &str, checkpoint: Option<&str>, force: bool) -> EngineResult {
+        self.with_run(workflow, run_id, |engine, key, cached| {
+            let state = &cached.machine.state;
+            let keep = match checkpoint {
+                None => 0,
+                Some(step) => state
+                    .checkpoints
+                    .iter()
+                    .rev()
+                    .find(|c| c.step_id == step)
+                    .map(|c| c.history_len)
+                    .ok_or_else(|| {
+                        EngineError::new(
+                            "CHECKPOINT_NOT_FOUND",
+                            json!({"checkpoint": step, "message": format!("no checkpoint for step `{step}`"),
+                                   "available": state.checkpoints.iter().map(|c| c.step_id.as_str()).collect::<Vec<_>>()}),
+                        )
+                    })?,
+            };
+            let discarded = state.history[keep..]
+                .iter()
+                .filter(|e| matches!(e.kind, EventKind::Result { .. }))
+                .count();
+            if discarded > 0 && !force {
+                return Err(EngineError::new(
+                    "RESET_NOT_ALLOWED",
+                    json!({"message": format!("the reset would discard {discarded} accepted result(s); pass force: true (on the command line, --force)"),
+                           "discarded": discarded}),
+                ));
+            }
+            let old_version = state.version;
+            let history: Vec<Event> = state.history[..keep].to_vec();
+            let mut machine = Machine::start(cached.machine.cw.clone(), &state.run_id, state.params.clone(), &state.created_at);
+            for e in history {
+                machine.apply(e);
+            }
+            machine.state.version = old_version + 1;
+            machine.state.generation = state.generation.clone();
+            machine.state.updated_at = now();
+            machine.state.source = state.source.clone();
+            cached.machine = machine;
+            engine.snapshot(key, cached)?;
+            // The reset is done either way; a run whose next instruction
+            // cannot be rendered answers with that error (and the reset).
+            let reset = json!({ "checkpoint": checkpoint, "discarded": discarded });
+            match engine.progress(&cached.machine) {
+                Ok(mut out) => {
+                    out["reset"] = reset;
+                    Ok(out)
+                }
+                Err(e) => Err(e.with("reset", reset)),
+            }
+        })
+    }
+}

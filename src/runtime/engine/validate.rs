@@ -1,0 +1,100 @@
+//! Validating results and responses against JSON Schemas (compiled once,
+//! cached), and workflows against the checker.
+
+use super::*;
+
+impl Engine {
+    // ---- validation -----------------------------------------------------
+
+    pub(super) fn validator(
+        &self,
+        cache_key: &str,
+        schema: &Value,
+    ) -> Result<Arc<jsonschema::Validator>, EngineError> {
+        if let Some(v) = self.validators.lock().unwrap_or_else(|p| p.into_inner()).get(cache_key) {
+            return Ok(v.clone());
+        }
+        let v = Arc::new(jsonschema::validator_for(schema).map_err(|e| {
+            EngineError::new(
+                "UNKNOWN_SCHEMA",
+                json!({"schema": cache_key, "message": format!("invalid JSON Schema: {e}")}),
+            )
+        })?);
+        self.validators.lock().unwrap_or_else(|p| p.into_inner()).insert(cache_key.to_owned(), v.clone());
+        Ok(v)
+    }
+
+    pub(super) fn schema_errors(
+        &self,
+        cache_key: &str,
+        schema: &Value,
+        instance: &Value,
+    ) -> Result<Vec<Value>, EngineError> {
+        let v = self.validator(cache_key, schema)?;
+        // Bounded work and memory per request: at most 50 errors (the
+        // iterator is lazy, so validation stops there), each message cut to
+        // a few hundred bytes (a message can quote the whole failing value).
+        Ok(v.iter_errors(instance)
+            .take(50)
+            .map(|e| json!({ "path": e.instance_path().to_string(), "message": cut_message(e.to_string()) }))
+            .collect())
+    }
+
+    pub(super) fn named_schema(&self, name: &str) -> Result<Value, EngineError> {
+        match self.check_config.schemas.get(name) {
+            Some(Ok(s)) => Ok(s.clone()),
+            Some(Err(why)) => {
+                Err(EngineError::new("UNKNOWN_SCHEMA", json!({"schema": name, "message": why})))
+            }
+            None => Err(EngineError::new(
+                "UNKNOWN_SCHEMA",
+                json!({"schema": name, "message": format!("no schemas/{name}.json"),
+                       "available": self.check_config.schemas.keys().collect::<Vec<_>>()}),
+            )),
+        }
+    }
+
+    pub(super) fn validate_result(
+        &self,
+        schema: &SchemaRef,
+        result: &Value,
+    ) -> Result<Vec<Value>, EngineError> {
+        match schema {
+            SchemaRef::Named(n) => {
+                let s = self.named_schema(&n.value)?;
+                self.schema_errors(&n.value, &s, result)
+            }
+            SchemaRef::Inline { schema, .. } => self.schema_errors(&schema.to_string(), schema, result),
+        }
+    }
+
+    /// `validate`: a named or inline schema against a response → `{valid, errors}`.
+    pub fn validate(&self, schema: &Value, response: &Value) -> EngineResult {
+        let errors = match schema {
+            Value::String(name) => {
+                let s = self.named_schema(name)?;
+                self.schema_errors(name, &s, response)?
+            }
+            inline => self.schema_errors(&inline.to_string(), inline, response)?,
+        };
+        Ok(json!({ "valid": errors.is_empty(), "errors": errors }))
+    }
+
+    /// `validate` of a workflow: its diagnostics as JSON.
+    pub fn validate_workflow(&self, workflow: &str) -> EngineResult {
+        let path = workflow::resolve(&self.root, workflow)?;
+        let (src, diags) = crate::workspace::check_file(&path, &self.check_config).map_err(|e| {
+            EngineError::new("UNKNOWN_WORKFLOW", json!({"workflow": workflow, "message": e.to_string()}))
+        })?;
+        let text = crate::report::render(
+            crate::report::Format::Json,
+            &[crate::report::FileReport { source: &src, diagnostics: &diags }],
+            &crate::report::HumanOptions::default(),
+        );
+        let report: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        let errors = report["summary"]["errors"].as_u64().unwrap_or(0);
+        Ok(
+            json!({ "valid": errors == 0, "workflow": workflow, "diagnostics": report["diagnostics"], "summary": report["summary"] }),
+        )
+    }
+}
