@@ -28,7 +28,7 @@ pub use api::{Checked, check_str, check_str_with};
 pub use compile::Plan;
 pub use diagnostic::{Code, Diagnostic, Severity};
 pub use report::Format;
-pub use runtime::Engine;
+pub use runtime::{Engine, EngineError, ErrorCode};
 
 #[cfg(feature = "agent")]
 pub mod agent;

@@ -16,6 +16,7 @@
 //! arguments are -32602 (invalid params). A completion for something unknown
 //! is an empty list.
 
+use crate::runtime::ErrorCode;
 use crate::runtime::{Engine, prompts as driver};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
@@ -28,7 +29,7 @@ fn driver_versions(engine: &Engine) -> Vec<String> {
     match driver::registry(engine.root()) {
         Ok(r) => r.entries.into_iter().map(|e| e.version).collect(),
         Err(e) => {
-            tracing::debug!(error = e.code, "no driver prompts: the prompt registry cannot be read");
+            tracing::debug!(error = e.code.as_str(), "no driver prompts: the prompt registry cannot be read");
             Vec::new()
         }
     }
@@ -80,7 +81,7 @@ pub fn list(engine: &Engine) -> Vec<Prompt> {
             registry.entries.into_iter().map(|e| e.version).collect()
         }
         Err(e) => {
-            tracing::debug!(error = e.code, "no driver prompts: the prompt registry cannot be read");
+            tracing::debug!(error = e.code.as_str(), "no driver prompts: the prompt registry cannot be read");
             Vec::new()
         }
     };
@@ -145,7 +146,7 @@ pub fn get(engine: &Engine, request: &GetPromptRequestParams) -> Result<GetPromp
     }
     let cw = match engine.workflow(name) {
         Ok(cw) => cw,
-        Err(e) if e.code == "UNKNOWN_WORKFLOW" => return Err(no_prompt(engine, name)),
+        Err(e) if e.code == ErrorCode::UnknownWorkflow => return Err(no_prompt(engine, name)),
         Err(e) => {
             return Err(McpError::invalid_params(
                 format!("the workflow `{name}` has errors and cannot be run; run `savant-think check` on it"),

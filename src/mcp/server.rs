@@ -4,6 +4,7 @@
 
 use crate::mcp::notify::{Hub, Session};
 use crate::mcp::{catalog, prompts as mcp_prompts};
+use crate::runtime::ErrorCode;
 use crate::runtime::{Engine, EngineError, tools};
 use rmcp::ErrorData as McpError;
 #[allow(deprecated)] // MCP logging: see notify.rs
@@ -62,7 +63,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
         Ok(r) => r,
         Err(e) => {
             tracing::error!("engine call failed: {e}");
-            Err(EngineError::new("INTERNAL", json!({"message": "the engine call did not complete"})))
+            Err(EngineError::new(ErrorCode::Internal, json!({"message": "the engine call did not complete"})))
         }
     }
 }
@@ -114,7 +115,7 @@ impl SavantServer {
             let help = crate::diagnostic::suggest(name, names.iter().copied());
             tracing::info!(tool = name, "unknown tool");
             return error_result(&EngineError::new(
-                "UNKNOWN_TOOL",
+                ErrorCode::UnknownTool,
                 json!({"tool": name, "message": format!("no tool `{name}`"), "help": help, "tools": names}),
             ));
         };
@@ -135,7 +136,7 @@ impl SavantServer {
                 CallToolResult::structured(v)
             }
             Err(e) => {
-                tracing::info!(tool, ms, error = e.code, "tool error");
+                tracing::info!(tool, ms, error = e.code.as_str(), "tool error");
                 error_result(&e)
             }
         }
@@ -200,7 +201,7 @@ impl SavantServer {
         if let Some(id) = uri.strip_prefix("workflow://") {
             if !crate::ir::lower::valid_workflow_id(id) {
                 return Err(EngineError::new(
-                    "UNKNOWN_WORKFLOW",
+                    ErrorCode::UnknownWorkflow,
                     json!({"workflow": id, "message": "not a workflow id"}),
                 ));
             }
@@ -213,7 +214,7 @@ impl SavantServer {
         {
             if !crate::ir::lower::valid_workflow_id(w) {
                 return Err(EngineError::new(
-                    "UNKNOWN_WORKFLOW",
+                    ErrorCode::UnknownWorkflow,
                     json!({"workflow": w, "message": "not a workflow id"}),
                 ));
             }
@@ -225,7 +226,7 @@ impl SavantServer {
             return Ok(ResourceContents::text(text, uri).with_mime_type("application/json"));
         }
         Err(EngineError::new(
-            "UNKNOWN_RESOURCE",
+            ErrorCode::UnknownResource,
             json!({"uri": uri, "message": "resources are workflow://<id> and run://<workflow>/<run_id>"}),
         ))
     }
@@ -237,7 +238,7 @@ impl SavantServer {
     /// status, version and when, plus why the full state is not shown.
     /// `Err(UNKNOWN_RUN)` when there is no such run at all.
     fn stored_run(&self, workflow: &str, run_id: &str, error: EngineError) -> Result<Value, EngineError> {
-        if error.code == "UNKNOWN_RUN" {
+        if error.code == ErrorCode::UnknownRun {
             return Err(error);
         }
         let listed = self.engine.state_list(Some(workflow)).ok();
@@ -248,7 +249,7 @@ impl SavantServer {
             .cloned();
         let Some(mut entry) = entry else {
             return Err(EngineError::new(
-                "UNKNOWN_RUN",
+                ErrorCode::UnknownRun,
                 json!({"workflow": workflow, "run_id": run_id, "message": format!("no run `{run_id}` of `{workflow}`")}),
             ));
         };
@@ -289,7 +290,7 @@ fn check_workflow_arg(root: &Path, args: &Value) -> Result<(), EngineError> {
     match std::fs::canonicalize(w) {
         Ok(p) if p.starts_with(root) => Ok(()),
         _ => Err(EngineError::new(
-            "INVALID_INPUT",
+            ErrorCode::InvalidInput,
             json!({"workflow": w, "message": "a workflow path must be inside the project root; give a workflow id from think_workflows_list"}),
         )),
     }
@@ -299,12 +300,13 @@ fn check_workflow_arg(root: &Path, args: &Value) -> Result<(), EngineError> {
 /// exist, -32603 only for a real internal failure, else -32602 with the
 /// engine's `{error, details}` as data.
 fn resource_error(e: &EngineError) -> McpError {
-    let message = e.details.get("message").and_then(Value::as_str).unwrap_or(e.code).to_owned();
+    let message = e.details.get("message").and_then(Value::as_str).unwrap_or(e.code.as_str()).to_owned();
     match e.code {
-        "UNKNOWN_WORKFLOW" | "UNKNOWN_RUN" | "UNKNOWN_RESOURCE" | "INVALID_ID" => {
-            McpError::resource_not_found(message, Some(e.to_json()))
-        }
-        "INTERNAL" => McpError::internal_error(message, Some(e.to_json())),
+        ErrorCode::UnknownWorkflow
+        | ErrorCode::UnknownRun
+        | ErrorCode::UnknownResource
+        | ErrorCode::InvalidId => McpError::resource_not_found(message, Some(e.to_json())),
+        ErrorCode::Internal => McpError::internal_error(message, Some(e.to_json())),
         _ => McpError::invalid_params(message, Some(e.to_json())),
     }
 }

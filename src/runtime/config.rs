@@ -1,6 +1,7 @@
 //! `savant-think.toml` at the root: every key optional (docs/config.md).
 
 use crate::runtime::EngineError;
+use crate::runtime::ErrorCode;
 use serde::Deserialize;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -107,7 +108,7 @@ impl EngineConfig {
         let path = root.join("savant-think.toml");
         let invalid = |message: String| {
             EngineError::new(
-                "INVALID_CONFIG",
+                ErrorCode::InvalidConfig,
                 json!({"path": path.display().to_string(), "message": message}),
             )
         };
@@ -126,7 +127,7 @@ impl EngineConfig {
         for (name, server) in &config.servers {
             server.check(name).map_err(|message| {
                 EngineError::new(
-                    "INVALID_CONFIG",
+                    ErrorCode::InvalidConfig,
                     json!({"path": path.display().to_string(), "server": name, "message": message}),
                 )
             })?;

@@ -9,6 +9,7 @@
 //! under a size cap.
 
 use crate::runtime::EngineError;
+use crate::runtime::ErrorCode;
 use crate::runtime::workflow::sha256_hex;
 use crate::source::SourceFile;
 use serde_json::{Value, json};
@@ -98,7 +99,7 @@ fn parse_registry(path: &str, text: String) -> (Vec<(String, String)>, Option<St
 
 fn io_error(path: &Path, message: impl std::fmt::Display) -> EngineError {
     EngineError::new(
-        "PROMPT_NOT_FOUND",
+        ErrorCode::PromptNotFound,
         json!({"message": format!("cannot read {}: {message}", path.display())}),
     )
 }
@@ -186,7 +187,7 @@ pub fn driver_prompt(root: &Path, version: Option<&str>) -> Result<Value, Engine
             message = format!("{message}: {why}");
         }
         EngineError::new(
-            "PROMPT_NOT_FOUND",
+            ErrorCode::PromptNotFound,
             json!({"version": v, "message": message, "available": registry.names()}),
         )
     };

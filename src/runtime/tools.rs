@@ -3,6 +3,7 @@
 //! underscores (`think_plan`); the seeds' dotted names (`think.plan`) are
 //! accepted too.
 
+use crate::runtime::ErrorCode;
 use crate::runtime::engine::{Engine, NextArgs};
 use crate::runtime::{EngineError, EngineResult};
 use serde_json::{Value, json};
@@ -32,7 +33,7 @@ pub fn canonical(name: &str) -> String {
 }
 
 fn bad(message: String) -> EngineError {
-    EngineError::new("INVALID_INPUT", json!({ "message": message }))
+    EngineError::new(ErrorCode::InvalidInput, json!({ "message": message }))
 }
 
 fn str_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, EngineError> {
@@ -136,7 +137,7 @@ pub fn call(engine: &Engine, name: &str, args: &Value) -> EngineResult {
         other => {
             let help = crate::diagnostic::suggest(other, TOOLS.iter().copied());
             Err(EngineError::new(
-                "UNKNOWN_TOOL",
+                ErrorCode::UnknownTool,
                 json!({ "tool": name, "message": format!("no engine tool `{other}`"), "help": help, "tools": TOOLS }),
             ))
         }

@@ -6,6 +6,7 @@ use crate::diagnostic::Severity;
 use crate::ir::Workflow;
 use crate::report::{FileReport, Format, HumanOptions, render};
 use crate::runtime::EngineError;
+use crate::runtime::ErrorCode;
 use crate::source::SourceFile;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -52,14 +53,14 @@ pub fn resolve(root: &Path, workflow: &str) -> Result<PathBuf, EngineError> {
     if looks_like_path {
         let why = if as_path.exists() { "not a regular file" } else { "no such file" };
         return Err(EngineError::new(
-            "UNKNOWN_WORKFLOW",
+            ErrorCode::UnknownWorkflow,
             json!({"workflow": workflow, "message": format!("{workflow}: {why}")}),
         ));
     }
     let known: Vec<String> = list_ids(root);
     let help = crate::diagnostic::suggest(workflow, known.iter().map(String::as_str));
     Err(EngineError::new(
-        "UNKNOWN_WORKFLOW",
+        ErrorCode::UnknownWorkflow,
         json!({
             "workflow": workflow,
             "message": format!("no workflow `{workflow}` in {}", root.join("workflows").display()),
@@ -75,7 +76,7 @@ pub fn resolve(root: &Path, workflow: &str) -> Result<PathBuf, EngineError> {
 fn confined(root: &Path, workflow: &str, path: &Path) -> Result<PathBuf, EngineError> {
     crate::fsx::confine(root, path).map(|_| path.to_path_buf()).map_err(|e| {
         EngineError::new(
-            "UNKNOWN_WORKFLOW",
+            ErrorCode::UnknownWorkflow,
             json!({"workflow": workflow, "message": format!("{workflow}: {e}"),
                    "help": "workflow files must be inside the project root; pass --root to use another project"}),
         )
@@ -116,7 +117,7 @@ pub fn compile_file(path: &Path, config: &Config) -> Result<CompiledWorkflow, En
         })
         .map_err(|e| {
             EngineError::new(
-                "UNKNOWN_WORKFLOW",
+                ErrorCode::UnknownWorkflow,
                 json!({"path": path.display().to_string(), "message": e.to_string()}),
             )
         })?;
@@ -133,7 +134,7 @@ pub fn compile_file(path: &Path, config: &Config) -> Result<CompiledWorkflow, En
         );
         let parsed: Value = serde_json::from_str(&report).unwrap_or(Value::Null);
         return Err(EngineError::new(
-            "YAML_SCHEMA_VIOLATION",
+            ErrorCode::YamlSchemaViolation,
             json!({
                 "path": path.display().to_string(),
                 "message": format!("the workflow has errors; run `savant-think check {}`", path.display()),
@@ -143,7 +144,8 @@ pub fn compile_file(path: &Path, config: &Config) -> Result<CompiledWorkflow, En
             }),
         ));
     }
-    let wf = wf.ok_or_else(|| EngineError::new("YAML_SCHEMA_VIOLATION", json!("the workflow is empty")))?;
+    let wf =
+        wf.ok_or_else(|| EngineError::new(ErrorCode::YamlSchemaViolation, json!("the workflow is empty")))?;
     let plan = Plan::build(&source, &wf, config);
     Ok(CompiledWorkflow { path: path.to_path_buf(), hash, source, wf, plan })
 }

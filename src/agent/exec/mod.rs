@@ -31,6 +31,7 @@ pub mod sample;
 use crate::agent::ToolOutcome;
 use crate::agent::Tools;
 use crate::agent::mux::{Multiplexer, failure};
+use crate::runtime::ErrorCode;
 use crate::runtime::engine::{NextArgs, new_run_id};
 use crate::runtime::{Engine, EngineError, EngineResult, tools as engine_tools};
 use events::{ExecEvent, StepStatus};
@@ -208,7 +209,13 @@ pub async fn exec(
     };
     let mut response = match engine.plan(workflow, params, Some(&run_id), false) {
         Ok(r) => r,
-        Err(e) if is_run_failure(&e) || e.code.starts_with("STATE_") => {
+        Err(e)
+            if is_run_failure(&e)
+                || matches!(
+                    e.code,
+                    ErrorCode::StateConflict | ErrorCode::StateCorrupt | ErrorCode::StateIo
+                ) =>
+        {
             report.status = if is_run_failure(&e) { ExecStatus::Failed } else { ExecStatus::Stopped };
             report.reason = Some(e.to_json());
             return Ok(finish(report, started, events));
@@ -243,7 +250,7 @@ pub async fn exec(
         };
         if batch.is_empty() || batch[0].is_null() {
             let e = EngineError::new(
-                "NO_READY_STEP",
+                ErrorCode::NoReadyStep,
                 json!({"message": "the run is not done but no step is ready"}),
             );
             return Ok(stop(report, e, started, events));
@@ -289,7 +296,7 @@ pub async fn exec(
                     events(&finished(StepStatus::Done, None));
                     response = r;
                 }
-                Err(e) if e.code == "VALIDATION_FAILED" && !is_run_failure(&e) => {
+                Err(e) if e.code == ErrorCode::ValidationFailed && !is_run_failure(&e) => {
                     events(&finished(StepStatus::Invalid, Some(&e.to_json())));
                     refresh = true;
                 }

@@ -9,7 +9,10 @@ impl Engine {
     pub fn think(&self, thought: &str, run: Option<(&str, &str)>) -> EngineResult {
         let thought = thought.trim();
         if thought.is_empty() {
-            return Err(EngineError::new("INVALID_INPUT", json!({"message": "a thought must not be empty"})));
+            return Err(EngineError::new(
+                ErrorCode::InvalidInput,
+                json!({"message": "a thought must not be empty"}),
+            ));
         }
         let at = now();
         match run {
@@ -35,7 +38,8 @@ impl Engine {
                         .open(dir.join("session.log"))?;
                     writeln!(f, "{line}")
                 });
-                written.map_err(|e| EngineError::new("STATE_IO", json!({"message": e.to_string()})))?;
+                written
+                    .map_err(|e| EngineError::new(ErrorCode::StateIo, json!({"message": e.to_string()})))?;
                 Ok(
                     json!({ "thought": thought, "recorded_in": "session_log", "timestamp": at, "formatted": format!("💭 {thought}") }),
                 )
@@ -67,7 +71,7 @@ impl Engine {
                     let first = e.details["diagnostics"].as_array().and_then(|ds| {
                         ds.iter().find(|d| d["severity"] == "error").and_then(|d| d["code"].as_str())
                     });
-                    let mut entry = json!({ "id": id, "valid": false, "error": first.unwrap_or(e.code) });
+                    let mut entry = json!({ "id": id, "valid": false, "error": first.unwrap_or(e.code.as_str()) });
                     for field in ["name", "description"] {
                         if let Some(v) = e.details.get(field).filter(|v| v.is_string()) {
                             entry[field] = v.clone();
@@ -91,7 +95,10 @@ impl Engine {
                 String::from_utf8(b).map_err(|_| std::io::Error::other("the file is not valid UTF-8"))
             })
             .map_err(|e| {
-                EngineError::new("UNKNOWN_WORKFLOW", json!({"workflow": workflow, "message": e.to_string()}))
+                EngineError::new(
+                    ErrorCode::UnknownWorkflow,
+                    json!({"workflow": workflow, "message": e.to_string()}),
+                )
             })?;
         Ok(json!({ "workflow": workflow, "path": path.display().to_string(), "yaml": yaml }))
     }
@@ -104,7 +111,7 @@ impl Engine {
             "mermaid" => Ok(json!({ "format": "mermaid", "graph": cw.plan.to_mermaid() })),
             "dot" => Ok(json!({ "format": "dot", "graph": cw.plan.to_dot() })),
             other => Err(EngineError::new(
-                "INVALID_INPUT",
+                ErrorCode::InvalidInput,
                 json!({"message": format!("unknown graph format `{other}`; use json, mermaid or dot")}),
             )),
         }

@@ -24,7 +24,7 @@ impl Engine {
             })
         };
         let unknown = |id: &str, message: String| {
-            EngineError::new("UNKNOWN_STEP", json!({"step_id": id, "message": message}))
+            EngineError::new(ErrorCode::UnknownStep, json!({"step_id": id, "message": message}))
         };
         // `id` or `id[N]`: the step's index and the item's, if any. An item
         // index needs a foreach step (its range is checked against the run).

@@ -4,6 +4,7 @@
 
 use crate::check::{self, Config};
 use crate::ir::{SchemaRef, TemplateValue};
+use crate::runtime::ErrorCode;
 use crate::runtime::config::EngineConfig;
 use crate::runtime::payload;
 use crate::runtime::run::{
@@ -72,9 +73,13 @@ fn cut_message(mut message: String) -> String {
 
 fn store_error(e: StoreError) -> EngineError {
     match e {
-        StoreError::InvalidId { .. } => EngineError::new("INVALID_ID", json!({"message": e.to_string()})),
-        StoreError::Corrupt { .. } => EngineError::new("STATE_CORRUPT", json!({"message": e.to_string()})),
-        StoreError::Io { .. } => EngineError::new("STATE_IO", json!({"message": e.to_string()})),
+        StoreError::InvalidId { .. } => {
+            EngineError::new(ErrorCode::InvalidId, json!({"message": e.to_string()}))
+        }
+        StoreError::Corrupt { .. } => {
+            EngineError::new(ErrorCode::StateCorrupt, json!({"message": e.to_string()}))
+        }
+        StoreError::Io { .. } => EngineError::new(ErrorCode::StateIo, json!({"message": e.to_string()})),
     }
 }
 
@@ -135,7 +140,10 @@ impl Engine {
         let path = workflow::resolve(&self.root, workflow)?;
         let cap = self.check_config.limits.file_cap() as u64;
         let bytes = crate::fsx::read_capped(&path, cap).map_err(|e| {
-            EngineError::new("UNKNOWN_WORKFLOW", json!({"workflow": workflow, "message": e.to_string()}))
+            EngineError::new(
+                ErrorCode::UnknownWorkflow,
+                json!({"workflow": workflow, "message": e.to_string()}),
+            )
         })?;
         let hash = workflow::sha256_hex(&bytes);
         if let Some(cw) = self.workflows.lock().unwrap_or_else(|p| p.into_inner()).get(&path)
@@ -207,7 +215,7 @@ impl Engine {
             Value::Object(m) => m,
             other => {
                 return Err(EngineError::new(
-                    "INVALID_PARAMS",
+                    ErrorCode::InvalidParams,
                     json!([{"path": "", "message": format!("params must be an object, got {other}")}]),
                 ));
             }
@@ -225,7 +233,7 @@ impl Engine {
         let params = Value::Object(params);
         let errors = self.schema_errors(&schema.to_string(), &schema, &params)?;
         if !errors.is_empty() {
-            return Err(EngineError::new("INVALID_PARAMS", Value::Array(errors)));
+            return Err(EngineError::new(ErrorCode::InvalidParams, Value::Array(errors)));
         }
         Ok(params)
     }
@@ -249,14 +257,14 @@ impl Engine {
             && v != m.state.version
         {
             return Err(EngineError::new(
-                "STATE_CONFLICT",
+                ErrorCode::StateConflict,
                 json!({"message": format!("expected version {v}, but the run is at version {}", m.state.version),
                            "expected_version": v, "version": m.state.version}),
             ));
         }
         let Some(w) = m.resolve(&args.step_id) else {
             return Err(EngineError::new(
-                "UNKNOWN_STEP",
+                ErrorCode::UnknownStep,
                 json!({"step_id": args.step_id, "message": format!("no step `{}` in this run", args.step_id),
                        "ready": self.ready_ids(m)}),
             ));
@@ -273,7 +281,7 @@ impl Engine {
                     return self.progress(m);
                 }
                 return Err(EngineError::new(
-                    "STATE_CONFLICT",
+                    ErrorCode::StateConflict,
                     json!({"step_id": args.step_id, "message": format!("`{}` is already done with a different result", args.step_id)}),
                 ));
             }
@@ -283,7 +291,7 @@ impl Engine {
                     return Err(self.failed(m));
                 }
                 return Err(EngineError::new(
-                    "STEP_NOT_READY",
+                    ErrorCode::StepNotReady,
                     json!({"step_id": args.step_id, "status": status,
                            "message": format!("`{}` is {}, not ready", args.step_id, serde_json::to_value(status).unwrap_or_default().as_str().unwrap_or("")),
                            "ready": self.ready_ids(m)}),
@@ -307,7 +315,7 @@ impl Engine {
                 if m.state.status == RunStatus::Failed {
                     return Err(self.failed(m));
                 }
-                return Err(EngineError::new("VALIDATION_FAILED", Value::Array(errors))
+                return Err(EngineError::new(ErrorCode::ValidationFailed, Value::Array(errors))
                     .with("instruction", self.instruction(m, w))
                     .with("state", self.state_summary(m)));
             }
@@ -363,7 +371,7 @@ impl Engine {
 
     fn unknown_run(&self, key: &RunKey) -> EngineError {
         EngineError::new(
-            "UNKNOWN_RUN",
+            ErrorCode::UnknownRun,
             json!({"workflow": key.workflow, "run_id": key.run_id,
                    "message": format!("no run `{}` of `{}`; start one with plan", key.run_id, key.workflow)}),
         )
@@ -394,13 +402,13 @@ impl Engine {
         let Some(loaded) = self.store.load(key).map_err(store_error)? else { return Ok(None) };
         let state: RunState = serde_json::from_value(loaded.snapshot).map_err(|e| {
             EngineError::new(
-                "STATE_CORRUPT",
+                ErrorCode::StateCorrupt,
                 json!({"message": format!("the run state cannot be read: {e}")}),
             )
         })?;
         if state.workflow_hash != cw.hash {
             return Err(EngineError::new(
-                "WORKFLOW_CHANGED",
+                ErrorCode::WorkflowChanged,
                 json!({"workflow": key.workflow, "run_id": key.run_id,
                        "message": "the workflow file changed after this run started",
                        "help": "finish it with the old file, or restart: plan with start_fresh: true (the default; on the command line, plan without --no-fresh) and the same run_id",
@@ -412,7 +420,7 @@ impl Engine {
         for e in loaded.journal {
             let event: Event = serde_json::from_value(e).map_err(|e| {
                 EngineError::new(
-                    "STATE_CORRUPT",
+                    ErrorCode::StateCorrupt,
                     json!({"message": format!("a journal event cannot be read: {e}")}),
                 )
             })?;
@@ -487,9 +495,9 @@ impl Engine {
     fn failed(&self, m: &Machine) -> EngineError {
         let failure = m.state.failure.clone().unwrap_or(json!({"error": "RUN_FAILED"}));
         let code = match failure.get("error").and_then(Value::as_str) {
-            Some("TEMPLATE_RENDER_ERROR") => "TEMPLATE_RENDER_ERROR",
-            Some("VALIDATION_FAILED") => "VALIDATION_FAILED",
-            _ => "RUN_FAILED",
+            Some("TEMPLATE_RENDER_ERROR") => ErrorCode::TemplateRenderError,
+            Some("VALIDATION_FAILED") => ErrorCode::ValidationFailed,
+            _ => ErrorCode::RunFailed,
         };
         EngineError::new(code, failure)
             .with("run_id", json!(m.state.run_id))

@@ -103,7 +103,7 @@ impl Engine {
                     .map(|c| c.history_len)
                     .ok_or_else(|| {
                         EngineError::new(
-                            "CHECKPOINT_NOT_FOUND",
+                            ErrorCode::CheckpointNotFound,
                             json!({"checkpoint": step, "message": format!("no checkpoint for step `{step}`"),
                                    "available": state.checkpoints.iter().map(|c| c.step_id.as_str()).collect::<Vec<_>>()}),
                         )
@@ -115,7 +115,7 @@ impl Engine {
                 .count();
             if discarded > 0 && !force {
                 return Err(EngineError::new(
-                    "RESET_NOT_ALLOWED",
+                    ErrorCode::ResetNotAllowed,
                     json!({"message": format!("the reset would discard {discarded} accepted result(s); pass force: true (on the command line, --force)"),
                            "discarded": discarded}),
                 ));

@@ -16,7 +16,7 @@ impl Engine {
         }
         let v = Arc::new(jsonschema::validator_for(schema).map_err(|e| {
             EngineError::new(
-                "UNKNOWN_SCHEMA",
+                ErrorCode::UnknownSchema,
                 json!({"schema": cache_key, "message": format!("invalid JSON Schema: {e}")}),
             )
         })?);
@@ -44,10 +44,10 @@ impl Engine {
         match self.check_config.schemas.get(name) {
             Some(Ok(s)) => Ok(s.clone()),
             Some(Err(why)) => {
-                Err(EngineError::new("UNKNOWN_SCHEMA", json!({"schema": name, "message": why})))
+                Err(EngineError::new(ErrorCode::UnknownSchema, json!({"schema": name, "message": why})))
             }
             None => Err(EngineError::new(
-                "UNKNOWN_SCHEMA",
+                ErrorCode::UnknownSchema,
                 json!({"schema": name, "message": format!("no schemas/{name}.json"),
                        "available": self.check_config.schemas.keys().collect::<Vec<_>>()}),
             )),
@@ -84,7 +84,10 @@ impl Engine {
     pub fn validate_workflow(&self, workflow: &str) -> EngineResult {
         let path = workflow::resolve(&self.root, workflow)?;
         let (src, diags) = crate::workspace::check_file(&path, &self.check_config).map_err(|e| {
-            EngineError::new("UNKNOWN_WORKFLOW", json!({"workflow": workflow, "message": e.to_string()}))
+            EngineError::new(
+                ErrorCode::UnknownWorkflow,
+                json!({"workflow": workflow, "message": e.to_string()}),
+            )
         })?;
         let text = crate::report::render(
             crate::report::Format::Json,

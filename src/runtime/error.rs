@@ -1,0 +1,232 @@
+//! Engine errors: a stable [`ErrorCode`] and JSON details, the same for the
+//! CLI (`{"error": CODE, "details": …}`) and MCP tool results.
+
+use serde_json::{Map, Value, json};
+
+/// The stable code of an engine error. docs/runtime.md has a row for each
+/// (a test keeps it so).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorCode {
+    /// no workflow by that id or path, or its file cannot be read.
+    UnknownWorkflow,
+    /// the workflow has `check` errors, so runs are refused.
+    YamlSchemaViolation,
+    /// params are not an object, miss or add a key, or break a param's schema.
+    InvalidParams,
+    /// a run or workflow id does not match the id pattern.
+    InvalidId,
+    /// no state for this workflow and run id.
+    UnknownRun,
+    /// no step (or item) by that id in the workflow.
+    UnknownStep,
+    /// the step is not one of the ready ones.
+    StepNotReady,
+    /// a result does not match its success schema.
+    ValidationFailed,
+    /// a ready step's input cannot be rendered; the run failed.
+    TemplateRenderError,
+    /// a stale expected_version, or a different result for a done step.
+    StateConflict,
+    /// reset to a step that has not completed.
+    CheckpointNotFound,
+    /// the reset would discard results and force is not set.
+    ResetNotAllowed,
+    /// the workflow file changed since the run started.
+    WorkflowChanged,
+    /// no driver prompt by that version.
+    PromptNotFound,
+    /// a named schema is missing, or a schema is not valid JSON Schema.
+    UnknownSchema,
+    /// a tool argument is missing or has the wrong type.
+    InvalidInput,
+    /// no engine tool by that name.
+    UnknownTool,
+    /// savant-think.toml cannot be read or parsed.
+    InvalidConfig,
+    /// stored run state cannot be read as a run.
+    StateCorrupt,
+    /// the state store refused an operation.
+    StateIo,
+    /// the run failed (fallback when no reason was recorded).
+    RunFailed,
+    /// exec: the run is not done but no step is ready.
+    NoReadyStep,
+    /// MCP: an engine call did not complete.
+    Internal,
+    /// MCP: a bad workflow:// or run:// URI.
+    UnknownResource,
+}
+
+impl ErrorCode {
+    /// Every code, in the order docs/runtime.md lists them.
+    pub const ALL: &[ErrorCode] = &[
+        ErrorCode::UnknownWorkflow,
+        ErrorCode::YamlSchemaViolation,
+        ErrorCode::InvalidParams,
+        ErrorCode::InvalidId,
+        ErrorCode::UnknownRun,
+        ErrorCode::UnknownStep,
+        ErrorCode::StepNotReady,
+        ErrorCode::ValidationFailed,
+        ErrorCode::TemplateRenderError,
+        ErrorCode::StateConflict,
+        ErrorCode::CheckpointNotFound,
+        ErrorCode::ResetNotAllowed,
+        ErrorCode::WorkflowChanged,
+        ErrorCode::PromptNotFound,
+        ErrorCode::UnknownSchema,
+        ErrorCode::InvalidInput,
+        ErrorCode::UnknownTool,
+        ErrorCode::InvalidConfig,
+        ErrorCode::StateCorrupt,
+        ErrorCode::StateIo,
+        ErrorCode::RunFailed,
+        ErrorCode::NoReadyStep,
+        ErrorCode::Internal,
+        ErrorCode::UnknownResource,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::UnknownWorkflow => "UNKNOWN_WORKFLOW",
+            ErrorCode::YamlSchemaViolation => "YAML_SCHEMA_VIOLATION",
+            ErrorCode::InvalidParams => "INVALID_PARAMS",
+            ErrorCode::InvalidId => "INVALID_ID",
+            ErrorCode::UnknownRun => "UNKNOWN_RUN",
+            ErrorCode::UnknownStep => "UNKNOWN_STEP",
+            ErrorCode::StepNotReady => "STEP_NOT_READY",
+            ErrorCode::ValidationFailed => "VALIDATION_FAILED",
+            ErrorCode::TemplateRenderError => "TEMPLATE_RENDER_ERROR",
+            ErrorCode::StateConflict => "STATE_CONFLICT",
+            ErrorCode::CheckpointNotFound => "CHECKPOINT_NOT_FOUND",
+            ErrorCode::ResetNotAllowed => "RESET_NOT_ALLOWED",
+            ErrorCode::WorkflowChanged => "WORKFLOW_CHANGED",
+            ErrorCode::PromptNotFound => "PROMPT_NOT_FOUND",
+            ErrorCode::UnknownSchema => "UNKNOWN_SCHEMA",
+            ErrorCode::InvalidInput => "INVALID_INPUT",
+            ErrorCode::UnknownTool => "UNKNOWN_TOOL",
+            ErrorCode::InvalidConfig => "INVALID_CONFIG",
+            ErrorCode::StateCorrupt => "STATE_CORRUPT",
+            ErrorCode::StateIo => "STATE_IO",
+            ErrorCode::RunFailed => "RUN_FAILED",
+            ErrorCode::NoReadyStep => "NO_READY_STEP",
+            ErrorCode::Internal => "INTERNAL",
+            ErrorCode::UnknownResource => "UNKNOWN_RESOURCE",
+        }
+    }
+
+    /// One line on when the code is returned.
+    pub fn summary(self) -> &'static str {
+        match self {
+            ErrorCode::UnknownWorkflow => "No workflow by that id or path, or its file cannot be read.",
+            ErrorCode::YamlSchemaViolation => "The workflow has `check` errors, so runs are refused.",
+            ErrorCode::InvalidParams => {
+                "Params are not an object, miss or add a key, or break a param's schema."
+            }
+            ErrorCode::InvalidId => "A run or workflow id does not match the id pattern.",
+            ErrorCode::UnknownRun => "No state for this workflow and run id.",
+            ErrorCode::UnknownStep => "No step (or item) by that id in the workflow.",
+            ErrorCode::StepNotReady => "The step is not one of the ready ones.",
+            ErrorCode::ValidationFailed => "A result does not match its success schema.",
+            ErrorCode::TemplateRenderError => "A ready step's input cannot be rendered; the run failed.",
+            ErrorCode::StateConflict => "A stale expected_version, or a different result for a done step.",
+            ErrorCode::CheckpointNotFound => "Reset to a step that has not completed.",
+            ErrorCode::ResetNotAllowed => "The reset would discard results and force is not set.",
+            ErrorCode::WorkflowChanged => "The workflow file changed since the run started.",
+            ErrorCode::PromptNotFound => "No driver prompt by that version.",
+            ErrorCode::UnknownSchema => "A named schema is missing, or a schema is not valid JSON Schema.",
+            ErrorCode::InvalidInput => "A tool argument is missing or has the wrong type.",
+            ErrorCode::UnknownTool => "No engine tool by that name.",
+            ErrorCode::InvalidConfig => "Savant-think.toml cannot be read or parsed.",
+            ErrorCode::StateCorrupt => "Stored run state cannot be read as a run.",
+            ErrorCode::StateIo => "The state store refused an operation.",
+            ErrorCode::RunFailed => "The run failed (fallback when no reason was recorded).",
+            ErrorCode::NoReadyStep => "Exec: the run is not done but no step is ready.",
+            ErrorCode::Internal => "MCP: an engine call did not complete.",
+            ErrorCode::UnknownResource => "MCP: a bad workflow:// or run:// URI.",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Compares with the wire form (`e.code == "STATE_CONFLICT"`).
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<ErrorCode> for &str {
+    fn eq(&self, other: &ErrorCode) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl serde::Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// A failure the engine reports as data: `{ "error": CODE, "details": … }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineError {
+    pub code: ErrorCode,
+    pub details: Value,
+    /// Extra top-level fields (e.g. the repeated `instruction` on VALIDATION_FAILED).
+    pub extra: Vec<(String, Value)>,
+}
+
+impl EngineError {
+    pub fn new(code: ErrorCode, details: Value) -> EngineError {
+        EngineError { code, details, extra: Vec::new() }
+    }
+
+    pub fn with(mut self, key: &str, value: Value) -> EngineError {
+        self.extra.push((key.to_owned(), value));
+        self
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("error".into(), json!(self.code));
+        m.insert("details".into(), self.details.clone());
+        for (k, v) in &self.extra {
+            m.insert(k.clone(), v.clone());
+        }
+        Value::Object(m)
+    }
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.details)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_documented_and_serializes_as_its_name() {
+        let doc = include_str!("../../docs/runtime.md");
+        for code in ErrorCode::ALL {
+            assert!(doc.contains(&format!("`{code}`")), "docs/runtime.md does not document `{code}`");
+            assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
+            assert!(code.summary().ends_with('.'));
+        }
+        let mut names: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ErrorCode::ALL.len());
+        let e = EngineError::new(ErrorCode::StateConflict, json!({"message": "m"})).with("x", json!(1));
+        assert_eq!(e.to_json(), json!({"error": "STATE_CONFLICT", "details": {"message": "m"}, "x": 1}));
+        assert_eq!(e.code, "STATE_CONFLICT");
+    }
+}
