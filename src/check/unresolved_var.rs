@@ -12,7 +12,7 @@
 use crate::check::Cx;
 use crate::check::graph::walk;
 use crate::check::scope::{self, Binding, LOOP_FIELDS, RUN_FIELDS, STEP_FIELDS, WORKFLOW_FIELDS};
-use crate::diagnostic::{Code, Diagnostic, suggest};
+use crate::diagnostic::{Code, Diagnostic, Label, suggest};
 use crate::ir::ExprSite;
 use crate::syntax::ast::{Expr, ExprKind};
 use std::collections::HashMap;
@@ -33,23 +33,37 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
             // the first few, then one line for the rest.
             let mut reported = 0usize;
             let mut more = 0usize;
-            let mut report = |span, message: String, help: Option<String>| {
-                if reported == MAX_PER_EXPRESSION {
-                    more += 1;
-                    return;
-                }
-                reported += 1;
-                let span = cx.file_span(loc, text, span);
-                out.push(Diagnostic::new(Code::UnresolvedVar, span, message).with_help_opt(help));
-            };
+            let mut report =
+                |span, message: String, help: Option<String>, label: Option<Label>, fix: Option<String>| {
+                    if reported == MAX_PER_EXPRESSION {
+                        more += 1;
+                        return;
+                    }
+                    reported += 1;
+                    let span = cx.file_span(loc, text, span);
+                    let mut d = Diagnostic::new(Code::UnresolvedVar, span, message).with_help_opt(help);
+                    if let Some(label) = label {
+                        d = d.with_label(label.span, label.message);
+                    }
+                    if let Some(to) = fix {
+                        d = d.with_fix(span, to);
+                    }
+                    out.push(d);
+                };
             walk(expr, &mut |e| match &e.kind {
                 ExprKind::Var(name) if scope::resolve(cx, i, site, name).is_none() => {
                     let (message, help) = unresolved_root(cx, i, site, name, &mut memo);
-                    report(e.span, message, help);
+                    report(
+                        e.span,
+                        message,
+                        help,
+                        defined_at(cx, i, site, name),
+                        replacement(cx, i, site, name),
+                    );
                 }
                 ExprKind::Field { base, name, name_span, .. } => {
                     if let Some((message, help)) = bad_field(cx, i, site, base, name) {
-                        report(*name_span, message, help);
+                        report(*name_span, message, help, None, None);
                     }
                 }
                 // `x['key']`: the same as `x.key` (step ids with `-` can only be read so).
@@ -57,7 +71,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
                     if let ExprKind::Str(key) = &index.kind
                         && let Some((message, help)) = bad_field(cx, i, site, base, key)
                     {
-                        report(index.span, message, help);
+                        report(index.span, message, help, None, None);
                     }
                 }
                 _ => {}
@@ -72,6 +86,50 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
             }
         }
     }
+}
+
+/// Where a name that is not in scope here *is* defined, as a label: the
+/// loop variable of another step (its `as:`, or its `foreach` for `item`),
+/// a param read without `params.`, a step id read as a value.
+fn defined_at(cx: &Cx, step: usize, site: ExprSite, name: &str) -> Option<Label> {
+    let s = &cx.wf.steps[step];
+    let loop_of = |o: &crate::ir::Step| -> Option<Label> {
+        let at = match &o.loop_var {
+            Some(var) => var.span,
+            None => o.foreach.as_ref()?.loc.span,
+        };
+        let var = o.loop_var_name();
+        Some(Label { span: at, message: format!("`{var}` is the loop variable of `{}` here", o.id.value) })
+    };
+    if s.foreach.is_some() && (name == s.loop_var_name() || name == "item") {
+        // Its own loop variable, read in `foreach` or as `item` after `as:`.
+        return if site == ExprSite::Foreach || name != s.loop_var_name() { loop_of(s) } else { None };
+    }
+    if let Some(other) = cx.wf.steps.iter().find(|o| o.foreach.is_some() && o.loop_var_name() == name) {
+        return loop_of(other);
+    }
+    if let Some(p) = cx.wf.params.iter().find(|p| p.name.value == name) {
+        return Some(Label { span: p.name.span, message: format!("`{name}` is declared here as a param") });
+    }
+    let j = *cx.step_index.get(name)?;
+    Some(Label { span: cx.wf.steps[j].id.span, message: format!("`{name}` is this step's id") })
+}
+
+/// The one certain rewrite of a name that is not in scope, besides a
+/// did-you-mean: a param read without `params.`, a step id read where its
+/// capture is meant, `item` in a step whose loop variable is renamed.
+fn replacement(cx: &Cx, step: usize, site: ExprSite, name: &str) -> Option<String> {
+    let s = &cx.wf.steps[step];
+    if s.foreach.is_some() && site != ExprSite::Foreach && name == "item" && s.loop_var_name() != "item" {
+        return Some(s.loop_var_name().to_owned());
+    }
+    if cx.wf.params.iter().any(|p| p.name.value == name) && scope::resolve(cx, step, site, "params").is_some()
+    {
+        return Some(format!("params.{name}"));
+    }
+    let j = *cx.step_index.get(name)?;
+    let capture = cx.wf.steps[j].capture_as.as_ref()?;
+    scope::resolve(cx, step, site, &capture.value).map(|_| capture.value.clone())
 }
 
 fn unresolved_root(

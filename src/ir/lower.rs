@@ -184,6 +184,15 @@ struct Lower<'a> {
     expr_bytes: usize,
 }
 
+/// `text` is one `<<expr>>` and nothing else (but blanks): the offset of
+/// `<<` and the text between the delimiters.
+fn wrapped_in_template(text: &str) -> Option<(usize, &str)> {
+    let trimmed = text.trim();
+    let inner = trimmed.strip_prefix("<<")?.strip_suffix(">>")?;
+    (!inner.contains("<<") && !inner.contains(">>") && !inner.trim().is_empty())
+        .then(|| (text.len() - text.trim_start().len(), inner))
+}
+
 /// The bytes between each `<<` and its `>>` (to the end when unclosed): the
 /// part of a template that is parsed as expressions.
 fn interpolation_bytes(text: &str) -> usize {
@@ -668,6 +677,29 @@ impl Lower<'_> {
         let text = scalar.value.clone();
         if !self.expr_budget(node.span, text.len()) {
             return Some(ExprSource { text, loc, expr: None });
+        }
+        // `foreach: "<<files>>"`: template syntax where an expression goes.
+        // One diagnostic with the edit, and the inner expression is checked.
+        if let Some((open, inner)) = wrapped_in_template(&text) {
+            let whole = Span::new(open, open + inner.len() + 4);
+            let span = loc.file_span(self.src, &text, whole);
+            let inner_span = loc.file_span(self.src, &text, Span::new(open + 2, open + 2 + inner.len()));
+            let trimmed = inner.trim();
+            let mut d = Diagnostic::new(
+                Code::ExprSyntax,
+                span,
+                format!("{what} is an expression already: `<<…>>` belongs in strings"),
+            )
+            .with_help(format!("write `{trimmed}`"));
+            // The edit keeps the text inside `<<` `>>`, when it maps one to one.
+            if (span.end - span.start) as usize == inner.len() + 4
+                && (inner_span.end - inner_span.start) as usize == inner.len()
+            {
+                d = d.with_fix(span, trimmed);
+            }
+            self.diags.push(d);
+            let expr = crate::syntax::expr::parse_expr_at(inner, open + 2).ok();
+            return Some(ExprSource { text, loc, expr });
         }
         let expr = match parse_expr(&text) {
             Ok(e) => Some(e),
