@@ -15,23 +15,14 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
-    // A named schema is compiled once, however many steps name it; an inline
-    // schema once per distinct text (generated workflows repeat them).
+    // A named schema is compiled once, however many steps name it.
     let mut named: HashMap<&str, Option<String>> = HashMap::new();
-    let mut inline: HashMap<String, Option<String>> = HashMap::new();
     for step in &cx.wf.steps {
         match &step.success_schema {
             None => {}
-            Some(SchemaRef::Inline { schema, span }) => {
-                let why = inline.entry(schema.to_string()).or_insert_with(|| invalid(schema));
-                if let Some(why) = why {
-                    out.push(Diagnostic::new(
-                        Code::UnknownSchema,
-                        *span,
-                        format!("this inline schema is not a valid JSON Schema: {why}"),
-                    ));
-                }
-            }
+            // Inline schemas are compiled while lowering, where the YAML
+            // tree can point at the offending key.
+            Some(SchemaRef::Inline { .. }) => {}
             Some(SchemaRef::Named(name)) => match cx.config.schemas.get(&name.value) {
                 Some(Ok(schema)) => {
                     let why = named.entry(&name.value).or_insert_with(|| invalid(schema));

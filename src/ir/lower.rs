@@ -171,7 +171,7 @@ fn key_fix(span: Span, scalar: &crate::syntax::node::Scalar, to: &str) -> Option
 
 /// Lowers a parsed file. `default_id` (the file stem) is the id when the file has none.
 pub fn lower(src: &SourceFile, root: &Node, default_id: &str) -> (Workflow, Vec<Diagnostic>) {
-    let mut cx = Lower { src, diags: Vec::new(), expr_bytes: 0 };
+    let mut cx = Lower { src, diags: Vec::new(), expr_bytes: 0, valid_schemas: Default::default() };
     let mut wf = cx.workflow(root, default_id);
     wf.has_expr_errors = cx.diags.iter().any(|d| d.code == Code::ExprSyntax);
     (wf, cx.diags)
@@ -182,6 +182,8 @@ struct Lower<'a> {
     diags: Vec<Diagnostic>,
     /// Bytes of expression text parsed so far (see [`MAX_FILE_EXPR_BYTES`]).
     expr_bytes: usize,
+    /// Inline schemas (as JSON text) already compiled without error.
+    valid_schemas: std::collections::HashSet<String>,
 }
 
 /// `text` is one `<<expr>>` and nothing else (but blanks): the offset of
@@ -452,7 +454,7 @@ impl Lower<'_> {
                 );
             }
             let type_ok = match e.value.get("type") {
-                Some(t) => self.schema_type(t),
+                Some(t) => self.schema_type(t, Code::YamlSchemaViolation),
                 None => true,
             };
             let schema = if e.value.is_null() { serde_json::json!({}) } else { e.value.to_json() };
@@ -482,46 +484,59 @@ impl Lower<'_> {
     /// a failure at the offending key, and checks its `default` against it:
     /// what passes here, `plan` accepts.
     fn param_schema(&mut self, name: &str, node: &Node, schema: &serde_json::Value) {
-        match jsonschema::validator_for(schema) {
-            Err(e) => {
-                let path: Vec<String> = e.instance_path().into_iter().map(|s| s.to_string()).collect();
-                let at = node_at(node, &path);
-                // A bad `type` anywhere gets the did-you-mean of the type names.
-                if path.last().is_some_and(|k| k == "type")
-                    || (path.len() >= 2 && path[path.len() - 2] == "type")
-                {
-                    let type_node = if path.last().is_some_and(|k| k == "type") {
-                        at
-                    } else {
-                        node_at(node, &path[..path.len() - 1])
-                    };
-                    if !self.schema_type(type_node) {
-                        return;
-                    }
-                }
-                let shown = if path.is_empty() { String::new() } else { format!(" at `{}`", path.join(".")) };
+        let what = format!("the schema of param `{name}`");
+        let help = "`plan` would refuse the workflow; fix the schema";
+        if let Some(validator) = self.invalid_schema(node, schema, Code::YamlSchemaViolation, &what, help) {
+            if let (Some(d), Some(dn)) = (schema.get("default"), node.get("default"))
+                && let Some(err) = validator.iter_errors(d).next()
+            {
                 self.violation(
-                    at.span,
-                    format!("the schema of param `{name}` is not a valid JSON Schema{shown}: {e}"),
-                    Some("`plan` would refuse the workflow; fix the schema".into()),
+                    dn.span,
+                    format!("the default of param `{name}` does not match its schema: {err}"),
+                    Some("`plan` would refuse the params; fix the default or the schema".into()),
                 );
-            }
-            Ok(validator) => {
-                if let (Some(d), Some(dn)) = (schema.get("default"), node.get("default"))
-                    && let Some(err) = validator.iter_errors(d).next()
-                {
-                    self.violation(
-                        dn.span,
-                        format!("the default of param `{name}` does not match its schema: {err}"),
-                        Some("`plan` would refuse the params; fix the default or the schema".into()),
-                    );
-                }
             }
         }
     }
 
+    /// Compiles `schema` (written at `node`) as the engine does; when it is
+    /// not a valid JSON Schema, reports `code` at the offending key (a bad
+    /// `type` with the did-you-mean of the type names) and returns `None`.
+    fn invalid_schema(
+        &mut self,
+        node: &Node,
+        schema: &serde_json::Value,
+        code: Code,
+        what: &str,
+        help: &str,
+    ) -> Option<jsonschema::Validator> {
+        let e = match jsonschema::validator_for(schema) {
+            Ok(v) => return Some(v),
+            Err(e) => e,
+        };
+        let path: Vec<String> = e.instance_path().into_iter().map(|s| s.to_string()).collect();
+        let at = node_at(node, &path);
+        // A bad `type` anywhere gets the did-you-mean of the type names.
+        if path.last().is_some_and(|k| k == "type") || (path.len() >= 2 && path[path.len() - 2] == "type") {
+            let type_node = if path.last().is_some_and(|k| k == "type") {
+                at
+            } else {
+                node_at(node, &path[..path.len() - 1])
+            };
+            if !self.schema_type(type_node, code) {
+                return None;
+            }
+        }
+        let shown = if path.is_empty() { String::new() } else { format!(" at `{}`", path.join(".")) };
+        self.diags.push(
+            Diagnostic::new(code, at.span, format!("{what} is not a valid JSON Schema{shown}: {e}"))
+                .with_help(help),
+        );
+        None
+    }
+
     /// Checks `type:` values; false when one was reported.
-    fn schema_type(&mut self, t: &Node) -> bool {
+    fn schema_type(&mut self, t: &Node, code: Code) -> bool {
         const TYPES: &[&str] = &["string", "number", "integer", "boolean", "array", "object", "null"];
         let mut ok = true;
         let names: Vec<&Node> = match &t.kind {
@@ -535,7 +550,10 @@ impl Lower<'_> {
                     let v = n.as_scalar().map_or("", |s| s.value.as_str());
                     let help = suggest(v, TYPES.iter().copied())
                         .or_else(|| Some(format!("JSON Schema types are: {}", TYPES.join(", "))));
-                    self.violation(n.span, format!("`{v}` is not a JSON Schema type"), help);
+                    self.diags.push(
+                        Diagnostic::new(code, n.span, format!("`{v}` is not a JSON Schema type"))
+                            .with_help_opt(help),
+                    );
                     ok = false;
                 }
             }
@@ -616,7 +634,19 @@ impl Lower<'_> {
         }
         let when = node.get("when").and_then(|n| self.expression(n, "`when`"));
         let success_schema = node.get("success_schema").and_then(|n| match &n.kind {
-            NodeKind::Map(_) => Some(SchemaRef::Inline { schema: n.to_json(), span: n.span }),
+            NodeKind::Map(_) => {
+                let schema = n.to_json();
+                // Generated workflows repeat one inline schema: compile each text once.
+                let text = schema.to_string();
+                if !self.valid_schemas.contains(&text) {
+                    let help = "the run would stop at this step with UNKNOWN_SCHEMA; fix the schema";
+                    let what = "this inline schema";
+                    if self.invalid_schema(n, &schema, Code::UnknownSchema, what, help).is_some() {
+                        self.valid_schemas.insert(text);
+                    }
+                }
+                Some(SchemaRef::Inline { schema, span: n.span })
+            }
             _ => self.string(n, "`success_schema`").map(SchemaRef::Named),
         });
         let input_template = node.get("input_template").map(|n| self.template_value(n));
