@@ -486,16 +486,15 @@ impl Lower<'_> {
     fn param_schema(&mut self, name: &str, node: &Node, schema: &serde_json::Value) {
         let what = format!("the schema of param `{name}`");
         let help = "`plan` would refuse the workflow; fix the schema";
-        if let Some(validator) = self.invalid_schema(node, schema, Code::YamlSchemaViolation, &what, help) {
-            if let (Some(d), Some(dn)) = (schema.get("default"), node.get("default"))
-                && let Some(err) = validator.iter_errors(d).next()
-            {
-                self.violation(
-                    dn.span,
-                    format!("the default of param `{name}` does not match its schema: {err}"),
-                    Some("`plan` would refuse the params; fix the default or the schema".into()),
-                );
-            }
+        if let Some(validator) = self.invalid_schema(node, schema, Code::YamlSchemaViolation, &what, help)
+            && let (Some(d), Some(dn)) = (schema.get("default"), node.get("default"))
+            && let Some(err) = validator.iter_errors(d).next()
+        {
+            self.violation(
+                dn.span,
+                format!("the default of param `{name}` does not match its schema: {err}"),
+                Some("`plan` would refuse the params; fix the default or the schema".into()),
+            );
         }
     }
 
