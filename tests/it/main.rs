@@ -31,5 +31,6 @@ mod mcp_stdio;
 mod migrate;
 mod migrate_cli;
 mod project;
+mod runs;
 mod state_crash;
 mod yaml_bad_input;
