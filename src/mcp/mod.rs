@@ -1,13 +1,11 @@
 //! The MCP server (`savant-think serve`): a thin adapter over the engine on
 //! `rmcp`, the official Rust MCP SDK. `server.rs` is the handler (tools,
 //! resources, subscriptions, logging level), `prompts.rs` the prompts and
-//! completions, `notify.rs` the notifications to clients, `catalog.rs` the
-//! tool contract (descriptions, schemas, annotations), `stdio.rs` and
+//! completions, `notify.rs` the notifications to clients, `stdio.rs` and
 //! `http.rs` the transports (`http.rs` with its security checks). Logs go to
 //! stderr, and to clients that ask with `logging/setLevel`; on stdio, stdout
 //! belongs to the protocol.
 
-pub mod catalog;
 pub mod http;
 pub mod notify;
 pub mod prompts;

@@ -3,8 +3,9 @@
 //! lock or on fsync, so each one runs on tokio's blocking pool.
 
 use crate::mcp::notify::{Hub, Session};
-use crate::mcp::{catalog, prompts as mcp_prompts};
+use crate::mcp::prompts as mcp_prompts;
 use crate::runtime::ErrorCode;
+use crate::runtime::catalog;
 use crate::runtime::{Engine, EngineError, tools};
 use rmcp::ErrorData as McpError;
 #[allow(deprecated)] // MCP logging: see notify.rs
@@ -91,11 +92,10 @@ impl SavantServer {
     /// Every tool as an MCP [`Tool`].
     pub fn tool_list() -> Vec<Tool> {
         catalog::tools()
-            .into_iter()
             .map(|t| {
-                Tool::new(t.name, t.description, as_object(t.input))
+                Tool::new(t.name, t.description, as_object(t.input.clone()))
                     .with_title(t.title)
-                    .with_raw_output_schema(as_object(t.output))
+                    .with_raw_output_schema(as_object(t.output.clone()))
                     .with_annotations(
                         ToolAnnotations::with_title(t.title)
                             .read_only(t.read_only)
@@ -110,8 +110,8 @@ impl SavantServer {
     /// Calls a tool by name: the result, or an `isError` result with `{error, details}`.
     pub async fn call(&self, name: &str, args: Value) -> CallToolResult {
         let started = std::time::Instant::now();
-        let Some(spec) = catalog::find(name) else {
-            let names: Vec<&str> = catalog::tools().iter().map(|t| t.name).collect();
+        let Some(spec) = catalog::find(name).filter(|t| t.mcp) else {
+            let names: Vec<&str> = catalog::tools().map(|t| t.name).collect();
             let help = crate::diagnostic::suggest(name, names.iter().copied());
             tracing::info!(tool = name, "unknown tool");
             return error_result(&EngineError::new(

@@ -1,6 +1,7 @@
 //! The run engine: the only place workflow semantics live. The CLI and the
 //! MCP server are thin adapters over [`Engine`].
 
+pub mod catalog;
 pub mod config;
 pub mod engine;
 mod error;

@@ -8,25 +8,6 @@ use crate::runtime::engine::{Engine, NextArgs};
 use crate::runtime::{EngineError, EngineResult};
 use serde_json::{Value, json};
 
-/// Every tool name, canonical form.
-pub const TOOLS: &[&str] = &[
-    "think_plan",
-    "think_next",
-    "think_explain",
-    "think_reset",
-    "think_driver_prompt",
-    "think_workflows_list",
-    "think_workflows_read",
-    "think_workflows_graph",
-    "think_state_get",
-    "think_state_list",
-    "think_state_delete",
-    "think_validate",
-    "think_debug",
-    "think",
-    "prompt_say",
-];
-
 /// `think.plan` → `think_plan`.
 pub fn canonical(name: &str) -> String {
     name.replace('.', "_")
@@ -135,11 +116,38 @@ pub fn call(engine: &Engine, name: &str, args: &Value) -> EngineResult {
             engine.say(message)
         }
         other => {
-            let help = crate::diagnostic::suggest(other, TOOLS.iter().copied());
+            let names: Vec<&str> = super::catalog::names().collect();
+            let help = crate::diagnostic::suggest(other, names.iter().copied());
             Err(EngineError::new(
                 ErrorCode::UnknownTool,
-                json!({ "tool": name, "message": format!("no engine tool `{other}`"), "help": help, "tools": TOOLS }),
+                json!({ "tool": name, "message": format!("no engine tool `{other}`"), "help": help, "tools": names }),
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The dispatcher and the tool table agree: every tool of the table is
+    /// dispatched (bad arguments, never UNKNOWN_TOOL), and a name outside
+    /// it is UNKNOWN_TOOL listing the table's names.
+    #[test]
+    fn the_dispatcher_serves_exactly_the_tool_table() {
+        let dir = std::env::temp_dir().join(format!("savant-tools-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("workflows")).unwrap();
+        let engine = Engine::new(&dir).unwrap();
+        for name in crate::runtime::catalog::names() {
+            if let Err(e) = call(&engine, name, &json!({"workflow": 1})) {
+                assert_ne!(e.code, ErrorCode::UnknownTool, "{name} is in the table but not dispatched");
+            }
+        }
+        let e = call(&engine, "think_plann", &json!({})).unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnknownTool);
+        assert_eq!(e.details["help"], "did you mean `think_plan`?");
+        let listed = e.details["tools"].as_array().unwrap().len();
+        assert_eq!(listed, crate::runtime::catalog::all().len());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -95,7 +95,7 @@ fn safe_in_dry_run(call: &str) -> bool {
     static SAFE: OnceLock<HashSet<&'static str>> = OnceLock::new();
     let safe = SAFE.get_or_init(|| {
         let mut s: HashSet<&'static str> =
-            crate::mcp::catalog::tools().into_iter().filter(|t| t.read_only).map(|t| t.name).collect();
+            crate::runtime::catalog::tools().filter(|t| t.read_only).map(|t| t.name).collect();
         s.insert("think");
         s.insert("prompt_say");
         s

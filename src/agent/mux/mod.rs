@@ -117,7 +117,7 @@ impl Multiplexer {
     }
 
     fn not_found(&self, name: &str) -> Value {
-        let mut known: Vec<String> = engine_tools::TOOLS.iter().map(|t| t.to_string()).collect();
+        let mut known: Vec<String> = crate::runtime::catalog::names().map(str::to_owned).collect();
         known.push(LOCAL_READ.into());
         known.push(LOCAL_EXEC.into());
         for s in &self.servers {
@@ -159,11 +159,11 @@ impl Multiplexer {
 }
 
 /// `INVALID_INPUT` when `args` break the engine tool's own input schema (the
-/// MCP catalog's, `additionalProperties: false`): a model's junk arguments
+/// tool table's, `additionalProperties: false`): a model's junk arguments
 /// come back as an error that says which, instead of being ignored.
 fn invalid_engine_args(tool: &str, args: &Value) -> Option<Value> {
-    let spec = crate::mcp::catalog::find(tool)?;
-    let validator = jsonschema::validator_for(&spec.input).ok()?;
+    let spec = crate::runtime::catalog::find(tool)?;
+    let validator = crate::runtime::catalog::input_validator(spec.name)?;
     let errors: Vec<String> =
         validator.iter_errors(args).take(5).map(|e| format!("{}: {e}", e.instance_path())).collect();
     if errors.is_empty() {
@@ -182,17 +182,16 @@ fn engine_name(name: &str) -> Option<&'static str> {
         return None;
     }
     let canonical = engine_tools::canonical(name);
-    engine_tools::TOOLS.iter().copied().find(|t| *t == canonical)
+    crate::runtime::catalog::names().find(|t| *t == canonical)
 }
 
 impl Tools for Multiplexer {
     async fn list(&self) -> Vec<ToolInfo> {
-        let mut out: Vec<ToolInfo> = crate::mcp::catalog::tools()
-            .into_iter()
+        let mut out: Vec<ToolInfo> = crate::runtime::catalog::tools()
             .map(|t| ToolInfo {
                 name: t.name.into(),
                 description: t.description.into(),
-                input_schema: t.input,
+                input_schema: t.input.clone(),
             })
             .collect();
         out.extend(self.local.list());

@@ -307,12 +307,11 @@ mod tests {
     #[test]
     fn consecutive_steps_share_most_of_the_prompt_as_a_prefix() {
         // The real engine tools, as `run` offers them.
-        let tools: Vec<ToolInfo> = crate::mcp::catalog::tools()
-            .into_iter()
+        let tools: Vec<ToolInfo> = crate::runtime::catalog::tools()
             .map(|t| ToolInfo {
                 name: t.name.into(),
                 description: t.description.into(),
-                input_schema: t.input,
+                input_schema: t.input.clone(),
             })
             .collect();
         let schema = crate::agent::run::action::schema();

@@ -18,8 +18,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-mod catalog;
 mod explain;
+mod info;
 mod state;
 mod validate;
 

@@ -1,11 +1,15 @@
-//! The MCP tool catalog: for each engine tool exposed over MCP, its
-//! description (telling the model what to do next), input schema (every field
-//! described), output schema and annotations. The behaviour lives in
-//! `runtime::tools`; this file is only the contract a client sees.
+//! The engine's tool table: every tool's name, description (telling the
+//! model what to do next), input schema (every field described), output
+//! schema and annotations, and whether MCP serves it. Built once. The MCP
+//! tool list, the agent's tool offers and argument checks, and the names
+//! `call` accepts all come from here; the behaviour lives in
+//! `runtime::tools`, whose dispatcher a test holds to this table.
 
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::sync::LazyLock;
 
-/// One tool as an MCP client sees it.
+/// One engine tool as a client sees it.
 pub struct ToolSpec {
     pub name: &'static str,
     pub title: &'static str,
@@ -15,6 +19,9 @@ pub struct ToolSpec {
     pub read_only: bool,
     pub destructive: bool,
     pub idempotent: bool,
+    /// Served over MCP (`think_state_delete` is CLI only: a model should not
+    /// delete runs).
+    pub mcp: bool,
 }
 
 fn s(description: &str) -> Value {
@@ -74,8 +81,34 @@ fn progress_output() -> Value {
     }))
 }
 
-/// Every tool served over MCP, in a stable order.
-pub fn tools() -> Vec<ToolSpec> {
+static ALL: LazyLock<Vec<ToolSpec>> = LazyLock::new(build);
+
+/// Each tool's input schema, compiled once.
+static VALIDATORS: LazyLock<HashMap<&'static str, jsonschema::Validator>> = LazyLock::new(|| {
+    ALL.iter().filter_map(|t| Some((t.name, jsonschema::validator_for(&t.input).ok()?))).collect()
+});
+
+/// Every engine tool, in a stable order.
+pub fn all() -> &'static [ToolSpec] {
+    &ALL
+}
+
+/// The tools served over MCP, in a stable order.
+pub fn tools() -> impl Iterator<Item = &'static ToolSpec> {
+    ALL.iter().filter(|t| t.mcp)
+}
+
+/// Every engine tool's name, canonical form (`think_plan`).
+pub fn names() -> impl Iterator<Item = &'static str> {
+    ALL.iter().map(|t| t.name)
+}
+
+/// The compiled input schema of a tool.
+pub fn input_validator(name: &str) -> Option<&'static jsonschema::Validator> {
+    VALIDATORS.get(name)
+}
+
+fn build() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
             name: "think_plan",
@@ -94,6 +127,7 @@ pub fn tools() -> Vec<ToolSpec> {
             read_only: false,
             destructive: true,
             idempotent: false,
+            mcp: true,
         },
         ToolSpec {
             name: "think_next",
@@ -114,6 +148,7 @@ pub fn tools() -> Vec<ToolSpec> {
             read_only: false,
             destructive: false,
             idempotent: true,
+            mcp: true,
         },
         ToolSpec {
             name: "think_explain",
@@ -143,6 +178,7 @@ pub fn tools() -> Vec<ToolSpec> {
             read_only: true,
             destructive: false,
             idempotent: true,
+            mcp: true,
         },
         ToolSpec {
             name: "think_reset",
@@ -161,6 +197,7 @@ pub fn tools() -> Vec<ToolSpec> {
             read_only: false,
             destructive: true,
             idempotent: false,
+            mcp: true,
         },
         ToolSpec {
             name: "think_driver_prompt",
@@ -178,6 +215,7 @@ pub fn tools() -> Vec<ToolSpec> {
             read_only: true,
             destructive: false,
             idempotent: true,
+            mcp: true,
         },
         ToolSpec {
             name: "think_workflows_list",
@@ -193,6 +231,7 @@ pub fn tools() -> Vec<ToolSpec> {
             read_only: true,
             destructive: false,
             idempotent: true,
+            mcp: true,
         },
         ToolSpec {
             name: "think_workflows_read",
@@ -207,6 +246,7 @@ pub fn tools() -> Vec<ToolSpec> {
             read_only: true,
             destructive: false,
             idempotent: true,
+            mcp: true,
         },
         ToolSpec {
             name: "think_workflows_graph",
@@ -229,6 +269,7 @@ pub fn tools() -> Vec<ToolSpec> {
             read_only: true,
             destructive: false,
             idempotent: true,
+            mcp: true,
         },
         ToolSpec {
             name: "think_state_get",
@@ -248,6 +289,7 @@ pub fn tools() -> Vec<ToolSpec> {
             read_only: true,
             destructive: false,
             idempotent: true,
+            mcp: true,
         },
         ToolSpec {
             name: "think_state_list",
@@ -260,6 +302,22 @@ pub fn tools() -> Vec<ToolSpec> {
             read_only: true,
             destructive: false,
             idempotent: true,
+            mcp: true,
+        },
+        ToolSpec {
+            name: "think_state_delete",
+            title: "Delete a run",
+            description: "Delete a run's stored state (snapshot and journal). It cannot be undone; the CLI's `state delete` and `call` use it, MCP does not offer it.",
+            input: object(json!({ "workflow": s(WORKFLOW), "run_id": s(RUN_ID) }), &["workflow", "run_id"]),
+            output: output(json!({
+                "deleted": { "type": "boolean", "description": "Always true: a missing run is UNKNOWN_RUN." },
+                "workflow": s("The workflow id."),
+                "run_id": s("The run id.")
+            })),
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+            mcp: false,
         },
         ToolSpec {
             name: "think_validate",
@@ -283,6 +341,7 @@ pub fn tools() -> Vec<ToolSpec> {
             read_only: true,
             destructive: false,
             idempotent: true,
+            mcp: true,
         },
         ToolSpec {
             name: "think_debug",
@@ -299,6 +358,7 @@ pub fn tools() -> Vec<ToolSpec> {
             read_only: true,
             destructive: false,
             idempotent: true,
+            mcp: true,
         },
         ToolSpec {
             name: "think",
@@ -323,6 +383,7 @@ pub fn tools() -> Vec<ToolSpec> {
             read_only: false,
             destructive: false,
             idempotent: false,
+            mcp: true,
         },
         ToolSpec {
             name: "prompt_say",
@@ -340,14 +401,15 @@ pub fn tools() -> Vec<ToolSpec> {
             read_only: true,
             destructive: false,
             idempotent: true,
+            mcp: true,
         },
     ]
 }
 
-/// Looks a tool up by its MCP name (dotted names accepted: `think.plan`).
-pub fn find(name: &str) -> Option<ToolSpec> {
+/// Looks a tool up by name (dotted names accepted: `think.plan`).
+pub fn find(name: &str) -> Option<&'static ToolSpec> {
     let name = crate::runtime::tools::canonical(name);
-    tools().into_iter().find(|t| t.name == name)
+    ALL.iter().find(|t| t.name == name)
 }
 
 #[cfg(test)]
@@ -356,8 +418,8 @@ mod tests {
 
     #[test]
     fn every_tool_is_an_engine_tool_and_every_field_is_described() {
-        for t in tools() {
-            assert!(crate::runtime::tools::TOOLS.contains(&t.name), "{} is not an engine tool", t.name);
+        for t in all() {
+            assert!(input_validator(t.name).is_some(), "{}'s input schema does not compile", t.name);
             assert_eq!(t.input["type"], "object");
             assert_eq!(t.output["type"], "object");
             for (field, schema) in t.input["properties"].as_object().unwrap() {
