@@ -9,6 +9,17 @@ use serde::Serialize;
 const VERSION: u32 = 1;
 
 pub(super) fn render(reports: &[FileReport<'_>]) -> String {
+    let mut out = serde_json::to_string_pretty(&document(reports)).expect("plain data always serializes");
+    out.push('\n');
+    out
+}
+
+/// The `json` format as a value (what the engine embeds in its errors).
+pub(super) fn value(reports: &[FileReport<'_>]) -> serde_json::Value {
+    serde_json::to_value(document(reports)).expect("plain data always serializes")
+}
+
+fn document<'a>(reports: &'a [FileReport<'a>]) -> Document<'a> {
     let diagnostics = reports
         .iter()
         .flat_map(|report| report.diagnostics.iter().map(move |d| (report.source, d)))
@@ -30,10 +41,7 @@ pub(super) fn render(reports: &[FileReport<'_>]) -> String {
                 .map(|f| JsonFix { range: Range::new(source, f.span), replacement: &f.replacement }),
         })
         .collect();
-    let document = Document { version: VERSION, diagnostics, summary: Summary::from_reports(reports) };
-    let mut out = serde_json::to_string_pretty(&document).expect("plain data always serializes");
-    out.push('\n');
-    out
+    Document { version: VERSION, diagnostics, summary: Summary::from_reports(reports) }
 }
 
 #[derive(Serialize)]

@@ -85,6 +85,11 @@ pub fn render(format: Format, reports: &[FileReport<'_>], opts: &HumanOptions) -
     }
 }
 
+/// The `json` format's document as a value: `{version, diagnostics, summary}`.
+pub fn json_value(reports: &[FileReport<'_>]) -> serde_json::Value {
+    json::value(reports)
+}
+
 /// The start and the exclusive end of `span` as 1-based lines and columns.
 fn line_cols(source: &SourceFile, span: Span) -> (LineCol, LineCol) {
     (source.line_col(span.start as usize), source.line_col(span.end as usize))

@@ -4,7 +4,7 @@ use crate::check::{self, Config};
 use crate::compile::Plan;
 use crate::diagnostic::Severity;
 use crate::ir::Workflow;
-use crate::report::{FileReport, Format, HumanOptions, render};
+use crate::report::FileReport;
 use crate::runtime::EngineError;
 use crate::runtime::ErrorCode;
 use crate::source::SourceFile;
@@ -21,6 +21,38 @@ pub struct CompiledWorkflow {
     pub source: SourceFile,
     pub wf: Workflow,
     pub plan: Plan,
+}
+
+/// What `stat` says about a file: enough to tell that it changed without
+/// reading it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: std::time::SystemTime,
+    ctime_ns: i128,
+}
+
+impl FileIdentity {
+    pub fn of(path: &Path) -> Option<FileIdentity> {
+        let m = std::fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        let (dev, ino, ctime_ns) = {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino(), i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()))
+        };
+        #[cfg(not(unix))]
+        let (dev, ino, ctime_ns) = (0, 0, 0);
+        Some(FileIdentity { dev, ino, len: m.len(), mtime: m.modified().ok()?, ctime_ns })
+    }
+
+    /// Whether the file was last modified at least a second before `read_at`
+    /// (file times move in clock ticks: a write just after a read in the same
+    /// tick would leave them unchanged).
+    pub fn settled_before(&self, read_at: std::time::SystemTime) -> bool {
+        read_at.duration_since(self.mtime).is_ok_and(|d| d >= std::time::Duration::from_secs(1))
+    }
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -105,10 +137,16 @@ pub fn list_ids(root: &Path) -> Vec<String> {
 /// Reads, checks and compiles. A workflow with errors is refused with
 /// `YAML_SCHEMA_VIOLATION` and its diagnostics.
 pub fn compile_file(path: &Path, config: &Config) -> Result<CompiledWorkflow, EngineError> {
-    // The same reading rules as `check`: a regular file (a FIFO is refused,
-    // not waited on), the size cap, and a non-UTF-8 byte is YAML_SYNTAX.
+    let bytes = read_bytes(path, config)?;
+    compile_bytes(path, bytes, config)
+}
+
+/// Reads a workflow file by the same rules as `check`: a regular file (a
+/// FIFO is refused, not waited on) under the size cap (one byte over is
+/// read, so the checker reports the limit).
+pub fn read_bytes(path: &Path, config: &Config) -> Result<Vec<u8>, EngineError> {
     let cap = config.limits.file_cap() as u64;
-    let bytes = crate::fsx::open_regular(path)
+    crate::fsx::open_regular(path)
         .and_then(|f| {
             use std::io::Read;
             let mut bytes = Vec::new();
@@ -120,19 +158,19 @@ pub fn compile_file(path: &Path, config: &Config) -> Result<CompiledWorkflow, En
                 ErrorCode::UnknownWorkflow,
                 json!({"path": path.display().to_string(), "message": e.to_string()}),
             )
-        })?;
+        })
+}
+
+/// Checks and compiles a workflow file's bytes (a non-UTF-8 byte is
+/// `YAML_SYNTAX`, as in `check`).
+pub fn compile_bytes(path: &Path, bytes: Vec<u8>, config: &Config) -> Result<CompiledWorkflow, EngineError> {
     let hash = sha256_hex(&bytes);
     let (source, read_diags) =
         crate::workspace::decode_source(path.to_string_lossy().into_owned(), bytes, &config.limits);
     let (wf, diags) =
         if read_diags.is_empty() { check::analyze(&source, config) } else { (None, read_diags) };
     if diags.iter().any(|d| d.severity == Severity::Error) {
-        let report = render(
-            Format::Json,
-            &[FileReport { source: &source, diagnostics: &diags }],
-            &HumanOptions::default(),
-        );
-        let parsed: Value = serde_json::from_str(&report).unwrap_or(Value::Null);
+        let parsed = crate::report::json_value(&[FileReport { source: &source, diagnostics: &diags }]);
         return Err(EngineError::new(
             ErrorCode::YamlSchemaViolation,
             json!({

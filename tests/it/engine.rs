@@ -3,6 +3,7 @@
 use savant_think::runtime::Engine;
 use savant_think::runtime::engine::NextArgs;
 use serde_json::{Value, json};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// A temporary project root with the given workflows (and the crate's schemas and prompts).
@@ -180,4 +181,26 @@ fn the_bundled_review_workflow_runs_to_done() {
     }
     assert_eq!(seen, ["fetch_mr", "review_file[0]", "lint", "tests", "summarize"]);
     assert_eq!(r["artifacts"]["reviews"][1], Value::Null, "the lock file was skipped");
+}
+
+/// The compiled workflow is cached by the file's identity, but a rewrite of
+/// the same size right after a read (same clock tick, same inode) is still
+/// seen: a recently modified file is always read again.
+#[test]
+fn a_same_size_rewrite_right_after_a_read_is_seen() {
+    let a = "steps:\n  - id: a\n    call: prompt.say\n";
+    let b = "steps:\n  - id: b\n    call: prompt.say\n";
+    let root = Root::new("identity", &[("flip", a)]);
+    let e = root.engine();
+    let first = e.workflow("flip").unwrap();
+    assert_eq!(first.wf.steps[0].id.value, "a");
+    let path = root.0.join("workflows/flip.yaml");
+    // In place (same inode), same length.
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().write_all(b.as_bytes()).unwrap();
+    let second = e.workflow("flip").unwrap();
+    assert_eq!(second.wf.steps[0].id.value, "b", "the rewrite was not seen");
+    assert_ne!(first.hash, second.hash);
+    // Unchanged: the same compiled workflow comes back.
+    let third = e.workflow("flip").unwrap();
+    assert!(std::sync::Arc::ptr_eq(&second, &third));
 }

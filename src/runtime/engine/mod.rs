@@ -33,12 +33,20 @@ struct Cached {
     journal_len: usize,
 }
 
+/// A compiled workflow and the identity of the file it was read from.
+#[derive(Clone)]
+struct CachedWorkflow {
+    compiled: Arc<CompiledWorkflow>,
+    identity: Option<workflow::FileIdentity>,
+    read_at: std::time::SystemTime,
+}
+
 pub struct Engine {
     root: PathBuf,
     config: EngineConfig,
     check_config: Config,
     store: Box<dyn StateStore>,
-    workflows: Mutex<HashMap<PathBuf, Arc<CompiledWorkflow>>>,
+    workflows: Mutex<HashMap<PathBuf, CachedWorkflow>>,
     runs: Mutex<HashMap<(String, String), Cached>>,
     validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
 }
@@ -136,24 +144,36 @@ impl Engine {
     }
 
     /// Resolves, reads and compiles a workflow; cached by path and content hash.
+    ///
+    /// A file whose identity (device, inode, size, modification and change
+    /// times) is unchanged since it was read, and that had not been modified
+    /// in the second before that read (a later write in the same clock tick
+    /// would keep its times), is not read again: a hot call does no I/O but
+    /// one `stat`. Otherwise it is read once and hashed; the same bytes keep
+    /// the compiled workflow.
     pub fn workflow(&self, workflow: &str) -> Result<Arc<CompiledWorkflow>, EngineError> {
         let path = workflow::resolve(&self.root, workflow)?;
-        let cap = self.check_config.limits.file_cap() as u64;
-        let bytes = crate::fsx::read_capped(&path, cap).map_err(|e| {
-            EngineError::new(
-                ErrorCode::UnknownWorkflow,
-                json!({"workflow": workflow, "message": e.to_string()}),
-            )
+        let identity = workflow::FileIdentity::of(&path);
+        let cached = self.workflows.lock().unwrap_or_else(|p| p.into_inner()).get(&path).cloned();
+        if let (Some(c), Some(id)) = (&cached, identity)
+            && c.identity == Some(id)
+            && id.settled_before(c.read_at)
+        {
+            return Ok(c.compiled.clone());
+        }
+        let read_at = std::time::SystemTime::now();
+        let bytes = workflow::read_bytes(&path, &self.check_config).map_err(|mut e| {
+            e.details["workflow"] = json!(workflow);
+            e
         })?;
         let hash = workflow::sha256_hex(&bytes);
-        if let Some(cw) = self.workflows.lock().unwrap_or_else(|p| p.into_inner()).get(&path)
-            && cw.hash == hash
-        {
-            return Ok(cw.clone());
-        }
-        let cw = Arc::new(workflow::compile_file(&path, &self.check_config)?);
-        self.workflows.lock().unwrap_or_else(|p| p.into_inner()).insert(path, cw.clone());
-        Ok(cw)
+        let compiled = match cached {
+            Some(c) if c.compiled.hash == hash => c.compiled,
+            _ => Arc::new(workflow::compile_bytes(&path, bytes, &self.check_config)?),
+        };
+        let entry = CachedWorkflow { compiled: compiled.clone(), identity, read_at };
+        self.workflows.lock().unwrap_or_else(|p| p.into_inner()).insert(path, entry);
+        Ok(compiled)
     }
 
     fn key(&self, cw: &CompiledWorkflow, run_id: &str) -> Result<RunKey, EngineError> {

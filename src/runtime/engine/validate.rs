@@ -89,12 +89,8 @@ impl Engine {
                 json!({"workflow": workflow, "message": e.to_string()}),
             )
         })?;
-        let text = crate::report::render(
-            crate::report::Format::Json,
-            &[crate::report::FileReport { source: &src, diagnostics: &diags }],
-            &crate::report::HumanOptions::default(),
-        );
-        let report: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        let report =
+            crate::report::json_value(&[crate::report::FileReport { source: &src, diagnostics: &diags }]);
         let errors = report["summary"]["errors"].as_u64().unwrap_or(0);
         Ok(
             json!({ "valid": errors == 0, "workflow": workflow, "diagnostics": report["diagnostics"], "summary": report["summary"] }),
