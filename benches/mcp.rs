@@ -2,8 +2,11 @@
 //! `savant-think serve` (the real release binary) as a child process.
 //!
 //! Groups (`mcp_stdio`):
+//! - `ping`: the protocol floor — one JSON-RPC request and its empty answer.
 //! - `prompt_say`: the trivial tool — JSON-RPC framing, dispatch and the
 //!   result's text copy, no state.
+//! - `think_next_70`: one accepted result per call on runs of a 70-step
+//!   sequential workflow (a new run is planned, untimed, every 70 calls).
 //! - `think_next`: one accepted result per call on a 100,000-item `foreach`
 //!   run, fsync off (`SAVANT_STATE_FSYNC=0`): journal append, state update,
 //!   the next instruction rendered.
@@ -12,7 +15,9 @@
 //! 127.0.0.1, rmcp's HTTP client, one session), against the same call over
 //! stdio. Target: within 2× of stdio (no Nagle/delayed-ACK stalls).
 //!
-//! The target (issue "MCP server"): `think_next` within 2× of `prompt_say`.
+//! Targets: `think_next` within 2× of `prompt_say`; `prompt_say` within
+//! 1.3× of `ping` and `think_next_70` within 2.5× of `ping`, measured back
+//! to back in one run.
 //! Run with `cargo bench --bench mcp`; figures in `docs/PERFORMANCE.md`
 //! (section "MCP round trip"). The root goes under the system temp dir
 //! (`SAVANT_BENCH_DIR` to choose another file system).
@@ -43,6 +48,19 @@ steps:
     capture_as: out
 "#;
 
+/// 70 sequential steps, each reading the previous capture.
+fn seventy_steps() -> String {
+    let mut y = String::from("id: bench_70\nsteps:\n  - id: s0\n    call: think\n    capture_as: c0\n");
+    for i in 1..70 {
+        y.push_str(&format!(
+            "  - id: s{i}\n    call: think\n    input_template: {{ thought: \"after <<c{}.ok>>\" }}\n    capture_as: c{i}\n",
+            i - 1
+        ));
+    }
+    y.push_str("  - id: end\n    call: prompt.say\n    input_template: { message: \"<<c69.ok>>\" }\n");
+    y
+}
+
 type Client = RunningService<RoleClient, ()>;
 
 fn scratch_root() -> PathBuf {
@@ -51,6 +69,7 @@ fn scratch_root() -> PathBuf {
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(root.join("workflows")).unwrap();
     std::fs::write(root.join("workflows/bench_loop.yaml"), WORKFLOW).unwrap();
+    std::fs::write(root.join("workflows/bench_70.yaml"), seventy_steps()).unwrap();
     root
 }
 
@@ -107,6 +126,45 @@ fn bench(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("mcp_stdio");
     g.sample_size(50).measurement_time(Duration::from_secs(5));
+    g.bench_function("ping", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let started = Instant::now();
+                for _ in 0..iters {
+                    let ping = rmcp::model::ClientRequest::PingRequest(rmcp::model::PingRequest {
+                        method: Default::default(),
+                        extensions: Default::default(),
+                    });
+                    client.peer().send_request(ping).await.expect("ping");
+                }
+                started.elapsed()
+            })
+        })
+    });
+    let mut seventy = (0usize, 70usize);
+    g.bench_function("think_next_70", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let (run, step) = &mut seventy;
+                    if *step == 70 {
+                        *run += 1;
+                        *step = 0;
+                        let id = format!("r{run}");
+                        call(&client, "think_plan", json!({"workflow": "bench_70", "run_id": id})).await;
+                    }
+                    let args = json!({"workflow": "bench_70", "run_id": format!("r{run}"),
+                                      "step_id": format!("s{step}"), "result_snapshot": {"ok": true}});
+                    *step += 1;
+                    let started = Instant::now();
+                    call(&client, "think_next", args).await;
+                    total += started.elapsed();
+                }
+                total
+            })
+        })
+    });
     g.bench_function("prompt_say", |b| {
         b.iter_custom(|iters| {
             rt.block_on(async {

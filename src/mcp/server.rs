@@ -60,12 +60,23 @@ fn as_object(v: Value) -> Arc<JsonObject> {
 pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, EngineError> + Send + 'static,
 ) -> Result<T, EngineError> {
+    let failed = |e: &dyn std::fmt::Display| {
+        tracing::error!("engine call failed: {e}");
+        Err(EngineError::new(ErrorCode::Internal, json!({"message": "the engine call did not complete"})))
+    };
+    // On a multi-threaded runtime the call runs on this worker, which hands
+    // its other tasks to another thread meanwhile: no wake-up of a pool
+    // thread and back per call. A panic is an INTERNAL error either way.
+    if tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
+        return match tokio::task::block_in_place(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)))
+        {
+            Ok(r) => r,
+            Err(_) => failed(&"it panicked"),
+        };
+    }
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => r,
-        Err(e) => {
-            tracing::error!("engine call failed: {e}");
-            Err(EngineError::new(ErrorCode::Internal, json!({"message": "the engine call did not complete"})))
-        }
+        Err(e) => failed(&e),
     }
 }
 
@@ -119,15 +130,21 @@ impl SavantServer {
                 json!({"tool": name, "message": format!("no tool `{name}`"), "help": help, "tools": names}),
             ));
         };
-        let engine = self.engine.clone();
-        let root = self.root.clone();
         let tool = spec.name;
-        let given = args.clone();
-        let out = blocking(move || {
-            check_workflow_arg(&root, &args)?;
-            tools::call(&engine, tool, &args)
-        })
-        .await;
+        // What `changed` needs, instead of a copy of the whole arguments.
+        let arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
+        let given = json!({"workflow": arg("workflow"), "run_id": arg("run_id")});
+        let out = if spec.pure {
+            // No file or state to touch: answered on this task.
+            tools::call(&self.engine, tool, &args)
+        } else {
+            let (engine, root) = (self.engine.clone(), self.root.clone());
+            blocking(move || {
+                check_workflow_arg(&root, &args)?;
+                tools::call(&engine, tool, &args)
+            })
+            .await
+        };
         let ms = started.elapsed().as_millis() as u64;
         match out {
             Ok(v) => {

@@ -22,6 +22,9 @@ pub struct ToolSpec {
     /// Served over MCP (`think_state_delete` is CLI only: a model should not
     /// delete runs).
     pub mcp: bool,
+    /// Touches no file and no state (`prompt_say`): a server may answer it
+    /// without a trip to a blocking thread.
+    pub pure: bool,
 }
 
 fn s(description: &str) -> Value {
@@ -128,6 +131,7 @@ fn build() -> Vec<ToolSpec> {
             destructive: true,
             idempotent: false,
             mcp: true,
+            pure: false,
         },
         ToolSpec {
             name: "think_next",
@@ -149,6 +153,7 @@ fn build() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: true,
             mcp: true,
+            pure: false,
         },
         ToolSpec {
             name: "think_explain",
@@ -179,6 +184,7 @@ fn build() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: true,
             mcp: true,
+            pure: false,
         },
         ToolSpec {
             name: "think_reset",
@@ -198,6 +204,7 @@ fn build() -> Vec<ToolSpec> {
             destructive: true,
             idempotent: false,
             mcp: true,
+            pure: false,
         },
         ToolSpec {
             name: "think_driver_prompt",
@@ -216,6 +223,7 @@ fn build() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: true,
             mcp: true,
+            pure: false,
         },
         ToolSpec {
             name: "think_workflows_list",
@@ -232,6 +240,7 @@ fn build() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: true,
             mcp: true,
+            pure: false,
         },
         ToolSpec {
             name: "think_workflows_read",
@@ -247,6 +256,7 @@ fn build() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: true,
             mcp: true,
+            pure: false,
         },
         ToolSpec {
             name: "think_workflows_graph",
@@ -270,6 +280,7 @@ fn build() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: true,
             mcp: true,
+            pure: false,
         },
         ToolSpec {
             name: "think_state_get",
@@ -290,6 +301,7 @@ fn build() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: true,
             mcp: true,
+            pure: false,
         },
         ToolSpec {
             name: "think_state_list",
@@ -303,6 +315,7 @@ fn build() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: true,
             mcp: true,
+            pure: false,
         },
         ToolSpec {
             name: "think_state_delete",
@@ -318,6 +331,7 @@ fn build() -> Vec<ToolSpec> {
             destructive: true,
             idempotent: false,
             mcp: false,
+            pure: false,
         },
         ToolSpec {
             name: "think_validate",
@@ -342,6 +356,7 @@ fn build() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: true,
             mcp: true,
+            pure: false,
         },
         ToolSpec {
             name: "think_debug",
@@ -359,6 +374,7 @@ fn build() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: true,
             mcp: true,
+            pure: false,
         },
         ToolSpec {
             name: "think",
@@ -384,6 +400,7 @@ fn build() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: false,
             mcp: true,
+            pure: false,
         },
         ToolSpec {
             name: "prompt_say",
@@ -402,6 +419,7 @@ fn build() -> Vec<ToolSpec> {
             destructive: false,
             idempotent: true,
             mcp: true,
+            pure: true,
         },
     ]
 }
