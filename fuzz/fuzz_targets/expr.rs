@@ -12,7 +12,10 @@ fuzz_target!(|text: &str| {
     match (parse_expr(text), parse_expr_at(text, base as usize)) {
         (Ok(expr), Ok(shifted)) => {
             assert!(expr.span.start <= expr.span.end && expr.span.end <= len, "span {:?}", expr.span);
-            assert_eq!((expr.span.start + base, expr.span.end + base), (shifted.span.start, shifted.span.end));
+            assert_eq!(
+                (expr.span.start + base, expr.span.end + base),
+                (shifted.span.start, shifted.span.end)
+            );
         }
         (Err(e), Err(shifted)) => {
             assert!(e.span.start <= e.span.end && e.span.end <= len, "error span {:?}", e.span);

@@ -12,7 +12,11 @@ fuzz_target!(|text: &str| {
     for segment in &template.segments {
         if let Segment::Interp { expr, span } = segment {
             assert!(span.start <= span.end && span.end <= len, "segment span {span:?}");
-            assert!(span.start <= expr.span.start && expr.span.end <= span.end, "{:?} outside {span:?}", expr.span);
+            assert!(
+                span.start <= expr.span.start && expr.span.end <= span.end,
+                "{:?} outside {span:?}",
+                expr.span
+            );
         }
     }
     for e in &errors {
