@@ -3,6 +3,9 @@
 //! steps' outputs. Each becomes a step with `id` (the name), `call`
 //! (`agent: x` → `agent.x`), `deps` on the previous step, `input_template`
 //! (from `with`) and `capture_as` (the name, so `{{ name }}` resolves).
+//! A key the step already has is never generated a second time: its own
+//! `deps`, `input_template` or `capture_as` stays, and a `with` beside an
+//! `input_template` is kept as it is (a literal `check` reports).
 
 use super::Cx;
 use super::placeholder::{Scope, StepRef};
@@ -56,11 +59,13 @@ pub fn steps(cx: &mut Cx, scope: &mut Scope, infos: &[StepInfo], steps: &[Node])
             what.push(format!("`call: {}`", call.as_str().unwrap_or("")));
             map.push(("call".into(), call));
         }
-        if !info.deps.is_empty() {
+        let own = |key: &str| step.get(key).is_some();
+        if !info.deps.is_empty() && !own("deps") {
             what.push(format!("`deps: [{}]`", info.deps.join(", ")));
             map.push(("deps".into(), Yaml::Seq(info.deps.iter().map(|d| Yaml::Str(d.clone())).collect())));
         }
-        if let Some(with) = step.get("with") {
+        let with = step.get("with").filter(|_| !own("input_template"));
+        if let Some(with) = with {
             what.push("`input_template` from `with`".into());
             let sref = StepRef { index: i, loop_var: None };
             map.push(("input_template".into(), template(cx, scope, &sref, with)));
@@ -72,7 +77,13 @@ pub fn steps(cx: &mut Cx, scope: &mut Scope, infos: &[StepInfo], steps: &[Node])
         cx.change(step, format!("workflow-engine step → {}", what.join(", ")));
         for e in entries {
             let key = key_text(&e.key);
-            let used = matches!(key.as_str(), "name" | "with") || call.is_some_and(|(k, _)| k == key);
+            let used =
+                key == "name" || (key == "with" && with.is_some()) || call.is_some_and(|(k, _)| k == key);
+            if key == "with" && with.is_none() {
+                let line = cx.line(e.key.span.start);
+                let reason = "the step also has `input_template`; `check` reports the old key".to_owned();
+                cx.literals.push(super::Literal { line, text: key.clone(), reason });
+            }
             if !used {
                 map.push((key, Yaml::from_node(&e.value)));
             }

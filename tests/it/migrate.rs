@@ -253,3 +253,23 @@ fn a_legacy_key_beside_its_replacement_is_kept_and_listed() {
     assert_eq!(kept, [(4, "tool"), (6, "applicable_when")]);
     assert_eq!(m.literals[0].reason, "the step also has `call`; `check` reports the old key");
 }
+
+/// Found by the `migrate` fuzz target: a workflow-engine step with both
+/// `with` and `input_template` (or its own `deps`) was migrated to a step
+/// with the key twice, which is not YAML.
+#[test]
+fn a_workflow_engine_step_never_gets_a_key_twice() {
+    let m = run("steps:\n  - name: a\n    tool: t\n  - name: b\n    agent: writer\n    with: {x: 1}\n    \
+         input_template: {y: 2}\n    deps: [a]\n");
+    let Outcome::Migrated { text, .. } = &m.outcome else { panic!("not migrated: {m:?}") };
+    let errors: Vec<_> = check_source(&SourceFile::new("wf.yaml", text.clone()), &Config::default())
+        .into_iter()
+        .filter(|d| d.code == savant_think::Code::YamlSyntax)
+        .collect();
+    assert!(errors.is_empty(), "{text}\n{errors:#?}");
+    assert_eq!(text.matches("input_template:").count(), 1, "{text}");
+    assert_eq!(text.matches("deps:").count(), 1, "{text}");
+    assert!(text.contains("with:"), "the step's `with` is kept: {text}");
+    let kept: Vec<_> = m.literals.iter().map(|l| (l.line, l.text.as_str())).collect();
+    assert_eq!(kept, [(6, "with")]);
+}
