@@ -30,5 +30,6 @@ mod mcp_stdio;
 mod migrate;
 mod migrate_cli;
 mod project;
+mod replicas;
 mod state_crash;
 mod yaml_bad_input;

@@ -16,10 +16,10 @@ use std::time::Duration;
 const TOKEN: &str = "test-token-0123456789";
 
 /// A running `serve --http`, killed on drop.
-struct Server {
-    child: Child,
+pub(crate) struct Server {
+    pub(crate) child: Child,
     /// host:port
-    addr: String,
+    pub(crate) addr: String,
 }
 
 impl Drop for Server {
@@ -30,12 +30,19 @@ impl Drop for Server {
 }
 
 fn start(root: &std::path::Path, extra: &[&str]) -> Server {
+    start_with(root, extra, &[])
+}
+
+/// `serve --http 127.0.0.1:0` with extra arguments and environment; waits
+/// for the address it prints.
+pub(crate) fn start_with(root: &std::path::Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
     let mut child = Command::new(BIN)
         .args(["serve", "--http", "127.0.0.1:0", "--max-message-bytes", "65536", "--root"])
         .arg(root)
         .args(extra)
         .env("LOG_LEVEL", "warn")
         .env_remove("SAVANT_THINK_TOKEN")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

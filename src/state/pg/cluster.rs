@@ -145,11 +145,13 @@ impl Cluster {
     /// connections use it (`search_path`), so that tests sharing the
     /// cluster do not see each other's runs.
     pub fn fresh_schema(&self, name: &str) -> Result<String, String> {
-        let mut client = postgres::Client::connect(&self.url("postgres"), postgres::NoTls)
-            .map_err(|e| format!("cannot connect to the test cluster: {e}"))?;
-        client
-            .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE; CREATE SCHEMA \"{name}\""))
-            .map_err(|e| format!("cannot create schema {name}: {e}"))?;
+        super::offload(|| {
+            let mut client = postgres::Client::connect(&self.url("postgres"), postgres::NoTls)
+                .map_err(|e| format!("cannot connect to the test cluster: {e}"))?;
+            client
+                .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE; CREATE SCHEMA \"{name}\""))
+                .map_err(|e| format!("cannot create schema {name}: {e}"))
+        })?;
         Ok(format!("{}?options=-csearch_path%3D{name}", self.url("postgres")))
     }
 
