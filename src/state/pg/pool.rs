@@ -77,6 +77,15 @@ impl Pool {
     }
 }
 
+impl Drop for Pool {
+    /// Closing a connection blocks on the client's runtime: never on an
+    /// async worker thread (the server drops its engine inside the runtime).
+    fn drop(&mut self) {
+        let idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|e| e.into_inner()));
+        super::offload(move || drop(idle));
+    }
+}
+
 impl std::ops::Deref for Pooled {
     type Target = Conn;
     fn deref(&self) -> &Conn {

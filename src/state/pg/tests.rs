@@ -121,16 +121,22 @@ fn calls_from_async_tasks_work() {
             tokio::runtime::Builder::new_current_thread()
         };
         let runtime = builder.enable_all().build().unwrap();
-        let store = Arc::clone(&store);
-        runtime.block_on(async move {
+        let (store, url) = (Arc::clone(&store), url.clone());
+        // In a spawned task: on a worker thread of the multi-thread runtime.
+        let task = runtime.spawn(async move {
             let k = key();
             let lock = store.lock(&k).unwrap();
             store.write_snapshot(&k, &json!({"version": 1})).unwrap();
             store.append(&k, &json!({"version": 2})).unwrap();
             drop(lock);
             assert_eq!(store.load(&k).unwrap().unwrap().journal.len(), 1);
-            assert_eq!(store.list(None).unwrap(), vec![k]);
+            assert_eq!(store.list(None).unwrap(), vec![k.clone()]);
+            // The last store, with its idle connections, dropped on a worker.
+            let last = PgStore::open(&url, true).unwrap();
+            last.stamp(&k).unwrap();
+            drop(last);
         });
+        runtime.block_on(task).expect("no panic in the task");
     }
 }
 
