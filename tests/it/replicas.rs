@@ -99,7 +99,8 @@ async fn drive(replicas: Arc<Replicas>, n: usize) -> Value {
             // The same submission on both replicas at once; with the version
             // the caller saw on odd runs, without it on even ones.
             if n % 2 == 1 {
-                args["expected_version"] = out["version"].clone();
+                args["expected_version"] = out["state"]["version"].clone();
+                assert!(args["expected_version"].is_u64(), "{out}");
             }
             let (x, y) = tokio::join!(
                 try_call(&replicas.a, "think_next", args.clone()),
@@ -115,6 +116,10 @@ async fn drive(replicas: Arc<Replicas>, n: usize) -> Value {
                 // Without a version, the loser gets the idempotent reply.
                 assert_eq!(ok.len(), 2, "{run_id}: {answers:?}");
                 assert_eq!(ok[0]["instruction"], ok[1]["instruction"], "{run_id}");
+            }
+            if answers.len() == 2 && n % 2 == 1 {
+                // With it, the loser is told the run moved on.
+                assert_eq!(ok.len(), 1, "{run_id}: {answers:?}");
             }
             out = match ok.first() {
                 Some(v) => (*v).clone(),
@@ -180,6 +185,9 @@ async fn two_replicas_race_and_survive_a_kill() {
     }
     replicas.b_dead.store(true, Ordering::SeqCst);
     server_b.child.kill().unwrap();
+    let at_kill = replicas.applied.load(Ordering::SeqCst);
+    // Each run makes 4 transitions: the kill came with runs in flight.
+    assert!(at_kill < RUNS * 4, "the runs finished before the kill ({at_kill})");
     server_b.child.wait().unwrap();
     let mut finals = Vec::new();
     for d in drivers {
@@ -205,4 +213,54 @@ async fn two_replicas_race_and_survive_a_kill() {
     // Nothing was written to the file store.
     assert!(!scratch.path.join(".savant/state").exists());
     drop(server_a);
+}
+
+/// Two engines in one process on one database, as two replicas: each sees
+/// the other's transitions, fresh starts, resets and deletes at once (the
+/// stamp changes), however its own cache stood.
+#[test]
+fn engines_on_one_database_see_each_others_writes() {
+    use savant_think::runtime::engine::NextArgs;
+    use savant_think::runtime::{Engine, EngineConfig};
+    let Some(cluster) = cluster::shared() else { return };
+    let url = cluster.fresh_schema("it_engines").unwrap();
+    let scratch = Scratch::new("replica-engines");
+    populate(&scratch.path);
+    let engine = || {
+        let store = savant_think::state::PgStore::open(&url, true).unwrap();
+        Engine::with_store(scratch.path.clone(), EngineConfig::default(), Box::new(store))
+    };
+    let (a, b) = (engine(), engine());
+    let params = json!({"milestone": "v1"});
+    let next = |e: &Engine, out: &Value, expected: Option<u64>| {
+        e.next(NextArgs {
+            workflow: "release_notes".into(),
+            run_id: "e1".into(),
+            step_id: out["instruction"]["step_id"].as_str().unwrap().into(),
+            result: result_for(&out["instruction"]),
+            expected_version: expected,
+        })
+    };
+    let first = a.plan("release_notes", params.clone(), Some("e1"), true).unwrap();
+    // B advances the run that A has cached.
+    let second = next(&b, &first, None).unwrap();
+    // A, with the version it last saw, is told the run moved on.
+    let stale = next(&a, &first, first["state"]["version"].as_u64()).unwrap_err();
+    assert_eq!(stale.code, "STATE_CONFLICT", "{stale}");
+    // Without it, the same submission is the idempotent replay.
+    assert_eq!(next(&a, &first, None).unwrap()["instruction"], second["instruction"]);
+    let third = next(&a, &second, None).unwrap();
+    assert_eq!(b.state_get("release_notes", "e1").unwrap(), a.state_get("release_notes", "e1").unwrap());
+
+    // A fresh start on B (a new generation, a lower version) replaces the
+    // run A has cached.
+    let fresh = b.plan("release_notes", params, Some("e1"), true).unwrap();
+    assert_eq!(fresh["instruction"]["step_id"], "list_changes");
+    let state = a.state_get("release_notes", "e1").unwrap();
+    assert!(state["history"].as_array().unwrap().is_empty(), "{state}");
+    assert!(next(&a, &third, None).is_err(), "the old run's step is gone");
+
+    // A delete on A is seen by B.
+    a.state_delete("release_notes", "e1").unwrap();
+    assert_eq!(b.state_get("release_notes", "e1").unwrap_err().code, "UNKNOWN_RUN");
 }
