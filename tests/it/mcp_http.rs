@@ -258,3 +258,25 @@ fn http_hostile_requests_are_refused_early() {
     let (status, _) = raw(a, "DELETE", "/mcp", &with(&[("Mcp-Session-Id", "no-such-session")]), "");
     assert_eq!(status, 404);
 }
+
+/// `--stateless`: no session is created, and a request without one (to
+/// this replica or any other) is answered; the file store works as before.
+#[test]
+fn stateless_http_needs_no_session() {
+    let scratch = Scratch::new("mcp-http-stateless");
+    populate(&scratch.path);
+    let server = start(&scratch.path, &["--stateless"]);
+    let a = server.addr.as_str();
+    let json = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    let (status, init) = raw(a, "POST", "/mcp", &json, INIT);
+    assert_eq!(status, 200, "{init}");
+    assert!(!init.to_ascii_lowercase().contains("mcp-session-id:"), "no session: {init}");
+    let (status, body) = raw(a, "POST", "/mcp", &json, LIST);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("think_next"), "{body}");
+    let plan = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"think_plan","arguments":{"workflow":"release_notes","params":{"milestone":"v1"},"run_id":"sl-1"}}}"#;
+    let (status, body) = raw(a, "POST", "/mcp", &json, plan);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("list_changes"), "{body}");
+    assert!(scratch.path.join(".savant/state/release_notes__sl-1.json").is_file());
+}
