@@ -228,6 +228,9 @@ struct ServeArgs {
     /// Refuse messages (stdio lines, HTTP bodies) larger than this many bytes.
     #[arg(long, value_name = "BYTES", default_value_t = savant_think::mcp::DEFAULT_MAX_MESSAGE_BYTES)]
     max_message_bytes: usize,
+    /// Streamable HTTP without sessions: each request is answered on its own, so replicas behind a load balancer need no sticky sessions (no server-to-client notifications then; docs/deploy.md).
+    #[arg(long, requires = "http")]
+    stateless: bool,
     /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
@@ -547,6 +550,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
         allowed_hosts: args.allowed_host,
         insecure: args.insecure,
         max_message_bytes: args.max_message_bytes,
+        stateless: args.stateless,
     };
     match savant_think::mcp::serve(options) {
         Ok(()) => ExitCode::SUCCESS,

@@ -230,6 +230,7 @@ pub fn router(server: SavantServer, options: &ServeOptions, cancel: Cancellation
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_max_request_body_bytes(options.max_message_bytes)
+        .with_legacy_session_mode(!options.stateless)
         .with_cancellation_token(cancel);
     let sessions = Arc::new(LocalSessionManager::default());
     let service: StreamableHttpService<SavantServer, LocalSessionManager> =

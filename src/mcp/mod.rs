@@ -38,6 +38,9 @@ pub struct ServeOptions {
     pub insecure: bool,
     /// The largest message accepted, in bytes.
     pub max_message_bytes: usize,
+    /// Streamable HTTP without sessions: every POST is answered on its
+    /// own, so any replica can take any request (docs/deploy.md).
+    pub stateless: bool,
 }
 
 impl ServeOptions {
@@ -50,6 +53,7 @@ impl ServeOptions {
             allowed_hosts: Vec::new(),
             insecure: false,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            stateless: false,
         }
     }
 }

@@ -29,6 +29,23 @@ pub struct EngineConfig {
 pub struct StateConfig {
     /// fsync state writes (default true); env `SAVANT_STATE_FSYNC=0|1` overrides.
     pub fsync: bool,
+    /// Where runs live: unset for the file store under `.savant/state/`, or
+    /// `postgres://…` (docs/deploy.md); env `SAVANT_STATE_URL` overrides.
+    pub url: Option<String>,
+}
+
+impl StateConfig {
+    /// Opens the store these settings name (`root` is the project root).
+    pub fn open_store(&self, root: &Path) -> Result<Box<dyn crate::state::StateStore>, EngineError> {
+        crate::state::open(root, self.url.as_deref(), self.fsync).map_err(|e| {
+            let code = crate::runtime::ErrorCode::ALL
+                .iter()
+                .copied()
+                .find(|c| c.as_str() == e.code)
+                .unwrap_or(crate::runtime::ErrorCode::StateUnavailable);
+            EngineError::new(code, json!({"message": e.message, "hint": e.hint}))
+        })
+    }
 }
 
 /// `[local]`: policy of the built-in `local_read` and `local_exec` tools.
@@ -82,7 +99,7 @@ pub struct ServerConfig {
 
 impl Default for StateConfig {
     fn default() -> StateConfig {
-        StateConfig { fsync: true }
+        StateConfig { fsync: true, url: None }
     }
 }
 
@@ -136,6 +153,11 @@ impl EngineConfig {
             Ok("0") | Ok("false") => config.state.fsync = false,
             Ok("1") | Ok("true") => config.state.fsync = true,
             _ => {}
+        }
+        if let Ok(url) = std::env::var(crate::state::URL_ENV)
+            && !url.trim().is_empty()
+        {
+            config.state.url = Some(url);
         }
         Ok(config)
     }
@@ -221,5 +243,18 @@ mod tests {
             let message = e.details["message"].as_str().unwrap();
             assert!(message.contains(needle), "{text}: {message}");
         }
+    }
+
+    #[test]
+    fn state_url_picks_the_store() {
+        let c = load("[state]\nurl = \"mysql://h/db\"\n").unwrap();
+        if std::env::var(crate::state::URL_ENV).is_err() {
+            assert_eq!(c.state.url.as_deref(), Some("mysql://h/db"));
+            let e = c.state.open_store(Path::new(".")).err().unwrap();
+            assert_eq!(e.code, "STATE_URL_INVALID");
+            assert!(e.details["hint"].as_str().unwrap().contains("SAVANT_STATE_URL"), "{e}");
+        }
+        let c = load("[state]\nfsync = false\n").unwrap();
+        assert!(c.state.url.is_none() || std::env::var(crate::state::URL_ENV).is_ok());
     }
 }

@@ -47,6 +47,12 @@ pub enum ErrorCode {
     StateCorrupt,
     /// the state store refused an operation.
     StateIo,
+    /// `SAVANT_STATE_URL` / `[state] url` is malformed or names an unknown store.
+    StateUrlInvalid,
+    /// the configured state database cannot be reached or used.
+    StateUnavailable,
+    /// the state database was migrated by a newer savant-think.
+    StateSchemaNewer,
     /// the run failed (fallback when no reason was recorded).
     RunFailed,
     /// exec: the run is not done but no step is ready.
@@ -80,6 +86,9 @@ impl ErrorCode {
         ErrorCode::InvalidConfig,
         ErrorCode::StateCorrupt,
         ErrorCode::StateIo,
+        ErrorCode::StateUrlInvalid,
+        ErrorCode::StateUnavailable,
+        ErrorCode::StateSchemaNewer,
         ErrorCode::RunFailed,
         ErrorCode::NoReadyStep,
         ErrorCode::Internal,
@@ -108,6 +117,9 @@ impl ErrorCode {
             ErrorCode::InvalidConfig => "INVALID_CONFIG",
             ErrorCode::StateCorrupt => "STATE_CORRUPT",
             ErrorCode::StateIo => "STATE_IO",
+            ErrorCode::StateUrlInvalid => "STATE_URL_INVALID",
+            ErrorCode::StateUnavailable => "STATE_UNAVAILABLE",
+            ErrorCode::StateSchemaNewer => "STATE_SCHEMA_NEWER",
             ErrorCode::RunFailed => "RUN_FAILED",
             ErrorCode::NoReadyStep => "NO_READY_STEP",
             ErrorCode::Internal => "INTERNAL",
@@ -140,6 +152,9 @@ impl ErrorCode {
             ErrorCode::InvalidConfig => "Savant-think.toml cannot be read or parsed.",
             ErrorCode::StateCorrupt => "Stored run state cannot be read as a run.",
             ErrorCode::StateIo => "The state store refused an operation.",
+            ErrorCode::StateUrlInvalid => "The state URL is malformed or names an unknown store.",
+            ErrorCode::StateUnavailable => "The state database cannot be reached or used.",
+            ErrorCode::StateSchemaNewer => "The state database was migrated by a newer savant-think.",
             ErrorCode::RunFailed => "The run failed (fallback when no reason was recorded).",
             ErrorCode::NoReadyStep => "Exec: the run is not done but no step is ready.",
             ErrorCode::Internal => "MCP: an engine call did not complete.",

@@ -27,10 +27,16 @@
 //!
 //! A run exists when its snapshot exists: a journal without a snapshot is
 //! debris of an interrupted delete and is never loaded.
+//!
+//! [`PgStore`] (feature `postgres`) keeps the same two parts in PostgreSQL,
+//! for several replicas on one database; [`open`] picks the store from the
+//! state URL (`SAVANT_STATE_URL` or `[state] url`).
 
 mod file;
 mod journal;
 mod lock;
+#[cfg(feature = "postgres")]
+pub mod pg;
 #[cfg(test)]
 mod tests;
 
@@ -38,9 +44,14 @@ use std::fmt;
 use std::path::PathBuf;
 
 pub use file::FileStore;
+#[cfg(feature = "postgres")]
+pub use pg::PgStore;
 
 /// The environment variable that overrides the `state.fsync` setting.
 pub const FSYNC_ENV: &str = "SAVANT_STATE_FSYNC";
+
+/// The environment variable that overrides the `state.url` setting.
+pub const URL_ENV: &str = "SAVANT_STATE_URL";
 
 /// Identifies one run: the workflow id and the run id, both validated.
 ///
@@ -127,6 +138,17 @@ pub struct Loaded {
 pub struct Stamp {
     snapshot: FileId,
     journal: FileId,
+}
+
+impl Stamp {
+    /// The stamp of a store that numbers its writes: `n` is the value of a
+    /// counter that grows with every write to any run (PostgreSQL's
+    /// `savant_stamp` sequence). It never equals a file store's stamp of an
+    /// existing run, whose snapshot identity is never all zero.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    fn counter(n: u64) -> Stamp {
+        Stamp { snapshot: FileId::default(), journal: FileId { len: n, ..FileId::default() } }
+    }
 }
 
 /// Identity and size of one file; all zero for a missing file.
@@ -239,6 +261,62 @@ pub trait StateStore: Send + Sync {
     /// Removes the run; true if it existed. The lock stops excluding other
     /// processes once its file is gone, so drop the `RunLock` right after.
     fn delete(&self, key: &RunKey) -> Result<bool, StoreError>;
+}
+
+/// Why a store could not be opened: a stable code, a message and a hint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenError {
+    /// `STATE_URL_INVALID`, `STATE_UNAVAILABLE` or `STATE_SCHEMA_NEWER`.
+    pub code: &'static str,
+    pub message: String,
+    pub hint: String,
+}
+
+impl OpenError {
+    pub fn new(code: &'static str, message: impl Into<String>, hint: impl Into<String>) -> OpenError {
+        OpenError { code, message: message.into(), hint: hint.into() }
+    }
+}
+
+impl fmt::Display for OpenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} (hint: {})", self.code, self.message, self.hint)
+    }
+}
+
+impl std::error::Error for OpenError {}
+
+/// The store for the project at `project_root`: the file store when `url` is
+/// `None` or empty, PostgreSQL for `postgres://…` and `postgresql://…`
+/// (which connects and migrates the schema now, so a wrong URL fails here).
+pub fn open(
+    project_root: &std::path::Path,
+    url: Option<&str>,
+    fsync: bool,
+) -> Result<Box<dyn StateStore>, OpenError> {
+    let url = url.map(str::trim).filter(|u| !u.is_empty());
+    let Some(url) = url else { return Ok(Box::new(FileStore::new(project_root, fsync))) };
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        let scheme = url.split_once("://").map_or("(none)", |(scheme, _)| scheme);
+        return Err(OpenError::new(
+            "STATE_URL_INVALID",
+            format!("the state URL has scheme {scheme:?}; only postgres:// and postgresql:// are known"),
+            "unset SAVANT_STATE_URL and [state] url for the file store, or give postgres://USER:PASSWORD@HOST:PORT/DATABASE",
+        ));
+    }
+    #[cfg(feature = "postgres")]
+    {
+        Ok(Box::new(PgStore::open(url, fsync)?))
+    }
+    #[cfg(not(feature = "postgres"))]
+    {
+        let _ = fsync;
+        Err(OpenError::new(
+            "STATE_URL_INVALID",
+            "this savant-think was built without PostgreSQL support (the `postgres` feature)",
+            "use a build with default features, or unset SAVANT_STATE_URL and [state] url for the file store",
+        ))
+    }
 }
 
 /// The `state.fsync` setting after the `SAVANT_STATE_FSYNC` override:

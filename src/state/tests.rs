@@ -74,44 +74,105 @@ fn versions(loaded: &Loaded) -> Vec<u64> {
 /// A store with run `k` at snapshot version 1 and events 2..=last.
 fn seeded(dir: &TestDir, k: &RunKey, last: u64) -> FileStore {
     let store = FileStore::new(&dir.0, true);
+    seed(&store, k, last);
+    store
+}
+
+fn seed(store: &dyn StateStore, k: &RunKey, last: u64) {
     let _lock = store.lock(k).unwrap();
     store.write_snapshot(k, &json!({"version": 1, "params": {"x": 1}})).unwrap();
     for v in 2..=last {
         store.append(k, &event(v)).unwrap();
     }
-    store
+}
+
+/// One store under test, and how to open another on the same state (a
+/// second process or replica).
+struct Backend {
+    name: &'static str,
+    store: Arc<dyn StateStore>,
+    open: Box<dyn Fn(bool) -> Arc<dyn StateStore>>,
+    /// The file store's state directory.
+    files: Option<PathBuf>,
+    _dir: Option<TestDir>,
+}
+
+/// The stores every behaviour test runs against: the file store, and
+/// PostgreSQL (a schema of its own in the shared throwaway cluster) when it
+/// is installed; see `pg::cluster::shared` for the skip rule.
+fn backends(test: &str) -> Vec<Backend> {
+    let dir = TestDir::new(test);
+    let root = dir.0.clone();
+    let open = move |fsync| Arc::new(FileStore::new(&root, fsync)) as Arc<dyn StateStore>;
+    #[cfg_attr(not(feature = "postgres"), allow(unused_mut))]
+    let mut out = vec![Backend {
+        name: "file",
+        store: open(true),
+        files: Some(dir.0.join(".savant").join("state")),
+        open: Box::new(open),
+        _dir: Some(dir),
+    }];
+    #[cfg(feature = "postgres")]
+    if let Some(cluster) = pg::cluster::shared() {
+        let url = cluster.fresh_schema(&format!("t_{}", test.replace('-', "_"))).unwrap();
+        let open = move |fsync| Arc::new(PgStore::open(&url, fsync).unwrap()) as Arc<dyn StateStore>;
+        out.push(Backend {
+            name: "postgres",
+            store: open(true),
+            open: Box::new(open),
+            files: None,
+            _dir: None,
+        });
+    }
+    out
 }
 
 #[test]
 fn round_trip() {
-    let dir = TestDir::new("round-trip");
+    let k = key("review", "run-1");
+    for b in backends("round-trip") {
+        let store = &*b.store;
+        seed(store, &k, 3);
+        let loaded = store.load(&k).unwrap().unwrap();
+        assert_eq!(loaded.snapshot, json!({"version": 1, "params": {"x": 1}}), "{}", b.name);
+        assert_eq!(loaded.journal, vec![event(2), event(3)], "{}", b.name);
+        assert_eq!(Some(loaded.stamp), store.stamp(&k).unwrap(), "{}", b.name);
+
+        let _lock = store.lock(&k).unwrap();
+        // Key order and odd strings come back as written.
+        let done = json!({"version": 3, "z": 1, "a": "é\n\u{0}", "done": true});
+        store.write_snapshot(&k, &done).unwrap();
+        let loaded = store.load(&k).unwrap().unwrap();
+        assert_eq!(serde_json::to_string(&loaded.snapshot).unwrap(), done.to_string(), "{}", b.name);
+        assert!(loaded.journal.is_empty(), "{}", b.name);
+    }
+}
+
+#[test]
+fn file_layout() {
+    let dir = TestDir::new("layout");
     let k = key("review", "run-1");
     let store = seeded(&dir, &k, 3);
-    let loaded = store.load(&k).unwrap().unwrap();
-    assert_eq!(loaded.snapshot, json!({"version": 1, "params": {"x": 1}}));
-    assert_eq!(loaded.journal, vec![event(2), event(3)]);
-    assert_eq!(Some(loaded.stamp), store.stamp(&k).unwrap());
     let journal = fs::read_to_string(state_file(&store, &k, "journal")).unwrap();
     assert_eq!(journal.lines().count(), 2, "one line per event: {journal:?}");
-
     let _lock = store.lock(&k).unwrap();
     store.write_snapshot(&k, &json!({"version": 3, "done": true})).unwrap();
-    let loaded = store.load(&k).unwrap().unwrap();
-    assert_eq!(loaded.snapshot, json!({"version": 3, "done": true}));
-    assert!(loaded.journal.is_empty());
     assert_eq!(fs::metadata(state_file(&store, &k, "journal")).unwrap().len(), 0);
     assert!(!state_file(&store, &k, "json.tmp").exists());
 }
 
 #[test]
 fn missing_run() {
-    let dir = TestDir::new("missing");
-    let store = FileStore::new(&dir.0, true);
     let k = key("review", "nope");
-    assert_eq!(store.load(&k).unwrap(), None);
-    assert_eq!(store.stamp(&k).unwrap(), None);
-    assert_eq!(store.list(None).unwrap(), vec![]);
-    assert!(!store.dir().exists(), "reads create nothing");
+    for b in backends("missing") {
+        let store = &*b.store;
+        assert_eq!(store.load(&k).unwrap(), None, "{}", b.name);
+        assert_eq!(store.stamp(&k).unwrap(), None, "{}", b.name);
+        assert_eq!(store.list(None).unwrap(), vec![], "{}", b.name);
+        if let Some(files) = &b.files {
+            assert!(!files.exists(), "reads create nothing");
+        }
+    }
 }
 
 #[test]
@@ -138,13 +199,17 @@ fn id_validation() {
 
 #[test]
 fn keys_built_by_hand_are_checked() {
-    let dir = TestDir::new("by-hand");
-    let store = FileStore::new(&dir.0, true);
     let k = RunKey { workflow: "..".into(), run_id: "x".into() };
-    assert!(matches!(store.load(&k), Err(StoreError::InvalidId { .. })));
-    assert!(matches!(store.lock(&k), Err(StoreError::InvalidId { .. })));
-    assert!(matches!(store.list(Some("../x")), Err(StoreError::InvalidId { .. })));
-    assert!(!store.dir().exists());
+    for b in backends("by-hand") {
+        let store = &*b.store;
+        assert!(matches!(store.load(&k), Err(StoreError::InvalidId { .. })), "{}", b.name);
+        assert!(matches!(store.stamp(&k), Err(StoreError::InvalidId { .. })), "{}", b.name);
+        assert!(matches!(store.lock(&k), Err(StoreError::InvalidId { .. })), "{}", b.name);
+        assert!(matches!(store.list(Some("../x")), Err(StoreError::InvalidId { .. })), "{}", b.name);
+        if let Some(files) = &b.files {
+            assert!(!files.exists());
+        }
+    }
 }
 
 #[test]
@@ -228,20 +293,47 @@ fn corrupt_lines_and_snapshots_are_errors() {
 
 #[test]
 fn writes_that_would_corrupt_are_refused() {
-    let dir = TestDir::new("refused");
-    let store = FileStore::new(&dir.0, true);
     let k = key("wf", "r1");
-    let _lock = store.lock(&k).unwrap();
-    assert!(matches!(store.append(&k, &event(1)), Err(StoreError::Corrupt { .. })), "no snapshot yet");
-    assert!(!state_file(&store, &k, "journal").exists());
-    assert!(matches!(store.write_snapshot(&k, &json!({"v": 1})), Err(StoreError::Corrupt { .. })));
-    store.write_snapshot(&k, &json!({"version": 1})).unwrap();
-    assert!(matches!(store.append(&k, &json!({"kind": "x"})), Err(StoreError::Corrupt { .. })));
-    store.append(&k, &event(5)).unwrap();
-    for stale in [5, 4] {
-        assert!(matches!(store.append(&k, &event(stale)), Err(StoreError::Corrupt { .. })));
+    for b in backends("refused") {
+        let store = &*b.store;
+        let _lock = store.lock(&k).unwrap();
+        assert!(matches!(store.append(&k, &event(1)), Err(StoreError::Corrupt { .. })), "no snapshot yet");
+        if let Some(files) = &b.files {
+            assert!(!files.join("wf__r1.journal").exists());
+        }
+        assert!(matches!(store.write_snapshot(&k, &json!({"v": 1})), Err(StoreError::Corrupt { .. })));
+        assert_eq!(store.load(&k).unwrap(), None, "{}: a refused snapshot creates no run", b.name);
+        store.write_snapshot(&k, &json!({"version": 1})).unwrap();
+        assert!(matches!(store.append(&k, &json!({"kind": "x"})), Err(StoreError::Corrupt { .. })));
+        store.append(&k, &event(5)).unwrap();
+        for stale in [5, 4] {
+            let refused = store.append(&k, &event(stale));
+            assert!(matches!(refused, Err(StoreError::Corrupt { .. })), "{}: {refused:?}", b.name);
+        }
+        assert_eq!(versions(&store.load(&k).unwrap().unwrap()), vec![5], "{}", b.name);
     }
-    assert_eq!(versions(&store.load(&k).unwrap().unwrap()), vec![5]);
+}
+
+/// Starting a run afresh (a lower version, a new generation) replaces the
+/// old run and its journal at once.
+#[test]
+fn a_new_generation_replaces_the_whole_run() {
+    let k = key("wf", "r1");
+    for b in backends("new-generation") {
+        let store = &*b.store;
+        let _lock = store.lock(&k).unwrap();
+        store.write_snapshot(&k, &json!({"version": 1, "generation": "a"})).unwrap();
+        for v in 2..=5 {
+            store.append(&k, &gen_event(v, "a")).unwrap();
+        }
+        let new = json!({"version": 0, "generation": "b"});
+        store.write_snapshot(&k, &new).unwrap();
+        let loaded = store.load(&k).unwrap().unwrap();
+        assert_eq!((&loaded.snapshot, loaded.journal.len()), (&new, 0), "{}", b.name);
+        store.append(&k, &gen_event(1, "b")).unwrap();
+        store.append(&k, &gen_event(2, "b")).unwrap();
+        assert_eq!(versions(&store.load(&k).unwrap().unwrap()), vec![1, 2], "{}", b.name);
+    }
 }
 
 #[test]
@@ -323,73 +415,89 @@ fn a_new_generation_replaces_the_old_run_only_at_the_rename() {
 
 #[test]
 fn stamps_change_with_every_write() {
-    let dir = TestDir::new("stamps");
     let k = key("wf", "r1");
-    let store = seeded(&dir, &k, 1);
-    let _lock = store.lock(&k).unwrap();
-    let mut seen = vec![store.stamp(&k).unwrap().unwrap()];
-    for v in 2..6 {
-        // Same bytes every time: the stamp must still move.
+    for b in backends("stamps") {
+        let store = &*b.store;
+        seed(store, &k, 1);
+        let other = (b.open)(true);
+        let _lock = store.lock(&k).unwrap();
+        let mut seen = vec![store.stamp(&k).unwrap().unwrap()];
+        for v in 2..6 {
+            // Same bytes every time: the stamp must still move.
+            seen.push(store.write_snapshot(&k, &json!({"version": 1})).unwrap());
+            seen.push(store.append(&k, &event(v)).unwrap());
+            assert_eq!(store.stamp(&k).unwrap(), seen.last().copied(), "{}", b.name);
+            // Another process or replica sees the same stamp.
+            assert_eq!(other.stamp(&k).unwrap(), seen.last().copied(), "{}", b.name);
+        }
+        // Deleted and created again: still a new stamp.
+        assert!(store.delete(&k).unwrap());
         seen.push(store.write_snapshot(&k, &json!({"version": 1})).unwrap());
-        seen.push(store.append(&k, &event(v)).unwrap());
-        assert_eq!(store.stamp(&k).unwrap(), seen.last().copied());
-    }
-    for (i, a) in seen.iter().enumerate() {
-        assert!(!seen[i + 1..].contains(a), "stamp {i} repeats");
+        for (i, a) in seen.iter().enumerate() {
+            assert!(!seen[i + 1..].contains(a), "{}: stamp {i} repeats", b.name);
+        }
     }
 }
 
 #[test]
 fn list_and_delete() {
-    let dir = TestDir::new("list");
-    let store = FileStore::new(&dir.0, true);
-    let keys = [key("b", "r2"), key("a", "r1"), key("b", "r1"), key("a__x", "r1"), key("a_", "r1")];
-    for k in &keys {
-        let _lock = store.lock(k).unwrap();
-        store.write_snapshot(k, &json!({"version": 1})).unwrap();
-        store.append(k, &event(2)).unwrap();
-    }
-    fs::write(store.dir().join("c__r1.json.tmp"), b"{").unwrap();
-    fs::write(store.dir().join("notes.txt"), b"").unwrap();
-    fs::write(store.dir().join("x__bad id.json"), b"{}").unwrap();
-    let mut sorted = keys.to_vec();
-    sorted.sort();
-    assert_eq!(store.list(None).unwrap(), sorted);
-    assert_eq!(store.list(Some("b")).unwrap(), vec![key("b", "r1"), key("b", "r2")]);
-    assert_eq!(store.list(Some("a_")).unwrap(), vec![key("a_", "r1")]);
-    assert_eq!(store.list(Some("zzz")).unwrap(), vec![]);
+    for b in backends("list") {
+        let store = &*b.store;
+        let keys = [key("b", "r2"), key("a", "r1"), key("b", "r1"), key("a__x", "r1"), key("a_", "r1")];
+        for k in &keys {
+            let _lock = store.lock(k).unwrap();
+            store.write_snapshot(k, &json!({"version": 1})).unwrap();
+            store.append(k, &event(2)).unwrap();
+        }
+        if let Some(files) = &b.files {
+            fs::write(files.join("c__r1.json.tmp"), b"{").unwrap();
+            fs::write(files.join("notes.txt"), b"").unwrap();
+            fs::write(files.join("x__bad id.json"), b"{}").unwrap();
+        }
+        let mut sorted = keys.to_vec();
+        sorted.sort();
+        assert_eq!(store.list(None).unwrap(), sorted, "{}", b.name);
+        assert_eq!(store.list(Some("b")).unwrap(), vec![key("b", "r1"), key("b", "r2")], "{}", b.name);
+        assert_eq!(store.list(Some("a_")).unwrap(), vec![key("a_", "r1")], "{}", b.name);
+        assert_eq!(store.list(Some("zzz")).unwrap(), vec![], "{}", b.name);
 
-    let k = key("b", "r1");
-    {
+        let k = key("b", "r1");
+        {
+            let _lock = store.lock(&k).unwrap();
+            if let Some(files) = &b.files {
+                fs::write(files.join("b__r1.json.tmp"), b"{").unwrap();
+            }
+            assert!(store.delete(&k).unwrap(), "{}", b.name);
+            assert!(!store.delete(&k).unwrap(), "{}", b.name);
+        }
+        if let Some(files) = &b.files {
+            for ext in ["json", "journal", "lock", "json.tmp"] {
+                assert!(!files.join(format!("b__r1.{ext}")).exists(), "{ext}");
+            }
+        }
+        assert_eq!(store.load(&k).unwrap(), None, "{}", b.name);
+        assert_eq!(store.list(Some("b")).unwrap(), vec![key("b", "r2")], "{}", b.name);
+        // The run can be created again, under a fresh lock.
         let _lock = store.lock(&k).unwrap();
-        fs::write(state_file(&store, &k, "json.tmp"), b"{").unwrap();
-        assert!(store.delete(&k).unwrap());
-        assert!(!store.delete(&k).unwrap());
+        store.write_snapshot(&k, &json!({"version": 1})).unwrap();
+        assert_eq!(versions(&store.load(&k).unwrap().unwrap()), Vec::<u64>::new(), "{}", b.name);
     }
-    for ext in ["json", "journal", "lock", "json.tmp"] {
-        assert!(!state_file(&store, &k, ext).exists(), "{ext}");
-    }
-    assert_eq!(store.load(&k).unwrap(), None);
-    assert_eq!(store.list(Some("b")).unwrap(), vec![key("b", "r2")]);
-    // The run can be created again, under a fresh lock file.
-    let _lock = store.lock(&k).unwrap();
-    store.write_snapshot(&k, &json!({"version": 1})).unwrap();
-    assert_eq!(versions(&store.load(&k).unwrap().unwrap()), Vec::<u64>::new());
 }
 
 #[test]
 fn fsync_off_path() {
-    let dir = TestDir::new("nofsync");
-    let store = FileStore::new(&dir.0, false);
     let k = key("wf", "r1");
-    let _lock = store.lock(&k).unwrap();
-    store.write_snapshot(&k, &json!({"version": 1})).unwrap();
-    store.append(&k, &event(2)).unwrap();
-    store.write_snapshot(&k, &json!({"version": 2})).unwrap();
-    store.append(&k, &event(3)).unwrap();
-    let loaded = store.load(&k).unwrap().unwrap();
-    assert_eq!((&loaded.snapshot, versions(&loaded)), (&json!({"version": 2}), vec![3]));
-    assert!(store.delete(&k).unwrap());
+    for b in backends("nofsync") {
+        let store = (b.open)(false);
+        let _lock = store.lock(&k).unwrap();
+        store.write_snapshot(&k, &json!({"version": 1})).unwrap();
+        store.append(&k, &event(2)).unwrap();
+        store.write_snapshot(&k, &json!({"version": 2})).unwrap();
+        store.append(&k, &event(3)).unwrap();
+        let loaded = b.store.load(&k).unwrap().unwrap();
+        assert_eq!((&loaded.snapshot, versions(&loaded)), (&json!({"version": 2}), vec![3]), "{}", b.name);
+        assert!(store.delete(&k).unwrap());
+    }
 }
 
 #[test]
@@ -416,7 +524,7 @@ fn contiguous_version(loaded: &Loaded) -> u64 {
 
 /// One `next`-like call: lock, load, append the next version, sometimes
 /// snapshot.
-fn step(store: &FileStore, k: &RunKey) -> u64 {
+fn step(store: &dyn StateStore, k: &RunKey) -> u64 {
     let _lock = store.lock(k).unwrap();
     let next = contiguous_version(&store.load(k).unwrap().unwrap()) + 1;
     store.append(k, &json!({"version": next, "by": format!("{:?}", std::thread::current().id())})).unwrap();
@@ -426,44 +534,50 @@ fn step(store: &FileStore, k: &RunKey) -> u64 {
     next
 }
 
+/// Threads of two stores on the same state (two processes, two replicas)
+/// take turns under the run lock: every call gets its own version.
 #[test]
 fn threads_appending_under_the_lock_lose_nothing() {
-    let dir = TestDir::new("threads");
     let k = key("wf", "r1");
-    let store = Arc::new(FileStore::new(&dir.0, false));
-    {
-        let _lock = store.lock(&k).unwrap();
-        store.write_snapshot(&k, &json!({"version": 0, "count": 0})).unwrap();
+    for b in backends("threads") {
+        let stores = [(b.open)(false), (b.open)(false)];
+        {
+            let _lock = stores[0].lock(&k).unwrap();
+            stores[0].write_snapshot(&k, &json!({"version": 0, "count": 0})).unwrap();
+        }
+        let (threads, per_thread) = (8, 60);
+        let workers: Vec<_> = (0..threads)
+            .map(|i| {
+                let (store, k) = (Arc::clone(&stores[i as usize % 2]), k.clone());
+                std::thread::spawn(move || (0..per_thread).map(|_| step(&*store, &k)).collect::<Vec<_>>())
+            })
+            .collect();
+        // A reader without the lock always sees a consistent state.
+        let reader = {
+            let (store, k) = (Arc::clone(&b.store), k.clone());
+            std::thread::spawn(move || {
+                let mut last = 0;
+                for _ in 0..200 {
+                    let loaded = store.load(&k).unwrap().unwrap();
+                    let v = contiguous_version(&loaded);
+                    assert!(v >= last, "versions never go back");
+                    last = v;
+                }
+            })
+        };
+        let mut all: Vec<u64> = workers.into_iter().flat_map(|w| w.join().unwrap()).collect();
+        reader.join().unwrap();
+        all.sort();
+        assert_eq!(
+            all,
+            (1..=threads * per_thread).collect::<Vec<_>>(),
+            "{}: every call its own version",
+            b.name
+        );
+        let loaded = b.store.load(&k).unwrap().unwrap();
+        assert_eq!(contiguous_version(&loaded), threads * per_thread, "{}", b.name);
+        assert_eq!(step(&*b.store, &k), threads * per_thread + 1, "{}", b.name);
     }
-    let (threads, per_thread) = (8, 60);
-    let workers: Vec<_> = (0..threads)
-        .map(|_| {
-            let (store, k) = (Arc::clone(&store), k.clone());
-            std::thread::spawn(move || (0..per_thread).map(|_| step(&store, &k)).collect::<Vec<_>>())
-        })
-        .collect();
-    // A reader without the lock always sees a consistent state.
-    let reader = {
-        let (store, k) = (Arc::clone(&store), k.clone());
-        std::thread::spawn(move || {
-            let mut last = 0;
-            for _ in 0..200 {
-                let loaded = store.load(&k).unwrap().unwrap();
-                let v = contiguous_version(&loaded);
-                assert!(v >= last, "versions never go back");
-                last = v;
-            }
-        })
-    };
-    let mut all: Vec<u64> = workers.into_iter().flat_map(|w| w.join().unwrap()).collect();
-    reader.join().unwrap();
-    all.sort();
-    assert_eq!(all, (1..=threads * per_thread).collect::<Vec<_>>(), "every call got its own version");
-    let loaded = store.load(&k).unwrap().unwrap();
-    assert_eq!(contiguous_version(&loaded), threads * per_thread);
-    // A second store on the same root shares the lock.
-    let other = FileStore::new(&dir.0, false);
-    assert_eq!(step(&other, &k), threads * per_thread + 1);
 }
 
 #[test]

@@ -31,6 +31,7 @@ mod mcp_stdio;
 mod migrate;
 mod migrate_cli;
 mod project;
+mod replicas;
 mod runs;
 mod state_crash;
 mod yaml_bad_input;

@@ -16,10 +16,10 @@ use std::time::Duration;
 const TOKEN: &str = "test-token-0123456789";
 
 /// A running `serve --http`, killed on drop.
-struct Server {
-    child: Child,
+pub(crate) struct Server {
+    pub(crate) child: Child,
     /// host:port
-    addr: String,
+    pub(crate) addr: String,
 }
 
 impl Drop for Server {
@@ -30,12 +30,19 @@ impl Drop for Server {
 }
 
 fn start(root: &std::path::Path, extra: &[&str]) -> Server {
+    start_with(root, extra, &[])
+}
+
+/// `serve --http 127.0.0.1:0` with extra arguments and environment; waits
+/// for the address it prints.
+pub(crate) fn start_with(root: &std::path::Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
     let mut child = Command::new(BIN)
         .args(["serve", "--http", "127.0.0.1:0", "--max-message-bytes", "65536", "--root"])
         .arg(root)
         .args(extra)
         .env("LOG_LEVEL", "warn")
         .env_remove("SAVANT_THINK_TOKEN")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -250,4 +257,26 @@ fn http_hostile_requests_are_refused_early() {
     assert!(status == 200 || status == 204, "DELETE of a live session: {status} {body}");
     let (status, _) = raw(a, "DELETE", "/mcp", &with(&[("Mcp-Session-Id", "no-such-session")]), "");
     assert_eq!(status, 404);
+}
+
+/// `--stateless`: no session is created, and a request without one (to
+/// this replica or any other) is answered; the file store works as before.
+#[test]
+fn stateless_http_needs_no_session() {
+    let scratch = Scratch::new("mcp-http-stateless");
+    populate(&scratch.path);
+    let server = start(&scratch.path, &["--stateless"]);
+    let a = server.addr.as_str();
+    let json = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    let (status, init) = raw(a, "POST", "/mcp", &json, INIT);
+    assert_eq!(status, 200, "{init}");
+    assert!(!init.to_ascii_lowercase().contains("mcp-session-id:"), "no session: {init}");
+    let (status, body) = raw(a, "POST", "/mcp", &json, LIST);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("think_next"), "{body}");
+    let plan = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"think_plan","arguments":{"workflow":"release_notes","params":{"milestone":"v1"},"run_id":"sl-1"}}}"#;
+    let (status, body) = raw(a, "POST", "/mcp", &json, plan);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("list_changes"), "{body}");
+    assert!(scratch.path.join(".savant/state/release_notes__sl-1.json").is_file());
 }

@@ -12,7 +12,7 @@ use crate::runtime::run::{
 };
 use crate::runtime::workflow::{self, CompiledWorkflow};
 use crate::runtime::{EngineError, EngineResult, prompts};
-use crate::state::{FileStore, RunKey, RunLock, Stamp, StateStore, StoreError};
+use crate::state::{RunKey, RunLock, Stamp, StateStore, StoreError};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -116,8 +116,8 @@ impl Engine {
     pub fn new(root: impl Into<PathBuf>) -> Result<Engine, EngineError> {
         let root = root.into();
         let config = EngineConfig::load(&root)?;
-        let store = FileStore::new(&root, config.state.fsync);
-        Ok(Engine::with_store(root, config, Box::new(store)))
+        let store = config.state.open_store(&root)?;
+        Ok(Engine::with_store(root, config, store))
     }
 
     pub fn with_store(root: PathBuf, config: EngineConfig, store: Box<dyn StateStore>) -> Engine {

@@ -1,0 +1,282 @@
+//! A throwaway PostgreSQL cluster for tests and benchmarks: `initdb` in a
+//! temporary directory, `pg_ctl start` on a free 127.0.0.1 port (its socket
+//! in the same directory), stopped and removed on drop. As root (CI), the
+//! server runs as the `postgres` system user that Debian's package creates,
+//! since PostgreSQL refuses to run as root.
+//!
+//! Not part of the supported API: it exists so that the library's unit
+//! tests, the integration tests and the benchmarks share one helper.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// With this set to `1`, a missing PostgreSQL fails the tests that need it
+/// instead of skipping them (CI sets it).
+pub const REQUIRE_ENV: &str = "SAVANT_REQUIRE_PG";
+
+/// A running cluster; stopped and removed on drop.
+pub struct Cluster {
+    dir: PathBuf,
+    bin: PathBuf,
+    port: u16,
+    as_postgres: bool,
+}
+
+/// The directory with `initdb` and `pg_ctl`: the newest Debian version
+/// under /usr/lib/postgresql, else the `PATH`.
+pub fn find_bin() -> Option<PathBuf> {
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let version = e.file_name().to_str()?.parse::<u32>().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("initdb").is_file().then_some((version, bin))
+        })
+        .collect();
+    versions.sort();
+    if let Some((_, bin)) = versions.pop() {
+        return Some(bin);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).find(|dir| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file())
+}
+
+/// True when this process runs as root (the owner of `/proc/self` is the
+/// effective user).
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+impl Cluster {
+    /// Starts a cluster with the binaries in `bin`; `settings` are extra
+    /// `-c name=value` server settings.
+    pub fn start(bin: &Path, settings: &[&str]) -> Result<Cluster, String> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "savant-pg-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let as_postgres = is_root();
+        let mut cluster = Cluster { dir, bin: bin.to_path_buf(), port: 0, as_postgres };
+        if as_postgres {
+            chown_to_postgres(&cluster.dir)?;
+        }
+        let data = cluster.dir.join("data");
+        cluster.run(
+            "initdb",
+            &[
+                "-D".as_ref(),
+                data.as_os_str(),
+                "-U".as_ref(),
+                "postgres".as_ref(),
+                "-A".as_ref(),
+                "trust".as_ref(),
+                "-E".as_ref(),
+                "UTF8".as_ref(),
+                "--no-locale".as_ref(),
+                "--no-sync".as_ref(),
+            ],
+        )?;
+        let mut last = String::new();
+        for _ in 0..5 {
+            cluster.port = free_port()?;
+            let mut options = format!(
+                "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=300",
+                cluster.port,
+                cluster.dir.display()
+            );
+            for setting in settings {
+                options.push_str(&format!(" -c {setting}"));
+            }
+            let log = cluster.dir.join("server.log");
+            match cluster.run(
+                "pg_ctl",
+                &[
+                    "-D".as_ref(),
+                    data.as_os_str(),
+                    "-l".as_ref(),
+                    log.as_os_str(),
+                    "-o".as_ref(),
+                    options.as_ref(),
+                    "-w".as_ref(),
+                    "-t".as_ref(),
+                    "60".as_ref(),
+                    "start".as_ref(),
+                ],
+            ) {
+                Ok(()) => {
+                    cluster.watchdog();
+                    return Ok(cluster);
+                }
+                Err(e) => {
+                    let log = std::fs::read_to_string(&log).unwrap_or_default();
+                    last = format!("{e}\nserver log:\n{log}");
+                }
+            }
+        }
+        Err(last)
+    }
+
+    /// The port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The binaries' directory (for `pgbench`).
+    pub fn bin(&self) -> &Path {
+        &self.bin
+    }
+
+    /// The URL of database `db` as the superuser `postgres`.
+    pub fn url(&self, db: &str) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/{db}", self.port)
+    }
+
+    /// Creates schema `name` in database `postgres` and returns a URL whose
+    /// connections use it (`search_path`), so that tests sharing the
+    /// cluster do not see each other's runs.
+    pub fn fresh_schema(&self, name: &str) -> Result<String, String> {
+        super::offload(|| {
+            let mut client = postgres::Client::connect(&self.url("postgres"), postgres::NoTls)
+                .map_err(|e| format!("cannot connect to the test cluster: {e}"))?;
+            client
+                .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE; CREATE SCHEMA \"{name}\""))
+                .map_err(|e| format!("cannot create schema {name}: {e}"))
+        })?;
+        Ok(format!("{}?options=-csearch_path%3D{name}", self.url("postgres")))
+    }
+
+    /// Runs one of the cluster's programs (as `postgres` when root).
+    fn run(&self, program: &str, args: &[&std::ffi::OsStr]) -> Result<(), String> {
+        let exe = self.bin.join(program);
+        let mut command = if self.as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&exe);
+            c
+        } else {
+            Command::new(&exe)
+        };
+        let out = command
+            .args(args)
+            .current_dir(&self.dir)
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{program} failed ({}): {}{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    }
+
+    /// A detached shell that stops the server and removes the directory
+    /// once this process is gone, however it ended (a panic that aborts, a
+    /// kill): a static cluster is never dropped.
+    fn watchdog(&self) {
+        let script = r#"while kill -0 "$1" 2>/dev/null; do sleep 1; done
+$5 "$2" -D "$3" -m immediate -w stop >/dev/null 2>&1
+rm -rf "$4""#;
+        let run_as = if self.as_postgres { "runuser -u postgres --" } else { "" };
+        let _ = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg("sh")
+            .arg(std::process::id().to_string())
+            .arg(self.bin.join("pg_ctl"))
+            .arg(self.dir.join("data"))
+            .arg(&self.dir)
+            .arg(run_as)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+    }
+
+    fn stop(&self) {
+        let data = self.dir.join("data");
+        let _ = self.run(
+            "pg_ctl",
+            &[
+                "-D".as_ref(),
+                data.as_os_str(),
+                "-m".as_ref(),
+                "immediate".as_ref(),
+                "-w".as_ref(),
+                "stop".as_ref(),
+            ],
+        );
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn free_port() -> Result<u16, String> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
+    listener.local_addr().map(|a| a.port()).map_err(|e| format!("no free port: {e}"))
+}
+
+fn chown_to_postgres(dir: &Path) -> Result<(), String> {
+    let out = Command::new("chown")
+        .arg("postgres:")
+        .arg(dir)
+        .output()
+        .map_err(|e| format!("cannot run chown: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "running as root, but cannot hand {} to a `postgres` user to run PostgreSQL as \
+             (install Debian's postgresql package): {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+/// The cluster shared by the tests of this process, started on first use
+/// and stopped by its watchdog when the process exits (statics are never
+/// dropped); `None` (after a note on stderr) when
+/// PostgreSQL is not installed and `SAVANT_REQUIRE_PG` is not `1`.
+///
+/// # Panics
+/// When PostgreSQL is required but missing, or installed but fails to start.
+pub fn shared() -> Option<&'static Cluster> {
+    static SHARED: OnceLock<Option<Cluster>> = OnceLock::new();
+    SHARED
+        .get_or_init(|| {
+            let required = std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1");
+            let Some(bin) = find_bin() else {
+                assert!(!required, "{REQUIRE_ENV}=1 but PostgreSQL (initdb) is not installed");
+                // Straight to stderr: the test harness captures `eprintln!`.
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "note: PostgreSQL is not installed (no initdb): skipping the PostgreSQL store tests \
+                     (install Debian's postgresql, or set {REQUIRE_ENV}=1 to fail instead)"
+                );
+                return None;
+            };
+            let cluster =
+                Cluster::start(&bin, &[]).unwrap_or_else(|e| panic!("the test cluster did not start: {e}"));
+            Some(cluster)
+        })
+        .as_ref()
+}

@@ -1,0 +1,430 @@
+//! [`PgStore`]: runs in PostgreSQL, shared by every replica that points at
+//! the same database (docs/deploy.md).
+//!
+//! Two tables (created and migrated on open, see [`schema`]):
+//!
+//! * `savant_runs(workflow, run_id, snapshot, version, generation, stamp)`:
+//!   one row per run, the snapshot as JSON text (text, not `jsonb`, so that
+//!   the engine reads back exactly the document it wrote, key order
+//!   included).
+//! * `savant_events(workflow, run_id, version, body)`: the journal since the
+//!   snapshot, one row per event, removed with the run (`ON DELETE CASCADE`).
+//!
+//! The semantics are the file store's: `append` and `write_snapshot` are
+//! each one statement, so one transaction, committed (and so durable, with
+//! the server's default `synchronous_commit`) before they return;
+//! `write_snapshot` replaces the snapshot and drops the journal together;
+//! [`StateStore::lock`] is a session advisory lock on a connection held for
+//! the guard's life, so it excludes every thread of every replica, and a
+//! replica that dies releases it with its connection. Every write takes the
+//! next value of the database-wide sequence `savant_stamp` as the run's
+//! stamp, so a stamp never repeats, whichever replica wrote.
+//!
+//! Calls block. Inside an async runtime they move off its worker threads
+//! (see [`offload`]): the synchronous `postgres` client drives its own
+//! runtime, which may not run on a worker thread.
+
+pub mod cluster;
+mod pool;
+mod schema;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::journal::{generation_of, version_of};
+use super::{Loaded, OpenError, RunKey, RunLock, Stamp, StateStore, StoreError, check_workflow_id};
+use pool::{Conn, Pool, Pooled};
+
+/// How many idle connections a store keeps.
+const MAX_IDLE: usize = 32;
+
+/// The default connect timeout, when the URL sets none.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The PostgreSQL-backed [`StateStore`].
+pub struct PgStore {
+    pool: Arc<Pool>,
+    /// The database without the password, for messages:
+    /// `postgres://user@host:port/dbname`.
+    label: String,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore").field("database", &self.label).finish()
+    }
+}
+
+impl PgStore {
+    /// Connects to the database at `url` (`postgres://…` or
+    /// `postgresql://…`), then creates or migrates the schema. With `fsync`
+    /// off, commits do not wait for the server's WAL flush
+    /// (`synchronous_commit = off`): a crash of the database may lose the
+    /// last writes, never corrupt a run.
+    pub fn open(url: &str, fsync: bool) -> Result<PgStore, OpenError> {
+        let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| {
+            OpenError::new(
+                "STATE_URL_INVALID",
+                format!("the state URL is not a valid PostgreSQL URL: {e}"),
+                "write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE (see docs/deploy.md)",
+            )
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("savant-think");
+        }
+        let label = label(&config);
+        let pool = Pool::new(config, MAX_IDLE, !fsync);
+        let store = PgStore { pool, label };
+        offload(|| schema::migrate(&store.pool, &store.label))?;
+        Ok(store)
+    }
+
+    /// The database, without its password: `postgres://user@host:port/db`.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn io(&self, key: Option<&RunKey>, e: &postgres::Error) -> StoreError {
+        StoreError::Io { path: self.place(key), message: error_message(e) }
+    }
+
+    fn corrupt(&self, key: &RunKey, message: impl Into<String>) -> StoreError {
+        StoreError::Corrupt { path: self.place(Some(key)), message: message.into() }
+    }
+
+    /// Where a run lives, for messages: `postgres://…/db (run wf/r1)`.
+    fn place(&self, key: Option<&RunKey>) -> PathBuf {
+        match key {
+            Some(key) => PathBuf::from(format!("{} (run {key})", self.label)),
+            None => PathBuf::from(&self.label),
+        }
+    }
+
+    /// Runs `f` on a pooled connection. A connection the database closed
+    /// (it restarted, or dropped idle sessions) is thrown away with every
+    /// other idle one, and `f` runs once more on a new connection when
+    /// `retry` allows it: only for calls that are safe to repeat, since a
+    /// write whose connection broke may or may not have committed.
+    fn with_conn<R>(
+        &self,
+        key: Option<&RunKey>,
+        retry: bool,
+        mut f: impl FnMut(&mut Conn) -> Result<R, postgres::Error>,
+    ) -> Result<R, StoreError> {
+        let mut conn = self.pool.get().map_err(|e| self.io(key, &e))?;
+        match f(&mut conn) {
+            Ok(r) => Ok(r),
+            Err(e) if conn.client.is_closed() => {
+                drop(conn);
+                self.pool.clear();
+                if !retry {
+                    return Err(self.io(key, &e));
+                }
+                let mut conn = self.pool.get().map_err(|e| self.io(key, &e))?;
+                f(&mut conn).map_err(|e| self.io(key, &e))
+            }
+            Err(e) => Err(self.io(key, &e)),
+        }
+    }
+}
+
+/// The advisory lock id of a run: the first 8 bytes of a SHA-256 of its
+/// key, the same in every replica.
+fn lock_id(key: &RunKey) -> i64 {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("savant-think run\0{}\0{}", key.workflow, key.run_id));
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(bytes)
+}
+
+/// The run lock: the connection that holds the advisory lock.
+struct PgLock {
+    conn: Option<Pooled>,
+    id: i64,
+}
+
+impl Drop for PgLock {
+    fn drop(&mut self) {
+        let Some(mut conn) = self.conn.take() else { return };
+        let id = self.id;
+        offload(move || {
+            let unlocked = conn.statement(UNLOCK).and_then(|s| conn.client.query_one(&s, &[&id]));
+            // Unless the lock is known released, the connection is closed,
+            // which releases it.
+            if !matches!(unlocked.map(|row| row.get::<_, bool>(0)), Ok(true)) {
+                conn.discard = true;
+            }
+            drop(conn);
+        });
+    }
+}
+
+const LOCK: &str = "SELECT pg_advisory_lock($1)";
+const UNLOCK: &str = "SELECT pg_advisory_unlock($1)";
+const STAMP: &str = "SELECT stamp FROM savant_runs WHERE workflow = $1 AND run_id = $2";
+const LOAD: &str = "SELECT r.snapshot, r.stamp, \
+     ARRAY(SELECT e.body FROM savant_events e \
+           WHERE e.workflow = r.workflow AND e.run_id = r.run_id ORDER BY e.version) \
+     FROM savant_runs r WHERE r.workflow = $1 AND r.run_id = $2";
+/// One statement: bump the run's stamp (which also row-locks it), then
+/// insert the event only if it is of the run's generation and above the
+/// last event's version.
+const APPEND: &str = "WITH run AS ( \
+       UPDATE savant_runs SET stamp = nextval('savant_stamp'), updated_at = now() \
+       WHERE workflow = $1 AND run_id = $2 RETURNING stamp, generation), \
+     last AS (SELECT max(version) AS version FROM savant_events WHERE workflow = $1 AND run_id = $2), \
+     ins AS ( \
+       INSERT INTO savant_events (workflow, run_id, version, body) \
+       SELECT $1, $2, $3, $4 FROM run, last \
+       WHERE run.generation IS NOT DISTINCT FROM $5::text \
+         AND (last.version IS NULL OR last.version < $3) \
+       RETURNING 1) \
+     SELECT run.stamp, run.generation, last.version, (SELECT count(*) FROM ins) FROM run, last";
+/// One statement: drop the journal and upsert the snapshot.
+const WRITE_SNAPSHOT: &str = "WITH gone AS (DELETE FROM savant_events WHERE workflow = $1 AND run_id = $2) \
+     INSERT INTO savant_runs (workflow, run_id, snapshot, version, generation, stamp, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, nextval('savant_stamp'), now()) \
+     ON CONFLICT (workflow, run_id) DO UPDATE SET snapshot = excluded.snapshot, \
+       version = excluded.version, generation = excluded.generation, \
+       stamp = excluded.stamp, updated_at = excluded.updated_at \
+     RETURNING stamp";
+const LIST: &str = "SELECT workflow, run_id FROM savant_runs WHERE $1::text IS NULL OR workflow = $1 \
+     ORDER BY workflow COLLATE \"C\", run_id COLLATE \"C\"";
+const DELETE: &str = "DELETE FROM savant_runs WHERE workflow = $1 AND run_id = $2";
+
+fn stamp_of(value: i64) -> Stamp {
+    Stamp::counter(value as u64)
+}
+
+/// A generation as stored: its compact JSON, or NULL.
+fn generation_text(value: &Value) -> Option<String> {
+    generation_of(value).map(Value::to_string)
+}
+
+fn version_param(version: u64) -> i64 {
+    i64::try_from(version).unwrap_or(i64::MAX)
+}
+
+impl StateStore for PgStore {
+    fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError> {
+        key.validate()?;
+        let id = lock_id(key);
+        offload(|| {
+            // Taking a lock is safe to repeat: one taken on a connection that
+            // then broke was released with it.
+            let conn = {
+                let mut attempt = 0;
+                loop {
+                    let mut conn = self.pool.get().map_err(|e| self.io(Some(key), &e))?;
+                    match conn.statement(LOCK).and_then(|s| conn.client.execute(&s, &[&id])) {
+                        Ok(_) => break conn,
+                        Err(_) if conn.client.is_closed() && attempt == 0 => {
+                            drop(conn);
+                            self.pool.clear();
+                            attempt += 1;
+                        }
+                        Err(e) => {
+                            conn.discard = true;
+                            return Err(self.io(Some(key), &e));
+                        }
+                    }
+                }
+            };
+            Ok(RunLock::new(PgLock { conn: Some(conn), id }))
+        })
+    }
+
+    fn stamp(&self, key: &RunKey) -> Result<Option<Stamp>, StoreError> {
+        key.validate()?;
+        offload(|| {
+            self.with_conn(Some(key), true, |c| {
+                let s = c.statement(STAMP)?;
+                let row = c.client.query_opt(&s, &[&key.workflow, &key.run_id])?;
+                Ok(row.map(|r| stamp_of(r.get(0))))
+            })
+        })
+    }
+
+    fn load(&self, key: &RunKey) -> Result<Option<Loaded>, StoreError> {
+        key.validate()?;
+        let row = offload(|| {
+            self.with_conn(Some(key), true, |c| {
+                let s = c.statement(LOAD)?;
+                let row = c.client.query_opt(&s, &[&key.workflow, &key.run_id])?;
+                Ok(row.map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1), r.get::<_, Vec<String>>(2))))
+            })
+        })?;
+        let Some((snapshot, stamp, events)) = row else { return Ok(None) };
+        let snapshot: Value = serde_json::from_str(&snapshot)
+            .map_err(|e| self.corrupt(key, format!("snapshot is not JSON: {e}")))?;
+        let version =
+            version_of(&snapshot).ok_or_else(|| self.corrupt(key, "snapshot has no integer `version`"))?;
+        let generation = generation_of(&snapshot);
+        let mut journal = Vec::with_capacity(events.len());
+        for (i, body) in events.iter().enumerate() {
+            let event: Value = serde_json::from_str(body)
+                .map_err(|e| self.corrupt(key, format!("journal event {}: {e}", i + 1)))?;
+            let v = version_of(&event)
+                .ok_or_else(|| self.corrupt(key, format!("journal event {}: no integer `version`", i + 1)))?;
+            // As in the file store: events not above the snapshot, or of
+            // another generation, are not the run's.
+            if v > version && generation_of(&event) == generation {
+                journal.push(event);
+            }
+        }
+        Ok(Some(Loaded { snapshot, journal, stamp: stamp_of(stamp) }))
+    }
+
+    fn append(&self, key: &RunKey, event: &Value) -> Result<Stamp, StoreError> {
+        key.validate()?;
+        let version = version_of(event)
+            .ok_or_else(|| self.corrupt(key, "refusing to append an event without an integer `version`"))?;
+        let body = serde_json::to_string(event).map_err(|e| self.corrupt(key, e.to_string()))?;
+        let generation = generation_text(event);
+        let v = version_param(version);
+        let row = offload(|| {
+            self.with_conn(Some(key), false, |c| {
+                let s = c.statement(APPEND)?;
+                c.client.query_opt(&s, &[&key.workflow, &key.run_id, &v, &body, &generation])
+            })
+        });
+        let row = match row {
+            Ok(row) => row,
+            Err(StoreError::Io { message, .. }) if message.contains("savant_events_pkey") => {
+                return Err(self.corrupt(key, format!("refusing to append version {version}: it exists")));
+            }
+            Err(e) => return Err(e),
+        };
+        let Some(row) = row else {
+            return Err(self.corrupt(key, "cannot append to a run that has no snapshot"));
+        };
+        let (stamp, run_generation, last, inserted): (i64, Option<String>, Option<i64>, i64) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
+        if inserted == 1 {
+            return Ok(stamp_of(stamp));
+        }
+        if run_generation != generation {
+            return Err(self.corrupt(
+                key,
+                format!(
+                    "refusing to append an event of generation {} to a run of generation {}",
+                    generation.as_deref().unwrap_or("(none)"),
+                    run_generation.as_deref().unwrap_or("(none)")
+                ),
+            ));
+        }
+        Err(self.corrupt(
+            key,
+            format!("refusing to append version {version} after version {}", last.unwrap_or_default()),
+        ))
+    }
+
+    fn write_snapshot(&self, key: &RunKey, snapshot: &Value) -> Result<Stamp, StoreError> {
+        key.validate()?;
+        let version = version_of(snapshot)
+            .ok_or_else(|| self.corrupt(key, "refusing to write a snapshot without an integer `version`"))?;
+        let text = serde_json::to_string(snapshot).map_err(|e| self.corrupt(key, e.to_string()))?;
+        let generation = generation_text(snapshot);
+        let v = version_param(version);
+        offload(|| {
+            self.with_conn(Some(key), false, |c| {
+                let s = c.statement(WRITE_SNAPSHOT)?;
+                let row = c.client.query_one(&s, &[&key.workflow, &key.run_id, &text, &v, &generation])?;
+                Ok(stamp_of(row.get(0)))
+            })
+        })
+    }
+
+    fn list(&self, workflow: Option<&str>) -> Result<Vec<RunKey>, StoreError> {
+        if let Some(workflow) = workflow {
+            check_workflow_id(workflow)?;
+        }
+        let rows = offload(|| {
+            self.with_conn(None, true, |c| {
+                let s = c.statement(LIST)?;
+                c.client.query(&s, &[&workflow])
+            })
+        })?;
+        let mut keys: Vec<RunKey> = rows
+            .iter()
+            .filter_map(|r| RunKey::new(r.get::<_, String>(0), r.get::<_, String>(1)).ok())
+            .collect();
+        keys.sort();
+        Ok(keys)
+    }
+
+    fn delete(&self, key: &RunKey) -> Result<bool, StoreError> {
+        key.validate()?;
+        offload(|| {
+            self.with_conn(Some(key), false, |c| {
+                let s = c.statement(DELETE)?;
+                Ok(c.client.execute(&s, &[&key.workflow, &key.run_id])? > 0)
+            })
+        })
+    }
+}
+
+/// `postgres://user@host:port/db` for messages (never the password).
+fn label(config: &postgres::Config) -> String {
+    use postgres::config::Host;
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, host)| {
+            let port = config.get_ports().get(i).or(config.get_ports().first()).copied().unwrap_or(5432);
+            match host {
+                Host::Tcp(name) => format!("{name}:{port}"),
+                #[cfg(unix)]
+                Host::Unix(path) => format!("{}:{port}", path.display()),
+            }
+        })
+        .collect();
+    let user = config.get_user().map(|u| format!("{u}@")).unwrap_or_default();
+    format!("postgres://{user}{}/{}", hosts.join(","), config.get_dbname().unwrap_or(""))
+}
+
+/// The message of a database error with its SQLSTATE and detail, or of a
+/// connection error with its cause.
+fn error_message(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        let mut message = format!("{} (SQLSTATE {})", db.message(), db.code().code());
+        if let Some(detail) = db.detail() {
+            message.push_str(&format!(": {detail}"));
+        }
+        return message;
+    }
+    let mut message = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            message.push_str(&format!(": {text}"));
+        }
+        source = cause.source();
+    }
+    message
+}
+
+/// Runs the blocking `f` where blocking is allowed. The `postgres` client
+/// drives its own runtime per connection, which would panic on a worker
+/// thread of an async runtime: there `f` runs through `block_in_place`
+/// (multi-thread runtime) or on a scoped thread (current-thread runtime).
+pub(crate) fn offload<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Err(_) => f(),
+        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        Ok(_) => std::thread::scope(|s| s.spawn(f).join()).unwrap_or_else(|p| std::panic::resume_unwind(p)),
+    }
+}
+
+#[cfg(test)]
+mod tests;

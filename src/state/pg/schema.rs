@@ -1,0 +1,86 @@
+//! The schema of [`super::PgStore`], created and migrated on open.
+//!
+//! `savant_schema_version` records each migration applied. Opening a store
+//! takes a transaction-scoped advisory lock, so replicas starting together
+//! migrate one at a time (the others then find nothing to do), and applies
+//! the missing migrations in order in that one transaction: a failure
+//! leaves the schema as it was. A database migrated by a newer savant-think
+//! (a version above the last one known here) is refused rather than used.
+
+use super::pool::Pool;
+use crate::state::OpenError;
+
+/// The advisory lock id that serializes migrations (`savant-think schema`
+/// in ASCII; run lock ids come from SHA-256 and are not chosen).
+const MIGRATION_LOCK: i64 = 0x7361_7661_6e74_0001;
+
+/// Migration `i + 1` is `MIGRATIONS[i]`. Append only: never edit one that
+/// has shipped.
+const MIGRATIONS: &[&str] = &[
+    // 1: runs, their journals, and the stamp sequence.
+    "CREATE SEQUENCE savant_stamp;
+     CREATE TABLE savant_runs (
+         workflow   text NOT NULL,
+         run_id     text NOT NULL,
+         snapshot   text NOT NULL,
+         version    bigint NOT NULL,
+         generation text,
+         stamp      bigint NOT NULL,
+         updated_at timestamptz NOT NULL DEFAULT now(),
+         PRIMARY KEY (workflow, run_id)
+     );
+     CREATE TABLE savant_events (
+         workflow text NOT NULL,
+         run_id   text NOT NULL,
+         version  bigint NOT NULL,
+         body     text NOT NULL,
+         PRIMARY KEY (workflow, run_id, version),
+         FOREIGN KEY (workflow, run_id) REFERENCES savant_runs ON DELETE CASCADE
+     );",
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
+
+/// Creates or migrates the schema; `label` names the database in errors.
+pub(super) fn migrate(pool: &Pool, label: &str) -> Result<(), OpenError> {
+    let unavailable = |e: postgres::Error| {
+        OpenError::new(
+            "STATE_UNAVAILABLE",
+            format!("cannot use the state database {label}: {}", super::error_message(&e)),
+            "check that PostgreSQL runs at that address, that the user, password and database in the \
+             URL are right, and that the user may create tables (docs/deploy.md)",
+        )
+    };
+    let mut conn = pool.connect().map_err(unavailable)?;
+    let mut tx = conn.client.transaction().map_err(unavailable)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).map_err(unavailable)?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS savant_schema_version (
+             version    integer PRIMARY KEY,
+             applied_at timestamptz NOT NULL DEFAULT now()
+         )",
+    )
+    .map_err(unavailable)?;
+    let current: i32 = tx
+        .query_one("SELECT coalesce(max(version), 0) FROM savant_schema_version", &[])
+        .map_err(unavailable)?
+        .get(0);
+    if current > SCHEMA_VERSION {
+        return Err(OpenError::new(
+            "STATE_SCHEMA_NEWER",
+            format!(
+                "the state database {label} has schema version {current}, newer than this \
+                 savant-think knows ({SCHEMA_VERSION})"
+            ),
+            "upgrade savant-think on this replica to the version the others run",
+        ));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        tx.batch_execute(sql).map_err(unavailable)?;
+        tx.execute("INSERT INTO savant_schema_version (version) VALUES ($1)", &[&(i as i32 + 1)])
+            .map_err(unavailable)?;
+    }
+    tx.commit().map_err(unavailable)?;
+    Ok(())
+}

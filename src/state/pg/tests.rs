@@ -1,0 +1,165 @@
+//! PostgreSQL-only behaviour: opening (bad URLs, an unreachable server,
+//! migrations raced by replicas, a newer schema), the lock across stores and
+//! dead connections, and calls made from inside an async runtime. The
+//! behaviour shared with the file store is in `state::tests`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::cluster;
+use super::*;
+use crate::state::{RunKey, StateStore};
+
+fn key() -> RunKey {
+    RunKey::new("wf", "r1").unwrap()
+}
+
+/// A URL of a fresh schema in the shared cluster, or `None` (skipped).
+fn fresh(name: &str) -> Option<String> {
+    Some(cluster::shared()?.fresh_schema(name).unwrap())
+}
+
+#[test]
+fn bad_urls_are_clear_errors_without_a_server() {
+    for (url, code, needle) in [
+        ("mysql://u@h/db", "STATE_URL_INVALID", "\"mysql\""),
+        ("postgres://u@h:notaport/db", "STATE_URL_INVALID", "not a valid PostgreSQL URL"),
+        ("postgres://u:secret@127.0.0.1:1/db?connect_timeout=5", "STATE_UNAVAILABLE", "127.0.0.1:1"),
+    ] {
+        let e = crate::state::open(std::path::Path::new("."), Some(url), true).err().unwrap();
+        assert_eq!(e.code, code, "{url}: {e}");
+        assert!(e.message.contains(needle), "{url}: {e}");
+        assert!(!e.hint.is_empty() && !e.to_string().contains("secret"), "{url}: {e}");
+    }
+    // No URL (or a blank one) is the file store.
+    assert!(crate::state::open(std::path::Path::new("."), Some("  "), true).is_ok());
+}
+
+#[test]
+fn replicas_starting_together_migrate_once() {
+    let Some(url) = fresh("t_pg_migrate") else { return };
+    let opened: Vec<_> = (0..6)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || PgStore::open(&url, true).map(|_| ()))
+        })
+        .collect();
+    for o in opened {
+        o.join().unwrap().unwrap();
+    }
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let rows = client.query("SELECT version FROM savant_schema_version ORDER BY version", &[]).unwrap();
+    let applied: Vec<i32> = rows.iter().map(|r| r.get(0)).collect();
+    assert_eq!(applied, (1..=schema::SCHEMA_VERSION).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let Some(url) = fresh("t_pg_newer") else { return };
+    PgStore::open(&url, true).unwrap();
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client.execute("INSERT INTO savant_schema_version (version) VALUES (999)", &[]).unwrap();
+    let e = PgStore::open(&url, true).unwrap_err();
+    assert_eq!(e.code, "STATE_SCHEMA_NEWER", "{e}");
+    assert!(e.message.contains("999"), "{e}");
+}
+
+/// The lock excludes another store (replica) until dropped, and a replica
+/// whose connection dies (a crash) releases it.
+#[test]
+fn the_lock_spans_replicas_and_dies_with_its_connection() {
+    let Some(url) = fresh("t_pg_lock") else { return };
+    let (a, b) = (Arc::new(PgStore::open(&url, true).unwrap()), Arc::new(PgStore::open(&url, true).unwrap()));
+    let held = a.lock(&key()).unwrap();
+    let got = Arc::new(AtomicBool::new(false));
+    let waiter = {
+        let (b, got) = (Arc::clone(&b), Arc::clone(&got));
+        std::thread::spawn(move || {
+            let lock = b.lock(&key()).unwrap();
+            got.store(true, Ordering::SeqCst);
+            lock
+        })
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!got.load(Ordering::SeqCst), "the second replica waits");
+    drop(held);
+    let second = waiter.join().unwrap();
+    assert!(got.load(Ordering::SeqCst));
+
+    // Kill the backend that holds the lock, as a replica crash would close it.
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let killed = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted \
+             AND objid = ($1::bigint & 4294967295)::oid",
+            &[&lock_id(&key())],
+        )
+        .unwrap();
+    assert_eq!(killed.len(), 1, "one backend held the lock");
+    let relocked = a.lock(&key()).unwrap();
+    drop(relocked);
+    drop(second);
+    // Both stores still work: the broken connection was thrown away.
+    let _lock = b.lock(&key()).unwrap();
+    b.write_snapshot(&key(), &json!({"version": 1})).unwrap();
+    assert_eq!(a.load(&key()).unwrap().unwrap().snapshot, json!({"version": 1}));
+}
+
+/// Calls from an async task (the MCP server's resource reads) move off the
+/// worker thread instead of panicking, on both runtime flavors.
+#[test]
+fn calls_from_async_tasks_work() {
+    let Some(url) = fresh("t_pg_async") else { return };
+    let store = Arc::new(PgStore::open(&url, true).unwrap());
+    for multi in [true, false] {
+        let mut builder = if multi {
+            tokio::runtime::Builder::new_multi_thread()
+        } else {
+            tokio::runtime::Builder::new_current_thread()
+        };
+        let runtime = builder.enable_all().build().unwrap();
+        let (store, url) = (Arc::clone(&store), url.clone());
+        // In a spawned task: on a worker thread of the multi-thread runtime.
+        let task = runtime.spawn(async move {
+            let k = key();
+            let lock = store.lock(&k).unwrap();
+            store.write_snapshot(&k, &json!({"version": 1})).unwrap();
+            store.append(&k, &json!({"version": 2})).unwrap();
+            drop(lock);
+            assert_eq!(store.load(&k).unwrap().unwrap().journal.len(), 1);
+            assert_eq!(store.list(None).unwrap(), vec![k.clone()]);
+            // The last store, with its idle connections, dropped on a worker.
+            let last = PgStore::open(&url, true).unwrap();
+            last.stamp(&k).unwrap();
+            drop(last);
+        });
+        runtime.block_on(task).expect("no panic in the task");
+    }
+}
+
+/// A database restart breaks every pooled connection; the next calls
+/// reconnect instead of failing forever.
+#[test]
+fn stale_connections_are_replaced() {
+    let Some(url) = fresh("t_pg_stale") else { return };
+    // Its own application name, so that only its connections are killed.
+    let store = PgStore::open(&format!("{url}&application_name=t_pg_stale"), true).unwrap();
+    {
+        let _lock = store.lock(&key()).unwrap();
+        store.write_snapshot(&key(), &json!({"version": 1})).unwrap();
+    }
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name = 't_pg_stale' AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap();
+    assert!(store.stamp(&key()).unwrap().is_some(), "reads retry on a new connection");
+    let _lock = store.lock(&key()).unwrap();
+    store.append(&key(), &json!({"version": 2})).unwrap();
+}
