@@ -4,7 +4,10 @@
 //!   `logging/setLevel`; nothing before that. Stderr logging is unaffected.
 //! - `notifications/resources/updated` for a subscribed `run://` after a tool
 //!   changed that run, and `notifications/resources/list_changed` after a run
-//!   was created.
+//!   was created. A run changed by another process (a replica on the same
+//!   PostgreSQL database, or `savant-think next` on the same root) is seen
+//!   by [`Hub::watch`], which compares the stored stamps of subscribed runs
+//!   every [`WATCH_INTERVAL`].
 //!
 //! rmcp marks MCP logging deprecated (SEP-2577), but the current protocol
 //! versions and clients still use it, hence the `allow(deprecated)`.
@@ -113,10 +116,16 @@ impl Session {
     }
 }
 
+/// How often the stamps of subscribed runs are compared.
+pub const WATCH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Every session of one server, for resource notifications.
 #[derive(Default)]
 pub struct Hub {
     sessions: Mutex<Vec<Weak<Session>>>,
+    /// The last stamp seen (or sent) per subscribed `run://` URI.
+    seen: Mutex<std::collections::HashMap<String, Option<crate::state::Stamp>>>,
+    watching: std::sync::atomic::AtomicBool,
 }
 
 impl Hub {
@@ -143,6 +152,69 @@ impl Hub {
                 tracing::debug!(uri, "could not send resources/updated: {e}");
             }
         }
+    }
+
+    /// The `run://` URIs some session is subscribed to.
+    fn subscribed_runs(&self) -> Vec<String> {
+        let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out: HashSet<String> = HashSet::new();
+        for s in sessions.iter().filter_map(Weak::upgrade) {
+            let subs = s.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
+            out.extend(subs.iter().filter(|u| u.starts_with("run://")).cloned());
+        }
+        out.into_iter().collect()
+    }
+
+    /// Whether any session is subscribed to `uri`.
+    pub fn has_subscriber(&self, uri: &str) -> bool {
+        !self.peers(|s| s.subscribed(uri)).is_empty()
+    }
+
+    /// Records `stamp` as the state of `uri` the subscribers know, and
+    /// whether it differs from the one recorded before (`None` before: never
+    /// seen, not a change).
+    pub fn record(&self, uri: &str, stamp: Option<crate::state::Stamp>) -> bool {
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        match seen.insert(uri.to_owned(), stamp) {
+            Some(before) => before != stamp,
+            None => false,
+        }
+    }
+
+    /// Starts (once) the task that notices runs changed by another process:
+    /// every [`WATCH_INTERVAL`] it reads the stamp of each subscribed run
+    /// (`stamp_of`, a blocking store read) and sends `resources/updated` when
+    /// it changed. It ends when the hub is gone.
+    pub fn watch(
+        self: &Arc<Self>,
+        stamp_of: impl Fn(&str) -> Option<crate::state::Stamp> + Send + Sync + 'static,
+    ) {
+        if self.watching.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let hub = Arc::downgrade(self);
+        let stamp_of = Arc::new(stamp_of);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(WATCH_INTERVAL).await;
+                let Some(hub) = hub.upgrade() else { return };
+                let uris = hub.subscribed_runs();
+                if uris.is_empty() {
+                    continue;
+                }
+                let read = stamp_of.clone();
+                let stamps = tokio::task::spawn_blocking(move || {
+                    uris.into_iter().map(|u| (read(&u), u)).collect::<Vec<_>>()
+                })
+                .await
+                .unwrap_or_default();
+                for (stamp, uri) in stamps {
+                    if hub.record(&uri, stamp) {
+                        hub.resource_updated(&uri).await;
+                    }
+                }
+            }
+        });
     }
 
     /// `notifications/resources/list_changed` to every session.

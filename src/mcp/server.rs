@@ -96,6 +96,11 @@ impl SavantServer {
         SavantServer { engine: self.engine.clone(), root: self.root.clone(), hub: self.hub.clone(), session }
     }
 
+    async fn run_stamp(&self, uri: &str) -> Option<crate::state::Stamp> {
+        let (engine, uri) = (self.engine.clone(), uri.to_owned());
+        tokio::task::spawn_blocking(move || stamp_of(&engine, &uri)).await.ok().flatten()
+    }
+
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
@@ -172,7 +177,15 @@ impl SavantServer {
         if tool == "think" && out.get("recorded_in").and_then(Value::as_str) != Some("run") {
             return;
         }
-        self.hub.resource_updated(&format!("run://{workflow}/{run_id}")).await;
+        let uri = format!("run://{workflow}/{run_id}");
+        if self.hub.has_subscriber(&uri) {
+            // Whoever records the new stamp first (this call or the watcher)
+            // sends the update: one notification per change.
+            let stamp = self.run_stamp(&uri).await;
+            if self.hub.record(&uri, stamp) {
+                self.hub.resource_updated(&uri).await;
+            }
+        }
         if tool == "think_plan" {
             self.hub.resource_list_changed().await;
         }
@@ -328,6 +341,12 @@ fn resource_error(e: &EngineError) -> McpError {
     }
 }
 
+/// The stored stamp of the run a `run://<workflow>/<run_id>` URI names.
+fn stamp_of(engine: &Engine, uri: &str) -> Option<crate::state::Stamp> {
+    let (workflow, run_id) = uri.strip_prefix("run://")?.split_once('/')?;
+    engine.run_stamp(workflow, run_id)
+}
+
 /// `resources/subscribe` accepts the URIs `resources/read` serves.
 fn check_subscribable(uri: &str) -> Result<(), McpError> {
     let ok = if let Some(id) = uri.strip_prefix("workflow://") {
@@ -440,6 +459,14 @@ impl ServerHandler for SavantServer {
         check_subscribable(&request.uri)?;
         self.session.attach(&context.peer);
         self.session.subscribe(&request.uri);
+        if request.uri.starts_with("run://") {
+            // What the subscriber starts from; later changes by any process
+            // are sent by the watcher.
+            let stamp = self.run_stamp(&request.uri).await;
+            self.hub.record(&request.uri, stamp);
+            let engine = self.engine.clone();
+            self.hub.watch(move |uri| stamp_of(&engine, uri));
+        }
         Ok(())
     }
 

@@ -402,6 +402,57 @@ async fn subscribed_runs_get_updates_and_new_runs_change_the_list() {
     client.cancel().await.unwrap();
 }
 
+/// A subscribed run changed by another process (here `savant-think next` on
+/// the same root; a replica on the same PostgreSQL database alike) is
+/// noticed by the server's watcher and sent as `resources/updated`, once.
+#[tokio::test(flavor = "multi_thread")]
+#[allow(deprecated)]
+async fn a_run_changed_by_another_process_is_sent_to_subscribers() {
+    let scratch = Scratch::new("mcp-watch");
+    populate(&scratch.path);
+    let (client, recorder) = connect_recording(&scratch.path).await;
+    let uri = "run://release_notes/w1";
+    let work = async {
+        let (err, _) = tool(
+            &client,
+            "think_plan",
+            json!({"workflow": "release_notes", "params": {"milestone": "v1"}, "run_id": "w1"}),
+        )
+        .await;
+        assert!(!err);
+        client.subscribe(SubscribeRequestParams::new(uri)).await.expect("subscribe");
+        let updates = |r: &Recorder| r.count(|v| v["updated"] == uri);
+        assert_eq!(updates(&recorder), 0, "subscribing sends nothing");
+        let items = r#"{"items": [{"iid": 1, "title": "Add dark mode", "labels": []}]}"#;
+        let root = scratch.path.clone();
+        let out = tokio::task::spawn_blocking(move || {
+            crate::common::run(
+                &root,
+                &["next", "release_notes", "--run-id", "w1", "--step", "list_changes", "--result", items],
+            )
+        })
+        .await
+        .unwrap();
+        crate::common::assert_exit(&out, 0);
+        recorder.wait_for(|v| v["updated"] == uri).await;
+        // A change made through this server is sent once, not again by the watcher.
+        let (err, _) =
+            tool(&client, "think_reset", json!({"workflow": "release_notes", "run_id": "w1", "force": true}))
+                .await;
+        assert!(!err);
+        loop {
+            if updates(&recorder) >= 2 {
+                break;
+            }
+            recorder.arrived.notified().await;
+        }
+        tokio::time::sleep(savant_think::mcp::notify::WATCH_INTERVAL * 3).await;
+        assert_eq!(updates(&recorder), 2, "{:?}", recorder.seen.lock().unwrap());
+    };
+    tokio::time::timeout(Duration::from_secs(60), work).await.expect("the session must not hang");
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn completions_offer_workflow_ids_run_ids_and_param_values() {
     let scratch = Scratch::new("mcp-complete");

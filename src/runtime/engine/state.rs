@@ -74,6 +74,13 @@ impl Engine {
         Ok(Some(entry))
     }
 
+    /// The stored stamp of a run (it changes with every write by any
+    /// process); `None` for a run that does not exist or cannot be read.
+    pub fn run_stamp(&self, workflow: &str, run_id: &str) -> Option<crate::state::Stamp> {
+        let key = RunKey::new(workflow, run_id).ok()?;
+        self.store.stamp(&key).ok().flatten()
+    }
+
     pub fn state_delete(&self, workflow: &str, run_id: &str) -> EngineResult {
         let key = RunKey::new(workflow, run_id).map_err(store_error)?;
         let _lock = self.lock_existing(&key)?;
