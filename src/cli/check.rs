@@ -143,7 +143,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     config.limits.max_file_bytes = args.max_file_size;
     config.schemas = workspace::load_schemas(&args.schemas.clone().unwrap_or_else(|| root.join("schemas")));
     // --tools, else `[check] tools` (relative to the root).
-    let tools = args.tools.clone().or_else(|| settings.tools.as_ref().map(|t| root.join(t)));
+    let tools = args.tools.clone().or_else(|| settings.tools_path(&root));
     if let Some(path) = &tools {
         match ToolManifest::load(path) {
             Ok(m) => config.tools = Some(m),
@@ -191,20 +191,20 @@ pub fn run(args: CheckArgs) -> ExitCode {
 
     // Suppressions: comments in each file, then [check] ignores by path.
     for (source, diagnostics) in &mut checked {
-        let ignored = settings.ignored_for(&relative_to_root(&source.path, &root));
+        let ignored = settings.ignored_in(Path::new(&source.path), &root);
         *diagnostics = suppress::apply(source, std::mem::take(diagnostics), &ignored);
     }
     if args.fix || args.diff {
-        let recheck = |source: &SourceFile, text: &str| {
-            let fixed = SourceFile::new(source.path.clone(), text);
-            let diagnostics = check::check_source(&fixed, &config);
-            let ignored = settings.ignored_for(&relative_to_root(&source.path, &root));
-            suppress::apply(&fixed, diagnostics, &ignored)
-        };
         let mut fixed = Fixed::default();
         for (source, diagnostics) in &mut checked {
+            let ignored = settings.ignored_in(Path::new(&source.path), &root);
+            let recheck = |text: &str| {
+                let fixed = SourceFile::new(source.path.clone(), text);
+                let diagnostics = check::check_source(&fixed, &config);
+                suppress::apply(&fixed, diagnostics, &ignored)
+            };
             let (text, edits, left) =
-                fix::fix_until_stable(&source.text, std::mem::take(diagnostics), |t| recheck(source, t));
+                fix::fix_until_stable(&source.text, std::mem::take(diagnostics), recheck);
             *diagnostics = left;
             if edits == 0 {
                 continue;
@@ -366,15 +366,6 @@ fn color(choice: ColorChoice) -> bool {
         ColorChoice::Auto if set("FORCE_COLOR") || set("CLICOLOR_FORCE") => true,
         ColorChoice::Auto => std::io::stdout().is_terminal(),
     }
-}
-
-/// `path` relative to the project root with `/` separators, for per-file ignores.
-fn relative_to_root(path: &str, root: &Path) -> String {
-    let (Ok(file), Ok(root)) = (std::fs::canonicalize(path), std::fs::canonicalize(root)) else {
-        return path.replace('\\', "/");
-    };
-    let rel = file.strip_prefix(&root).map(Path::to_path_buf).unwrap_or(file);
-    rel.to_string_lossy().replace('\\', "/")
 }
 
 /// The paths `check` reads: the given ones, else `<root>/workflows`. A JSON

@@ -69,7 +69,7 @@ impl Project {
         // A broken savant-think.toml: `check` stops on it; the editor still
         // checks with the defaults (the file itself is not a workflow).
         let settings = crate::runtime::EngineConfig::load(root).map(|c| c.check).unwrap_or_default();
-        let tools = settings.tools.as_ref().map(|t| root.join(t));
+        let tools = settings.tools_path(root);
         let config = Config {
             schemas: crate::workspace::load_schemas(&root.join("schemas")),
             tools: tools.as_deref().and_then(|t| ToolManifest::load(t).ok()),
@@ -159,8 +159,8 @@ impl Document {
         let (root, config, settings) = projects.project_for(&path);
         let mut a = analyze(&path, &self.text, root, &config);
         // Suppressions, exactly as `check` applies them.
-        let rel = path.strip_prefix(&a.project).unwrap_or(&path).to_string_lossy().replace('\\', "/");
-        a.diags = suppress::apply(&a.src, std::mem::take(&mut a.diags), &settings.ignored_for(&rel));
+        let ignored = settings.ignored_in(&path, &a.project);
+        a.diags = suppress::apply(&a.src, std::mem::take(&mut a.diags), &ignored);
         let a = Rc::new(a);
         if a.wf.is_some() {
             self.last_good = Some(a.clone());

@@ -53,6 +53,11 @@ fn output(properties: Value) -> Value {
 const WORKFLOW: &str = "A workflow id from think_workflows_list (e.g. \"release_notes\").";
 const RUN_ID: &str = "The run id returned by think_plan.";
 
+/// The input of the tools that take exactly a run: `{workflow, run_id}`.
+fn run_input() -> Value {
+    object(json!({ "workflow": s(WORKFLOW), "run_id": s(RUN_ID) }), &["workflow", "run_id"])
+}
+
 fn progress_output() -> Value {
     output(json!({
         "run_id": s("The run's id: pass it to every later call."),
@@ -286,7 +291,7 @@ fn build() -> Vec<ToolSpec> {
             name: "think_state_get",
             title: "Get a run's full state",
             description: "Get a run's full state: params, per-step status, attempts and results, captures, history and version. Use think_explain for a readable summary; continue the run with think_next.",
-            input: object(json!({ "workflow": s(WORKFLOW), "run_id": s(RUN_ID) }), &["workflow", "run_id"]),
+            input: run_input(),
             output: output(json!({
                 "run_id": s("The run id."),
                 "workflow": s("The workflow id."),
@@ -321,7 +326,7 @@ fn build() -> Vec<ToolSpec> {
             name: "think_state_delete",
             title: "Delete a run",
             description: "Delete a run's stored state (snapshot and journal). It cannot be undone; the CLI's `state delete` and `call` use it, MCP does not offer it.",
-            input: object(json!({ "workflow": s(WORKFLOW), "run_id": s(RUN_ID) }), &["workflow", "run_id"]),
+            input: run_input(),
             output: output(json!({
                 "deleted": { "type": "boolean", "description": "Always true: a missing run is UNKNOWN_RUN." },
                 "workflow": s("The workflow id."),
@@ -362,7 +367,7 @@ fn build() -> Vec<ToolSpec> {
             name: "think_debug",
             title: "Replay a run",
             description: "Replay a run's history event by event: which steps changed status and which captures were set after each event, and whether the replay matches the stored state. Use it to understand how a run got where it is.",
-            input: object(json!({ "workflow": s(WORKFLOW), "run_id": s(RUN_ID) }), &["workflow", "run_id"]),
+            input: run_input(),
             output: output(json!({
                 "workflow": s("The workflow id."),
                 "run_id": s("The run id."),
