@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode};
 use savant_think::runtime::engine::NextArgs;
+use savant_think::runtime::reply::{Progress, ProgressStatus};
 use savant_think::runtime::{Engine, EngineConfig};
 use savant_think::state::FileStore;
 use serde_json::{Value, json};
@@ -129,7 +130,7 @@ struct Driver {
     workflow: &'static str,
     params: Value,
     run: &'static str,
-    current: Value,
+    current: Progress,
 }
 
 impl Driver {
@@ -139,16 +140,17 @@ impl Driver {
     }
 
     fn timed_next(&mut self) -> Duration {
-        if self.current["done"] == true {
+        if self.current.is_done() {
             self.current =
                 self.engine.plan(self.workflow, self.params.clone(), Some(self.run), true).unwrap();
         }
-        let step = self.current["instruction"]["step_id"].as_str().unwrap().to_owned();
+        let step = self.current.instruction().unwrap().step_id.clone();
         let args = NextArgs {
             workflow: self.workflow.into(),
             run_id: self.run.into(),
-            result: result_for(&step),
+            result_snapshot: Some(result_for(&step)),
             step_id: step,
+            result: None,
             expected_version: None,
         };
         let started = Instant::now();
@@ -201,7 +203,9 @@ fn plan_70(c: &mut Criterion) {
                     let started = Instant::now();
                     let r = e.plan("seventy", seventy_params(), Some(&run), true);
                     total += started.elapsed();
-                    assert_eq!(r.unwrap()["ready"], json!(["s0"]));
+                    assert!(
+                        matches!(r.unwrap().status, ProgressStatus::Running { ready, .. } if ready == ["s0"])
+                    );
                 }
                 total
             })
@@ -251,7 +255,7 @@ fn plan_foreach_10k(c: &mut Criterion) {
                     let started = Instant::now();
                     let r = e.plan("loop", p, Some(&run), true);
                     total += started.elapsed();
-                    assert_eq!(r.unwrap()["ready_total"], 10_000);
+                    assert!(matches!(r.unwrap().status, ProgressStatus::Running { ready_total: 10_000, .. }));
                 }
                 total
             })
@@ -270,15 +274,16 @@ fn whole_run(e: &Engine, params: &Value, run: &str, n: usize, profile: &mut Prof
     let started = Instant::now();
     let mut r = e.plan("loop", params.clone(), Some(run), true).unwrap();
     let mut k = 0;
-    while r["done"] != true {
-        let step = r["instruction"]["step_id"].as_str().unwrap().to_owned();
+    while !r.is_done() {
+        let step = r.instruction().unwrap().step_id.clone();
         let call = Instant::now();
         r = e
             .next(NextArgs {
                 workflow: "loop".into(),
                 run_id: run.into(),
-                result: result_for(&step),
+                result_snapshot: Some(result_for(&step)),
                 step_id: step,
+                result: None,
                 expected_version: None,
             })
             .unwrap();
@@ -330,7 +335,7 @@ fn baseline(c: &mut Criterion) {
         d.timed_next();
     }
     let state = d.engine.state_get("seventy", "b").unwrap();
-    let event = &state["history"][34];
+    let event = &state.history[34];
     let mut line = serde_json::to_vec(event).unwrap();
     line.push(b'\n');
     let snapshot = serde_json::to_vec(&state).unwrap();

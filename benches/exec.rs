@@ -95,15 +95,16 @@ fn engine_loop(engine: &Engine) -> Duration {
     let started = Instant::now();
     let mut out = engine.plan("thousand", Value::Null, Some(&id), true).unwrap();
     let mut steps = 0;
-    while out["done"] != true {
-        let step = out["instruction"]["step_id"].as_str().unwrap().to_owned();
+    while !out.is_done() {
+        let step = out.instruction().unwrap().step_id.clone();
         let n: usize = step[1..].parse().unwrap();
         out = engine
             .next(NextArgs {
                 workflow: "thousand".into(),
                 run_id: id.clone(),
                 step_id: step,
-                result: results[n % 2].clone(),
+                result_snapshot: Some(results[n % 2].clone()),
+                result: None,
                 expected_version: None,
             })
             .unwrap();

@@ -37,24 +37,13 @@ fn driver_versions(engine: &Engine) -> Vec<String> {
 
 fn workflow_ids(engine: &Engine, valid_only: bool) -> Vec<String> {
     let Ok(list) = engine.workflows_list(None) else { return Vec::new() };
-    list["workflows"]
-        .as_array()
-        .map(|ws| {
-            ws.iter()
-                .filter(|w| !valid_only || w["valid"] == true)
-                .filter_map(|w| w["id"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
+    list.workflows.iter().filter(|w| !valid_only || w.is_valid()).map(|w| w.id().to_owned()).collect()
 }
 
 fn run_ids(engine: &Engine, workflow: Option<&str>) -> Vec<String> {
     let workflow = workflow.filter(|w| crate::ir::lower::valid_workflow_id(w));
     let Ok(list) = engine.state_list(workflow) else { return Vec::new() };
-    let mut ids: Vec<String> = list["runs"]
-        .as_array()
-        .map(|rs| rs.iter().filter_map(|r| r["run_id"].as_str().map(str::to_owned)).collect())
-        .unwrap_or_default();
+    let mut ids: Vec<String> = list.runs.into_iter().map(|r| r.run_id).collect();
     ids.sort();
     ids.dedup();
     ids
@@ -135,10 +124,8 @@ pub fn get(engine: &Engine, request: &GetPromptRequestParams) -> Result<GetPromp
         let v = engine.driver_prompt(Some(name)).map_err(|e| {
             McpError::invalid_params(format!("the driver prompt `{name}` cannot be read"), Some(e.to_json()))
         })?;
-        let md = v["prompt_md"].as_str().unwrap_or_default().to_owned();
-        let mut result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, md)]);
-        result.description =
-            Some(format!("savant-think driver prompt `{name}` ({})", v["hash"].as_str().unwrap_or("")));
+        let mut result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, v.prompt_md)]);
+        result.description = Some(format!("savant-think driver prompt `{name}` ({})", v.hash));
         return Ok(result);
     }
     if !crate::ir::lower::valid_workflow_id(name) {

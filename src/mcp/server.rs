@@ -114,9 +114,9 @@ impl SavantServer {
                     .with_raw_output_schema(as_object(t.output.clone()))
                     .with_annotations(
                         ToolAnnotations::with_title(t.title)
-                            .read_only(t.read_only)
-                            .destructive(t.destructive)
-                            .idempotent(t.idempotent)
+                            .read_only(t.annotations.read_only)
+                            .destructive(t.annotations.destructive)
+                            .idempotent(t.annotations.idempotent)
                             .open_world(false),
                     )
             })
@@ -193,30 +193,24 @@ impl SavantServer {
 
     fn resource_list(&self) -> Vec<Resource> {
         let mut out = Vec::new();
-        if let Ok(list) = self.engine.workflows_list(None)
-            && let Some(items) = list["workflows"].as_array()
-        {
-            for w in items {
-                let Some(id) = w["id"].as_str() else { continue };
+        if let Ok(list) = self.engine.workflows_list(None) {
+            for w in &list.workflows {
+                let id = w.id();
                 let mut r = Resource::new(format!("workflow://{id}"), format!("workflow {id}"))
                     .with_mime_type("application/yaml");
-                if let Some(name) = w["name"].as_str() {
+                if let Some(name) = w.name() {
                     r = r.with_title(name.to_owned());
                 }
-                if let Some(d) = w["description"].as_str() {
+                if let Some(d) = w.description() {
                     r = r.with_description(d.to_owned());
                 }
                 out.push(r);
             }
         }
-        if let Ok(list) = self.engine.state_list(None)
-            && let Some(runs) = list["runs"].as_array()
-        {
-            for run in runs {
-                let (Some(w), Some(id)) = (run["workflow"].as_str(), run["run_id"].as_str()) else {
-                    continue;
-                };
-                let status = run["status"].as_str().unwrap_or("unknown");
+        if let Ok(list) = self.engine.state_list(None) {
+            for run in &list.runs {
+                let (w, id) = (&run.workflow, &run.run_id);
+                let status = run.status.as_deref().unwrap_or("unknown");
                 out.push(
                     Resource::new(format!("run://{w}/{id}"), format!("run {w}/{id}"))
                         .with_mime_type("application/json")
@@ -235,8 +229,7 @@ impl SavantServer {
                     json!({"workflow": id, "message": "not a workflow id"}),
                 ));
             }
-            let v = self.engine.workflows_read(id)?;
-            let yaml = v["yaml"].as_str().unwrap_or_default().to_owned();
+            let yaml = self.engine.workflows_read(id)?.yaml;
             return Ok(ResourceContents::text(yaml, uri).with_mime_type("application/yaml"));
         }
         if let Some(rest) = uri.strip_prefix("run://")
@@ -248,11 +241,11 @@ impl SavantServer {
                     json!({"workflow": w, "message": "not a workflow id"}),
                 ));
             }
-            let v = match self.engine.state_get(w, id) {
-                Ok(v) => v,
-                Err(e) => self.stored_run(w, id, e)?,
-            };
-            let text = serde_json::to_string_pretty(&v).unwrap_or_default();
+            let text = match self.engine.state_get(w, id) {
+                Ok(state) => serde_json::to_string_pretty(&state),
+                Err(e) => serde_json::to_string_pretty(&self.stored_run(w, id, e)?),
+            }
+            .unwrap_or_default();
             return Ok(ResourceContents::text(text, uri).with_mime_type("application/json"));
         }
         Err(EngineError::new(
@@ -273,10 +266,8 @@ impl SavantServer {
         }
         let listed = self.engine.state_list(Some(workflow)).ok();
         let entry = listed
-            .as_ref()
-            .and_then(|l| l["runs"].as_array())
-            .and_then(|runs| runs.iter().find(|r| r["run_id"] == run_id))
-            .cloned();
+            .and_then(|l| l.runs.into_iter().find(|r| r.run_id == run_id))
+            .and_then(|r| serde_json::to_value(r).ok());
         let Some(mut entry) = entry else {
             return Err(EngineError::new(
                 ErrorCode::UnknownRun,

@@ -1,6 +1,7 @@
 //! The run engine: the only place workflow semantics live. The CLI and the
 //! MCP server are thin adapters over [`Engine`].
 
+pub mod args;
 pub mod catalog;
 pub mod config;
 pub mod engine;
@@ -9,6 +10,7 @@ pub mod eval;
 pub mod payload;
 pub mod prompts;
 pub mod render;
+pub mod reply;
 pub mod run;
 pub mod tools;
 pub mod workflow;
@@ -19,4 +21,4 @@ pub use error::{EngineError, ErrorCode};
 
 use serde_json::Value;
 
-pub type EngineResult = Result<Value, EngineError>;
+pub type EngineResult<T = Value> = Result<T, EngineError>;

@@ -178,7 +178,10 @@ fn text_of(root: &Path, entry: &Entry) -> Result<Option<String>, EngineError> {
 }
 
 /// `{version, hash: "sha256:…", source, prompt_md}`; default the latest.
-pub fn driver_prompt(root: &Path, version: Option<&str>) -> Result<Value, EngineError> {
+pub fn driver_prompt(
+    root: &Path,
+    version: Option<&str>,
+) -> Result<crate::runtime::reply::DriverPrompt, EngineError> {
     let registry = registry(root)?;
     let want = version.map(str::to_owned).or_else(|| registry.latest().map(str::to_owned));
     let not_found = |v: &str, why: Option<String>| {
@@ -201,12 +204,12 @@ pub fn driver_prompt(root: &Path, version: Option<&str>) -> Result<Value, Engine
             return Err(not_found(&want, why));
         }
     };
-    Ok(json!({
-        "version": want,
-        "hash": sha256_hex(md.as_bytes()),
-        "source": entry.origin.as_str(),
-        "prompt_md": md,
-    }))
+    Ok(crate::runtime::reply::DriverPrompt {
+        version: want,
+        hash: sha256_hex(md.as_bytes()),
+        source: entry.origin.as_str().to_owned(),
+        prompt_md: md,
+    })
 }
 
 /// `{latest, versions: [{version, source, file}]}`: what `prompt --list` shows.

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
     Running,
@@ -19,7 +19,7 @@ pub enum RunStatus {
     Failed,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum StepStatus {
     /// Waiting for dependencies.
@@ -33,48 +33,67 @@ pub enum StepStatus {
     Failed,
 }
 
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Done => "done",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
 impl StepStatus {
     pub fn is_finished(self) -> bool {
         matches!(self, StepStatus::Done | StepStatus::Skipped)
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ItemState {
+    /// The item's status.
     pub status: StepStatus,
     /// Validation failures so far.
     pub attempts: u32,
+    /// The rendered input, once ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<Value>,
+    /// The accepted result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepState {
+    /// The step id.
     pub id: String,
+    /// pending, ready, running (a foreach with items under way), done, skipped or failed.
     pub status: StepStatus,
     /// Validation failures so far (for a foreach step, see its items).
     pub attempts: u32,
     /// The rendered input, once ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<Value>,
+    /// The accepted result (a foreach step's results are its items').
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
+    /// A foreach step's items, once expanded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items: Option<Vec<ItemState>>,
 }
 
 /// Something that happened to a run; the journal is a list of these.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Event {
+    /// The state version this event made.
     pub version: u64,
+    /// When (RFC 3339).
     pub at: String,
     #[serde(flatten)]
     pub kind: EventKind,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
     /// A result accepted for a ready step (or foreach item `id[i]`). When
@@ -92,31 +111,39 @@ pub enum EventKind {
     Thought { thought: String },
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Checkpoint {
+    /// The step whose completion this checkpoint follows.
     pub step_id: String,
+    /// The state version at that point.
     pub version: u64,
     /// How many history events the checkpoint keeps.
     pub history_len: usize,
 }
 
 /// How a result was shortened (recorded on its `Result` event).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TruncationNote {
+    /// The result's size as submitted.
     pub original_bytes: usize,
+    /// What was cut.
     pub what: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Truncation {
+    /// The step whose result was cut.
     pub step_id: String,
+    /// The result's size as submitted.
     pub original_bytes: usize,
+    /// What was cut.
     pub what: String,
 }
 
 /// The materialized state of one run (what `.savant/state/*.json` holds).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunState {
+    /// The state version (use as think_next's expected_version).
     pub version: u64,
     /// Names this incarnation of the run: a fresh start gets a new one, and
     /// every journal event carries it, so that after a crash the store never
@@ -124,20 +151,33 @@ pub struct RunState {
     /// Absent in runs written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<String>,
+    /// The workflow id.
     pub workflow: String,
+    /// The run id.
     pub run_id: String,
+    /// sha256 of the workflow file the run started with.
     pub workflow_hash: String,
+    /// The run's params.
     pub params: Value,
+    /// running, done or failed.
     pub status: RunStatus,
+    /// Why the run failed, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<Value>,
+    /// Each step's status, attempts and result.
     pub steps: Vec<StepState>,
+    /// Captured results by name.
     pub captures: Map<String, Value>,
+    /// Every accepted event.
     pub history: Vec<Event>,
+    /// Where think_reset can go back to.
     pub checkpoints: Vec<Checkpoint>,
+    /// The results cut to the payload caps.
     #[serde(default)]
     pub truncations: Vec<Truncation>,
+    /// When the run started (RFC 3339).
     pub created_at: String,
+    /// When it last changed (RFC 3339).
     pub updated_at: String,
     /// The workflow file's absolute path when the run was started from a
     /// path rather than an id of `<root>/workflows/`: how a listing finds it.

@@ -154,3 +154,8 @@ pub fn run(dir: &Path, args: &[&str]) -> Run {
 pub fn assert_exit(r: &Run, code: i32) {
     assert_eq!(r.code, Some(code), "{r:?}");
 }
+
+/// A typed engine reply as the JSON a client sees.
+pub fn j<T: serde::Serialize>(reply: T) -> serde_json::Value {
+    serde_json::to_value(reply).expect("engine replies serialize")
+}

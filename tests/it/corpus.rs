@@ -5,6 +5,7 @@
 //! in tests/corpus_expectations.yaml — and a listed defect that no longer
 //! occurs fails the test too, so the list cannot rot.
 
+use crate::common::j;
 use savant_think::Limits;
 use savant_think::check::{self, Config};
 use savant_think::diagnostic::Severity;
@@ -80,7 +81,7 @@ fn run_to_done(engine: &Engine, path: &str, params: Value, run_id: &str) -> Resu
         let j = e.to_json();
         (j["error"].as_str().unwrap_or("?").to_owned(), j)
     };
-    let mut r = engine.plan(path, params, Some(run_id), true).map_err(err)?;
+    let mut r = engine.plan(path, params, Some(run_id), true).map(j).map_err(err)?;
     let mut steps = 0;
     while r["done"] != true {
         let step = r["instruction"]["step_id"].as_str().expect("an instruction").to_owned();
@@ -90,10 +91,11 @@ fn run_to_done(engine: &Engine, path: &str, params: Value, run_id: &str) -> Resu
             workflow: path.into(),
             run_id: run_id.into(),
             step_id: step,
-            result: json!({}),
+            result_snapshot: Some(json!({})),
+            result: None,
             expected_version: None,
         };
-        r = engine.next(args).map_err(err)?;
+        r = engine.next(args).map(j).map_err(err)?;
     }
     Ok(r)
 }

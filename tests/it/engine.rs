@@ -1,5 +1,6 @@
 //! The run engine through its library API, on a temporary root.
 
+use crate::common::j;
 use savant_think::runtime::Engine;
 use savant_think::runtime::engine::NextArgs;
 use serde_json::{Value, json};
@@ -45,9 +46,11 @@ fn next(e: &Engine, wf: &str, run: &str, step: &str, result: Value) -> Result<Va
         workflow: wf.into(),
         run_id: run.into(),
         step_id: step.into(),
-        result,
+        result_snapshot: Some(result),
+        result: None,
         expected_version: None,
     })
+    .map(j)
     .map_err(|e| e.to_json())
 }
 
@@ -73,7 +76,7 @@ steps:
 fn foreach_expands_skips_and_collects_in_index_order() {
     let root = Root::new("foreach", &[("loop", FOREACH)]);
     let e = root.engine();
-    let r = e.plan("loop", json!({"items": ["a", "skip", "c"]}), Some("r1"), true).unwrap();
+    let r = j(e.plan("loop", json!({"items": ["a", "skip", "c"]}), Some("r1"), true).unwrap());
     assert_eq!(r["instruction"]["step_id"], "each[0]");
     assert_eq!(r["instruction"]["input"], json!({"thought": "item a #0"}));
     assert_eq!(r["ready"], json!(["each[0]", "each[2]"]));
@@ -109,7 +112,8 @@ fn errors_are_data_with_stable_codes() {
         workflow: "loop".into(),
         run_id: "r1".into(),
         step_id: "after".into(),
-        result: json!({}),
+        result_snapshot: Some(json!({})),
+        result: None,
         expected_version: Some(0),
     });
     assert_eq!(stale.unwrap_err().code, "STATE_CONFLICT");
@@ -136,7 +140,7 @@ steps:
     let err = next(&e, "strict", "r", "a", json!({})).unwrap_err();
     assert_eq!(err["error"], "VALIDATION_FAILED");
     assert_eq!(err["state"]["status"], "failed");
-    let why = e.explain("strict", Some("r"), Some("a")).unwrap();
+    let why = j(e.explain("strict", Some("r"), Some("a")).unwrap());
     assert!(why["failure"]["message"].as_str().unwrap().contains("2 times"), "{why}");
 }
 
@@ -149,12 +153,12 @@ fn state_survives_a_new_engine_and_reset_needs_force() {
         next(&e, "loop", "r", "each[0]", json!(1)).unwrap();
     }
     let e = root.engine();
-    let r = e.plan("loop", json!(null), Some("r"), false).unwrap();
+    let r = j(e.plan("loop", json!(null), Some("r"), false).unwrap());
     assert_eq!(r["instruction"]["step_id"], "each[1]");
     assert_eq!(e.reset("loop", "r", None, false).unwrap_err().code, "RESET_NOT_ALLOWED");
-    let r = e.reset("loop", "r", None, true).unwrap();
+    let r = j(e.reset("loop", "r", None, true).unwrap());
     assert_eq!(r["instruction"]["step_id"], "each[0]");
-    let state = e.state_get("loop", "r").unwrap();
+    let state = j(e.state_get("loop", "r").unwrap());
     assert!(state["version"].as_u64().unwrap() > 1, "versions never go back");
 }
 
@@ -164,7 +168,8 @@ fn the_bundled_review_workflow_runs_to_done() {
     let text = std::fs::read_to_string(crate_dir.join("workflows/review_v1.yaml")).unwrap();
     let root = Root::new("review", &[("review_v1", &text)]);
     let e = root.engine();
-    let mut r = e.plan("review_v1", json!({"mr_iid": "!1", "project": "g/app"}), Some("run1"), true).unwrap();
+    let mut r =
+        j(e.plan("review_v1", json!({"mr_iid": "!1", "project": "g/app"}), Some("run1"), true).unwrap());
     let mr = json!({"iid": 1, "title": "Fix", "source_branch": "fix", "changes": [
         {"new_path": "a.rs", "diff": "+x"}, {"new_path": "Cargo.lock", "diff": "+y"}]});
     let mut seen = Vec::new();

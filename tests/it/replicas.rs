@@ -6,6 +6,7 @@
 //! once, with one history that both replicas (and a restarted one) agree on.
 
 use crate::common::Scratch;
+use crate::common::j;
 use crate::mcp_http::{Server, start_with};
 use crate::mcp_support::{call, populate};
 use rmcp::ServiceExt;
@@ -245,11 +246,13 @@ fn engines_on_one_database_see_each_others_writes() {
             workflow: "release_notes".into(),
             run_id: "e1".into(),
             step_id: out["instruction"]["step_id"].as_str().unwrap().into(),
-            result: result_for(&out["instruction"]),
+            result_snapshot: Some(result_for(&out["instruction"])),
+            result: None,
             expected_version: expected,
         })
+        .map(j)
     };
-    let first = a.plan("release_notes", params.clone(), Some("e1"), true).unwrap();
+    let first = j(a.plan("release_notes", params.clone(), Some("e1"), true).unwrap());
     // B advances the run that A has cached.
     let second = next(&b, &first, None).unwrap();
     // A, with the version it last saw, is told the run moved on.
@@ -262,9 +265,9 @@ fn engines_on_one_database_see_each_others_writes() {
 
     // A fresh start on B (a new generation, a lower version) replaces the
     // run A has cached.
-    let fresh = b.plan("release_notes", params, Some("e1"), true).unwrap();
+    let fresh = j(b.plan("release_notes", params, Some("e1"), true).unwrap());
     assert_eq!(fresh["instruction"]["step_id"], "list_changes");
-    let state = a.state_get("release_notes", "e1").unwrap();
+    let state = j(a.state_get("release_notes", "e1").unwrap());
     assert!(state["history"].as_array().unwrap().is_empty(), "{state}");
     assert!(next(&a, &third, None).is_err(), "the old run's step is gone");
 

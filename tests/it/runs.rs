@@ -3,6 +3,7 @@
 //! the whole transcript is an insta snapshot, so any change in what the
 //! engine instructs, refuses or reports shows up as a reviewed diff.
 
+use crate::common::j;
 use crate::common::{CRATE, Scratch};
 use savant_think::runtime::Engine;
 use savant_think::runtime::engine::NextArgs;
@@ -54,7 +55,7 @@ fn drive(name: &str, script: &Value) -> String {
     let engine = Engine::new(root).unwrap();
     let params = script.get("params").cloned().unwrap_or(json!({}));
     let mut transcript = Vec::new();
-    let mut reply = engine.plan(&id, params, Some("r1"), true).map_err(|e| e.to_json());
+    let mut reply = engine.plan(&id, params, Some("r1"), true).map(j).map_err(|e| e.to_json());
     transcript.push(json!({ "plan": shown(&reply) }));
     for _ in 0..MAX_CALLS {
         let current = match &reply {
@@ -80,9 +81,11 @@ fn drive(name: &str, script: &Value) -> String {
                 workflow: id.clone(),
                 run_id: "r1".into(),
                 step_id: step.clone(),
-                result: result.clone(),
+                result_snapshot: Some(result.clone()),
+                result: None,
                 expected_version: None,
             })
+            .map(j)
             .map_err(|e| e.to_json());
         transcript.push(json!({ "next": step, "result": result, "reply": shown(&reply) }));
     }

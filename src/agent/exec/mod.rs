@@ -32,8 +32,10 @@ use crate::agent::ToolOutcome;
 use crate::agent::Tools;
 use crate::agent::mux::{Multiplexer, failure};
 use crate::runtime::ErrorCode;
+use crate::runtime::catalog::ToolName;
 use crate::runtime::engine::{NextArgs, new_run_id};
-use crate::runtime::{Engine, EngineError, EngineResult, tools as engine_tools};
+use crate::runtime::reply::Instruction;
+use crate::runtime::{Engine, EngineError};
 use events::{ExecEvent, StepStatus};
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -95,18 +97,17 @@ fn safe_in_dry_run(call: &str) -> bool {
     static SAFE: OnceLock<HashSet<&'static str>> = OnceLock::new();
     let safe = SAFE.get_or_init(|| {
         let mut s: HashSet<&'static str> =
-            crate::runtime::catalog::tools().filter(|t| t.read_only).map(|t| t.name).collect();
+            crate::runtime::catalog::tools().filter(|t| t.read_only()).map(|t| t.name).collect();
         s.insert("think");
         s.insert("prompt_say");
         s
     });
-    (call.starts_with("think") || call.starts_with("prompt"))
-        && safe.contains(engine_tools::canonical(call).as_str())
+    ToolName::parse(call).is_some_and(|t| safe.contains(t.as_str()))
 }
 
 /// The step's success schema as a JSON Schema (a named one looked up).
-fn success_schema(engine: &Engine, instruction: &Value) -> Value {
-    match &instruction["success_schema"] {
+fn success_schema(engine: &Engine, instruction: &Instruction) -> Value {
+    match &instruction.success_schema {
         Value::String(name) => match engine.check_config().schemas.get(name) {
             Some(Ok(s)) => s.clone(),
             _ => json!({}),
@@ -119,20 +120,20 @@ fn success_schema(engine: &Engine, instruction: &Value) -> Value {
 /// Runs one instruction's call (or, in a dry run, answers it).
 async fn perform(
     mux: &Multiplexer,
-    instruction: &Value,
+    instruction: &Instruction,
     dry_run: bool,
     workflow: &str,
     run_id: &str,
 ) -> ToolOutcome {
     let started = Instant::now();
-    let call = instruction["call"].as_str();
+    let call = instruction.call.as_deref();
     let answered =
         |output| ToolOutcome { ok: true, output, duration_ms: started.elapsed().as_millis() as u64 };
     match call {
         Some(c) if !dry_run || safe_in_dry_run(c) => {
-            let mut args = instruction["input"].clone();
+            let mut args = instruction.input.clone();
             // A thought of a step belongs to its run.
-            if engine_tools::canonical(c) == "think"
+            if ToolName::parse(c).is_some_and(|t| t.as_str() == "think")
                 && let Some(obj) = args.as_object_mut()
                 && !obj.contains_key("run_id")
             {
@@ -146,7 +147,7 @@ async fn perform(
             ok: false,
             output: failure(
                 "NO_CALL",
-                json!({"step_id": instruction["step_id"], "message": "the step names no tool to call",
+                json!({"step_id": instruction.step_id, "message": "the step names no tool to call",
                        "help": "give the step a `call:`, or run the workflow with an LLM client"}),
             ),
             duration_ms: 0,
@@ -222,33 +223,31 @@ pub async fn exec(
         }
         Err(e) => return Err(UsageError(e)),
     };
-    if let Some(w) = response["workflow"].as_str() {
-        report.workflow = w.to_owned();
-    }
+    report.workflow = response.workflow.clone();
     events(&ExecEvent::RunStarted {
         workflow: report.workflow.clone(),
         run_id: run_id.clone(),
         resumed,
         dry_run: options.dry_run,
         jobs,
-        completed: response["state"]["completed"].as_u64().unwrap_or(0),
-        pending: response["state"]["pending"].as_u64().unwrap_or(0),
+        completed: response.state().completed as u64,
+        pending: response.state().pending as u64,
     });
     loop {
-        if response["done"] == true {
+        if response.is_done() {
             report.status = ExecStatus::Done;
-            report.last = response;
+            report.last = serde_json::to_value(&response).unwrap_or(Value::Null);
             return Ok(finish(report, started, events));
         }
         let batch = if jobs == 1 {
-            vec![response["instruction"].clone()]
+            response.instruction().cloned().into_iter().collect()
         } else {
             match engine.ready_instructions(workflow, &run_id, jobs) {
                 Ok(b) => b,
                 Err(e) => return Ok(stop(report, e, started, events)),
             }
         };
-        if batch.is_empty() || batch[0].is_null() {
+        if batch.is_empty() {
             let e = EngineError::new(
                 ErrorCode::NoReadyStep,
                 json!({"message": "the run is not done but no step is ready"}),
@@ -257,9 +256,9 @@ pub async fn exec(
         }
         for i in &batch {
             events(&ExecEvent::StepStarted {
-                step_id: i["step_id"].as_str().unwrap_or_default().to_owned(),
-                call: i["call"].as_str().map(str::to_owned),
-                attempt: i["attempt"].as_u64().unwrap_or(1),
+                step_id: i.step_id.clone(),
+                call: i.call.clone(),
+                attempt: u64::from(i.attempt),
             });
         }
         let outcomes = run_batch(&mux, &batch, options.dry_run, workflow, &run_id).await;
@@ -267,11 +266,11 @@ pub async fn exec(
         let mut tool_failure = None;
         let mut refresh = false;
         for (instruction, outcome) in batch.iter().zip(outcomes) {
-            let step_id = instruction["step_id"].as_str().unwrap_or_default().to_owned();
+            let step_id = instruction.step_id.clone();
             let finished = |status, error: Option<&Value>| ExecEvent::StepFinished {
                 step_id: step_id.clone(),
-                call: instruction["call"].as_str().map(str::to_owned),
-                attempt: instruction["attempt"].as_u64().unwrap_or(1),
+                call: instruction.call.clone(),
+                attempt: u64::from(instruction.attempt),
                 status,
                 duration_ms: outcome.duration_ms,
                 error: error.cloned(),
@@ -284,12 +283,12 @@ pub async fn exec(
                 tool_failure.get_or_insert(reason);
                 continue;
             }
-            let submitted: EngineResult = engine.next(NextArgs {
+            let submitted = engine.next(NextArgs {
                 workflow: workflow.to_owned(),
                 run_id: run_id.clone(),
                 step_id: step_id.clone(),
-                result: outcome.output,
-                expected_version: None,
+                result_snapshot: Some(outcome.output),
+                ..NextArgs::default()
             });
             match submitted {
                 Ok(r) => {
@@ -324,7 +323,7 @@ pub async fn exec(
 /// outcomes come back in the batch's order.
 async fn run_batch(
     mux: &Arc<Multiplexer>,
-    batch: &[Value],
+    batch: &[Instruction],
     dry_run: bool,
     workflow: &str,
     run_id: &str,

@@ -178,11 +178,7 @@ fn invalid_engine_args(tool: &str, args: &Value) -> Option<Value> {
 
 /// The canonical engine tool name for `name`, if it is one.
 fn engine_name(name: &str) -> Option<&'static str> {
-    if !name.starts_with("think") && !name.starts_with("prompt") {
-        return None;
-    }
-    let canonical = engine_tools::canonical(name);
-    crate::runtime::catalog::names().find(|t| *t == canonical)
+    crate::runtime::catalog::ToolName::parse(name).map(|t| t.as_str())
 }
 
 impl Tools for Multiplexer {

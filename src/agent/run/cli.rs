@@ -272,7 +272,7 @@ pub fn main(args: RunArgs) -> u8 {
         Ok(e) => Arc::new(e),
         Err(e) => return usage(e.to_string()),
     };
-    options.driver = engine.driver_prompt(None).ok().and_then(|v| v["prompt_md"].as_str().map(str::to_owned));
+    options.driver = engine.driver_prompt(None).ok().map(|v| v.prompt_md);
     let workflow = if autodetect_disabled() || options.forced_tool.is_some() || options.forced_finish {
         None
     } else {

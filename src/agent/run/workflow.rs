@@ -14,14 +14,7 @@ use std::time::Instant;
 
 /// The ids of the workflows under the root that compile.
 pub fn known_ids(engine: &crate::runtime::Engine) -> Vec<String> {
-    let Ok(list) = engine.workflows_list(None) else { return Vec::new() };
-    list["workflows"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|w| w["valid"] == true)
-        .filter_map(|w| w["id"].as_str().map(str::to_owned))
-        .collect()
+    engine.workflows_list(None).map(|l| l.valid_ids()).unwrap_or_default()
 }
 
 /// Runs `workflow` for `goal` through exec and reports it as a [`RunResult`]

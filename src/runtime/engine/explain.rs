@@ -2,26 +2,44 @@
 //! (a run's history replayed).
 
 use super::*;
+use crate::runtime::reply::{
+    Explanation, Replay, ReplayedEvent, RunExplanation, StepExplanation, WorkflowExplanation,
+};
 
 impl Engine {
     /// Explains a workflow, a run, or one step of either.
-    pub fn explain(&self, workflow: &str, run_id: Option<&str>, step_id: Option<&str>) -> EngineResult {
+    pub fn explain(
+        &self,
+        workflow: &str,
+        run_id: Option<&str>,
+        step_id: Option<&str>,
+    ) -> EngineResult<Explanation> {
         let cw = self.workflow(workflow)?;
         let describe = |i: usize| {
             let s = &cw.wf.steps[i];
             let p = &cw.plan.steps[i];
-            json!({
-                "step_id": s.id.value,
-                "call": p.call,
-                "deps": p.deps.iter().map(|&d| cw.plan.steps[d].id.as_str()).collect::<Vec<_>>(),
-                "inferred_deps": p.inferred.iter().map(|&d| cw.plan.steps[d].id.as_str()).collect::<Vec<_>>(),
-                "when": s.when.as_ref().map(|w| w.text.as_str()),
-                "foreach": s.foreach.as_ref().map(|f| f.text.as_str()),
-                "capture_as": s.capture_as.as_ref().map(|c| c.value.as_str()),
-                "success_schema": s.success_schema.as_ref().map(|sc| match sc { SchemaRef::Named(n) => json!(n.value), SchemaRef::Inline { schema, .. } => schema.clone() }),
-                "rationale": s.rationale.as_ref().map(|r| r.text.as_str()),
-                "retry_max": s.retry_max.unwrap_or(3),
-            })
+            let ids = |of: &[usize]| of.iter().map(|&d| cw.plan.steps[d].id.clone()).collect();
+            StepExplanation {
+                step_id: s.id.value.clone(),
+                call: p.call.clone(),
+                deps: ids(&p.deps),
+                inferred_deps: ids(&p.inferred),
+                when: s.when.as_ref().map(|w| w.text.clone()),
+                foreach: s.foreach.as_ref().map(|f| f.text.clone()),
+                capture_as: s.capture_as.as_ref().map(|c| c.value.clone()),
+                success_schema: s.success_schema.as_ref().map(|sc| match sc {
+                    SchemaRef::Named(n) => Value::String(n.value.clone()),
+                    SchemaRef::Inline { schema, .. } => schema.clone(),
+                }),
+                rationale: s.rationale.as_ref().map(|r| r.text.clone()),
+                retry_max: s.retry_max.unwrap_or(3),
+                item: None,
+                status: None,
+                attempts: None,
+                why: None,
+                failure: None,
+                instruction: None,
+            }
         };
         let unknown = |id: &str, message: String| {
             EngineError::new(ErrorCode::UnknownStep, json!({"step_id": id, "message": message}))
@@ -58,24 +76,29 @@ impl Engine {
                 Some(id) => {
                     let (i, item) = find(id)?;
                     let mut d = describe(i);
-                    if let Some(n) = item {
-                        d["item"] = json!(n);
-                    }
-                    Ok(d)
+                    d.item = item;
+                    Ok(Explanation::Step(d))
                 }
-                None => Ok(json!({
-                    "workflow": cw.wf.id, "name": cw.wf.name, "description": cw.wf.description, "rules": cw.wf.rules,
-                    "order": cw.plan.order.iter().map(|&i| cw.plan.steps[i].id.as_str()).collect::<Vec<_>>(),
-                    "steps": (0..cw.wf.steps.len()).map(describe).collect::<Vec<_>>(),
+                None => Ok(Explanation::Workflow(WorkflowExplanation {
+                    workflow: cw.wf.id.clone(),
+                    name: cw.wf.name.clone(),
+                    description: cw.wf.description.clone(),
+                    rules: cw.wf.rules.clone(),
+                    order: cw.plan.order.iter().map(|&i| cw.plan.steps[i].id.clone()).collect(),
+                    steps: (0..cw.wf.steps.len()).map(describe).collect(),
                 })),
             };
         };
         self.with_run(workflow, run_id, |engine, _, cached| {
             let m = &cached.machine;
-            let mut out = json!({
-                "workflow": cw.wf.id, "run_id": run_id, "state": engine.state_summary(m),
-                "failure": m.state.failure, "ready": engine.ready_ids(m),
-            });
+            let mut out = RunExplanation {
+                workflow: cw.wf.id.clone(),
+                run_id: run_id.to_owned(),
+                state: engine.state_summary(m),
+                failure: m.state.failure.clone(),
+                ready: engine.ready_ids(m),
+                step: None,
+            };
             if let Some(id) = step_id {
                 let (i, item) = find(id)?;
                 let mut d = describe(i);
@@ -97,12 +120,12 @@ impl Engine {
                         }
                     },
                 };
-                if let Some(n) = item {
-                    d["step_id"] = json!(id);
-                    d["item"] = json!(n);
+                if item.is_some() {
+                    d.step_id = id.to_owned();
+                    d.item = item;
                 }
-                d["status"] = json!(status);
-                d["attempts"] = json!(attempts);
+                d.status = Some(status);
+                d.attempts = Some(attempts);
                 let waiting: Vec<&str> = cw.plan.steps[i]
                     .deps
                     .iter()
@@ -117,7 +140,7 @@ impl Engine {
                 let failed = m.state.status == RunStatus::Failed;
                 let failure_message =
                     failure.and_then(|f| f.get("message")).and_then(Value::as_str).unwrap_or("the run failed");
-                d["why"] = json!(match status {
+                d.why = Some(match status {
                     _ if failed && concerns_step => format!(
                         "the run failed at this step: {failure_message}; reset the run (reset, with force to discard results) or start it again with plan"
                     ),
@@ -137,7 +160,7 @@ impl Engine {
                 if let Some(f) = failure
                     && concerns_step
                 {
-                    d["failure"] = f.clone();
+                    d.failure = Some(f.clone());
                 }
                 // A ready step (or foreach item `id[i]`) comes with its
                 // rendered instruction, so a client can run every id of
@@ -146,20 +169,24 @@ impl Engine {
                     && let Some(w) = m.resolve(id)
                     && m.status_of(w) == StepStatus::Ready
                 {
-                    d["instruction"] = engine.instruction(m, w);
+                    d.instruction = Some(engine.instruction(m, w));
                 }
-                out["step"] = d;
+                out.step = Some(d);
             }
-            Ok(out)
+            Ok(Explanation::Run(out))
         })
     }
 
     /// Replays a run's history: the state changes after each event.
-    pub fn debug(&self, workflow: &str, run_id: &str) -> EngineResult {
+    pub fn debug(&self, workflow: &str, run_id: &str) -> EngineResult<Replay> {
         self.with_run(workflow, run_id, |_, _, cached| {
             let state = &cached.machine.state;
-            let mut replay =
-                Machine::start(cached.machine.cw.clone(), &state.run_id, state.params.clone(), &state.created_at);
+            let mut replay = Machine::start(
+                cached.machine.cw.clone(),
+                &state.run_id,
+                state.params.clone(),
+                &state.created_at,
+            );
             let mut steps = Vec::new();
             for e in &state.history {
                 let before = statuses(&replay);
@@ -178,10 +205,20 @@ impl Engine {
                     .filter(|(k, v)| captures_before.get(*k) != Some(v))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                steps.push(json!({ "event": e, "status_changes": changed, "captures_set": captures, "run_status": replay.state.status }));
+                steps.push(ReplayedEvent {
+                    event: e.clone(),
+                    status_changes: changed,
+                    captures_set: captures,
+                    run_status: replay.state.status,
+                });
             }
-            Ok(json!({ "workflow": state.workflow, "run_id": state.run_id, "events": steps.len(), "replay": steps,
-                       "consistent": replay.state.steps == state.steps && replay.state.captures == state.captures }))
+            Ok(Replay {
+                workflow: state.workflow.clone(),
+                run_id: state.run_id.clone(),
+                events: steps.len(),
+                consistent: replay.state.steps == state.steps && replay.state.captures == state.captures,
+                replay: steps,
+            })
         })
     }
 }

@@ -2,11 +2,15 @@
 //! catalog (list, read, graph).
 
 use super::*;
+use crate::runtime::args::GraphFormat;
+use crate::runtime::reply::{
+    DriverPrompt, Graph, Said, Thought, WorkflowEntry, WorkflowList, WorkflowSource,
+};
 
 impl Engine {
     /// The think tool: records a non-empty thought in the run's history when
     /// a run is given, else in `.savant/session.log`.
-    pub fn think(&self, thought: &str, run: Option<(&str, &str)>) -> EngineResult {
+    pub fn think(&self, thought: &str, run: Option<(&str, &str)>) -> EngineResult<Thought> {
         let thought = thought.trim();
         if thought.is_empty() {
             return Err(EngineError::new(
@@ -15,6 +19,13 @@ impl Engine {
             ));
         }
         let at = now();
+        let reply = |recorded_in: &str, run_id: Option<&str>, at: String| Thought {
+            thought: thought.to_owned(),
+            recorded_in: recorded_in.to_owned(),
+            run_id: run_id.map(str::to_owned),
+            timestamp: at,
+            formatted: format!("💭 {thought}"),
+        };
         match run {
             Some((workflow, run_id)) => self.with_run(workflow, run_id, |engine, key, cached| {
                 let event = Event {
@@ -23,8 +34,7 @@ impl Engine {
                     kind: EventKind::Thought { thought: thought.to_owned() },
                 };
                 engine.commit(key, cached, event)?;
-                Ok(json!({ "thought": thought, "recorded_in": "run", "run_id": run_id, "timestamp": at,
-                           "formatted": format!("💭 {thought}") }))
+                Ok(reply("run", Some(run_id), at.clone()))
             }),
             None => {
                 let dir = self.root.join(".savant");
@@ -40,54 +50,57 @@ impl Engine {
                 });
                 written
                     .map_err(|e| EngineError::new(ErrorCode::StateIo, json!({"message": e.to_string()})))?;
-                Ok(
-                    json!({ "thought": thought, "recorded_in": "session_log", "timestamp": at, "formatted": format!("💭 {thought}") }),
-                )
+                Ok(reply("session_log", None, at))
             }
         }
     }
 
     /// prompt.say: a message for the user.
-    pub fn say(&self, message: &str) -> EngineResult {
-        Ok(json!({ "message": message, "display": true, "timestamp": now() }))
+    pub fn say(&self, message: &str) -> EngineResult<Said> {
+        Ok(Said { message: message.to_owned(), display: true, timestamp: now() })
     }
 
-    pub fn driver_prompt(&self, version: Option<&str>) -> EngineResult {
+    pub fn driver_prompt(&self, version: Option<&str>) -> EngineResult<DriverPrompt> {
         prompts::driver_prompt(&self.root, version)
     }
 
-    pub fn workflows_list(&self, filter: Option<&str>) -> EngineResult {
+    pub fn workflows_list(&self, filter: Option<&str>) -> EngineResult<WorkflowList> {
         let mut out = Vec::new();
         for id in workflow::list_ids(&self.root) {
             if filter.is_some_and(|f| !id.to_lowercase().contains(&f.to_lowercase())) {
                 continue;
             }
             match self.workflow(&id) {
-                Ok(cw) => out.push(json!({ "id": cw.wf.id, "name": cw.wf.name, "description": cw.wf.description,
-                                           "version": cw.wf.version, "steps": cw.wf.steps.len(), "valid": true })),
+                Ok(cw) => out.push(WorkflowEntry::Valid {
+                    id: cw.wf.id.clone(),
+                    name: cw.wf.name.clone(),
+                    description: cw.wf.description.clone(),
+                    version: cw.wf.version.clone(),
+                    steps: cw.wf.steps.len(),
+                    valid: true,
+                }),
                 Err(e) => {
                     // The first error diagnostic names the real problem (e.g. UNKNOWN_SCHEMA);
                     // the name and description are kept when the file could be read that far.
                     let first = e.details["diagnostics"].as_array().and_then(|ds| {
                         ds.iter().find(|d| d["severity"] == "error").and_then(|d| d["code"].as_str())
                     });
-                    let mut entry = json!({ "id": id, "valid": false, "error": first.unwrap_or(e.code.as_str()) });
-                    for field in ["name", "description"] {
-                        if let Some(v) = e.details.get(field).filter(|v| v.is_string()) {
-                            entry[field] = v.clone();
-                        }
-                    }
-                    if let Some(m) = e.details.get("message") {
-                        entry["message"] = m.clone();
-                    }
-                    out.push(entry)
+                    let field = |k: &str| e.details.get(k).and_then(Value::as_str).map(str::to_owned);
+                    out.push(WorkflowEntry::Invalid {
+                        error: first.unwrap_or(e.code.as_str()).to_owned(),
+                        id,
+                        valid: false,
+                        name: field("name"),
+                        description: field("description"),
+                        message: e.details.get("message").cloned(),
+                    })
                 }
             }
         }
-        Ok(json!({ "workflows": out }))
+        Ok(WorkflowList { workflows: out })
     }
 
-    pub fn workflows_read(&self, workflow: &str) -> EngineResult {
+    pub fn workflows_read(&self, workflow: &str) -> EngineResult<WorkflowSource> {
         let path = workflow::resolve(&self.root, workflow)?;
         let cap = self.check_config.limits.file_cap() as u64;
         let yaml = crate::fsx::read_capped(&path, cap)
@@ -100,20 +113,17 @@ impl Engine {
                     json!({"workflow": workflow, "message": e.to_string()}),
                 )
             })?;
-        Ok(json!({ "workflow": workflow, "path": path.display().to_string(), "yaml": yaml }))
+        Ok(WorkflowSource { workflow: workflow.to_owned(), path: path.display().to_string(), yaml })
     }
 
     /// The plan as `{workflow, graph, order, v}`, or mermaid / dot text.
-    pub fn workflows_graph(&self, workflow: &str, format: &str) -> EngineResult {
+    pub fn workflows_graph(&self, workflow: &str, format: GraphFormat) -> EngineResult<Graph> {
         let cw = self.workflow(workflow)?;
-        match format {
-            "json" => Ok(cw.plan.to_json(cw.wf.version.as_deref())),
-            "mermaid" => Ok(json!({ "format": "mermaid", "graph": cw.plan.to_mermaid() })),
-            "dot" => Ok(json!({ "format": "dot", "graph": cw.plan.to_dot() })),
-            other => Err(EngineError::new(
-                ErrorCode::InvalidInput,
-                json!({"message": format!("unknown graph format `{other}`; use json, mermaid or dot")}),
-            )),
-        }
+        let text = |format: &str, graph: String| Graph::Text { format: format.to_owned(), graph };
+        Ok(match format {
+            GraphFormat::Json => Graph::Plan(cw.plan.to_json(cw.wf.version.as_deref())),
+            GraphFormat::Mermaid => text("mermaid", cw.plan.to_mermaid()),
+            GraphFormat::Dot => text("dot", cw.plan.to_dot()),
+        })
     }
 }

@@ -1,12 +1,15 @@
 //! [`Engine`]: plan / next / explain / reset / state over durable run state.
-//! Every public method returns JSON (`Ok`) or an [`EngineError`] (`Err`),
-//! the same contract for the CLI and the MCP tools.
+//! Every public method returns a typed reply (`runtime::reply`, `Ok`) or an
+//! [`EngineError`] (`Err`), the same contract for the CLI and the MCP tools;
+//! JSON is made from them at the edge.
 
 use crate::check::{self, Config};
 use crate::ir::{SchemaRef, TemplateValue};
 use crate::runtime::ErrorCode;
+pub use crate::runtime::args::NextArgs;
 use crate::runtime::config::EngineConfig;
 use crate::runtime::payload;
+use crate::runtime::reply::{Instruction, Progress, ProgressStatus, StateSummary, Summary};
 use crate::runtime::run::{
     Event, EventKind, Machine, RunState, RunStatus, StepStatus, TruncationNote, WorkRef,
 };
@@ -49,16 +52,6 @@ pub struct Engine {
     workflows: Mutex<HashMap<PathBuf, CachedWorkflow>>,
     runs: Mutex<HashMap<(String, String), Cached>>,
     validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
-}
-
-/// Arguments of `next`.
-#[derive(Clone, Debug, Default)]
-pub struct NextArgs {
-    pub workflow: String,
-    pub run_id: String,
-    pub step_id: String,
-    pub result: Value,
-    pub expected_version: Option<u64>,
 }
 
 fn now() -> String {
@@ -190,7 +183,7 @@ impl Engine {
         params_arg: Value,
         run_id: Option<&str>,
         start_fresh: bool,
-    ) -> EngineResult {
+    ) -> EngineResult<Progress> {
         let cw = self.workflow(workflow)?;
         let run_id = run_id.map_or_else(new_run_id, str::to_owned);
         let key = self.key(&cw, &run_id)?;
@@ -206,10 +199,10 @@ impl Engine {
             let ignored = given && !checked.as_ref().is_ok_and(|p| p == stored);
             let mut out = self.progress(&cached.machine);
             self.put(&key, cached);
-            if ignored && let Ok(v) = &mut out {
-                v["warnings"] = json!([
-                    "the params given were ignored: the run exists and is resumed with the params it started with; start it over (start_fresh: true; on the command line, plan without --no-fresh) to use new params"
-                ]);
+            if ignored && let Ok(p) = &mut out {
+                p.warnings.push(
+                    "the params given were ignored: the run exists and is resumed with the params it started with; start it over (start_fresh: true; on the command line, plan without --no-fresh) to use new params".into(),
+                );
             }
             return out;
         }
@@ -261,7 +254,7 @@ impl Engine {
     // ---- next -----------------------------------------------------------
 
     /// Submits the result of a ready step and returns the next instruction.
-    pub fn next(&self, args: NextArgs) -> EngineResult {
+    pub fn next(&self, args: NextArgs) -> EngineResult<Progress> {
         let cw = self.workflow(&args.workflow)?;
         let key = self.key(&cw, &args.run_id)?;
         let _lock = self.lock_existing(&key)?;
@@ -271,7 +264,7 @@ impl Engine {
         out
     }
 
-    fn next_locked(&self, key: &RunKey, cached: &mut Cached, args: NextArgs) -> EngineResult {
+    fn next_locked(&self, key: &RunKey, cached: &mut Cached, mut args: NextArgs) -> EngineResult<Progress> {
         let m = &cached.machine;
         if let Some(v) = args.expected_version
             && v != m.state.version
@@ -290,7 +283,7 @@ impl Engine {
             ));
         };
         // The result is validated as sent, and stored within the caps.
-        let original = args.result;
+        let original = args.take_result();
         let original_bytes = serde_json::to_string(&original).map_or(0, |t| t.len());
         let mut result = original.clone();
         let truncation =
@@ -336,8 +329,8 @@ impl Engine {
                     return Err(self.failed(m));
                 }
                 return Err(EngineError::new(ErrorCode::ValidationFailed, Value::Array(errors))
-                    .with("instruction", self.instruction(m, w))
-                    .with("state", self.state_summary(m)));
+                    .with("instruction", to_json(&self.instruction(m, w)))
+                    .with("state", to_json(&self.state_summary(m))));
             }
         }
         let truncated = truncation.map(|what| TruncationNote { original_bytes, what });
@@ -380,7 +373,7 @@ impl Engine {
         workflow: &str,
         run_id: &str,
         limit: usize,
-    ) -> Result<Vec<Value>, EngineError> {
+    ) -> Result<Vec<Instruction>, EngineError> {
         self.with_run(workflow, run_id, |engine, _, cached| {
             let m = &cached.machine;
             Ok(m.ready().take(limit).map(|w| engine.instruction(m, w)).collect())
@@ -478,38 +471,35 @@ impl Engine {
         m.ready().take(READY_LIST_CAP).map(|w| m.work_id(w)).collect()
     }
 
-    pub(crate) fn state_summary(&self, m: &Machine) -> Value {
+    pub(crate) fn state_summary(&self, m: &Machine) -> StateSummary {
         let completed = m.completed();
-        json!({
-            "version": m.state.version,
-            "status": m.state.status,
-            "completed": completed,
-            "pending": m.state.steps.len() - completed,
-        })
+        StateSummary {
+            version: m.state.version,
+            status: m.state.status,
+            completed,
+            pending: m.state.steps.len() - completed,
+        }
     }
 
-    fn instruction(&self, m: &Machine, w: WorkRef) -> Value {
+    fn instruction(&self, m: &Machine, w: WorkRef) -> Instruction {
         let step = m.step(w.0);
-        let mut i = json!({
-            "step_id": m.work_id(w),
-            "call": step.call.as_ref().map(|c| c.value.as_str()),
-            "input": m.input_of(w).cloned().unwrap_or(json!({})),
-            "input_template": step.input_template.as_ref().map_or(Value::Null, raw_template),
-            "capture_as": step.capture_as.as_ref().map(|c| c.value.as_str()),
-            "success_schema": match &step.success_schema {
-                Some(SchemaRef::Named(n)) => json!(n.value),
+        Instruction {
+            step_id: m.work_id(w),
+            call: step.call.as_ref().map(|c| c.value.clone()),
+            input: m.input_of(w).cloned().unwrap_or_else(|| Value::Object(Map::new())),
+            input_template: step.input_template.as_ref().map_or(Value::Null, raw_template),
+            capture_as: step.capture_as.as_ref().map(|c| c.value.clone()),
+            success_schema: match &step.success_schema {
+                Some(SchemaRef::Named(n)) => Value::String(n.value.clone()),
                 Some(SchemaRef::Inline { schema, .. }) => schema.clone(),
                 None => Value::Null,
             },
-            "rationale": step.rationale.as_ref().map(|r| r.text.as_str()),
-            "timeout": step.timeout,
-            "attempt": m.attempts_of(w) + 1,
-            "done": false,
-        });
-        if !m.cw.wf.rules.is_empty() {
-            i["rules"] = json!(m.cw.wf.rules);
+            rationale: step.rationale.as_ref().map(|r| r.text.clone()),
+            timeout: step.timeout,
+            attempt: m.attempts_of(w) + 1,
+            done: false,
+            rules: m.cw.wf.rules.clone(),
         }
-        i
     }
 
     fn failed(&self, m: &Machine) -> EngineError {
@@ -521,51 +511,48 @@ impl Engine {
         };
         EngineError::new(code, failure)
             .with("run_id", json!(m.state.run_id))
-            .with("state", self.state_summary(m))
+            .with("state", to_json(&self.state_summary(m)))
     }
 
     /// The response after plan / next: the next instruction, or done.
-    fn progress(&self, m: &Machine) -> EngineResult {
-        let base = |extra: Value| {
-            let mut v = json!({ "run_id": m.state.run_id, "workflow": m.state.workflow });
-            if let (Some(obj), Value::Object(more)) = (v.as_object_mut(), extra) {
-                obj.extend(more);
-            }
-            v
+    fn progress(&self, m: &Machine) -> EngineResult<Progress> {
+        let status = match m.state.status {
+            RunStatus::Failed => return Err(self.failed(m)),
+            RunStatus::Done => ProgressStatus::Done {
+                done: true,
+                summary: self.summary(m),
+                artifacts: m.state.captures.clone(),
+                state: self.state_summary(m),
+            },
+            RunStatus::Running => ProgressStatus::Running {
+                instruction: m.ready().next().map(|w| Box::new(self.instruction(m, w))),
+                ready: self.ready_ids(m),
+                ready_total: m.ready_len(),
+                done: false,
+                state: self.state_summary(m),
+            },
         };
-        match m.state.status {
-            RunStatus::Failed => Err(self.failed(m)),
-            RunStatus::Done => Ok(base(json!({
-                "done": true,
-                "summary": self.summary(m),
-                "artifacts": m.state.captures,
-                "state": self.state_summary(m),
-            }))),
-            RunStatus::Running => {
-                let first = m.ready().next();
-                Ok(base(json!({
-                    "instruction": first.map(|w| self.instruction(m, w)),
-                    "ready": self.ready_ids(m),
-                    "ready_total": m.ready_len(),
-                    "done": false,
-                    "state": self.state_summary(m),
-                })))
-            }
-        }
+        Ok(Progress {
+            run_id: m.state.run_id.clone(),
+            workflow: m.state.workflow.clone(),
+            status,
+            warnings: Vec::new(),
+            reset: None,
+        })
     }
 
-    fn summary(&self, m: &Machine) -> Value {
-        let ids = |want: StepStatus| -> Vec<&str> {
-            m.state.steps.iter().filter(|s| s.status == want).map(|s| s.id.as_str()).collect()
+    fn summary(&self, m: &Machine) -> Summary {
+        let ids = |want: StepStatus| -> Vec<String> {
+            m.state.steps.iter().filter(|s| s.status == want).map(|s| s.id.clone()).collect()
         };
         let ran = ids(StepStatus::Done);
         let skipped = ids(StepStatus::Skipped);
-        let truncated: Vec<&str> = m.state.truncations.iter().map(|t| t.step_id.as_str()).collect();
+        let truncated: Vec<String> = m.state.truncations.iter().map(|t| t.step_id.clone()).collect();
         let mut message = format!("{} step(s) ran, {} skipped", ran.len(), skipped.len());
         if !truncated.is_empty() {
             message.push_str(&format!(", {} result(s) truncated", truncated.len()));
         }
-        json!({ "message": message, "ran": ran, "skipped": skipped, "truncated": truncated })
+        Summary { message, ran, skipped, truncated }
     }
 
     /// The check configuration the engine uses (schemas under the root).
@@ -583,6 +570,11 @@ fn statuses(m: &Machine) -> Map<String, Value> {
         }
     }
     out
+}
+
+/// A reply as JSON (for error details).
+fn to_json(reply: &impl serde::Serialize) -> Value {
+    serde_json::to_value(reply).unwrap_or(Value::Null)
 }
 
 /// The raw `input_template` as JSON: strings exactly as written (decoded).

@@ -1,28 +1,31 @@
 //! Run state as tools see it: get, list, delete and reset.
 
 use super::*;
+use crate::runtime::reply::{Deleted, ResetNote, RunEntry, RunList};
 
 impl Engine {
     // ---- the other tools --------------------------------------------------
 
-    pub fn state_get(&self, workflow: &str, run_id: &str) -> EngineResult {
-        self.with_run(workflow, run_id, |_, _, c| {
-            Ok(serde_json::to_value(&c.machine.state).unwrap_or(Value::Null))
-        })
+    /// A run's full state (a copy: the run stays cached).
+    pub fn state_get(&self, workflow: &str, run_id: &str) -> EngineResult<RunState> {
+        self.with_run(workflow, run_id, |_, _, c| Ok(c.machine.state.clone()))
     }
 
-    pub fn state_list(&self, workflow: Option<&str>) -> EngineResult {
+    pub fn state_list(&self, workflow: Option<&str>) -> EngineResult<RunList> {
         let keys = self.store.list(workflow).map_err(store_error)?;
-        let runs: Vec<Value> = keys
+        let runs: Vec<RunEntry> = keys
             .iter()
             .map(|k| match self.list_entry(k) {
                 Ok(Some(entry)) => entry,
-                Ok(None) => json!({ "workflow": k.workflow, "run_id": k.run_id, "status": "unreadable" }),
-                Err(e) => json!({ "workflow": k.workflow, "run_id": k.run_id, "status": "unreadable",
-                                  "error": e.code, "details": e.details }),
+                Ok(None) => RunEntry::new(k, Some("unreadable".into())),
+                Err(e) => RunEntry {
+                    error: Some(e.code.as_str().to_owned()),
+                    details: Some(e.details),
+                    ..RunEntry::new(k, Some("unreadable".into()))
+                },
             })
             .collect();
-        Ok(json!({ "runs": runs }))
+        Ok(RunList { runs })
     }
 
     /// The absolute path of a workflow file that is not `<root>/workflows/<id>.y(a)ml`.
@@ -38,7 +41,7 @@ impl Engine {
     /// One run as `state_list` shows it: replayed through its workflow (the
     /// snapshot alone lags behind the journal), or, when the workflow no
     /// longer compiles or has changed, from the stored files as they are.
-    pub(super) fn list_entry(&self, key: &RunKey) -> Result<Option<Value>, EngineError> {
+    pub(super) fn list_entry(&self, key: &RunKey) -> Result<Option<RunEntry>, EngineError> {
         let _lock = self.store.lock(key).map_err(store_error)?;
         let replayed = self
             .workflow(&key.workflow)
@@ -54,22 +57,24 @@ impl Engine {
             .and_then(|cw| self.load(key, &cw));
         if let Ok(Some(cached)) = replayed {
             let st = &cached.machine.state;
-            let entry = json!({
-                "workflow": key.workflow, "run_id": key.run_id, "status": st.status,
-                "version": st.version, "updated_at": st.updated_at,
-            });
+            let entry = RunEntry {
+                version: Some(st.version),
+                updated_at: Some(st.updated_at.clone()),
+                ..RunEntry::new(key, Some(st.status.as_str().to_owned()))
+            };
             self.put(key, cached);
             return Ok(Some(entry));
         }
         let Some(l) = self.store.load(key).map_err(store_error)? else { return Ok(None) };
         let version = l.snapshot.get("version").and_then(Value::as_u64).unwrap_or(0) + l.journal.len() as u64;
-        let mut entry = json!({
-            "workflow": key.workflow, "run_id": key.run_id,
-            "status": l.snapshot.get("status"), "version": version,
-            "updated_at": l.snapshot.get("updated_at"),
-        });
+        let text = |k: &str| l.snapshot.get(k).and_then(Value::as_str).map(str::to_owned);
+        let mut entry = RunEntry {
+            version: Some(version),
+            updated_at: text("updated_at"),
+            ..RunEntry::new(key, text("status"))
+        };
         if let Err(e) = replayed {
-            entry["note"] = json!(format!("status as of the last snapshot: {}", e.code));
+            entry.note = Some(format!("status as of the last snapshot: {}", e.code.as_str()));
         }
         Ok(Some(entry))
     }
@@ -81,7 +86,7 @@ impl Engine {
         self.store.stamp(&key).ok().flatten()
     }
 
-    pub fn state_delete(&self, workflow: &str, run_id: &str) -> EngineResult {
+    pub fn state_delete(&self, workflow: &str, run_id: &str) -> EngineResult<Deleted> {
         let key = RunKey::new(workflow, run_id).map_err(store_error)?;
         let _lock = self.lock_existing(&key)?;
         self.runs
@@ -92,12 +97,18 @@ impl Engine {
         if !deleted {
             return Err(self.unknown_run(&key));
         }
-        Ok(json!({ "deleted": true, "workflow": workflow, "run_id": run_id }))
+        Ok(Deleted { deleted: true, workflow: workflow.to_owned(), run_id: run_id.to_owned() })
     }
 
     /// Resets a run to a checkpoint (the state right after that step
     /// completed) or to the start. Discarding completed steps needs `force`.
-    pub fn reset(&self, workflow: &str, run_id: &str, checkpoint: Option<&str>, force: bool) -> EngineResult {
+    pub fn reset(
+        &self,
+        workflow: &str,
+        run_id: &str,
+        checkpoint: Option<&str>,
+        force: bool,
+    ) -> EngineResult<Progress> {
         self.with_run(workflow, run_id, |engine, key, cached| {
             let state = &cached.machine.state;
             let keep = match checkpoint {
@@ -141,13 +152,13 @@ impl Engine {
             engine.snapshot(key, cached)?;
             // The reset is done either way; a run whose next instruction
             // cannot be rendered answers with that error (and the reset).
-            let reset = json!({ "checkpoint": checkpoint, "discarded": discarded });
+            let reset = ResetNote { checkpoint: checkpoint.map(str::to_owned), discarded };
             match engine.progress(&cached.machine) {
                 Ok(mut out) => {
-                    out["reset"] = reset;
+                    out.reset = Some(reset);
                     Ok(out)
                 }
-                Err(e) => Err(e.with("reset", reset)),
+                Err(e) => Err(e.with("reset", to_json(&reset))),
             }
         })
     }

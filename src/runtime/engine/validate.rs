@@ -2,6 +2,7 @@
 //! cached), and workflows against the checker.
 
 use super::*;
+use crate::runtime::reply::Validation;
 
 impl Engine {
     // ---- validation -----------------------------------------------------
@@ -69,7 +70,7 @@ impl Engine {
     }
 
     /// `validate`: a named or inline schema against a response → `{valid, errors}`.
-    pub fn validate(&self, schema: &Value, response: &Value) -> EngineResult {
+    pub fn validate(&self, schema: &Value, response: &Value) -> EngineResult<Validation> {
         let errors = match schema {
             Value::String(name) => {
                 let s = self.named_schema(name)?;
@@ -77,11 +78,11 @@ impl Engine {
             }
             inline => self.schema_errors(&inline.to_string(), inline, response)?,
         };
-        Ok(json!({ "valid": errors.is_empty(), "errors": errors }))
+        Ok(Validation::Response { valid: errors.is_empty(), errors })
     }
 
     /// `validate` of a workflow: its diagnostics as JSON.
-    pub fn validate_workflow(&self, workflow: &str) -> EngineResult {
+    pub fn validate_workflow(&self, workflow: &str) -> EngineResult<Validation> {
         let path = workflow::resolve(&self.root, workflow)?;
         let (src, diags) = crate::workspace::check_file(&path, &self.check_config).map_err(|e| {
             EngineError::new(
@@ -89,11 +90,14 @@ impl Engine {
                 json!({"workflow": workflow, "message": e.to_string()}),
             )
         })?;
-        let report =
+        let mut report =
             crate::report::json_value(&[crate::report::FileReport { source: &src, diagnostics: &diags }]);
         let errors = report["summary"]["errors"].as_u64().unwrap_or(0);
-        Ok(
-            json!({ "valid": errors == 0, "workflow": workflow, "diagnostics": report["diagnostics"], "summary": report["summary"] }),
-        )
+        Ok(Validation::Workflow {
+            valid: errors == 0,
+            workflow: workflow.to_owned(),
+            diagnostics: report["diagnostics"].take(),
+            summary: report["summary"].take(),
+        })
     }
 }

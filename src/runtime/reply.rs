@@ -1,0 +1,481 @@
+//! What the engine's tools answer, as types. The engine returns these; JSON
+//! is made once, at the edge (the tool table for MCP, `call` and the
+//! executor; the CLI's printers), and the MCP output schemas are generated
+//! from them (descriptions from the doc comments).
+
+use crate::runtime::run::{Event, RunState, RunStatus, StepStatus};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// A run's state in brief.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct StateSummary {
+    /// The state version (use as think_next's expected_version).
+    pub version: u64,
+    /// running, done or failed.
+    pub status: RunStatus,
+    /// How many steps are finished (done or skipped).
+    pub completed: usize,
+    /// How many steps are not.
+    pub pending: usize,
+}
+
+/// The next step to carry out: call the tool `call` with `input`, then
+/// submit its result with think_next(step_id).
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Instruction {
+    /// The step to submit with think_next (`id`, or `id[3]` for a foreach item).
+    pub step_id: String,
+    /// The tool to call (e.g. "gitlab.get_merge_request", "think", "prompt.say").
+    pub call: Option<String>,
+    /// The tool's arguments, already rendered.
+    pub input: Value,
+    /// The raw template the input was rendered from.
+    pub input_template: Value,
+    /// The name the result is stored under.
+    pub capture_as: Option<String>,
+    /// The schema the result must match (a name or an inline JSON Schema), or null.
+    pub success_schema: Value,
+    /// Why this step exists.
+    pub rationale: Option<String>,
+    /// The step's time limit in seconds, if any.
+    pub timeout: Option<f64>,
+    /// 1 on the first try, more after a validation failure.
+    pub attempt: u32,
+    /// Always false on an instruction.
+    pub done: bool,
+    /// The workflow's rules to respect.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
+}
+
+/// The answer of think_plan, think_next and think_reset: the next
+/// instruction, or done.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Progress {
+    /// The run's id: pass it to every later call.
+    pub run_id: String,
+    /// The workflow id.
+    pub workflow: String,
+    #[serde(flatten)]
+    pub status: ProgressStatus,
+    /// Why something given was not used (think_plan resuming a run).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// After think_reset: what was reset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reset: Option<ResetNote>,
+}
+
+/// A running run's next instruction, or a finished run's results.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ProgressStatus {
+    Running {
+        /// The next step to carry out: call the tool `call` with `input`,
+        /// then submit its result with think_next(step_id). Absent when done.
+        instruction: Option<Box<Instruction>>,
+        /// Ready step ids (at most 50).
+        ready: Vec<String>,
+        /// How many steps are ready.
+        ready_total: usize,
+        /// True when the run is finished: stop calling think_next.
+        done: bool,
+        /// {version, status, completed, pending}.
+        state: StateSummary,
+    },
+    Done {
+        /// True when the run is finished: stop calling think_next.
+        done: bool,
+        /// When done: {message, ran, skipped, truncated}.
+        summary: Summary,
+        /// When done: every captured result by name.
+        artifacts: Map<String, Value>,
+        /// {version, status, completed, pending}.
+        state: StateSummary,
+    },
+}
+
+impl Progress {
+    pub fn is_done(&self) -> bool {
+        matches!(self.status, ProgressStatus::Done { .. })
+    }
+
+    /// The instruction to carry out next, if any.
+    pub fn instruction(&self) -> Option<&Instruction> {
+        match &self.status {
+            ProgressStatus::Running { instruction, .. } => instruction.as_deref(),
+            ProgressStatus::Done { .. } => None,
+        }
+    }
+
+    pub fn state(&self) -> &StateSummary {
+        match &self.status {
+            ProgressStatus::Running { state, .. } | ProgressStatus::Done { state, .. } => state,
+        }
+    }
+}
+
+/// A finished run in brief.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Summary {
+    /// "N step(s) ran, M skipped[, K result(s) truncated]".
+    pub message: String,
+    /// The steps that ran.
+    pub ran: Vec<String>,
+    /// The steps skipped (their `when` was false).
+    pub skipped: Vec<String>,
+    /// The steps whose result was cut to the payload caps.
+    pub truncated: Vec<String>,
+}
+
+/// What think_reset did.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct ResetNote {
+    /// The step the run went back to (null: the start).
+    pub checkpoint: Option<String>,
+    /// How many accepted results were discarded.
+    pub discarded: usize,
+}
+
+/// think_explain's answer: a workflow, a step, or a run (and one of its steps).
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Explanation {
+    Workflow(WorkflowExplanation),
+    Step(StepExplanation),
+    Run(RunExplanation),
+}
+
+/// A workflow: its steps, order and rules.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct WorkflowExplanation {
+    /// The workflow id.
+    pub workflow: String,
+    /// The workflow's name.
+    pub name: Option<String>,
+    /// The workflow's description.
+    pub description: Option<String>,
+    /// The workflow's rules.
+    pub rules: Vec<String>,
+    /// Step ids in execution order.
+    pub order: Vec<String>,
+    /// Each step: call, deps, when, foreach, capture_as, success_schema, rationale.
+    pub steps: Vec<StepExplanation>,
+}
+
+/// One step: what it does, and in a run, its status and why.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct StepExplanation {
+    /// The step explained (`id`, or `id[3]` for a foreach item).
+    pub step_id: String,
+    /// The tool it calls.
+    pub call: String,
+    /// The steps it waits for (written and inferred).
+    pub deps: Vec<String>,
+    /// The dependencies inferred from the variables it reads.
+    pub inferred_deps: Vec<String>,
+    /// Its `when:` condition.
+    pub when: Option<String>,
+    /// Its `foreach:` expression.
+    pub foreach: Option<String>,
+    /// The name its result is stored under.
+    pub capture_as: Option<String>,
+    /// The schema its result must match (a name or an inline schema).
+    pub success_schema: Option<Value>,
+    /// Why the step exists.
+    pub rationale: Option<String>,
+    /// How many failed validations it may retry.
+    pub retry_max: u32,
+    /// The foreach item explained.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item: Option<usize>,
+    /// In a run: its status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<StepStatus>,
+    /// In a run: how many results were refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<u32>,
+    /// In a run: why it has its status (what it waits for, why it failed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// In a run that failed at this step: the failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Value>,
+    /// In a run, when the step is ready: its instruction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instruction: Option<Instruction>,
+}
+
+/// A run: its state, what is ready, why it failed.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct RunExplanation {
+    /// The workflow id.
+    pub workflow: String,
+    /// The run explained.
+    pub run_id: String,
+    /// The run's {version, status, completed, pending}.
+    pub state: StateSummary,
+    /// Why the run failed, if it did.
+    pub failure: Option<Value>,
+    /// Ready step ids (at most 50).
+    pub ready: Vec<String>,
+    /// The step explained, with its status and `why`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<StepExplanation>,
+}
+
+/// think_debug's answer: a run's history replayed.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Replay {
+    /// The workflow id.
+    pub workflow: String,
+    /// The run id.
+    pub run_id: String,
+    /// How many events were replayed.
+    pub events: usize,
+    /// Per event: {event, status_changes, captures_set, run_status}.
+    pub replay: Vec<ReplayedEvent>,
+    /// True when the replay rebuilds the stored state.
+    pub consistent: bool,
+}
+
+/// One event of a replay and what it changed.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct ReplayedEvent {
+    /// The event.
+    pub event: Event,
+    /// Steps and items whose status changed: {id: {from, to}}.
+    pub status_changes: Map<String, Value>,
+    /// Captures set by the event.
+    pub captures_set: Map<String, Value>,
+    /// The run's status after the event.
+    pub run_status: RunStatus,
+}
+
+/// think's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Thought {
+    /// The thought recorded.
+    pub thought: String,
+    /// run or session_log.
+    pub recorded_in: String,
+    /// The run, when recorded in one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// When (RFC 3339).
+    pub timestamp: String,
+    /// The thought for display.
+    pub formatted: String,
+}
+
+/// prompt_say's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Said {
+    /// The message: show it to the user.
+    pub message: String,
+    /// Always true.
+    pub display: bool,
+    /// When (RFC 3339).
+    pub timestamp: String,
+}
+
+/// think_driver_prompt's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct DriverPrompt {
+    /// The prompt version returned.
+    pub version: String,
+    /// sha256 of the markdown.
+    pub hash: String,
+    /// Where the prompt came from (embedded, project, file).
+    pub source: String,
+    /// The driver prompt (markdown): follow it.
+    pub prompt_md: String,
+}
+
+/// think_workflows_list's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct WorkflowList {
+    /// Each workflow: {id, name, description, version, steps, valid} (or {id, valid: false, error}).
+    pub workflows: Vec<WorkflowEntry>,
+}
+
+/// One workflow of the list.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum WorkflowEntry {
+    Valid {
+        /// The workflow id: pass it to think_plan.
+        id: String,
+        /// Its name.
+        name: Option<String>,
+        /// Its description.
+        description: Option<String>,
+        /// Its version.
+        version: Option<String>,
+        /// How many steps it has.
+        steps: usize,
+        /// True: it checks clean.
+        valid: bool,
+    },
+    Invalid {
+        /// The workflow id.
+        id: String,
+        /// False: it does not check clean.
+        valid: bool,
+        /// The first error's code.
+        error: String,
+        /// Its name, when the file could be read that far.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        /// Its description, when the file could be read that far.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+        /// What is wrong.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<Value>,
+    },
+}
+
+impl WorkflowList {
+    /// The ids of the workflows that check clean.
+    pub fn valid_ids(&self) -> Vec<String> {
+        self.workflows.iter().filter(|w| w.is_valid()).map(|w| w.id().to_owned()).collect()
+    }
+}
+
+impl WorkflowEntry {
+    pub fn id(&self) -> &str {
+        match self {
+            WorkflowEntry::Valid { id, .. } | WorkflowEntry::Invalid { id, .. } => id,
+        }
+    }
+
+    pub fn is_valid(&self) -> bool {
+        matches!(self, WorkflowEntry::Valid { .. })
+    }
+
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            WorkflowEntry::Valid { name, .. } | WorkflowEntry::Invalid { name, .. } => name.as_deref(),
+        }
+    }
+
+    pub fn description(&self) -> Option<&str> {
+        match self {
+            WorkflowEntry::Valid { description, .. } | WorkflowEntry::Invalid { description, .. } => {
+                description.as_deref()
+            }
+        }
+    }
+}
+
+/// think_workflows_read's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct WorkflowSource {
+    /// The workflow asked for.
+    pub workflow: String,
+    /// The file read.
+    pub path: String,
+    /// The YAML source.
+    pub yaml: String,
+}
+
+/// think_workflows_graph's answer: the plan (json), or the graph as text.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Graph {
+    /// {workflow, graph: {nodes, entry}, order, v}.
+    Plan(Value),
+    Text {
+        /// mermaid or dot.
+        format: String,
+        /// The graph as text.
+        graph: String,
+    },
+}
+
+/// think_state_list's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct RunList {
+    /// Each run: {workflow, run_id, status, version, updated_at}.
+    pub runs: Vec<RunEntry>,
+}
+
+/// One stored run.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct RunEntry {
+    /// The workflow id.
+    pub workflow: String,
+    /// The run id.
+    pub run_id: String,
+    /// running, done, failed, or unreadable.
+    pub status: Option<String>,
+    /// The state version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
+    /// When it last changed (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
+    /// Why the status may be stale.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Why the run cannot be read: an error code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Why the run cannot be read: the details.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl RunEntry {
+    pub(crate) fn new(key: &crate::state::RunKey, status: Option<String>) -> RunEntry {
+        RunEntry {
+            workflow: key.workflow.clone(),
+            run_id: key.run_id.clone(),
+            status,
+            version: None,
+            updated_at: None,
+            note: None,
+            error: None,
+            details: None,
+        }
+    }
+}
+
+/// think_state_delete's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Deleted {
+    /// Always true: a missing run is UNKNOWN_RUN.
+    pub deleted: bool,
+    /// The workflow id.
+    pub workflow: String,
+    /// The run id.
+    pub run_id: String,
+}
+
+/// think_validate's answer: a response against a schema, or a workflow's diagnostics.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Validation {
+    Response {
+        /// True when there is nothing to fix.
+        valid: bool,
+        /// Schema errors: {path, message}.
+        errors: Vec<Value>,
+    },
+    Workflow {
+        /// True when there is nothing to fix.
+        valid: bool,
+        /// The workflow checked.
+        workflow: String,
+        /// The workflow's diagnostics: {code, severity, message, line, column, …}.
+        diagnostics: Value,
+        /// {files, errors, warnings}.
+        summary: Value,
+    },
+}
+
+/// think_state_get's answer: a run's full state.
+pub type FullState = RunState;
