@@ -25,6 +25,7 @@ mod engine_replay;
 mod format_schema;
 #[cfg(unix)]
 mod hostile_fs;
+mod layering;
 mod lsp;
 mod mcp_http;
 mod mcp_stdio;
