@@ -14,6 +14,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// A variable's value, `None` when unset, not UTF-8, or blank.
+#[cfg(feature = "mcp")]
 pub fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }

@@ -22,6 +22,7 @@ mod engine;
 mod engine_cli;
 mod engine_crash;
 mod engine_replay;
+mod environment;
 mod format_schema;
 #[cfg(unix)]
 mod hostile_fs;
