@@ -37,7 +37,9 @@ pub struct MuxOptions {
 /// binary passes the process environment ([`EnvLookup::new`] over
 /// `std::env::var`), a test a map; the default finds nothing.
 #[derive(Clone, Default)]
-pub struct EnvLookup(Option<Arc<dyn Fn(&str) -> Option<String> + Send + Sync>>);
+pub struct EnvLookup(Option<Arc<LookupFn>>);
+
+type LookupFn = dyn Fn(&str) -> Option<String> + Send + Sync;
 
 impl EnvLookup {
     pub fn new(lookup: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> EnvLookup {
