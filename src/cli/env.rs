@@ -47,9 +47,7 @@ pub fn overrides() -> Overrides {
 /// the state store that names.
 pub fn engine(root: impl Into<PathBuf>) -> Result<Engine, EngineError> {
     let root = root.into();
-    let config = EngineConfig::load_with(&root, &overrides())?;
-    let store = config.state.open_store(&root)?;
-    Ok(Engine::with_store(root, config, store))
+    EngineConfig::load_with(&root, &overrides())?.open_engine(root)
 }
 
 /// The multiplexer's lookup of a server's `token_env`: the process environment.

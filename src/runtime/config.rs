@@ -5,7 +5,7 @@ use crate::runtime::ErrorCode;
 use serde::Deserialize;
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[derive(Clone, Debug, Deserialize)]
@@ -160,6 +160,13 @@ impl EngineConfig {
         let mut config = EngineConfig::load(root)?;
         overrides.apply(&mut config);
         Ok(config)
+    }
+
+    /// An engine over `root` with this configuration and the state store it
+    /// names (what `Engine::new` does with [`EngineConfig::load`]).
+    pub fn open_engine(self, root: PathBuf) -> Result<crate::runtime::Engine, EngineError> {
+        let store = self.state.open_store(&root)?;
+        Ok(crate::runtime::Engine::with_store(root, self, store))
     }
 
     /// Reads `<root>/savant-think.toml` if present (the defaults if not).
