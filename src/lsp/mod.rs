@@ -40,7 +40,8 @@ pub fn run_stdio(savant_path: Option<std::ffi::OsString>) -> Result<(), String> 
     io.join().map_err(|e| format!("lsp: {e}"))
 }
 
-/// Serves one connection: initialize, then messages until `exit`.
+/// Serves one connection: initialize, then messages until `exit`. Roots
+/// are discovered from each file (no `SAVANT_PATH`; see [`run_stdio`]).
 pub fn serve(conn: &Connection) -> Result<(), String> {
     serve_with(conn, DEBOUNCE)
 }
