@@ -152,16 +152,16 @@ enum Command {
         after_help = "Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost"
     )]
     #[cfg(feature = "mcp")]
-    Serve(ServeArgs),
+    Serve(cli::serve::ServeArgs),
     #[cfg(feature = "agent")]
-    Exec(savant_think::agent::exec::cli::ExecArgs),
+    Exec(cli::exec::ExecArgs),
     /// Pursue a goal with a model (Ollama, OpenAI-compatible, Reasoning API), one action per step.
     ///
     /// Each step the model answers one JSON action: call a tool, reason, finish or give up.
     #[cfg(feature = "agent")]
-    Run(savant_think::agent::run::cli::RunArgs),
+    Run(cli::run::RunArgs),
     /// Rewrite the original system's workflows into the current language (docs/migrating.md in the savant-think repository).
-    Migrate(savant_think::migrate::command::MigrateArgs),
+    Migrate(cli::migrate::MigrateArgs),
     /// Print the JSON Schema (draft-07) of the workflow format, for editors.
     ///
     /// Point yaml-language-server at it with a modeline:
@@ -205,35 +205,6 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         root: Option<PathBuf>,
     },
-}
-
-#[cfg(feature = "mcp")]
-#[derive(clap::Args)]
-struct ServeArgs {
-    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:7331).
-    #[arg(long, value_name = "ADDR")]
-    http: Option<std::net::SocketAddr>,
-    /// Require `Authorization: Bearer TOKEN` on every HTTP request.
-    #[arg(long, env = "SAVANT_THINK_TOKEN", hide_env_values = true)]
-    token: Option<String>,
-    /// Also accept this browser Origin (e.g. https://app.example.com:443; loopback origins are always accepted). Repeatable.
-    #[arg(long, value_name = "ORIGIN")]
-    allowed_origin: Vec<String>,
-    /// Also accept this Host header (e.g. myhost or myhost:7331; loopback names are always accepted). Repeatable.
-    #[arg(long, value_name = "HOST")]
-    allowed_host: Vec<String>,
-    /// Allow a non-loopback --http address without a token.
-    #[arg(long)]
-    insecure: bool,
-    /// Refuse messages (stdio lines, HTTP bodies) larger than this many bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = savant_think::mcp::DEFAULT_MAX_MESSAGE_BYTES)]
-    max_message_bytes: usize,
-    /// Streamable HTTP without sessions: each request is answered on its own, so replicas behind a load balancer need no sticky sessions (no server-to-client notifications then; docs/deploy.md).
-    #[arg(long, requires = "http")]
-    stateless: bool,
-    /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
-    #[arg(long, value_name = "DIR")]
-    root: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -328,13 +299,13 @@ fn main() -> ExitCode {
             }
         }
         #[cfg(feature = "mcp")]
-        Command::Serve(args) => run_serve(args),
+        Command::Serve(args) => cli::serve::run(args),
         Command::Migrate(args) => ExitCode::from(args.run()),
         #[cfg(feature = "agent")]
-        Command::Exec(args) => ExitCode::from(savant_think::agent::exec::cli::main(args)),
+        Command::Exec(args) => ExitCode::from(cli::exec::main(args)),
         #[cfg(feature = "agent")]
-        Command::Run(args) => ExitCode::from(savant_think::agent::run::cli::main(args)),
-        Command::Lsp => match savant_think::lsp::run_stdio() {
+        Command::Run(args) => ExitCode::from(cli::run::main(args)),
+        Command::Lsp => match savant_think::lsp::run_stdio(cli::env::savant_path()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(m) => fail(m),
         },
@@ -347,14 +318,14 @@ fn main() -> ExitCode {
 }
 
 fn engine_at(root: Option<&std::path::Path>) -> Result<Engine, ExitCode> {
-    let root = workspace::root(root).map_err(fail)?;
-    Engine::new(root).map_err(|e| print_result(Err(e)))
+    let root = cli::env::root(root).map_err(fail)?;
+    cli::env::engine(root).map_err(|e| print_result(Err(e)))
 }
 
 /// `savant-think root`: `{root, absolute, found_by}`.
 fn run_root(explicit: Option<&std::path::Path>, path: Option<&std::path::Path>) -> ExitCode {
     let start = path.map(start_dir);
-    match workspace::root_from(explicit, start.as_deref()) {
+    match cli::env::root_from(explicit, start.as_deref()) {
         Ok(found) => {
             let absolute = std::fs::canonicalize(&found.path).unwrap_or_else(|_| found.path.clone());
             print_result(Ok(json!({
@@ -535,27 +506,6 @@ fn run_engine(command: Command) -> ExitCode {
         Err(code) => return code,
     };
     print_result(tools::call(&engine, tool, &args))
-}
-
-#[cfg(feature = "mcp")]
-fn run_serve(args: ServeArgs) -> ExitCode {
-    let options = savant_think::mcp::ServeOptions {
-        root: match workspace::root(args.root.as_deref()) {
-            Ok(r) => r,
-            Err(m) => return fail(m),
-        },
-        http: args.http,
-        token: args.token,
-        allowed_origins: args.allowed_origin,
-        allowed_hosts: args.allowed_host,
-        insecure: args.insecure,
-        max_message_bytes: args.max_message_bytes,
-        stateless: args.stateless,
-    };
-    match savant_think::mcp::serve(options) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(m) => fail(m),
-    }
 }
 
 pub(crate) fn fail(message: impl std::fmt::Display) -> ExitCode {

@@ -7,6 +7,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{SourceFile, Span};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -25,18 +26,25 @@ impl std::fmt::Display for IoError {
 }
 
 /// The project root for a command run from the working directory:
-/// `--root`, else `SAVANT_PATH`, else discovered upwards from `start` (or
-/// the working directory) by [`crate::root::discover`]. An explicit root that
-/// is not a directory is an error (a usage error for the CLI).
-pub fn root_from(explicit: Option<&Path>, start: Option<&Path>) -> Result<crate::root::ProjectRoot, String> {
-    let env = std::env::var_os("SAVANT_PATH");
+/// `explicit` (`--root`), else `savant_path` (the value of `SAVANT_PATH`,
+/// which the caller reads: the library reads no environment variable), else
+/// discovered upwards from `start` (or the working directory) by
+/// [`crate::root::discover`]. An explicit root that is not a directory is an
+/// error (a usage error for the CLI).
+pub fn root_from(
+    explicit: Option<&Path>,
+    savant_path: Option<&OsStr>,
+    start: Option<&Path>,
+) -> Result<crate::root::ProjectRoot, String> {
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-    crate::root::discover(explicit, env.as_deref(), start, &cwd)
+    crate::root::discover(explicit, savant_path, start, &cwd)
 }
 
-/// [`root_from`] starting at the working directory, as a path.
-pub fn root(explicit: Option<&Path>) -> Result<PathBuf, String> {
-    root_from(explicit, None).map(|r| r.path)
+/// Whether `s` can name a workflow (`workflows/<s>.yaml`, `workflow://<s>`,
+/// `id:`): 1 to 128 ASCII letters, digits, `_`, `.` and `-`, starting with
+/// a letter or digit. Adapters ask here; the lowerer holds the rule.
+pub fn valid_workflow_id(s: &str) -> bool {
+    crate::ir::lower::valid_workflow_id(s)
 }
 
 fn is_workflow_file(p: &Path) -> bool {

@@ -20,8 +20,8 @@ pub struct CheckArgs {
     /// for *.yaml and *.yml. `-` reads one workflow from stdin. Default: <root>/workflows.
     paths: Vec<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    format: Format,
+    #[arg(long, value_enum, default_value_t = super::FormatArg(Format::Human))]
+    format: super::FormatArg,
     /// Exit with status 1 when there are warnings, not only errors.
     #[arg(long)]
     deny_warnings: bool,
@@ -121,7 +121,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         (None, Some(p)) if !stdin => Some(start_dir(p)),
         _ => None,
     };
-    let root = match workspace::root_from(args.root.as_deref(), start.as_deref()) {
+    let root = match super::env::root_from(args.root.as_deref(), start.as_deref()) {
         Ok(r) => r.path,
         Err(m) => return fail(m),
     };
@@ -230,7 +230,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
     // In the machine formats an unreadable input is also a diagnostic, so a
     // run that could not read its input never looks clean.
-    let io_sources: Vec<(SourceFile, Vec<Diagnostic>)> = if args.format == Format::Human {
+    let io_sources: Vec<(SourceFile, Vec<Diagnostic>)> = if args.format.0 == Format::Human {
         Vec::new()
     } else {
         unreadable
@@ -249,12 +249,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
         .collect();
     let out = if args.statistics {
         statistics(&reports)
-    } else if args.format == Format::Human && checked.is_empty() && !unreadable.is_empty() {
+    } else if args.format.0 == Format::Human && checked.is_empty() && !unreadable.is_empty() {
         // With nothing checked because of I/O errors, a human summary would only mislead.
         String::new()
     } else {
         report::render(
-            args.format,
+            args.format.0,
             &reports,
             &HumanOptions { color: color(args.color), width: terminal_width() },
         )

@@ -1,3 +1,44 @@
-//! Command-line glue of the binary (clap types and output), per command.
+//! Command-line glue of the binary, per command: clap types, the process
+//! environment (read here and handed to the library as values), logging, the
+//! async runtime, output and exit status. The library below knows none of it.
 
 pub mod check;
+pub mod env;
+#[cfg(feature = "agent")]
+pub mod exec;
+#[cfg(feature = "mcp")]
+pub mod logging;
+pub mod migrate;
+#[cfg(feature = "agent")]
+pub mod run;
+#[cfg(feature = "mcp")]
+pub mod runtime;
+#[cfg(feature = "mcp")]
+pub mod serve;
+
+use savant_think::report::Format;
+
+/// `--format` of `check`: [`Format`] as a clap value (names and help from
+/// [`Format::name`] and [`Format::description`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FormatArg(pub Format);
+
+const FORMAT_ARGS: [FormatArg; Format::ALL.len()] = {
+    let mut out = [FormatArg(Format::Human); Format::ALL.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = FormatArg(Format::ALL[i]);
+        i += 1;
+    }
+    out
+};
+
+impl clap::ValueEnum for FormatArg {
+    fn value_variants<'a>() -> &'a [FormatArg] {
+        &FORMAT_ARGS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.name()).help(self.0.description()))
+    }
+}

@@ -51,6 +51,8 @@ pub fn uri_path(uri: &Url) -> PathBuf {
 #[derive(Default)]
 pub struct Projects {
     projects: HashMap<PathBuf, Project>,
+    /// The value of `SAVANT_PATH`, which wins over discovery.
+    savant_path: Option<std::ffi::OsString>,
 }
 
 struct Project {
@@ -91,6 +93,10 @@ impl Project {
 }
 
 impl Projects {
+    pub fn new(savant_path: Option<std::ffi::OsString>) -> Projects {
+        Projects { projects: HashMap::new(), savant_path }
+    }
+
     /// The project root of a file (discovered upwards from its directory, as
     /// `check FILE` does) and its checker configuration.
     pub fn config_for(&mut self, file: &Path) -> (PathBuf, Rc<Config>) {
@@ -101,8 +107,9 @@ impl Projects {
     /// [`Projects::config_for`] and the root's `[check]` settings.
     pub fn project_for(&mut self, file: &Path) -> (PathBuf, Rc<Config>, Rc<CheckSettings>) {
         let dir = file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let root =
-            crate::workspace::root_from(None, Some(dir)).map(|r| r.path).unwrap_or_else(|_| dir.into());
+        let root = crate::workspace::root_from(None, self.savant_path.as_deref(), Some(dir))
+            .map(|r| r.path)
+            .unwrap_or_else(|_| dir.into());
         let root = std::fs::canonicalize(&root).unwrap_or(root);
         if self.projects.get(&root).is_some_and(Project::stale) {
             self.projects.remove(&root);

@@ -30,21 +30,32 @@ use std::time::{Duration, Instant};
 /// How long edits must pause before the diagnostics of a change are published.
 pub const DEBOUNCE: Duration = Duration::from_millis(60);
 
-/// Serves LSP on stdin/stdout until the client sends `exit`.
-pub fn run_stdio() -> Result<(), String> {
+/// Serves LSP on stdin/stdout until the client sends `exit`. `savant_path`
+/// is the value of `SAVANT_PATH` (the caller reads it), which wins over root
+/// discovery as for `check`.
+pub fn run_stdio(savant_path: Option<std::ffi::OsString>) -> Result<(), String> {
     let (conn, io) = Connection::stdio();
-    serve(&conn)?;
+    serve_in(&conn, DEBOUNCE, savant_path)?;
     drop(conn);
     io.join().map_err(|e| format!("lsp: {e}"))
 }
 
-/// Serves one connection: initialize, then messages until `exit`.
+/// Serves one connection: initialize, then messages until `exit`. Roots
+/// are discovered from each file (no `SAVANT_PATH`; see [`run_stdio`]).
 pub fn serve(conn: &Connection) -> Result<(), String> {
     serve_with(conn, DEBOUNCE)
 }
 
 /// [`serve`] with another debounce (benchmarks measure with none).
 pub fn serve_with(conn: &Connection, debounce: Duration) -> Result<(), String> {
+    serve_in(conn, debounce, None)
+}
+
+fn serve_in(
+    conn: &Connection,
+    debounce: Duration,
+    savant_path: Option<std::ffi::OsString>,
+) -> Result<(), String> {
     let (id, params) = conn.initialize_start().map_err(|e| format!("lsp: {e}"))?;
     let init: lt::InitializeParams = serde_json::from_value(params).unwrap_or_default();
     let encoding = negotiate(&init);
@@ -53,7 +64,7 @@ pub fn serve_with(conn: &Connection, debounce: Duration) -> Result<(), String> {
         "serverInfo": { "name": "savant-think", "version": env!("CARGO_PKG_VERSION") },
     });
     conn.initialize_finish(id, result).map_err(|e| format!("lsp: {e}"))?;
-    let mut server = Server::new(encoding, debounce);
+    let mut server = Server::new(encoding, debounce, savant_path);
     if init
         .capabilities
         .workspace
@@ -140,11 +151,11 @@ struct Server {
 }
 
 impl Server {
-    fn new(encoding: Encoding, debounce: Duration) -> Server {
+    fn new(encoding: Encoding, debounce: Duration, savant_path: Option<std::ffi::OsString>) -> Server {
         Server {
             encoding,
             docs: HashMap::new(),
-            projects: Projects::default(),
+            projects: Projects::new(savant_path),
             pending: BTreeMap::new(),
             debounce,
         }

@@ -2,9 +2,10 @@
 //! `rmcp`, the official Rust MCP SDK. `server.rs` is the handler (tools,
 //! resources, subscriptions, logging level), `prompts.rs` the prompts and
 //! completions, `notify.rs` the notifications to clients, `stdio.rs` and
-//! `http.rs` the transports (`http.rs` with its security checks). Logs go to
-//! stderr, and to clients that ask with `logging/setLevel`; on stdio, stdout
-//! belongs to the protocol.
+//! `http.rs` the transports (`http.rs` with its security checks). Log
+//! records go where the binary's subscriber sends them (stderr), and to
+//! clients that ask with `logging/setLevel`; on stdio, stdout belongs to the
+//! protocol.
 
 pub mod http;
 pub mod notify;
@@ -16,16 +17,13 @@ pub use server::SavantServer;
 
 use crate::runtime::Engine;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 
 /// The default cap on one incoming message (a stdio line or an HTTP body).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 
-/// How to serve.
+/// How to serve (the project root is the engine's).
 #[derive(Clone, Debug)]
 pub struct ServeOptions {
-    /// The project root (workflows/, schemas/, prompts/, .savant/state/).
-    pub root: PathBuf,
     /// Serve Streamable HTTP at `/mcp` on this address instead of stdio.
     pub http: Option<SocketAddr>,
     /// A bearer token every HTTP request must carry.
@@ -43,10 +41,9 @@ pub struct ServeOptions {
     pub stateless: bool,
 }
 
-impl ServeOptions {
-    pub fn new(root: PathBuf) -> ServeOptions {
+impl Default for ServeOptions {
+    fn default() -> ServeOptions {
         ServeOptions {
-            root,
             http: None,
             token: None,
             allowed_origins: Vec::new(),
@@ -58,51 +55,29 @@ impl ServeOptions {
     }
 }
 
-/// Sends logs to stderr at the level in `LOG_LEVEL` (an `EnvFilter`
-/// directive such as `debug` or `savant_think=debug,rmcp=warn`; default
-/// `default`), and to every MCP client that asked for them with
-/// `logging/setLevel` (at that client's level, whatever `LOG_LEVEL` says).
-pub fn init_logging(default: &str) {
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-    use tracing_subscriber::{Layer, filter};
-    let level = std::env::var("LOG_LEVEL").ok().filter(|l| !l.trim().is_empty());
-    let env_filter = level
-        .as_deref()
-        .and_then(|l| tracing_subscriber::EnvFilter::try_new(l.to_lowercase()).ok())
-        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(default));
-    let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_target(true)
-        .with_filter(env_filter);
-    let to_clients = notify::McpLogLayer
-        .with_filter(filter::filter_fn(notify::wanted).with_max_level_hint(filter::LevelFilter::DEBUG));
-    let _ = tracing_subscriber::registry().with(stderr).with(to_clients).try_init();
+impl ServeOptions {
+    /// Refuses options that must not be served (a public HTTP bind with no
+    /// token, unless `insecure`), before anything starts.
+    pub fn check(&self) -> Result<(), String> {
+        match self.http {
+            Some(addr) => http::check_bind(addr, self.token.as_deref(), self.insecure),
+            None => Ok(()),
+        }
+    }
 }
 
-/// Serves until the client goes away (stdio) or the process is interrupted
-/// (HTTP). An `Err` is a message for the user (bad options, bind failure).
-pub fn serve(options: ServeOptions) -> Result<(), String> {
-    init_logging("info");
-    if let Some(addr) = options.http {
-        http::check_bind(addr, options.token.as_deref(), options.insecure)?;
-    }
-    let engine = Engine::new(&options.root).map_err(|e| format!("cannot start the engine: {e}"))?;
+/// Serves `engine` until the client goes away (stdio) or the process is
+/// interrupted (HTTP). An `Err` is a message for the user (bad options, bind
+/// failure). Runs on the caller's tokio runtime (multi-threaded: engine calls
+/// block in place); logging is the caller's too (the binary's `src/cli/`
+/// sends it to stderr and, through [`notify::McpLogLayer`], to clients).
+pub async fn serve(engine: Engine, options: &ServeOptions) -> Result<(), String> {
+    options.check()?;
     let server = SavantServer::new(engine);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let result = runtime.block_on(async move {
-        match options.http {
-            Some(addr) => http::serve(server, addr, &options).await,
-            None => serve_stdio(server, options.max_message_bytes).await,
-        }
-    });
-    // Blocking engine calls left over from a vanished client must not keep the process alive.
-    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
-    result
+    match options.http {
+        Some(addr) => http::serve(server, addr, options).await,
+        None => serve_stdio(server, options.max_message_bytes).await,
+    }
 }
 
 /// MCP over stdin/stdout, newline-delimited JSON-RPC.

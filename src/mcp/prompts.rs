@@ -41,7 +41,7 @@ fn workflow_ids(engine: &Engine, valid_only: bool) -> Vec<String> {
 }
 
 fn run_ids(engine: &Engine, workflow: Option<&str>) -> Vec<String> {
-    let workflow = workflow.filter(|w| crate::ir::lower::valid_workflow_id(w));
+    let workflow = workflow.filter(|w| crate::workspace::valid_workflow_id(w));
     let Ok(list) = engine.state_list(workflow) else { return Vec::new() };
     let mut ids: Vec<String> = list.runs.into_iter().map(|r| r.run_id).collect();
     ids.sort();
@@ -128,7 +128,7 @@ pub fn get(engine: &Engine, request: &GetPromptRequestParams) -> Result<GetPromp
         result.description = Some(format!("savant-think driver prompt `{name}` ({})", v.hash));
         return Ok(result);
     }
-    if !crate::ir::lower::valid_workflow_id(name) {
+    if !crate::workspace::valid_workflow_id(name) {
         return Err(no_prompt(engine, name));
     }
     let cw = match engine.workflow(name) {
@@ -222,7 +222,7 @@ fn candidates(engine: &Engine, request: &CompleteRequestParams) -> Result<Vec<St
                 return Err(unknown(format!("the driver prompt `{name}` has no arguments")));
             }
             let cw = match engine.workflow(name) {
-                Ok(cw) if crate::ir::lower::valid_workflow_id(name) => cw,
+                Ok(cw) if crate::workspace::valid_workflow_id(name) => cw,
                 _ => return Err(no_prompt(engine, name)),
             };
             let Some(param) = cw.wf.params.iter().find(|p| p.name.value == arg) else {

@@ -223,7 +223,7 @@ impl SavantServer {
 
     fn read(&self, uri: &str) -> Result<ResourceContents, EngineError> {
         if let Some(id) = uri.strip_prefix("workflow://") {
-            if !crate::ir::lower::valid_workflow_id(id) {
+            if !crate::workspace::valid_workflow_id(id) {
                 return Err(EngineError::new(
                     ErrorCode::UnknownWorkflow,
                     json!({"workflow": id, "message": "not a workflow id"}),
@@ -235,7 +235,7 @@ impl SavantServer {
         if let Some(rest) = uri.strip_prefix("run://")
             && let Some((w, id)) = rest.split_once('/')
         {
-            if !crate::ir::lower::valid_workflow_id(w) {
+            if !crate::workspace::valid_workflow_id(w) {
                 return Err(EngineError::new(
                     ErrorCode::UnknownWorkflow,
                     json!({"workflow": w, "message": "not a workflow id"}),
@@ -341,9 +341,9 @@ fn stamp_of(engine: &Engine, uri: &str) -> Option<crate::state::Stamp> {
 /// `resources/subscribe` accepts the URIs `resources/read` serves.
 fn check_subscribable(uri: &str) -> Result<(), McpError> {
     let ok = if let Some(id) = uri.strip_prefix("workflow://") {
-        crate::ir::lower::valid_workflow_id(id)
+        crate::workspace::valid_workflow_id(id)
     } else if let Some((w, id)) = uri.strip_prefix("run://").and_then(|r| r.split_once('/')) {
-        crate::ir::lower::valid_workflow_id(w) && crate::state::is_valid_id(id)
+        crate::workspace::valid_workflow_id(w) && crate::state::is_valid_id(id)
     } else {
         false
     };

@@ -11,7 +11,6 @@
 //! ([`repair`]). [`files`] is the I/O edge (reading, `--write`, `--out`);
 //! [`report`] renders the per-file summary.
 
-pub mod command;
 pub mod emit;
 pub mod engine_dialect;
 pub mod files;

@@ -22,19 +22,74 @@ pub struct FileReport<'a> {
     pub diagnostics: &'a [Diagnostic],
 }
 
-/// An output format, as chosen with `--format`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// An output format, as chosen with `--format`: [`Format::name`] is how it
+/// is written, [`Format::description`] what it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
-    /// Annotated source snippets for a terminal.
     Human,
-    /// One JSON document (`version` 1) with every diagnostic and a summary.
     Json,
-    /// A SARIF 2.1.0 log, for GitHub code scanning and other SARIF viewers.
     Sarif,
-    /// GitHub Actions workflow commands (`::error file=…::…`), one per line.
     Github,
-    /// One line per diagnostic: `path:line:col: severity[CODE] message`.
     Concise,
+}
+
+impl Format {
+    /// Every format, in the order `--help` lists them.
+    pub const ALL: [Format; 5] =
+        [Format::Human, Format::Json, Format::Sarif, Format::Github, Format::Concise];
+
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Human => "human",
+            Format::Json => "json",
+            Format::Sarif => "sarif",
+            Format::Github => "github",
+            Format::Concise => "concise",
+        }
+    }
+
+    /// One line on what the format is.
+    pub fn description(self) -> &'static str {
+        match self {
+            Format::Human => "Annotated source snippets for a terminal",
+            Format::Json => "One JSON document (`version` 1) with every diagnostic and a summary",
+            Format::Sarif => "A SARIF 2.1.0 log, for GitHub code scanning and other SARIF viewers",
+            Format::Github => "GitHub Actions workflow commands (`::error file=…::…`), one per line",
+            Format::Concise => "One line per diagnostic: `path:line:col: severity[CODE] message`",
+        }
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is not one of [`Format::ALL`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownFormat(pub String);
+
+impl std::fmt::Display for UnknownFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+        write!(f, "unknown format `{}` (expected one of {})", self.0, names.join(", "))
+    }
+}
+
+impl std::error::Error for UnknownFormat {}
+
+impl std::str::FromStr for Format {
+    type Err = UnknownFormat;
+
+    /// A format by its [`Format::name`] (ASCII case ignored).
+    fn from_str(s: &str) -> Result<Format, UnknownFormat> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| UnknownFormat(s.into()))
+    }
 }
 
 /// Counts over all rendered files.
@@ -150,6 +205,20 @@ steps:
             FileReport { source: &source, diagnostics: &[] },
         ];
         assert_eq!(Summary::from_reports(&reports), Summary { files: 2, errors: 2, warnings: 1 });
+    }
+
+    #[test]
+    fn formats_round_trip_through_their_names() {
+        for f in Format::ALL {
+            assert_eq!(f.name().parse::<Format>(), Ok(f));
+            assert_eq!(f.to_string(), f.name());
+        }
+        assert_eq!("SARIF".parse::<Format>(), Ok(Format::Sarif));
+        let e = "xml".parse::<Format>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown format `xml` (expected one of human, json, sarif, github, concise)"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crate::runtime::ErrorCode;
 use serde::Deserialize;
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[derive(Clone, Debug, Deserialize)]
@@ -27,11 +27,46 @@ pub struct EngineConfig {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StateConfig {
-    /// fsync state writes (default true); env `SAVANT_STATE_FSYNC=0|1` overrides.
+    /// fsync state writes (default true); [`Overrides::state_fsync`]
+    /// (the binary's `SAVANT_STATE_FSYNC=0|1`) wins.
     pub fsync: bool,
     /// Where runs live: unset for the file store under `.savant/state/`, or
-    /// `postgres://…` (docs/deploy.md); env `SAVANT_STATE_URL` overrides.
+    /// `postgres://…` (docs/deploy.md); [`Overrides::state_url`] (the
+    /// binary's `SAVANT_STATE_URL`) wins.
     pub url: Option<String>,
+}
+
+/// Settings given outside `savant-think.toml` that win over it. The library
+/// reads no environment variable: the binary fills these from
+/// `SAVANT_STATE_FSYNC` and `SAVANT_STATE_URL` (docs/config.md) with
+/// [`Overrides::from_values`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// `state.fsync`.
+    pub state_fsync: Option<bool>,
+    /// `state.url`.
+    pub state_url: Option<String>,
+}
+
+impl Overrides {
+    /// From the two variables' values as read: fsync `0`/`false` or
+    /// `1`/`true` (anything else is no override), a URL unless blank.
+    pub fn from_values(state_fsync: Option<&str>, state_url: Option<&str>) -> Overrides {
+        Overrides {
+            state_fsync: state_fsync.and_then(crate::state::parse_fsync),
+            state_url: state_url.filter(|u| !u.trim().is_empty()).map(str::to_owned),
+        }
+    }
+
+    /// Applies the overrides to `config`.
+    pub fn apply(&self, config: &mut EngineConfig) {
+        if let Some(fsync) = self.state_fsync {
+            config.state.fsync = fsync;
+        }
+        if let Some(url) = &self.state_url {
+            config.state.url = Some(url.clone());
+        }
+    }
 }
 
 impl StateConfig {
@@ -120,7 +155,21 @@ impl Default for EngineConfig {
 pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 impl EngineConfig {
-    /// Reads `<root>/savant-think.toml` if present, then applies the env override.
+    /// [`EngineConfig::load`], then `overrides`.
+    pub fn load_with(root: &Path, overrides: &Overrides) -> Result<EngineConfig, EngineError> {
+        let mut config = EngineConfig::load(root)?;
+        overrides.apply(&mut config);
+        Ok(config)
+    }
+
+    /// An engine over `root` with this configuration and the state store it
+    /// names (what `Engine::new` does with [`EngineConfig::load`]).
+    pub fn open_engine(self, root: PathBuf) -> Result<crate::runtime::Engine, EngineError> {
+        let store = self.state.open_store(&root)?;
+        Ok(crate::runtime::Engine::with_store(root, self, store))
+    }
+
+    /// Reads `<root>/savant-think.toml` if present (the defaults if not).
     pub fn load(root: &Path) -> Result<EngineConfig, EngineError> {
         let path = root.join("savant-think.toml");
         let invalid = |message: String| {
@@ -132,7 +181,7 @@ impl EngineConfig {
         // A missing file is the defaults; one that cannot be read (a
         // directory, a FIFO, no permission, over the cap) is an error, never
         // silently the defaults.
-        let mut config = match crate::fsx::read_capped(&path, MAX_CONFIG_BYTES) {
+        let config = match crate::fsx::read_capped(&path, MAX_CONFIG_BYTES) {
             Ok(bytes) => {
                 let text =
                     String::from_utf8(bytes).map_err(|_| invalid("the file is not valid UTF-8".into()))?;
@@ -148,16 +197,6 @@ impl EngineConfig {
                     json!({"path": path.display().to_string(), "server": name, "message": message}),
                 )
             })?;
-        }
-        match std::env::var("SAVANT_STATE_FSYNC").as_deref() {
-            Ok("0") | Ok("false") => config.state.fsync = false,
-            Ok("1") | Ok("true") => config.state.fsync = true,
-            _ => {}
-        }
-        if let Ok(url) = std::env::var(crate::state::URL_ENV)
-            && !url.trim().is_empty()
-        {
-            config.state.url = Some(url);
         }
         Ok(config)
     }
@@ -248,13 +287,29 @@ mod tests {
     #[test]
     fn state_url_picks_the_store() {
         let c = load("[state]\nurl = \"mysql://h/db\"\n").unwrap();
-        if std::env::var(crate::state::URL_ENV).is_err() {
-            assert_eq!(c.state.url.as_deref(), Some("mysql://h/db"));
-            let e = c.state.open_store(Path::new(".")).err().unwrap();
-            assert_eq!(e.code, "STATE_URL_INVALID");
-            assert!(e.details["hint"].as_str().unwrap().contains("SAVANT_STATE_URL"), "{e}");
-        }
+        assert_eq!(c.state.url.as_deref(), Some("mysql://h/db"));
+        let e = c.state.open_store(Path::new(".")).err().unwrap();
+        assert_eq!(e.code, "STATE_URL_INVALID");
+        assert!(e.details["hint"].as_str().unwrap().contains("SAVANT_STATE_URL"), "{e}");
         let c = load("[state]\nfsync = false\n").unwrap();
-        assert!(c.state.url.is_none() || std::env::var(crate::state::URL_ENV).is_ok());
+        assert!(c.state.url.is_none());
+    }
+
+    #[test]
+    fn overrides_win_over_the_file() {
+        let mut c = load("[state]\nfsync = false\nurl = \"postgres://file/db\"\n").unwrap();
+        Overrides::from_values(Some("1"), Some("postgres://env/db")).apply(&mut c);
+        assert!(c.state.fsync);
+        assert_eq!(c.state.url.as_deref(), Some("postgres://env/db"));
+        // Unset, blank or unknown values change nothing.
+        for (fsync, url) in [(None, None), (Some("maybe"), Some("  ")), (Some(""), Some(""))] {
+            let mut c = load("[state]\nfsync = false\nurl = \"postgres://file/db\"\n").unwrap();
+            let o = Overrides::from_values(fsync, url);
+            assert_eq!(o, Overrides::default(), "{fsync:?} {url:?}");
+            o.apply(&mut c);
+            assert!(!c.state.fsync);
+            assert_eq!(c.state.url.as_deref(), Some("postgres://file/db"));
+        }
+        assert_eq!(Overrides::from_values(Some("false"), None).state_fsync, Some(false));
     }
 }

@@ -74,7 +74,7 @@ pub fn resolve(root: &Path, workflow: &str) -> Result<PathBuf, EngineError> {
         return confined(root, workflow, as_path);
     }
 
-    if crate::ir::lower::valid_workflow_id(workflow) {
+    if crate::workspace::valid_workflow_id(workflow) {
         for ext in ["yaml", "yml"] {
             let p = root.join("workflows").join(format!("{workflow}.{ext}"));
             if p.is_file() {
@@ -126,7 +126,7 @@ pub fn list_ids(root: &Path) -> Vec<String> {
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let stem = name.strip_suffix(".yaml").or_else(|| name.strip_suffix(".yml"))?;
-            crate::ir::lower::valid_workflow_id(stem).then(|| stem.to_owned())
+            crate::workspace::valid_workflow_id(stem).then(|| stem.to_owned())
         })
         .collect();
     ids.sort();

@@ -47,10 +47,10 @@ pub use file::FileStore;
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
 
-/// The environment variable that overrides the `state.fsync` setting.
+/// The environment variable that overrides the `state.fsync` setting (read by the binary).
 pub const FSYNC_ENV: &str = "SAVANT_STATE_FSYNC";
 
-/// The environment variable that overrides the `state.url` setting.
+/// The environment variable that overrides the `state.url` setting (read by the binary).
 pub const URL_ENV: &str = "SAVANT_STATE_URL";
 
 /// Identifies one run: the workflow id and the run id, both validated.
@@ -319,16 +319,13 @@ pub fn open(
     }
 }
 
-/// The `state.fsync` setting after the `SAVANT_STATE_FSYNC` override:
-/// `0`/`false` turn fsync off, `1`/`true` on; anything else keeps `default`.
-pub fn fsync_from_env(default: bool) -> bool {
-    parse_fsync(std::env::var(FSYNC_ENV).ok().as_deref(), default)
-}
-
-fn parse_fsync(value: Option<&str>, default: bool) -> bool {
+/// The value of `SAVANT_STATE_FSYNC` as a setting: `0`/`false` turn fsync
+/// off, `1`/`true` on; anything else is no setting. The binary reads the
+/// variable (see `runtime::config::Overrides`).
+pub fn parse_fsync(value: &str) -> Option<bool> {
     match value {
-        Some("0") | Some("false") => false,
-        Some("1") | Some("true") => true,
-        _ => default,
+        "0" | "false" => Some(false),
+        "1" | "true" => Some(true),
+        _ => None,
     }
 }

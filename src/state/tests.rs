@@ -502,13 +502,12 @@ fn fsync_off_path() {
 
 #[test]
 fn fsync_setting() {
-    assert!(parse_fsync(None, true));
-    assert!(!parse_fsync(None, false));
-    assert!(!parse_fsync(Some("0"), true));
-    assert!(!parse_fsync(Some("false"), true));
-    assert!(parse_fsync(Some("1"), false));
-    assert!(parse_fsync(Some("true"), false));
-    assert!(parse_fsync(Some("maybe"), true));
+    assert_eq!(parse_fsync("0"), Some(false));
+    assert_eq!(parse_fsync("false"), Some(false));
+    assert_eq!(parse_fsync("1"), Some(true));
+    assert_eq!(parse_fsync("true"), Some(true));
+    assert_eq!(parse_fsync("maybe"), None);
+    assert_eq!(parse_fsync(""), None);
 }
 
 /// The last version a loaded run has reached, after checking that versions

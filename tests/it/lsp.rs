@@ -22,10 +22,17 @@ struct Client {
 
 impl Client {
     fn start(cwd: &Path, init_caps: Value) -> (Client, Value) {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_savant-think"))
-            .arg("lsp")
-            .current_dir(cwd)
-            .env_remove("SAVANT_PATH")
+        Client::start_with(cwd, init_caps, None)
+    }
+
+    /// [`Client::start`] with `SAVANT_PATH` set to `savant_path`.
+    fn start_with(cwd: &Path, init_caps: Value, savant_path: Option<&Path>) -> (Client, Value) {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_savant-think"));
+        command.arg("lsp").current_dir(cwd).env_remove("SAVANT_PATH");
+        if let Some(p) = savant_path {
+            command.env("SAVANT_PATH", p);
+        }
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -463,6 +470,36 @@ fn project_settings_suppressions_and_tool_manifest() {
     assert_eq!(get_mr["detail"], "tool(iid)");
     assert!(items.iter().any(|i| i["label"] == "prompt.say"), "{items:?}");
     c.shutdown();
+}
+
+/// `SAVANT_PATH` names the root for the language server as for `check`:
+/// its `[check]` settings (here a tool manifest) apply to a file elsewhere.
+#[test]
+fn savant_path_picks_the_root_as_for_check() {
+    let named = project("savant-path-root");
+    std::fs::write(named.join("savant-think.toml"), "[check]\ntools = \"tools.json\"\n").unwrap();
+    std::fs::write(named.join("tools.json"), r#"{"tools": [{"name": "gitlab.get_mr"}]}"#).unwrap();
+    let dir = project("savant-path-file");
+    let file = dir.join("workflows/demo.yaml");
+    let text = "steps:\n  - id: a\n    call: gitlab.get_mrr\n";
+    std::fs::write(&file, text).unwrap();
+    let codes = |p: &Value| -> Vec<String> {
+        p["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap().to_owned()).collect()
+    };
+    let (mut c, _) = Client::start_with(&dir, json!({}), None);
+    assert!(codes(&c.open(&file, text)).is_empty());
+    c.shutdown();
+    let (mut c, _) = Client::start_with(&dir, json!({}), Some(&named));
+    assert_eq!(codes(&c.open(&file, text)), ["UNKNOWN_TOOL"]);
+    c.shutdown();
+    let check = Command::new(env!("CARGO_BIN_EXE_savant-think"))
+        .args(["check", "--format", "concise"])
+        .arg(&file)
+        .current_dir(&dir)
+        .env("SAVANT_PATH", &named)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&check.stdout).contains("UNKNOWN_TOOL"), "{check:?}");
 }
 
 /// A real editor: headless Neovim (Debian's `neovim`) attaches the server,

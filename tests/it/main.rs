@@ -22,9 +22,11 @@ mod engine;
 mod engine_cli;
 mod engine_crash;
 mod engine_replay;
+mod environment;
 mod format_schema;
 #[cfg(unix)]
 mod hostile_fs;
+mod layering;
 mod lsp;
 mod mcp_http;
 mod mcp_stdio;

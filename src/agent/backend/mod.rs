@@ -161,14 +161,6 @@ pub trait Backend: Send + Sync {
     fn complete(&self, request: &ChatRequest) -> impl Future<Output = Result<Reply, BackendError>> + Send;
 }
 
-/// The backend kinds the CLI offers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum BackendKind {
-    Ollama,
-    Openai,
-    ReasoningApi,
-}
-
 /// Any of the real backends, chosen at run time.
 pub enum AnyBackend {
     Ollama(ollama::Ollama),

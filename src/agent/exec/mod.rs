@@ -24,7 +24,6 @@
 //! Engine calls are synchronous and short (a file append), so they run on the
 //! calling task; tool calls are async (child processes, HTTP).
 
-pub mod cli;
 pub mod events;
 pub mod sample;
 

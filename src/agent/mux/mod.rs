@@ -28,6 +28,34 @@ use std::time::Instant;
 pub struct MuxOptions {
     /// `--allow-exec`: `local_exec` may run any shell command.
     pub allow_exec: bool,
+    /// Where a server's `token_env` is looked up.
+    pub env: EnvLookup,
+}
+
+/// Looks up environment variables for the multiplexer (a server's
+/// `token_env`). The library reads no environment variable itself: the
+/// binary passes the process environment ([`EnvLookup::new`] over
+/// `std::env::var`), a test a map; the default finds nothing.
+#[derive(Clone, Default)]
+pub struct EnvLookup(Option<Arc<LookupFn>>);
+
+type LookupFn = dyn Fn(&str) -> Option<String> + Send + Sync;
+
+impl EnvLookup {
+    pub fn new(lookup: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> EnvLookup {
+        EnvLookup(Some(Arc::new(lookup)))
+    }
+
+    /// The value of `name`, if set.
+    pub fn get(&self, name: &str) -> Option<String> {
+        self.0.as_ref().and_then(|lookup| lookup(name))
+    }
+}
+
+impl std::fmt::Debug for EnvLookup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "EnvLookup(..)" } else { "EnvLookup(none)" })
+    }
 }
 
 /// The tool router. Cheap to share (`Arc`); servers start on first use and
@@ -64,7 +92,11 @@ impl Multiplexer {
     pub fn new(engine: Arc<Engine>, options: MuxOptions) -> Multiplexer {
         let config = engine.config().clone();
         let root = engine.root().to_path_buf();
-        let servers = config.servers.iter().map(|(name, c)| Server::new(name, c.clone(), &root)).collect();
+        let servers = config
+            .servers
+            .iter()
+            .map(|(name, c)| Server::new(name, c.clone(), &root, options.env.clone()))
+            .collect();
         Multiplexer { local: local::Local::new(root, config.local, options.allow_exec), engine, servers }
     }
 

@@ -13,7 +13,7 @@
 //!   `.savant/logs/servers/NAME.log` under the root.
 
 use crate::agent::ToolInfo;
-use crate::agent::mux::failure;
+use crate::agent::mux::{EnvLookup, failure};
 use crate::runtime::config::ServerConfig;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::{RunningService, ServiceError};
@@ -49,6 +49,8 @@ pub struct Server {
     name: String,
     config: ServerConfig,
     root: PathBuf,
+    /// Where `token_env` is looked up.
+    env: EnvLookup,
     state: tokio::sync::Mutex<State>,
     /// The server's tools, as of its last start (for listing and did-you-mean).
     tools: std::sync::Mutex<Vec<Tool>>,
@@ -74,11 +76,12 @@ pub fn result_value(r: &CallToolResult) -> Value {
 }
 
 impl Server {
-    pub fn new(name: &str, config: ServerConfig, root: &Path) -> Server {
+    pub fn new(name: &str, config: ServerConfig, root: &Path, env: EnvLookup) -> Server {
         Server {
             name: name.to_owned(),
             config,
             root: root.to_path_buf(),
+            env,
             state: tokio::sync::Mutex::default(),
             tools: std::sync::Mutex::default(),
         }
@@ -131,7 +134,7 @@ impl Server {
                 (None, Some(url)) => {
                     let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                     let token = match &self.config.token_env {
-                        Some(var) => std::env::var(var).ok(),
+                        Some(var) => self.env.get(var),
                         None => self.config.token.clone(),
                     };
                     if let Some(t) = token {

@@ -2,11 +2,11 @@
 //! ([`prompt`]), asks a [`Backend`] for one action ([`action`]), validates it
 //! against the tools a [`Tools`] offers under the [`policy`], carries it out,
 //! appends the result to memory ([`memory`], `.savant/session.json`) and
-//! logs it ([`telemetry`]). The loop itself is in [`runner`]; the CLI glue
-//! (environment, backends, Ctrl-C, output) in [`cli`].
+//! logs it ([`telemetry`]). The loop itself is in [`runner`]; the command's
+//! glue (flags, environment, backends, Ctrl-C, output) is the binary's
+//! `src/cli/run.rs`, which hands [`RunOptions`] here.
 
 pub mod action;
-pub mod cli;
 pub mod detect;
 pub mod memory;
 pub mod policy;

@@ -1,15 +1,17 @@
 //! `savant-think run`: flags, the environment, the backend, the tools,
-//! Ctrl-C, and what is printed. The loop itself takes plain structs; this is
-//! the only place of `run` that reads environment variables.
+//! Ctrl-C, and what is printed. The loop (`savant_think::agent::run`) takes
+//! plain structs; this is the only place of `run` that reads environment
+//! variables.
 
-use super::policy::ToolPolicy;
-use super::{ForcedTool, RunOptions, RunResult, RunStatus};
-use crate::agent::backend::ollama::{self, Ollama, OllamaConfig};
-use crate::agent::backend::openai::{self, OpenAi, OpenAiConfig};
-use crate::agent::backend::reasoning_api::{ReasoningApi, ReasoningApiConfig};
-use crate::agent::backend::{AnyBackend, BackendKind};
-use crate::agent::exec::events as exec_events;
-use crate::agent::mux::{Multiplexer, MuxOptions};
+use super::env::var as env;
+use savant_think::agent::backend::AnyBackend;
+use savant_think::agent::backend::ollama::{self, Ollama, OllamaConfig};
+use savant_think::agent::backend::openai::{self, OpenAi, OpenAiConfig};
+use savant_think::agent::backend::reasoning_api::{ReasoningApi, ReasoningApiConfig};
+use savant_think::agent::exec::events as exec_events;
+use savant_think::agent::mux::{Multiplexer, MuxOptions};
+use savant_think::agent::run::policy::ToolPolicy;
+use savant_think::agent::run::{self as agent_run, ForcedTool, RunOptions, RunResult, RunStatus};
 use serde_json::{Value, json};
 use std::io::Read;
 use std::path::PathBuf;
@@ -46,13 +48,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub heavy: bool,
     /// Stop after this many steps without a finish (exit 1).
-    #[arg(long, default_value_t = super::DEFAULT_MAX_STEPS as u32, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = agent_run::DEFAULT_MAX_STEPS as u32, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_steps: u32,
     /// The prompt budget in estimated tokens (characters / 4).
-    #[arg(long, default_value_t = super::prompt::DEFAULT_BUDGET_TOKENS as u32, value_parser = clap::value_parser!(u32).range(500..))]
+    #[arg(long, default_value_t = agent_run::prompt::DEFAULT_BUDGET_TOKENS as u32, value_parser = clap::value_parser!(u32).range(500..))]
     pub budget_tokens: u32,
     /// The most tokens one answer may have (OpenAI max_tokens, Ollama num_predict).
-    #[arg(long, default_value_t = super::DEFAULT_ANSWER_TOKENS as u32, value_parser = clap::value_parser!(u32).range(16..=100_000))]
+    #[arg(long, default_value_t = agent_run::DEFAULT_ANSWER_TOKENS as u32, value_parser = clap::value_parser!(u32).range(16..=100_000))]
     pub answer_tokens: u32,
     /// The model's context in tokens (default: what the server says, Ollama
     /// /api/show or llama.cpp /props); prompt and answer are budgeted inside it.
@@ -88,8 +90,12 @@ pub struct RunArgs {
     pub root: Option<PathBuf>,
 }
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+/// The backend kinds `--backend` offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendKind {
+    Ollama,
+    Openai,
+    ReasoningApi,
 }
 
 fn env_number(name: &str, default: u64) -> Result<u64, String> {
@@ -251,8 +257,8 @@ pub fn main(args: RunArgs) -> u8 {
         eprintln!("error: {m}");
         2
     };
-    crate::mcp::init_logging("warn");
-    let root = match crate::workspace::root(args.root.as_deref()) {
+    super::logging::init("warn");
+    let root = match super::env::root(args.root.as_deref()) {
         Ok(r) => r,
         Err(m) => return usage(m),
     };
@@ -268,7 +274,7 @@ pub fn main(args: RunArgs) -> u8 {
         Ok(b) => b,
         Err(m) => return usage(m),
     };
-    let engine = match crate::runtime::Engine::new(&root) {
+    let engine = match super::env::engine(&root) {
         Ok(e) => Arc::new(e),
         Err(e) => return usage(e.to_string()),
     };
@@ -276,34 +282,34 @@ pub fn main(args: RunArgs) -> u8 {
     let workflow = if autodetect_disabled() || options.forced_tool.is_some() || options.forced_finish {
         None
     } else {
-        super::detect::detect_workflow(&goal, &super::workflow::known_ids(&engine))
+        agent_run::detect::detect_workflow(&goal, &agent_run::workflow::known_ids(&engine))
     };
-    let params = match args.params.as_deref().map(|p| crate::workspace::json_arg(p, "--params")) {
+    let params = match args.params.as_deref().map(|p| savant_think::workspace::json_arg(p, "--params")) {
         None => Value::Null,
         Some(Ok(v)) => v,
         Some(Err(m)) => return usage(m),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(r) => r,
-        Err(e) => return usage(format!("cannot start the async runtime: {e}")),
-    };
-    let mux = Arc::new(Multiplexer::new(engine, MuxOptions { allow_exec: args.allow_exec }));
-    let code = runtime.block_on(async {
+    let mux = Arc::new(Multiplexer::new(
+        engine,
+        MuxOptions { allow_exec: args.allow_exec, env: super::env::lookup() },
+    ));
+    let code = super::runtime::block_on(async {
         let cancel = ctrl_c_token();
         let result = match workflow {
             Some(id) if args.json => {
-                super::workflow::run_workflow(&id, &goal, params, &options, mux.clone(), &mut |_| {}).await
+                agent_run::workflow::run_workflow(&id, &goal, params, &options, mux.clone(), &mut |_| {})
+                    .await
             }
             Some(id) => {
                 let mut progress = exec_events::progress();
-                super::workflow::run_workflow(&id, &goal, params, &options, mux.clone(), &mut progress).await
+                agent_run::workflow::run_workflow(&id, &goal, params, &options, mux.clone(), &mut progress)
+                    .await
             }
-            None => super::run(&goal, &options, &backend, mux.as_ref(), &cancel).await,
+            None => agent_run::run(&goal, &options, &backend, mux.as_ref(), &cancel).await,
         };
         mux.shutdown().await;
         print(&result, args.json);
         exit_code(&result)
     });
-    runtime.shutdown_timeout(Duration::from_secs(5));
-    code
+    code.unwrap_or_else(usage)
 }

@@ -1,9 +1,10 @@
 //! `savant-think migrate`: its arguments, output and exit status. `main.rs`
-//! only parses them and calls [`MigrateArgs::run`].
+//! only parses them and calls [`MigrateArgs::run`]; the work is
+//! `savant_think::migrate::files::run`.
 
-use super::files::{self, Mode, RunResult};
-use super::{Outcome, report};
-use crate::Limits;
+use savant_think::Limits;
+use savant_think::migrate::files::{self, Mode, RunResult};
+use savant_think::migrate::{Outcome, report};
 use std::io::Write;
 use std::path::PathBuf;
 

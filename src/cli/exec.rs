@@ -1,10 +1,9 @@
 //! The `savant-think exec` command: its arguments and the process around
-//! [`exec`](super::exec) (runtime, logging, output, exit status).
+//! `savant_think::agent::exec::exec` (runtime, logging, output, exit status).
 
-use crate::agent::exec::{ExecOptions, ExecStatus, UsageError, events};
-use crate::agent::mux::{Multiplexer, MuxOptions};
-use crate::runtime::Engine;
-use crate::workspace;
+use savant_think::agent::exec::{self, ExecOptions, ExecStatus, UsageError, events};
+use savant_think::agent::mux::{Multiplexer, MuxOptions};
+use savant_think::workspace;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -67,23 +66,19 @@ fn usage(message: impl std::fmt::Display) -> u8 {
 
 /// Runs the command; returns the exit status.
 pub fn main(args: ExecArgs) -> u8 {
-    crate::mcp::init_logging("warn");
+    super::logging::init("warn");
     let params = match args.params.as_deref().map(|p| workspace::json_arg(p, "--params")) {
         None => serde_json::Value::Null,
         Some(Ok(v)) => v,
         Some(Err(m)) => return usage(m),
     };
-    let root = match workspace::root(args.root.as_deref()) {
+    let root = match super::env::root(args.root.as_deref()) {
         Ok(r) => r,
         Err(m) => return usage(m),
     };
-    let engine = match Engine::new(root) {
+    let engine = match super::env::engine(root) {
         Ok(e) => Arc::new(e),
         Err(e) => return usage(e),
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(r) => r,
-        Err(e) => return usage(format!("cannot start the async runtime: {e}")),
     };
     let options = ExecOptions {
         workflow: args.workflow,
@@ -92,14 +87,17 @@ pub fn main(args: ExecArgs) -> u8 {
         dry_run: args.dry_run,
         jobs: usize::from(args.jobs),
     };
-    let mux = Arc::new(Multiplexer::new(engine, MuxOptions { allow_exec: args.allow_exec }));
+    let mux = Arc::new(Multiplexer::new(
+        engine,
+        MuxOptions { allow_exec: args.allow_exec, env: super::env::lookup() },
+    ));
     let json = args.json;
-    let code = runtime.block_on(async {
+    let code = super::runtime::block_on(async {
         let run = async {
             if json {
-                super::exec(mux.clone(), &options, &mut events::ndjson()).await
+                exec::exec(mux.clone(), &options, &mut events::ndjson()).await
             } else {
-                super::exec(mux.clone(), &options, &mut events::progress()).await
+                exec::exec(mux.clone(), &options, &mut events::progress()).await
             }
         };
         // Ctrl-C: stop at once. Every acknowledged step is already durable;
@@ -130,6 +128,5 @@ pub fn main(args: ExecArgs) -> u8 {
             }
         }
     });
-    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
-    code
+    code.unwrap_or_else(usage)
 }

@@ -1,0 +1,57 @@
+//! The process environment, read here and nowhere in the library: each
+//! variable the documentation lists (docs/config.md, docs/agent.md) becomes a
+//! value handed to the library — `SAVANT_PATH` to root discovery,
+//! `SAVANT_STATE_FSYNC` / `SAVANT_STATE_URL` as engine
+//! [`Overrides`], a server's `token_env` through the multiplexer's lookup.
+//! `LOG_LEVEL` is read by `logging.rs`, the model backends' variables by
+//! `run.rs`, `NO_COLOR` and friends by `check.rs`.
+
+use savant_think::root::ProjectRoot;
+use savant_think::runtime::config::Overrides;
+use savant_think::runtime::{Engine, EngineConfig, EngineError};
+use savant_think::{state, workspace};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// A variable's value, `None` when unset, not UTF-8, or blank.
+#[cfg(feature = "mcp")]
+pub fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// `SAVANT_PATH` as set (root discovery treats an empty value as unset).
+pub fn savant_path() -> Option<OsString> {
+    std::env::var_os("SAVANT_PATH")
+}
+
+/// The project root for a command: `--root`, else `SAVANT_PATH`, else
+/// discovered upwards from `start` (default: the working directory).
+pub fn root_from(explicit: Option<&Path>, start: Option<&Path>) -> Result<ProjectRoot, String> {
+    workspace::root_from(explicit, savant_path().as_deref(), start)
+}
+
+/// [`root_from`] starting at the working directory, as a path.
+pub fn root(explicit: Option<&Path>) -> Result<PathBuf, String> {
+    root_from(explicit, None).map(|r| r.path)
+}
+
+/// `SAVANT_STATE_FSYNC` and `SAVANT_STATE_URL`, which win over `[state]`.
+pub fn overrides() -> Overrides {
+    Overrides::from_values(
+        std::env::var(state::FSYNC_ENV).ok().as_deref(),
+        std::env::var(state::URL_ENV).ok().as_deref(),
+    )
+}
+
+/// An engine over `root`: its `savant-think.toml` with [`overrides`], and
+/// the state store that names.
+pub fn engine(root: impl Into<PathBuf>) -> Result<Engine, EngineError> {
+    let root = root.into();
+    EngineConfig::load_with(&root, &overrides())?.open_engine(root)
+}
+
+/// The multiplexer's lookup of a server's `token_env`: the process environment.
+#[cfg(feature = "agent")]
+pub fn lookup() -> savant_think::agent::mux::EnvLookup {
+    savant_think::agent::mux::EnvLookup::new(|name| std::env::var(name).ok())
+}

@@ -1,0 +1,63 @@
+//! `savant-think serve`: its arguments, logging, the engine and the async
+//! runtime around `savant_think::mcp::serve`.
+
+use crate::fail;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:7331).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+    /// Require `Authorization: Bearer TOKEN` on every HTTP request.
+    #[arg(long, env = "SAVANT_THINK_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Also accept this browser Origin (e.g. https://app.example.com:443; loopback origins are always accepted). Repeatable.
+    #[arg(long, value_name = "ORIGIN")]
+    allowed_origin: Vec<String>,
+    /// Also accept this Host header (e.g. myhost or myhost:7331; loopback names are always accepted). Repeatable.
+    #[arg(long, value_name = "HOST")]
+    allowed_host: Vec<String>,
+    /// Allow a non-loopback --http address without a token.
+    #[arg(long)]
+    insecure: bool,
+    /// Refuse messages (stdio lines, HTTP bodies) larger than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = savant_think::mcp::DEFAULT_MAX_MESSAGE_BYTES)]
+    max_message_bytes: usize,
+    /// Streamable HTTP without sessions: each request is answered on its own, so replicas behind a load balancer need no sticky sessions (no server-to-client notifications then; docs/deploy.md).
+    #[arg(long, requires = "http")]
+    stateless: bool,
+    /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+}
+
+/// Serves until the client goes away (stdio) or the process is interrupted (HTTP).
+pub fn run(args: ServeArgs) -> ExitCode {
+    let root = match super::env::root(args.root.as_deref()) {
+        Ok(r) => r,
+        Err(m) => return fail(m),
+    };
+    super::logging::init("info");
+    let options = savant_think::mcp::ServeOptions {
+        http: args.http,
+        token: args.token,
+        allowed_origins: args.allowed_origin,
+        allowed_hosts: args.allowed_host,
+        insecure: args.insecure,
+        max_message_bytes: args.max_message_bytes,
+        stateless: args.stateless,
+    };
+    if let Err(m) = options.check() {
+        return fail(m);
+    }
+    let engine = match super::env::engine(root) {
+        Ok(e) => e,
+        Err(e) => return fail(format!("cannot start the engine: {e}")),
+    };
+    match super::runtime::block_on(savant_think::mcp::serve(engine, &options)) {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(m)) | Err(m) => fail(m),
+    }
+}
