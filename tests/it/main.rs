@@ -19,6 +19,7 @@ mod corpus;
 mod docs;
 mod durability;
 mod engine;
+mod engine_cache;
 mod engine_cli;
 mod engine_crash;
 mod engine_replay;

@@ -50,6 +50,8 @@ pub struct Engine {
     check_config: Config,
     store: Box<dyn StateStore>,
     workflows: Mutex<HashMap<PathBuf, CachedWorkflow>>,
+    /// Where each `workflow` argument last resolved to (see [`Engine::workflow`]).
+    resolved: Mutex<HashMap<String, PathBuf>>,
     runs: Mutex<HashMap<(String, String), Cached>>,
     validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
 }
@@ -122,6 +124,7 @@ impl Engine {
             check_config,
             store,
             workflows: Mutex::default(),
+            resolved: Mutex::default(),
             runs: Mutex::default(),
             validators: Mutex::default(),
         }
@@ -144,8 +147,18 @@ impl Engine {
     /// would keep its times), is not read again: a hot call does no I/O but
     /// one `stat`. Otherwise it is read once and hashed; the same bytes keep
     /// the compiled workflow.
+    ///
+    /// The argument's resolution (id → path, symlinks confined to the root)
+    /// is remembered too: while the file it found keeps its identity, it
+    /// is the same file, so a hot call does not resolve again. A file
+    /// replaced by a symlink or another file has another identity and is
+    /// resolved (and confined) afresh.
     pub fn workflow(&self, workflow: &str) -> Result<Arc<CompiledWorkflow>, EngineError> {
+        if let Some(hot) = self.hot_workflow(workflow) {
+            return Ok(hot);
+        }
         let path = workflow::resolve(&self.root, workflow)?;
+        self.resolved.lock().unwrap_or_else(|p| p.into_inner()).insert(workflow.to_owned(), path.clone());
         let identity = workflow::FileIdentity::of(&path);
         let cached = self.workflows.lock().unwrap_or_else(|p| p.into_inner()).get(&path).cloned();
         if let (Some(c), Some(id)) = (&cached, identity)
@@ -167,6 +180,15 @@ impl Engine {
         let entry = CachedWorkflow { compiled: compiled.clone(), identity, read_at };
         self.workflows.lock().unwrap_or_else(|p| p.into_inner()).insert(path, entry);
         Ok(compiled)
+    }
+
+    /// The cached workflow `workflow` resolved to, if its file is unchanged.
+    fn hot_workflow(&self, workflow: &str) -> Option<Arc<CompiledWorkflow>> {
+        let path = self.resolved.lock().unwrap_or_else(|p| p.into_inner()).get(workflow).cloned()?;
+        let id = workflow::FileIdentity::of(&path)?;
+        let cache = self.workflows.lock().unwrap_or_else(|p| p.into_inner());
+        let c = cache.get(&path)?;
+        (c.identity == Some(id) && id.settled_before(c.read_at)).then(|| c.compiled.clone())
     }
 
     fn key(&self, cw: &CompiledWorkflow, run_id: &str) -> Result<RunKey, EngineError> {
