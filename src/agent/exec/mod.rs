@@ -104,18 +104,6 @@ fn safe_in_dry_run(call: &str) -> bool {
     ToolName::parse(call).is_some_and(|t| safe.contains(t.as_str()))
 }
 
-/// The step's success schema as a JSON Schema (a named one looked up).
-fn success_schema(engine: &Engine, instruction: &Instruction) -> Value {
-    match &instruction.success_schema {
-        Value::String(name) => match engine.check_config().schemas.get(name) {
-            Some(Ok(s)) => s.clone(),
-            _ => json!({}),
-        },
-        Value::Null => json!({}),
-        inline => inline.clone(),
-    }
-}
-
 /// Runs one instruction's call (or, in a dry run, answers it).
 async fn perform(
     mux: &Multiplexer,
@@ -141,7 +129,7 @@ async fn perform(
             }
             mux.call(c, args).await
         }
-        _ if dry_run => answered(sample::sample(&success_schema(mux.engine(), instruction))),
+        _ if dry_run => answered(sample::sample(&mux.engine().success_schema_of(instruction))),
         _ => ToolOutcome {
             ok: false,
             output: failure(

@@ -55,6 +55,17 @@ impl Engine {
         }
     }
 
+    /// The JSON Schema an instruction's result must match: its inline
+    /// schema, its named schema looked up, or `{}` (anything) when it has
+    /// none or the name is unknown.
+    pub fn success_schema_of(&self, instruction: &crate::runtime::reply::Instruction) -> Value {
+        match &instruction.success_schema {
+            Value::String(name) => self.named_schema(name).unwrap_or_else(|_| json!({})),
+            Value::Null => json!({}),
+            inline => inline.clone(),
+        }
+    }
+
     pub(super) fn validate_result(
         &self,
         schema: &SchemaRef,
