@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 pub fn truncate(value: &mut Value, max_string: usize, max_total: usize) -> Option<String> {
     let mut strings = 0usize;
     truncate_strings(value, max_string, &mut strings, 0);
-    let text = serde_json::to_string(value).unwrap_or_default();
-    if text.len() > max_total {
+    if json_len(value) > max_total {
+        let text = serde_json::to_string(value).unwrap_or_default();
         let cut = floor_char_boundary(&text, max_total.saturating_sub(64));
         let dropped = text.len() - cut;
         *value = json!({
@@ -20,6 +20,23 @@ pub fn truncate(value: &mut Value, max_string: usize, max_total: usize) -> Optio
         return Some(format!("the result was {} bytes, over the {max_total} byte cap", text.len()));
     }
     (strings > 0).then(|| format!("{strings} string(s) over the {max_string} byte cap were shortened"))
+}
+
+/// The length of `value` serialized as compact JSON, without building the text.
+pub fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 fn truncate_strings(v: &mut Value, max: usize, count: &mut usize, depth: usize) {

@@ -304,14 +304,13 @@ impl Engine {
                        "ready": self.ready_ids(m)}),
             ));
         };
-        // The result is validated as sent, and stored within the caps.
         let original = args.take_result();
-        let original_bytes = serde_json::to_string(&original).map_or(0, |t| t.len());
-        let mut result = original.clone();
-        let truncation =
-            payload::truncate(&mut result, self.config.max_string_bytes, self.config.max_snapshot_bytes);
+        let caps = (self.config.max_string_bytes, self.config.max_snapshot_bytes);
         match m.status_of(w) {
             StepStatus::Done => {
+                // The same result again (as stored, within the caps) is harmless.
+                let mut result = original;
+                payload::truncate(&mut result, caps.0, caps.1);
                 if m.result_of(w) == Some(&result) {
                     return self.progress(m);
                 }
@@ -355,6 +354,10 @@ impl Engine {
                     .with("state", to_json(&self.state_summary(m))));
             }
         }
+        // Validated as sent, then stored within the caps (in place: no copy).
+        let original_bytes = payload::json_len(&original);
+        let mut result = original;
+        let truncation = payload::truncate(&mut result, caps.0, caps.1);
         let truncated = truncation.map(|what| TruncationNote { original_bytes, what });
         let event = Event {
             version: cached.machine.state.version + 1,
