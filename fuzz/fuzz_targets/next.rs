@@ -52,7 +52,7 @@ static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
 
 fn plan(state: &mut State) {
     let reply = state.engine.plan("fuzz", json!({}), Some("r"), true).expect("plan");
-    state.ready = reply["instruction"]["step_id"].as_str().map(str::to_owned);
+    state.ready = reply.instruction().map(|i| i.step_id.clone());
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -67,12 +67,12 @@ fuzz_target!(|data: &[u8]| {
         workflow: "fuzz".into(),
         run_id: "r".into(),
         step_id: step,
-        result,
-        expected_version: None,
+        result_snapshot: Some(result),
+        ..NextArgs::default()
     });
     state.ready = match reply {
-        Ok(v) if v["done"] == true => None,
-        Ok(v) => Some(v["instruction"]["step_id"].as_str().expect("an instruction has a step id").to_owned()),
+        Ok(v) if v.is_done() => None,
+        Ok(v) => Some(v.instruction().expect("a running run has an instruction").step_id.clone()),
         Err(e) => {
             // A coded error; a retryable validation failure repeats the instruction.
             assert!(!e.code.as_str().is_empty());

@@ -8,7 +8,6 @@
 
 use crate::runtime::args::*;
 use crate::runtime::reply::*;
-use crate::runtime::run::RunState;
 use crate::runtime::{Engine, EngineError, EngineResult, ErrorCode};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -234,7 +233,7 @@ fn bad(message: &str) -> EngineError {
     EngineError::new(ErrorCode::InvalidInput, json!({ "message": message }))
 }
 
-fn state_get_call(e: &Engine, a: RunArgs) -> EngineResult<RunState> {
+fn state_get_call(e: &Engine, a: RunArgs) -> EngineResult<FullState> {
     e.state_get(&a.workflow, &a.run_id)
 }
 
@@ -357,7 +356,7 @@ fn build() -> Vec<ToolDef> {
             },
             |e, a| e.workflows_graph(&a.workflow, a.format.unwrap_or_default()),
         ),
-        tool::<RunArgs, RunState>(
+        tool::<RunArgs, FullState>(
             Meta {
                 name: "think_state_get",
                 title: "Get a run's full state",

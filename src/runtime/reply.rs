@@ -3,7 +3,7 @@
 //! executor; the CLI's printers), and the MCP output schemas are generated
 //! from them (descriptions from the doc comments).
 
-use crate::runtime::run::{Event, RunState, RunStatus, StepStatus};
+use crate::runtime::run::{Checkpoint, Event, RunStatus, StepStatus, Truncation};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -477,5 +477,79 @@ pub enum Validation {
     },
 }
 
-/// think_state_get's answer: a run's full state.
-pub type FullState = RunState;
+/// think_state_get's answer: a run's full state. Each result is stored
+/// once (in its history event); here it is also shown on its step and under
+/// its capture name.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct FullState {
+    /// The state version (use as think_next's expected_version).
+    pub version: u64,
+    /// This incarnation of the run (a fresh start gets a new one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<String>,
+    /// The workflow id.
+    pub workflow: String,
+    /// The run id.
+    pub run_id: String,
+    /// sha256 of the workflow file the run started with.
+    pub workflow_hash: String,
+    /// The run's params.
+    pub params: Value,
+    /// running, done or failed.
+    pub status: RunStatus,
+    /// Why the run failed, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Value>,
+    /// Each step's status, attempts and result.
+    pub steps: Vec<StepView>,
+    /// Captured results by name.
+    pub captures: Map<String, Value>,
+    /// Every accepted event.
+    pub history: Vec<Event>,
+    /// Where think_reset can go back to.
+    pub checkpoints: Vec<Checkpoint>,
+    /// The results cut to the payload caps.
+    pub truncations: Vec<Truncation>,
+    /// When the run started (RFC 3339).
+    pub created_at: String,
+    /// When it last changed (RFC 3339).
+    pub updated_at: String,
+    /// The workflow file, when the run was started from a path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// One step of a run, with its result.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct StepView {
+    /// The step id.
+    pub id: String,
+    /// pending, ready, running (a foreach with items under way), done, skipped or failed.
+    pub status: StepStatus,
+    /// Validation failures so far (for a foreach step, see its items).
+    pub attempts: u32,
+    /// The rendered input, once ready.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    /// The accepted result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// A foreach step's items, once expanded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<Vec<ItemView>>,
+}
+
+/// One item of a foreach step, with its result.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct ItemView {
+    /// The item's status.
+    pub status: StepStatus,
+    /// Validation failures so far.
+    pub attempts: u32,
+    /// The rendered input, once ready.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    /// The accepted result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+}

@@ -5,6 +5,7 @@
 use crate::ir::Step;
 use crate::runtime::eval::{Scope, as_bool, eval};
 use crate::runtime::render::render;
+use crate::runtime::reply::{FullState, ItemView, StepView};
 use crate::runtime::workflow::CompiledWorkflow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -58,9 +59,10 @@ pub struct ItemState {
     /// The rendered input, once ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<Value>,
-    /// The accepted result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
+    /// Where the accepted result is: its event's index in the history (the
+    /// result is stored once, there; rebuilt from the history on load).
+    #[serde(skip)]
+    pub result_at: Option<usize>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -74,9 +76,10 @@ pub struct StepState {
     /// The rendered input, once ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<Value>,
-    /// The accepted result (a foreach step's results are its items').
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
+    /// Where the accepted result is (see [`ItemState::result_at`]); a
+    /// foreach step's results are its items'.
+    #[serde(skip)]
+    pub result_at: Option<usize>,
     /// A foreach step's items, once expanded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items: Option<Vec<ItemState>>,
@@ -166,8 +169,15 @@ pub struct RunState {
     pub failure: Option<Value>,
     /// Each step's status, attempts and result.
     pub steps: Vec<StepState>,
-    /// Captured results by name.
-    pub captures: Map<String, Value>,
+    /// The steps whose captures are set, in the order they were set. The
+    /// captures themselves are a view of the results (`Machine::captures`).
+    #[serde(default)]
+    pub capture_order: Vec<usize>,
+    /// The captures of a snapshot written before they were a view: read
+    /// for their order only, never written.
+    #[serde(default, rename = "captures", skip_serializing)]
+    #[schemars(skip)]
+    pub(crate) legacy_captures: Option<Map<String, Value>>,
     /// Every accepted event.
     pub history: Vec<Event>,
     /// Where think_reset can go back to.
@@ -208,7 +218,7 @@ impl Machine {
                 status: StepStatus::Pending,
                 attempts: 0,
                 input: None,
-                result: None,
+                result_at: None,
                 items: None,
             })
             .collect();
@@ -222,7 +232,8 @@ impl Machine {
             status: RunStatus::Running,
             failure: None,
             steps,
-            captures: Map::new(),
+            capture_order: Vec::new(),
+            legacy_captures: None,
             history: Vec::new(),
             checkpoints: Vec::new(),
             truncations: Vec::new(),
@@ -237,8 +248,14 @@ impl Machine {
         m
     }
 
-    /// Resumes from a stored state, rebuilding the ready set.
-    pub fn resume(cw: Arc<CompiledWorkflow>, state: RunState) -> Machine {
+    /// Resumes from a stored state, rebuilding the ready set and where
+    /// each result is.
+    pub fn resume(cw: Arc<CompiledWorkflow>, mut state: RunState) -> Machine {
+        if let Some(legacy) = state.legacy_captures.take()
+            && state.capture_order.is_empty()
+        {
+            state.capture_order = legacy.keys().filter_map(|k| cw.capture_steps.get(k).copied()).collect();
+        }
         let mut ready = BTreeSet::new();
         for (i, s) in state.steps.iter().enumerate() {
             if s.status == StepStatus::Ready {
@@ -250,7 +267,116 @@ impl Machine {
                 }
             }
         }
-        Machine { cw, state, ready }
+        let mut m = Machine { cw, state, ready };
+        for k in 0..m.state.history.len() {
+            if let EventKind::Result { step_id, .. } = &m.state.history[k].kind
+                && let Some(w) = m.resolve(step_id)
+            {
+                m.set_result_at(w, k);
+            }
+        }
+        m
+    }
+
+    fn set_result_at(&mut self, w: WorkRef, k: usize) {
+        let s = &mut self.state.steps[w.0];
+        match (w.1, s.items.as_mut()) {
+            (Some(j), Some(items)) => items[j].result_at = Some(k),
+            (Some(_), None) => {}
+            (None, _) => s.result_at = Some(k),
+        }
+    }
+
+    /// The result of history event `k` (a `Result` event).
+    fn result_in(&self, k: Option<usize>) -> Option<&Value> {
+        match &self.state.history.get(k?)?.kind {
+            EventKind::Result { result, .. } => Some(result),
+            _ => None,
+        }
+    }
+
+    /// What step `i` captures, once it is finished: its result, a foreach
+    /// step's item results in index order (null for a skipped item), null
+    /// for a skipped step.
+    pub fn capture_of(&self, i: usize) -> Option<Value> {
+        let s = &self.state.steps[i];
+        match s.status {
+            StepStatus::Skipped => Some(Value::Null),
+            StepStatus::Done => Some(match &s.items {
+                Some(items) => Value::Array(
+                    items
+                        .iter()
+                        .map(|it| self.result_in(it.result_at).cloned().unwrap_or(Value::Null))
+                        .collect(),
+                ),
+                None => self.result_in(s.result_at).cloned().unwrap_or(Value::Null),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Every capture set so far, by name, in the order they were set.
+    pub fn captures(&self) -> Map<String, Value> {
+        self.state
+            .capture_order
+            .iter()
+            .filter_map(|&i| {
+                let name = self.cw.wf.steps[i].capture_as.as_ref()?.value.clone();
+                Some((name, self.capture_of(i)?))
+            })
+            .collect()
+    }
+
+    /// The run's full state as a client sees it: every result also on its
+    /// step and under its capture name.
+    pub fn full_state(&self) -> FullState {
+        let st = &self.state;
+        let steps = st
+            .steps
+            .iter()
+            .map(|s| StepView {
+                id: s.id.clone(),
+                status: s.status,
+                attempts: s.attempts,
+                input: s.input.clone(),
+                result: self.result_in(s.result_at).cloned(),
+                items: s.items.as_ref().map(|items| {
+                    items
+                        .iter()
+                        .map(|it| ItemView {
+                            status: it.status,
+                            attempts: it.attempts,
+                            input: it.input.clone(),
+                            result: self.result_in(it.result_at).cloned(),
+                        })
+                        .collect()
+                }),
+            })
+            .collect();
+        FullState {
+            version: st.version,
+            generation: st.generation.clone(),
+            workflow: st.workflow.clone(),
+            run_id: st.run_id.clone(),
+            workflow_hash: st.workflow_hash.clone(),
+            params: st.params.clone(),
+            status: st.status,
+            failure: st.failure.clone(),
+            steps,
+            captures: self.captures(),
+            history: st.history.clone(),
+            checkpoints: st.checkpoints.clone(),
+            truncations: st.truncations.clone(),
+            created_at: st.created_at.clone(),
+            updated_at: st.updated_at.clone(),
+            source: st.source.clone(),
+        }
+    }
+
+    /// The capture named `name`, if set.
+    pub fn capture(&self, name: &str) -> Option<Value> {
+        let &i = self.cw.capture_steps.get(name)?;
+        self.capture_of(i)
     }
 
     pub fn ready(&self) -> impl Iterator<Item = WorkRef> + '_ {
@@ -293,10 +419,10 @@ impl Machine {
 
     pub fn result_of(&self, w: WorkRef) -> Option<&Value> {
         let s = &self.state.steps[w.0];
-        match w.1 {
-            Some(j) => s.items.as_ref().and_then(|items| items[j].result.as_ref()),
-            None => s.result.as_ref(),
-        }
+        self.result_in(match w.1 {
+            Some(j) => s.items.as_ref().and_then(|items| items[j].result_at),
+            None => s.result_at,
+        })
     }
 
     pub fn input_of(&self, w: WorkRef) -> Option<&Value> {
@@ -324,28 +450,35 @@ impl Machine {
     pub fn apply(&mut self, event: Event) {
         self.state.version = event.version;
         self.state.updated_at = event.at.clone();
-        match &event.kind {
-            EventKind::Result { step_id, result, truncated } => {
-                if let Some(w) = self.resolve(step_id) {
+        let version = event.version;
+        // The event goes into the history first: an accepted result is
+        // stored there, once, and the steps it wakes read it from there.
+        self.state.history.push(event);
+        let k = self.state.history.len() - 1;
+        match &self.state.history[k].kind {
+            EventKind::Result { step_id, truncated, .. } => {
+                let (step_id, truncated) = (step_id.clone(), truncated.clone());
+                if let Some(w) = self.resolve(&step_id) {
                     if let Some(t) = truncated {
                         self.state.truncations.push(Truncation {
-                            step_id: step_id.clone(),
+                            step_id,
                             original_bytes: t.original_bytes,
-                            what: t.what.clone(),
+                            what: t.what,
                         });
                     }
-                    self.accept(w, result.clone());
+                    self.accept(w, k);
                     if self.state.steps[w.0].status.is_finished() {
                         self.state.checkpoints.push(Checkpoint {
                             step_id: self.state.steps[w.0].id.clone(),
-                            version: event.version,
-                            history_len: self.state.history.len() + 1,
+                            version,
+                            history_len: k + 1,
                         });
                     }
                 }
             }
             EventKind::ValidationFailed { step_id, errors } => {
-                if let Some(w) = self.resolve(step_id) {
+                let (step_id, errors) = (step_id.clone(), errors.clone());
+                if let Some(w) = self.resolve(&step_id) {
                     let max = self.step(w.0).retry_max.unwrap_or(3);
                     let attempts = self.bump_attempts(w);
                     if attempts >= max.max(1) {
@@ -360,7 +493,6 @@ impl Machine {
             }
             EventKind::Thought { .. } => {}
         }
-        self.state.history.push(event);
         if self.state.status == RunStatus::Running && self.state.steps.iter().all(|s| s.status.is_finished())
         {
             self.state.status = RunStatus::Done;
@@ -387,35 +519,32 @@ impl Machine {
         self.ready.clear();
     }
 
-    fn accept(&mut self, w: WorkRef, result: Value) {
+    /// Accepts the result of history event `at` (where it is stored, once).
+    fn accept(&mut self, w: WorkRef, at: usize) {
         self.ready.remove(&w);
+        self.set_result_at(w, at);
         let (i, item) = w;
         match item {
             None => {
-                let s = &mut self.state.steps[i];
-                s.status = StepStatus::Done;
-                s.result = Some(result.clone());
-                self.finish(i, result);
+                self.state.steps[i].status = StepStatus::Done;
+                self.finish(i);
             }
             Some(j) => {
                 let Some(items) = self.state.steps[i].items.as_mut() else { return };
                 items[j].status = StepStatus::Done;
-                items[j].result = Some(result);
                 if items.iter().all(|it| it.status.is_finished()) {
-                    let all: Vec<Value> =
-                        items.iter().map(|it| it.result.clone().unwrap_or(Value::Null)).collect();
                     self.state.steps[i].status = StepStatus::Done;
-                    self.finish(i, Value::Array(all));
+                    self.finish(i);
                 }
             }
         }
     }
 
     /// A step is done or skipped: publish its capture, wake its dependents.
-    fn finish(&mut self, i: usize, capture: Value) {
+    fn finish(&mut self, i: usize) {
         let cw = self.cw.clone();
-        if let Some(c) = &cw.wf.steps[i].capture_as {
-            self.state.captures.insert(c.value.clone(), capture);
+        if cw.wf.steps[i].capture_as.is_some() {
+            self.state.capture_order.push(i);
         }
         let woken: Vec<usize> = cw.plan.steps[i]
             .dependents
@@ -437,9 +566,9 @@ impl Machine {
             if self.state.status != RunStatus::Running || self.state.steps[i].status != StepStatus::Pending {
                 continue;
             }
-            if let Some(done) = self.activate(i) {
-                if let Some(c) = &cw.wf.steps[i].capture_as {
-                    self.state.captures.insert(c.value.clone(), done);
+            if self.activate(i) {
+                if cw.wf.steps[i].capture_as.is_some() {
+                    self.state.capture_order.push(i);
                 }
                 for &d in &cw.plan.steps[i].dependents {
                     if self.state.steps[d].status == StepStatus::Pending
@@ -452,9 +581,9 @@ impl Machine {
         }
     }
 
-    /// Evaluates `when` / `foreach` and renders input. Returns the capture when
-    /// the step finishes at once (skipped, or a foreach with nothing to do).
-    fn activate(&mut self, i: usize) -> Option<Value> {
+    /// Evaluates `when` / `foreach` and renders input. True when the step
+    /// finishes at once (skipped, or a foreach with nothing to do).
+    fn activate(&mut self, i: usize) -> bool {
         let cw = self.cw.clone();
         let step = &cw.wf.steps[i];
         if let Some(f) = &step.foreach {
@@ -476,7 +605,7 @@ impl Machine {
                         status: StepStatus::Skipped,
                         attempts: 0,
                         input: None,
-                        result: None,
+                        result_at: None,
                     });
                     continue;
                 }
@@ -485,11 +614,11 @@ impl Machine {
                         status: StepStatus::Ready,
                         attempts: 0,
                         input: Some(input),
-                        result: None,
+                        result_at: None,
                     }),
                     Err(failure) => {
                         self.fail(failure);
-                        return None;
+                        return false;
                     }
                 }
             }
@@ -497,21 +626,20 @@ impl Machine {
                 (0..states.len()).filter(|&j| states[j].status == StepStatus::Ready).collect();
             let s = &mut self.state.steps[i];
             if ready.is_empty() {
-                let capture = Value::Array(states.iter().map(|_| Value::Null).collect());
                 s.items = Some(states);
                 s.status = StepStatus::Done;
-                return Some(capture);
+                return true;
             }
             s.items = Some(states);
             s.status = StepStatus::Running;
             self.ready.extend(ready.into_iter().map(|j| (i, Some(j))));
-            return None;
+            return false;
         }
         let scope = RunScope::new(self, None);
         let go = step.when.as_ref().and_then(|w| w.expr.as_ref()).is_none_or(|e| as_bool(&eval(e, &scope)));
         if !go {
             self.state.steps[i].status = StepStatus::Skipped;
-            return Some(Value::Null);
+            return true;
         }
         match self.render_input(step, &scope) {
             Ok(input) => {
@@ -522,7 +650,7 @@ impl Machine {
             }
             Err(failure) => self.fail(failure),
         }
-        None
+        false
     }
 
     fn render_input(&self, step: &Step, scope: &RunScope) -> Result<Value, Value> {
@@ -586,7 +714,7 @@ impl Scope for RunScope<'_> {
                     })
                     .collect(),
             )),
-            _ => Some(self.m.state.captures.get(name).cloned().unwrap_or(Value::Null)),
+            _ => Some(self.m.capture(name).unwrap_or(Value::Null)),
         }
     }
 }

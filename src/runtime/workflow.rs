@@ -21,6 +21,9 @@ pub struct CompiledWorkflow {
     pub source: SourceFile,
     pub wf: Workflow,
     pub plan: Plan,
+    /// Capture name → the step that captures it (names are unique in a
+    /// workflow that compiles: `DUPLICATE_CAPTURE` is an error).
+    pub capture_steps: std::collections::HashMap<String, usize>,
 }
 
 /// What `stat` says about a file: enough to tell that it changed without
@@ -185,5 +188,11 @@ pub fn compile_bytes(path: &Path, bytes: Vec<u8>, config: &Config) -> Result<Com
     let wf =
         wf.ok_or_else(|| EngineError::new(ErrorCode::YamlSchemaViolation, json!("the workflow is empty")))?;
     let plan = Plan::build(&source, &wf, config);
-    Ok(CompiledWorkflow { path: path.to_path_buf(), hash, source, wf, plan })
+    let capture_steps = wf
+        .steps
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| Some((s.capture_as.as_ref()?.value.clone(), i)))
+        .collect();
+    Ok(CompiledWorkflow { path: path.to_path_buf(), hash, source, wf, plan, capture_steps })
 }

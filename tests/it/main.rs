@@ -37,4 +37,5 @@ mod project;
 mod replicas;
 mod runs;
 mod state_crash;
+mod store_once;
 mod yaml_bad_input;

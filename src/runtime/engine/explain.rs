@@ -190,7 +190,7 @@ impl Engine {
             let mut steps = Vec::new();
             for e in &state.history {
                 let before = statuses(&replay);
-                let captures_before = replay.state.captures.clone();
+                let captures_before = replay.captures();
                 replay.apply(e.clone());
                 let after = statuses(&replay);
                 let changed: Map<String, Value> = after
@@ -199,11 +199,9 @@ impl Engine {
                     .map(|(k, v)| (k.clone(), json!({"from": before.get(k), "to": v})))
                     .collect();
                 let captures: Map<String, Value> = replay
-                    .state
-                    .captures
-                    .iter()
-                    .filter(|(k, v)| captures_before.get(*k) != Some(v))
-                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .captures()
+                    .into_iter()
+                    .filter(|(k, v)| captures_before.get(k) != Some(v))
                     .collect();
                 steps.push(ReplayedEvent {
                     event: e.clone(),
@@ -216,7 +214,8 @@ impl Engine {
                 workflow: state.workflow.clone(),
                 run_id: state.run_id.clone(),
                 events: steps.len(),
-                consistent: replay.state.steps == state.steps && replay.state.captures == state.captures,
+                consistent: replay.state.steps == state.steps
+                    && replay.state.capture_order == state.capture_order,
                 replay: steps,
             })
         })

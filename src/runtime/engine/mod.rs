@@ -546,7 +546,7 @@ impl Engine {
             RunStatus::Done => ProgressStatus::Done {
                 done: true,
                 summary: self.summary(m),
-                artifacts: m.state.captures.clone(),
+                artifacts: m.captures(),
                 state: self.state_summary(m),
             },
             RunStatus::Running => ProgressStatus::Running {

@@ -1,14 +1,14 @@
 //! Run state as tools see it: get, list, delete and reset.
 
 use super::*;
-use crate::runtime::reply::{Deleted, ResetNote, RunEntry, RunList};
+use crate::runtime::reply::{Deleted, FullState, ResetNote, RunEntry, RunList};
 
 impl Engine {
     // ---- the other tools --------------------------------------------------
 
-    /// A run's full state (a copy: the run stays cached).
-    pub fn state_get(&self, workflow: &str, run_id: &str) -> EngineResult<RunState> {
-        self.with_run(workflow, run_id, |_, _, c| Ok(c.machine.state.clone()))
+    /// A run's full state, each result shown on its step and capture.
+    pub fn state_get(&self, workflow: &str, run_id: &str) -> EngineResult<FullState> {
+        self.with_run(workflow, run_id, |_, _, c| Ok(c.machine.full_state()))
     }
 
     pub fn state_list(&self, workflow: Option<&str>) -> EngineResult<RunList> {
