@@ -207,6 +207,12 @@ impl EngineError {
         self
     }
 
+    /// Whether the error says the run has failed (it carries the run's
+    /// state, with status `failed`): the run cannot go on without a reset.
+    pub fn run_failed(&self) -> bool {
+        self.extra.iter().any(|(k, v)| k == "state" && v["status"] == "failed")
+    }
+
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
         m.insert("error".into(), json!(self.code));

@@ -3,6 +3,7 @@
 //! (stderr, on a terminal only). The schema is documented in docs/exec.md.
 
 use crate::agent::exec::{ExecReport, ExecStatus};
+use crate::runtime::reply::ProgressStatus;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use serde_json::Value;
@@ -71,7 +72,10 @@ pub enum ExecEvent {
 
 impl ExecEvent {
     pub fn summary(r: &ExecReport) -> ExecEvent {
-        let get = |k: &str| r.last.get(k).filter(|v| !v.is_null()).cloned();
+        let done = r.last.as_ref().and_then(|p| match &p.status {
+            ProgressStatus::Done { summary, artifacts, .. } => Some((summary, artifacts)),
+            ProgressStatus::Running { .. } => None,
+        });
         ExecEvent::Summary {
             status: r.status,
             workflow: r.workflow.clone(),
@@ -79,8 +83,8 @@ impl ExecEvent {
             steps_run: r.steps_run,
             duration_ms: r.duration_ms,
             reason: r.reason.clone(),
-            summary: get("summary"),
-            artifacts: get("artifacts"),
+            summary: done.and_then(|(s, _)| serde_json::to_value(s).ok()),
+            artifacts: done.map(|(_, a)| Value::Object(a.clone())),
             resume: r.resume.clone(),
         }
     }

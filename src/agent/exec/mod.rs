@@ -33,7 +33,7 @@ use crate::agent::mux::{Multiplexer, failure};
 use crate::runtime::ErrorCode;
 use crate::runtime::catalog::ToolName;
 use crate::runtime::engine::{NextArgs, new_run_id};
-use crate::runtime::reply::Instruction;
+use crate::runtime::reply::{Instruction, Progress};
 use crate::runtime::{Engine, EngineError};
 use events::{ExecEvent, StepStatus};
 use serde_json::{Value, json};
@@ -81,8 +81,8 @@ pub struct ExecReport {
     pub steps_run: usize,
     /// Why the run failed or exec stopped: `{error, details, step_id?}`.
     pub reason: Option<Value>,
-    /// The engine's last response (`done: true` with summary and artifacts, when done).
-    pub last: Value,
+    /// The engine's answer that finished the run (its summary and artifacts).
+    pub last: Option<Progress>,
     /// The command that continues the run (when stopped).
     pub resume: Option<String>,
     pub duration_ms: u64,
@@ -147,7 +147,7 @@ async fn perform(
 pub struct UsageError(pub EngineError);
 
 fn is_run_failure(e: &EngineError) -> bool {
-    e.extra.iter().any(|(k, v)| k == "state" && v["status"] == "failed")
+    e.run_failed()
 }
 
 /// Fills missing required params with samples of their schemas (dry runs).
@@ -191,7 +191,7 @@ pub async fn exec(
         run_id: run_id.clone(),
         steps_run: 0,
         reason: None,
-        last: Value::Null,
+        last: None,
         resume: None,
         duration_ms: 0,
     };
@@ -223,7 +223,7 @@ pub async fn exec(
     loop {
         if response.is_done() {
             report.status = ExecStatus::Done;
-            report.last = serde_json::to_value(&response).unwrap_or(Value::Null);
+            report.last = Some(response);
             return Ok(finish(report, started, events));
         }
         let batch = if jobs == 1 {

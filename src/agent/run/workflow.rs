@@ -8,6 +8,7 @@ use super::telemetry::Telemetry;
 use super::{RunOptions, RunResult, RunStatus};
 use crate::agent::exec::{self, EventSink, ExecOptions, ExecStatus, UsageError};
 use crate::agent::mux::Multiplexer;
+use crate::runtime::reply::ProgressStatus;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Instant;
@@ -47,7 +48,10 @@ pub async fn run_workflow(
     };
     let (status, final_text, steps, error) = match exec::exec(mux, &exec_options, events).await {
         Ok(report) => {
-            let summary = report.last["summary"]["message"].as_str().map(str::to_owned);
+            let summary = report.last.as_ref().and_then(|p| match &p.status {
+                ProgressStatus::Done { summary, .. } => Some(summary.message.clone()),
+                ProgressStatus::Running { .. } => None,
+            });
             match report.status {
                 ExecStatus::Done => (
                     RunStatus::Ok,
