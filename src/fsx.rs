@@ -150,3 +150,52 @@ pub fn replace_file(target: &Path, bytes: &[u8], tag: &str) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// What `stat` says about a file: enough to tell that it changed, or was
+/// replaced, without reading it. All zero for a missing file. The one file
+/// identity of the crate: the engine's workflow cache and the state store's
+/// stamps both use it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, Default)]
+pub struct FileIdentity {
+    pub dev: u64,
+    pub ino: u64,
+    pub len: u64,
+    /// Modification time, nanoseconds since the epoch.
+    pub mtime_ns: u64,
+    /// Status change time, nanoseconds since the epoch (0 off Unix).
+    pub ctime_ns: u64,
+}
+
+impl FileIdentity {
+    pub fn from_metadata(meta: &std::fs::Metadata) -> FileIdentity {
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let ctime_ns = u64::try_from(meta.ctime()).unwrap_or(0).saturating_mul(1_000_000_000)
+                + u64::try_from(meta.ctime_nsec()).unwrap_or(0);
+            FileIdentity { dev: meta.dev(), ino: meta.ino(), len: meta.len(), mtime_ns, ctime_ns }
+        }
+        #[cfg(not(unix))]
+        {
+            FileIdentity { dev: 0, ino: 0, len: meta.len(), mtime_ns, ctime_ns: 0 }
+        }
+    }
+
+    /// The identity of the file `path` names (symlinks followed).
+    pub fn of(path: &Path) -> Option<FileIdentity> {
+        std::fs::metadata(path).ok().map(|m| FileIdentity::from_metadata(&m))
+    }
+
+    /// Whether the file was last modified at least a second before `read_at`
+    /// (file times move in clock ticks: a write just after a read in the same
+    /// tick would leave them unchanged).
+    pub fn settled_before(&self, read_at: std::time::SystemTime) -> bool {
+        let mtime = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(self.mtime_ns);
+        read_at.duration_since(mtime).is_ok_and(|d| d >= std::time::Duration::from_secs(1))
+    }
+}

@@ -26,37 +26,7 @@ pub struct CompiledWorkflow {
     pub capture_steps: std::collections::HashMap<String, usize>,
 }
 
-/// What `stat` says about a file: enough to tell that it changed without
-/// reading it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FileIdentity {
-    dev: u64,
-    ino: u64,
-    len: u64,
-    mtime: std::time::SystemTime,
-    ctime_ns: i128,
-}
-
-impl FileIdentity {
-    pub fn of(path: &Path) -> Option<FileIdentity> {
-        let m = std::fs::metadata(path).ok()?;
-        #[cfg(unix)]
-        let (dev, ino, ctime_ns) = {
-            use std::os::unix::fs::MetadataExt;
-            (m.dev(), m.ino(), i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()))
-        };
-        #[cfg(not(unix))]
-        let (dev, ino, ctime_ns) = (0, 0, 0);
-        Some(FileIdentity { dev, ino, len: m.len(), mtime: m.modified().ok()?, ctime_ns })
-    }
-
-    /// Whether the file was last modified at least a second before `read_at`
-    /// (file times move in clock ticks: a write just after a read in the same
-    /// tick would leave them unchanged).
-    pub fn settled_before(&self, read_at: std::time::SystemTime) -> bool {
-        read_at.duration_since(self.mtime).is_ok_and(|d| d >= std::time::Duration::from_secs(1))
-    }
-}
+pub use crate::fsx::FileIdentity;
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);

@@ -3,7 +3,7 @@
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
@@ -393,20 +393,7 @@ fn remove(path: &Path) -> Result<bool, StoreError> {
 }
 
 fn file_id(meta: &Metadata) -> FileId {
-    let mtime_ns = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        FileId { dev: meta.dev(), ino: meta.ino(), len: meta.len(), mtime_ns }
-    }
-    #[cfg(not(unix))]
-    {
-        FileId { dev: 0, ino: 0, len: meta.len(), mtime_ns }
-    }
+    FileId::from_metadata(meta)
 }
 
 /// Makes a directory's entries (creations, renames, removals) durable.

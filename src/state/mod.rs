@@ -152,13 +152,7 @@ impl Stamp {
 }
 
 /// Identity and size of one file; all zero for a missing file.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, Default)]
-struct FileId {
-    dev: u64,
-    ino: u64,
-    len: u64,
-    mtime_ns: u64,
-}
+type FileId = crate::fsx::FileIdentity;
 
 /// Holds a run's exclusive lock; dropping it releases the lock.
 ///
