@@ -18,9 +18,41 @@
 //! assert!(checked.render(Format::Concise).starts_with("review.yaml:7:32: error[UNRESOLVED_VAR]"));
 //! ```
 //!
-//! Run one with the engine (state under `<root>/.savant/state`):
-//! [`Engine::new`]`(root)`, then `plan` → `next` … until `done`; or use the
-//! binary's `plan` / `next` commands and MCP tools, which call the same engine.
+//! Run one with the engine (state under `<root>/.savant/state`): `plan`,
+//! then carry out each instruction and submit its result with `next`, until
+//! done. The binary's `plan` / `next` commands and MCP tools call the same
+//! engine; its replies are types (`runtime::reply`), made JSON at the edge.
+//!
+//! ```
+//! use savant_think::Engine;
+//! use savant_think::runtime::engine::NextArgs;
+//! use serde_json::json;
+//!
+//! let root = std::env::temp_dir().join(format!("savant-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(root.join("workflows")).unwrap();
+//! std::fs::write(
+//!     root.join("workflows/hello.yaml"),
+//!     "id: hello\nsteps:\n  - id: greet\n    call: prompt.say\n    \
+//!      input_template: { message: \"hello\" }\n    capture_as: greeting\n",
+//! )
+//! .unwrap();
+//! let engine = Engine::new(&root).unwrap();
+//! let progress = engine.plan("hello", json!({}), Some("r1"), true).unwrap();
+//! let instruction = progress.instruction().unwrap();
+//! assert_eq!(instruction.call.as_deref(), Some("prompt.say"));
+//! assert_eq!(instruction.input, json!({ "message": "hello" }));
+//! let done = engine
+//!     .next(NextArgs {
+//!         workflow: "hello".into(),
+//!         run_id: "r1".into(),
+//!         step_id: instruction.step_id.clone(),
+//!         result_snapshot: Some(json!({ "shown": true })),
+//!         ..NextArgs::default()
+//!     })
+//!     .unwrap();
+//! assert!(done.is_done());
+//! # std::fs::remove_dir_all(&root).unwrap();
+//! ```
 #![forbid(unsafe_code)]
 
 mod api;
