@@ -3,7 +3,7 @@
 //! check the security layer (401, 403, 404, 413) and the refusal of a public
 //! bind without a token.
 
-use crate::common::{BIN, Scratch};
+use crate::common::{BIN, Root};
 use crate::mcp_support::{check_catalog, errors_are_results, full_loop, populate};
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -88,7 +88,7 @@ const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn http_loop_with_a_token() {
-    let scratch = Scratch::new("mcp-http");
+    let scratch = Root::new("mcp-http");
     populate(&scratch.path);
     let server = start(&scratch.path, &["--token", TOKEN]);
     let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{}/mcp", server.addr))
@@ -109,7 +109,7 @@ async fn http_loop_with_a_token() {
 
 #[test]
 fn http_security_checks() {
-    let scratch = Scratch::new("mcp-http-sec");
+    let scratch = Root::new("mcp-http-sec");
     populate(&scratch.path);
     let server = start(&scratch.path, &["--token", TOKEN]);
     let a = server.addr.as_str();
@@ -181,7 +181,7 @@ fn a_public_bind_without_a_token_is_refused() {
 /// half-sent requests that starved real sessions.
 #[test]
 fn http_hostile_requests_are_refused_early() {
-    let scratch = Scratch::new("mcp-http-hostile");
+    let scratch = Root::new("mcp-http-hostile");
     populate(&scratch.path);
     let server = start(&scratch.path, &["--token", TOKEN]);
     let a = server.addr.as_str();
@@ -263,7 +263,7 @@ fn http_hostile_requests_are_refused_early() {
 /// this replica or any other) is answered; the file store works as before.
 #[test]
 fn stateless_http_needs_no_session() {
-    let scratch = Scratch::new("mcp-http-stateless");
+    let scratch = Root::new("mcp-http-stateless");
     populate(&scratch.path);
     let server = start(&scratch.path, &["--stateless"]);
     let a = server.addr.as_str();
