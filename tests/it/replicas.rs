@@ -7,8 +7,9 @@
 
 use crate::common::Root;
 use crate::common::j;
-use crate::mcp_http::{Server, start_with};
+use crate::mcp_http::start_with;
 use crate::mcp_support::{call, populate};
+use crate::support::Server;
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use savant_think::state::pg::cluster;

@@ -6,7 +6,7 @@ use savant_think::runtime::{Engine, EngineResult};
 use serde_json::Value;
 
 /// `next` arguments submitting `result` for `step_id`.
-pub fn next_args(workflow: &str, run_id: &str, step_id: &str, result: Value) -> NextArgs {
+pub fn next_args(workflow: &str, run_id: &str, step_id: impl Into<String>, result: Value) -> NextArgs {
     NextArgs {
         workflow: workflow.into(),
         run_id: run_id.into(),
@@ -44,7 +44,7 @@ pub fn drive_to_done(
     while !r.is_done() {
         let i = r.instruction().expect("a running run has an instruction");
         let answer = result(i);
-        let args = next_args(workflow, run_id, &i.step_id, answer);
+        let args = next_args(workflow, run_id, i.step_id.as_str(), answer);
         r = e.next(args)?;
     }
     Ok(r)
