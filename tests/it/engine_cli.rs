@@ -176,7 +176,7 @@ fn next_reads_the_result_from_stdin_and_from_a_file() {
         json!({"q": "review src/parser.rs (file #0 of 2)", "diff": "@@ -1 +1 @@\n-a\n+b"})
     );
 
-    root.write("review.json", &review().to_string());
+    root.write("review.json", review().to_string());
     let at = format!("@{}", root.join("review.json").display());
     let r = root.ok(&["next", "review_v1", "--run-id", "r", "--step", "review_file[0]", "--result", &at]);
     assert_eq!(r["ready"], json!(["lint"]));
@@ -390,7 +390,7 @@ fn editing_the_workflow_mid_run_gives_workflow_changed() {
     let root = Cli::new("changed");
     root.ok(&["plan", "review_v1", "--run-id", "r", "--params", PARAMS]);
     root.ok(&["next", "review_v1", "--run-id", "r", "--step", "fetch_mr", "--result", &mr().to_string()]);
-    root.write("workflows/review_v1.yaml", &format!("{}\n# edited\n", review_yaml()));
+    root.write("workflows/review_v1.yaml", format!("{}\n# edited\n", review_yaml()));
 
     let args = ["next", "review_v1", "--run-id", "r", "--step", "lint", "--result", r#"{"ok": true}"#];
     let e = root.err(&args, "WORKFLOW_CHANGED");
@@ -402,17 +402,17 @@ fn editing_the_workflow_mid_run_gives_workflow_changed() {
     root.err(&["explain", "review_v1", "--run-id", "r"], "WORKFLOW_CHANGED");
 
     // Putting the old file back lets the run go on…
-    root.write("workflows/review_v1.yaml", &review_yaml());
+    root.write("workflows/review_v1.yaml", review_yaml());
     let r = root.ok(&args);
     assert_eq!(r["state"]["version"], 2);
     // …and after another edit, a fresh plan with the same run id restarts it.
-    root.write("workflows/review_v1.yaml", &format!("# edited\n{}", review_yaml()));
+    root.write("workflows/review_v1.yaml", format!("# edited\n{}", review_yaml()));
     root.err(&args, "WORKFLOW_CHANGED");
     let r = root.ok(&["plan", "review_v1", "--run-id", "r", "--params", PARAMS]);
     assert_eq!(r["state"]["version"], 0);
     assert_eq!(r["ready"], json!(["fetch_mr"]));
     // The state can always be deleted, whatever the file says.
-    root.write("workflows/review_v1.yaml", &review_yaml());
+    root.write("workflows/review_v1.yaml", review_yaml());
     root.err(&["state", "get", "review_v1", "--run-id", "r"], "WORKFLOW_CHANGED");
     let r = root.ok(&["state", "delete", "review_v1", "--run-id", "r"]);
     assert_eq!(r["deleted"], true);

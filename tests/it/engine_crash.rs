@@ -199,7 +199,7 @@ fn check_replies(replies: &[(i32, Value)]) -> (usize, usize) {
 }
 
 fn assert_all_results(root: &Root, run: &str, n: usize) -> Value {
-    let state = state(&root, run);
+    let state = state(root, run);
     let expected: Vec<Value> = (0..n).map(|j| result_of(&format!("each[{j}]"))).collect();
     assert_eq!(state["captures"]["out"], json!(expected), "no update was lost");
     assert_eq!(state["steps"][1]["status"], "ready");
