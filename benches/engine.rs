@@ -18,44 +18,23 @@
 //! (section "Engine"). The state goes to a directory under the system temp
 //! dir (`SAVANT_BENCH_DIR` to choose another file system).
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode};
-use savant_think::runtime::engine::NextArgs;
+use savant_think::runtime::Engine;
 use savant_think::runtime::reply::{Progress, ProgressStatus};
-use savant_think::runtime::{Engine, EngineConfig};
-use savant_think::state::FileStore;
 use serde_json::{Value, json};
+use support::{Root, generate, next_args};
 
-/// A scratch project root, removed on drop.
-struct Root(PathBuf);
-
-impl Root {
-    fn new(name: &str) -> Root {
-        let base = std::env::var_os("SAVANT_BENCH_DIR").map_or_else(std::env::temp_dir, PathBuf::from);
-        let dir = base.join(format!("savant-bench-engine-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("workflows")).unwrap();
-        std::fs::write(dir.join("workflows/seventy.yaml"), seventy()).unwrap();
-        std::fs::write(dir.join("workflows/loop.yaml"), LOOP).unwrap();
-        Root(dir)
-    }
-
-    /// An engine whose store fsyncs or not, whatever SAVANT_STATE_FSYNC says.
-    fn engine(&self, fsync: bool) -> Engine {
-        let mut config = EngineConfig::default();
-        config.state.fsync = fsync;
-        Engine::with_store(self.0.clone(), config, Box::new(FileStore::new(&self.0, fsync)))
-    }
-}
-
-impl Drop for Root {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A scratch project root with the workflows `seventy` and `loop`.
+fn root(name: &str) -> Root {
+    Root::with_workflows(name, &[("seventy", &seventy()), ("loop", &generate::foreach_then_say("loop"))])
 }
 
 /// 70 steps: each depends on the previous one (and every 4th also on the
@@ -91,29 +70,8 @@ fn seventy() -> String {
     y
 }
 
-const LOOP: &str = r#"
-id: loop
-params:
-  items: { type: array, items: { type: string } }
-required: [items]
-steps:
-  - id: each
-    call: think
-    foreach: params.items
-    as: it
-    input_template: { thought: "look at <<it>> (#<<loop.index>>)" }
-    capture_as: out
-  - id: after
-    call: prompt.say
-    input_template: { text: "<<len(out)>> results" }
-"#;
-
 fn seventy_params() -> Value {
     json!({ "repo": "group/app" })
-}
-
-fn loop_params(n: usize) -> Value {
-    json!({ "items": (0..n).map(|i| format!("item-{i}")).collect::<Vec<_>>() })
 }
 
 /// A tool's answer of a realistic size (about 200 bytes of JSON).
@@ -145,14 +103,8 @@ impl Driver {
                 self.engine.plan(self.workflow, self.params.clone(), Some(self.run), true).unwrap();
         }
         let step = self.current.instruction().unwrap().step_id.clone();
-        let args = NextArgs {
-            workflow: self.workflow.into(),
-            run_id: self.run.into(),
-            result_snapshot: Some(result_for(&step)),
-            step_id: step,
-            result: None,
-            expected_version: None,
-        };
+        let result = result_for(&step);
+        let args = next_args(self.workflow, self.run, step, result);
         let started = Instant::now();
         let r = self.engine.next(args);
         let took = started.elapsed();
@@ -168,8 +120,8 @@ fn fsync_label(fsync: bool) -> &'static str {
 fn next_70(c: &mut Criterion) {
     let mut g = c.benchmark_group("next_70");
     for fsync in [false, true] {
-        let root = Root::new(&format!("next70-{fsync}"));
-        let mut d = Driver::new(root.engine(fsync), "seventy", seventy_params(), "bench");
+        let root = root(&format!("next70-{fsync}"));
+        let mut d = Driver::new(root.engine_fsync(fsync), "seventy", seventy_params(), "bench");
         if fsync {
             g.sample_size(10).measurement_time(Duration::from_secs(6));
         } else {
@@ -185,8 +137,8 @@ fn next_70(c: &mut Criterion) {
 fn plan_70(c: &mut Criterion) {
     let mut g = c.benchmark_group("plan_70");
     for fsync in [false, true] {
-        let root = Root::new(&format!("plan70-{fsync}"));
-        let e = root.engine(fsync);
+        let root = root(&format!("plan70-{fsync}"));
+        let e = root.engine_fsync(fsync);
         if fsync {
             g.sample_size(10).measurement_time(Duration::from_secs(6));
         } else {
@@ -218,14 +170,14 @@ fn next_foreach_10k(c: &mut Criterion) {
     let mut g = c.benchmark_group("next_foreach_10k");
     g.sampling_mode(SamplingMode::Flat);
     for fsync in [false, true] {
-        let root = Root::new(&format!("next10k-{fsync}"));
-        let mut d = Driver::new(root.engine(false), "loop", loop_params(10_000), "bench");
+        let root = root(&format!("next10k-{fsync}"));
+        let mut d = Driver::new(root.engine_fsync(false), "loop", generate::items(10_000), "bench");
         if fsync {
             // Fill the run to the middle with fsync off, then go on with it on.
             for _ in 0..5_000 {
                 d.timed_next();
             }
-            d.engine = root.engine(true);
+            d.engine = root.engine_fsync(true);
             g.sample_size(10).measurement_time(Duration::from_secs(8));
         } else {
             g.sample_size(30).measurement_time(Duration::from_secs(6));
@@ -240,10 +192,10 @@ fn next_foreach_10k(c: &mut Criterion) {
 fn plan_foreach_10k(c: &mut Criterion) {
     let mut g = c.benchmark_group("plan_foreach_10k");
     g.sampling_mode(SamplingMode::Flat).sample_size(10).measurement_time(Duration::from_secs(4));
-    let params = loop_params(10_000);
+    let params = generate::items(10_000);
     for fsync in [false, true] {
-        let root = Root::new(&format!("plan10k-{fsync}"));
-        let e = root.engine(fsync);
+        let root = root(&format!("plan10k-{fsync}"));
+        let e = root.engine_fsync(fsync);
         let mut n = 0u64;
         g.bench_function(fsync_label(fsync), |b| {
             b.iter_custom(|iters| {
@@ -277,16 +229,8 @@ fn whole_run(e: &Engine, params: &Value, run: &str, n: usize, profile: &mut Prof
     while !r.is_done() {
         let step = r.instruction().unwrap().step_id.clone();
         let call = Instant::now();
-        r = e
-            .next(NextArgs {
-                workflow: "loop".into(),
-                run_id: run.into(),
-                result_snapshot: Some(result_for(&step)),
-                step_id: step,
-                result: None,
-                expected_version: None,
-            })
-            .unwrap();
+        let result = result_for(&step);
+        r = e.next(next_args("loop", run, step, result)).unwrap();
         let bucket = &mut profile[(k * 10 / n).min(9)];
         bucket.0 += call.elapsed();
         bucket.1 += 1;
@@ -299,9 +243,9 @@ fn run_foreach(c: &mut Criterion) {
     let mut g = c.benchmark_group("run_foreach");
     g.sampling_mode(SamplingMode::Flat).sample_size(10);
     for (label, n, secs) in [("1k", 1_000, 4), ("10k", 10_000, 20)] {
-        let root = Root::new(&format!("run-{label}"));
-        let e = root.engine(false);
-        let params = loop_params(n);
+        let root = root(&format!("run-{label}"));
+        let e = root.engine_fsync(false);
+        let params = generate::items(n);
         let mut profile: Profile = Default::default();
         g.measurement_time(Duration::from_secs(secs));
         g.bench_function(label, |b| {
@@ -327,10 +271,10 @@ fn write_fsync_rename(dir: &Path, bytes: &[u8]) {
 }
 
 fn baseline(c: &mut Criterion) {
-    let root = Root::new("baseline");
+    let root = root("baseline");
     // The bytes of a real run: the journal line of a `next` on the 70-step
     // workflow, and the snapshot of that run half-way.
-    let mut d = Driver::new(root.engine(false), "seventy", seventy_params(), "b");
+    let mut d = Driver::new(root.engine_fsync(false), "seventy", seventy_params(), "b");
     for _ in 0..35 {
         d.timed_next();
     }
@@ -347,8 +291,8 @@ fn baseline(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("baseline");
     g.sample_size(10).measurement_time(Duration::from_secs(6));
-    g.bench_function("write_fsync_rename_event", |b| b.iter(|| write_fsync_rename(&root.0, &line)));
-    g.bench_function("write_fsync_rename_snapshot", |b| b.iter(|| write_fsync_rename(&root.0, &snapshot)));
+    g.bench_function("write_fsync_rename_event", |b| b.iter(|| write_fsync_rename(&root.path, &line)));
+    g.bench_function("write_fsync_rename_snapshot", |b| b.iter(|| write_fsync_rename(&root.path, &snapshot)));
     g.finish();
 }
 

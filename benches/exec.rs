@@ -15,18 +15,19 @@
 //! (section "Executor"). The state goes to a directory under the system temp
 //! dir (`SAVANT_BENCH_DIR` to choose another file system).
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use criterion::Criterion;
 use savant_think::agent::exec::{ExecOptions, ExecStatus, exec, sample::sample};
 use savant_think::agent::mux::{Multiplexer, MuxOptions};
-use savant_think::runtime::engine::NextArgs;
-use savant_think::runtime::{Engine, EngineConfig};
-use savant_think::state::FileStore;
+use savant_think::runtime::Engine;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use support::{Root, drive_to_done};
 
 const STEPS: usize = 1000;
 const CHAINS: usize = 4;
@@ -53,31 +54,6 @@ fn workflow() -> String {
     y
 }
 
-struct Root(PathBuf);
-
-impl Root {
-    fn new() -> Root {
-        let base = std::env::var_os("SAVANT_BENCH_DIR").map_or_else(std::env::temp_dir, PathBuf::from);
-        let dir = base.join(format!("savant-bench-exec-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("workflows")).unwrap();
-        std::fs::write(dir.join("workflows/thousand.yaml"), workflow()).unwrap();
-        Root(dir)
-    }
-
-    fn engine(&self) -> Engine {
-        let mut config = EngineConfig::default();
-        config.state.fsync = false;
-        Engine::with_store(self.0.clone(), config, Box::new(FileStore::new(&self.0, false)))
-    }
-}
-
-impl Drop for Root {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn run_id() -> String {
     static N: AtomicUsize = AtomicUsize::new(0);
     format!("b{}", N.fetch_add(1, Ordering::Relaxed))
@@ -93,23 +69,13 @@ fn engine_loop(engine: &Engine) -> Duration {
     ];
     let id = run_id();
     let started = Instant::now();
-    let mut out = engine.plan("thousand", Value::Null, Some(&id), true).unwrap();
     let mut steps = 0;
-    while !out.is_done() {
-        let step = out.instruction().unwrap().step_id.clone();
-        let n: usize = step[1..].parse().unwrap();
-        out = engine
-            .next(NextArgs {
-                workflow: "thousand".into(),
-                run_id: id.clone(),
-                step_id: step,
-                result_snapshot: Some(results[n % 2].clone()),
-                result: None,
-                expected_version: None,
-            })
-            .unwrap();
+    let done = drive_to_done(engine, "thousand", &id, Value::Null, |i| {
+        let n: usize = i.step_id[1..].parse().unwrap();
         steps += 1;
-    }
+        results[n % 2].clone()
+    });
+    done.unwrap();
     assert_eq!(steps, STEPS);
     started.elapsed()
 }
@@ -131,8 +97,8 @@ fn exec_run(rt: &tokio::runtime::Runtime, mux: &Arc<Multiplexer>, jobs: usize) -
 }
 
 fn bench(c: &mut Criterion) {
-    let root = Root::new();
-    let engine = Arc::new(root.engine());
+    let root = Root::with_workflows("exec", &[("thousand", &workflow())]);
+    let engine = Arc::new(root.engine_fsync(false));
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let mux = Arc::new(Multiplexer::new(engine.clone(), MuxOptions::default()));
     let mut g = c.benchmark_group("exec");

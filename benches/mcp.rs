@@ -22,55 +22,33 @@
 //! (section "MCP round trip"). The root goes under the system temp dir
 //! (`SAVANT_BENCH_DIR` to choose another file system).
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use criterion::Criterion;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
+use support::{BIN, Root, Server, generate};
 
-const BIN: &str = env!("CARGO_BIN_EXE_savant-think");
 const ITEMS: usize = 100_000;
-
-const WORKFLOW: &str = r#"
-id: bench_loop
-params:
-  items: { type: array, items: { type: string } }
-required: [items]
-steps:
-  - id: each
-    call: think
-    foreach: params.items
-    as: it
-    input_template: { thought: "item <<it>> #<<loop.index>>" }
-    capture_as: out
-"#;
-
-/// 70 sequential steps, each reading the previous capture.
-fn seventy_steps() -> String {
-    let mut y = String::from("id: bench_70\nsteps:\n  - id: s0\n    call: think\n    capture_as: c0\n");
-    for i in 1..70 {
-        y.push_str(&format!(
-            "  - id: s{i}\n    call: think\n    input_template: {{ thought: \"after <<c{}.ok>>\" }}\n    capture_as: c{i}\n",
-            i - 1
-        ));
-    }
-    y.push_str("  - id: end\n    call: prompt.say\n    input_template: { message: \"<<c69.ok>>\" }\n");
-    y
-}
 
 type Client = RunningService<RoleClient, ()>;
 
-fn scratch_root() -> PathBuf {
-    let base = std::env::var_os("SAVANT_BENCH_DIR").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
-    let root = base.join(format!("savant-think-bench-mcp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(root.join("workflows")).unwrap();
-    std::fs::write(root.join("workflows/bench_loop.yaml"), WORKFLOW).unwrap();
-    std::fs::write(root.join("workflows/bench_70.yaml"), seventy_steps()).unwrap();
-    root
+/// A scratch root with `bench_loop`, a `foreach`, and `bench_70`, 70
+/// sequential steps each reading the previous capture.
+fn scratch_root(name: &str) -> Root {
+    Root::with_workflows(
+        name,
+        &[
+            ("bench_loop", &generate::foreach("bench_loop")),
+            ("bench_70", &generate::sequential("bench_70", 70)),
+        ],
+    )
 }
 
 async fn connect(root: &Path) -> Client {
@@ -98,11 +76,10 @@ struct Loop {
 
 impl Loop {
     async fn start(client: &Client) -> Loop {
-        let items: Vec<String> = (0..ITEMS).map(|i| format!("i{i}")).collect();
         let out = call(
             client,
             "think_plan",
-            json!({"workflow": "bench_loop", "params": {"items": items}, "run_id": "bench"}),
+            json!({"workflow": "bench_loop", "params": generate::items(ITEMS), "run_id": "bench"}),
         )
         .await;
         assert_eq!(out["instruction"]["step_id"], "each[0]", "{out}");
@@ -120,8 +97,8 @@ impl Loop {
 
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let root = scratch_root();
-    let client = rt.block_on(connect(&root));
+    let root = scratch_root("stdio");
+    let client = rt.block_on(connect(&root.path));
     let mut run = rt.block_on(Loop::start(&client));
 
     let mut g = c.benchmark_group("mcp_stdio");
@@ -193,39 +170,16 @@ fn bench(c: &mut Criterion) {
     });
     g.finish();
     rt.block_on(async { client.cancel().await.ok() });
-    let _ = std::fs::remove_dir_all(&root);
-}
-
-/// `serve --http 127.0.0.1:0`: the child and its address (read from stderr).
-fn start_http(root: &Path) -> (std::process::Child, String) {
-    use std::io::BufRead;
-    let mut child = std::process::Command::new(BIN)
-        .args(["serve", "--http", "127.0.0.1:0", "--root"])
-        .arg(root)
-        .env("LOG_LEVEL", "error")
-        .env_remove("SAVANT_THINK_TOKEN")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn savant-think serve --http");
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = std::io::BufReader::new(stderr).lines();
-    let addr = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| l.split("http://").nth(1).map(|r| r.split('/').next().unwrap_or_default().to_owned()))
-        .expect("serve prints its address");
-    // Keep draining stderr so the child never blocks on it.
-    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
-    (child, addr)
 }
 
 fn bench_http(c: &mut Criterion) {
     use rmcp::transport::StreamableHttpClientTransport;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let root = scratch_root();
-    let (mut child, addr) = start_http(&root);
+    let root = scratch_root("http");
+    let mut command = Server::command(&root.path);
+    command.env("LOG_LEVEL", "error");
+    let server = Server::start(command, false);
+    let addr = &server.addr;
     let client: Client = rt.block_on(async {
         ().serve(StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp")))
             .await
@@ -246,9 +200,7 @@ fn bench_http(c: &mut Criterion) {
     });
     g.finish();
     rt.block_on(async { client.cancel().await.ok() });
-    let _ = child.kill();
-    let _ = child.wait();
-    let _ = std::fs::remove_dir_all(&root);
+    drop(server);
 }
 
 fn main() {

@@ -21,78 +21,36 @@
 //! root (default: the system temp dir). `SAVANT_LOAD_TOTAL` sets the
 //! transitions per cell (default 640).
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
 use savant_think::state::pg::cluster::{self, Cluster};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::{Root, Server, generate};
 
-const BIN: &str = env!("CARGO_BIN_EXE_savant-think");
 const CONCURRENCY: [usize; 3] = [1, 8, 64];
-
-const WORKFLOW: &str = r#"
-id: load
-params:
-  items: { type: array, items: { type: string } }
-required: [items]
-steps:
-  - id: each
-    call: think
-    foreach: params.items
-    as: it
-    input_template: { thought: "item <<it>> #<<loop.index>>" }
-    capture_as: out
-"#;
 
 type Client = RunningService<RoleClient, ()>;
 
-struct Replica {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(root: &Path, url: Option<&str>) -> Replica {
-    let mut command = Command::new(BIN);
-    command
-        .args(["serve", "--http", "127.0.0.1:0", "--stateless", "--root"])
-        .arg(root)
-        .env("LOG_LEVEL", "warn")
-        .env("SAVANT_STATE_FSYNC", "1")
-        .env_remove("SAVANT_THINK_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+/// `serve --http --stateless` on `root`, fsync on, on the file store or
+/// the PostgreSQL database at `url`.
+fn start(root: &Path, url: Option<&str>) -> Server {
+    let mut command = Server::command(root);
+    command.arg("--stateless").env("LOG_LEVEL", "warn").env("SAVANT_STATE_FSYNC", "1");
     match url {
         Some(url) => command.env("SAVANT_STATE_URL", url),
         None => command.env_remove("SAVANT_STATE_URL"),
     };
-    let mut child = command.spawn().expect("start savant-think serve");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split("http://").nth(1) {
-                let _ = tx.send(rest.split('/').next().unwrap_or_default().to_owned());
-            } else if line.contains("error") {
-                eprintln!("serve: {line}");
-            }
-        }
-    });
-    let addr = rx.recv_timeout(Duration::from_secs(30)).expect("serve prints its address");
-    Replica { child, addr }
+    Server::start(command, true)
 }
 
 async fn connect(addr: &str) -> Client {
@@ -132,12 +90,12 @@ fn cell(latencies: &mut [Duration], count: usize, elapsed: Duration) -> Cell {
 /// `concurrency` runs of `per_run` transitions each, driven at once; call
 /// `k` of run `i` goes to replica `(i + k) % replicas`.
 async fn drive(clients: &Arc<Vec<Client>>, tag: &str, concurrency: usize, per_run: usize) -> Cell {
-    let items: Vec<String> = (0..per_run).map(|i| format!("i{i}")).collect();
+    let items = generate::items(per_run);
     // Plans first (not measured): each run is then `per_run` transitions.
     let mut firsts = Vec::new();
     for i in 0..concurrency {
         let run_id = format!("{tag}-{concurrency}-{i}");
-        let plan = json!({"workflow": "load", "params": {"items": items}, "run_id": run_id});
+        let plan = json!({"workflow": "load", "params": items, "run_id": run_id});
         let out = call(&clients[i % clients.len()], "think_plan", plan).await;
         firsts.push((run_id, out));
     }
@@ -236,15 +194,6 @@ fn row(store: &str, replicas: usize, concurrency: usize, c: &Cell, floor: f64, f
     );
 }
 
-fn scratch_root() -> PathBuf {
-    let base = std::env::var_os("SAVANT_BENCH_DIR").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
-    let root = base.join(format!("savant-think-bench-load-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(root.join("workflows")).unwrap();
-    std::fs::write(root.join("workflows/load.yaml"), WORKFLOW).unwrap();
-    root
-}
-
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing
     // useful either: this bench takes no arguments.
@@ -252,7 +201,7 @@ fn main() {
         return;
     }
     let total: usize = std::env::var("SAVANT_LOAD_TOTAL").ok().and_then(|v| v.parse().ok()).unwrap_or(640);
-    let root = scratch_root();
+    let root = Root::with_workflows("load", &[("load", &generate::foreach("load"))]);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().unwrap();
     println!(
         "| store | replicas | concurrent runs | transitions/s | p50 ms | p99 ms | floor /s | % of floor |"
@@ -261,7 +210,7 @@ fn main() {
 
     // The file store.
     {
-        let replica = start(&root, None);
+        let replica = start(&root.path, None);
         let clients = Arc::new(vec![runtime.block_on(connect(&replica.addr))]);
         let floor_dir = root.join(".savant");
         std::fs::create_dir_all(&floor_dir).unwrap();
@@ -286,7 +235,7 @@ fn main() {
     assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
     for replicas in [1, 2] {
         let url = cluster.fresh_schema(&format!("load_{replicas}")).unwrap();
-        let servers: Vec<Replica> = (0..replicas).map(|_| start(&root, Some(&url))).collect();
+        let servers: Vec<Server> = (0..replicas).map(|_| start(&root.path, Some(&url))).collect();
         let clients =
             Arc::new(servers.iter().map(|s| runtime.block_on(connect(&s.addr))).collect::<Vec<_>>());
         for c in CONCURRENCY {
@@ -297,5 +246,4 @@ fn main() {
         drop(clients);
     }
     drop(cluster);
-    let _ = std::fs::remove_dir_all(&root);
 }

@@ -7,8 +7,10 @@
 #[path = "../it/common.rs"]
 mod common;
 mod fixture;
+#[path = "../support/mod.rs"]
+mod support;
 
-use common::{Run, Scratch, cmd, run_cmd};
+use common::{Root, Run, cmd, run_cmd};
 use savant_think::agent::Tools;
 use savant_think::agent::mux::{Multiplexer, MuxOptions};
 use savant_think::runtime::Engine;
@@ -23,16 +25,8 @@ use std::time::{Duration, Instant};
 const REVIEW_PARAMS: &str = r#"{"project": "g/app", "mr_iid": "!7"}"#;
 
 /// A scratch root with the crate's workflows, schemas and prompts.
-fn project(name: &str) -> Scratch {
-    let s = Scratch::new(name);
-    let crate_dir = Path::new(common::CRATE);
-    for d in ["workflows", "schemas", "prompts"] {
-        std::fs::create_dir_all(s.path.join(d)).unwrap();
-        for e in std::fs::read_dir(crate_dir.join(d)).unwrap().flatten() {
-            std::fs::copy(e.path(), s.path.join(d).join(e.file_name())).unwrap();
-        }
-    }
-    s
+fn project(name: &str) -> Root {
+    Root::new(name).bundled()
 }
 
 /// `[servers.NAME]` running this binary as the stdio fixture, logging calls to `log`.
@@ -47,7 +41,7 @@ fn stdio_server(name: &str, log: &Path, extra: &str) -> String {
 
 /// A project with `workflows/ID.yaml` = `yaml`, whose tools live in the
 /// fixture server `server`; returns it and the fixture's call log.
-fn fixture_project(id: &str, yaml: &str, server: &str) -> (Scratch, std::path::PathBuf) {
+fn fixture_project(id: &str, yaml: &str, server: &str) -> (Root, std::path::PathBuf) {
     let p = project(id);
     let log = p.path.join("calls.log");
     p.write(&format!("workflows/{id}.yaml"), yaml);
@@ -371,7 +365,7 @@ fn local_exec_policy() {
 /// out of it; reads files inside, capped.
 fn local_read_policy() {
     let p = project("read");
-    let outside = Scratch::new("outside");
+    let outside = Root::new("outside");
     outside.write("secret.txt", "secret");
     p.write("in/ok.txt", "x".repeat(100));
     p.write("savant-think.toml", "[local]\nread_max_bytes = 10\n");

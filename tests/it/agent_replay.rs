@@ -8,7 +8,7 @@
 //! when they are absent every test says so and passes.
 
 use crate::agent_support::*;
-use crate::common::Scratch;
+use crate::common::Root;
 use savant_think::agent::backend::openai::{OpenAi, OpenAiConfig};
 use savant_think::agent::mux::{Multiplexer, MuxOptions};
 use savant_think::agent::run::{RunOptions, RunResult, RunStatus, action, run};
@@ -42,14 +42,14 @@ fn served(record: &Value) -> Answer {
 
 /// Runs `goal` against a fake that serves `records[i]` for the i-th chat
 /// request, with the real multiplexer over an empty project.
-async fn replay(name: &str, answers: Vec<Answer>) -> (RunResult, FakeModel, Scratch) {
-    let tmp = Scratch::new(name);
+async fn replay(name: &str, answers: Vec<Answer>) -> (RunResult, FakeModel, Root) {
+    let tmp = Root::new(name);
     let fake = FakeModel::start(Flavor::OpenAi, answers).await;
     let result = run_against(&fake, &tmp).await;
     (result, fake, tmp)
 }
 
-async fn run_against(fake: &FakeModel, tmp: &Scratch) -> RunResult {
+async fn run_against(fake: &FakeModel, tmp: &Root) -> RunResult {
     let backend = OpenAi::new(OpenAiConfig {
         base_url: fake.url(),
         model: "smollm2".into(),
@@ -88,7 +88,7 @@ async fn llama_cpp_python_refuses_json_schema_and_the_loop_falls_back_to_json_ob
         Some("json_schema") => refused.clone(),
         _ => finish("There are no workflows in this project."),
     });
-    let tmp = Scratch::new("replay-500");
+    let tmp = Root::new("replay-500");
     let fake = FakeModel::start_responder(Flavor::OpenAi, responder, None).await;
     let result = run_against(&fake, &tmp).await;
     assert_eq!(result.status, RunStatus::Ok, "{result:?}");

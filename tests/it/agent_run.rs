@@ -4,7 +4,7 @@
 //! forced steps and model switches.
 
 use crate::agent_support::*;
-use crate::common::Scratch;
+use crate::common::Root;
 use savant_think::agent::backend::ollama::{Ollama, OllamaConfig};
 use savant_think::agent::backend::openai::{OpenAi, OpenAiConfig};
 use savant_think::agent::backend::reasoning_api::{ReasoningApi, ReasoningApiConfig};
@@ -51,7 +51,7 @@ fn session(root: &Path) -> Value {
 
 #[tokio::test]
 async fn ollama_tool_then_finish() {
-    let tmp = Scratch::new("ollama-finish");
+    let tmp = Root::new("ollama-finish");
     let root = tmp.path.clone();
     let fake = FakeModel::start(
         Flavor::Ollama,
@@ -104,7 +104,7 @@ async fn ollama_tool_then_finish() {
 #[tokio::test]
 async fn openai_compatible_tool_then_finish_with_or_without_v1() {
     for suffix in ["", "/v1"] {
-        let tmp = Scratch::new("openai-finish");
+        let tmp = Root::new("openai-finish");
         let root = tmp.path.clone();
         let fake =
             FakeModel::start(Flavor::OpenAi, vec![tool("echo", json!({"q": "hi"})), finish("said hi")]).await;
@@ -134,7 +134,7 @@ async fn openai_compatible_tool_then_finish_with_or_without_v1() {
 
 #[tokio::test]
 async fn reasoning_api_answers_intents() {
-    let tmp = Scratch::new("reasoning-api");
+    let tmp = Root::new("reasoning-api");
     let root = tmp.path.clone();
     let fake = FakeModel::start(
         Flavor::ReasoningApi,
@@ -166,7 +166,7 @@ async fn reasoning_api_answers_intents() {
 
 #[tokio::test]
 async fn a_malformed_answer_gets_exactly_one_correction_within_the_same_step() {
-    let tmp = Scratch::new("correction");
+    let tmp = Root::new("correction");
     let root = tmp.path.clone();
     let fake =
         FakeModel::start(Flavor::Ollama, vec![Answer::Text("Sure! I'll echo.".into()), finish("fixed")])
@@ -192,7 +192,7 @@ async fn a_malformed_answer_gets_exactly_one_correction_within_the_same_step() {
 
 #[tokio::test]
 async fn a_second_malformed_answer_is_an_error_not_a_second_correction() {
-    let tmp = Scratch::new("correction-fails");
+    let tmp = Root::new("correction-fails");
     let root = tmp.path.clone();
     let fake = FakeModel::start(
         Flavor::Ollama,
@@ -209,7 +209,7 @@ async fn a_second_malformed_answer_is_an_error_not_a_second_correction() {
 
 #[tokio::test]
 async fn endless_reasoning_stops_at_the_cap_with_one_event_per_step() {
-    let tmp = Scratch::new("cap");
+    let tmp = Root::new("cap");
     let root = tmp.path.clone();
     let fake =
         FakeModel::start_with(Flavor::Ollama, vec![], Some(Box::new(|n| reason(&format!("thought {n}")))))
@@ -230,7 +230,7 @@ async fn endless_reasoning_stops_at_the_cap_with_one_event_per_step() {
 
 #[tokio::test]
 async fn transient_errors_are_retried_then_succeed() {
-    let tmp = Scratch::new("retry");
+    let tmp = Root::new("retry");
     let root = tmp.path.clone();
     let fake = FakeModel::start(
         Flavor::Ollama,
@@ -252,7 +252,7 @@ async fn transient_errors_are_retried_then_succeed() {
 
 #[tokio::test]
 async fn a_retry_after_header_is_honoured() {
-    let tmp = Scratch::new("retry-after");
+    let tmp = Root::new("retry-after");
     let root = tmp.path.clone();
     let fake = FakeModel::start(Flavor::OpenAi, vec![Answer::RateLimited(1), finish("patience")]).await;
     let backend = OpenAi::new(OpenAiConfig { base_url: fake.url(), ..OpenAiConfig::default() }).unwrap();
@@ -265,7 +265,7 @@ async fn a_retry_after_header_is_honoured() {
 
 #[tokio::test]
 async fn retries_are_bounded_and_client_errors_are_not_retried() {
-    let tmp = Scratch::new("no-retry");
+    let tmp = Root::new("no-retry");
     let root = tmp.path.clone();
     let fake =
         FakeModel::start(Flavor::Ollama, vec![Answer::Status(404, r#"{"error":"model not found"}"#.into())])
@@ -275,7 +275,7 @@ async fn retries_are_bounded_and_client_errors_are_not_retried() {
     assert_eq!(fake.seen().len(), 1);
     assert!(result.final_text.contains("ollama pull phi3.5"), "{}", result.final_text);
 
-    let tmp = Scratch::new("retries-exhausted");
+    let tmp = Root::new("retries-exhausted");
     let root = tmp.path.clone();
     let fake =
         FakeModel::start_with(Flavor::Ollama, vec![], Some(Box::new(|_| Answer::Status(503, "down".into()))))
@@ -288,7 +288,7 @@ async fn retries_are_bounded_and_client_errors_are_not_retried() {
 
 #[tokio::test]
 async fn an_unreachable_backend_is_a_clear_error_naming_the_url() {
-    let tmp = Scratch::new("refused");
+    let tmp = Root::new("refused");
     let root = tmp.path.clone();
     let url = format!("http://127.0.0.1:{}", closed_port());
     let tools = FakeTools::new(root.clone());
@@ -305,7 +305,7 @@ async fn an_unreachable_backend_is_a_clear_error_naming_the_url() {
 
 #[tokio::test]
 async fn an_unknown_tool_is_returned_to_the_model_once_then_ends_the_run() {
-    let tmp = Scratch::new("unknown-tool");
+    let tmp = Root::new("unknown-tool");
     let root = tmp.path.clone();
     let fake = FakeModel::start(
         Flavor::Ollama,
@@ -332,7 +332,7 @@ async fn an_unknown_tool_is_returned_to_the_model_once_then_ends_the_run() {
 
 #[tokio::test]
 async fn after_an_unknown_tool_the_model_can_recover_and_dashed_names_resolve() {
-    let tmp = Scratch::new("unknown-recover");
+    let tmp = Root::new("unknown-recover");
     let root = tmp.path.clone();
     let fake = FakeModel::start(
         Flavor::Ollama,
@@ -352,7 +352,7 @@ async fn after_an_unknown_tool_the_model_can_recover_and_dashed_names_resolve() 
 
 #[tokio::test]
 async fn the_tool_policy_filters_what_is_offered_and_refuses_the_rest() {
-    let tmp = Scratch::new("policy");
+    let tmp = Root::new("policy");
     let root = tmp.path.clone();
     let fake = FakeModel::start(Flavor::Ollama, vec![tool("echo", json!({})), tool("echo", json!({}))]).await;
     let mut o = options(&root);
@@ -364,7 +364,7 @@ async fn the_tool_policy_filters_what_is_offered_and_refuses_the_rest() {
     assert!(result.final_text.contains("SAVANT_DENY_TOOLS"), "{}", result.final_text);
     assert!(tools.calls().is_empty());
 
-    let tmp = Scratch::new("policy-disabled");
+    let tmp = Root::new("policy-disabled");
     let root = tmp.path.clone();
     let fake = FakeModel::start(Flavor::Ollama, vec![finish("no tools needed")]).await;
     let mut o = options(&root);
@@ -377,7 +377,7 @@ async fn the_tool_policy_filters_what_is_offered_and_refuses_the_rest() {
 
 #[tokio::test]
 async fn the_same_action_three_times_in_a_row_stops_the_run() {
-    let tmp = Scratch::new("stuck");
+    let tmp = Root::new("stuck");
     let root = tmp.path.clone();
     let fake = FakeModel::start_with(
         Flavor::Ollama,
@@ -398,7 +398,7 @@ async fn the_same_action_three_times_in_a_row_stops_the_run() {
 
 #[tokio::test]
 async fn dry_run_calls_no_tool_and_says_so() {
-    let tmp = Scratch::new("dry-run");
+    let tmp = Root::new("dry-run");
     let root = tmp.path.clone();
     let fake = FakeModel::start(Flavor::Ollama, vec![tool("fail", json!({"a": 1})), finish("dry")]).await;
     let mut o = options(&root);
@@ -414,7 +414,7 @@ async fn dry_run_calls_no_tool_and_says_so() {
 
 #[tokio::test]
 async fn cancel_finishes_with_canceled_by_user() {
-    let tmp = Scratch::new("cancel");
+    let tmp = Root::new("cancel");
     let root = tmp.path.clone();
     let fake =
         FakeModel::start_with(Flavor::Ollama, vec![], Some(Box::new(|n| tool("echo", json!({"n": n})))))
@@ -433,7 +433,7 @@ async fn cancel_finishes_with_canceled_by_user() {
 
 #[tokio::test]
 async fn cancel_during_a_tool_call_abandons_it_and_keeps_one_event_per_step() {
-    let tmp = Scratch::new("cancel-tool");
+    let tmp = Root::new("cancel-tool");
     let root = tmp.path.clone();
     let fake = FakeModel::start(Flavor::Ollama, vec![tool("slow", json!({}))]).await;
     let cancel = CancellationToken::new();
@@ -458,7 +458,7 @@ async fn cancel_during_a_tool_call_abandons_it_and_keeps_one_event_per_step() {
 
 #[tokio::test]
 async fn a_forced_tool_and_finish_need_no_model() {
-    let tmp = Scratch::new("forced");
+    let tmp = Root::new("forced");
     let root = tmp.path.clone();
     let url = format!("http://127.0.0.1:{}", closed_port());
     let mut o = options(&root);
@@ -485,7 +485,7 @@ async fn a_forced_tool_and_finish_need_no_model() {
 
 #[tokio::test]
 async fn a_large_tool_output_makes_the_next_step_heavy() {
-    let tmp = Scratch::new("heavy");
+    let tmp = Root::new("heavy");
     let root = tmp.path.clone();
     let fake = FakeModel::start(Flavor::Ollama, vec![tool("big", json!({})), finish("read it")]).await;
     let (result, _) = run_ollama(&fake, &root, &options(&root)).await;
@@ -501,7 +501,7 @@ async fn a_large_tool_output_makes_the_next_step_heavy() {
 
 #[tokio::test]
 async fn memory_stays_under_its_budget_over_a_long_run() {
-    let tmp = Scratch::new("memory-budget");
+    let tmp = Root::new("memory-budget");
     let root = tmp.path.clone();
     let fake =
         FakeModel::start_with(Flavor::Ollama, vec![], Some(Box::new(|n| tool("big", json!({"n": n}))))).await;
@@ -526,7 +526,7 @@ async fn memory_stays_under_its_budget_over_a_long_run() {
 
 #[tokio::test]
 async fn a_model_that_does_not_answer_in_time_is_a_timeout_after_retries() {
-    let tmp = Scratch::new("timeout");
+    let tmp = Root::new("timeout");
     let root = tmp.path.clone();
     let fake = FakeModel::start_with(Flavor::Ollama, vec![], Some(Box::new(|_| Answer::Hang))).await;
     let backend = Ollama::new(OllamaConfig {
@@ -545,7 +545,7 @@ async fn a_model_that_does_not_answer_in_time_is_a_timeout_after_retries() {
 
 #[tokio::test]
 async fn the_reasoning_api_retry_count_is_configurable() {
-    let tmp = Scratch::new("reasoning-retries");
+    let tmp = Root::new("reasoning-retries");
     let root = tmp.path.clone();
     let fake = FakeModel::start_with(
         Flavor::ReasoningApi,
@@ -568,7 +568,7 @@ async fn the_reasoning_api_retry_count_is_configurable() {
 
 #[tokio::test]
 async fn a_model_that_gives_up_ends_the_run_with_its_reason() {
-    let tmp = Scratch::new("gave-up");
+    let tmp = Root::new("gave-up");
     let root = tmp.path.clone();
     let fake = FakeModel::start(
         Flavor::Ollama,
@@ -583,7 +583,7 @@ async fn a_model_that_gives_up_ends_the_run_with_its_reason() {
 
 #[tokio::test]
 async fn every_request_is_bounded_and_a_cut_off_answer_is_answer_cut_off_with_a_hint() {
-    let tmp = Scratch::new("cut-off");
+    let tmp = Root::new("cut-off");
     let root = tmp.path.clone();
     // A model that fills `args` until it is cut off, twice.
     let long = format!(r#"{{"action":"tool","tool_name":"echo","args":{{"x":"{}"#, "y".repeat(5_000));
@@ -614,7 +614,7 @@ async fn every_request_is_bounded_and_a_cut_off_answer_is_answer_cut_off_with_a_
 
 #[tokio::test]
 async fn ollama_gets_num_predict_and_a_cut_off_answer_is_corrected() {
-    let tmp = Scratch::new("num-predict");
+    let tmp = Root::new("num-predict");
     let root = tmp.path.clone();
     let fake =
         FakeModel::start(Flavor::Ollama, vec![ollama_answer(r#"{"action":"fin"#, "length"), finish("ok")])
@@ -629,7 +629,7 @@ async fn ollama_gets_num_predict_and_a_cut_off_answer_is_corrected() {
 
 #[tokio::test]
 async fn a_server_that_refuses_json_schema_gets_json_object_then_plain_remembered_for_the_run() {
-    let tmp = Scratch::new("negotiate");
+    let tmp = Root::new("negotiate");
     let root = tmp.path.clone();
     // Refuses json_schema (HTTP 500, as llama-cpp-python) and json_object (HTTP 400), answers plain.
     let responder: Responder = Box::new(|i, body| match body["response_format"]["type"].as_str() {
@@ -661,7 +661,7 @@ async fn a_server_that_refuses_json_schema_gets_json_object_then_plain_remembere
 
 #[tokio::test]
 async fn the_prompt_and_answer_are_budgeted_inside_the_context_the_server_reports() {
-    let tmp = Scratch::new("context");
+    let tmp = Root::new("context");
     let root = tmp.path.clone();
     // A llama.cpp server with a 4k context; the `big` tool's output is ~5,000 tokens.
     let responder: Responder = Box::new(|i, _| if i == 0 { tool("big", json!({})) } else { finish("fits") });
@@ -690,7 +690,7 @@ async fn the_prompt_and_answer_are_budgeted_inside_the_context_the_server_report
     assert!(!steps[1]["metadata"]["trimmed"].as_array().unwrap().is_empty());
 
     // Ollama: the context from /api/show (`num_ctx` in parameters), and `num_ctx` sent back.
-    let tmp = Scratch::new("context-ollama");
+    let tmp = Root::new("context-ollama");
     let root = tmp.path.clone();
     let show = json!({"parameters": "temperature 0.1\nnum_ctx 2048", "model_info": {"llama.context_length": 131072}});
     let fake = FakeModel::start_responder(Flavor::Ollama, Box::new(|_, _| finish("ok")), Some(show)).await;
@@ -700,7 +700,7 @@ async fn the_prompt_and_answer_are_budgeted_inside_the_context_the_server_report
     assert_eq!(fake.seen()[0].body["options"]["num_ctx"], 2048 - 204 - 812 + 812);
 
     // --context-tokens wins over the server.
-    let tmp = Scratch::new("context-flag");
+    let tmp = Root::new("context-flag");
     let root = tmp.path.clone();
     let fake = FakeModel::start(Flavor::Ollama, vec![finish("ok")]).await;
     let mut o = options(&root);

@@ -2,11 +2,11 @@
 //! and a fake Ollama on 127.0.0.1 (OLLAMA_HOST).
 
 use crate::agent_support::{Answer, FakeModel, Flavor, closed_port, events, finish, reason, tool, trace};
-use crate::common::{Run, Scratch, assert_exit, cmd, run_cmd};
+use crate::common::{Root, Run, assert_exit, cmd, run_cmd};
 use serde_json::json;
 
 /// The binary in `root` with a clean agent environment plus `envs`.
-fn agent(root: &Scratch, args: &[&str], envs: &[(&str, &str)]) -> std::process::Command {
+fn agent(root: &Root, args: &[&str], envs: &[(&str, &str)]) -> std::process::Command {
     let mut c = cmd(&root.path, args);
     for var in [
         "OLLAMA_HOST",
@@ -33,8 +33,8 @@ async fn run_blocking(c: std::process::Command) -> Run {
     tokio::task::spawn_blocking(move || run_cmd(c)).await.unwrap()
 }
 
-fn project() -> Scratch {
-    let s = Scratch::new("agent-cli");
+fn project() -> Root {
+    let s = Root::new("agent-cli");
     let wf = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/workflows/release_notes.yaml"))
         .unwrap();
     s.write("workflows/release_notes.yaml", wf);

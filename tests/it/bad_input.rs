@@ -8,7 +8,7 @@
 //! `tests/it/yaml_bad_input.rs` covers the YAML reader alone; this file covers the
 //! whole pipeline.
 
-use crate::common::{BIN, CRATE, Run, Scratch, WATCHDOG, run, run_cmd};
+use crate::common::{BIN, CRATE, Root, Run, WATCHDOG, run, run_cmd};
 use proptest::prelude::*;
 use savant_think::Limits;
 use savant_think::check::{Config, check_source};
@@ -184,7 +184,7 @@ const CRLF: &str =
 
 #[test]
 fn every_hostile_file_is_handled_by_the_library() {
-    let s = Scratch::new("hostile-lib");
+    let s = Root::new("hostile-lib");
     for (name, bytes) in hostile_files() {
         let path = s.write(name, &bytes);
         let started = Instant::now();
@@ -203,7 +203,7 @@ fn every_hostile_file_is_handled_by_the_library() {
 
 #[test]
 fn every_hostile_file_is_handled_by_the_binary() {
-    let s = Scratch::new("hostile");
+    let s = Root::new("hostile");
     let files = hostile_files();
     for (name, bytes) in &files {
         s.write(&format!("w/{name}"), bytes);
@@ -231,7 +231,7 @@ fn every_hostile_file_is_handled_by_the_binary() {
 
 #[test]
 fn binary_garbage_is_not_utf8() {
-    let s = Scratch::new("garbage");
+    let s = Root::new("garbage");
     let path = s.write("garbage.yaml", garbage(256 * 1024, 42));
     let (src, diags) = workspace::check_file(&path, &Config::default()).unwrap();
     assert_eq!(codes(&diags), [Code::YamlSyntax]);
@@ -246,7 +246,7 @@ fn binary_garbage_is_not_utf8() {
 
 #[test]
 fn non_utf8_bytes_are_a_yaml_syntax_error_at_the_first_bad_byte() {
-    let s = Scratch::new("latin1");
+    let s = Root::new("latin1");
     s.write("latin1.yaml", b"# d\xc3\xa9j\xc3\xa0 vu\nsteps:\n  - id: a\n    call: \"caf\xe9\"\n");
     let (src, diags) = workspace::check_file(&s.path.join("latin1.yaml"), &Config::default()).unwrap();
     assert_eq!(codes(&diags), [Code::YamlSyntax]);
@@ -306,7 +306,7 @@ fn very_long_lines() {
     let (src, diags) = errors(&yaml);
     assert_eq!(codes(&diags), [Code::UnresolvedVar]);
     assert_eq!(pos(&src, &diags[0]), (6, 11, 6, 15));
-    let s = Scratch::new("long-lines");
+    let s = Root::new("long-lines");
     s.write("long.yaml", &yaml);
     for format in ["human", "github"] {
         let r = run(&s.path, &["check", "long.yaml", "--format", format]);
@@ -325,7 +325,7 @@ fn a_file_over_the_size_cap_is_refused() {
     assert!(diags[0].message.contains("100 byte"), "{}", diags[0].message);
     assert_sane(&src, &diags);
 
-    let s = Scratch::new("size-cap");
+    let s = Root::new("size-cap");
     std::fs::copy(&bundled, s.path.join("big.yaml")).unwrap();
     s.write("small.yaml", "steps:\n  - { id: a, call: prompt.say }\n");
     let r = run(&s.path, &["check", "big.yaml", "small.yaml", "--max-file-size", "100", "--format", "json"]);
@@ -378,7 +378,7 @@ fn ten_thousand_deep_block_nesting() {
     assert!(has(&diags, Code::YamlLimit, "nested more than 128 levels"), "{diags:?}");
     assert_eq!(src.line_col(diags[0].span.start as usize).line, 129);
     // With the default size cap, the same file is refused as too large.
-    let s = Scratch::new("deep-block");
+    let s = Root::new("deep-block");
     s.write("deep.yaml", &yaml);
     let r = run(&s.path, &["check", "deep.yaml", "--format", "github"]);
     assert_eq!(r.code, Some(1), "{r:?}");
@@ -416,7 +416,7 @@ fn empty_and_comment_only_files() {
         assert_eq!(codes(&diags), [Code::YamlSchemaViolation], "{text:?}: {diags:?}");
         assert_eq!(pos(&src, &diags[0]).0, if text == "---\n" { 2 } else { 1 }, "{text:?}");
     }
-    let s = Scratch::new("empty");
+    let s = Root::new("empty");
     s.write("empty.yaml", "");
     s.write("comments.yml", "# TODO\n");
     let r = run(&s.path, &["check", "."]);
@@ -450,7 +450,7 @@ fn run_as_nobody(dir: &Path, args: &[&str]) -> Option<Run> {
 #[test]
 fn unreadable_files_and_directories_exit_2() {
     use std::os::unix::fs::PermissionsExt;
-    let s = Scratch::new("unreadable");
+    let s = Root::new("unreadable");
     s.write("w/ok.yaml", "steps:\n  - { id: a, call: think }\n");
     let secret = s.write("w/secret.yaml", "steps:\n  - { id: a, call: think }\n");
     s.write("w/locked/inner.yaml", "steps:\n  - { id: a, call: think }\n");
@@ -506,7 +506,7 @@ fn a_byte_order_mark_does_not_move_later_lines() {
     let (src, diags) = errors(&yaml);
     assert_eq!(codes(&diags), [Code::UnresolvedVar]);
     assert_eq!(pos(&src, &diags[0]), (4, 31, 4, 35));
-    let s = Scratch::new("bom");
+    let s = Root::new("bom");
     s.write("bom.yaml", &yaml);
     let r = run(&s.path, &["check", "bom.yaml", "--format", "github"]);
     assert_eq!(r.code, Some(1), "{r:?}");
@@ -535,7 +535,7 @@ fn crlf_positions_are_exact() {
         assert_eq!(pos(&src, d), expected, "{tail:?}");
         assert_eq!(&yaml[d.span.range()], "nope");
     }
-    let s = Scratch::new("crlf");
+    let s = Root::new("crlf");
     s.write("crlf.yaml", CRLF);
     let r = run(&s.path, &["check", "crlf.yaml", "--format", "json"]);
     assert_eq!(r.code, Some(1), "{r:?}");
@@ -620,7 +620,7 @@ fn ten_thousand_deep_expressions() {
         errors(&format!("steps:\n  - id: s\n    call: think\n    foreach: \"{}\"\n", "[".repeat(n)));
     assert!(diags.iter().any(|d| d.code == Code::ExprSyntax), "{diags:?}");
     // Through the binary.
-    let s = Scratch::new("deep-expr");
+    let s = Root::new("deep-expr");
     for (i, expr) in exprs.iter().enumerate() {
         s.write(&format!("e{i}.yaml"), when(expr));
     }
@@ -649,7 +649,7 @@ fn unicode_everywhere() {
     // Characters outside the BMP count as one column each.
     let (src, diags) = errors(&template("😀🦀𝔘 <<nope>>"));
     assert_eq!(pos(&src, &diags[0]), (4, 33, 4, 37));
-    let s = Scratch::new("unicode");
+    let s = Root::new("unicode");
     s.write("ünïcödé/файл 🦀.yaml", UNICODE);
     for format in ["human", "json", "sarif", "github"] {
         let r = run(&s.path, &["check", ".", "--format", format]);
@@ -750,7 +750,7 @@ proptest! {
 #[test]
 fn a_diagnostic_past_column_65535_renders_in_human_format() {
     let yaml = template(&format!("{} <<nope>>", "x".repeat(70_000)));
-    let s = Scratch::new("wide-column");
+    let s = Root::new("wide-column");
     s.write("wide.yaml", &yaml);
     let r = run(&s.path, &["check", "wide.yaml"]);
     assert_handled(&r, "wide.yaml");
@@ -769,7 +769,7 @@ fn a_diagnostic_past_column_65535_renders_in_human_format() {
 #[test]
 fn many_diagnostics_in_one_string_take_linear_time() {
     let yaml = template(&"<<x>>".repeat(10_000));
-    let s = Scratch::new("many-diags");
+    let s = Root::new("many-diags");
     s.write("many.yaml", &yaml);
     let r = run(&s.path, &["check", "many.yaml", "--format", "json"]);
     assert_eq!(r.code, Some(1), "{r:?}");

@@ -2,7 +2,7 @@
 //! one-line output, colour control, `rule`, statistics, and machine formats
 //! that never make an unreadable input look clean.
 
-use crate::common::{Scratch, assert_exit, cmd, run, run_cmd};
+use crate::common::{Root, assert_exit, cmd, run, run_cmd};
 use std::io::Write;
 use std::process::Stdio;
 
@@ -23,7 +23,7 @@ fn codes(v: &serde_json::Value) -> Vec<String> {
 
 #[test]
 fn an_inline_ignore_silences_its_line_only() {
-    let s = Scratch::new("inline");
+    let s = Root::new("inline");
     s.write(
         "workflows/a.yaml",
         BROKEN.replace("<<isue>>\" }", "<<isue>>\" }  # savant-think: ignore[UNRESOLVED_VAR]"),
@@ -42,7 +42,7 @@ fn an_inline_ignore_silences_its_line_only() {
 
 #[test]
 fn config_ignores_per_file_ignores_and_deny_warnings() {
-    let s = Scratch::new("config");
+    let s = Root::new("config");
     s.write("workflows/a.yaml", BROKEN);
     s.write("workflows/legacy/b.yaml", BROKEN);
     s.write(
@@ -67,7 +67,7 @@ fn config_ignores_per_file_ignores_and_deny_warnings() {
 
 #[test]
 fn stdin_with_a_filename_finds_the_root_and_its_schemas() {
-    let s = Scratch::new("stdin");
+    let s = Root::new("stdin");
     s.write("proj/workflows/.keep", "");
     s.write(
         "proj/schemas/IssueV1.json",
@@ -94,7 +94,7 @@ fn stdin_with_a_filename_finds_the_root_and_its_schemas() {
 
 #[test]
 fn concise_lines_have_path_line_col_severity_code() {
-    let s = Scratch::new("concise");
+    let s = Root::new("concise");
     s.write("workflows/a.yaml", BROKEN);
     let r = run(&s.path, &["check", "--format", "concise", "workflows/a.yaml"]);
     assert_exit(&r, 1);
@@ -107,7 +107,7 @@ fn concise_lines_have_path_line_col_severity_code() {
 
 #[test]
 fn colour_follows_the_flag_then_the_environment() {
-    let s = Scratch::new("color");
+    let s = Root::new("color");
     s.write("workflows/a.yaml", BROKEN);
     let ansi = |extra: &[(&str, &str)], args: &[&str]| {
         let mut c = cmd(&s.path, args);
@@ -126,7 +126,7 @@ fn colour_follows_the_flag_then_the_environment() {
 
 #[test]
 fn rule_prints_a_codes_documentation() {
-    let s = Scratch::new("rule");
+    let s = Root::new("rule");
     let r = run(&s.path, &["rule", "unresolved_var"]);
     assert_exit(&r, 0);
     assert!(r.stdout.starts_with("## UNRESOLVED_VAR (error)"), "{r:?}");
@@ -140,7 +140,7 @@ fn rule_prints_a_codes_documentation() {
 
 #[test]
 fn statistics_count_per_code() {
-    let s = Scratch::new("stats");
+    let s = Root::new("stats");
     s.write("workflows/a.yaml", BROKEN);
     s.write("workflows/b.yaml", BROKEN);
     let r = run(&s.path, &["check", "--statistics"]);
@@ -153,7 +153,7 @@ fn statistics_count_per_code() {
 
 #[test]
 fn an_unreadable_input_is_never_a_clean_run() {
-    let s = Scratch::new("io");
+    let s = Root::new("io");
     s.write("workflows/a.yaml", "steps:\n  - id: a\n    call: prompt.say\n");
     let r = run(&s.path, &["check", "--format", "sarif", "workflows/a.yaml", "missing.yaml"]);
     assert_exit(&r, 2);
@@ -176,7 +176,7 @@ fn an_unreadable_input_is_never_a_clean_run() {
 
 #[test]
 fn sarif_rules_carry_their_documentation() {
-    let s = Scratch::new("sarif-rules");
+    let s = Root::new("sarif-rules");
     s.write("workflows/a.yaml", BROKEN);
     let r = run(&s.path, &["check", "--format", "sarif"]);
     let v = r.json();
@@ -192,7 +192,7 @@ fn sarif_rules_carry_their_documentation() {
 
 #[test]
 fn shell_completions_and_a_man_page_are_generated() {
-    let s = Scratch::new("completions");
+    let s = Root::new("completions");
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
         let r = run(&s.path, &["completions", shell]);
         assert_exit(&r, 0);
@@ -206,7 +206,7 @@ fn shell_completions_and_a_man_page_are_generated() {
 
 #[test]
 fn the_tool_manifest_can_come_from_the_config() {
-    let s = Scratch::new("config-tools");
+    let s = Root::new("config-tools");
     s.write("workflows/a.yaml", "steps:\n  - id: a\n    call: jira.get_isue\n");
     // No manifest anywhere: tools are not checked.
     assert_exit(&run(&s.path, &["check"]), 0);

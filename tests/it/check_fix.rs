@@ -1,7 +1,7 @@
 //! `check --fix` and `check --diff`: the edits diagnostics carry, applied
 //! to files, shown as a diff, or written to stdout for `-`.
 
-use crate::common::{CRATE, Scratch, assert_exit, cmd, run, run_cmd};
+use crate::common::{CRATE, Root, assert_exit, cmd, run, run_cmd};
 use savant_think::check::{Config, check_source, fix};
 use savant_think::diagnostic::Code;
 use savant_think::source::SourceFile;
@@ -39,7 +39,7 @@ steps:
 
 #[test]
 fn fix_rewrites_the_file_and_reports_what_is_left() {
-    let s = Scratch::new("fix");
+    let s = Root::new("fix");
     let path = s.write("workflows/a.yaml", BROKEN);
     #[cfg(unix)]
     use std::os::unix::fs::PermissionsExt;
@@ -69,7 +69,7 @@ fn fix_rewrites_the_file_and_reports_what_is_left() {
 
 #[test]
 fn diff_shows_the_edits_and_changes_nothing() {
-    let s = Scratch::new("diff");
+    let s = Root::new("diff");
     let path = s.write("workflows/a.yaml", BROKEN);
     let r = run(&s.path, &["check", "--diff"]);
     assert_exit(&r, 1);
@@ -89,7 +89,7 @@ fn diff_shows_the_edits_and_changes_nothing() {
 
 #[test]
 fn fix_from_stdin_writes_the_fixed_text_to_stdout() {
-    let s = Scratch::new("fix-stdin");
+    let s = Root::new("fix-stdin");
     let mut c =
         cmd(&s.path, &["check", "-", "--fix", "--format", "concise", "--stdin-filename", "workflows/a.yaml"]);
     c.stdin(Stdio::piped());
@@ -105,7 +105,7 @@ fn fix_from_stdin_writes_the_fixed_text_to_stdout() {
 
 #[test]
 fn suppressed_diagnostics_are_not_fixed() {
-    let s = Scratch::new("fix-suppressed");
+    let s = Root::new("fix-suppressed");
     let text = BROKEN.replace("deps: [fetchh]", "deps: [fetchh]  # savant-think: ignore[UNKNOWN_DEP]");
     let path = s.write("workflows/a.yaml", &text);
     run(&s.path, &["check", "--fix"]);
@@ -116,7 +116,7 @@ fn suppressed_diagnostics_are_not_fixed() {
 
 #[test]
 fn a_quoted_key_stays_quoted_and_a_rename_onto_an_existing_key_is_not_made() {
-    let s = Scratch::new("fix-keys");
+    let s = Root::new("fix-keys");
     let path = s.write(
         "workflows/a.yaml",
         "steps:\n  - id: a\n    \"cal\": prompt.say\n  - id: b\n    call: prompt.say\n    with: {}\n    input_template: {}\n",
@@ -133,7 +133,7 @@ fn a_quoted_key_stays_quoted_and_a_rename_onto_an_existing_key_is_not_made() {
 
 #[test]
 fn machine_formats_carry_the_fix() {
-    let s = Scratch::new("fix-json");
+    let s = Root::new("fix-json");
     s.write("workflows/a.yaml", "steps:\n  - id: a\n    cal: prompt.say\n");
     let v = run(&s.path, &["check", "--format", "json"]).json();
     let fix = &v["diagnostics"][0]["fix"];
@@ -149,7 +149,7 @@ fn machine_formats_carry_the_fix() {
 
 #[test]
 fn fix_and_statistics_or_diff_do_not_combine() {
-    let s = Scratch::new("fix-usage");
+    let s = Root::new("fix-usage");
     assert_exit(&run_cmd(cmd(&s.path, &["check", "--fix", "--diff"])), 2);
     assert_exit(&run_cmd(cmd(&s.path, &["check", "--fix", "--statistics"])), 2);
 }

@@ -1,7 +1,7 @@
 //! Golden tests of the `savant-think check` command line: the real binary, run
 //! in a scratch directory, judged by its exit status, stdout and stderr.
 
-use crate::common::{BIN, CRATE, Scratch, assert_exit, cmd, run, run_cmd};
+use crate::common::{BIN, CRATE, Root, assert_exit, cmd, run, run_cmd};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -70,7 +70,7 @@ fn listing(dir: &Path) -> BTreeSet<(PathBuf, u64)> {
 
 #[test]
 fn a_clean_directory_exits_0() {
-    let s = Scratch::new("clean");
+    let s = Root::new("clean");
     s.write("workflows/hello.yaml", CLEAN);
     let r = run(&s.path, &["check", "workflows"]);
     assert_exit(&r, 0);
@@ -80,7 +80,7 @@ fn a_clean_directory_exits_0() {
 
 #[test]
 fn an_error_exits_1_and_is_shown() {
-    let s = Scratch::new("error");
+    let s = Root::new("error");
     s.write("review.yaml", ERROR);
     let r = run(&s.path, &["check", "review.yaml"]);
     assert_exit(&r, 1);
@@ -92,7 +92,7 @@ fn an_error_exits_1_and_is_shown() {
 
 #[test]
 fn warnings_exit_0_unless_denied() {
-    let s = Scratch::new("warning");
+    let s = Root::new("warning");
     s.write("warn.yaml", WARNING);
     let r = run(&s.path, &["check", "warn.yaml"]);
     assert_exit(&r, 0);
@@ -109,7 +109,7 @@ fn warnings_exit_0_unless_denied() {
 
 #[test]
 fn errors_and_warnings_together_exit_1() {
-    let s = Scratch::new("mixed");
+    let s = Root::new("mixed");
     s.write("a.yaml", ERROR);
     s.write("b.yaml", WARNING);
     let r = run(&s.path, &["check", ".", "--format", "json"]);
@@ -119,7 +119,7 @@ fn errors_and_warnings_together_exit_1() {
 
 #[test]
 fn a_missing_path_exits_2_with_a_message() {
-    let s = Scratch::new("missing");
+    let s = Root::new("missing");
     let r = run(&s.path, &["check", "no/such/file.yaml"]);
     assert_exit(&r, 2);
     assert!(r.stderr.contains("error:"), "{r:?}");
@@ -131,7 +131,7 @@ fn a_missing_path_exits_2_with_a_message() {
 
 #[test]
 fn a_missing_path_next_to_a_good_one_still_exits_2() {
-    let s = Scratch::new("missing-and-good");
+    let s = Root::new("missing-and-good");
     s.write("good.yaml", CLEAN);
     s.write("bad.yaml", ERROR);
     for format in ["human", "json", "sarif", "github"] {
@@ -147,7 +147,7 @@ fn a_missing_path_next_to_a_good_one_still_exits_2() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let s = Scratch::new("usage");
+    let s = Root::new("usage");
     s.write("a.yaml", CLEAN);
     let cases: &[&[&str]] = &[
         &["check", "--bogus"],
@@ -170,7 +170,7 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn an_empty_directory_exits_0_with_a_warning() {
-    let s = Scratch::new("empty-dir");
+    let s = Root::new("empty-dir");
     std::fs::create_dir(s.path.join("workflows")).unwrap();
     let r = run(&s.path, &["check", "workflows"]);
     assert_exit(&r, 0);
@@ -181,7 +181,7 @@ fn an_empty_directory_exits_0_with_a_warning() {
 
 #[test]
 fn the_default_path_is_workflows_under_the_cwd() {
-    let s = Scratch::new("default-cwd");
+    let s = Root::new("default-cwd");
     s.write("workflows/bad.yaml", ERROR);
     s.write("elsewhere/ignored.yaml", ERROR);
     let r = run(&s.path, &["check", "--format", "json"]);
@@ -190,7 +190,7 @@ fn the_default_path_is_workflows_under_the_cwd() {
     assert_eq!(v["summary"]["files"], 1, "{r:?}");
     assert!(v["diagnostics"][0]["file"].as_str().unwrap().ends_with("bad.yaml"), "{r:?}");
     // No workflows/ directory at all: an I/O error.
-    let empty = Scratch::new("default-cwd-none");
+    let empty = Root::new("default-cwd-none");
     let r = run(&empty.path, &["check"]);
     assert_exit(&r, 2);
     assert!(r.stderr.contains("workflows") && r.stderr.contains("no such file or directory"), "{r:?}");
@@ -198,11 +198,11 @@ fn the_default_path_is_workflows_under_the_cwd() {
 
 #[test]
 fn the_default_path_is_resolved_against_root_and_savant_path() {
-    let bad = Scratch::new("root-bad");
+    let bad = Root::new("root-bad");
     bad.write("workflows/nested/bad.yaml", ERROR);
-    let good = Scratch::new("root-good");
+    let good = Root::new("root-good");
     good.write("workflows/good.yaml", CLEAN);
-    let cwd = Scratch::new("root-cwd");
+    let cwd = Root::new("root-cwd");
     cwd.write("workflows/cwd_bad.yaml", ERROR);
 
     let bad_root = bad.path.to_str().unwrap();
@@ -248,7 +248,7 @@ fn the_default_path_is_resolved_against_root_and_savant_path() {
 
 #[test]
 fn directories_are_searched_recursively_for_yaml_only() {
-    let s = Scratch::new("recursive");
+    let s = Root::new("recursive");
     s.write("workflows/top.yaml", CLEAN);
     s.write("workflows/a/b/c/deep.yaml", ERROR);
     s.write("workflows/a/short.yml", WARNING);
@@ -270,7 +270,7 @@ fn directories_are_searched_recursively_for_yaml_only() {
 
 #[test]
 fn a_file_given_by_name_is_checked_whatever_its_extension() {
-    let s = Scratch::new("explicit-file");
+    let s = Root::new("explicit-file");
     s.write("flow.txt", ERROR);
     let r = run(&s.path, &["check", "flow.txt", "--format", "json"]);
     assert_exit(&r, 1);
@@ -281,7 +281,7 @@ fn a_file_given_by_name_is_checked_whatever_its_extension() {
 
 #[test]
 fn json_has_the_documented_shape_and_character_columns() {
-    let s = Scratch::new("json");
+    let s = Root::new("json");
     s.write("ünï/çödé.yaml", MULTIBYTE);
     s.write("dup.yaml", "steps:\n  - id: fetch\n    call: think\n  - id: fetch\n    call: think\n");
     let r = run(&s.path, &["check", "dup.yaml", "ünï/çödé.yaml", "--format", "json"]);
@@ -356,7 +356,7 @@ fn json_has_the_documented_shape_and_character_columns() {
 
 #[test]
 fn json_with_no_files_is_still_a_document() {
-    let s = Scratch::new("json-empty");
+    let s = Root::new("json-empty");
     std::fs::create_dir(s.path.join("w")).unwrap();
     let r = run(&s.path, &["check", "w", "--format", "json"]);
     assert_exit(&r, 0);
@@ -368,7 +368,7 @@ fn json_with_no_files_is_still_a_document() {
 
 #[test]
 fn github_format_is_one_workflow_command_per_diagnostic() {
-    let s = Scratch::new("github");
+    let s = Root::new("github");
     s.write("flows/review.yaml", ERROR);
     s.write("flows/warn.yaml", WARNING);
     s.write("flows/ünï.yaml", MULTIBYTE);
@@ -399,7 +399,7 @@ fn github_format_is_one_workflow_command_per_diagnostic() {
 
 #[test]
 fn sarif_has_results_with_rules_relative_uris_and_regions() {
-    let s = Scratch::new("sarif");
+    let s = Root::new("sarif");
     s.write("flows/review.yaml", ERROR);
     s.write("flows/dir with space/warn.yaml", WARNING);
     let r = run(&s.path, &["check", "flows", "--format", "sarif"]);
@@ -461,7 +461,7 @@ const CALLS: &str = "steps:
 
 #[test]
 fn a_tool_manifest_turns_on_unknown_tool() {
-    let s = Scratch::new("tools");
+    let s = Root::new("tools");
     s.write("calls.yaml", CALLS);
     // Without a manifest, any tool name is fine.
     assert_exit(&run(&s.path, &["check", "calls.yaml"]), 0);
@@ -495,7 +495,7 @@ fn a_tool_manifest_turns_on_unknown_tool() {
 
 #[test]
 fn a_bad_tool_manifest_exits_2() {
-    let s = Scratch::new("tools-bad");
+    let s = Root::new("tools-bad");
     s.write("calls.yaml", CALLS);
     let bad: &[(&str, &[u8])] = &[
         ("syntax.json", b"{\"tools\": [" as &[u8]),
@@ -526,7 +526,7 @@ const ANSI_ESC: char = '\u{1b}';
 
 #[test]
 fn piped_output_has_no_ansi_escapes() {
-    let s = Scratch::new("no-ansi");
+    let s = Root::new("no-ansi");
     s.write("a.yaml", ERROR);
     s.write("b.yaml", WARNING);
     for no_color in [None, Some("1")] {
@@ -564,7 +564,7 @@ fn run_on_a_tty(dir: &Path, args: &str, no_color: Option<&str>) -> Option<String
 
 #[test]
 fn a_terminal_gets_colour_unless_no_color_is_set() {
-    let s = Scratch::new("tty");
+    let s = Root::new("tty");
     s.write("a.yaml", ERROR);
     let Some(coloured) = run_on_a_tty(&s.path, "check a.yaml", None) else {
         println!("note: no `script` command to make a pseudo-terminal; skipping the terminal colour check");
@@ -589,7 +589,7 @@ fn a_terminal_gets_colour_unless_no_color_is_set() {
 
 #[test]
 fn check_writes_nothing() {
-    let s = Scratch::new("read-only");
+    let s = Root::new("read-only");
     s.write("workflows/a.yaml", ERROR);
     s.write("workflows/sub/b.yaml", WARNING);
     s.write("workflows/c.yaml", CLEAN);
@@ -615,7 +615,7 @@ fn check_writes_nothing() {
 
 #[test]
 fn help_mentions_every_flag() {
-    let s = Scratch::new("help");
+    let s = Root::new("help");
     for flag in ["--help", "-h"] {
         let r = run(&s.path, &["check", flag]);
         assert_exit(&r, 0);
@@ -650,7 +650,7 @@ fn help_mentions_every_flag() {
 
 #[test]
 fn the_bundled_workflows_check_clean() {
-    let s = Scratch::new("bundled");
+    let s = Root::new("bundled");
     let expected = std::fs::read_dir(Path::new(CRATE).join("workflows"))
         .unwrap()
         .filter_map(|e| e.ok())
@@ -671,7 +671,7 @@ fn the_bundled_workflows_check_clean() {
 
 #[test]
 fn control_characters_in_the_file_are_not_sent_to_the_terminal() {
-    let s = Scratch::new("esc");
+    let s = Root::new("esc");
     s.write(
         "esc.yaml",
         "steps:\n  - id: a\n    call: think\n    when: nope # \u{1b}[2J\u{1b}]0;pwned\u{7}\n",

@@ -1,71 +1,18 @@
-//! Helpers shared by the end-to-end tests (`mod common;`): scratch
-//! directories and runs of the real binary under a watchdog.
+//! Helpers shared by the end-to-end tests (`mod common;`): runs of the real
+//! binary under a watchdog; temporary roots come from `crate::support`
+//! (shared with the benches) and are re-exported here.
 //!
 //! Each test crate uses only some of them.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_savant-think");
-pub const CRATE: &str = env!("CARGO_MANIFEST_DIR");
+pub use crate::support::{BIN, CRATE, Root};
 /// A run that takes longer than this is a hang.
 pub const WATCHDOG: Duration = Duration::from_secs(20);
-
-/// A scratch directory under the system temp dir, removed (permissions
-/// restored first) on drop.
-pub struct Scratch {
-    pub path: PathBuf,
-}
-
-impl Scratch {
-    pub fn new(name: &str) -> Scratch {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        // The test crate's name keeps the test binaries apart.
-        let crate_name = env!("CARGO_CRATE_NAME");
-        let path =
-            std::env::temp_dir().join(format!("savant-think-{crate_name}-{}-{name}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        Scratch { path }
-    }
-
-    /// Writes `rel` (creating its parent directories) and returns its path.
-    pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
-        let p = self.path.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, contents).unwrap();
-        p
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        restore_permissions(&self.path);
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
-}
-
-#[cfg(unix)]
-fn restore_permissions(dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            let p = e.path();
-            let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755));
-            // Not through symlinks: a link back to a parent would loop.
-            if p.symlink_metadata().is_ok_and(|m| m.is_dir()) {
-                restore_permissions(&p);
-            }
-        }
-    }
-}
 
 /// How a run of the binary ended.
 pub struct Run {

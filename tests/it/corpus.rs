@@ -6,20 +6,18 @@
 //! occurs fails the test too, so the list cannot rot.
 
 use crate::common::j;
+use crate::support::{CRATE, Root, drive_to_done};
 use savant_think::Limits;
 use savant_think::check::{self, Config};
 use savant_think::diagnostic::Severity;
 use savant_think::migrate::{self, Outcome};
 use savant_think::runtime::Engine;
-use savant_think::runtime::engine::NextArgs;
 use savant_think::source::SourceFile;
 use savant_think::syntax::node::Node;
 use savant_think::syntax::yaml;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-const CRATE: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The corpus directory: `SAVANT_CORPUS` (which must exist when set), else
 /// ../shared/corpus/legacy beside the crate, else none (the test skips).
@@ -77,27 +75,16 @@ fn sample(schema: &Value) -> Value {
 
 /// Runs a workflow to `done` with `{}` for every step: Ok(the done response) or Err(error code).
 fn run_to_done(engine: &Engine, path: &str, params: Value, run_id: &str) -> Result<Value, (String, Value)> {
-    let err = |e: savant_think::runtime::EngineError| {
-        let j = e.to_json();
-        (j["error"].as_str().unwrap_or("?").to_owned(), j)
-    };
-    let mut r = engine.plan(path, params, Some(run_id), true).map(j).map_err(err)?;
     let mut steps = 0;
-    while r["done"] != true {
-        let step = r["instruction"]["step_id"].as_str().expect("an instruction").to_owned();
+    let done = drive_to_done(engine, path, run_id, params, |_| {
         steps += 1;
         assert!(steps < 10_000, "{path} does not end");
-        let args = NextArgs {
-            workflow: path.into(),
-            run_id: run_id.into(),
-            step_id: step,
-            result_snapshot: Some(json!({})),
-            result: None,
-            expected_version: None,
-        };
-        r = engine.next(args).map(j).map_err(err)?;
-    }
-    Ok(r)
+        json!({})
+    });
+    done.map(j).map_err(|e| {
+        let j = e.to_json();
+        (j["error"].as_str().unwrap_or("?").to_owned(), j)
+    })
 }
 
 #[test]
@@ -105,17 +92,8 @@ fn legacy_corpus_migrates_checks_and_runs() {
     let Some(dir) = corpus_dir() else { return };
     let expected = expectations();
     let limits = Limits::default();
-    let root = std::env::temp_dir().join(format!("savant-corpus-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(root.join("workflows")).unwrap();
-    for sub in ["schemas", "prompts"] {
-        std::fs::create_dir_all(root.join(sub)).unwrap();
-        for e in std::fs::read_dir(Path::new(CRATE).join(sub)).unwrap() {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), root.join(sub).join(e.file_name())).unwrap();
-        }
-    }
-    let engine = Engine::new(&root).unwrap();
+    let root = Root::with_workflows("corpus", &[]).crate_files();
+    let engine = root.engine();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -182,7 +160,6 @@ fn legacy_corpus_migrates_checks_and_runs() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&root);
 
     let unexpected: Vec<_> = found.iter().filter(|(k, _)| !expected.contains_key(*k)).collect();
     let gone: Vec<_> = expected.keys().filter(|k| !found.contains_key(*k)).collect();

@@ -9,105 +9,40 @@
 //! command then completes. Without strace the test says so and passes,
 //! unless `SAVANT_REQUIRE_STRACE=1`.
 
+use crate::support::{BIN, Root, copy_dir, generate};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
-const BIN: &str = env!("CARGO_BIN_EXE_savant-think");
 const STRACE: &str = "/usr/bin/strace";
 const SYSCALLS: [&str; 7] = ["rename", "renameat", "renameat2", "ftruncate", "fsync", "fdatasync", "write"];
 
-const FOREACH: &str = r#"
-id: crashy
-params:
-  items: { type: array, items: { type: string } }
-required: [items]
-steps:
-  - id: each
-    call: think
-    foreach: params.items
-    as: it
-    input_template: { thought: "item <<it>>" }
-    capture_as: out
-"#;
-
-/// A temporary project root, removed on drop.
-struct Root(PathBuf);
-
-impl Root {
-    fn new(name: &str) -> Root {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
-        let dir =
-            std::env::temp_dir().join(format!("savant-durability-{name}-{}-{n}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(dir.join("workflows")).unwrap();
-        std::fs::write(dir.join("workflows/crashy.yaml"), FOREACH).unwrap();
-        Root(dir)
-    }
-
-    /// A copy of this root (workflow and run state).
-    fn copy(&self, name: &str) -> Root {
-        let copy = Root::new(name);
-        copy_dir(&self.0.join(".savant"), &copy.0.join(".savant"));
-        copy
-    }
-
-    fn command(&self, program: &str, args: &[&str]) -> Command {
-        let mut c = Command::new(program);
-        c.args(args)
-            .current_dir(&self.0)
-            .env_remove("SAVANT_PATH")
-            .env("SAVANT_STATE_FSYNC", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        c
-    }
-
-    fn ok(&self, args: &[&str]) -> Value {
-        let out = self.command(BIN, args).output().unwrap();
-        let v: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}): {}", text(&out)));
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {v}");
-        v
-    }
-
-    /// The run's state, reduced to what a user relies on.
-    fn run(&self) -> Value {
-        let s = self.ok(&["state", "get", "crashy", "--run-id", "r"]);
-        json!({ "version": s["version"], "status": s["status"], "params": s["params"], "steps": s["steps"] })
-    }
-
-    /// Runs `args` under strace; returns strace's output.
-    fn strace(&self, trace: &str, extra: &[&str], args: &[&str]) -> Output {
-        let mut all = vec!["-f", "-qq", "-e", trace];
-        all.extend_from_slice(extra);
-        all.push(BIN);
-        all.extend_from_slice(args);
-        self.command(STRACE, &all).output().unwrap()
-    }
+/// A temporary project root with a `foreach` workflow `crashy`; every
+/// command in it fsyncs.
+fn root(name: &str) -> Root {
+    Root::with_workflows(name, &[("crashy", &generate::foreach("crashy"))]).env("SAVANT_STATE_FSYNC", "1")
 }
 
-impl Drop for Root {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A copy of `template` (workflow and run state).
+fn copy(template: &Root, name: &str) -> Root {
+    let copy = root(name);
+    copy_dir(&template.join(".savant"), &copy.join(".savant"));
+    copy
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
+/// The run's state, reduced to what a user relies on.
+fn run_of(root: &Root) -> Value {
+    let s = root.ok(&["state", "get", "crashy", "--run-id", "r"]);
+    json!({ "version": s["version"], "status": s["status"], "params": s["params"], "steps": s["steps"] })
+}
+
+/// Runs `args` under strace in `root`; returns strace's output.
+fn strace(root: &Root, trace: &str, extra: &[&str], args: &[&str]) -> Output {
+    let mut all = vec!["-f", "-qq", "-e", trace];
+    all.extend_from_slice(extra);
+    all.push(BIN);
+    all.extend_from_slice(args);
+    root.process(STRACE, &all).output().unwrap()
 }
 
 fn text(out: &Output) -> String {
@@ -120,8 +55,8 @@ fn result_of(j: usize) -> String {
 
 /// A root with run `r` over `items` items, the first `done` of them answered.
 fn seeded(name: &str, items: usize, done: usize) -> Root {
-    let root = Root::new(name);
-    let params = json!({ "items": (0..items).map(|i| format!("i{i}")).collect::<Vec<_>>() }).to_string();
+    let root = root(name);
+    let params = generate::items(items).to_string();
     root.ok(&["plan", "crashy", "--run-id", "r", "--params", &params]);
     for j in 0..done {
         root.ok(&next_args(j).iter().map(String::as_str).collect::<Vec<_>>());
@@ -158,10 +93,10 @@ fn strace_usable() -> bool {
 /// Counts the calls of each syscall in SYSCALLS that `args` makes on a copy
 /// of `template`.
 fn count_calls(template: &Root, args: &[&str]) -> Vec<(&'static str, usize)> {
-    let root = template.copy("count");
-    let log = root.0.join("strace.log");
+    let root = copy(template, "count");
+    let log = root.join("strace.log");
     let trace = format!("trace={}", SYSCALLS.join(","));
-    let out = root.strace(&trace, &["-o", log.to_str().unwrap()], args);
+    let out = strace(&root, &trace, &["-o", log.to_str().unwrap()], args);
     assert!(out.status.success(), "{args:?} under strace: {}", text(&out));
     let log = std::fs::read_to_string(&log).unwrap();
     SYSCALLS
@@ -181,13 +116,13 @@ fn count_calls(template: &Root, args: &[&str]) -> Vec<(&'static str, usize)> {
 }
 
 /// Kills `args` at every call of every syscall it makes and checks what is
-/// left: the run `before` or the run `after` (as `Root::run` shows them).
+/// left: the run `before` or the run `after` (as `run_of` shows them).
 fn kill_everywhere(name: &str, template: &Root, args: &[&str]) -> usize {
-    let before = template.run();
+    let before = run_of(template);
     let after = {
-        let root = template.copy(&format!("{name}-after"));
+        let root = copy(template, &format!("{name}-after"));
         root.ok(args);
-        root.run()
+        run_of(&root)
     };
     assert_ne!(before, after, "{name}: the command must change the run");
     let calls = count_calls(template, args);
@@ -199,12 +134,12 @@ fn kill_everywhere(name: &str, template: &Root, args: &[&str]) -> usize {
     let mut kills = 0;
     for (syscall, count) in calls {
         for when in 1..=count {
-            let root = template.copy(&format!("{name}-{syscall}-{when}"));
+            let root = copy(template, &format!("{name}-{syscall}-{when}"));
             let inject = format!("inject={syscall}:signal=KILL:when={when}");
-            let out = root.strace(&format!("trace={syscall}"), &["-o", "/dev/null", "-e", &inject], args);
+            let out = strace(&root, &format!("trace={syscall}"), &["-o", "/dev/null", "-e", &inject], args);
             let killed = !out.status.success();
             kills += usize::from(killed);
-            let now = root.run();
+            let now = run_of(&root);
             let at = format!("{name}: killed at {syscall} #{when} (killed: {killed})");
             assert!(
                 now == before || now == after,
@@ -216,12 +151,12 @@ fn kill_everywhere(name: &str, template: &Root, args: &[&str]) -> usize {
             if now == before {
                 // The command can be made again, and then has its effect.
                 root.ok(args);
-                assert_eq!(root.run(), after, "{at}: after the retry");
+                assert_eq!(run_of(&root), after, "{at}: after the retry");
             } else if name == "plan" {
                 // The new run takes results (cutting any old events away).
                 let next = next_args(0);
                 root.ok(&next.iter().map(String::as_str).collect::<Vec<_>>());
-                let run = root.run();
+                let run = run_of(&root);
                 assert_eq!(
                     (&run["version"], &run["steps"][0]["items"][0]["status"]),
                     (&json!(1), &json!("done"))

@@ -1,57 +1,15 @@
 //! The run engine through its library API, on a temporary root.
 
 use crate::common::j;
-use savant_think::runtime::Engine;
+use crate::support::{Root, drive_to_done, next_args, next_json as next};
 use savant_think::runtime::engine::NextArgs;
 use serde_json::{Value, json};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A temporary project root with the given workflows (and the crate's schemas and prompts).
-struct Root(PathBuf);
-
-impl Root {
-    fn new(name: &str, workflows: &[(&str, &str)]) -> Root {
-        let dir = std::env::temp_dir().join(format!("savant-engine-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("workflows")).unwrap();
-        let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-        for sub in ["schemas", "prompts"] {
-            std::fs::create_dir_all(dir.join(sub)).unwrap();
-            for e in std::fs::read_dir(crate_dir.join(sub)).unwrap() {
-                let e = e.unwrap();
-                std::fs::copy(e.path(), dir.join(sub).join(e.file_name())).unwrap();
-            }
-        }
-        for (id, text) in workflows {
-            std::fs::write(dir.join("workflows").join(format!("{id}.yaml")), text).unwrap();
-        }
-        Root(dir)
-    }
-
-    fn engine(&self) -> Engine {
-        // SAFETY of the env: tests in this file do not read SAVANT_STATE_FSYNC.
-        Engine::new(&self.0).unwrap()
-    }
-}
-
-impl Drop for Root {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn next(e: &Engine, wf: &str, run: &str, step: &str, result: Value) -> Result<Value, Value> {
-    e.next(NextArgs {
-        workflow: wf.into(),
-        run_id: run.into(),
-        step_id: step.into(),
-        result_snapshot: Some(result),
-        result: None,
-        expected_version: None,
-    })
-    .map(j)
-    .map_err(|e| e.to_json())
+fn root(name: &str, workflows: &[(&str, &str)]) -> Root {
+    Root::with_workflows(name, workflows).crate_files()
 }
 
 const FOREACH: &str = r#"
@@ -74,7 +32,7 @@ steps:
 
 #[test]
 fn foreach_expands_skips_and_collects_in_index_order() {
-    let root = Root::new("foreach", &[("loop", FOREACH)]);
+    let root = root("foreach", &[("loop", FOREACH)]);
     let e = root.engine();
     let r = j(e.plan("loop", json!({"items": ["a", "skip", "c"]}), Some("r1"), true).unwrap());
     assert_eq!(r["instruction"]["step_id"], "each[0]");
@@ -93,7 +51,7 @@ fn foreach_expands_skips_and_collects_in_index_order() {
 
 #[test]
 fn errors_are_data_with_stable_codes() {
-    let root = Root::new("errors", &[("loop", FOREACH)]);
+    let root = root("errors", &[("loop", FOREACH)]);
     let e = root.engine();
     let err = e.plan("loop", json!({}), Some("r1"), true).unwrap_err().to_json();
     assert_eq!(err["error"], "INVALID_PARAMS");
@@ -108,14 +66,7 @@ fn errors_are_data_with_stable_codes() {
     let again = next(&e, "loop", "r1", "each[0]", json!("x")).unwrap();
     assert_eq!(again["state"]["version"], v1["state"]["version"]);
     assert_eq!(next(&e, "loop", "r1", "each[0]", json!("y")).unwrap_err()["error"], "STATE_CONFLICT");
-    let stale = e.next(NextArgs {
-        workflow: "loop".into(),
-        run_id: "r1".into(),
-        step_id: "after".into(),
-        result_snapshot: Some(json!({})),
-        result: None,
-        expected_version: Some(0),
-    });
+    let stale = e.next(NextArgs { expected_version: Some(0), ..next_args("loop", "r1", "after", json!({})) });
     assert_eq!(stale.unwrap_err().code, "STATE_CONFLICT");
     assert_eq!(e.plan("loop", json!({"items": []}), Some("../etc"), true).unwrap_err().code, "INVALID_ID");
 }
@@ -130,7 +81,7 @@ steps:
     retry: { max: 2 }
     success_schema: { type: object, required: [ok], properties: { ok: { type: boolean } } }
 "#;
-    let root = Root::new("strict", &[("strict", wf)]);
+    let root = root("strict", &[("strict", wf)]);
     let e = root.engine();
     e.plan("strict", json!({}), Some("r"), true).unwrap();
     let err = next(&e, "strict", "r", "a", json!({"ok": "yes"})).unwrap_err();
@@ -146,7 +97,7 @@ steps:
 
 #[test]
 fn state_survives_a_new_engine_and_reset_needs_force() {
-    let root = Root::new("resume", &[("loop", FOREACH)]);
+    let root = root("resume", &[("loop", FOREACH)]);
     {
         let e = root.engine();
         e.plan("loop", json!({"items": ["a", "b"]}), Some("r"), true).unwrap();
@@ -166,24 +117,22 @@ fn state_survives_a_new_engine_and_reset_needs_force() {
 fn the_bundled_review_workflow_runs_to_done() {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(crate_dir.join("workflows/review_v1.yaml")).unwrap();
-    let root = Root::new("review", &[("review_v1", &text)]);
+    let root = root("review", &[("review_v1", &text)]);
     let e = root.engine();
-    let mut r =
-        j(e.plan("review_v1", json!({"mr_iid": "!1", "project": "g/app"}), Some("run1"), true).unwrap());
     let mr = json!({"iid": 1, "title": "Fix", "source_branch": "fix", "changes": [
         {"new_path": "a.rs", "diff": "+x"}, {"new_path": "Cargo.lock", "diff": "+y"}]});
     let mut seen = Vec::new();
-    while r["done"] != true {
-        let step = r["instruction"]["step_id"].as_str().unwrap().to_owned();
-        let result = match step.as_str() {
+    let params = json!({"mr_iid": "!1", "project": "g/app"});
+    let done = drive_to_done(&e, "review_v1", "run1", params, |i| {
+        seen.push(i.step_id.clone());
+        match i.step_id.as_str() {
             "fetch_mr" => mr.clone(),
             s if s.starts_with("review_file") => json!({"path": "a.rs", "findings": []}),
             "lint" => json!({"ok": true}),
             _ => json!({}),
-        };
-        seen.push(step.clone());
-        r = next(&e, "review_v1", "run1", &step, result).unwrap();
-    }
+        }
+    });
+    let r = j(done.unwrap());
     assert_eq!(seen, ["fetch_mr", "review_file[0]", "lint", "tests", "summarize"]);
     assert_eq!(r["artifacts"]["reviews"][1], Value::Null, "the lock file was skipped");
 }
@@ -195,11 +144,11 @@ fn the_bundled_review_workflow_runs_to_done() {
 fn a_same_size_rewrite_right_after_a_read_is_seen() {
     let a = "steps:\n  - id: a\n    call: prompt.say\n";
     let b = "steps:\n  - id: b\n    call: prompt.say\n";
-    let root = Root::new("identity", &[("flip", a)]);
+    let root = root("identity", &[("flip", a)]);
     let e = root.engine();
     let first = e.workflow("flip").unwrap();
     assert_eq!(first.wf.steps[0].id.value, "a");
-    let path = root.0.join("workflows/flip.yaml");
+    let path = root.join("workflows/flip.yaml");
     // In place (same inode), same length.
     std::fs::OpenOptions::new().write(true).open(&path).unwrap().write_all(b.as_bytes()).unwrap();
     let second = e.workflow("flip").unwrap();

@@ -5,55 +5,30 @@
 //! Exit status: 0 with a result object, 1 with an error object
 //! `{ "error": CODE, "details": … }`, 2 on a usage error (message on stderr).
 
+use crate::support::{CRATE, Root};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
+use std::process::Stdio;
 
-const BIN: &str = env!("CARGO_BIN_EXE_savant-think");
-const CRATE: &str = env!("CARGO_MANIFEST_DIR");
+/// A temporary project root (the crate's schemas, prompts and
+/// `workflows/review_v1.yaml`) whose commands do not fsync, with the ways
+/// these tests run the binary in it.
+struct Cli(Root);
 
-/// A temporary project root, removed on drop.
-struct Root(PathBuf);
-
-impl Root {
-    fn new(name: &str) -> Root {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("savant-engine-cli-{name}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        for sub in ["schemas", "prompts"] {
-            std::fs::create_dir_all(dir.join(sub)).unwrap();
-            for e in std::fs::read_dir(Path::new(CRATE).join(sub)).unwrap() {
-                let e = e.unwrap();
-                std::fs::copy(e.path(), dir.join(sub).join(e.file_name())).unwrap();
-            }
-        }
-        let root = Root(dir);
-        root.write("workflows/review_v1.yaml", &review_yaml());
-        root
+impl std::ops::Deref for Cli {
+    type Target = Root;
+    fn deref(&self) -> &Root {
+        &self.0
     }
+}
 
-    fn path(&self, rel: &str) -> PathBuf {
-        self.0.join(rel)
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        let p = self.path(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(BIN);
-        c.args(args)
-            .current_dir(&self.0)
-            .env_remove("SAVANT_PATH")
-            .env("SAVANT_STATE_FSYNC", "0")
-            .stdin(Stdio::null());
-        c
+impl Cli {
+    fn new(name: &str) -> Cli {
+        let root = Root::new(&format!("engine-cli-{name}")).crate_files().env("SAVANT_STATE_FSYNC", "0");
+        root.write("workflows/review_v1.yaml", review_yaml());
+        Cli(root)
     }
 
     fn run(&self, args: &[&str]) -> Out {
@@ -61,22 +36,9 @@ impl Root {
     }
 
     fn run_stdin(&self, args: &[&str], stdin: &str) -> Out {
-        let mut child = self
-            .command(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = self.command(args).stdin(Stdio::piped()).spawn().unwrap();
         child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
         Out::of(child.wait_with_output().unwrap(), args)
-    }
-
-    /// Runs a command that must succeed and returns its JSON.
-    fn ok(&self, args: &[&str]) -> Value {
-        let out = self.run(args);
-        assert_eq!(out.code, 0, "{out:?}");
-        out.json()
     }
 
     /// Runs a command that must fail with `code` and returns its JSON.
@@ -102,15 +64,9 @@ impl Root {
             }
         }
         let mut out = Vec::new();
-        walk(&self.0, &self.0, &mut out);
+        walk(&self.path, &self.path, &mut out);
         out.sort();
         out
-    }
-}
-
-impl Drop for Root {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -156,7 +112,7 @@ fn review() -> Value {
 }
 
 /// Starts run `run` of review_v1 and submits fetch_mr, review_file[0] and lint.
-fn review_up_to_tests(root: &Root, run: &str) -> Value {
+fn review_up_to_tests(root: &Cli, run: &str) -> Value {
     root.ok(&["plan", "review_v1", "--run-id", run, "--params", PARAMS]);
     for (step, result) in [("fetch_mr", mr()), ("review_file[0]", review()), ("lint", json!({"ok": true}))] {
         root.ok(&["next", "review_v1", "--run-id", run, "--step", step, "--result", &result.to_string()]);
@@ -168,7 +124,7 @@ fn review_up_to_tests(root: &Root, run: &str) -> Value {
 
 #[test]
 fn exit_0_on_success_1_on_an_error_object_2_on_a_usage_error() {
-    let root = Root::new("exit");
+    let root = Cli::new("exit");
     let r = root.run(&["plan", "review_v1", "--run-id", "r1", "--params", PARAMS]);
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(r.json()["instruction"]["step_id"], "fetch_mr");
@@ -206,7 +162,7 @@ fn exit_0_on_success_1_on_an_error_object_2_on_a_usage_error() {
 
 #[test]
 fn next_reads_the_result_from_stdin_and_from_a_file() {
-    let root = Root::new("result-sources");
+    let root = Cli::new("result-sources");
     root.ok(&["plan", "review_v1", "--run-id", "r", "--params", PARAMS]);
     let out = root.run_stdin(
         &["next", "review_v1", "--run-id", "r", "--step", "fetch_mr", "--result", "-"],
@@ -220,8 +176,8 @@ fn next_reads_the_result_from_stdin_and_from_a_file() {
         json!({"q": "review src/parser.rs (file #0 of 2)", "diff": "@@ -1 +1 @@\n-a\n+b"})
     );
 
-    root.write("review.json", &review().to_string());
-    let at = format!("@{}", root.path("review.json").display());
+    root.write("review.json", review().to_string());
+    let at = format!("@{}", root.join("review.json").display());
     let r = root.ok(&["next", "review_v1", "--run-id", "r", "--step", "review_file[0]", "--result", &at]);
     assert_eq!(r["ready"], json!(["lint"]));
 
@@ -239,7 +195,7 @@ fn next_reads_the_result_from_stdin_and_from_a_file() {
 
 #[test]
 fn call_takes_dotted_and_underscored_tool_names() {
-    let root = Root::new("call");
+    let root = Cli::new("call");
     let input =
         json!({"workflow": "review_v1", "run_id": "c1", "params": {"mr_iid": "!1", "project": "g/a"}});
     let r = root.ok(&["call", "think.plan", "--input", &input.to_string()]);
@@ -275,7 +231,7 @@ fn call_takes_dotted_and_underscored_tool_names() {
 
 #[test]
 fn compile_prints_workflow_graph_order_and_v() {
-    let root = Root::new("compile");
+    let root = Cli::new("compile");
     let r = root.ok(&["compile", "review_v1"]);
     let keys: Vec<&str> = r.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, ["workflow", "graph", "order", "v"]);
@@ -302,7 +258,7 @@ fn compile_prints_workflow_graph_order_and_v() {
 
 #[test]
 fn graph_draws_inferred_edges_dashed() {
-    let root = Root::new("graph");
+    let root = Cli::new("graph");
     let out = root.run(&["graph", "review_v1"]);
     assert_eq!(out.code, 0, "{out:?}");
     let mermaid = out.stdout;
@@ -325,7 +281,7 @@ fn graph_draws_inferred_edges_dashed() {
 
 #[test]
 fn explain_a_workflow_a_step_a_run_and_a_run_step() {
-    let root = Root::new("explain");
+    let root = Cli::new("explain");
     let w = root.ok(&["explain", "review_v1"]);
     assert_eq!(w["workflow"], "review_v1");
     assert_eq!(w["rules"], json!(["no_force_push", "cite_file_and_line"]));
@@ -350,7 +306,7 @@ fn explain_a_workflow_a_step_a_run_and_a_run_step() {
 
 #[test]
 fn explain_checks_item_indexes_and_shows_the_item() {
-    let root = Root::new("explain-items");
+    let root = Cli::new("explain-items");
     // Without a run: an item of a foreach step is that step; of another step, unknown.
     let s = root.ok(&["explain", "review_v1", "--step", "review_file[0]"]);
     assert_eq!(s["item"], 0);
@@ -387,7 +343,7 @@ fn explain_checks_item_indexes_and_shows_the_item() {
 
 #[test]
 fn reset_to_a_checkpoint_needs_force_when_it_discards_results() {
-    let root = Root::new("reset");
+    let root = Cli::new("reset");
     let before = review_up_to_tests(&root, "r");
     assert_eq!(before["ready"], json!(["tests"]));
     assert_eq!(before["state"]["version"], 3);
@@ -431,10 +387,10 @@ fn reset_to_a_checkpoint_needs_force_when_it_discards_results() {
 
 #[test]
 fn editing_the_workflow_mid_run_gives_workflow_changed() {
-    let root = Root::new("changed");
+    let root = Cli::new("changed");
     root.ok(&["plan", "review_v1", "--run-id", "r", "--params", PARAMS]);
     root.ok(&["next", "review_v1", "--run-id", "r", "--step", "fetch_mr", "--result", &mr().to_string()]);
-    root.write("workflows/review_v1.yaml", &format!("{}\n# edited\n", review_yaml()));
+    root.write("workflows/review_v1.yaml", format!("{}\n# edited\n", review_yaml()));
 
     let args = ["next", "review_v1", "--run-id", "r", "--step", "lint", "--result", r#"{"ok": true}"#];
     let e = root.err(&args, "WORKFLOW_CHANGED");
@@ -446,17 +402,17 @@ fn editing_the_workflow_mid_run_gives_workflow_changed() {
     root.err(&["explain", "review_v1", "--run-id", "r"], "WORKFLOW_CHANGED");
 
     // Putting the old file back lets the run go on…
-    root.write("workflows/review_v1.yaml", &review_yaml());
+    root.write("workflows/review_v1.yaml", review_yaml());
     let r = root.ok(&args);
     assert_eq!(r["state"]["version"], 2);
     // …and after another edit, a fresh plan with the same run id restarts it.
-    root.write("workflows/review_v1.yaml", &format!("# edited\n{}", review_yaml()));
+    root.write("workflows/review_v1.yaml", format!("# edited\n{}", review_yaml()));
     root.err(&args, "WORKFLOW_CHANGED");
     let r = root.ok(&["plan", "review_v1", "--run-id", "r", "--params", PARAMS]);
     assert_eq!(r["state"]["version"], 0);
     assert_eq!(r["ready"], json!(["fetch_mr"]));
     // The state can always be deleted, whatever the file says.
-    root.write("workflows/review_v1.yaml", &review_yaml());
+    root.write("workflows/review_v1.yaml", review_yaml());
     root.err(&["state", "get", "review_v1", "--run-id", "r"], "WORKFLOW_CHANGED");
     let r = root.ok(&["state", "delete", "review_v1", "--run-id", "r"]);
     assert_eq!(r["deleted"], true);
@@ -467,7 +423,7 @@ fn editing_the_workflow_mid_run_gives_workflow_changed() {
 
 #[test]
 fn prompt_returns_version_hash_and_markdown() {
-    let root = Root::new("prompt");
+    let root = Cli::new("prompt");
     let r = root.ok(&["prompt"]);
     assert_eq!(r["version"], "stable", "`latest: stable` in prompts.yml");
     let md = std::fs::read(Path::new(CRATE).join("prompts/driver_stable.md")).unwrap();
@@ -489,18 +445,18 @@ fn prompt_returns_version_hash_and_markdown() {
 
 #[test]
 fn think_needs_a_non_empty_thought() {
-    let root = Root::new("think");
+    let root = Cli::new("think");
     for input in [r#"{"thought": ""}"#, r#"{"thought": "  \n "}"#] {
         let e = root.err(&["call", "think", "--input", input], "INVALID_INPUT");
         assert_eq!(e["details"]["message"], "a thought must not be empty");
     }
     root.err(&["call", "think", "--input", "{}"], "INVALID_INPUT");
-    assert!(!root.path(".savant/session.log").exists(), "nothing recorded");
+    assert!(!root.join(".savant/session.log").exists(), "nothing recorded");
 
     let r = root.ok(&["call", "think", "--input", r#"{"thought": " plan first "}"#]);
     assert_eq!(r["thought"], "plan first");
     assert_eq!(r["recorded_in"], "session_log");
-    let log = std::fs::read_to_string(root.path(".savant/session.log")).unwrap();
+    let log = std::fs::read_to_string(root.join(".savant/session.log")).unwrap();
     assert!(log.contains(r#""thought":"plan first""#), "{log}");
 
     // Into a run's history: a new version.
@@ -518,7 +474,7 @@ fn think_needs_a_non_empty_thought() {
 
 #[test]
 fn validate_a_response_against_a_named_or_inline_schema() {
-    let root = Root::new("validate");
+    let root = Cli::new("validate");
     let r = root.ok(&["validate", "--schema", "MergeRequestV1", "--response", &mr().to_string()]);
     assert_eq!(r, json!({"valid": true, "errors": []}));
 
@@ -548,7 +504,7 @@ fn validate_a_response_against_a_named_or_inline_schema() {
 
 #[test]
 fn traversal_ids_are_refused_with_a_json_error() {
-    let root = Root::new("ids");
+    let root = Cli::new("ids");
     root.ok(&["plan", "review_v1", "--run-id", "good", "--params", PARAMS]);
     let before = root.files();
     let bad_ids = ["../x", "a/b", "", "..", "/etc/passwd", "a__b", ".hidden", "a\\b"];
@@ -620,7 +576,7 @@ steps:
 
 #[test]
 fn oversized_results_are_truncated_with_a_marker_and_listed_in_the_summary() {
-    let root = Root::new("caps");
+    let root = Cli::new("caps");
     root.write("savant-think.toml", "max_string_bytes = 16\nmax_snapshot_bytes = 300\n");
     root.write("workflows/big.yaml", TWO_STEPS);
 
@@ -671,7 +627,7 @@ fn args(v: &[String]) -> Vec<&str> {
 
 #[test]
 fn the_run_errors_have_their_codes() {
-    let root = Root::new("codes");
+    let root = Cli::new("codes");
     root.ok(&["plan", "review_v1", "--run-id", "r", "--params", PARAMS]);
     let next = |step: &str, result: &str| -> Vec<String> {
         ["next", "review_v1", "--run-id", "r", "--step", step, "--result", result].map(str::to_owned).to_vec()
@@ -723,7 +679,7 @@ fn the_run_errors_have_their_codes() {
 
 #[test]
 fn validation_retries_run_out_and_fail_the_run() {
-    let root = Root::new("retries");
+    let root = Cli::new("retries");
     root.write(
         "workflows/strict.yaml",
         "id: strict\nsteps:\n  - id: a\n    call: think\n    retry: { max: 2 }\n    \
@@ -754,7 +710,7 @@ fn validation_retries_run_out_and_fail_the_run() {
 
 #[test]
 fn a_text_template_reading_null_is_template_render_error() {
-    let root = Root::new("render");
+    let root = Cli::new("render");
     root.write(
         "workflows/render.yaml",
         "id: render\nsteps:\n  - id: fetch\n    call: jira.get_issue\n    capture_as: issue\n  \
@@ -772,13 +728,13 @@ fn a_text_template_reading_null_is_template_render_error() {
 
 #[test]
 fn broken_files_have_their_codes() {
-    let root = Root::new("broken");
+    let root = Cli::new("broken");
     root.write("workflows/bad.yaml", "id: bad\nsteps:\n  - id: a\n    cal: think\n");
     let e = root.err(&["plan", "bad"], "YAML_SCHEMA_VIOLATION");
     assert!(e["details"]["diagnostics"].as_array().is_some_and(|d| !d.is_empty()), "{e}");
 
     root.ok(&["plan", "review_v1", "--run-id", "r", "--params", PARAMS]);
-    std::fs::write(root.path(".savant/state/review_v1__r.json"), "{ not json").unwrap();
+    std::fs::write(root.join(".savant/state/review_v1__r.json"), "{ not json").unwrap();
     root.err(&["state", "get", "review_v1", "--run-id", "r"], "STATE_CORRUPT");
     root.err(&["next", "review_v1", "--run-id", "r", "--step", "fetch_mr"], "STATE_CORRUPT");
     let list = root.ok(&["state", "list"]);
@@ -794,7 +750,7 @@ fn broken_files_have_their_codes() {
 
 #[test]
 fn state_list_get_and_delete() {
-    let root = Root::new("state");
+    let root = Cli::new("state");
     root.ok(&["plan", "review_v1", "--run-id", "b", "--params", PARAMS]);
     root.ok(&["plan", "review_v1", "--run-id", "a", "--params", PARAMS]);
     root.ok(&["next", "review_v1", "--run-id", "a", "--step", "fetch_mr", "--result", &mr().to_string()]);
@@ -806,7 +762,7 @@ fn state_list_get_and_delete() {
     assert_eq!(root.ok(&["state", "list", "review_v1"]), list);
     assert_eq!(root.ok(&["state", "list", "other"])["runs"], json!([]));
     for f in ["review_v1__a.json", "review_v1__a.journal", "review_v1__a.lock"] {
-        assert!(root.path(".savant/state").join(f).is_file(), "{f}");
+        assert!(root.join(".savant/state").join(f).is_file(), "{f}");
     }
     let state = root.ok(&["state", "get", "review_v1", "--run-id", "a"]);
     for key in [
@@ -831,8 +787,8 @@ fn state_list_get_and_delete() {
     );
     root.ok(&["state", "delete", "review_v1", "--run-id", "a"]);
     root.err(&["state", "delete", "review_v1", "--run-id", "a"], "UNKNOWN_RUN");
-    assert!(!root.path(".savant/state/review_v1__a.json").exists());
-    assert!(!root.path(".savant/state/review_v1__a.journal").exists());
+    assert!(!root.join(".savant/state/review_v1__a.json").exists());
+    assert!(!root.join(".savant/state/review_v1__a.journal").exists());
     let r = root.ok(&["workflows", "read", "review_v1"]);
     assert_eq!(r["yaml"], review_yaml());
 }
@@ -841,7 +797,7 @@ fn state_list_get_and_delete() {
 
 #[test]
 fn a_truncation_is_recorded_in_the_state_and_the_final_summary() {
-    let root = Root::new("caps-kept");
+    let root = Cli::new("caps-kept");
     root.write("savant-think.toml", "max_string_bytes = 10\n");
     root.write("workflows/big.yaml", TWO_STEPS);
     root.ok(&["plan", "big", "--run-id", "k"]);
@@ -859,7 +815,7 @@ fn a_truncation_is_recorded_in_the_state_and_the_final_summary() {
 
 #[test]
 fn state_list_shows_the_status_after_the_last_event() {
-    let root = Root::new("list-status");
+    let root = Cli::new("list-status");
     root.write("workflows/big.yaml", TWO_STEPS);
     root.ok(&["plan", "big", "--run-id", "l"]);
     root.ok(&["next", "big", "--run-id", "l", "--step", "a"]);
@@ -874,7 +830,7 @@ fn state_list_shows_the_status_after_the_last_event() {
 
 #[test]
 fn reading_an_unknown_run_or_refusing_params_leaves_no_file() {
-    let root = Root::new("no-litter");
+    let root = Cli::new("no-litter");
     let before = root.files();
     root.err(&["state", "get", "review_v1", "--run-id", "ghost"], "UNKNOWN_RUN");
     root.err(&["explain", "review_v1", "--run-id", "ghost"], "UNKNOWN_RUN");
@@ -896,7 +852,7 @@ steps:
 
 #[test]
 fn a_run_that_cannot_render_fails_and_says_so_everywhere() {
-    let root = Root::new("render-fails");
+    let root = Cli::new("render-fails");
     root.write("workflows/render.yaml", RENDER_FAILS);
     root.ok(&["plan", "render", "--run-id", "f"]);
     root.err(&["next", "render", "--run-id", "f", "--step", "a", "--result", "{}"], "TEMPLATE_RENDER_ERROR");
@@ -910,7 +866,7 @@ fn a_run_that_cannot_render_fails_and_says_so_everywhere() {
 
 #[test]
 fn explain_gives_the_instruction_of_any_ready_step() {
-    let root = Root::new("parallel");
+    let root = Cli::new("parallel");
     root.write(
         "workflows/par.yaml",
         "id: par\nsteps:\n  - { id: a, call: think, input_template: { thought: one } }\n  - { id: b, call: think, input_template: { thought: two } }\n",
@@ -928,7 +884,7 @@ fn explain_gives_the_instruction_of_any_ready_step() {
 
 #[test]
 fn resuming_with_other_params_warns_that_they_are_ignored() {
-    let root = Root::new("resume-params");
+    let root = Cli::new("resume-params");
     root.ok(&["plan", "review_v1", "--run-id", "w", "--params", PARAMS]);
     // The same params (defaults not spelled out): no warning.
     let same = root.ok(&["plan", "review_v1", "--run-id", "w", "--no-fresh", "--params", PARAMS]);

@@ -10,120 +10,30 @@
 //!   lose no update; every reply is a success or a defined error, and every
 //!   exit status is 0 or 1.
 
+use crate::support::generate::{self, Rng, items};
+use crate::support::{Root, root::reply};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-const BIN: &str = env!("CARGO_BIN_EXE_savant-think");
+use std::process::Child;
+use std::time::{Duration, Instant};
 
 /// Kills that land while the process is still running (the test goes on
 /// until it has this many).
 const KILLS: usize = 36;
 
-const FOREACH: &str = r#"
-id: crashy
-params:
-  items: { type: array, items: { type: string } }
-required: [items]
-steps:
-  - id: each
-    call: think
-    foreach: params.items
-    as: it
-    input_template: { thought: "item <<it>> #<<loop.index>>" }
-    capture_as: out
-  - id: after
-    call: prompt.say
-    input_template: { text: "<<len(out)>> results" }
-    capture_as: said
-"#;
-
-/// A temporary project root with the workflow above, removed on drop.
-struct Root(PathBuf);
-
-impl Root {
-    fn new(name: &str) -> Root {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
-        let dir = std::env::temp_dir()
-            .join(format!("savant-engine-crash-{name}-{}-{n}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(dir.join("workflows")).unwrap();
-        std::fs::write(dir.join("workflows/crashy.yaml"), FOREACH).unwrap();
-        Root(dir)
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(BIN);
-        c.args(args)
-            .current_dir(&self.0)
-            .env_remove("SAVANT_PATH")
-            .env("SAVANT_STATE_FSYNC", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        c
-    }
-
-    fn spawn(&self, args: &[&str]) -> Child {
-        self.command(args).spawn().unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> Value {
-        let out = self.command(args).output().unwrap();
-        let v = reply(&out, args);
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {v}");
-        v
-    }
-
-    fn state(&self, run: &str) -> Value {
-        self.ok(&["state", "get", "crashy", "--run-id", run])
-    }
-
-    fn state_dir(&self) -> PathBuf {
-        self.0.join(".savant/state")
-    }
+/// A temporary project root with a `foreach` workflow `crashy` (then a
+/// step `after`); every command in it fsyncs.
+fn root(name: &str) -> Root {
+    Root::with_workflows(name, &[("crashy", &generate::foreach_then_say("crashy"))])
+        .env("SAVANT_STATE_FSYNC", "1")
 }
 
-impl Drop for Root {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+fn state(root: &Root, run: &str) -> Value {
+    root.ok(&["state", "get", "crashy", "--run-id", run])
 }
 
-/// The JSON a process printed.
-fn reply(out: &Output, args: &[&str]) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{args:?} (exit {:?}) printed no JSON ({e}): {}\nstderr: {}",
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
-/// A small xorshift generator: the test needs varied timings, not quality.
-struct Rng(u64);
-
-impl Rng {
-    fn seeded() -> Rng {
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64;
-        Rng((nanos ^ u64::from(std::process::id()).rotate_left(32)) | 1)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n.max(1)
-    }
-}
-
-fn items(n: usize) -> Value {
-    json!({ "items": (0..n).map(|i| format!("i{i}")).collect::<Vec<_>>() })
+fn state_dir(root: &Root) -> PathBuf {
+    root.join(".savant/state")
 }
 
 fn result_of(step: &str) -> Value {
@@ -142,7 +52,7 @@ fn item_index(step: &str) -> usize {
 
 #[test]
 fn killing_next_leaves_the_run_at_a_version_boundary() {
-    let root = Root::new("kill");
+    let root = root("kill");
     // One item per round at most, so the run cannot end before the round cap.
     const MAX_ROUNDS: usize = 400;
     let n = MAX_ROUNDS + 5;
@@ -203,7 +113,7 @@ fn killing_next_leaves_the_run_at_a_version_boundary() {
         }
 
         // The state loads, and is either the old version or the new one.
-        let state = root.state("r");
+        let state = state(&root, "r");
         let after = state["version"].as_u64().unwrap();
         let (status, stored) = item(&state, item_index(&step));
         if after == before {
@@ -217,7 +127,7 @@ fn killing_next_leaves_the_run_at_a_version_boundary() {
         }
         // History and version agree: one event per version.
         assert_eq!(state["history"].as_array().unwrap().len() as u64, after);
-        assert!(!root.state_dir().join("crashy__r.json.tmp").exists() || killed);
+        assert!(!state_dir(&root).join("crashy__r.json.tmp").exists() || killed);
     }
     eprintln!(
         "{rounds} rounds: {kills} kills mid-`next` ({kept_old} left the old version, {reached_new} the new one), \
@@ -289,7 +199,7 @@ fn check_replies(replies: &[(i32, Value)]) -> (usize, usize) {
 }
 
 fn assert_all_results(root: &Root, run: &str, n: usize) -> Value {
-    let state = root.state(run);
+    let state = state(root, run);
     let expected: Vec<Value> = (0..n).map(|j| result_of(&format!("each[{j}]"))).collect();
     assert_eq!(state["captures"]["out"], json!(expected), "no update was lost");
     assert_eq!(state["steps"][1]["status"], "ready");
@@ -299,7 +209,7 @@ fn assert_all_results(root: &Root, run: &str, n: usize) -> Value {
 
 #[test]
 fn eight_processes_submitting_to_one_run_lose_nothing() {
-    let root = Root::new("eight");
+    let root = root("eight");
     let params = items(8).to_string();
     for round in 0..3 {
         let run = format!("plain-{round}");
@@ -320,7 +230,7 @@ fn eight_processes_submitting_to_one_run_lose_nothing() {
 
 #[test]
 fn eight_processes_with_expected_version_retry_until_all_are_in() {
-    let root = Root::new("eight-ev");
+    let root = root("eight-ev");
     let params = items(8).to_string();
     root.ok(&["plan", "crashy", "--run-id", "ev", "--params", &params]);
     let mut pending: Vec<usize> = (0..8).collect();
@@ -328,7 +238,7 @@ fn eight_processes_with_expected_version_retry_until_all_are_in() {
     while !pending.is_empty() {
         attempts += 1;
         assert!(attempts < 40, "no progress");
-        let version = root.state("ev")["version"].as_u64().unwrap();
+        let version = state(&root, "ev")["version"].as_u64().unwrap();
         let calls: Vec<Vec<String>> = pending.iter().map(|&j| next_call("ev", j, Some(version))).collect();
         let replies = all_at_once(&root, &calls);
         let (ok, failed) = check_replies(&replies);
@@ -343,7 +253,7 @@ fn eight_processes_with_expected_version_retry_until_all_are_in() {
 
 #[test]
 fn duplicate_submissions_from_many_processes_are_idempotent() {
-    let root = Root::new("dup");
+    let root = root("dup");
     let params = items(8).to_string();
     root.ok(&["plan", "crashy", "--run-id", "d", "--params", &params]);
     // Every item twice, sixteen processes at once.
@@ -352,7 +262,7 @@ fn duplicate_submissions_from_many_processes_are_idempotent() {
     let (ok, _) = check_replies(&replies);
     assert_eq!(ok, 16, "a resent result is accepted again: {replies:?}");
     assert_all_results(&root, "d", 8);
-    assert!(root.state_dir().join("crashy__d.lock").is_file());
+    assert!(state_dir(&root).join("crashy__d.lock").is_file());
 }
 
 fn file_len(p: &Path) -> u64 {
@@ -361,9 +271,9 @@ fn file_len(p: &Path) -> u64 {
 
 #[test]
 fn the_journal_grows_then_is_compacted_into_the_snapshot() {
-    let root = Root::new("compact");
+    let root = root("compact");
     root.ok(&["plan", "crashy", "--run-id", "c", "--params", &items(40).to_string()]);
-    let journal = root.state_dir().join("crashy__c.journal");
+    let journal = state_dir(&root).join("crashy__c.journal");
     let mut lens = Vec::new();
     for j in 0..40 {
         root.ok(&["next", "crashy", "--run-id", "c", "--step", &format!("each[{j}]"), "--result", "1"]);
@@ -374,7 +284,7 @@ fn the_journal_grows_then_is_compacted_into_the_snapshot() {
     assert_eq!(lens[32], 0, "compacted after 33 events: {lens:?}");
     assert!(lens[39] > 0, "{lens:?}");
     let snapshot: Value =
-        serde_json::from_slice(&std::fs::read(root.state_dir().join("crashy__c.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(state_dir(&root).join("crashy__c.json")).unwrap()).unwrap();
     assert_eq!(snapshot["version"], 33);
-    assert_eq!(root.state("c")["version"], 40);
+    assert_eq!(state(&root, "c")["version"], 40);
 }

@@ -9,38 +9,18 @@
 //!   state in memory, and `debug` replays it consistently.
 
 use crate::common::j;
+use crate::support::{Root, next_json};
 use proptest::prelude::*;
 use savant_think::runtime::Engine;
-use savant_think::runtime::engine::{NextArgs, READY_LIST_CAP};
+use savant_think::runtime::engine::READY_LIST_CAP;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A temporary project root holding one workflow, with fsync off.
-struct Root(PathBuf);
-
-impl Root {
-    fn new(name: &str, workflow: &str) -> Root {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("savant-replay-{name}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("workflows")).unwrap();
-        std::fs::write(dir.join("savant-think.toml"), "[state]\nfsync = false\n").unwrap();
-        std::fs::write(dir.join("workflows").join(format!("{name}.yaml")), workflow).unwrap();
-        Root(dir)
-    }
-
-    fn engine(&self) -> Engine {
-        Engine::new(&self.0).unwrap()
-    }
-}
-
-impl Drop for Root {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+fn root(name: &str, workflow: &str) -> Root {
+    let root = Root::with_workflows(name, &[(name, workflow)]);
+    root.write("savant-think.toml", "[state]\nfsync = false\n");
+    root
 }
 
 /// One generated step.
@@ -98,16 +78,7 @@ fn workflow_yaml(steps: &[GenStep]) -> String {
 }
 
 fn next(e: &Engine, run: &str, step: &str, result: Value) -> Result<Value, Value> {
-    e.next(NextArgs {
-        workflow: "gen".into(),
-        run_id: run.into(),
-        step_id: step.into(),
-        result_snapshot: Some(result),
-        result: None,
-        expected_version: None,
-    })
-    .map(j)
-    .map_err(|e| e.to_json())
+    next_json(e, "gen", run, step, result)
 }
 
 /// The rendered input of a ready step `s3` or foreach item `s3[1]`, from the state.
@@ -197,7 +168,7 @@ proptest! {
         let mut steps = steps;
         steps.push(GenStep { deps: 0, when: 0, foreach: false, reads: Some(0) });
         let yaml = workflow_yaml(&steps);
-        let root = Root::new("gen", &yaml);
+        let root = root("gen", &yaml);
         let e = root.engine();
         let params = json!({ "flag_a": flag_a, "flag_b": flag_b, "list": list });
 
@@ -243,7 +214,7 @@ fn the_generated_workflows_are_what_they_claim() {
         GenStep { deps: 0b11, when: 0, foreach: false, reads: Some(1) },
     ];
     let yaml = workflow_yaml(&steps);
-    let root = Root::new("gen", &yaml);
+    let root = root("gen", &yaml);
     let e = root.engine();
     let explain = j(e.explain("gen", None, None).unwrap());
     assert_eq!(explain["order"], json!(["s0", "s1", "s2"]), "{yaml}");
@@ -267,7 +238,7 @@ fn the_generated_workflows_are_what_they_claim() {
 #[test]
 fn the_ready_list_is_capped_but_ready_total_is_not() {
     let steps = [GenStep { deps: 0, when: 0, foreach: true, reads: None }];
-    let root = Root::new("gen", &workflow_yaml(&steps));
+    let root = root("gen", &workflow_yaml(&steps));
     let e = root.engine();
     let list: Vec<String> = (0..60).map(|i| format!("i{i}")).collect();
     let r =

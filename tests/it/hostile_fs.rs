@@ -3,7 +3,7 @@
 //! quickly (the watchdog kills a hang) with a clear error and no write
 //! outside the project.
 
-use crate::common::{Scratch, assert_exit, run};
+use crate::common::{Root, assert_exit, run};
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
@@ -14,10 +14,10 @@ fn mkfifo(path: &Path) {
     assert!(std::process::Command::new("mkfifo").arg(path).status().unwrap().success());
 }
 
-fn project() -> (Scratch, Scratch) {
-    let root = Scratch::new("hostile-root");
+fn project() -> (Root, Root) {
+    let root = Root::new("hostile-root");
     root.write("workflows/flow.yaml", FLOW);
-    let outside = Scratch::new("hostile-outside");
+    let outside = Root::new("hostile-outside");
     outside.write("secret.txt", "KEEP");
     (root, outside)
 }
@@ -113,14 +113,14 @@ fn an_unreadable_config_is_invalid_config() {
 
 #[test]
 fn a_directory_that_links_to_itself_is_walked_once() {
-    let root = Scratch::new("hostile-loops");
+    let root = Root::new("hostile-loops");
     root.write("flows/a.yaml", FLOW);
     symlink(root.path.join("flows"), root.path.join("flows/self")).unwrap();
     symlink(root.path.join("flows"), root.path.join("flows/again")).unwrap();
     let r = run(&root.path, &["check", "--format", "json", "flows"]);
     assert_exit(&r, 0);
     assert_eq!(r.json()["summary"]["files"], 1, "{r:?}");
-    // Scratch's cleanup follows directory symlinks: remove the loops first.
+    // Root's cleanup follows directory symlinks: remove the loops first.
     std::fs::remove_file(root.path.join("flows/self")).unwrap();
     std::fs::remove_file(root.path.join("flows/again")).unwrap();
 }

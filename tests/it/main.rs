@@ -2,6 +2,9 @@
 //! (each linked the whole library), which keeps a cold `cargo test` small
 //! and fast. Run one file with `cargo test --test it <file>::`.
 
+#[path = "../support/mod.rs"]
+mod support;
+
 mod agent_support;
 mod common;
 mod mcp_support;

@@ -3,31 +3,18 @@
 //! check the security layer (401, 403, 404, 413) and the refusal of a public
 //! bind without a token.
 
-use crate::common::{BIN, Scratch};
+use crate::common::{BIN, Root};
 use crate::mcp_support::{check_catalog, errors_are_results, full_loop, populate};
+use crate::support::Server;
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const TOKEN: &str = "test-token-0123456789";
-
-/// A running `serve --http`, killed on drop.
-pub(crate) struct Server {
-    pub(crate) child: Child,
-    /// host:port
-    pub(crate) addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn start(root: &std::path::Path, extra: &[&str]) -> Server {
     start_with(root, extra, &[])
@@ -36,29 +23,13 @@ fn start(root: &std::path::Path, extra: &[&str]) -> Server {
 /// `serve --http 127.0.0.1:0` with extra arguments and environment; waits
 /// for the address it prints.
 pub(crate) fn start_with(root: &std::path::Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--http", "127.0.0.1:0", "--max-message-bytes", "65536", "--root"])
-        .arg(root)
+    let mut command = Server::command(root);
+    command
+        .args(["--max-message-bytes", "65536"])
         .args(extra)
         .env("LOG_LEVEL", "warn")
-        .env_remove("SAVANT_THINK_TOKEN")
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split("http://").nth(1) {
-                let _ = tx.send(rest.split('/').next().unwrap_or_default().to_owned());
-            }
-        }
-    });
-    let addr = rx.recv_timeout(Duration::from_secs(20)).expect("serve prints its address");
-    Server { child, addr }
+        .envs(env.iter().copied());
+    Server::start(command, false)
 }
 
 /// One raw HTTP/1.1 request; returns (status, body).
@@ -88,7 +59,7 @@ const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn http_loop_with_a_token() {
-    let scratch = Scratch::new("mcp-http");
+    let scratch = Root::new("mcp-http");
     populate(&scratch.path);
     let server = start(&scratch.path, &["--token", TOKEN]);
     let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{}/mcp", server.addr))
@@ -109,7 +80,7 @@ async fn http_loop_with_a_token() {
 
 #[test]
 fn http_security_checks() {
-    let scratch = Scratch::new("mcp-http-sec");
+    let scratch = Root::new("mcp-http-sec");
     populate(&scratch.path);
     let server = start(&scratch.path, &["--token", TOKEN]);
     let a = server.addr.as_str();
@@ -181,7 +152,7 @@ fn a_public_bind_without_a_token_is_refused() {
 /// half-sent requests that starved real sessions.
 #[test]
 fn http_hostile_requests_are_refused_early() {
-    let scratch = Scratch::new("mcp-http-hostile");
+    let scratch = Root::new("mcp-http-hostile");
     populate(&scratch.path);
     let server = start(&scratch.path, &["--token", TOKEN]);
     let a = server.addr.as_str();
@@ -263,7 +234,7 @@ fn http_hostile_requests_are_refused_early() {
 /// this replica or any other) is answered; the file store works as before.
 #[test]
 fn stateless_http_needs_no_session() {
-    let scratch = Scratch::new("mcp-http-stateless");
+    let scratch = Root::new("mcp-http-stateless");
     populate(&scratch.path);
     let server = start(&scratch.path, &["--stateless"]);
     let a = server.addr.as_str();

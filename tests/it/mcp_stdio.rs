@@ -2,8 +2,9 @@
 //! binary in a scratch root: catalog, a full plan → next loop, errors as
 //! results, and a server that survives malformed input.
 
-use crate::common::{BIN, Scratch};
+use crate::common::{BIN, Root};
 use crate::mcp_support::{Client, check_catalog, errors_are_results, full_loop, populate};
+use crate::support::copy_dir;
 use rmcp::model::{
     ArgumentInfo, CallToolRequestParams, CompleteRequestParams, CompletionContext, GetPromptRequestParams,
     PaginatedRequestParams, ReadResourceRequestParams, Reference, ResourceContents,
@@ -32,7 +33,7 @@ async fn connect(root: &std::path::Path) -> Client {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn stdio_catalog_loop_and_errors() {
-    let scratch = Scratch::new("mcp-stdio");
+    let scratch = Root::new("mcp-stdio");
     populate(&scratch.path);
     let client = connect(&scratch.path).await;
     let work = async {
@@ -49,7 +50,7 @@ async fn stdio_catalog_loop_and_errors() {
 /// -32600 and its id), ignores what it cannot parse, and keeps serving; closing stdin ends it cleanly.
 #[test]
 fn stdio_survives_malformed_messages() {
-    let scratch = Scratch::new("mcp-stdio-raw");
+    let scratch = Root::new("mcp-stdio-raw");
     populate(&scratch.path);
     let mut child = Command::new(BIN)
         .args(["serve", "--max-message-bytes", "65536", "--root"])
@@ -138,7 +139,7 @@ fn python_sdk_drives_a_full_loop() {
         );
         return;
     }
-    let scratch = Scratch::new("mcp-python");
+    let scratch = Root::new("mcp-python");
     populate(&scratch.path);
     let script = std::path::Path::new(crate::common::CRATE).join("tests/python/test_stdio.py");
     let mut child = Command::new(&python)
@@ -264,7 +265,7 @@ const BROKEN: &str = "id: broken\nname: Broken one\ndescription: Uses a schema t
 
 #[tokio::test(flavor = "multi_thread")]
 async fn broken_workflows_are_listed_with_their_real_error_and_their_runs_stay_readable() {
-    let scratch = Scratch::new("mcp-broken");
+    let scratch = Root::new("mcp-broken");
     populate(&scratch.path);
     std::fs::write(scratch.path.join("workflows/broken.yaml"), BROKEN).unwrap();
     let (client, _) = connect_recording(&scratch.path).await;
@@ -310,7 +311,7 @@ async fn broken_workflows_are_listed_with_their_real_error_and_their_runs_stay_r
 #[tokio::test(flavor = "multi_thread")]
 #[allow(deprecated)]
 async fn logging_set_level_sends_the_servers_log_lines() {
-    let scratch = Scratch::new("mcp-logging");
+    let scratch = Root::new("mcp-logging");
     populate(&scratch.path);
     let (client, recorder) = connect_recording(&scratch.path).await;
     let caps = client.peer_info().unwrap().capabilities.clone();
@@ -339,7 +340,7 @@ async fn logging_set_level_sends_the_servers_log_lines() {
 #[tokio::test(flavor = "multi_thread")]
 #[allow(deprecated)] // resources/subscribe: rmcp calls it legacy (2026-07-28 adds subscriptions/listen)
 async fn subscribed_runs_get_updates_and_new_runs_change_the_list() {
-    let scratch = Scratch::new("mcp-subscribe");
+    let scratch = Root::new("mcp-subscribe");
     populate(&scratch.path);
     let (client, recorder) = connect_recording(&scratch.path).await;
     let caps = client.peer_info().unwrap().capabilities.clone();
@@ -408,7 +409,7 @@ async fn subscribed_runs_get_updates_and_new_runs_change_the_list() {
 #[tokio::test(flavor = "multi_thread")]
 #[allow(deprecated)]
 async fn a_run_changed_by_another_process_is_sent_to_subscribers() {
-    let scratch = Scratch::new("mcp-watch");
+    let scratch = Root::new("mcp-watch");
     populate(&scratch.path);
     let (client, recorder) = connect_recording(&scratch.path).await;
     let uri = "run://release_notes/w1";
@@ -455,7 +456,7 @@ async fn a_run_changed_by_another_process_is_sent_to_subscribers() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn completions_offer_workflow_ids_run_ids_and_param_values() {
-    let scratch = Scratch::new("mcp-complete");
+    let scratch = Root::new("mcp-complete");
     populate(&scratch.path);
     let (client, _) = connect_recording(&scratch.path).await;
     assert!(client.peer_info().unwrap().capabilities.completions.is_some());
@@ -511,7 +512,7 @@ async fn completions_offer_workflow_ids_run_ids_and_param_values() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn resources_list_is_paged() {
-    let scratch = Scratch::new("mcp-paging");
+    let scratch = Root::new("mcp-paging");
     populate(&scratch.path);
     let (client, _) = connect_recording(&scratch.path).await;
     let work = async {
@@ -543,10 +544,10 @@ async fn resources_list_is_paged() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn workflows_are_prompts_and_prompt_errors_are_invalid_params() {
-    let scratch = Scratch::new("mcp-prompts");
+    let scratch = Root::new("mcp-prompts");
     // Only workflows/ and schemas/: no prompts/ of the project's own.
     for d in ["workflows", "schemas"] {
-        copy_tree(&std::path::Path::new(crate::common::CRATE).join(d), &scratch.path.join(d));
+        copy_dir(&std::path::Path::new(crate::common::CRATE).join(d), &scratch.path.join(d));
     }
     std::fs::write(scratch.path.join("workflows/broken.yaml"), BROKEN).unwrap();
     let (client, _) = connect_recording(&scratch.path).await;
@@ -576,16 +577,4 @@ async fn workflows_are_prompts_and_prompt_errors_are_invalid_params() {
     };
     tokio::time::timeout(Duration::from_secs(60), work).await.expect("the session must not hang");
     client.cancel().await.unwrap();
-}
-
-fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }

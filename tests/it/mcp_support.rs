@@ -3,6 +3,7 @@
 //! whatever the transport).
 #![allow(dead_code)]
 
+use crate::support::{CRATE, copy_dir};
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams, ResourceContents,
@@ -31,21 +32,9 @@ pub const TOOLS: &[&str] = &[
     "prompt_say",
 ];
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 /// Fills `root` with copies of the crate's workflows, schemas and prompts.
 pub fn populate(root: &Path) {
-    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let crate_dir = Path::new(CRATE);
     for d in ["workflows", "schemas", "prompts"] {
         copy_dir(&crate_dir.join(d), &root.join(d));
     }

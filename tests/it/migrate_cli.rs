@@ -1,7 +1,7 @@
 //! `savant-think migrate` through the real binary: dry run, --check, --out,
 //! --write, idempotence, JSON summary and bad input.
 
-use crate::common::{Scratch, assert_exit, run};
+use crate::common::{Root, assert_exit, run};
 
 const LEGACY: &str = r#"# the original Think format
 workflow: hello
@@ -19,7 +19,7 @@ const BROKEN: &str = "steps:\n  - id: a\n    call: \"bad \\( escape\"\n";
 
 #[test]
 fn dry_run_prints_the_migrated_yaml_and_writes_nothing() {
-    let s = Scratch::new("dry");
+    let s = Root::new("dry");
     let f = s.write("old.yaml", LEGACY);
     let r = run(&s.path, &["migrate", "old.yaml"]);
     assert_exit(&r, 0);
@@ -35,7 +35,7 @@ fn dry_run_prints_the_migrated_yaml_and_writes_nothing() {
 
 #[test]
 fn check_exits_1_only_when_something_needs_migration() {
-    let s = Scratch::new("check");
+    let s = Root::new("check");
     s.write("old.yaml", LEGACY);
     s.write("ok.yaml", CURRENT);
     s.write("bad.yaml", BROKEN);
@@ -51,7 +51,7 @@ fn check_exits_1_only_when_something_needs_migration() {
 
 #[test]
 fn out_writes_every_file_and_the_result_checks() {
-    let s = Scratch::new("out");
+    let s = Root::new("out");
     s.write("in/a/old.yaml", LEGACY);
     s.write("in/ok.yaml", CURRENT);
     let r = run(&s.path, &["migrate", "in", "--out", "out"]);
@@ -68,7 +68,7 @@ fn out_writes_every_file_and_the_result_checks() {
 
 #[test]
 fn out_copies_broken_files_so_check_reports_them() {
-    let s = Scratch::new("out-broken");
+    let s = Root::new("out-broken");
     s.write("in/bad.yaml", BROKEN);
     let r = run(&s.path, &["migrate", "in", "--out", "out"]);
     assert_exit(&r, 0);
@@ -81,7 +81,7 @@ fn out_copies_broken_files_so_check_reports_them() {
 
 #[test]
 fn write_rewrites_in_place_and_is_idempotent() {
-    let s = Scratch::new("write");
+    let s = Root::new("write");
     s.write("wf/old.yaml", LEGACY);
     s.write("wf/ok.yaml", CURRENT);
     let r = run(&s.path, &["migrate", "--write", "wf"]);
@@ -104,7 +104,7 @@ fn write_rewrites_in_place_and_is_idempotent() {
 
 #[test]
 fn json_summary() {
-    let s = Scratch::new("json");
+    let s = Root::new("json");
     s.write("old.yaml", LEGACY);
     s.write("bad.yaml", BROKEN);
     let r = run(&s.path, &["migrate", "old.yaml", "bad.yaml", "--format", "json"]);
@@ -123,7 +123,7 @@ fn json_summary() {
 
 #[test]
 fn bad_input() {
-    let s = Scratch::new("bad");
+    let s = Root::new("bad");
     // A missing path is an I/O error: exit 2, with its code.
     let r = run(&s.path, &["migrate", "nope.yaml"]);
     assert_exit(&r, 2);
@@ -165,7 +165,7 @@ fn help_explains_the_flags() {
 
 #[test]
 fn a_dry_run_of_one_current_file_prints_it_unchanged() {
-    let s = Scratch::new("dry-current");
+    let s = Root::new("dry-current");
     s.write("ok.yaml", CURRENT);
     let r = run(&s.path, &["migrate", "ok.yaml"]);
     assert_exit(&r, 0);
@@ -175,7 +175,7 @@ fn a_dry_run_of_one_current_file_prints_it_unchanged() {
 
 #[test]
 fn an_output_that_cannot_be_written_is_an_io_error() {
-    let s = Scratch::new("unwritable");
+    let s = Root::new("unwritable");
     s.write("old.yaml", LEGACY);
     s.write("taken", "a file, not a directory");
     let r = run(&s.path, &["migrate", "old.yaml", "--out", "taken"]);

@@ -2,7 +2,7 @@
 //! else from this repository. The binary must find its root from any
 //! subdirectory and bring its own driver prompts.
 
-use crate::common::{Scratch, assert_exit, run};
+use crate::common::{Root, assert_exit, run};
 
 const TICKET: &str = "id: ticket
 steps:
@@ -17,8 +17,8 @@ steps:
 
 const TICKET_SCHEMA: &str = r#"{"type":"object","properties":{"key":{"type":"string"}},"required":["key"],"additionalProperties":false}"#;
 
-fn project() -> Scratch {
-    let s = Scratch::new("project");
+fn project() -> Root {
+    let s = Root::new("project");
     s.write("workflows/team/ticket.yaml", TICKET);
     s.write("workflows/hello.yaml", "steps:\n  - id: hi\n    call: prompt.say\n");
     s.write("schemas/TicketV1.json", TICKET_SCHEMA);
@@ -27,7 +27,7 @@ fn project() -> Scratch {
 
 #[test]
 fn driver_prompts_are_built_in() {
-    let s = Scratch::new("bare");
+    let s = Root::new("bare");
     s.write("workflows/hello.yaml", "steps:\n  - id: hi\n    call: prompt.say\n");
     let r = run(&s.path, &["prompt"]);
     assert_exit(&r, 0);
@@ -114,7 +114,7 @@ fn check_from_a_subdirectory_uses_the_project_root() {
 
 #[test]
 fn the_config_file_marks_the_root_in_a_monorepo() {
-    let s = Scratch::new("mono");
+    let s = Root::new("mono");
     s.write("apps/a/savant-think.toml", "");
     s.write("apps/a/flows/ticket.yaml", TICKET);
     s.write("apps/a/schemas/TicketV1.json", TICKET_SCHEMA);
@@ -196,7 +196,7 @@ fn the_readme_check_sample_is_true() {
             format!("{}\n", text.strip_prefix("  ").unwrap_or(text.trim_start()))
         })
         .collect();
-    let s = Scratch::new("readme");
+    let s = Root::new("readme");
     s.write("workflows/review.yaml", file);
     let r = run(&s.path, &["check", "workflows/"]);
     assert_exit(&r, 1);
@@ -207,7 +207,7 @@ fn the_readme_check_sample_is_true() {
 /// points an installed user at a bare `docs/…` path.
 #[test]
 fn every_option_has_a_description() {
-    let s = Scratch::new("help");
+    let s = Root::new("help");
     let commands: &[&[&str]] = &[
         &["check"],
         &["compile"],
@@ -327,7 +327,7 @@ fn the_runtime_walkthrough_counts_its_versions() {
 /// written (checked with --dry-run, so no tool runs).
 #[test]
 fn the_documented_exec_command_lines_run() {
-    let s = Scratch::new("exec-docs");
+    let s = Root::new("exec-docs");
     for dir in ["workflows", "schemas"] {
         for e in std::fs::read_dir(format!("{}/{dir}", env!("CARGO_MANIFEST_DIR"))).unwrap() {
             let e = e.unwrap();

@@ -5,10 +5,11 @@
 //! replica is killed with SIGKILL mid-way. Every run must finish exactly
 //! once, with one history that both replicas (and a restarted one) agree on.
 
-use crate::common::Scratch;
+use crate::common::Root;
 use crate::common::j;
-use crate::mcp_http::{Server, start_with};
+use crate::mcp_http::start_with;
 use crate::mcp_support::{call, populate};
+use crate::support::Server;
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use savant_think::state::pg::cluster;
@@ -177,7 +178,7 @@ fn check_history(run_id: &str, state: &Value) {
 async fn two_replicas_race_and_survive_a_kill() {
     let Some(cluster) = cluster::shared() else { return };
     let url = cluster.fresh_schema("it_replicas").unwrap();
-    let scratch = Scratch::new("replicas");
+    let scratch = Root::new("replicas");
     populate(&scratch.path);
     let env = [("SAVANT_STATE_URL", url.as_str())];
     let server_a = start_with(&scratch.path, &["--stateless"], &env);
@@ -233,7 +234,7 @@ fn engines_on_one_database_see_each_others_writes() {
     use savant_think::runtime::{Engine, EngineConfig};
     let Some(cluster) = cluster::shared() else { return };
     let url = cluster.fresh_schema("it_engines").unwrap();
-    let scratch = Scratch::new("replica-engines");
+    let scratch = Root::new("replica-engines");
     populate(&scratch.path);
     let engine = || {
         let store = savant_think::state::PgStore::open(&url, true).unwrap();

@@ -4,9 +4,9 @@
 //! engine instructs, refuses or reports shows up as a reviewed diff.
 
 use crate::common::j;
-use crate::common::{CRATE, Scratch};
+use crate::common::{CRATE, Root};
+use crate::support::next_json;
 use savant_think::runtime::Engine;
-use savant_think::runtime::engine::NextArgs;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
@@ -23,7 +23,7 @@ fn yaml_to_json(text: &str, name: &str) -> Value {
 
 /// Drives one script and returns its transcript.
 fn drive(name: &str, script: &Value) -> String {
-    let scratch = Scratch::new(&format!("run-{name}"));
+    let scratch = Root::new(&format!("run-{name}"));
     let root = &scratch.path;
     let workflows = Path::new(CRATE).join("workflows");
     let id = match (script.get("workflow"), script.get("bundled")) {
@@ -76,17 +76,7 @@ fn drive(name: &str, script: &Value) -> String {
             other => other,
         };
         *n += 1;
-        reply = engine
-            .next(NextArgs {
-                workflow: id.clone(),
-                run_id: "r1".into(),
-                step_id: step.clone(),
-                result_snapshot: Some(result.clone()),
-                result: None,
-                expected_version: None,
-            })
-            .map(j)
-            .map_err(|e| e.to_json());
+        reply = next_json(&engine, &id, "r1", &step, result.clone());
         transcript.push(json!({ "next": step, "result": result, "reply": shown(&reply) }));
     }
     let mut out = format!("# {}\n", script["about"].as_str().unwrap_or(name));

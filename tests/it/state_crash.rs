@@ -8,8 +8,10 @@
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
+use crate::support::Root;
+use crate::support::generate::Rng;
 use savant_think::state::{FileStore, Loaded, RunKey, StateStore};
 use serde_json::json;
 
@@ -22,23 +24,6 @@ const SNAPSHOT_EVERY: u64 = 10;
 
 fn run_key() -> RunKey {
     RunKey::new("crash", "run-1").unwrap()
-}
-
-/// A small xorshift generator: the test needs varied timings, not quality.
-struct Rng(u64);
-
-impl Rng {
-    fn seeded() -> Rng {
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64;
-        Rng((nanos ^ u64::from(std::process::id()).rotate_left(32)) | 1)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
 }
 
 /// The version a run has reached, after checking that it sits at a version
@@ -89,15 +74,6 @@ fn writer_child() {
     }
 }
 
-/// A scratch project root, removed on drop.
-struct TestDir(PathBuf);
-
-impl Drop for TestDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Writer processes, killed on drop so that a failing test leaves none.
 struct Writers(Vec<Child>);
 
@@ -125,10 +101,8 @@ fn spawn_writer(root: &Path, fsync: bool, log: &Path) -> Child {
 
 #[test]
 fn killed_writers_leave_a_loadable_state() {
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
-    let dir = TestDir(std::env::temp_dir().join(format!("savant-crash-{}-{nanos}", std::process::id())));
-    fs::create_dir_all(&dir.0).unwrap();
-    let store = FileStore::new(&dir.0, true);
+    let dir = Root::new("crash");
+    let store = FileStore::new(&dir.path, true);
     let key = run_key();
     let mut rng = Rng::seeded();
     eprintln!("rng seed {}", rng.0);
@@ -140,8 +114,9 @@ fn killed_writers_leave_a_loadable_state() {
         // Every third round, two writers contend for the lock.
         let count = if round % 3 == 0 { 2 } else { 1 };
         let before = store.stamp(&key).unwrap();
-        let logs: Vec<PathBuf> = (0..count).map(|i| dir.0.join(format!("writer-{round}-{i}.log"))).collect();
-        let mut writers = Writers(logs.iter().map(|log| spawn_writer(&dir.0, fsync, log)).collect());
+        let logs: Vec<PathBuf> =
+            (0..count).map(|i| dir.path.join(format!("writer-{round}-{i}.log"))).collect();
+        let mut writers = Writers(logs.iter().map(|log| spawn_writer(&dir.path, fsync, log)).collect());
         // Wait until the writers are at work, then kill them a little later.
         let deadline = Instant::now() + Duration::from_secs(10);
         while store.stamp(&key).unwrap() == before && Instant::now() < deadline {
@@ -156,7 +131,7 @@ fn killed_writers_leave_a_loadable_state() {
         }
         drop(writers);
 
-        let (is_torn, is_stale) = crash_window(&dir.0);
+        let (is_torn, is_stale) = crash_window(&dir.path);
         torn += usize::from(is_torn);
         stale += usize::from(is_stale);
         let loaded = store.load(&key).unwrap().expect("the run exists");

@@ -1,0 +1,55 @@
+//! `savant-think serve --http` as a child process, killed on drop.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A running `serve --http`, killed on drop.
+pub struct Server {
+    pub child: Child,
+    /// host:port
+    pub addr: String,
+}
+
+impl Server {
+    /// `serve --http 127.0.0.1:0 --root <root>` with no inherited token;
+    /// add arguments and environment before [`Server::start`].
+    pub fn command(root: &Path) -> Command {
+        let mut c = Command::new(super::BIN);
+        c.args(["serve", "--http", "127.0.0.1:0", "--root"])
+            .arg(root)
+            .env_remove("SAVANT_THINK_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    /// Starts `command` and waits for the address it prints on stderr;
+    /// stderr is drained from then on, its lines that mention an error
+    /// echoed when `echo_errors`.
+    pub fn start(mut command: Command, echo_errors: bool) -> Server {
+        let mut child = command.stderr(Stdio::piped()).spawn().expect("start savant-think serve");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("http://").nth(1) {
+                    let _ = tx.send(rest.split('/').next().unwrap_or_default().to_owned());
+                } else if echo_errors && line.contains("error") {
+                    eprintln!("serve: {line}");
+                }
+            }
+        });
+        let addr = rx.recv_timeout(Duration::from_secs(30)).expect("serve prints its address");
+        Server { child, addr }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
