@@ -18,7 +18,7 @@ fn write_settled(path: &std::path::Path, text: &str) {
 
 #[test]
 fn a_cached_workflow_replaced_by_a_symlink_out_of_the_root_is_refused() {
-    let dir = crate::common::Scratch::new("engine-cache-symlink");
+    let dir = crate::common::Root::new("engine-cache-symlink");
     let root = dir.path.join("root");
     let outside = dir.path.join("outside");
     std::fs::create_dir_all(root.join("workflows")).unwrap();
@@ -43,7 +43,7 @@ fn a_cached_workflow_replaced_by_a_symlink_out_of_the_root_is_refused() {
 
 #[test]
 fn a_cached_workflow_rewritten_is_read_again() {
-    let dir = crate::common::Scratch::new("engine-cache-rewrite");
+    let dir = crate::common::Root::new("engine-cache-rewrite");
     std::fs::create_dir_all(dir.path.join("workflows")).unwrap();
     let file = dir.path.join("workflows/w.yaml");
     write_settled(&file, WF);

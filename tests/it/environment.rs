@@ -5,13 +5,13 @@
 //! `SAVANT_STATE_FSYNC`: `durability.rs`; `LOG_LEVEL`: `mcp_*.rs`;
 //! `token_env`: `tests/exec_mcp`.)
 
-use crate::common::{Scratch, cmd, run_cmd};
+use crate::common::{Root, cmd, run_cmd};
 
 const WORKFLOW: &str = "id: w\nsteps:\n  - id: a\n    call: prompt.say\n    input_template: { text: hi }\n";
 
 /// A project whose `[state] url` has the scheme `ftp`.
-fn project() -> Scratch {
-    let p = Scratch::new("environment");
+fn project() -> Root {
+    let p = Root::new("environment");
     p.write("workflows/w.yaml", WORKFLOW);
     p.write("savant-think.toml", "[state]\nurl = \"ftp://file/db\"\n");
     p
@@ -19,7 +19,7 @@ fn project() -> Scratch {
 
 /// Runs `args` with `SAVANT_STATE_URL` set to `url` (or unset) and returns
 /// the exit status and stdout + stderr.
-fn with_url(p: &Scratch, args: &[&str], url: Option<&str>) -> (Option<i32>, String) {
+fn with_url(p: &Root, args: &[&str], url: Option<&str>) -> (Option<i32>, String) {
     let mut c = cmd(&p.path, args);
     match url {
         Some(u) => c.env("SAVANT_STATE_URL", u),

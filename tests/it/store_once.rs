@@ -2,7 +2,7 @@
 //! results and the captures are views of it, in memory and on disk, and a
 //! snapshot written before they were views still loads.
 
-use crate::common::{Scratch, j};
+use crate::common::{Root, j};
 use savant_think::runtime::Engine;
 use savant_think::runtime::engine::NextArgs;
 use serde_json::{Value, json};
@@ -37,8 +37,8 @@ fn next(e: &Engine, step: &str, result: Value) -> Value {
     .unwrap())
 }
 
-fn root(name: &str) -> Scratch {
-    let s = Scratch::new(name);
+fn root(name: &str) -> Root {
+    let s = Root::new(name);
     s.write("workflows/loop.yaml", WF);
     s
 }
