@@ -27,6 +27,7 @@ use crate::Limits;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{self, SchemaRef, Type, Workflow};
 use crate::source::{SourceFile, Span};
+use crate::syntax::scalar::ScalarMap;
 use crate::syntax::yaml;
 use graph::DepGraph;
 pub use manifest::ToolManifest;
@@ -47,6 +48,9 @@ pub struct Config {
 /// Everything a check may read.
 pub struct Cx<'a> {
     pub src: &'a SourceFile,
+    /// Maps spans inside the file's scalars to the file (remembering the
+    /// last few decodings).
+    pub scalars: ScalarMap<'a>,
     pub wf: &'a Workflow,
     pub config: &'a Config,
     /// Step id → index of its first declaration.
@@ -70,12 +74,13 @@ impl<'a> Cx<'a> {
         }
         let capture_types = wf.steps.iter().map(|s| capture_type(s, config)).collect();
         let graph = DepGraph::build(wf, &step_index, &captures);
-        Cx { src, wf, config, step_index, captures, graph, capture_types }
+        let scalars = ScalarMap::new(&src.text);
+        Cx { src, scalars, wf, config, step_index, captures, graph, capture_types }
     }
 
     /// Maps a span inside an expression's scalar to a file span.
     pub fn file_span(&self, loc: &ir::ScalarLoc, text: &str, inner: Span) -> Span {
-        loc.file_span(self.src, text, inner)
+        loc.file_span(&self.scalars, text, inner)
     }
 }
 
@@ -129,7 +134,7 @@ pub fn analyze(src: &SourceFile, config: &Config) -> (Option<Workflow>, Vec<Diag
         }
         return (None, diags);
     };
-    let (wf, lower_diags) = ir::lower(src, &root, &default_id(&src.path));
+    let (wf, lower_diags) = ir::lower(src, root, &default_id(&src.path));
     diags.extend(lower_diags);
     let cx = Cx::new(src, &wf, config);
     for (_, check) in CHECKS {

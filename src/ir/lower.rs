@@ -9,6 +9,7 @@ use crate::ir::{
 };
 use crate::source::{SourceFile, Span};
 use crate::syntax::node::{Entry, Node, NodeKind, ScalarValue};
+use crate::syntax::scalar::ScalarMap;
 use crate::syntax::{expr::parse_expr, template::parse_template};
 
 /// The JSON shape a key's value takes: drives both the lowerer's reading and
@@ -170,18 +171,31 @@ fn key_fix(span: Span, scalar: &crate::syntax::node::Scalar, to: &str) -> Option
 }
 
 /// Lowers a parsed file. `default_id` (the file stem) is the id when the file has none.
-pub fn lower(src: &SourceFile, root: &Node, default_id: &str) -> (Workflow, Vec<Diagnostic>) {
-    let mut cx = Lower { src, diags: Vec::new(), expr_bytes: 0, valid_schemas: Default::default() };
+///
+/// Takes the tree: each step's subtree is dropped as soon as the step is
+/// lowered, so the tree and the IR are not both whole in memory at once.
+pub fn lower(src: &SourceFile, root: Node, default_id: &str) -> (Workflow, Vec<Diagnostic>) {
+    let mut cx = Lower {
+        scalars: ScalarMap::new(&src.text),
+        diags: Vec::new(),
+        expr_bytes: 0,
+        expr_budget: expr_budget(src.text.len()),
+        valid_schemas: Default::default(),
+    };
     let mut wf = cx.workflow(root, default_id);
+    cx.diags.shrink_to_fit();
     wf.has_expr_errors = cx.diags.iter().any(|d| d.code == Code::ExprSyntax);
     (wf, cx.diags)
 }
 
 struct Lower<'a> {
-    src: &'a SourceFile,
+    /// Maps spans inside scalars to the file (for `EXPR_SYNTAX`).
+    scalars: ScalarMap<'a>,
     diags: Vec<Diagnostic>,
-    /// Bytes of expression text parsed so far (see [`MAX_FILE_EXPR_BYTES`]).
+    /// Bytes of expression text parsed so far (see [`expr_budget`]).
     expr_bytes: usize,
+    /// The most expression text this file may hold.
+    expr_budget: usize,
     /// Inline schemas (as JSON text) already compiled without error.
     valid_schemas: std::collections::HashSet<String>,
 }
@@ -214,10 +228,18 @@ fn interpolation_bytes(text: &str) -> usize {
 }
 
 /// The most expression text (`when:`, `foreach:` and templates with `<<…>>`)
-/// one file may hold. A parsed expression takes up to ~50× its text in
-/// memory, so this bounds a file's checking memory whatever its size; real
-/// workflows hold a few KB.
+/// a file may hold: 1 MiB, or a quarter of the file when that is more. A
+/// parsed expression takes up to ~50× its text in memory, so this bounds a
+/// file's checking memory: under the default 8 MiB file cap it is 1 MiB
+/// whatever the file; only a file larger than 4 MiB, allowed by a raised
+/// cap (`--max-file-size`), gets more, in proportion to its size. Real
+/// workflows hold a few KB; generated ones about a sixth of their text.
 pub const MAX_FILE_EXPR_BYTES: usize = 1024 * 1024;
+
+/// The expression budget of a file of `file_bytes` bytes (see [`MAX_FILE_EXPR_BYTES`]).
+pub fn expr_budget(file_bytes: usize) -> usize {
+    MAX_FILE_EXPR_BYTES.max(file_bytes / 4)
+}
 
 impl Lower<'_> {
     fn violation(&mut self, span: Span, message: impl Into<String>, help: Option<String>) {
@@ -321,10 +343,13 @@ impl Lower<'_> {
             );
             return Vec::new();
         };
-        items.iter().filter_map(|i| self.string(i, &format!("each entry of {what}"))).collect()
+        let mut list: Vec<Str> =
+            items.iter().filter_map(|i| self.string(i, &format!("each entry of {what}"))).collect();
+        list.shrink_to_fit();
+        list
     }
 
-    fn workflow(&mut self, root: &Node, default_id: &str) -> Workflow {
+    fn workflow(&mut self, mut root: Node, default_id: &str) -> Workflow {
         let mut wf = Workflow {
             id: default_id.to_owned(),
             name: None,
@@ -389,11 +414,27 @@ impl Lower<'_> {
                     "`steps` is empty",
                     Some("a workflow needs at least one `{id, call}` step".into()),
                 ),
-                Some(items) => wf.steps = items.iter().filter_map(|i| self.step(i)).collect(),
+                Some(_) => {}
                 None => {
                     self.violation(s.span, format!("`steps` must be a list, found {}", s.kind_name()), None)
                 }
             },
+        }
+        // The steps are most of the tree: lower them one by one, dropping
+        // each one's nodes once lowered.
+        if let NodeKind::Map(entries) = &mut root.kind
+            && let Some(e) =
+                entries.iter_mut().find(|e| e.key.as_scalar().is_some_and(|k| k.value == "steps"))
+            && let NodeKind::Seq(items) = &mut e.value.kind
+        {
+            let items = std::mem::take(items);
+            drop(root);
+            let mut steps = Vec::with_capacity(items.len());
+            for item in items {
+                steps.extend(self.step(&item));
+            }
+            steps.shrink_to_fit();
+            wf.steps = steps;
         }
         wf
     }
@@ -711,8 +752,8 @@ impl Lower<'_> {
         // One diagnostic with the edit, and the inner expression is checked.
         if let Some((open, inner)) = wrapped_in_template(&text) {
             let whole = Span::new(open, open + inner.len() + 4);
-            let span = loc.file_span(self.src, &text, whole);
-            let inner_span = loc.file_span(self.src, &text, Span::new(open + 2, open + 2 + inner.len()));
+            let span = loc.file_span(&self.scalars, &text, whole);
+            let inner_span = loc.file_span(&self.scalars, &text, Span::new(open + 2, open + 2 + inner.len()));
             let trimmed = inner.trim();
             let mut d = Diagnostic::new(
                 Code::ExprSyntax,
@@ -733,7 +774,7 @@ impl Lower<'_> {
         let expr = match parse_expr(&text) {
             Ok(e) => Some(e),
             Err(err) => {
-                let span = loc.file_span(self.src, &text, err.span);
+                let span = loc.file_span(&self.scalars, &text, err.span);
                 let help = err.help.or_else(|| foreign_syntax_hint(&text, err.span));
                 self.diags.push(Diagnostic::new(Code::ExprSyntax, span, err.message).with_help_opt(help));
                 None
@@ -747,15 +788,16 @@ impl Lower<'_> {
     fn expr_budget(&mut self, span: Span, len: usize) -> bool {
         let before = self.expr_bytes;
         self.expr_bytes = before.saturating_add(len);
-        if self.expr_bytes <= MAX_FILE_EXPR_BYTES {
+        let budget = self.expr_budget;
+        if self.expr_bytes <= budget {
             return true;
         }
-        if before <= MAX_FILE_EXPR_BYTES {
+        if before <= budget {
             self.diags.push(
                 Diagnostic::new(
                     Code::ExprSyntax,
                     span,
-                    format!("the file's expressions total over {MAX_FILE_EXPR_BYTES} bytes; the rest are not checked"),
+                    format!("the file's expressions total over {budget} bytes; the rest are not checked"),
                 )
                 .with_help("pass large data as a param or a capture and read it by name"),
             );
@@ -773,7 +815,7 @@ impl Lower<'_> {
         }
         let (template, errors) = parse_template(&text);
         for err in errors {
-            let span = loc.file_span(self.src, &text, err.span);
+            let span = loc.file_span(&self.scalars, &text, err.span);
             let help = err.help.or_else(|| foreign_syntax_hint(&text, err.span));
             self.diags.push(Diagnostic::new(Code::ExprSyntax, span, err.message).with_help_opt(help));
         }

@@ -5,10 +5,10 @@ pub mod builtins;
 pub mod lower;
 pub mod types;
 
-use crate::source::{SourceFile, Span};
+use crate::source::Span;
 use crate::syntax::ast::{Expr, Template};
 use crate::syntax::node::ScalarStyle;
-use crate::syntax::scalar::map_range_cached;
+use crate::syntax::scalar::ScalarMap;
 use serde_json::Value;
 
 pub use lower::lower;
@@ -33,9 +33,10 @@ pub struct ScalarLoc {
 }
 
 impl ScalarLoc {
-    /// Maps a span in the decoded value (as `Expr` spans are) to a file span.
-    pub fn file_span(&self, src: &SourceFile, value: &str, inner: Span) -> Span {
-        map_range_cached(&src.scalar_tables, &src.text, self.span, self.style, value, inner.range())
+    /// Maps a span in the decoded value (as `Expr` spans are) to a file
+    /// span; `scalars` is the map of the file the scalar is in.
+    pub fn file_span(&self, scalars: &ScalarMap<'_>, value: &str, inner: Span) -> Span {
+        scalars.map_range(self.span, self.style, value, inner.range())
     }
 }
 
