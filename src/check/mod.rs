@@ -33,6 +33,7 @@ use graph::DepGraph;
 pub use manifest::ToolManifest;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 /// What the checker knows beyond the file itself. Built by the caller (which
 /// does the I/O); the checker never reads the disk.
@@ -59,7 +60,8 @@ pub struct Cx<'a> {
     pub captures: HashMap<&'a str, usize>,
     pub graph: DepGraph<'a>,
     /// Per step: the type of its capture (`array<…>` for foreach steps).
-    pub capture_types: Vec<Type>,
+    /// Steps with the same schema share one type.
+    pub capture_types: Vec<Arc<Type>>,
 }
 
 impl<'a> Cx<'a> {
@@ -72,7 +74,7 @@ impl<'a> Cx<'a> {
                 captures.entry(c.value.as_str()).or_insert(i);
             }
         }
-        let capture_types = wf.steps.iter().map(|s| capture_type(s, config)).collect();
+        let capture_types = capture_types(wf, config);
         let graph = DepGraph::build(wf, &step_index, &captures);
         let scalars = ScalarMap::new(&src.text);
         Cx { src, scalars, wf, config, step_index, captures, graph, capture_types }
@@ -84,16 +86,28 @@ impl<'a> Cx<'a> {
     }
 }
 
-fn capture_type(step: &ir::Step, config: &Config) -> Type {
-    let item = match &step.success_schema {
-        Some(SchemaRef::Inline { schema, .. }) => Type::from_schema(schema),
-        Some(SchemaRef::Named(n)) => match config.schemas.get(&n.value) {
-            Some(Ok(schema)) => Type::from_schema(schema),
-            _ => Type::Any,
-        },
-        None => Type::Any,
-    };
-    if step.foreach.is_some() { Type::array(item) } else { item }
+/// The type of each step's capture; one shared value per distinct schema
+/// (generated workflows repeat one inline schema thousands of times).
+fn capture_types(wf: &Workflow, config: &Config) -> Vec<Arc<Type>> {
+    let mut seen: HashMap<(bool, Option<String>), Arc<Type>> = HashMap::new();
+    let mut out = Vec::with_capacity(wf.steps.len());
+    for step in &wf.steps {
+        let schema = match &step.success_schema {
+            Some(SchemaRef::Inline { schema, .. }) => Some(schema),
+            Some(SchemaRef::Named(n)) => match config.schemas.get(&n.value) {
+                Some(Ok(schema)) => Some(schema),
+                _ => None,
+            },
+            None => None,
+        };
+        let key = (step.foreach.is_some(), schema.map(Value::to_string));
+        let ty = seen.entry(key).or_insert_with(|| {
+            let item = schema.map_or(Type::Any, Type::from_schema);
+            Arc::new(if step.foreach.is_some() { Type::array(item) } else { item })
+        });
+        out.push(Arc::clone(ty));
+    }
+    out
 }
 
 /// A check: reads the context, pushes diagnostics.

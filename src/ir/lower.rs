@@ -662,7 +662,7 @@ impl Lower<'_> {
         if let Some(v) = &loop_var {
             self.binding_name(v, "loop variable");
         }
-        let foreach = node.get("foreach").and_then(|n| self.expression(n, "`foreach`"));
+        let foreach = node.get("foreach").and_then(|n| self.expression(n, "`foreach`")).map(Box::new);
         if let (Some(v), None) = (&loop_var, &foreach)
             && node.get("foreach").is_none()
         {
@@ -672,7 +672,7 @@ impl Lower<'_> {
                 None,
             );
         }
-        let when = node.get("when").and_then(|n| self.expression(n, "`when`"));
+        let when = node.get("when").and_then(|n| self.expression(n, "`when`")).map(Box::new);
         let success_schema = node.get("success_schema").and_then(|n| match &n.kind {
             NodeKind::Map(_) => {
                 let schema = n.to_json();
@@ -692,7 +692,7 @@ impl Lower<'_> {
         let input_template = node.get("input_template").map(|n| self.template_value(n));
         let rationale = node.get("rationale").and_then(|n| {
             let s = self.scalar_text(n, "`rationale`")?;
-            Some(self.template_string(n, s))
+            Some(Box::new(self.template_string(n, s)))
         });
         let description = node.get("description").and_then(|n| self.scalar_text(n, "`description`"));
         let timeout = node.get("timeout").and_then(|n| self.timeout(n));

@@ -106,11 +106,13 @@ pub struct Step {
     pub input_template: Option<TemplateValue>,
     pub capture_as: Option<Str>,
     pub success_schema: Option<SchemaRef>,
-    pub when: Option<ExprSource>,
-    pub foreach: Option<ExprSource>,
+    /// Boxed, like `foreach` and `rationale`: most steps have none, and a
+    /// step is a few hundred bytes smaller for it (memory of a large check).
+    pub when: Option<Box<ExprSource>>,
+    pub foreach: Option<Box<ExprSource>>,
     /// The loop variable (`as:`), default `item`.
     pub loop_var: Option<Str>,
-    pub rationale: Option<TemplateString>,
+    pub rationale: Option<Box<TemplateString>>,
     pub description: Option<String>,
     /// Seconds.
     pub timeout: Option<f64>,
