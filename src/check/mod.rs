@@ -135,8 +135,22 @@ pub fn check_source(src: &SourceFile, config: &Config) -> Vec<Diagnostic> {
 }
 
 /// Like [`check_source`], and also returns the lowered workflow (when the
-/// file was a YAML document) for the compiler.
+/// file was a YAML document).
 pub fn analyze(src: &SourceFile, config: &Config) -> (Option<Workflow>, Vec<Diagnostic>) {
+    let (wf, diags, _) = analyze_with(src, config, |_, _| ());
+    (wf, diags)
+}
+
+/// [`analyze`], and `then` is called with the checker's context and the
+/// sorted diagnostics before the context is dropped, so that a caller (the
+/// compiler) reads the dependency graph the checks used instead of building
+/// it again. `then` is not called when the file has no YAML document (the
+/// third value is then `None`).
+pub fn analyze_with<R>(
+    src: &SourceFile,
+    config: &Config,
+    then: impl FnOnce(&Cx, &[Diagnostic]) -> R,
+) -> (Option<Workflow>, Vec<Diagnostic>, Option<R>) {
     let parsed = yaml::parse(src, &config.limits);
     let mut diags = parsed.diagnostics;
     let Some(root) = parsed.root else {
@@ -146,7 +160,7 @@ pub fn analyze(src: &SourceFile, config: &Config) -> (Option<Workflow>, Vec<Diag
                     .with_help("a workflow needs at least `steps:` with one `{id, call}` step"),
             );
         }
-        return (None, diags);
+        return (None, diags, None);
     };
     let (wf, lower_diags) = ir::lower(src, root, &default_id(&src.path));
     diags.extend(lower_diags);
@@ -155,7 +169,9 @@ pub fn analyze(src: &SourceFile, config: &Config) -> (Option<Workflow>, Vec<Diag
         check(&cx, &mut diags);
     }
     sort(&mut diags);
-    (Some(wf), diags)
+    let out = then(&cx, &diags);
+    drop(cx);
+    (Some(wf), diags, Some(out))
 }
 
 /// The file stem, the workflow's id when it declares none.

@@ -11,6 +11,9 @@ use crate::syntax::node::ScalarStyle;
 use crate::syntax::scalar::ScalarMap;
 use serde_json::Value;
 
+/// The expression AST the IR holds (`when:`, `foreach:`, `<<…>>`), with its
+/// walk: what the checks and the compiler read expressions through.
+pub use crate::syntax::ast;
 pub use lower::lower;
 pub use types::{ObjectType, Type};
 
