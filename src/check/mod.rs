@@ -93,7 +93,7 @@ fn capture_types(wf: &Workflow, config: &Config) -> Vec<Arc<Type>> {
     let mut out = Vec::with_capacity(wf.steps.len());
     for step in &wf.steps {
         let schema = match &step.success_schema {
-            Some(SchemaRef::Inline { schema, .. }) => Some(schema),
+            Some(SchemaRef::Inline { schema, .. }) => Some(&**schema),
             Some(SchemaRef::Named(n)) => match config.schemas.get(&n.value) {
                 Some(Ok(schema)) => Some(schema),
                 _ => None,

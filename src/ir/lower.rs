@@ -11,6 +11,7 @@ use crate::source::{SourceFile, Span};
 use crate::syntax::node::{Entry, Node, NodeKind, ScalarValue};
 use crate::syntax::scalar::ScalarMap;
 use crate::syntax::{expr::parse_expr, template::parse_template};
+use std::sync::Arc;
 
 /// The JSON shape a key's value takes: drives both the lowerer's reading and
 /// the format's JSON Schema ([`crate::schema`]).
@@ -180,7 +181,7 @@ pub fn lower(src: &SourceFile, root: Node, default_id: &str) -> (Workflow, Vec<D
         diags: Vec::new(),
         expr_bytes: 0,
         expr_budget: expr_budget(src.text.len()),
-        valid_schemas: Default::default(),
+        inline_schemas: Default::default(),
     };
     let mut wf = cx.workflow(root, default_id);
     cx.diags.shrink_to_fit();
@@ -196,8 +197,9 @@ struct Lower<'a> {
     expr_bytes: usize,
     /// The most expression text this file may hold.
     expr_budget: usize,
-    /// Inline schemas (as JSON text) already compiled without error.
-    valid_schemas: std::collections::HashSet<String>,
+    /// Inline schemas already read, by JSON text: one shared value each,
+    /// and whether it compiled without error.
+    inline_schemas: std::collections::HashMap<String, (Arc<serde_json::Value>, bool)>,
 }
 
 /// `text` is one `<<expr>>` and nothing else (but blanks): the offset of
@@ -676,15 +678,20 @@ impl Lower<'_> {
         let success_schema = node.get("success_schema").and_then(|n| match &n.kind {
             NodeKind::Map(_) => {
                 let schema = n.to_json();
-                // Generated workflows repeat one inline schema: compile each text once.
+                // Generated workflows repeat one inline schema: compile each
+                // text once, and keep one copy of it.
                 let text = schema.to_string();
-                if !self.valid_schemas.contains(&text) {
+                let (shared, valid) = match self.inline_schemas.get(&text) {
+                    Some((shared, valid)) => (Arc::clone(shared), *valid),
+                    None => (Arc::new(schema), false),
+                };
+                if !valid {
                     let help = "the run would stop at this step with UNKNOWN_SCHEMA; fix the schema";
                     let what = "this inline schema";
-                    if self.invalid_schema(n, &schema, Code::UnknownSchema, what, help).is_some() {
-                        self.valid_schemas.insert(text);
-                    }
+                    let valid = self.invalid_schema(n, &shared, Code::UnknownSchema, what, help).is_some();
+                    self.inline_schemas.insert(text, (Arc::clone(&shared), valid));
                 }
+                let schema = shared;
                 Some(SchemaRef::Inline { schema, span: n.span })
             }
             _ => self.string(n, "`success_schema`").map(SchemaRef::Named),
@@ -969,6 +976,31 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Some(0.5));
         assert_eq!(parse_duration("5m"), Some(300.0));
         assert_eq!(parse_duration("5 days"), None);
+    }
+
+    /// A file's expression budget is 1 MiB, or a quarter of the file when
+    /// larger: a big generated workflow (allowed by a raised size cap) is
+    /// checked whole, a small file of huge expressions is still cut off.
+    #[test]
+    fn the_expression_budget_grows_with_the_file() {
+        assert_eq!(expr_budget(0), MAX_FILE_EXPR_BYTES);
+        assert_eq!(expr_budget(4 * MAX_FILE_EXPR_BYTES), MAX_FILE_EXPR_BYTES);
+        assert_eq!(expr_budget(25_359_383), 6_339_845);
+        let steps: String = (0..2_000)
+            .map(|i| format!("  - id: s{i}\n    call: think\n    when: \"'{}' == 'b'\"\n", "a".repeat(600)))
+            .collect();
+        let over = |text: &str| {
+            let src = SourceFile::new("big.yaml", text);
+            let root = crate::syntax::yaml::parse(&src, &crate::Limits::default()).root.unwrap();
+            let (_, diags) = lower(&src, root, "big");
+            diags.iter().any(|d| d.message.contains("expressions total over"))
+        };
+        // 1.2 MB of expressions: over the budget of a 1.3 MB file…
+        let small = format!("steps:\n{steps}");
+        assert!(over(&small));
+        // …not of a 5.8 MB one.
+        let padding = format!("# {}\n", "x".repeat(98)).repeat(45_000);
+        assert!(!over(&format!("{padding}{small}")));
     }
 
     #[test]

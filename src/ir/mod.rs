@@ -10,6 +10,7 @@ use crate::syntax::ast::{Expr, Template};
 use crate::syntax::node::ScalarStyle;
 use crate::syntax::scalar::ScalarMap;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// The expression AST the IR holds (`when:`, `foreach:`, `<<…>>`), with its
 /// walk: what the checks and the compiler read expressions through.
@@ -87,7 +88,12 @@ impl TemplateValue {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SchemaRef {
     Named(Str),
-    Inline { schema: Value, span: Span },
+    /// Steps with the same inline schema share one value (generated
+    /// workflows repeat one schema thousands of times).
+    Inline {
+        schema: Arc<Value>,
+        span: Span,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]

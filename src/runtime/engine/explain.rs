@@ -18,7 +18,7 @@ impl Engine {
                 "when": s.when.as_ref().map(|w| w.text.as_str()),
                 "foreach": s.foreach.as_ref().map(|f| f.text.as_str()),
                 "capture_as": s.capture_as.as_ref().map(|c| c.value.as_str()),
-                "success_schema": s.success_schema.as_ref().map(|sc| match sc { SchemaRef::Named(n) => json!(n.value), SchemaRef::Inline { schema, .. } => schema.clone() }),
+                "success_schema": s.success_schema.as_ref().map(|sc| match sc { SchemaRef::Named(n) => json!(n.value), SchemaRef::Inline { schema, .. } => Value::clone(schema) }),
                 "rationale": s.rationale.as_ref().map(|r| r.text.as_str()),
                 "retry_max": s.retry_max.unwrap_or(3),
             })

@@ -498,7 +498,7 @@ impl Engine {
             "capture_as": step.capture_as.as_ref().map(|c| c.value.as_str()),
             "success_schema": match &step.success_schema {
                 Some(SchemaRef::Named(n)) => json!(n.value),
-                Some(SchemaRef::Inline { schema, .. }) => schema.clone(),
+                Some(SchemaRef::Inline { schema, .. }) => Value::clone(schema),
                 None => Value::Null,
             },
             "rationale": step.rationale.as_ref().map(|r| r.text.as_str()),
