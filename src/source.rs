@@ -62,15 +62,13 @@ pub struct SourceFile {
     /// The path as the user should see it (relative when the user gave a relative path).
     pub path: String,
     pub text: String,
-    line_starts: Vec<usize>,
+    /// The byte offset where each line starts (`u32`, as spans are).
+    line_starts: Vec<u32>,
     /// `char_marks[k]` is the number of characters that start before byte
     /// `k * CHAR_MARK_STRIDE`; empty when the text is ASCII (a character is
     /// a byte). Makes [`SourceFile::line_col`] cost O(log n + stride), however
     /// long the line.
     char_marks: Vec<u32>,
-    /// Memoized decode tables of this file's scalars (see
-    /// [`crate::syntax::scalar::map_range_cached`]).
-    pub(crate) scalar_tables: crate::syntax::scalar::ScalarTables,
 }
 
 /// Bytes between two entries of [`SourceFile::char_marks`].
@@ -89,7 +87,7 @@ impl SourceFile {
         for (i, &b) in bytes.iter().enumerate() {
             // `\r\n` is one break: it ends at its `\n`.
             if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
-                line_starts.push(i + 1);
+                line_starts.push(i as u32 + 1);
             }
         }
         let mut char_marks = Vec::new();
@@ -101,7 +99,7 @@ impl SourceFile {
             }
             char_marks.push(count);
         }
-        SourceFile { path: path.into(), text, line_starts, char_marks, scalar_tables: Default::default() }
+        SourceFile { path: path.into(), text, line_starts, char_marks }
     }
 
     /// The number of characters that start before byte `offset` (at most the text's length).
@@ -117,7 +115,7 @@ impl SourceFile {
     /// The 0-based line of a byte offset (clamped to the text).
     pub(crate) fn line_index(&self, offset: usize) -> usize {
         let offset = offset.min(self.text.len());
-        self.line_starts.partition_point(|&s| s <= offset) - 1
+        self.line_starts.partition_point(|&s| s as usize <= offset) - 1
     }
 
     /// The number of lines: one more than the number of line breaks.
@@ -128,8 +126,8 @@ impl SourceFile {
     /// The byte range of 0-based line `line`'s content (without its line
     /// break), and where the next line begins (the text's end for the last).
     pub(crate) fn line_bounds(&self, line: usize) -> (std::ops::Range<usize>, usize) {
-        let start = self.line_starts[line];
-        let next = self.line_starts.get(line + 1).copied().unwrap_or(self.text.len());
+        let start = self.line_starts[line] as usize;
+        let next = self.line_starts.get(line + 1).map_or(self.text.len(), |&s| s as usize);
         let bytes = self.text.as_bytes();
         let mut end = next;
         if end > start && bytes[end - 1] == b'\n' {
@@ -146,7 +144,7 @@ impl SourceFile {
     pub fn line_col(&self, offset: usize) -> LineCol {
         let offset = offset.min(self.text.len());
         let line = self.line_index(offset);
-        let start = self.line_starts[line];
+        let start = self.line_starts[line] as usize;
         let mut column = self.chars_before(offset) - self.chars_before(start);
         if line == 0 && offset > 0 && self.text.starts_with('\u{feff}') {
             column -= 1;

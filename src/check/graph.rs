@@ -1,9 +1,9 @@
 //! The dependency graph: explicit `deps` plus edges inferred from reading a
 //! capture (or `steps.<id>.status`). Shared by the checks and the compiler.
 
+use crate::ir::ast::references;
 use crate::ir::{ScalarLoc, Workflow};
 use crate::source::Span;
-use crate::syntax::ast::{Expr, ExprKind};
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::HashMap;
 
@@ -80,46 +80,5 @@ impl<'a> DepGraph<'a> {
 
     pub fn has_dependents(&self, step: usize) -> bool {
         self.graph.edges_directed(NodeIndex::new(step), petgraph::Outgoing).next().is_some()
-    }
-}
-
-/// The names an expression reads at the root of a path: `(name, span, false)`
-/// for a variable, `(id, span, true)` for `steps.<id>`.
-pub fn references(expr: &Expr) -> Vec<(&str, Span, bool)> {
-    let mut out = Vec::new();
-    walk(expr, &mut |e| match &e.kind {
-        ExprKind::Var(name) => out.push((name.as_str(), e.span, false)),
-        ExprKind::Field { base, name, name_span, .. } => {
-            if matches!(&base.kind, ExprKind::Var(v) if v == "steps") {
-                out.push((name.as_str(), *name_span, true));
-            }
-        }
-        _ => {}
-    });
-    out
-}
-
-/// Visits every node of an expression, parents before children.
-pub fn walk<'e>(expr: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
-    f(expr);
-    match &expr.kind {
-        ExprKind::Array(items) => items.iter().for_each(|i| walk(i, f)),
-        ExprKind::Field { base, .. } => walk(base, f),
-        ExprKind::Index { base, index, .. } => {
-            walk(base, f);
-            walk(index, f);
-        }
-        ExprKind::Call { args, .. } => args.iter().for_each(|a| walk(a, f)),
-        ExprKind::Unary { expr, .. } => walk(expr, f),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            walk(lhs, f);
-            walk(rhs, f);
-        }
-        ExprKind::Ternary { cond, then, otherwise } => {
-            walk(cond, f);
-            walk(then, f);
-            walk(otherwise, f);
-        }
-        ExprKind::Null | ExprKind::Bool(_) | ExprKind::Number(_) | ExprKind::Str(_) | ExprKind::Var(_) => {}
     }
 }

@@ -5,8 +5,8 @@
 use crate::check::Cx;
 use crate::check::scope::{self, Binding};
 use crate::diagnostic::{Code, Diagnostic, suggest};
+use crate::ir::ast::{BinOp, Expr, ExprKind, UnaryOp};
 use crate::ir::{ExprSite, ScalarLoc, Type, builtins};
-use crate::syntax::ast::{BinOp, Expr, ExprKind, UnaryOp};
 
 /// One expression being inferred: where it is and where problems go.
 pub struct Infer<'c, 'a> {

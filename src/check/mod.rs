@@ -27,11 +27,13 @@ use crate::Limits;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{self, SchemaRef, Type, Workflow};
 use crate::source::{SourceFile, Span};
+use crate::syntax::scalar::ScalarMap;
 use crate::syntax::yaml;
 use graph::DepGraph;
 pub use manifest::ToolManifest;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 /// What the checker knows beyond the file itself. Built by the caller (which
 /// does the I/O); the checker never reads the disk.
@@ -47,6 +49,9 @@ pub struct Config {
 /// Everything a check may read.
 pub struct Cx<'a> {
     pub src: &'a SourceFile,
+    /// Maps spans inside the file's scalars to the file (remembering the
+    /// last few decodings).
+    pub scalars: ScalarMap<'a>,
     pub wf: &'a Workflow,
     pub config: &'a Config,
     /// Step id → index of its first declaration.
@@ -55,7 +60,8 @@ pub struct Cx<'a> {
     pub captures: HashMap<&'a str, usize>,
     pub graph: DepGraph<'a>,
     /// Per step: the type of its capture (`array<…>` for foreach steps).
-    pub capture_types: Vec<Type>,
+    /// Steps with the same schema share one type.
+    pub capture_types: Vec<Arc<Type>>,
 }
 
 impl<'a> Cx<'a> {
@@ -68,27 +74,40 @@ impl<'a> Cx<'a> {
                 captures.entry(c.value.as_str()).or_insert(i);
             }
         }
-        let capture_types = wf.steps.iter().map(|s| capture_type(s, config)).collect();
+        let capture_types = capture_types(wf, config);
         let graph = DepGraph::build(wf, &step_index, &captures);
-        Cx { src, wf, config, step_index, captures, graph, capture_types }
+        let scalars = ScalarMap::new(&src.text);
+        Cx { src, scalars, wf, config, step_index, captures, graph, capture_types }
     }
 
     /// Maps a span inside an expression's scalar to a file span.
     pub fn file_span(&self, loc: &ir::ScalarLoc, text: &str, inner: Span) -> Span {
-        loc.file_span(self.src, text, inner)
+        loc.file_span(&self.scalars, text, inner)
     }
 }
 
-fn capture_type(step: &ir::Step, config: &Config) -> Type {
-    let item = match &step.success_schema {
-        Some(SchemaRef::Inline { schema, .. }) => Type::from_schema(schema),
-        Some(SchemaRef::Named(n)) => match config.schemas.get(&n.value) {
-            Some(Ok(schema)) => Type::from_schema(schema),
-            _ => Type::Any,
-        },
-        None => Type::Any,
-    };
-    if step.foreach.is_some() { Type::array(item) } else { item }
+/// The type of each step's capture; one shared value per distinct schema
+/// (generated workflows repeat one inline schema thousands of times).
+fn capture_types(wf: &Workflow, config: &Config) -> Vec<Arc<Type>> {
+    let mut seen: HashMap<(bool, Option<String>), Arc<Type>> = HashMap::new();
+    let mut out = Vec::with_capacity(wf.steps.len());
+    for step in &wf.steps {
+        let schema = match &step.success_schema {
+            Some(SchemaRef::Inline { schema, .. }) => Some(&**schema),
+            Some(SchemaRef::Named(n)) => match config.schemas.get(&n.value) {
+                Some(Ok(schema)) => Some(schema),
+                _ => None,
+            },
+            None => None,
+        };
+        let key = (step.foreach.is_some(), schema.map(Value::to_string));
+        let ty = seen.entry(key).or_insert_with(|| {
+            let item = schema.map_or(Type::Any, Type::from_schema);
+            Arc::new(if step.foreach.is_some() { Type::array(item) } else { item })
+        });
+        out.push(Arc::clone(ty));
+    }
+    out
 }
 
 /// A check: reads the context, pushes diagnostics.
@@ -116,8 +135,22 @@ pub fn check_source(src: &SourceFile, config: &Config) -> Vec<Diagnostic> {
 }
 
 /// Like [`check_source`], and also returns the lowered workflow (when the
-/// file was a YAML document) for the compiler.
+/// file was a YAML document).
 pub fn analyze(src: &SourceFile, config: &Config) -> (Option<Workflow>, Vec<Diagnostic>) {
+    let (wf, diags, _) = analyze_with(src, config, |_, _| ());
+    (wf, diags)
+}
+
+/// [`analyze`], and `then` is called with the checker's context and the
+/// sorted diagnostics before the context is dropped, so that a caller (the
+/// compiler) reads the dependency graph the checks used instead of building
+/// it again. `then` is not called when the file has no YAML document (the
+/// third value is then `None`).
+pub fn analyze_with<R>(
+    src: &SourceFile,
+    config: &Config,
+    then: impl FnOnce(&Cx, &[Diagnostic]) -> R,
+) -> (Option<Workflow>, Vec<Diagnostic>, Option<R>) {
     let parsed = yaml::parse(src, &config.limits);
     let mut diags = parsed.diagnostics;
     let Some(root) = parsed.root else {
@@ -127,16 +160,18 @@ pub fn analyze(src: &SourceFile, config: &Config) -> (Option<Workflow>, Vec<Diag
                     .with_help("a workflow needs at least `steps:` with one `{id, call}` step"),
             );
         }
-        return (None, diags);
+        return (None, diags, None);
     };
-    let (wf, lower_diags) = ir::lower(src, &root, &default_id(&src.path));
+    let (wf, lower_diags) = ir::lower(src, root, &default_id(&src.path));
     diags.extend(lower_diags);
     let cx = Cx::new(src, &wf, config);
     for (_, check) in CHECKS {
         check(&cx, &mut diags);
     }
     sort(&mut diags);
-    (Some(wf), diags)
+    let out = then(&cx, &diags);
+    drop(cx);
+    (Some(wf), diags, Some(out))
 }
 
 /// The file stem, the workflow's id when it declares none.

@@ -69,6 +69,6 @@ pub fn binding_type(cx: &Cx, binding: Binding, loop_item: &Type) -> Type {
         // `steps.<id>` is checked by name; its value is `{status}`.
         Binding::Steps => Type::Any,
         Binding::LoopVar => loop_item.clone(),
-        Binding::Capture(i) => cx.capture_types[i].clone(),
+        Binding::Capture(i) => Type::clone(&cx.capture_types[i]),
     }
 }

@@ -8,10 +8,10 @@
 //! a typo or comes from another template language (`length`, `lowercase`).
 
 use crate::check::Cx;
-use crate::check::graph::walk;
 use crate::diagnostic::{Code, Diagnostic, suggest};
+use crate::ir::ast::ExprKind;
+use crate::ir::ast::walk;
 use crate::ir::builtins::{FUNCTIONS, lookup};
-use crate::syntax::ast::ExprKind;
 
 /// Names from other languages and what this one calls them.
 const ALIASES: &[(&str, &str)] = &[

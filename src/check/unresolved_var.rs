@@ -10,11 +10,11 @@
 //! is a typo of a name that exists ("did you mean `mr_data`?").
 
 use crate::check::Cx;
-use crate::check::graph::walk;
 use crate::check::scope::{self, Binding, LOOP_FIELDS, RUN_FIELDS, STEP_FIELDS, WORKFLOW_FIELDS};
 use crate::diagnostic::{Code, Diagnostic, Label, suggest};
 use crate::ir::ExprSite;
-use crate::syntax::ast::{Expr, ExprKind};
+use crate::ir::ast::walk;
+use crate::ir::ast::{Expr, ExprKind};
 use std::collections::HashMap;
 
 /// Distinct unresolved names per file that get a "did you mean".

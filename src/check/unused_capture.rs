@@ -8,8 +8,8 @@
 //! captured result is stored in the run state for nothing.
 
 use crate::check::Cx;
-use crate::check::graph::references;
 use crate::diagnostic::{Code, Diagnostic};
+use crate::ir::ast::references;
 use std::collections::HashSet;
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {

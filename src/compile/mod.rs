@@ -2,11 +2,30 @@
 //! stable order. Compiling needs a workflow that checks without errors.
 
 use crate::check::graph::EdgeKind;
-use crate::check::{Config, Cx};
+use crate::check::{self, Config, Cx};
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::Workflow;
 use crate::source::SourceFile;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
+
+/// What compiling a file gives: the lowered workflow (when the file was a
+/// YAML document), the sorted diagnostics, and the plan when no diagnostic
+/// is an error.
+pub struct Compiled {
+    pub workflow: Option<Workflow>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub plan: Option<Plan>,
+}
+
+/// Checks `src` and, when it has no errors, plans it from the same checker
+/// context (one parse, one lowering, one dependency graph).
+pub fn compile(src: &SourceFile, config: &Config) -> Compiled {
+    let (workflow, diagnostics, plan) = check::analyze_with(src, config, |cx, diags| {
+        (!diags.iter().any(|d| d.severity == Severity::Error)).then(|| Plan::from_cx(cx))
+    });
+    Compiled { workflow, diagnostics, plan: plan.flatten() }
+}
 
 /// One step of a plan: its dependencies as step indices.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,11 +49,11 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Builds the plan. The caller has checked the workflow: cycles and unknown
-    /// deps are not reported here (unknown deps are ignored, cycles leave their
-    /// steps out of `order`).
-    pub fn build(src: &SourceFile, wf: &Workflow, config: &Config) -> Plan {
-        let cx = Cx::new(src, wf, config);
+    /// Builds the plan from the checker's context (its dependency graph).
+    /// Cycles and unknown deps are the checks' to report: here unknown deps
+    /// are ignored and cycles leave their steps out of `order`.
+    pub fn from_cx(cx: &Cx) -> Plan {
+        let wf = cx.wf;
         let g = &cx.graph.graph;
         let mut steps: Vec<PlanStep> = wf
             .steps
@@ -161,4 +180,39 @@ fn stable_topo(steps: &[PlanStep]) -> Vec<usize> {
         }
     }
     order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compile_str(text: &str) -> Compiled {
+        compile(&SourceFile::new("w.yaml", text), &Config::default())
+    }
+
+    /// One analysis gives the diagnostics and the plan: explicit and
+    /// inferred edges, and a stable order.
+    #[test]
+    fn a_clean_file_compiles_to_a_plan() {
+        let c = compile_str(
+            "steps:\n  - {id: b, call: think, deps: [a]}\n  - {id: a, call: think, capture_as: x}\n  \
+             - {id: c, call: think, input_template: {q: \"<<x>>\"}}\n",
+        );
+        assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+        let plan = c.plan.expect("a plan");
+        assert_eq!(plan.steps[0].deps, [1]);
+        assert_eq!((plan.steps[2].deps.as_slice(), plan.steps[2].inferred.as_slice()), (&[1][..], &[1][..]));
+        assert_eq!(plan.order, [1, 0, 2]);
+        assert_eq!(c.workflow.expect("a workflow").steps.len(), 3);
+    }
+
+    #[test]
+    fn a_file_with_errors_has_no_plan() {
+        let c = compile_str("steps:\n  - {id: a, call: think, deps: [nope]}\n");
+        assert!(c.plan.is_none());
+        assert!(c.workflow.is_some());
+        assert_eq!(c.diagnostics[0].code, crate::diagnostic::Code::UnknownDep);
+        let empty = compile_str("");
+        assert!(empty.plan.is_none() && empty.workflow.is_none() && !empty.diagnostics.is_empty());
+    }
 }

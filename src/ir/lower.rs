@@ -9,7 +9,9 @@ use crate::ir::{
 };
 use crate::source::{SourceFile, Span};
 use crate::syntax::node::{Entry, Node, NodeKind, ScalarValue};
+use crate::syntax::scalar::ScalarMap;
 use crate::syntax::{expr::parse_expr, template::parse_template};
+use std::sync::Arc;
 
 /// The JSON shape a key's value takes: drives both the lowerer's reading and
 /// the format's JSON Schema ([`crate::schema`]).
@@ -170,20 +172,34 @@ fn key_fix(span: Span, scalar: &crate::syntax::node::Scalar, to: &str) -> Option
 }
 
 /// Lowers a parsed file. `default_id` (the file stem) is the id when the file has none.
-pub fn lower(src: &SourceFile, root: &Node, default_id: &str) -> (Workflow, Vec<Diagnostic>) {
-    let mut cx = Lower { src, diags: Vec::new(), expr_bytes: 0, valid_schemas: Default::default() };
+///
+/// Takes the tree: each step's subtree is dropped as soon as the step is
+/// lowered, so the tree and the IR are not both whole in memory at once.
+pub fn lower(src: &SourceFile, root: Node, default_id: &str) -> (Workflow, Vec<Diagnostic>) {
+    let mut cx = Lower {
+        scalars: ScalarMap::new(&src.text),
+        diags: Vec::new(),
+        expr_bytes: 0,
+        expr_budget: expr_budget(src.text.len()),
+        inline_schemas: Default::default(),
+    };
     let mut wf = cx.workflow(root, default_id);
+    cx.diags.shrink_to_fit();
     wf.has_expr_errors = cx.diags.iter().any(|d| d.code == Code::ExprSyntax);
     (wf, cx.diags)
 }
 
 struct Lower<'a> {
-    src: &'a SourceFile,
+    /// Maps spans inside scalars to the file (for `EXPR_SYNTAX`).
+    scalars: ScalarMap<'a>,
     diags: Vec<Diagnostic>,
-    /// Bytes of expression text parsed so far (see [`MAX_FILE_EXPR_BYTES`]).
+    /// Bytes of expression text parsed so far (see [`expr_budget`]).
     expr_bytes: usize,
-    /// Inline schemas (as JSON text) already compiled without error.
-    valid_schemas: std::collections::HashSet<String>,
+    /// The most expression text this file may hold.
+    expr_budget: usize,
+    /// Inline schemas already read, by JSON text: one shared value each,
+    /// and whether it compiled without error.
+    inline_schemas: std::collections::HashMap<String, (Arc<serde_json::Value>, bool)>,
 }
 
 /// `text` is one `<<expr>>` and nothing else (but blanks): the offset of
@@ -214,10 +230,18 @@ fn interpolation_bytes(text: &str) -> usize {
 }
 
 /// The most expression text (`when:`, `foreach:` and templates with `<<…>>`)
-/// one file may hold. A parsed expression takes up to ~50× its text in
-/// memory, so this bounds a file's checking memory whatever its size; real
-/// workflows hold a few KB.
+/// a file may hold: 1 MiB, or a quarter of the file when that is more. A
+/// parsed expression takes up to ~50× its text in memory, so this bounds a
+/// file's checking memory: under the default 8 MiB file cap it is 1 MiB
+/// whatever the file; only a file larger than 4 MiB, allowed by a raised
+/// cap (`--max-file-size`), gets more, in proportion to its size. Real
+/// workflows hold a few KB; generated ones about a sixth of their text.
 pub const MAX_FILE_EXPR_BYTES: usize = 1024 * 1024;
+
+/// The expression budget of a file of `file_bytes` bytes (see [`MAX_FILE_EXPR_BYTES`]).
+pub fn expr_budget(file_bytes: usize) -> usize {
+    MAX_FILE_EXPR_BYTES.max(file_bytes / 4)
+}
 
 impl Lower<'_> {
     fn violation(&mut self, span: Span, message: impl Into<String>, help: Option<String>) {
@@ -321,10 +345,13 @@ impl Lower<'_> {
             );
             return Vec::new();
         };
-        items.iter().filter_map(|i| self.string(i, &format!("each entry of {what}"))).collect()
+        let mut list: Vec<Str> =
+            items.iter().filter_map(|i| self.string(i, &format!("each entry of {what}"))).collect();
+        list.shrink_to_fit();
+        list
     }
 
-    fn workflow(&mut self, root: &Node, default_id: &str) -> Workflow {
+    fn workflow(&mut self, mut root: Node, default_id: &str) -> Workflow {
         let mut wf = Workflow {
             id: default_id.to_owned(),
             name: None,
@@ -389,11 +416,27 @@ impl Lower<'_> {
                     "`steps` is empty",
                     Some("a workflow needs at least one `{id, call}` step".into()),
                 ),
-                Some(items) => wf.steps = items.iter().filter_map(|i| self.step(i)).collect(),
+                Some(_) => {}
                 None => {
                     self.violation(s.span, format!("`steps` must be a list, found {}", s.kind_name()), None)
                 }
             },
+        }
+        // The steps are most of the tree: lower them one by one, dropping
+        // each one's nodes once lowered.
+        if let NodeKind::Map(entries) = &mut root.kind
+            && let Some(e) =
+                entries.iter_mut().find(|e| e.key.as_scalar().is_some_and(|k| k.value == "steps"))
+            && let NodeKind::Seq(items) = &mut e.value.kind
+        {
+            let items = std::mem::take(items);
+            drop(root);
+            let mut steps = Vec::with_capacity(items.len());
+            for item in items {
+                steps.extend(self.step(&item));
+            }
+            steps.shrink_to_fit();
+            wf.steps = steps;
         }
         wf
     }
@@ -621,7 +664,7 @@ impl Lower<'_> {
         if let Some(v) = &loop_var {
             self.binding_name(v, "loop variable");
         }
-        let foreach = node.get("foreach").and_then(|n| self.expression(n, "`foreach`"));
+        let foreach = node.get("foreach").and_then(|n| self.expression(n, "`foreach`")).map(Box::new);
         if let (Some(v), None) = (&loop_var, &foreach)
             && node.get("foreach").is_none()
         {
@@ -631,19 +674,24 @@ impl Lower<'_> {
                 None,
             );
         }
-        let when = node.get("when").and_then(|n| self.expression(n, "`when`"));
+        let when = node.get("when").and_then(|n| self.expression(n, "`when`")).map(Box::new);
         let success_schema = node.get("success_schema").and_then(|n| match &n.kind {
             NodeKind::Map(_) => {
                 let schema = n.to_json();
-                // Generated workflows repeat one inline schema: compile each text once.
+                // Generated workflows repeat one inline schema: compile each
+                // text once, and keep one copy of it.
                 let text = schema.to_string();
-                if !self.valid_schemas.contains(&text) {
+                let (shared, valid) = match self.inline_schemas.get(&text) {
+                    Some((shared, valid)) => (Arc::clone(shared), *valid),
+                    None => (Arc::new(schema), false),
+                };
+                if !valid {
                     let help = "the run would stop at this step with UNKNOWN_SCHEMA; fix the schema";
                     let what = "this inline schema";
-                    if self.invalid_schema(n, &schema, Code::UnknownSchema, what, help).is_some() {
-                        self.valid_schemas.insert(text);
-                    }
+                    let valid = self.invalid_schema(n, &shared, Code::UnknownSchema, what, help).is_some();
+                    self.inline_schemas.insert(text, (Arc::clone(&shared), valid));
                 }
+                let schema = shared;
                 Some(SchemaRef::Inline { schema, span: n.span })
             }
             _ => self.string(n, "`success_schema`").map(SchemaRef::Named),
@@ -651,7 +699,7 @@ impl Lower<'_> {
         let input_template = node.get("input_template").map(|n| self.template_value(n));
         let rationale = node.get("rationale").and_then(|n| {
             let s = self.scalar_text(n, "`rationale`")?;
-            Some(self.template_string(n, s))
+            Some(Box::new(self.template_string(n, s)))
         });
         let description = node.get("description").and_then(|n| self.scalar_text(n, "`description`"));
         let timeout = node.get("timeout").and_then(|n| self.timeout(n));
@@ -711,8 +759,8 @@ impl Lower<'_> {
         // One diagnostic with the edit, and the inner expression is checked.
         if let Some((open, inner)) = wrapped_in_template(&text) {
             let whole = Span::new(open, open + inner.len() + 4);
-            let span = loc.file_span(self.src, &text, whole);
-            let inner_span = loc.file_span(self.src, &text, Span::new(open + 2, open + 2 + inner.len()));
+            let span = loc.file_span(&self.scalars, &text, whole);
+            let inner_span = loc.file_span(&self.scalars, &text, Span::new(open + 2, open + 2 + inner.len()));
             let trimmed = inner.trim();
             let mut d = Diagnostic::new(
                 Code::ExprSyntax,
@@ -733,7 +781,7 @@ impl Lower<'_> {
         let expr = match parse_expr(&text) {
             Ok(e) => Some(e),
             Err(err) => {
-                let span = loc.file_span(self.src, &text, err.span);
+                let span = loc.file_span(&self.scalars, &text, err.span);
                 let help = err.help.or_else(|| foreign_syntax_hint(&text, err.span));
                 self.diags.push(Diagnostic::new(Code::ExprSyntax, span, err.message).with_help_opt(help));
                 None
@@ -747,15 +795,16 @@ impl Lower<'_> {
     fn expr_budget(&mut self, span: Span, len: usize) -> bool {
         let before = self.expr_bytes;
         self.expr_bytes = before.saturating_add(len);
-        if self.expr_bytes <= MAX_FILE_EXPR_BYTES {
+        let budget = self.expr_budget;
+        if self.expr_bytes <= budget {
             return true;
         }
-        if before <= MAX_FILE_EXPR_BYTES {
+        if before <= budget {
             self.diags.push(
                 Diagnostic::new(
                     Code::ExprSyntax,
                     span,
-                    format!("the file's expressions total over {MAX_FILE_EXPR_BYTES} bytes; the rest are not checked"),
+                    format!("the file's expressions total over {budget} bytes; the rest are not checked"),
                 )
                 .with_help("pass large data as a param or a capture and read it by name"),
             );
@@ -773,7 +822,7 @@ impl Lower<'_> {
         }
         let (template, errors) = parse_template(&text);
         for err in errors {
-            let span = loc.file_span(self.src, &text, err.span);
+            let span = loc.file_span(&self.scalars, &text, err.span);
             let help = err.help.or_else(|| foreign_syntax_hint(&text, err.span));
             self.diags.push(Diagnostic::new(Code::ExprSyntax, span, err.message).with_help_opt(help));
         }
@@ -927,6 +976,31 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Some(0.5));
         assert_eq!(parse_duration("5m"), Some(300.0));
         assert_eq!(parse_duration("5 days"), None);
+    }
+
+    /// A file's expression budget is 1 MiB, or a quarter of the file when
+    /// larger: a big generated workflow (allowed by a raised size cap) is
+    /// checked whole, a small file of huge expressions is still cut off.
+    #[test]
+    fn the_expression_budget_grows_with_the_file() {
+        assert_eq!(expr_budget(0), MAX_FILE_EXPR_BYTES);
+        assert_eq!(expr_budget(4 * MAX_FILE_EXPR_BYTES), MAX_FILE_EXPR_BYTES);
+        assert_eq!(expr_budget(25_359_383), 6_339_845);
+        let steps: String = (0..2_000)
+            .map(|i| format!("  - id: s{i}\n    call: think\n    when: \"'{}' == 'b'\"\n", "a".repeat(600)))
+            .collect();
+        let over = |text: &str| {
+            let src = SourceFile::new("big.yaml", text);
+            let root = crate::syntax::yaml::parse(&src, &crate::Limits::default()).root.unwrap();
+            let (_, diags) = lower(&src, root, "big");
+            diags.iter().any(|d| d.message.contains("expressions total over"))
+        };
+        // 1.2 MB of expressions: over the budget of a 1.3 MB file…
+        let small = format!("steps:\n{steps}");
+        assert!(over(&small));
+        // …not of a 5.8 MB one.
+        let padding = format!("# {}\n", "x".repeat(98)).repeat(45_000);
+        assert!(!over(&format!("{padding}{small}")));
     }
 
     #[test]

@@ -5,12 +5,16 @@ pub mod builtins;
 pub mod lower;
 pub mod types;
 
-use crate::source::{SourceFile, Span};
+use crate::source::Span;
 use crate::syntax::ast::{Expr, Template};
 use crate::syntax::node::ScalarStyle;
-use crate::syntax::scalar::map_range_cached;
+use crate::syntax::scalar::ScalarMap;
 use serde_json::Value;
+use std::sync::Arc;
 
+/// The expression AST the IR holds (`when:`, `foreach:`, `<<…>>`), with its
+/// walk: what the checks and the compiler read expressions through.
+pub use crate::syntax::ast;
 pub use lower::lower;
 pub use types::{ObjectType, Type};
 
@@ -33,9 +37,10 @@ pub struct ScalarLoc {
 }
 
 impl ScalarLoc {
-    /// Maps a span in the decoded value (as `Expr` spans are) to a file span.
-    pub fn file_span(&self, src: &SourceFile, value: &str, inner: Span) -> Span {
-        map_range_cached(&src.scalar_tables, &src.text, self.span, self.style, value, inner.range())
+    /// Maps a span in the decoded value (as `Expr` spans are) to a file
+    /// span; `scalars` is the map of the file the scalar is in.
+    pub fn file_span(&self, scalars: &ScalarMap<'_>, value: &str, inner: Span) -> Span {
+        scalars.map_range(self.span, self.style, value, inner.range())
     }
 }
 
@@ -83,7 +88,12 @@ impl TemplateValue {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SchemaRef {
     Named(Str),
-    Inline { schema: Value, span: Span },
+    /// Steps with the same inline schema share one value (generated
+    /// workflows repeat one schema thousands of times).
+    Inline {
+        schema: Arc<Value>,
+        span: Span,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -105,11 +115,13 @@ pub struct Step {
     pub input_template: Option<TemplateValue>,
     pub capture_as: Option<Str>,
     pub success_schema: Option<SchemaRef>,
-    pub when: Option<ExprSource>,
-    pub foreach: Option<ExprSource>,
+    /// Boxed, like `foreach` and `rationale`: most steps have none, and a
+    /// step is a few hundred bytes smaller for it (memory of a large check).
+    pub when: Option<Box<ExprSource>>,
+    pub foreach: Option<Box<ExprSource>>,
     /// The loop variable (`as:`), default `item`.
     pub loop_var: Option<Str>,
-    pub rationale: Option<TemplateString>,
+    pub rationale: Option<Box<TemplateString>>,
     pub description: Option<String>,
     /// Seconds.
     pub timeout: Option<f64>,

@@ -3,7 +3,6 @@
 //! type inference (`check::scope`, `check::infer`).
 
 use super::document::Analysis;
-use crate::check::graph::walk;
 use crate::check::infer::{Infer, loop_item_type};
 use crate::check::scope::{self, Binding};
 use crate::check::{Config, Cx};
@@ -12,6 +11,7 @@ use crate::ir::lower::{KeyDoc, RETRY_KEYS, STEP_KEYS, WORKFLOW_KEYS};
 use crate::ir::{SchemaRef, Type, Workflow};
 use crate::source::Span;
 use crate::syntax::ast::ExprKind;
+use crate::syntax::ast::walk;
 use crate::syntax::node::Node;
 
 /// A named thing of the workflow.

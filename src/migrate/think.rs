@@ -10,7 +10,7 @@ use super::params::Params;
 use super::placeholder::{self, Scope, StepRef};
 use super::value::{Yaml, key_text};
 use super::{Cx, Dialect, engine_dialect, when};
-use crate::check::graph::references;
+use crate::syntax::ast::references;
 use crate::syntax::expr::parse_expr;
 use crate::syntax::node::{Node, NodeKind, ScalarValue};
 use crate::syntax::template::parse_template;

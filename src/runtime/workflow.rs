@@ -1,6 +1,6 @@
 //! Finding, reading, checking and compiling workflows for the engine.
 
-use crate::check::{self, Config};
+use crate::check::Config;
 use crate::compile::Plan;
 use crate::diagnostic::Severity;
 use crate::ir::Workflow;
@@ -140,8 +140,12 @@ pub fn compile_bytes(path: &Path, bytes: Vec<u8>, config: &Config) -> Result<Com
     let hash = sha256_hex(&bytes);
     let (source, read_diags) =
         crate::workspace::decode_source(path.to_string_lossy().into_owned(), bytes, &config.limits);
-    let (wf, diags) =
-        if read_diags.is_empty() { check::analyze(&source, config) } else { (None, read_diags) };
+    let (wf, diags, plan) = if read_diags.is_empty() {
+        let c = crate::compile::compile(&source, config);
+        (c.workflow, c.diagnostics, c.plan)
+    } else {
+        (None, read_diags, None)
+    };
     if diags.iter().any(|d| d.severity == Severity::Error) {
         let parsed = crate::report::json_value(&[FileReport { source: &source, diagnostics: &diags }]);
         return Err(EngineError::new(
@@ -155,9 +159,9 @@ pub fn compile_bytes(path: &Path, bytes: Vec<u8>, config: &Config) -> Result<Com
             }),
         ));
     }
-    let wf =
-        wf.ok_or_else(|| EngineError::new(ErrorCode::YamlSchemaViolation, json!("the workflow is empty")))?;
-    let plan = Plan::build(&source, &wf, config);
+    let (Some(wf), Some(plan)) = (wf, plan) else {
+        return Err(EngineError::new(ErrorCode::YamlSchemaViolation, json!("the workflow is empty")));
+    };
     let capture_steps = wf
         .steps
         .iter()

@@ -36,22 +36,6 @@ pub fn map_range(
     range_in(table.as_ref(), text, span, style, value, range)
 }
 
-/// [`map_range`], decoding each scalar once however many ranges of it are
-/// mapped: `tables` remembers the most recently decoded scalars of `text`
-/// (it belongs to the [`crate::source::SourceFile`] that holds `text`).
-pub fn map_range_cached(
-    tables: &ScalarTables,
-    text: &str,
-    span: Span,
-    style: ScalarStyle,
-    value: &str,
-    range: std::ops::Range<usize>,
-) -> Span {
-    let span = clamp_span(text, span);
-    let memo = tables.get(text, span, style, value);
-    range_in(memo.table.as_ref(), text, span, style, value, range)
-}
-
 fn range_in(
     table: Option<&Table>,
     text: &str,
@@ -70,35 +54,57 @@ fn range_in(
     Span::new(start, end.max(start))
 }
 
-/// The decode tables of the scalars of one file most recently mapped, so that
-/// many diagnostics in one long scalar cost one decoding, not one each.
-#[derive(Default)]
-pub struct ScalarTables {
-    /// Most recently used last; at most [`ScalarTables::KEEP`].
+/// Maps spans inside the scalars of one file back to the file, like
+/// [`map_range`], decoding each scalar once however many ranges of it are
+/// mapped: it remembers the decode tables of the scalars most recently
+/// mapped, so that many diagnostics in one long scalar cost one decoding,
+/// not one each. Whoever maps spans of a file holds one (the lowerer, the
+/// checker's context); the file itself holds none.
+pub struct ScalarMap<'t> {
+    text: &'t str,
+    /// Most recently used last; at most [`ScalarMap::KEEP`].
     recent: Mutex<Vec<Arc<Memo>>>,
 }
 
 /// One decoded scalar: the key it was decoded for and its table (`None` when
 /// the decoder could not reproduce the value).
 struct Memo {
-    /// The address and length of the text it was decoded from.
-    text: (usize, usize),
     span: Span,
     style: ScalarStyle,
     value: String,
     table: Option<Table>,
 }
 
-impl ScalarTables {
+impl<'t> ScalarMap<'t> {
     const KEEP: usize = 4;
 
-    fn get(&self, text: &str, span: Span, style: ScalarStyle, value: &str) -> Arc<Memo> {
-        let text_key = (text.as_ptr() as usize, text.len());
+    /// A map of the scalars of `text` (a whole file), remembering nothing yet.
+    pub fn new(text: &'t str) -> ScalarMap<'t> {
+        ScalarMap { text, recent: Mutex::new(Vec::new()) }
+    }
+
+    /// The file text the spans are in.
+    pub fn text(&self) -> &'t str {
+        self.text
+    }
+
+    /// [`map_range`] on this file's text.
+    pub fn map_range(
+        &self,
+        span: Span,
+        style: ScalarStyle,
+        value: &str,
+        range: std::ops::Range<usize>,
+    ) -> Span {
+        let span = clamp_span(self.text, span);
+        let memo = self.get(span, style, value);
+        range_in(memo.table.as_ref(), self.text, span, style, value, range)
+    }
+
+    fn get(&self, span: Span, style: ScalarStyle, value: &str) -> Arc<Memo> {
         let found = {
             let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-            let at = recent
-                .iter()
-                .rposition(|m| m.text == text_key && m.span == span && m.style == style && m.value == value);
+            let at = recent.iter().rposition(|m| m.span == span && m.style == style && m.value == value);
             at.map(|i| {
                 let memo = recent.remove(i);
                 recent.push(memo.clone());
@@ -108,12 +114,12 @@ impl ScalarTables {
         if let Some(memo) = found {
             return memo;
         }
-        let mut table = decode_matching(text, span, style, value);
+        let mut table = decode_matching(self.text, span, style, value);
         if let Some(t) = &mut table {
             // The key holds the value; the table need not hold it twice.
             t.value = String::new();
         }
-        let memo = Arc::new(Memo { text: text_key, span, style, value: value.to_owned(), table });
+        let memo = Arc::new(Memo { span, style, value: value.to_owned(), table });
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
         if recent.len() >= Self::KEEP {
             recent.remove(0);
@@ -123,16 +129,9 @@ impl ScalarTables {
     }
 }
 
-/// A copy starts empty: the tables are a cache.
-impl Clone for ScalarTables {
-    fn clone(&self) -> ScalarTables {
-        ScalarTables::default()
-    }
-}
-
-impl std::fmt::Debug for ScalarTables {
+impl std::fmt::Debug for ScalarMap<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ScalarTables { .. }")
+        f.write_str("ScalarMap { .. }")
     }
 }
 
@@ -635,14 +634,14 @@ mod tests {
         assert_eq!(&yaml[range.range()], "ab");
     }
 
-    /// The cached mapping answers as the uncached one, for interleaved
+    /// The remembering map answers as a fresh decoding, for interleaved
     /// scalars, more scalars than it keeps, and values it cannot reproduce.
     #[test]
-    fn cached_tables_answer_as_a_fresh_decoding() {
+    fn a_scalar_map_answers_as_a_fresh_decoding() {
         let yaml = "a: \"x \\\"y\\\" <<z>>\"\nb: |\n  one\n  two <<w>>\nc: 'it''s'\nd: plain\n  folded\ne: >\n  f\n  g\n";
         let parsed = parse(&SourceFile::new("t.yaml", yaml), &Limits::default());
         let root = parsed.root.expect("a document");
-        let tables = ScalarTables::default();
+        let map = ScalarMap::new(yaml);
         for round in 0..3 {
             for key in ["a", "b", "c", "a", "d", "e", "b"] {
                 let node = root.get(key).unwrap();
@@ -650,20 +649,19 @@ mod tests {
                 for value in [s.value.as_str(), "not the value"] {
                     for i in 0..=value.len() {
                         let fresh = map_range(yaml, node.span, s.style, value, i..value.len());
-                        let cached =
-                            map_range_cached(&tables, yaml, node.span, s.style, value, i..value.len());
+                        let cached = map.map_range(node.span, s.style, value, i..value.len());
                         assert_eq!(cached, fresh, "round {round}, {key}, {value:?}, {i}");
                     }
                 }
             }
         }
-        assert!(tables.recent.lock().unwrap().len() <= ScalarTables::KEEP);
-        // Another text with the same spans is not confused with this one.
+        assert!(map.recent.lock().unwrap().len() <= ScalarMap::KEEP);
+        // A map of another text with the same spans answers for that text.
         let other = yaml.replace("<<z>>", "<<q>>").replace('x', "é");
         let node = root.get("a").unwrap();
         let s = node.as_scalar().unwrap();
         let fresh = map_range(&other, node.span, s.style, &s.value, 0..1);
-        assert_eq!(map_range_cached(&tables, &other, node.span, s.style, &s.value, 0..1), fresh);
+        assert_eq!(ScalarMap::new(&other).map_range(node.span, s.style, &s.value, 0..1), fresh);
     }
 
     /// Every scalar of every document maps each of its characters onto the

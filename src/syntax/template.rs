@@ -55,7 +55,9 @@ pub fn parse_template(text: &str) -> (Template, Vec<SyntaxError>) {
         match parsed {
             Ok(expr) => {
                 if !pending.is_empty() {
-                    segments.push(Segment::Text(std::mem::take(&mut pending)));
+                    // An exact-size copy; `pending`'s buffer is reused.
+                    segments.push(Segment::Text(pending.as_str().into()));
+                    pending.clear();
                 }
                 segments.push(Segment::Interp { expr, span });
             }
@@ -69,8 +71,10 @@ pub fn parse_template(text: &str) -> (Template, Vec<SyntaxError>) {
     }
     pending.push_str(&text[copied..]);
     if !pending.is_empty() {
-        segments.push(Segment::Text(pending));
+        segments.push(Segment::Text(pending.as_str().into()));
     }
+    // Templates live as long as the workflow: no slack.
+    segments.shrink_to_fit();
     (Template { segments }, errors)
 }
 

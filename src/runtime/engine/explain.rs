@@ -29,7 +29,7 @@ impl Engine {
                 capture_as: s.capture_as.as_ref().map(|c| c.value.clone()),
                 success_schema: s.success_schema.as_ref().map(|sc| match sc {
                     SchemaRef::Named(n) => Value::String(n.value.clone()),
-                    SchemaRef::Inline { schema, .. } => schema.clone(),
+                    SchemaRef::Inline { schema, .. } => Value::clone(schema),
                 }),
                 rationale: s.rationale.as_ref().map(|r| r.text.clone()),
                 retry_max: s.retry_max.unwrap_or(3),

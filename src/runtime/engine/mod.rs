@@ -516,7 +516,7 @@ impl Engine {
             capture_as: step.capture_as.as_ref().map(|c| c.value.clone()),
             success_schema: match &step.success_schema {
                 Some(SchemaRef::Named(n)) => Value::String(n.value.clone()),
-                Some(SchemaRef::Inline { schema, .. }) => schema.clone(),
+                Some(SchemaRef::Inline { schema, .. }) => Value::clone(schema),
                 None => Value::Null,
             },
             rationale: step.rationale.as_ref().map(|r| r.text.clone()),
