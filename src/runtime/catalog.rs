@@ -53,8 +53,8 @@ pub struct ToolDef {
     /// Touches no file and no state (`prompt_say`): a server may answer it
     /// without a trip to a blocking thread.
     pub pure: bool,
-    /// The input schema, compiled.
-    validator: Option<jsonschema::Validator>,
+    /// The input schema, compiled (shared with `call`, for its messages).
+    validator: Option<std::sync::Arc<jsonschema::Validator>>,
     call: Call,
 }
 
@@ -72,7 +72,7 @@ impl ToolDef {
     /// The compiled input schema (it refuses unknown fields, where `call`
     /// ignores them).
     pub fn validator(&self) -> Option<&jsonschema::Validator> {
-        self.validator.as_ref()
+        self.validator.as_deref()
     }
 }
 
@@ -194,13 +194,32 @@ fn output<R: JsonSchema>() -> Value {
     json!({ "type": "object", "properties": props })
 }
 
-/// `INVALID_INPUT` for arguments that do not fit the tool's type.
-fn invalid(tool: &str, e: serde_json::Error) -> EngineError {
+/// `INVALID_INPUT` for arguments that do not fit the tool's type, naming
+/// the argument: the input schema says which one and why (serde's own
+/// message does not name a field of the wrong type).
+fn invalid(
+    tool: &str,
+    validator: Option<&jsonschema::Validator>,
+    args: &Value,
+    e: serde_json::Error,
+) -> EngineError {
     let text = e.to_string();
-    let message = match text.strip_prefix("missing field ") {
-        Some(field) => format!("missing required argument {field}"),
-        None => format!("invalid arguments for `{tool}`: {text}"),
-    };
+    if let Some(field) = text.strip_prefix("missing field ") {
+        let message = format!("missing required argument {field}");
+        return EngineError::new(ErrorCode::InvalidInput, json!({ "message": message }));
+    }
+    // Unknown fields are ignored when called, so they are not the reason.
+    let why = validator.and_then(|v| {
+        v.iter_errors(args)
+            .find(|e| {
+                !matches!(e.kind(), jsonschema::error::ValidationErrorKind::AdditionalProperties { .. })
+            })
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                format!("`{}`: {e}", path.trim_start_matches('/'))
+            })
+    });
+    let message = format!("invalid arguments for `{tool}`: {}", why.unwrap_or(text));
     EngineError::new(ErrorCode::InvalidInput, json!({ "message": message }))
 }
 
@@ -211,18 +230,20 @@ where
 {
     let input = schema::<A>(SchemaSettings::draft2020_12().for_deserialize());
     let name = meta.name;
+    let validator = jsonschema::validator_for(&input).ok().map(std::sync::Arc::new);
+    let check = validator.clone();
     ToolDef {
         name,
         title: meta.title,
         description: meta.description,
         annotations: meta.annotations,
-        validator: jsonschema::validator_for(&input).ok(),
+        validator,
         input,
         output: output::<R>(),
         mcp: meta.mcp,
         pure: meta.pure,
         call: Box::new(move |engine, args| {
-            let args = A::deserialize(args).map_err(|e| invalid(name, e))?;
+            let args = A::deserialize(args).map_err(|e| invalid(name, check.as_deref(), args, e))?;
             let reply = f(engine, args)?;
             Ok(serde_json::to_value(&reply).unwrap_or(Value::Null))
         }),

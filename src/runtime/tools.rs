@@ -59,7 +59,14 @@ mod tests {
         assert_eq!(e.details["message"], "missing required argument `workflow`");
         let e = call(&engine, "think_plan", &json!({"workflow": 1})).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidInput);
-        assert!(e.details["message"].as_str().unwrap().contains("expected a string"), "{e:?}");
+        assert_eq!(
+            e.details["message"],
+            "invalid arguments for `think_plan`: `workflow`: 1 is not of type \"string\"",
+            "the message names the argument"
+        );
+        let args = json!({"workflow": "w", "run_id": "r", "step_id": "a", "expected_version": -1});
+        let e = call(&engine, "think_next", &args).unwrap_err();
+        assert!(e.details["message"].as_str().unwrap().contains("`expected_version`"), "{e:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
