@@ -159,6 +159,18 @@ fn stale_connections_are_replaced() {
             &[],
         )
         .unwrap();
+    // pg_terminate_backend only signals: wait until the backends are gone,
+    // so that the pooled connections are stale (dead), not dying mid-query.
+    for _ in 0..500 {
+        let left: i64 = admin
+            .query_one("SELECT count(*) FROM pg_stat_activity WHERE application_name = 't_pg_stale'", &[])
+            .unwrap()
+            .get(0);
+        if left == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     assert!(store.stamp(&key()).unwrap().is_some(), "reads retry on a new connection");
     let _lock = store.lock(&key()).unwrap();
     store.append(&key(), &json!({"version": 2})).unwrap();
