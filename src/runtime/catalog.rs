@@ -80,7 +80,10 @@ impl ToolDef {
 /// dotted names) and `think_plan` are one name, and from a model's output
 /// (`ToolName::loose`) so is `think-plan`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ToolName(&'static str);
+pub struct ToolName(
+    /// The tool's place in the table.
+    usize,
+);
 
 impl ToolName {
     /// The tool `name` names (`.` or `_` between words).
@@ -102,23 +105,23 @@ impl ToolName {
                     .zip(name.bytes())
                     .all(|(c, n)| c == n || (c == b'_' && separators.contains(&n)))
         };
-        ALL.iter().find(|t| same(t.name)).map(|t| ToolName(t.name))
+        ALL.iter().position(|t| same(t.name)).map(ToolName)
     }
 
     /// The canonical form (`think_plan`).
     pub fn as_str(self) -> &'static str {
-        self.0
+        ALL[self.0].name
     }
 
     /// The tool's definition.
     pub fn def(self) -> &'static ToolDef {
-        ALL.iter().find(|t| t.name == self.0).expect("a ToolName is always in the table")
+        &ALL[self.0]
     }
 }
 
 impl std::fmt::Display for ToolName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0)
+        f.write_str(self.as_str())
     }
 }
 

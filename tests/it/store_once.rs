@@ -7,24 +7,13 @@ use savant_think::runtime::Engine;
 use savant_think::runtime::engine::NextArgs;
 use serde_json::{Value, json};
 
-const WF: &str = r#"
-id: loop
-params:
-  items: { type: array, items: { type: string } }
-required: [items]
-steps:
-  - id: each
-    call: think
-    foreach: params.items
-    as: it
-    input_template: { thought: "<<it>>" }
-    capture_as: out
-  - id: last
-    call: think
-    deps: [each]
-    input_template: { thought: "<<out[0].mark>>" }
-    capture_as: final
-"#;
+/// The support module's foreach (`each`, captured as `out`), then a step
+/// that reads the first item's result.
+fn workflow() -> String {
+    crate::support::generate::foreach("loop")
+        + "  - id: last\n    call: think\n    deps: [each]\n    \
+           input_template: { thought: \"<<out[0].mark>>\" }\n    capture_as: final\n"
+}
 
 fn next(e: &Engine, step: &str, result: Value) -> Value {
     j(e.next(NextArgs {
@@ -39,7 +28,7 @@ fn next(e: &Engine, step: &str, result: Value) -> Value {
 
 fn root(name: &str) -> Root {
     let s = Root::new(name);
-    s.write("workflows/loop.yaml", WF);
+    s.write("workflows/loop.yaml", workflow());
     s
 }
 

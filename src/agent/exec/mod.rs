@@ -146,10 +146,6 @@ async fn perform(
 #[derive(Debug)]
 pub struct UsageError(pub EngineError);
 
-fn is_run_failure(e: &EngineError) -> bool {
-    e.run_failed()
-}
-
 /// Fills missing required params with samples of their schemas (dry runs).
 fn dry_run_params(engine: &Engine, workflow: &str, params: Value) -> Result<Value, EngineError> {
     let cw = engine.workflow(workflow)?;
@@ -198,13 +194,13 @@ pub async fn exec(
     let mut response = match engine.plan(workflow, params, Some(&run_id), false) {
         Ok(r) => r,
         Err(e)
-            if is_run_failure(&e)
+            if e.run_failed()
                 || matches!(
                     e.code,
                     ErrorCode::StateConflict | ErrorCode::StateCorrupt | ErrorCode::StateIo
                 ) =>
         {
-            report.status = if is_run_failure(&e) { ExecStatus::Failed } else { ExecStatus::Stopped };
+            report.status = if e.run_failed() { ExecStatus::Failed } else { ExecStatus::Stopped };
             report.reason = Some(e.to_json());
             return Ok(finish(report, started, events));
         }
@@ -282,12 +278,12 @@ pub async fn exec(
                     events(&finished(StepStatus::Done, None));
                     response = r;
                 }
-                Err(e) if e.code == ErrorCode::ValidationFailed && !is_run_failure(&e) => {
+                Err(e) if e.code == ErrorCode::ValidationFailed && !e.run_failed() => {
                     events(&finished(StepStatus::Invalid, Some(&e.to_json())));
                     refresh = true;
                 }
                 Err(e) => {
-                    let status = if is_run_failure(&e) { StepStatus::Invalid } else { StepStatus::Failed };
+                    let status = if e.run_failed() { StepStatus::Invalid } else { StepStatus::Failed };
                     events(&finished(status, Some(&e.to_json())));
                     return Ok(stop(report, e, started, events));
                 }
@@ -348,7 +344,7 @@ fn record_failure(engine: &Engine, workflow: &str, run_id: &str, step_id: &str, 
 }
 
 fn stop(mut report: ExecReport, e: EngineError, started: Instant, events: EventSink<'_>) -> ExecReport {
-    report.status = if is_run_failure(&e) { ExecStatus::Failed } else { ExecStatus::Stopped };
+    report.status = if e.run_failed() { ExecStatus::Failed } else { ExecStatus::Stopped };
     report.reason = Some(e.to_json());
     finish(report, started, events)
 }
