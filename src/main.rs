@@ -472,7 +472,8 @@ fn run_engine(command: Command) -> ExitCode {
                 Ok(e) => e,
                 Err(code) => return code,
             };
-            return print_result(savant_think::runtime::prompts::list(engine.root()));
+            let list = engine.project().prompt_list();
+            return print_result(list.map(|l| serde_json::to_value(l).unwrap_or_default()));
         }
         Command::Prompt { version, root, list: false } => {
             (root, "think_driver_prompt", json!({"version": version}))

@@ -16,8 +16,8 @@
 //! arguments are -32602 (invalid params). A completion for something unknown
 //! is an empty list.
 
+use crate::runtime::Engine;
 use crate::runtime::ErrorCode;
-use crate::runtime::{Engine, prompts as driver};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams, GetPromptResult, Prompt,
@@ -26,7 +26,7 @@ use rmcp::model::{
 use serde_json::{Map, Value, json};
 
 fn driver_versions(engine: &Engine) -> Vec<String> {
-    match driver::registry(engine.root()) {
+    match engine.project().prompts() {
         Ok(r) => r.entries.into_iter().map(|e| e.version).collect(),
         Err(e) => {
             tracing::debug!(error = e.code.as_str(), "no driver prompts: the prompt registry cannot be read");
@@ -52,7 +52,7 @@ fn run_ids(engine: &Engine, workflow: Option<&str>) -> Vec<String> {
 /// Every prompt: driver prompts first, then one per valid workflow.
 pub fn list(engine: &Engine) -> Vec<Prompt> {
     let mut out = Vec::new();
-    let versions = match driver::registry(engine.root()) {
+    let versions = match engine.project().prompts() {
         Ok(registry) => {
             let latest = registry.latest().map(str::to_owned);
             for entry in &registry.entries {

@@ -8,6 +8,7 @@ pub mod engine;
 mod error;
 pub mod eval;
 pub mod payload;
+pub mod project;
 pub mod prompts;
 pub mod render;
 pub mod reply;
@@ -18,6 +19,7 @@ pub mod workflow;
 pub use config::EngineConfig;
 pub use engine::Engine;
 pub use error::{EngineError, ErrorCode};
+pub use project::Project;
 
 use serde_json::Value;
 

@@ -10,6 +10,7 @@
 
 use crate::runtime::EngineError;
 use crate::runtime::ErrorCode;
+use crate::runtime::reply::{PromptList, PromptVersion};
 use crate::runtime::workflow::sha256_hex;
 use crate::source::SourceFile;
 use serde_json::{Value, json};
@@ -212,15 +213,19 @@ pub fn driver_prompt(
     })
 }
 
-/// `{latest, versions: [{version, source, file}]}`: what `prompt --list` shows.
-pub fn list(root: &Path) -> Result<Value, EngineError> {
+/// Every version with its origin and file: what `prompt --list` shows.
+pub fn list(root: &Path) -> Result<PromptList, EngineError> {
     let registry = registry(root)?;
-    let versions: Vec<Value> = registry
+    let versions = registry
         .entries
         .iter()
-        .map(|e| json!({"version": e.version, "source": e.origin.as_str(), "file": e.location()}))
+        .map(|e| PromptVersion {
+            version: e.version.clone(),
+            source: e.origin.as_str().to_owned(),
+            file: e.location(),
+        })
         .collect();
-    Ok(json!({"latest": registry.latest(), "versions": versions}))
+    Ok(PromptList { latest: registry.latest().map(str::to_owned), versions })
 }
 
 #[cfg(test)]

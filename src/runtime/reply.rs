@@ -294,6 +294,25 @@ pub struct DriverPrompt {
     pub prompt_md: String,
 }
 
+/// `prompt --list`: every driver prompt version.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct PromptList {
+    /// The version `think_driver_prompt` returns when none is asked for.
+    pub latest: Option<String>,
+    /// Every version, in registry order.
+    pub versions: Vec<PromptVersion>,
+}
+
+/// One driver prompt version of a [`PromptList`].
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct PromptVersion {
+    pub version: String,
+    /// `bundled` (compiled in) or `project` (`prompts/prompts.yml`).
+    pub source: String,
+    /// Where its text is read from: `bundled:x.md` or `prompts/x.md`.
+    pub file: String,
+}
+
 /// think_workflows_list's answer.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct WorkflowList {

@@ -37,6 +37,7 @@ mod mcp_stdio;
 mod migrate;
 mod migrate_cli;
 mod project;
+mod project_loader;
 mod replicas;
 mod runs;
 mod state_crash;

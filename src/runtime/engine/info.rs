@@ -37,7 +37,7 @@ impl Engine {
                 Ok(reply("run", Some(run_id), at.clone()))
             }),
             None => {
-                let dir = self.root.join(".savant");
+                let dir = self.root().join(".savant");
                 let line = serde_json::to_string(&json!({"type": "thought", "thought": thought, "at": at}))
                     .unwrap_or_default();
                 let written = std::fs::create_dir_all(&dir).and_then(|_| {
@@ -61,12 +61,12 @@ impl Engine {
     }
 
     pub fn driver_prompt(&self, version: Option<&str>) -> EngineResult<DriverPrompt> {
-        prompts::driver_prompt(&self.root, version)
+        self.project.driver_prompt(version)
     }
 
     pub fn workflows_list(&self, filter: Option<&str>) -> EngineResult<WorkflowList> {
         let mut out = Vec::new();
-        for id in workflow::list_ids(&self.root) {
+        for id in self.project.ids() {
             if filter.is_some_and(|f| !id.to_lowercase().contains(&f.to_lowercase())) {
                 continue;
             }
@@ -101,18 +101,7 @@ impl Engine {
     }
 
     pub fn workflows_read(&self, workflow: &str) -> EngineResult<WorkflowSource> {
-        let path = workflow::resolve(&self.root, workflow)?;
-        let cap = self.check_config.limits.file_cap() as u64;
-        let yaml = crate::fsx::read_capped(&path, cap)
-            .and_then(|b| {
-                String::from_utf8(b).map_err(|_| std::io::Error::other("the file is not valid UTF-8"))
-            })
-            .map_err(|e| {
-                EngineError::new(
-                    ErrorCode::UnknownWorkflow,
-                    json!({"workflow": workflow, "message": e.to_string()}),
-                )
-            })?;
+        let (path, yaml) = self.project.text(workflow)?;
         Ok(WorkflowSource { workflow: workflow.to_owned(), path: path.display().to_string(), yaml })
     }
 

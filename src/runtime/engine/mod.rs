@@ -3,18 +3,19 @@
 //! [`EngineError`] (`Err`), the same contract for the CLI and the MCP tools;
 //! JSON is made from them at the edge.
 
-use crate::check::{self, Config};
+use crate::check;
 use crate::ir::{SchemaRef, TemplateValue};
 use crate::runtime::ErrorCode;
 pub use crate::runtime::args::NextArgs;
 use crate::runtime::config::EngineConfig;
 use crate::runtime::payload;
+use crate::runtime::project::Project;
 use crate::runtime::reply::{Instruction, Progress, ProgressStatus, StateSummary, Summary};
 use crate::runtime::run::{
     Event, EventKind, Machine, RunState, RunStatus, StepStatus, TruncationNote, WorkRef,
 };
 use crate::runtime::workflow::{self, CompiledWorkflow};
-use crate::runtime::{EngineError, EngineResult, prompts};
+use crate::runtime::{EngineError, EngineResult};
 use crate::state::{RunKey, RunLock, Stamp, StateStore, StoreError};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -36,22 +37,11 @@ struct Cached {
     journal_len: usize,
 }
 
-/// A compiled workflow and the identity of the file it was read from.
-#[derive(Clone)]
-struct CachedWorkflow {
-    compiled: Arc<CompiledWorkflow>,
-    identity: Option<workflow::FileIdentity>,
-    read_at: std::time::SystemTime,
-}
-
 pub struct Engine {
-    root: PathBuf,
+    /// Workflows, schemas and prompts: everything read from the root.
+    project: Project,
     config: EngineConfig,
-    check_config: Config,
     store: Box<dyn StateStore>,
-    workflows: Mutex<HashMap<PathBuf, CachedWorkflow>>,
-    /// Where each `workflow` argument last resolved to (see [`Engine::workflow`]).
-    resolved: Mutex<HashMap<String, PathBuf>>,
     runs: Mutex<HashMap<(String, String), Cached>>,
     validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
 }
@@ -116,22 +106,22 @@ impl Engine {
     }
 
     pub fn with_store(root: PathBuf, config: EngineConfig, store: Box<dyn StateStore>) -> Engine {
-        let check_config =
-            Config { schemas: crate::workspace::load_schemas(&root.join("schemas")), ..Config::default() };
         Engine {
-            root,
+            project: Project::open(root),
             config,
-            check_config,
             store,
-            workflows: Mutex::default(),
-            resolved: Mutex::default(),
             runs: Mutex::default(),
             validators: Mutex::default(),
         }
     }
 
     pub fn root(&self) -> &Path {
-        &self.root
+        self.project.root()
+    }
+
+    /// The project this engine serves: its workflows, schemas and prompts.
+    pub fn project(&self) -> &Project {
+        &self.project
     }
 
     /// The `savant-think.toml` settings this engine was built with.
@@ -139,56 +129,10 @@ impl Engine {
         &self.config
     }
 
-    /// Resolves, reads and compiles a workflow; cached by path and content hash.
-    ///
-    /// A file whose identity (device, inode, size, modification and change
-    /// times) is unchanged since it was read, and that had not been modified
-    /// in the second before that read (a later write in the same clock tick
-    /// would keep its times), is not read again: a hot call does no I/O but
-    /// one `stat`. Otherwise it is read once and hashed; the same bytes keep
-    /// the compiled workflow.
-    ///
-    /// The argument's resolution (id → path, symlinks confined to the root)
-    /// is remembered too: while the file it found keeps its identity, it
-    /// is the same file, so a hot call does not resolve again. A file
-    /// replaced by a symlink or another file has another identity and is
-    /// resolved (and confined) afresh.
+    /// Resolves, reads and compiles a workflow, cached by file identity
+    /// (see [`Project::workflow`]).
     pub fn workflow(&self, workflow: &str) -> Result<Arc<CompiledWorkflow>, EngineError> {
-        if let Some(hot) = self.hot_workflow(workflow) {
-            return Ok(hot);
-        }
-        let path = workflow::resolve(&self.root, workflow)?;
-        self.resolved.lock().unwrap_or_else(|p| p.into_inner()).insert(workflow.to_owned(), path.clone());
-        let identity = workflow::FileIdentity::of(&path);
-        let cached = self.workflows.lock().unwrap_or_else(|p| p.into_inner()).get(&path).cloned();
-        if let (Some(c), Some(id)) = (&cached, identity)
-            && c.identity == Some(id)
-            && id.settled_before(c.read_at)
-        {
-            return Ok(c.compiled.clone());
-        }
-        let read_at = std::time::SystemTime::now();
-        let bytes = workflow::read_bytes(&path, &self.check_config).map_err(|mut e| {
-            e.details["workflow"] = json!(workflow);
-            e
-        })?;
-        let hash = workflow::sha256_hex(&bytes);
-        let compiled = match cached {
-            Some(c) if c.compiled.hash == hash => c.compiled,
-            _ => Arc::new(workflow::compile_bytes(&path, bytes, &self.check_config)?),
-        };
-        let entry = CachedWorkflow { compiled: compiled.clone(), identity, read_at };
-        self.workflows.lock().unwrap_or_else(|p| p.into_inner()).insert(path, entry);
-        Ok(compiled)
-    }
-
-    /// The cached workflow `workflow` resolved to, if its file is unchanged.
-    fn hot_workflow(&self, workflow: &str) -> Option<Arc<CompiledWorkflow>> {
-        let path = self.resolved.lock().unwrap_or_else(|p| p.into_inner()).get(workflow).cloned()?;
-        let id = workflow::FileIdentity::of(&path)?;
-        let cache = self.workflows.lock().unwrap_or_else(|p| p.into_inner());
-        let c = cache.get(&path)?;
-        (c.identity == Some(id) && id.settled_before(c.read_at)).then(|| c.compiled.clone())
+        self.project.workflow(workflow)
     }
 
     fn key(&self, cw: &CompiledWorkflow, run_id: &str) -> Result<RunKey, EngineError> {
@@ -582,7 +526,7 @@ impl Engine {
 
     /// The check configuration the engine uses (schemas under the root).
     pub fn check_config(&self) -> &check::Config {
-        &self.check_config
+        self.project.check_config()
     }
 }
 

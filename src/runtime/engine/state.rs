@@ -30,9 +30,7 @@ impl Engine {
 
     /// The absolute path of a workflow file that is not `<root>/workflows/<id>.y(a)ml`.
     pub(super) fn source_of(&self, cw: &CompiledWorkflow) -> Option<String> {
-        let by_id = workflow::resolve(&self.root, &cw.wf.id).ok();
-        let same = |a: &std::path::Path, b: &std::path::Path| matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b);
-        if by_id.is_some_and(|p| same(&p, &cw.path)) {
+        if self.project.is_by_id(cw) {
             return None;
         }
         std::fs::canonicalize(&cw.path).ok().map(|p| p.display().to_string())

@@ -42,17 +42,7 @@ impl Engine {
     }
 
     pub(super) fn named_schema(&self, name: &str) -> Result<Value, EngineError> {
-        match self.check_config.schemas.get(name) {
-            Some(Ok(s)) => Ok(s.clone()),
-            Some(Err(why)) => {
-                Err(EngineError::new(ErrorCode::UnknownSchema, json!({"schema": name, "message": why})))
-            }
-            None => Err(EngineError::new(
-                ErrorCode::UnknownSchema,
-                json!({"schema": name, "message": format!("no schemas/{name}.json"),
-                       "available": self.check_config.schemas.keys().collect::<Vec<_>>()}),
-            )),
-        }
+        self.project.schema(name).cloned()
     }
 
     /// The JSON Schema an instruction's result must match: its inline
@@ -94,13 +84,7 @@ impl Engine {
 
     /// `validate` of a workflow: its diagnostics as JSON.
     pub fn validate_workflow(&self, workflow: &str) -> EngineResult<Validation> {
-        let path = workflow::resolve(&self.root, workflow)?;
-        let (src, diags) = crate::workspace::check_file(&path, &self.check_config).map_err(|e| {
-            EngineError::new(
-                ErrorCode::UnknownWorkflow,
-                json!({"workflow": workflow, "message": e.to_string()}),
-            )
-        })?;
+        let (src, diags) = self.project.check(workflow)?;
         let mut report =
             crate::report::json_value(&[crate::report::FileReport { source: &src, diagnostics: &diags }]);
         let errors = report["summary"]["errors"].as_u64().unwrap_or(0);

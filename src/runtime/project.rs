@@ -1,0 +1,283 @@
+//! [`Project`]: the one loader for everything the engine reads from a
+//! project root — workflow files (resolved from an id or a path, confined to
+//! the root, read under the size cap with `check`'s UTF-8 rule), the named
+//! schemas in `schemas/`, and the driver prompts in `prompts/`.
+//!
+//! Compiled workflows are cached by file identity (device, inode, size,
+//! modification and change times, [`FileIdentity`]): a hot call does one
+//! `stat` and neither reads nor hashes the file.
+
+use crate::check::Config;
+use crate::diagnostic::Diagnostic;
+use crate::fsx::FileIdentity;
+use crate::runtime::prompts::{self, Registry};
+use crate::runtime::reply::{DriverPrompt, PromptList};
+use crate::runtime::workflow::{self, CompiledWorkflow};
+use crate::runtime::{EngineError, ErrorCode};
+use crate::source::SourceFile;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// A compiled workflow and the identity of the file it was read from.
+#[derive(Clone)]
+struct CachedWorkflow {
+    compiled: Arc<CompiledWorkflow>,
+    identity: Option<FileIdentity>,
+    read_at: std::time::SystemTime,
+}
+
+/// A project root and what the engine reads from it.
+pub struct Project {
+    root: PathBuf,
+    /// The checker's settings: default limits and the project's schemas
+    /// (read once, when the project is opened).
+    check: Config,
+    /// Compiled workflows by resolved path.
+    workflows: Mutex<HashMap<PathBuf, CachedWorkflow>>,
+    /// Where each `workflow` argument last resolved to (see [`Project::workflow`]).
+    resolved: Mutex<HashMap<String, PathBuf>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Project {
+    /// The project at `root`: its `schemas/*.json` are read now (a missing
+    /// directory is no schema); workflows and prompts when asked for.
+    pub fn open(root: impl Into<PathBuf>) -> Project {
+        let root = root.into();
+        let check =
+            Config { schemas: crate::workspace::load_schemas(&root.join("schemas")), ..Config::default() };
+        Project { root, check, workflows: Mutex::default(), resolved: Mutex::default() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The settings workflows are checked with (limits and schemas).
+    pub fn check_config(&self) -> &Config {
+        &self.check
+    }
+
+    // ---- workflows --------------------------------------------------------
+
+    /// Resolves WORKFLOW: a path to an existing file, or an id looked up as
+    /// `<root>/workflows/<id>.yaml` / `.yml`. Either must lie inside the
+    /// root once symlinks are resolved.
+    pub fn resolve(&self, workflow: &str) -> Result<PathBuf, EngineError> {
+        let root = &self.root;
+        let as_path = Path::new(workflow);
+        let looks_like_path =
+            workflow.ends_with(".yaml") || workflow.ends_with(".yml") || workflow.contains('/');
+        if looks_like_path && as_path.is_file() {
+            return confined(root, workflow, as_path);
+        }
+        if crate::workspace::valid_workflow_id(workflow) {
+            for ext in ["yaml", "yml"] {
+                let p = root.join("workflows").join(format!("{workflow}.{ext}"));
+                if p.is_file() {
+                    return confined(root, workflow, &p);
+                }
+            }
+        }
+        if looks_like_path {
+            let why = if as_path.exists() { "not a regular file" } else { "no such file" };
+            return Err(EngineError::new(
+                ErrorCode::UnknownWorkflow,
+                json!({"workflow": workflow, "message": format!("{workflow}: {why}")}),
+            ));
+        }
+        let known = self.ids();
+        let help = crate::diagnostic::suggest(workflow, known.iter().map(String::as_str));
+        Err(EngineError::new(
+            ErrorCode::UnknownWorkflow,
+            json!({
+                "workflow": workflow,
+                "message": format!("no workflow `{workflow}` in {}", root.join("workflows").display()),
+                "help": help,
+                "available": known,
+            }),
+        ))
+    }
+
+    /// Ids of every workflow file under `<root>/workflows`, sorted. A file
+    /// whose stem is not a valid id (`_draft.yaml`, `my flow.yaml`) cannot be
+    /// run by id and is not listed (`check` still reads it).
+    pub fn ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = std::fs::read_dir(self.root.join("workflows"))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let stem = name.strip_suffix(".yaml").or_else(|| name.strip_suffix(".yml"))?;
+                crate::workspace::valid_workflow_id(stem).then(|| stem.to_owned())
+            })
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    }
+
+    /// A workflow file's bytes, by the same rules as `check`: a regular file
+    /// (a FIFO is refused, not waited on) under the size cap (one byte over
+    /// is read, so the checker reports the limit).
+    fn read_bytes(&self, workflow: &str, path: &Path) -> Result<Vec<u8>, EngineError> {
+        let cap = self.check.limits.file_cap() as u64;
+        crate::fsx::open_regular(path)
+            .and_then(|f| {
+                use std::io::Read;
+                let mut bytes = Vec::new();
+                f.take(cap + 1).read_to_end(&mut bytes)?;
+                Ok(bytes)
+            })
+            .map_err(|e| {
+                EngineError::new(
+                    ErrorCode::UnknownWorkflow,
+                    json!({"workflow": workflow, "path": path.display().to_string(), "message": e.to_string()}),
+                )
+            })
+    }
+
+    /// A workflow's text, decoded as `check` decodes it: a file over the cap
+    /// or with a byte that is not UTF-8 is refused (`UNKNOWN_WORKFLOW`, with
+    /// the checker's message).
+    pub fn text(&self, workflow: &str) -> Result<(PathBuf, String), EngineError> {
+        let path = self.resolve(workflow)?;
+        let (source, diags) = self.source(workflow, &path)?;
+        if let Some(d) = diags.first() {
+            return Err(EngineError::new(
+                ErrorCode::UnknownWorkflow,
+                json!({"workflow": workflow, "message": format!("{}: {}", path.display(), d.message),
+                       "help": d.help}),
+            ));
+        }
+        Ok((path, source.text))
+    }
+
+    /// A workflow file read and decoded: the source and the decoding
+    /// diagnostics (`YAML_LIMIT`, `YAML_SYNTAX` for a non-UTF-8 byte), the
+    /// same for `check`, `plan` and `validate`.
+    fn source(&self, workflow: &str, path: &Path) -> Result<(SourceFile, Vec<Diagnostic>), EngineError> {
+        let bytes = self.read_bytes(workflow, path)?;
+        Ok(crate::workspace::decode_source(path.to_string_lossy().into_owned(), bytes, &self.check.limits))
+    }
+
+    /// A workflow's diagnostics (all of them, not only errors), for
+    /// `validate`. Not cached: it is asked for when the file is being edited.
+    pub fn check(&self, workflow: &str) -> Result<(SourceFile, Vec<Diagnostic>), EngineError> {
+        let path = self.resolve(workflow)?;
+        let (src, read_diags) = self.source(workflow, &path)?;
+        Ok(crate::workspace::check_decoded(src, read_diags, &self.check))
+    }
+
+    /// Resolves, reads and compiles a workflow; cached by path and content hash.
+    ///
+    /// A file whose identity is unchanged since it was read, and that had
+    /// not been modified in the second before that read (a later write in
+    /// the same clock tick would keep its times), is not read again: a hot
+    /// call does no I/O but one `stat`. Otherwise it is read once and
+    /// hashed; the same bytes keep the compiled workflow. A workflow with
+    /// errors is refused with `YAML_SCHEMA_VIOLATION` and its diagnostics.
+    ///
+    /// The argument's resolution (id → path, symlinks confined to the root)
+    /// is remembered too: while the file it found keeps its identity, it
+    /// is the same file, so a hot call does not resolve again. A file
+    /// replaced by a symlink or another file has another identity and is
+    /// resolved (and confined) afresh.
+    pub fn workflow(&self, workflow: &str) -> Result<Arc<CompiledWorkflow>, EngineError> {
+        if let Some(hot) = self.hot_workflow(workflow) {
+            return Ok(hot);
+        }
+        let path = self.resolve(workflow)?;
+        lock(&self.resolved).insert(workflow.to_owned(), path.clone());
+        let identity = FileIdentity::of(&path);
+        let cached = lock(&self.workflows).get(&path).cloned();
+        if let (Some(c), Some(id)) = (&cached, identity)
+            && c.identity == Some(id)
+            && id.settled_before(c.read_at)
+        {
+            return Ok(c.compiled.clone());
+        }
+        let read_at = std::time::SystemTime::now();
+        let bytes = self.read_bytes(workflow, &path)?;
+        let hash = workflow::sha256_hex(&bytes);
+        let compiled = match cached {
+            Some(c) if c.compiled.hash == hash => c.compiled,
+            _ => Arc::new(workflow::compile_bytes(&path, bytes, &self.check)?),
+        };
+        let entry = CachedWorkflow { compiled: compiled.clone(), identity, read_at };
+        lock(&self.workflows).insert(path, entry);
+        Ok(compiled)
+    }
+
+    /// The cached workflow `workflow` resolved to, if its file is unchanged.
+    fn hot_workflow(&self, workflow: &str) -> Option<Arc<CompiledWorkflow>> {
+        let path = lock(&self.resolved).get(workflow).cloned()?;
+        let id = FileIdentity::of(&path)?;
+        let cache = lock(&self.workflows);
+        let c = cache.get(&path)?;
+        (c.identity == Some(id) && id.settled_before(c.read_at)).then(|| c.compiled.clone())
+    }
+
+    /// Whether `cw` is `<root>/workflows/<its id>.y(a)ml` (a run of it can be
+    /// found again by id alone).
+    pub fn is_by_id(&self, cw: &CompiledWorkflow) -> bool {
+        let by_id = self.resolve(&cw.wf.id).ok();
+        let same = |a: &Path, b: &Path| matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b);
+        by_id.is_some_and(|p| same(&p, &cw.path))
+    }
+
+    // ---- schemas ----------------------------------------------------------
+
+    /// The named schema `schemas/<name>.json`, or why it cannot be used
+    /// (`UNKNOWN_SCHEMA`, listing the names there are).
+    pub fn schema(&self, name: &str) -> Result<&Value, EngineError> {
+        match self.check.schemas.get(name) {
+            Some(Ok(s)) => Ok(s),
+            Some(Err(why)) => {
+                Err(EngineError::new(ErrorCode::UnknownSchema, json!({"schema": name, "message": why})))
+            }
+            None => Err(EngineError::new(
+                ErrorCode::UnknownSchema,
+                json!({"schema": name, "message": format!("no schemas/{name}.json"),
+                       "available": self.check.schemas.keys().collect::<Vec<_>>()}),
+            )),
+        }
+    }
+
+    // ---- prompts ----------------------------------------------------------
+
+    /// The bundled driver prompts merged with the project's `prompts/prompts.yml`
+    /// (read on each call: editing it takes effect at once).
+    pub fn prompts(&self) -> Result<Registry, EngineError> {
+        prompts::registry(&self.root)
+    }
+
+    /// One driver prompt's text; the latest when `version` is `None`.
+    pub fn driver_prompt(&self, version: Option<&str>) -> Result<DriverPrompt, EngineError> {
+        prompts::driver_prompt(&self.root, version)
+    }
+
+    /// Every driver prompt version and where it comes from (`prompt --list`).
+    pub fn prompt_list(&self) -> Result<PromptList, EngineError> {
+        prompts::list(&self.root)
+    }
+}
+
+/// `path` if it lies inside the project root once symlinks are resolved
+/// (the engine serves workflows to MCP clients: `/etc/passwd` or a symlink
+/// out of the root is refused).
+fn confined(root: &Path, workflow: &str, path: &Path) -> Result<PathBuf, EngineError> {
+    crate::fsx::confine(root, path).map(|_| path.to_path_buf()).map_err(|e| {
+        EngineError::new(
+            ErrorCode::UnknownWorkflow,
+            json!({"workflow": workflow, "message": format!("{workflow}: {e}"),
+                   "help": "workflow files must be inside the project root; pass --root to use another project"}),
+        )
+    })
+}
