@@ -23,6 +23,14 @@
 //! done. The binary's `plan` / `next` commands and MCP tools call the same
 //! engine; its replies are types (`runtime::reply`), made JSON at the edge.
 //!
+//! The API is what this page shows: the re-exports at the root, the engine
+//! ([`runtime`]: [`Engine`], [`runtime::Project`], the tools' arguments in
+//! [`runtime::args`] and replies in [`runtime::reply`]), and the
+//! diagnostics with their rendering ([`diagnostic`], [`report`]). The
+//! binary's own modules (the checker's passes, the MCP server, the agent
+//! loop, the language server, the state stores) are reachable for it but
+//! hidden from these docs, and may change in any release.
+//!
 //! ```
 //! use savant_think::Engine;
 //! use savant_think::runtime::engine::NextArgs;
@@ -62,24 +70,45 @@ pub use diagnostic::{Code, Diagnostic, Severity};
 pub use report::Format;
 pub use runtime::{Engine, EngineError, ErrorCode};
 
-#[cfg(feature = "agent")]
-pub mod agent;
-pub mod check;
-pub mod compile;
+// The API: the re-exports above, the engine (`runtime`: `Engine`,
+// `Project`, the tools' argument and reply types, `EngineConfig`), and the
+// diagnostics and their rendering (`diagnostic`, `report`).
 pub mod diagnostic;
+pub mod report;
+pub mod runtime;
+
+pub(crate) mod compile;
+
+// The binary's modules. `src/main.rs` is another crate, so what it uses
+// must be `pub`; these are hidden from the documentation and are not a
+// stable API (the binary, the tests and the benches use them).
+#[cfg(feature = "agent")]
+#[doc(hidden)]
+pub mod agent;
+#[doc(hidden)]
+pub mod check;
+#[doc(hidden)]
 pub mod fsx;
+#[doc(hidden)]
 pub mod ir;
+#[doc(hidden)]
 pub mod lsp;
 #[cfg(feature = "mcp")]
+#[doc(hidden)]
 pub mod mcp;
+#[doc(hidden)]
 pub mod migrate;
-pub mod report;
+#[doc(hidden)]
 pub mod root;
-pub mod runtime;
+#[doc(hidden)]
 pub mod schema;
+#[doc(hidden)]
 pub mod source;
+#[doc(hidden)]
 pub mod state;
+#[doc(hidden)]
 pub mod syntax;
+#[doc(hidden)]
 pub mod workspace;
 
 /// Safety limits applied while reading a workflow file.

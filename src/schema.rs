@@ -1,6 +1,6 @@
 //! The JSON Schema (draft-07) of the workflow format, for editors
 //! (yaml-language-server, SchemaStore). Generated from the lowerer's own key
-//! tables ([`crate::ir::lower`]), so the schema and the checker cannot drift:
+//! tables (`ir::lower`), so the schema and the checker cannot drift:
 //! a key the lowerer accepts is a property here, with its description for
 //! hover, and any other key is rejected (`additionalProperties: false`).
 //!

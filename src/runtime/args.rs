@@ -19,7 +19,7 @@ pub struct PlanArgs {
     /// The workflow's params (see think_explain or think_workflows_read); defaults are applied, unknown keys are refused.
     #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub params: Option<Value>,
-    /// Optional run id (^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$). Default: a new one.
+    /// Optional run id (`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`). Default: a new one.
     pub run_id: Option<String>,
     /// true (default): start the run over; false: resume it if it exists and return its current instruction.
     #[schemars(extend("default" = true))]

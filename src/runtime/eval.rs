@@ -32,7 +32,7 @@
 //!   wrong argument count or a wrong argument type yields `null`. `len` counts
 //!   characters; `keys` sorts; `values` follows the sorted key order (so
 //!   `values(o)[i]` belongs to `keys(o)[i]`); `join` and `format` stringify
-//!   like text interpolation ([`stringify`]); `split` on `''` yields the
+//!   like text interpolation ([`stringify()`]); `split` on `''` yields the
 //!   characters; `from_json` of invalid text is `null`; `matches` of an invalid
 //!   regular expression is `false`; `format` replaces each `{}` with the next
 //!   argument, `{{`/`}}` write braces, and a `{}` without an argument stays.

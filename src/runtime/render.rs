@@ -2,7 +2,7 @@
 //!
 //! - A string that is exactly one `<<expr>>` yields the expression's typed
 //!   value — an object, an array, a number, even `null`.
-//! - Mixed text stringifies each interpolation with [`stringify`]: numbers
+//! - Mixed text stringifies each interpolation with [`stringify()`]: numbers
 //!   plainly (`2`, not `2.0`), booleans as `true`/`false`, strings raw, arrays
 //!   and objects as compact JSON.
 //! - A `null` inside mixed text is an error naming the expression — a prompt
@@ -110,7 +110,7 @@ fn write_text(out: &mut String, v: &Value) {
     }
 }
 
-/// Compact JSON in map order, numbers written as [`stringify`] writes them.
+/// Compact JSON in map order, numbers written as [`stringify()`] writes them.
 pub fn to_json_string(v: &Value) -> String {
     let mut out = String::new();
     write_json(&mut out, v);

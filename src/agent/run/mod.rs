@@ -1,8 +1,8 @@
 //! `savant-think run "GOAL"`: the autonomous loop. Each step builds a prompt
-//! ([`prompt`]), asks a [`Backend`] for one action ([`action`]), validates it
-//! against the tools a [`Tools`] offers under the [`policy`], carries it out,
+//! ([`prompt`]), asks a [`Backend`](crate::agent::backend::Backend) for one action ([`action`]), validates it
+//! against the tools a [`Tools`](crate::agent::Tools) offers under the [`policy`], carries it out,
 //! appends the result to memory ([`memory`], `.savant/session.json`) and
-//! logs it ([`telemetry`]). The loop itself is in [`runner`]; the command's
+//! logs it ([`telemetry`]). The loop itself is in `runner`; the command's
 //! glue (flags, environment, backends, Ctrl-C, output) is the binary's
 //! `src/cli/run.rs`, which hands [`RunOptions`] here.
 

@@ -1,7 +1,7 @@
 //! [`PgStore`]: runs in PostgreSQL, shared by every replica that points at
 //! the same database (docs/deploy.md).
 //!
-//! Two tables (created and migrated on open, see [`schema`]):
+//! Two tables (created and migrated on open, see `schema`):
 //!
 //! * `savant_runs(workflow, run_id, snapshot, version, generation, stamp)`:
 //!   one row per run, the snapshot as JSON text (text, not `jsonb`, so that
@@ -21,7 +21,7 @@
 //! stamp, so a stamp never repeats, whichever replica wrote.
 //!
 //! Calls block. Inside an async runtime they move off its worker threads
-//! (see [`offload`]): the synchronous `postgres` client drives its own
+//! (see `offload`): the synchronous `postgres` client drives its own
 //! runtime, which may not run on a worker thread.
 
 pub mod cluster;
