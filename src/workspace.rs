@@ -2,7 +2,8 @@
 //! loading the schema directory. Everything below this works on text.
 
 use crate::Limits;
-use crate::check::{self, Config};
+use crate::check::suppress::CheckSettings;
+use crate::check::{self, Config, ToolManifest};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{SourceFile, Span};
 use serde_json::Value;
@@ -256,4 +257,31 @@ pub fn json_arg(text: &str, what: &str) -> Result<Value, String> {
         text.to_owned()
     };
     serde_json::from_str(&raw).map_err(|e| format!("{what} is not valid JSON: {e}"))
+}
+
+/// Reads and parses a tool manifest (`check --tools FILE`): a regular file
+/// under [`ToolManifest::MAX_BYTES`] (a FIFO or `/dev/zero` is an error, not
+/// a hang).
+pub fn load_manifest(path: &Path) -> Result<ToolManifest, String> {
+    let text = crate::fsx::read_capped(path, ToolManifest::MAX_BYTES)
+        .and_then(|b| String::from_utf8(b).map_err(|_| std::io::Error::other("not valid UTF-8")))
+        .map_err(|e| format!("cannot read tool manifest {}: {e}", path.display()))?;
+    ToolManifest::parse(&text).map_err(|e| format!("tool manifest {}: {e}", path.display()))
+}
+
+/// The codes `settings` ignore for the file at `path` in the project at
+/// `root` (what `check` and the language server both apply).
+pub fn ignored_in(settings: &CheckSettings, path: &Path, root: &Path) -> Vec<Code> {
+    settings.ignored_for(&relative_to_root(path, root))
+}
+
+/// `path` relative to the project root with `/` separators, for per-file
+/// ignores: compared canonically when both exist (symlinks, `..`), else as
+/// given (an editor's unsaved file).
+fn relative_to_root(path: &Path, root: &Path) -> String {
+    let rel = match (fs::canonicalize(path), fs::canonicalize(root)) {
+        (Ok(file), Ok(root)) => file.strip_prefix(&root).map(Path::to_path_buf).unwrap_or(file),
+        _ => path.strip_prefix(root).unwrap_or(path).to_path_buf(),
+    };
+    rel.to_string_lossy().replace('\\', "/")
 }

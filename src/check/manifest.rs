@@ -34,15 +34,6 @@ impl ToolManifest {
     /// The largest manifest read, in bytes.
     pub const MAX_BYTES: u64 = 16 * 1024 * 1024;
 
-    /// Reads and parses a manifest file: a regular file under
-    /// [`ToolManifest::MAX_BYTES`] (a FIFO or `/dev/zero` is an error, not a hang).
-    pub fn load(path: &std::path::Path) -> Result<ToolManifest, String> {
-        let text = crate::fsx::read_capped(path, Self::MAX_BYTES)
-            .and_then(|b| String::from_utf8(b).map_err(|_| std::io::Error::other("not valid UTF-8")))
-            .map_err(|e| format!("cannot read tool manifest {}: {e}", path.display()))?;
-        ToolManifest::parse(&text).map_err(|e| format!("tool manifest {}: {e}", path.display()))
-    }
-
     /// Parses a manifest file's text. The error says what shape was expected.
     pub fn parse(text: &str) -> Result<ToolManifest, String> {
         let value: Value = match serde_json::from_str(text) {

@@ -51,12 +51,6 @@ impl CheckSettings {
         self.tools.as_ref().map(|t| root.join(t))
     }
 
-    /// The codes ignored for the file at `path` in the project at `root`
-    /// (what `check` and the language server both apply).
-    pub fn ignored_in(&self, path: &Path, root: &Path) -> Vec<Code> {
-        self.ignored_for(&relative_to_root(path, root))
-    }
-
     /// The codes ignored for a file at `path` (relative to the root, `/`-separated).
     pub fn ignored_for(&self, path: &str) -> Vec<Code> {
         let mut codes: Vec<Code> = self.ignore.iter().filter_map(|c| code_of(c)).collect();
@@ -67,17 +61,6 @@ impl CheckSettings {
         }
         codes
     }
-}
-
-/// `path` relative to the project root with `/` separators, for per-file
-/// ignores: compared canonically when both exist (symlinks, `..`), else as
-/// given (an editor's unsaved file).
-fn relative_to_root(path: &Path, root: &Path) -> String {
-    let rel = match (std::fs::canonicalize(path), std::fs::canonicalize(root)) {
-        (Ok(file), Ok(root)) => file.strip_prefix(&root).map(Path::to_path_buf).unwrap_or(file),
-        _ => path.strip_prefix(root).unwrap_or(path).to_path_buf(),
-    };
-    rel.to_string_lossy().replace('\\', "/")
 }
 
 fn code_of(name: &str) -> Option<Code> {

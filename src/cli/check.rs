@@ -2,7 +2,7 @@
 //! inputs (files, directories, stdin), suppressions, output and exit status.
 
 use crate::{fail, start_dir};
-use savant_think::check::{self, Config, ToolManifest, fix, rules, suppress};
+use savant_think::check::{self, Config, fix, rules, suppress};
 use savant_think::diagnostic::{Code, Diagnostic};
 use savant_think::report::{self, FileReport, Format, HumanOptions, Summary};
 use savant_think::source::{SourceFile, Span};
@@ -145,7 +145,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     // --tools, else `[check] tools` (relative to the root).
     let tools = args.tools.clone().or_else(|| settings.tools_path(&root));
     if let Some(path) = &tools {
-        match ToolManifest::load(path) {
+        match workspace::load_manifest(path) {
             Ok(m) => config.tools = Some(m),
             Err(e) => return fail(e),
         }
@@ -191,13 +191,13 @@ pub fn run(args: CheckArgs) -> ExitCode {
 
     // Suppressions: comments in each file, then [check] ignores by path.
     for (source, diagnostics) in &mut checked {
-        let ignored = settings.ignored_in(Path::new(&source.path), &root);
+        let ignored = workspace::ignored_in(&settings, Path::new(&source.path), &root);
         *diagnostics = suppress::apply(source, std::mem::take(diagnostics), &ignored);
     }
     if args.fix || args.diff {
         let mut fixed = Fixed::default();
         for (source, diagnostics) in &mut checked {
-            let ignored = settings.ignored_in(Path::new(&source.path), &root);
+            let ignored = workspace::ignored_in(&settings, Path::new(&source.path), &root);
             let recheck = |text: &str| {
                 let fixed = SourceFile::new(source.path.clone(), text);
                 let diagnostics = check::check_source(&fixed, &config);

@@ -3,7 +3,7 @@
 //! is checked with.
 
 use crate::check::suppress::{self, CheckSettings};
-use crate::check::{self, Config, ToolManifest};
+use crate::check::{self, Config};
 use crate::diagnostic::Diagnostic;
 use crate::ir::Workflow;
 use crate::source::SourceFile;
@@ -74,7 +74,7 @@ impl Project {
         let tools = settings.tools_path(root);
         let config = Config {
             schemas: crate::workspace::load_schemas(&root.join("schemas")),
-            tools: tools.as_deref().and_then(|t| ToolManifest::load(t).ok()),
+            tools: tools.as_deref().and_then(|t| crate::workspace::load_manifest(t).ok()),
             ..Config::default()
         };
         Project {
@@ -166,7 +166,7 @@ impl Document {
         let (root, config, settings) = projects.project_for(&path);
         let mut a = analyze(&path, &self.text, root, &config);
         // Suppressions, exactly as `check` applies them.
-        let ignored = settings.ignored_in(&path, &a.project);
+        let ignored = crate::workspace::ignored_in(&settings, &path, &a.project);
         a.diags = suppress::apply(&a.src, std::mem::take(&mut a.diags), &ignored);
         let a = Rc::new(a);
         if a.wf.is_some() {
