@@ -1,6 +1,8 @@
 //! Engine errors: a stable [`ErrorCode`] and JSON details, the same for the
 //! CLI (`{"error": CODE, "details": …}`) and MCP tool results.
 
+use crate::runtime::reply::{Instruction, ResetNote, StateSummary};
+use crate::runtime::run::RunStatus;
 use serde_json::{Map, Value, json};
 
 /// The stable code of an engine error. docs/runtime.md has a row for each
@@ -188,37 +190,87 @@ impl serde::Serialize for ErrorCode {
     }
 }
 
-/// A failure the engine reports as data: `{ "error": CODE, "details": … }`.
+/// A failure the engine reports as data: `{ "error": CODE, "details": … }`,
+/// and, when the failure is about a run, what the client needs to go on
+/// (see [`ErrorContext`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct EngineError {
     pub code: ErrorCode,
     pub details: Value,
-    /// Extra top-level fields (e.g. the repeated `instruction` on VALIDATION_FAILED).
-    pub extra: Vec<(String, Value)>,
+    /// The run's state around the failure, if any (boxed: errors stay small).
+    pub context: Option<Box<ErrorContext>>,
+}
+
+/// What a run's failure carries beside its details, as top-level fields of
+/// the error's JSON (in this order).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ErrorContext {
+    /// `VALIDATION_FAILED`: the instruction to carry out again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instruction: Option<Instruction>,
+    /// A failed run: its id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// The run's state after the failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<StateSummary>,
+    /// `think_reset` whose run cannot go on: what the reset did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reset: Option<ResetNote>,
 }
 
 impl EngineError {
     pub fn new(code: ErrorCode, details: Value) -> EngineError {
-        EngineError { code, details, extra: Vec::new() }
+        EngineError { code, details, context: None }
     }
 
-    pub fn with(mut self, key: &str, value: Value) -> EngineError {
-        self.extra.push((key.to_owned(), value));
+    fn context_mut(&mut self) -> &mut ErrorContext {
+        self.context.get_or_insert_with(Box::default)
+    }
+
+    /// With the instruction to carry out again.
+    pub fn with_instruction(mut self, instruction: Instruction) -> EngineError {
+        self.context_mut().instruction = Some(instruction);
         self
+    }
+
+    /// With the run's id.
+    pub fn with_run_id(mut self, run_id: &str) -> EngineError {
+        self.context_mut().run_id = Some(run_id.to_owned());
+        self
+    }
+
+    /// With the run's state.
+    pub fn with_state(mut self, state: StateSummary) -> EngineError {
+        self.context_mut().state = Some(state);
+        self
+    }
+
+    /// With what a reset did.
+    pub fn with_reset(mut self, reset: ResetNote) -> EngineError {
+        self.context_mut().reset = Some(reset);
+        self
+    }
+
+    /// The run's state carried by the error, if any.
+    pub fn state(&self) -> Option<&StateSummary> {
+        self.context.as_ref()?.state.as_ref()
     }
 
     /// Whether the error says the run has failed (it carries the run's
     /// state, with status `failed`): the run cannot go on without a reset.
     pub fn run_failed(&self) -> bool {
-        self.extra.iter().any(|(k, v)| k == "state" && v["status"] == "failed")
+        self.state().is_some_and(|s| s.status == RunStatus::Failed)
     }
 
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
         m.insert("error".into(), json!(self.code));
         m.insert("details".into(), self.details.clone());
-        for (k, v) in &self.extra {
-            m.insert(k.clone(), v.clone());
+        if let Some(context) = &self.context
+            && let Ok(Value::Object(fields)) = serde_json::to_value(context)
+        {
+            m.extend(fields);
         }
         Value::Object(m)
     }
@@ -246,8 +298,17 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), ErrorCode::ALL.len());
-        let e = EngineError::new(ErrorCode::StateConflict, json!({"message": "m"})).with("x", json!(1));
-        assert_eq!(e.to_json(), json!({"error": "STATE_CONFLICT", "details": {"message": "m"}, "x": 1}));
+        let e = EngineError::new(ErrorCode::StateConflict, json!({"message": "m"}));
+        assert_eq!(e.to_json(), json!({"error": "STATE_CONFLICT", "details": {"message": "m"}}));
         assert_eq!(e.code, "STATE_CONFLICT");
+        assert!(!e.run_failed());
+        let state = StateSummary { version: 3, status: RunStatus::Failed, completed: 1, pending: 2 };
+        let e = e.with_run_id("r1").with_state(state);
+        assert!(e.run_failed());
+        let text = serde_json::to_string(&e.to_json()).unwrap();
+        assert_eq!(
+            text,
+            r#"{"error":"STATE_CONFLICT","details":{"message":"m"},"run_id":"r1","state":{"version":3,"status":"failed","completed":1,"pending":2}}"#
+        );
     }
 }

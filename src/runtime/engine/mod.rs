@@ -294,8 +294,8 @@ impl Engine {
                     return Err(self.failed(m));
                 }
                 return Err(EngineError::new(ErrorCode::ValidationFailed, Value::Array(errors))
-                    .with("instruction", to_json(&self.instruction(m, w)))
-                    .with("state", to_json(&self.state_summary(m))));
+                    .with_instruction(self.instruction(m, w))
+                    .with_state(self.state_summary(m)));
             }
         }
         // Validated as sent, then stored within the caps (in place: no copy).
@@ -478,9 +478,7 @@ impl Engine {
             Some("VALIDATION_FAILED") => ErrorCode::ValidationFailed,
             _ => ErrorCode::RunFailed,
         };
-        EngineError::new(code, failure)
-            .with("run_id", json!(m.state.run_id))
-            .with("state", to_json(&self.state_summary(m)))
+        EngineError::new(code, failure).with_run_id(&m.state.run_id).with_state(self.state_summary(m))
     }
 
     /// The response after plan / next: the next instruction, or done.
@@ -539,11 +537,6 @@ fn statuses(m: &Machine) -> Map<String, Value> {
         }
     }
     out
-}
-
-/// A reply as JSON (for error details).
-fn to_json(reply: &impl serde::Serialize) -> Value {
-    serde_json::to_value(reply).unwrap_or(Value::Null)
 }
 
 /// The raw `input_template` as JSON: strings exactly as written (decoded).

@@ -156,7 +156,7 @@ impl Engine {
                     out.reset = Some(reset);
                     Ok(out)
                 }
-                Err(e) => Err(e.with("reset", to_json(&reset))),
+                Err(e) => Err(e.with_reset(reset)),
             }
         })
     }
