@@ -5,8 +5,12 @@
 //!
 //! Compiled workflows are cached by file identity (device, inode, size,
 //! modification and change times, [`FileIdentity`]): a hot call does one
-//! `stat` and neither reads nor hashes the file.
+//! `stat` and neither reads nor hashes the file. `schemas/` is read again
+//! when a file in it is added, removed or changed (looked at no more than
+//! once a second), and then every compiled workflow and schema validator
+//! is dropped: they were made with the old schemas.
 
+use crate::Limits;
 use crate::check::Config;
 use crate::diagnostic::Diagnostic;
 use crate::fsx::FileIdentity;
@@ -19,21 +23,60 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// A compiled workflow and the identity of the file it was read from.
 #[derive(Clone)]
 struct CachedWorkflow {
     compiled: Arc<CompiledWorkflow>,
+    /// The generation of `schemas/` it was compiled with.
+    generation: u64,
     identity: Option<FileIdentity>,
     read_at: std::time::SystemTime,
+}
+
+/// How often a project looks for changes in `schemas/`.
+pub const SCHEMAS_LOOK_EVERY: Duration = Duration::from_secs(1);
+
+/// The checker's settings made from `schemas/`, and what that directory
+/// held when it was read.
+struct Schemas {
+    config: Arc<Config>,
+    stamp: SchemaStamp,
+    looked_at: Instant,
+    /// Counts the reads of `schemas/`: what was made from one read is
+    /// valid while this is unchanged.
+    generation: u64,
+}
+
+/// The `*.json` entries of a schema directory and their identities.
+type SchemaStamp = Vec<(std::ffi::OsString, Option<FileIdentity>)>;
+
+fn schema_stamp(dir: &Path) -> SchemaStamp {
+    let mut stamp: SchemaStamp = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .map(|e| {
+            let path = e.path();
+            (e.file_name(), FileIdentity::of(&path))
+        })
+        .collect();
+    stamp.sort_by(|a, b| a.0.cmp(&b.0));
+    stamp
 }
 
 /// A project root and what the engine reads from it.
 pub struct Project {
     root: PathBuf,
-    /// The checker's settings: default limits and the project's schemas
-    /// (read once, when the project is opened).
-    check: Config,
+    /// The checker's settings: default limits and the project's schemas.
+    schemas: Mutex<Schemas>,
+    /// Compiled validators of named schemas, with the generation of
+    /// `schemas/` they were made from.
+    named_validators: Mutex<HashMap<String, (u64, Arc<jsonschema::Validator>)>>,
+    /// Compiled validators of inline schemas, by the schema's text.
+    inline_validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
     /// Compiled workflows by resolved path.
     workflows: Mutex<HashMap<PathBuf, CachedWorkflow>>,
     /// Where each `workflow` argument last resolved to (see [`Project::workflow`]).
@@ -49,18 +92,75 @@ impl Project {
     /// directory is no schema); workflows and prompts when asked for.
     pub fn open(root: impl Into<PathBuf>) -> Project {
         let root = root.into();
-        let check =
-            Config { schemas: crate::workspace::load_schemas(&root.join("schemas")), ..Config::default() };
-        Project { root, check, workflows: Mutex::default(), resolved: Mutex::default() }
+        let dir = root.join("schemas");
+        let stamp = schema_stamp(&dir);
+        let config = Arc::new(Config { schemas: crate::workspace::load_schemas(&dir), ..Config::default() });
+        Project {
+            root,
+            schemas: Mutex::new(Schemas { config, stamp, looked_at: Instant::now(), generation: 0 }),
+            named_validators: Mutex::default(),
+            inline_validators: Mutex::default(),
+            workflows: Mutex::default(),
+            resolved: Mutex::default(),
+        }
     }
 
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    /// The settings workflows are checked with (limits and schemas).
-    pub fn check_config(&self) -> &Config {
-        &self.check
+    /// The settings workflows are checked with (limits and schemas), with
+    /// `schemas/` read again if it changed (see the module's docs).
+    pub fn check_config(&self) -> Arc<Config> {
+        self.current().0
+    }
+
+    /// The checker's settings and their generation, `schemas/` looked at
+    /// again if it is time.
+    fn current(&self) -> (Arc<Config>, u64) {
+        let mut schemas = lock(&self.schemas);
+        if schemas.looked_at.elapsed() >= SCHEMAS_LOOK_EVERY {
+            schemas.looked_at = Instant::now();
+            let dir = self.root.join("schemas");
+            // The stamp is taken before the files are read: a change made
+            // while they are read is seen at the next look.
+            let stamp = schema_stamp(&dir);
+            if stamp != schemas.stamp {
+                schemas.stamp = stamp;
+                schemas.config =
+                    Arc::new(Config { schemas: crate::workspace::load_schemas(&dir), ..Config::default() });
+                schemas.generation += 1;
+                // Made from the old schemas (entries are checked against
+                // the generation too, for a call that raced this one).
+                lock(&self.workflows).clear();
+                lock(&self.named_validators).clear();
+            }
+        }
+        (schemas.config.clone(), schemas.generation)
+    }
+
+    /// The compiled validator of the named schema `schemas/<name>.json`.
+    pub fn named_validator(&self, name: &str) -> Result<Arc<jsonschema::Validator>, EngineError> {
+        let (config, generation) = self.current();
+        if let Some((g, v)) = lock(&self.named_validators).get(name)
+            && *g == generation
+        {
+            return Ok(v.clone());
+        }
+        let v = Arc::new(compile_schema(name, named(&config, name)?)?);
+        lock(&self.named_validators).insert(name.to_owned(), (generation, v.clone()));
+        Ok(v)
+    }
+
+    /// The compiled validator of an inline schema (cached by its text).
+    pub fn inline_validator(&self, schema: &Value) -> Result<Arc<jsonschema::Validator>, EngineError> {
+        let key = schema.to_string();
+        if let Some(v) = lock(&self.inline_validators).get(&key) {
+            return Ok(v.clone());
+        }
+        let v = Arc::new(compile_schema(&key, schema)?);
+        lock(&self.inline_validators).insert(key, v.clone());
+        Ok(v)
     }
 
     // ---- workflows --------------------------------------------------------
@@ -127,7 +227,7 @@ impl Project {
     /// (a FIFO is refused, not waited on) under the size cap (one byte over
     /// is read, so the checker reports the limit).
     fn read_bytes(&self, workflow: &str, path: &Path) -> Result<Vec<u8>, EngineError> {
-        let cap = self.check.limits.file_cap() as u64;
+        let cap = Limits::default().file_cap() as u64;
         crate::fsx::open_regular(path)
             .and_then(|f| {
                 use std::io::Read;
@@ -164,7 +264,7 @@ impl Project {
     /// same for `check`, `plan` and `validate`.
     fn source(&self, workflow: &str, path: &Path) -> Result<(SourceFile, Vec<Diagnostic>), EngineError> {
         let bytes = self.read_bytes(workflow, path)?;
-        Ok(crate::workspace::decode_source(path.to_string_lossy().into_owned(), bytes, &self.check.limits))
+        Ok(crate::workspace::decode_source(path.to_string_lossy().into_owned(), bytes, &Limits::default()))
     }
 
     /// A workflow's diagnostics (all of them, not only errors), for
@@ -172,7 +272,7 @@ impl Project {
     pub fn check(&self, workflow: &str) -> Result<(SourceFile, Vec<Diagnostic>), EngineError> {
         let path = self.resolve(workflow)?;
         let (src, read_diags) = self.source(workflow, &path)?;
-        Ok(crate::workspace::check_decoded(src, read_diags, &self.check))
+        Ok(crate::workspace::check_decoded(src, read_diags, &self.check_config()))
     }
 
     /// Resolves, reads and compiles a workflow; cached by path and content hash.
@@ -190,13 +290,16 @@ impl Project {
     /// replaced by a symlink or another file has another identity and is
     /// resolved (and confined) afresh.
     pub fn workflow(&self, workflow: &str) -> Result<Arc<CompiledWorkflow>, EngineError> {
-        if let Some(hot) = self.hot_workflow(workflow) {
+        // First: a change in `schemas/` drops the compiled workflows.
+        let (config, generation) = self.current();
+        if let Some(hot) = self.hot_workflow(workflow, generation) {
             return Ok(hot);
         }
         let path = self.resolve(workflow)?;
         lock(&self.resolved).insert(workflow.to_owned(), path.clone());
         let identity = FileIdentity::of(&path);
         let cached = lock(&self.workflows).get(&path).cloned();
+        let cached = cached.filter(|c| c.generation == generation);
         if let (Some(c), Some(id)) = (&cached, identity)
             && c.identity == Some(id)
             && id.settled_before(c.read_at)
@@ -208,20 +311,21 @@ impl Project {
         let hash = workflow::sha256_hex(&bytes);
         let compiled = match cached {
             Some(c) if c.compiled.hash == hash => c.compiled,
-            _ => Arc::new(workflow::compile_bytes(&path, bytes, &self.check)?),
+            _ => Arc::new(workflow::compile_bytes(&path, bytes, &config)?),
         };
-        let entry = CachedWorkflow { compiled: compiled.clone(), identity, read_at };
+        let entry = CachedWorkflow { compiled: compiled.clone(), generation, identity, read_at };
         lock(&self.workflows).insert(path, entry);
         Ok(compiled)
     }
 
     /// The cached workflow `workflow` resolved to, if its file is unchanged.
-    fn hot_workflow(&self, workflow: &str) -> Option<Arc<CompiledWorkflow>> {
+    fn hot_workflow(&self, workflow: &str, generation: u64) -> Option<Arc<CompiledWorkflow>> {
         let path = lock(&self.resolved).get(workflow).cloned()?;
         let id = FileIdentity::of(&path)?;
         let cache = lock(&self.workflows);
         let c = cache.get(&path)?;
-        (c.identity == Some(id) && id.settled_before(c.read_at)).then(|| c.compiled.clone())
+        (c.generation == generation && c.identity == Some(id) && id.settled_before(c.read_at))
+            .then(|| c.compiled.clone())
     }
 
     /// Whether `cw` is `<root>/workflows/<its id>.y(a)ml` (a run of it can be
@@ -236,18 +340,8 @@ impl Project {
 
     /// The named schema `schemas/<name>.json`, or why it cannot be used
     /// (`UNKNOWN_SCHEMA`, listing the names there are).
-    pub fn schema(&self, name: &str) -> Result<&Value, EngineError> {
-        match self.check.schemas.get(name) {
-            Some(Ok(s)) => Ok(s),
-            Some(Err(why)) => {
-                Err(EngineError::new(ErrorCode::UnknownSchema, json!({"schema": name, "message": why})))
-            }
-            None => Err(EngineError::new(
-                ErrorCode::UnknownSchema,
-                json!({"schema": name, "message": format!("no schemas/{name}.json"),
-                       "available": self.check.schemas.keys().collect::<Vec<_>>()}),
-            )),
-        }
+    pub fn schema(&self, name: &str) -> Result<Value, EngineError> {
+        named(&self.check_config(), name).cloned()
     }
 
     // ---- prompts ----------------------------------------------------------
@@ -267,6 +361,30 @@ impl Project {
     pub fn prompt_list(&self) -> Result<PromptList, EngineError> {
         prompts::list(&self.root)
     }
+}
+
+/// The named schema in `config`, or why it cannot be used.
+fn named<'c>(config: &'c Config, name: &str) -> Result<&'c Value, EngineError> {
+    match config.schemas.get(name) {
+        Some(Ok(s)) => Ok(s),
+        Some(Err(why)) => {
+            Err(EngineError::new(ErrorCode::UnknownSchema, json!({"schema": name, "message": why})))
+        }
+        None => Err(EngineError::new(
+            ErrorCode::UnknownSchema,
+            json!({"schema": name, "message": format!("no schemas/{name}.json"),
+                   "available": config.schemas.keys().collect::<Vec<_>>()}),
+        )),
+    }
+}
+
+fn compile_schema(key: &str, schema: &Value) -> Result<jsonschema::Validator, EngineError> {
+    jsonschema::validator_for(schema).map_err(|e| {
+        EngineError::new(
+            ErrorCode::UnknownSchema,
+            json!({"schema": key, "message": format!("invalid JSON Schema: {e}")}),
+        )
+    })
 }
 
 /// `path` if it lies inside the project root once symlinks are resolved

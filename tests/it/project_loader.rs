@@ -128,3 +128,45 @@ fn the_prompt_list_is_typed_and_follows_the_project() {
     assert_eq!((mine.source.as_str(), mine.file.as_str()), ("project", "prompts/mine.md"));
     assert_eq!(project.driver_prompt(None).unwrap().prompt_md, "# Mine\n");
 }
+
+#[test]
+fn a_running_engine_sees_schemas_added_and_changed() {
+    use savant_think::runtime::project::SCHEMAS_LOOK_EVERY;
+    let wait = || std::thread::sleep(SCHEMAS_LOOK_EVERY + std::time::Duration::from_millis(100));
+    let root = Root::with_workflows(
+        "loader-schemas",
+        &[(
+            "t",
+            "id: t\nsteps:\n  - id: fetch\n    call: jira.get_issue\n    success_schema: Ticket\n    \
+             capture_as: ticket\n  - id: say\n    call: prompt.say\n",
+        )],
+    );
+    let engine = Engine::new(&root.path).unwrap();
+
+    // No schemas/ yet: the workflow does not check.
+    let e = engine.plan("t", json!({}), Some("r0"), true).unwrap_err();
+    assert_eq!(codes(&e.details["diagnostics"]), ["UNKNOWN_SCHEMA"]);
+    let e = engine.validate(&json!("Ticket"), &json!({})).unwrap_err();
+    assert_eq!(e.code, ErrorCode::UnknownSchema);
+
+    // Added while the engine runs: seen without a restart.
+    root.write("schemas/Ticket.json", r#"{"type": "object"}"#);
+    wait();
+    engine.plan("t", json!({}), Some("r1"), true).unwrap();
+    let v = serde_json::to_value(engine.validate(&json!("Ticket"), &json!({})).unwrap()).unwrap();
+    assert_eq!(v["valid"], true);
+
+    // Changed: the cached validator and compiled workflow are not reused.
+    root.write("schemas/Ticket.json", r#"{"type": "object", "required": ["key"]}"#);
+    wait();
+    let v = serde_json::to_value(engine.validate(&json!("Ticket"), &json!({})).unwrap()).unwrap();
+    assert_eq!(v["valid"], false);
+    let e = crate::support::next_json(&engine, "t", "r1", "fetch", json!({})).unwrap_err();
+    assert_eq!(e["error"], "VALIDATION_FAILED", "{e}");
+    crate::support::next_json(&engine, "t", "r1", "fetch", json!({"key": "PROJ-1"})).unwrap();
+
+    // Removed: unknown again.
+    std::fs::remove_file(root.join("schemas/Ticket.json")).unwrap();
+    wait();
+    assert_eq!(engine.validate(&json!("Ticket"), &json!({})).unwrap_err().code, ErrorCode::UnknownSchema);
+}

@@ -43,7 +43,6 @@ pub struct Engine {
     config: EngineConfig,
     store: Box<dyn StateStore>,
     runs: Mutex<HashMap<(String, String), Cached>>,
-    validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
 }
 
 fn now() -> String {
@@ -106,13 +105,7 @@ impl Engine {
     }
 
     pub fn with_store(root: PathBuf, config: EngineConfig, store: Box<dyn StateStore>) -> Engine {
-        Engine {
-            project: Project::open(root),
-            config,
-            store,
-            runs: Mutex::default(),
-            validators: Mutex::default(),
-        }
+        Engine { project: Project::open(root), config, store, runs: Mutex::default() }
     }
 
     pub fn root(&self) -> &Path {
@@ -210,7 +203,7 @@ impl Engine {
             cw.wf.params.iter().filter(|p| p.required).map(|p| p.name.value.as_str()).collect();
         let schema = json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false });
         let params = Value::Object(params);
-        let errors = self.schema_errors(&schema.to_string(), &schema, &params)?;
+        let errors = Self::schema_errors(&*self.project.inline_validator(&schema)?, &params);
         if !errors.is_empty() {
             return Err(EngineError::new(ErrorCode::InvalidParams, Value::Array(errors)));
         }
@@ -523,7 +516,7 @@ impl Engine {
     }
 
     /// The check configuration the engine uses (schemas under the root).
-    pub fn check_config(&self) -> &check::Config {
+    pub fn check_config(&self) -> Arc<check::Config> {
         self.project.check_config()
     }
 }

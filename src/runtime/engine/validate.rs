@@ -7,42 +7,20 @@ use crate::runtime::reply::Validation;
 impl Engine {
     // ---- validation -----------------------------------------------------
 
-    pub(super) fn validator(
-        &self,
-        cache_key: &str,
-        schema: &Value,
-    ) -> Result<Arc<jsonschema::Validator>, EngineError> {
-        if let Some(v) = self.validators.lock().unwrap_or_else(|p| p.into_inner()).get(cache_key) {
-            return Ok(v.clone());
-        }
-        let v = Arc::new(jsonschema::validator_for(schema).map_err(|e| {
-            EngineError::new(
-                ErrorCode::UnknownSchema,
-                json!({"schema": cache_key, "message": format!("invalid JSON Schema: {e}")}),
-            )
-        })?);
-        self.validators.lock().unwrap_or_else(|p| p.into_inner()).insert(cache_key.to_owned(), v.clone());
-        Ok(v)
-    }
-
-    pub(super) fn schema_errors(
-        &self,
-        cache_key: &str,
-        schema: &Value,
-        instance: &Value,
-    ) -> Result<Vec<Value>, EngineError> {
-        let v = self.validator(cache_key, schema)?;
+    /// At most 50 errors of `instance` against `validator`.
+    pub(super) fn schema_errors(validator: &jsonschema::Validator, instance: &Value) -> Vec<Value> {
         // Bounded work and memory per request: at most 50 errors (the
         // iterator is lazy, so validation stops there), each message cut to
         // a few hundred bytes (a message can quote the whole failing value).
-        Ok(v.iter_errors(instance)
+        validator
+            .iter_errors(instance)
             .take(50)
             .map(|e| json!({ "path": e.instance_path().to_string(), "message": cut_message(e.to_string()) }))
-            .collect())
+            .collect()
     }
 
     pub(super) fn named_schema(&self, name: &str) -> Result<Value, EngineError> {
-        self.project.schema(name).cloned()
+        self.project.schema(name)
     }
 
     /// The JSON Schema an instruction's result must match: its inline
@@ -61,24 +39,20 @@ impl Engine {
         schema: &SchemaRef,
         result: &Value,
     ) -> Result<Vec<Value>, EngineError> {
-        match schema {
-            SchemaRef::Named(n) => {
-                let s = self.named_schema(&n.value)?;
-                self.schema_errors(&n.value, &s, result)
-            }
-            SchemaRef::Inline { schema, .. } => self.schema_errors(&schema.to_string(), schema, result),
-        }
+        let validator = match schema {
+            SchemaRef::Named(n) => self.project.named_validator(&n.value)?,
+            SchemaRef::Inline { schema, .. } => self.project.inline_validator(schema)?,
+        };
+        Ok(Self::schema_errors(&validator, result))
     }
 
     /// `validate`: a named or inline schema against a response → `{valid, errors}`.
     pub fn validate(&self, schema: &Value, response: &Value) -> EngineResult<Validation> {
-        let errors = match schema {
-            Value::String(name) => {
-                let s = self.named_schema(name)?;
-                self.schema_errors(name, &s, response)?
-            }
-            inline => self.schema_errors(&inline.to_string(), inline, response)?,
+        let validator = match schema {
+            Value::String(name) => self.project.named_validator(name)?,
+            inline => self.project.inline_validator(inline)?,
         };
+        let errors = Self::schema_errors(&validator, response);
         Ok(Validation::Response { valid: errors.is_empty(), errors })
     }
 
