@@ -35,6 +35,9 @@ struct CachedWorkflow {
     read_at: std::time::SystemTime,
 }
 
+/// A compiled JSON Schema, shared.
+type Validator = Arc<jsonschema::Validator>;
+
 /// How often a project looks for changes in `schemas/`.
 pub const SCHEMAS_LOOK_EVERY: Duration = Duration::from_secs(1);
 
@@ -77,6 +80,8 @@ pub struct Project {
     named_validators: Mutex<HashMap<String, (u64, Arc<jsonschema::Validator>)>>,
     /// Compiled validators of inline schemas, by the schema's text.
     inline_validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
+    /// The same, by the address of a compiled workflow's schema value.
+    step_validators: Mutex<HashMap<usize, (Arc<Value>, Validator)>>,
     /// Compiled workflows by resolved path.
     workflows: Mutex<HashMap<PathBuf, CachedWorkflow>>,
     /// Where each `workflow` argument last resolved to (see [`Project::workflow`]).
@@ -100,6 +105,7 @@ impl Project {
             schemas: Mutex::new(Schemas { config, stamp, looked_at: Instant::now(), generation: 0 }),
             named_validators: Mutex::default(),
             inline_validators: Mutex::default(),
+            step_validators: Mutex::default(),
             workflows: Mutex::default(),
             resolved: Mutex::default(),
         }
@@ -148,7 +154,7 @@ impl Project {
             return Ok(v.clone());
         }
         let v = Arc::new(compile_schema(name, named(&config, name)?)?);
-        lock(&self.named_validators).insert(name.to_owned(), (generation, v.clone()));
+        bounded_insert(&mut lock(&self.named_validators), name.to_owned(), (generation, v.clone()));
         Ok(v)
     }
 
@@ -159,7 +165,20 @@ impl Project {
             return Ok(v.clone());
         }
         let v = Arc::new(compile_schema(&key, schema)?);
-        lock(&self.inline_validators).insert(key, v.clone());
+        bounded_insert(&mut lock(&self.inline_validators), key, v.clone());
+        Ok(v)
+    }
+
+    /// The compiled validator of a workflow's inline schema, cached by the
+    /// schema value itself (no text is made on a hit): the entry holds the
+    /// `Arc`, so its address is not reused while it is cached.
+    pub fn step_validator(&self, schema: &Arc<Value>) -> Result<Arc<jsonschema::Validator>, EngineError> {
+        let at = Arc::as_ptr(schema) as usize;
+        if let Some((_, v)) = lock(&self.step_validators).get(&at) {
+            return Ok(v.clone());
+        }
+        let v = self.inline_validator(schema)?;
+        bounded_insert(&mut lock(&self.step_validators), at, (schema.clone(), v.clone()));
         Ok(v)
     }
 
@@ -361,6 +380,17 @@ impl Project {
     pub fn prompt_list(&self) -> Result<PromptList, EngineError> {
         prompts::list(&self.root)
     }
+}
+
+/// The most validators one cache holds: past it the cache starts again
+/// (a long-running server compiles each edit of a workflow anew).
+const MAX_CACHED_VALIDATORS: usize = 4096;
+
+fn bounded_insert<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>, key: K, value: V) {
+    if map.len() >= MAX_CACHED_VALIDATORS {
+        map.clear();
+    }
+    map.insert(key, value);
 }
 
 /// The named schema in `config`, or why it cannot be used.

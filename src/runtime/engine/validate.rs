@@ -41,7 +41,7 @@ impl Engine {
     ) -> Result<Vec<Value>, EngineError> {
         let validator = match schema {
             SchemaRef::Named(n) => self.project.named_validator(&n.value)?,
-            SchemaRef::Inline { schema, .. } => self.project.inline_validator(schema)?,
+            SchemaRef::Inline { schema, .. } => self.project.step_validator(schema)?,
         };
         Ok(Self::schema_errors(&validator, result))
     }
