@@ -27,7 +27,6 @@ pub struct CompiledWorkflow {
     pub capture_steps: std::collections::HashMap<String, usize>,
 }
 
-pub use crate::fsx::FileIdentity;
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
