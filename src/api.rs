@@ -10,7 +10,9 @@ use crate::source::SourceFile;
 /// with suppression comments (`# savant-think: ignore[…]`) applied.
 #[derive(Clone, Debug)]
 pub struct Checked {
+    /// The text checked (path as given, line index).
     pub source: SourceFile,
+    /// The diagnostics, sorted by position then code.
     pub diagnostics: Vec<Diagnostic>,
 }
 

@@ -13,18 +13,29 @@ pub enum Code {
     YamlLimit,
     /// The YAML is well formed but not a workflow: missing, ill-typed or unknown keys.
     YamlSchemaViolation,
+    /// Two steps share one id.
     DuplicateStep,
     /// Two steps capture their results under one name.
     DuplicateCapture,
+    /// A `deps` entry names a step that does not exist.
     UnknownDep,
+    /// Steps depend on each other in a cycle.
     CyclicDependency,
+    /// An expression (`when:`, `foreach:`, `<<…>>`) cannot be parsed.
     ExprSyntax,
+    /// An expression names a variable that is not in scope.
     UnresolvedVar,
+    /// A value has the wrong type for where it is used.
     TypeMismatch,
+    /// An expression calls a function that does not exist.
     UnknownFunction,
+    /// A step calls a tool the manifest does not list, or passes it unknown keys.
     UnknownTool,
+    /// A `success_schema` names a missing schema, or is not a valid JSON Schema.
     UnknownSchema,
+    /// `{{…}}` is literal text here, not interpolation (use `<<…>>`).
     LegacyInterpolation,
+    /// A step captures a result no other step reads.
     UnusedCapture,
     /// A `# savant-think: ignore[…]` comment that silences nothing.
     UnusedSuppression,
@@ -33,6 +44,7 @@ pub enum Code {
 }
 
 impl Code {
+    /// Every code, in the order of docs/checks.md.
     pub const ALL: &'static [Code] = &[
         Code::YamlSyntax,
         Code::YamlLimit,
@@ -53,6 +65,7 @@ impl Code {
         Code::IoError,
     ];
 
+    /// The stable name (`YAML_SYNTAX`), as renderers and suppressions write it.
     pub fn as_str(self) -> &'static str {
         match self {
             Code::YamlSyntax => "YAML_SYNTAX",
@@ -115,14 +128,18 @@ impl std::fmt::Display for Code {
     }
 }
 
+/// How bad a diagnostic is: an error fails `check`, a warning does not (unless `--deny-warnings`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Worth fixing; `check` still passes.
     Warning,
+    /// The workflow cannot run as written.
     Error,
 }
 
 impl Severity {
+    /// `error` or `warning`.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
@@ -134,7 +151,9 @@ impl Severity {
 /// A secondary location with its own message (e.g. one edge of a cycle).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Label {
+    /// Where, in the same file.
     pub span: Span,
+    /// What is there.
     pub message: String,
 }
 
@@ -142,18 +161,26 @@ pub struct Label {
 /// Editors offer it as a quick fix (`savant-think lsp`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fix {
+    /// The text to replace.
     pub span: Span,
+    /// What to put there.
     pub replacement: String,
 }
 
 /// One problem in one file. Spans are byte offsets into the file's text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// The stable code.
     pub code: Code,
+    /// The code's severity (see [`Code::severity`]).
     pub severity: Severity,
+    /// What is wrong, for a person.
     pub message: String,
+    /// The characters it is about.
     pub span: Span,
+    /// Other places that explain it (e.g. each edge of a cycle).
     pub labels: Vec<Label>,
+    /// How to fix it, e.g. "did you mean `mr_data`?".
     pub help: Option<String>,
     /// The edit that fixes it, when there is exactly one plausible one. A help
     /// of the form "did you mean `X`?" (see [`suggest`]) carries the fix
@@ -163,6 +190,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// A diagnostic with the code's severity, no labels, help or fix.
     pub fn new(code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             code,
@@ -175,15 +203,18 @@ impl Diagnostic {
         }
     }
 
+    /// Adds a secondary location.
     pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
         self.labels.push(Label { span, message: message.into() });
         self
     }
 
+    /// Adds help; a "did you mean `X`?" help also carries the fix.
     pub fn with_help(self, help: impl Into<String>) -> Diagnostic {
         self.with_help_opt(Some(help.into()))
     }
 
+    /// [`Diagnostic::with_help`] when there is help to give.
     pub fn with_help_opt(mut self, help: Option<String>) -> Diagnostic {
         self.fix =
             help.as_deref().and_then(suggestion).map(|r| Fix { span: self.span, replacement: r.to_owned() });
@@ -191,6 +222,7 @@ impl Diagnostic {
         self
     }
 
+    /// Sets the fix: replace `span` with `replacement`.
     pub fn with_fix(mut self, span: Span, replacement: impl Into<String>) -> Diagnostic {
         self.fix = Some(Fix { span, replacement: replacement.into() });
         self

@@ -62,6 +62,7 @@
 //! # std::fs::remove_dir_all(&root).unwrap();
 //! ```
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod api;
 pub use api::{Checked, check_str, check_str_with};

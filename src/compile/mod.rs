@@ -40,9 +40,12 @@ pub struct PlanStep {
     pub dependents: Vec<usize>,
 }
 
+/// A workflow compiled: its steps with their edges, and the order they run in.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
+    /// The workflow id.
     pub workflow: String,
+    /// Each step's dependencies and dependents.
     pub steps: Vec<PlanStep>,
     /// A topological order; among steps whose deps are met, declaration order.
     pub order: Vec<usize>,

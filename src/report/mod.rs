@@ -18,7 +18,9 @@ use crate::source::{LineCol, SourceFile, Span};
 /// One checked file and the diagnostics found in it.
 #[derive(Clone, Copy, Debug)]
 pub struct FileReport<'a> {
+    /// The file's source.
     pub source: &'a SourceFile,
+    /// Its diagnostics, sorted.
     pub diagnostics: &'a [Diagnostic],
 }
 
@@ -26,10 +28,15 @@ pub struct FileReport<'a> {
 /// is written, [`Format::description`] what it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
+    /// For people: the source line with the characters underlined, help below.
     Human,
+    /// One JSON document: `{diagnostics, summary}`.
     Json,
+    /// SARIF 2.1.0, for code-scanning tools.
     Sarif,
+    /// GitHub Actions workflow commands (`::error file=…`), annotations on a pull request.
     Github,
+    /// One line per diagnostic: `path:line:col: severity[CODE] message`.
     Concise,
 }
 
@@ -95,12 +102,16 @@ impl std::str::FromStr for Format {
 /// Counts over all rendered files.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Summary {
+    /// Files rendered.
     pub files: usize,
+    /// Error diagnostics in them.
     pub errors: usize,
+    /// Warning diagnostics in them.
     pub warnings: usize,
 }
 
 impl Summary {
+    /// The counts over `reports`.
     pub fn from_reports(reports: &[FileReport<'_>]) -> Summary {
         let mut summary = Summary { files: reports.len(), ..Summary::default() };
         for diagnostic in reports.iter().flat_map(|r| r.diagnostics) {

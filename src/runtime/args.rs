@@ -11,6 +11,7 @@ use serde_json::Value;
 /// A workflow id from think_workflows_list (e.g. "release_notes").
 type WorkflowId = String;
 
+/// think_plan's arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct PlanArgs {
@@ -26,6 +27,7 @@ pub struct PlanArgs {
     pub start_fresh: Option<bool>,
 }
 
+/// think_next's arguments.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct NextArgs {
@@ -53,6 +55,7 @@ impl NextArgs {
     }
 }
 
+/// think_explain's arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ExplainArgs {
@@ -64,6 +67,7 @@ pub struct ExplainArgs {
     pub step_id: Option<String>,
 }
 
+/// think_reset's arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ResetArgs {
@@ -88,6 +92,7 @@ pub struct RunArgs {
     pub run_id: String,
 }
 
+/// think_driver_prompt's arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct DriverPromptArgs {
@@ -95,6 +100,7 @@ pub struct DriverPromptArgs {
     pub version: Option<String>,
 }
 
+/// think_workflows_list's arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ListArgs {
@@ -102,6 +108,7 @@ pub struct ListArgs {
     pub filter: Option<String>,
 }
 
+/// The tools that take exactly a workflow (think_workflows_read).
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct WorkflowArgs {
@@ -113,6 +120,7 @@ pub struct WorkflowArgs {
 /// order, v}), mermaid or dot (text).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[allow(missing_docs)] // the enum's doc says each (variant docs would change its JSON Schema)
 pub enum GraphFormat {
     #[default]
     Json,
@@ -120,6 +128,7 @@ pub enum GraphFormat {
     Dot,
 }
 
+/// think_workflows_graph's arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct GraphArgs {
@@ -130,6 +139,7 @@ pub struct GraphArgs {
     pub format: Option<GraphFormat>,
 }
 
+/// think_state_list's arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct StateListArgs {
@@ -137,6 +147,7 @@ pub struct StateListArgs {
     pub workflow: Option<WorkflowId>,
 }
 
+/// think_validate's arguments: `schema` and `response`, or `workflow`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ValidateArgs {
@@ -148,6 +159,7 @@ pub struct ValidateArgs {
     pub workflow: Option<WorkflowId>,
 }
 
+/// think's arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ThinkArgs {
@@ -161,6 +173,7 @@ pub struct ThinkArgs {
     pub run_id: Option<String>,
 }
 
+/// prompt_say's arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct SayArgs {

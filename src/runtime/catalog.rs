@@ -19,8 +19,11 @@ use std::sync::LazyLock;
 /// MCP tool annotations (hints for a client).
 #[derive(Clone, Copy, Debug)]
 pub struct Annotations {
+    /// The tool changes nothing.
     pub read_only: bool,
+    /// The tool may discard what was recorded (a reset with force, a delete).
     pub destructive: bool,
+    /// Calling it twice with the same arguments does what calling it once does.
     pub idempotent: bool,
 }
 
@@ -38,9 +41,13 @@ type Call = Box<dyn Fn(&Engine, &Value) -> EngineResult + Send + Sync>;
 
 /// One engine tool as a client sees it, and how it is called.
 pub struct ToolDef {
+    /// The canonical name (`think_plan`).
     pub name: &'static str,
+    /// A title for people.
     pub title: &'static str,
+    /// What it does and when to call it, for a model.
     pub description: &'static str,
+    /// Hints for a client.
     pub annotations: Annotations,
     /// The arguments' JSON Schema, generated from the argument type.
     pub input: Value,
@@ -59,6 +66,7 @@ pub struct ToolDef {
 }
 
 impl ToolDef {
+    /// Whether the tool changes nothing.
     pub fn read_only(&self) -> bool {
         self.annotations.read_only
     }
@@ -152,8 +160,8 @@ pub fn input_validator(name: &str) -> Option<&'static jsonschema::Validator> {
     find(name)?.validator()
 }
 
-/// A type's JSON Schema as a tool schema: subschemas inline, no `$schema`
-/// or `title` (the tool has its own).
+/// A type's JSON Schema as a tool schema: subschemas inline, no `$schema`,
+/// `title` or top-level `description` (the tool has its own).
 fn schema<T: JsonSchema>(settings: SchemaSettings) -> Value {
     let settings = settings.with(|s| {
         s.inline_subschemas = true;
@@ -162,6 +170,7 @@ fn schema<T: JsonSchema>(settings: SchemaSettings) -> Value {
     let mut v = settings.into_generator().into_root_schema_for::<T>().to_value();
     if let Some(o) = v.as_object_mut() {
         o.remove("title");
+        o.remove("description");
     }
     v
 }

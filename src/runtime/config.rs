@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// `savant-think.toml`: the engine's settings (every key optional; docs/config.md).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EngineConfig {
@@ -15,6 +16,7 @@ pub struct EngineConfig {
     pub max_snapshot_bytes: usize,
     /// Any string in a result longer than this many bytes is truncated.
     pub max_string_bytes: usize,
+    /// `[state]`: durability and where run state lives.
     pub state: StateConfig,
     /// The built-in `local_read` / `local_exec` tools (`[local]`).
     pub local: LocalConfig,
@@ -24,6 +26,7 @@ pub struct EngineConfig {
     pub check: crate::check::suppress::CheckSettings,
 }
 
+/// `[state]`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StateConfig {
@@ -114,11 +117,15 @@ impl Default for LocalConfig {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ServerConfig {
+    /// A stdio server: the program to start.
     pub command: Option<String>,
+    /// Its arguments.
     pub args: Vec<String>,
+    /// Environment given to it.
     pub env: BTreeMap<String, String>,
     /// The working directory of the child process (relative to the root).
     pub cwd: Option<String>,
+    /// A Streamable HTTP server: its endpoint.
     pub url: Option<String>,
     /// Sent as `Authorization: Bearer TOKEN` to a `url` server.
     pub token: Option<String>,

@@ -97,6 +97,7 @@ impl ErrorCode {
         ErrorCode::UnknownResource,
     ];
 
+    /// The stable name (`UNKNOWN_WORKFLOW`).
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::UnknownWorkflow => "UNKNOWN_WORKFLOW",
@@ -195,7 +196,9 @@ impl serde::Serialize for ErrorCode {
 /// (see [`ErrorContext`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct EngineError {
+    /// The stable code.
     pub code: ErrorCode,
+    /// What went wrong: `{message, help?, …}`, or a list of `{path, message}` (validation).
     pub details: Value,
     /// The run's state around the failure, if any (boxed: errors stay small).
     pub context: Option<Box<ErrorContext>>,
@@ -220,6 +223,7 @@ pub struct ErrorContext {
 }
 
 impl EngineError {
+    /// An error with no run context.
     pub fn new(code: ErrorCode, details: Value) -> EngineError {
         EngineError { code, details, context: None }
     }
@@ -263,6 +267,7 @@ impl EngineError {
         self.state().is_some_and(|s| s.status == RunStatus::Failed)
     }
 
+    /// `{error, details}` and the context's fields, as the tools answer.
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
         m.insert("error".into(), json!(self.code));

@@ -56,6 +56,7 @@ const REGEX_CACHE_CAP: usize = 256;
 
 /// The root names an expression can read.
 pub trait Scope {
+    /// The value of the root name `name` (`params`, a capture, the loop variable).
     fn lookup(&self, name: &str) -> Option<Value>;
 
     /// Like [`Scope::lookup`], but may borrow; scopes that own their values

@@ -23,4 +23,5 @@ pub use project::Project;
 
 use serde_json::Value;
 
+/// What an engine call returns: a reply (JSON by default) or an [`EngineError`].
 pub type EngineResult<T = Value> = Result<T, EngineError>;

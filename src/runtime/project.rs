@@ -111,6 +111,7 @@ impl Project {
         }
     }
 
+    /// The project root.
     pub fn root(&self) -> &Path {
         &self.root
     }

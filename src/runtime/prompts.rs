@@ -36,6 +36,7 @@ pub enum Origin {
 }
 
 impl Origin {
+    /// `bundled` or `project`.
     pub fn as_str(self) -> &'static str {
         match self {
             Origin::Bundled => "bundled",
@@ -47,9 +48,11 @@ impl Origin {
 /// One version of the registry.
 #[derive(Clone, Debug)]
 pub struct Entry {
+    /// The version's name (`stable`).
     pub version: String,
     /// The markdown file's name as the registry gives it.
     pub file: String,
+    /// Where it comes from.
     pub origin: Origin,
 }
 
@@ -67,7 +70,9 @@ impl Entry {
 /// project's new ones; a project version with a bundled name replaces it in
 /// place. `latest` is the project's `latest:`, else the bundled one.
 pub struct Registry {
+    /// Every version, in registry order.
     pub entries: Vec<Entry>,
+    /// The project's `latest:`, else the bundled one.
     pub latest: Option<String>,
 }
 
@@ -77,6 +82,7 @@ impl Registry {
         self.latest.as_deref().or_else(|| self.entries.last().map(|e| e.version.as_str()))
     }
 
+    /// The entry of `version`.
     pub fn get(&self, version: &str) -> Option<&Entry> {
         self.entries.iter().find(|e| e.version == version)
     }

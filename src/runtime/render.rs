@@ -27,6 +27,7 @@ use crate::syntax::ast::{BinOp, Expr, ExprKind, Segment};
 pub struct RenderError {
     /// The expression's source text, e.g. `mr.title`.
     pub expr: String,
+    /// Why it cannot be rendered.
     pub message: String,
 }
 

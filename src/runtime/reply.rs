@@ -58,6 +58,7 @@ pub struct Progress {
     pub run_id: String,
     /// The workflow id.
     pub workflow: String,
+    /// Running (with the next instruction) or done (with the results).
     #[serde(flatten)]
     pub status: ProgressStatus,
     /// Why something given was not used (think_plan resuming a run).
@@ -72,6 +73,7 @@ pub struct Progress {
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ProgressStatus {
+    /// The run goes on.
     Running {
         /// The next step to carry out: call the tool `call` with `input`,
         /// then submit its result with think_next(step_id). Absent when done.
@@ -85,6 +87,7 @@ pub enum ProgressStatus {
         /// {version, status, completed, pending}.
         state: StateSummary,
     },
+    /// The run is finished.
     Done {
         /// True when the run is finished: stop calling think_next.
         done: bool,
@@ -98,6 +101,7 @@ pub enum ProgressStatus {
 }
 
 impl Progress {
+    /// Whether the run is finished.
     pub fn is_done(&self) -> bool {
         matches!(self.status, ProgressStatus::Done { .. })
     }
@@ -110,6 +114,7 @@ impl Progress {
         }
     }
 
+    /// The run's state after the call.
     pub fn state(&self) -> &StateSummary {
         match &self.status {
             ProgressStatus::Running { state, .. } | ProgressStatus::Done { state, .. } => state,
@@ -143,8 +148,11 @@ pub struct ResetNote {
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Explanation {
+    /// The workflow: params, steps, graph.
     Workflow(WorkflowExplanation),
+    /// One step of the workflow.
     Step(StepExplanation),
+    /// A run's state (and one of its steps).
     Run(RunExplanation),
 }
 
@@ -306,6 +314,7 @@ pub struct PromptList {
 /// One driver prompt version of a [`PromptList`].
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct PromptVersion {
+    /// The version's name.
     pub version: String,
     /// `bundled` (compiled in) or `project` (`prompts/prompts.yml`).
     pub source: String,
@@ -324,6 +333,7 @@ pub struct WorkflowList {
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum WorkflowEntry {
+    /// A workflow that checks clean.
     Valid {
         /// The workflow id: pass it to think_plan.
         id: String,
@@ -338,6 +348,7 @@ pub enum WorkflowEntry {
         /// True: it checks clean.
         valid: bool,
     },
+    /// A workflow with errors.
     Invalid {
         /// The workflow id.
         id: String,
@@ -365,22 +376,26 @@ impl WorkflowList {
 }
 
 impl WorkflowEntry {
+    /// The workflow id.
     pub fn id(&self) -> &str {
         match self {
             WorkflowEntry::Valid { id, .. } | WorkflowEntry::Invalid { id, .. } => id,
         }
     }
 
+    /// Whether it checks clean.
     pub fn is_valid(&self) -> bool {
         matches!(self, WorkflowEntry::Valid { .. })
     }
 
+    /// Its name, if known.
     pub fn name(&self) -> Option<&str> {
         match self {
             WorkflowEntry::Valid { name, .. } | WorkflowEntry::Invalid { name, .. } => name.as_deref(),
         }
     }
 
+    /// Its description, if known.
     pub fn description(&self) -> Option<&str> {
         match self {
             WorkflowEntry::Valid { description, .. } | WorkflowEntry::Invalid { description, .. } => {
@@ -407,6 +422,7 @@ pub struct WorkflowSource {
 pub enum Graph {
     /// {workflow, graph: {nodes, entry}, order, v}.
     Plan(Value),
+    /// The graph as mermaid or dot text.
     Text {
         /// mermaid or dot.
         format: String,
@@ -478,12 +494,14 @@ pub struct Deleted {
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Validation {
+    /// A response checked against a schema.
     Response {
         /// True when there is nothing to fix.
         valid: bool,
         /// Schema errors: {path, message}.
         errors: Vec<Value>,
     },
+    /// A workflow's diagnostics.
     Workflow {
         /// True when there is nothing to fix.
         valid: bool,

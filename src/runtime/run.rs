@@ -12,14 +12,17 @@ use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+/// A run's status: `running`, `done` or `failed` (a step failed its validation `retry.max` times).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[allow(missing_docs)] // the enum's doc says each (variant docs would change its JSON Schema)
 pub enum RunStatus {
     Running,
     Done,
     Failed,
 }
 
+/// A step's (or foreach item's) status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum StepStatus {
@@ -29,12 +32,16 @@ pub enum StepStatus {
     Ready,
     /// A foreach step whose items are being worked on.
     Running,
+    /// Its result was accepted.
     Done,
+    /// Its `when` was not `true` (its dependents still run).
     Skipped,
+    /// It failed validation `retry.max` times; the run failed with it.
     Failed,
 }
 
 impl RunStatus {
+    /// The status as the replies write it.
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
@@ -45,11 +52,13 @@ impl RunStatus {
 }
 
 impl StepStatus {
+    /// Done or skipped: its dependents may go on.
     pub fn is_finished(self) -> bool {
         matches!(self, StepStatus::Done | StepStatus::Skipped)
     }
 }
 
+/// One item of a foreach step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ItemState {
     /// The item's status.
@@ -65,6 +74,7 @@ pub struct ItemState {
     pub result_at: Option<usize>,
 }
 
+/// One step of a run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepState {
     /// The step id.
@@ -92,10 +102,12 @@ pub struct Event {
     pub version: u64,
     /// When (RFC 3339).
     pub at: String,
+    /// What happened.
     #[serde(flatten)]
     pub kind: EventKind,
 }
 
+/// What an [`Event`] records.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
@@ -103,17 +115,29 @@ pub enum EventKind {
     /// the payload caps shortened it, `truncated` says how: it is part of
     /// the event so that replaying the journal rebuilds `truncations`.
     Result {
+        /// The step (or item `id[i]`) the result is for.
         step_id: String,
+        /// The result, after the payload caps.
         result: Value,
+        /// How the caps shortened it, if they did.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         truncated: Option<TruncationNote>,
     },
     /// A result that failed its success schema.
-    ValidationFailed { step_id: String, errors: Value },
+    ValidationFailed {
+        /// The step (or item) the result was for.
+        step_id: String,
+        /// The schema errors: `{path, message}`.
+        errors: Value,
+    },
     /// A thought recorded with the think tool.
-    Thought { thought: String },
+    Thought {
+        /// The thought.
+        thought: String,
+    },
 }
 
+/// A point a run can be reset to: after a step completed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Checkpoint {
     /// The step whose completion this checkpoint follows.
@@ -133,6 +157,7 @@ pub struct TruncationNote {
     pub what: String,
 }
 
+/// A result the payload caps shortened, as the run lists it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Truncation {
     /// The step whose result was cut.
@@ -201,7 +226,9 @@ pub type WorkRef = (usize, Option<usize>);
 /// The state machine for one workflow. Holds derived indexes (the ready set,
 /// dependency counters) that are rebuilt from the state, never stored.
 pub struct Machine {
+    /// The workflow it runs.
     pub cw: Arc<CompiledWorkflow>,
+    /// The stored state.
     pub state: RunState,
     ready: BTreeSet<WorkRef>,
 }
@@ -379,14 +406,17 @@ impl Machine {
         self.capture_of(i)
     }
 
+    /// The ready units of work, in declaration order.
     pub fn ready(&self) -> impl Iterator<Item = WorkRef> + '_ {
         self.ready.iter().copied()
     }
 
+    /// How many units are ready.
     pub fn ready_len(&self) -> usize {
         self.ready.len()
     }
 
+    /// The id a unit has in replies: `step` or `step[i]`.
     pub fn work_id(&self, w: WorkRef) -> String {
         let id = &self.state.steps[w.0].id;
         match w.1 {
@@ -409,6 +439,7 @@ impl Machine {
         }
     }
 
+    /// A unit's status.
     pub fn status_of(&self, w: WorkRef) -> StepStatus {
         let s = &self.state.steps[w.0];
         match w.1 {
@@ -417,6 +448,7 @@ impl Machine {
         }
     }
 
+    /// A unit's accepted result (read from its history event).
     pub fn result_of(&self, w: WorkRef) -> Option<&Value> {
         let s = &self.state.steps[w.0];
         self.result_in(match w.1 {
@@ -425,6 +457,7 @@ impl Machine {
         })
     }
 
+    /// A unit's rendered input, once ready.
     pub fn input_of(&self, w: WorkRef) -> Option<&Value> {
         let s = &self.state.steps[w.0];
         match w.1 {
@@ -433,6 +466,7 @@ impl Machine {
         }
     }
 
+    /// A unit's failed validations so far.
     pub fn attempts_of(&self, w: WorkRef) -> u32 {
         let s = &self.state.steps[w.0];
         match w.1 {
@@ -441,6 +475,7 @@ impl Machine {
         }
     }
 
+    /// The workflow's step `i`.
     pub fn step(&self, i: usize) -> &Step {
         &self.cw.wf.steps[i]
     }
@@ -665,6 +700,7 @@ impl Machine {
         })
     }
 
+    /// How many steps are done or skipped.
     pub fn completed(&self) -> usize {
         self.state.steps.iter().filter(|s| s.status.is_finished()).count()
     }
@@ -677,6 +713,7 @@ pub struct RunScope<'m> {
 }
 
 impl<'m> RunScope<'m> {
+    /// The names seen at `m`'s current point, with the loop variable (name, value, index) inside a foreach.
     pub fn new(m: &'m Machine, loop_var: Option<(&'m str, &'m Value, usize)>) -> RunScope<'m> {
         RunScope { m, loop_var }
     }

@@ -16,18 +16,22 @@ use std::path::{Path, PathBuf};
 /// A workflow that checked without errors, with its plan.
 #[derive(Debug)]
 pub struct CompiledWorkflow {
+    /// The file it was read from.
     pub path: PathBuf,
     /// `sha256:<hex>` of the file's bytes.
     pub hash: String,
+    /// The file's text.
     pub source: SourceFile,
+    /// The typed IR.
     pub wf: Workflow,
+    /// The compiled plan.
     pub plan: Plan,
     /// Capture name → the step that captures it (names are unique in a
     /// workflow that compiles: `DUPLICATE_CAPTURE` is an error).
     pub capture_steps: std::collections::HashMap<String, usize>,
 }
 
-
+/// `sha256:<hex>` of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     let mut s = String::with_capacity(71);

@@ -60,10 +60,12 @@ impl Engine {
         Ok(Said { message: message.to_owned(), display: true, timestamp: now() })
     }
 
+    /// think_driver_prompt: a driver prompt's text, the latest when `version` is `None`.
     pub fn driver_prompt(&self, version: Option<&str>) -> EngineResult<DriverPrompt> {
         self.project.driver_prompt(version)
     }
 
+    /// think_workflows_list: every workflow under `workflows/` (ids containing `filter`, if given), checked.
     pub fn workflows_list(&self, filter: Option<&str>) -> EngineResult<WorkflowList> {
         let mut out = Vec::new();
         for id in self.project.ids() {
@@ -100,6 +102,7 @@ impl Engine {
         Ok(WorkflowList { workflows: out })
     }
 
+    /// think_workflows_read: a workflow's YAML text.
     pub fn workflows_read(&self, workflow: &str) -> EngineResult<WorkflowSource> {
         let (path, yaml) = self.project.text(workflow)?;
         Ok(WorkflowSource { workflow: workflow.to_owned(), path: path.display().to_string(), yaml })

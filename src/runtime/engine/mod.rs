@@ -37,6 +37,8 @@ struct Cached {
     journal_len: usize,
 }
 
+/// The run engine over one project root: `plan`, `next` and the other tools, over durable run state.
+/// Safe to share between threads; each run is locked while a call works on it.
 pub struct Engine {
     /// Workflows, schemas and prompts: everything read from the root.
     project: Project,
@@ -104,10 +106,12 @@ impl Engine {
         Ok(Engine::with_store(root, config, store))
     }
 
+    /// An engine over `root` with the given settings and state store.
     pub fn with_store(root: PathBuf, config: EngineConfig, store: Box<dyn StateStore>) -> Engine {
         Engine { project: Project::open(root), config, store, runs: Mutex::default() }
     }
 
+    /// The project root.
     pub fn root(&self) -> &Path {
         self.project.root()
     }

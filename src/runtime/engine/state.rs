@@ -11,6 +11,7 @@ impl Engine {
         self.with_run(workflow, run_id, |_, _, c| Ok(c.machine.full_state()))
     }
 
+    /// think_state_list: the stored runs (of one workflow, if given).
     pub fn state_list(&self, workflow: Option<&str>) -> EngineResult<RunList> {
         let keys = self.store.list(workflow).map_err(store_error)?;
         let runs: Vec<RunEntry> = keys
@@ -84,6 +85,7 @@ impl Engine {
         self.store.stamp(&key).ok().flatten()
     }
 
+    /// `state delete`: removes a run's state.
     pub fn state_delete(&self, workflow: &str, run_id: &str) -> EngineResult<Deleted> {
         let key = RunKey::new(workflow, run_id).map_err(store_error)?;
         let _lock = self.lock_existing(&key)?;
