@@ -18,7 +18,7 @@ pub mod workflow;
 
 pub use config::EngineConfig;
 pub use engine::Engine;
-pub use error::{EngineError, ErrorCode};
+pub use error::{EngineError, ErrorCode, ErrorContext};
 pub use project::Project;
 
 use serde_json::Value;
