@@ -1,6 +1,8 @@
 //! [`SavantServer`]: the MCP handler (tools, prompts, resources) over one
 //! shared [`Engine`]. Engine calls are synchronous and may block on a run's
-//! lock or on fsync, so each one runs on tokio's blocking pool.
+//! lock, on fsync or on PostgreSQL, so each one hands its worker's other
+//! tasks to another thread first ([`blocking`]), except where a call is known
+//! to be short ([`SavantServer::inline_calls`]).
 
 use crate::mcp::notify::{Hub, Session};
 use crate::mcp::prompts as mcp_prompts;
