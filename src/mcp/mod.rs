@@ -76,7 +76,11 @@ pub async fn serve(engine: Engine, options: &ServeOptions) -> Result<(), String>
     let server = SavantServer::new(engine);
     match options.http {
         Some(addr) => http::serve(server, addr, options).await,
-        None => serve_stdio(server, options.max_message_bytes).await,
+        None => {
+            let state = &server.engine().config().state;
+            let quick = !state.fsync && state.url.as_deref().is_none_or(|u| u.trim().is_empty());
+            serve_stdio(server.inline_calls(quick), options.max_message_bytes).await
+        }
     }
 }
 

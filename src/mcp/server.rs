@@ -1,6 +1,8 @@
 //! [`SavantServer`]: the MCP handler (tools, prompts, resources) over one
 //! shared [`Engine`]. Engine calls are synchronous and may block on a run's
-//! lock or on fsync, so each one runs on tokio's blocking pool.
+//! lock, on fsync or on PostgreSQL, so each one hands its worker's other
+//! tasks to another thread first ([`blocking`]), except where a call is known
+//! to be short ([`SavantServer::inline_calls`]).
 
 use crate::mcp::notify::{Hub, Session};
 use crate::mcp::prompts as mcp_prompts;
@@ -43,6 +45,8 @@ pub struct SavantServer {
     hub: Arc<Hub>,
     /// This session's log level and subscriptions.
     session: Arc<Session>,
+    /// Engine calls run on the calling task (see [`SavantServer::inline_calls`]).
+    inline: bool,
 }
 
 fn error_result(e: &EngineError) -> CallToolResult {
@@ -60,24 +64,24 @@ fn as_object(v: Value) -> Arc<JsonObject> {
 pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, EngineError> + Send + 'static,
 ) -> Result<T, EngineError> {
-    let failed = |e: &dyn std::fmt::Display| {
-        tracing::error!("engine call failed: {e}");
-        Err(EngineError::new(ErrorCode::Internal, json!({"message": "the engine call did not complete"})))
-    };
     // On a multi-threaded runtime the call runs on this worker, which hands
     // its other tasks to another thread meanwhile: no wake-up of a pool
     // thread and back per call. A panic is an INTERNAL error either way.
     if tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
-        return match tokio::task::block_in_place(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)))
-        {
-            Ok(r) => r,
-            Err(_) => failed(&"it panicked"),
-        };
+        return tokio::task::block_in_place(|| inline(f));
     }
-    match tokio::task::spawn_blocking(f).await {
-        Ok(r) => r,
-        Err(e) => failed(&e),
-    }
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| Err(did_not_complete(&e)))
+}
+
+/// Runs engine work on this task; a panic becomes an error.
+fn inline<T>(f: impl FnOnce() -> Result<T, EngineError>) -> Result<T, EngineError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err(did_not_complete(&"it panicked")))
+}
+
+fn did_not_complete(why: &dyn std::fmt::Display) -> EngineError {
+    tracing::error!("engine call failed: {why}");
+    EngineError::new(ErrorCode::Internal, json!({"message": "the engine call did not complete"}))
 }
 
 impl SavantServer {
@@ -85,7 +89,20 @@ impl SavantServer {
         let root = std::fs::canonicalize(engine.root()).unwrap_or_else(|_| engine.root().to_path_buf());
         let (hub, session) = (Arc::new(Hub::default()), Session::new());
         hub.join(&session);
-        SavantServer { engine: Arc::new(engine), root: Arc::new(root), hub, session }
+        SavantServer { engine: Arc::new(engine), root: Arc::new(root), hub, session, inline: false }
+    }
+
+    /// Runs engine calls on the calling task instead of handing the worker's
+    /// other tasks to another thread first (`block_in_place`), when that is
+    /// safe and worth it: on stdio (one client, which waits for the answer
+    /// anyway) with the file store and fsync off, where a call is a few tens
+    /// of microseconds of CPU and a few system calls, and the hand-off (a
+    /// thread woken, the scheduler moved) costs as much as the call. With
+    /// fsync on, or PostgreSQL, a call waits on the disk or the network and
+    /// keeps the hand-off.
+    pub fn inline_calls(mut self, engine_is_quick: bool) -> SavantServer {
+        self.inline = engine_is_quick;
+        self
     }
 
     /// A handler for a new session (HTTP: one per `Mcp-Session-Id`): the
@@ -93,7 +110,13 @@ impl SavantServer {
     pub fn session(&self) -> SavantServer {
         let session = Session::new();
         self.hub.join(&session);
-        SavantServer { engine: self.engine.clone(), root: self.root.clone(), hub: self.hub.clone(), session }
+        SavantServer {
+            engine: self.engine.clone(),
+            root: self.root.clone(),
+            hub: self.hub.clone(),
+            session,
+            inline: self.inline,
+        }
     }
 
     async fn run_stamp(&self, uri: &str) -> Option<crate::state::Stamp> {
@@ -142,6 +165,11 @@ impl SavantServer {
         let out = if spec.pure {
             // No file or state to touch: answered on this task.
             tools::call(&self.engine, tool, &args)
+        } else if self.inline {
+            inline(|| {
+                check_workflow_arg(&self.root, &args)?;
+                tools::call(&self.engine, tool, &args)
+            })
         } else {
             let (engine, root) = (self.engine.clone(), self.root.clone());
             blocking(move || {

@@ -1,8 +1,10 @@
 //! [`FileStore`]: runs as files under `<project root>/.savant/state/`.
 
+use std::collections::HashMap;
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
@@ -14,12 +16,32 @@ use super::{FileId, Loaded, RunKey, RunLock, Stamp, StateStore, StoreError, chec
 /// possible without the lock) before giving up.
 const LOAD_ATTEMPTS: u32 = 200;
 
+/// How many journals a store keeps open between appends.
+const OPEN_JOURNALS: usize = 64;
+
 /// The file-backed [`StateStore`].
 #[derive(Clone, Debug)]
 pub struct FileStore {
     /// `<project root>/.savant/state`.
     root: PathBuf,
     fsync: bool,
+    /// Journals this store appended to last, kept open (see [`Appended`]).
+    journals: Arc<Mutex<HashMap<PathBuf, Appended>>>,
+}
+
+/// A journal as this store's last `append` left it: the open file, the
+/// run's stamp right after that append, and the journal's end. While the
+/// run's stamp is still `after`, nobody wrote to the run since (every write
+/// changes the stamp), so the next append writes through `file` without
+/// opening the journal or reading its tail again. Another process, replica
+/// or store that appended or snapshotted in between changes the stamp, and
+/// the journal is opened and its tail read as usual.
+#[derive(Debug)]
+struct Appended {
+    file: File,
+    after: Stamp,
+    last_version: u64,
+    last_generation: Option<Value>,
 }
 
 /// The outcome of one optimistic read of a run.
@@ -46,7 +68,16 @@ impl FileStore {
     /// A store for the project at `project_root`. With `fsync` off, writes
     /// survive a crash of the process but not of the machine.
     pub fn new(project_root: impl AsRef<Path>, fsync: bool) -> FileStore {
-        FileStore { root: project_root.as_ref().join(".savant").join("state"), fsync }
+        FileStore {
+            root: project_root.as_ref().join(".savant").join("state"),
+            fsync,
+            journals: Arc::default(),
+        }
+    }
+
+    fn journals(&self) -> MutexGuard<'_, HashMap<PathBuf, Appended>> {
+        // A panic while holding this mutex cannot leave the map inconsistent.
+        self.journals.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The state directory, `<project root>/.savant/state`.
@@ -124,8 +155,28 @@ impl FileStore {
 impl StateStore for FileStore {
     fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError> {
         let p = self.paths(key)?;
+        // The directory is made only when the lock file cannot be created.
+        if let Some(guard) = lock::acquire(&p.lock, true)? {
+            return Ok(RunLock::new(guard));
+        }
         self.ensure_dir()?;
-        Ok(RunLock::new(lock::acquire(&p.lock)?))
+        match lock::acquire(&p.lock, true)? {
+            Some(guard) => Ok(RunLock::new(guard)),
+            None => Err(StoreError::Io { path: p.lock, message: "the state directory vanished".into() }),
+        }
+    }
+
+    fn lock_existing(&self, key: &RunKey) -> Result<Option<RunLock>, StoreError> {
+        let p = self.paths(key)?;
+        // A run's lock file exists while the run does (the snapshot's stamp
+        // under the lock tells the rest): no need to look first.
+        if let Some(guard) = lock::acquire(&p.lock, false)? {
+            return Ok(Some(RunLock::new(guard)));
+        }
+        if self.stamp_of(&p)?.is_none() {
+            return Ok(None);
+        }
+        self.lock(key).map(Some)
     }
 
     fn stamp(&self, key: &RunKey) -> Result<Option<Stamp>, StoreError> {
@@ -174,43 +225,31 @@ impl StateStore for FileStore {
         let mut line =
             serde_json::to_vec(event).map_err(|e| StoreError::corrupt(&p.journal, e.to_string()))?;
         line.push(b'\n');
-        if metadata(&p.snapshot)?.is_none() {
+        let Some(before) = self.stamp_of(&p)? else {
             return Err(StoreError::corrupt(&p.snapshot, "cannot append to a run that has no snapshot"));
-        }
-        let created = metadata(&p.journal)?.is_none();
+        };
         let io = |e| StoreError::io(&p.journal, e);
-        let mut file =
-            crate::fsx::open_nofollow(&p.journal, OpenOptions::new().read(true).append(true).create(true))
-                .map_err(io)?;
-        let meta = file.metadata().map_err(io)?;
-        let tail = journal::tail(&mut file, meta.len()).map_err(|e| match e {
-            TailError::Io(e) => io(e),
-            TailError::Corrupt(m) => StoreError::corrupt(&p.journal, m),
-        })?;
-        // Events of another generation are debris of an earlier incarnation
-        // of the run (a crash before the truncation of `write_snapshot`):
-        // they are all cut.
-        let stale =
-            tail.last_version.is_some() && tail.last_generation.as_ref() != journal::generation_of(event);
-        if !stale
-            && let Some(last) = tail.last_version
-            && version <= last
-        {
-            return Err(StoreError::corrupt(
-                &p.journal,
-                format!("refusing to append version {version} after version {last}"),
-            ));
-        }
-        let keep = if stale { 0 } else { tail.valid_len };
-        let cut = keep < meta.len();
-        if cut {
-            file.set_len(keep).map_err(io)?;
-        }
+        let kept = self.journals().remove(&p.journal).filter(|a| a.after == before);
+        let (mut file, cut) = match kept {
+            // Unchanged since our own append, of the same incarnation: its
+            // end is known and whole.
+            Some(a) if a.last_generation.as_ref() == journal::generation_of(event) => {
+                if version <= a.last_version {
+                    return Err(StoreError::corrupt(
+                        &p.journal,
+                        format!("refusing to append version {version} after version {}", a.last_version),
+                    ));
+                }
+                (a.file, None)
+            }
+            _ => self.open_journal(&p, event, version)?,
+        };
+        let created = before.journal == FileId::default();
         file.write_all(&line).map_err(io)?;
-        if cut {
+        if let Some(previous) = cut {
             // The length may now equal the torn length; a fresh mtime keeps
             // the stamp distinct. Best effort: it needs file ownership.
-            let _ = file.set_modified(next_mtime(meta.modified().ok()));
+            let _ = file.set_modified(next_mtime(previous));
         }
         if self.fsync {
             file.sync_data().map_err(io)?;
@@ -218,7 +257,21 @@ impl StateStore for FileStore {
                 sync_dir(&self.root)?;
             }
         }
-        self.stamp_of(&p)?.ok_or_else(|| StoreError::corrupt(&p.snapshot, "snapshot vanished during append"))
+        // Only this append changed the run (we hold its lock): the snapshot
+        // is the one just seen, the journal is the open file.
+        let after = Stamp { snapshot: before.snapshot, journal: file_id(&file.metadata().map_err(io)?) };
+        let appended = Appended {
+            file,
+            after,
+            last_version: version,
+            last_generation: journal::generation_of(event).cloned(),
+        };
+        let mut journals = self.journals();
+        if journals.len() >= OPEN_JOURNALS {
+            journals.clear();
+        }
+        journals.insert(p.journal.clone(), appended);
+        Ok(after)
     }
 
     fn write_snapshot(&self, key: &RunKey, snapshot: &Value) -> Result<Stamp, StoreError> {
@@ -229,6 +282,7 @@ impl StateStore for FileStore {
         })?;
         let bytes =
             serde_json::to_vec(snapshot).map_err(|e| StoreError::corrupt(&p.snapshot, e.to_string()))?;
+        self.journals().remove(&p.journal);
         self.ensure_dir()?;
         let previous = metadata(&p.snapshot)?.and_then(|m| m.modified().ok());
         let generation = journal::generation_of(snapshot);
@@ -294,6 +348,7 @@ impl StateStore for FileStore {
     fn delete(&self, key: &RunKey) -> Result<bool, StoreError> {
         let p = self.paths(key)?;
         debug_assert!(lock::is_held(&p.lock), "StateStore::delete on {key} without holding its lock");
+        self.journals().remove(&p.journal);
         // The snapshot goes first: without it the run no longer exists.
         let existed = remove(&p.snapshot)?;
         remove(&p.journal)?;
@@ -310,6 +365,48 @@ impl StateStore for FileStore {
 }
 
 impl FileStore {
+    /// Opens the journal for an append of `event` at `version`, applying the
+    /// torn-tail rule to its end: a torn tail, or events of another
+    /// generation, are cut (then the answer carries the journal's earlier
+    /// modification time); a version that does not grow is refused.
+    #[allow(clippy::type_complexity)]
+    fn open_journal(
+        &self,
+        p: &Paths,
+        event: &Value,
+        version: u64,
+    ) -> Result<(File, Option<Option<SystemTime>>), StoreError> {
+        let io = |e| StoreError::io(&p.journal, e);
+        let mut file =
+            crate::fsx::open_nofollow(&p.journal, OpenOptions::new().read(true).append(true).create(true))
+                .map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        let tail = journal::tail(&mut file, meta.len()).map_err(|e| match e {
+            TailError::Io(e) => io(e),
+            TailError::Corrupt(m) => StoreError::corrupt(&p.journal, m),
+        })?;
+        // Events of another generation are debris of an earlier incarnation
+        // of the run (a crash before the truncation of `write_snapshot`):
+        // they are all cut.
+        let stale =
+            tail.last_version.is_some() && tail.last_generation.as_ref() != journal::generation_of(event);
+        if !stale
+            && let Some(last) = tail.last_version
+            && version <= last
+        {
+            return Err(StoreError::corrupt(
+                &p.journal,
+                format!("refusing to append version {version} after version {last}"),
+            ));
+        }
+        let keep = if stale { 0 } else { tail.valid_len };
+        if keep < meta.len() {
+            file.set_len(keep).map_err(io)?;
+            return Ok((file, Some(meta.modified().ok())));
+        }
+        Ok((file, None))
+    }
+
     /// Opens the journal before a snapshot at `version` replaces the current
     /// one. Events of another generation (a run started afresh over an old
     /// one, or debris of an interrupted delete) stay: they are the old run's

@@ -231,6 +231,17 @@ pub trait StateStore: Send + Sync {
     /// one thread deadlocks.
     fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError>;
 
+    /// [`StateStore::lock`] for a run that should exist: `None`, leaving
+    /// nothing behind (no lock file), when it does not. A store may hand out
+    /// the lock of a run that was just deleted; the caller's
+    /// [`StateStore::stamp`] or [`StateStore::load`] under the lock tells.
+    fn lock_existing(&self, key: &RunKey) -> Result<Option<RunLock>, StoreError> {
+        if self.stamp(key)?.is_none() {
+            return Ok(None);
+        }
+        self.lock(key).map(Some)
+    }
+
     /// The identity of the stored state, or `None` if the run does not exist.
     fn stamp(&self, key: &RunKey) -> Result<Option<Stamp>, StoreError>;
 

@@ -590,3 +590,60 @@ fn errors_display() {
          starting with a letter or digit"
     );
 }
+
+/// A store keeps the journal it appended to open and remembers its end; a
+/// write by anyone else in between (another process's append, bytes added
+/// by hand, a new snapshot) changes the stamp, so the next append reads the
+/// journal again and goes after that write (a torn tail still cut).
+#[test]
+fn an_append_after_another_writer_sees_its_write() {
+    let dir = TestDir::new("kept");
+    let k = key("wf", "r1");
+    let (a, b) = (FileStore::new(&dir.0, false), FileStore::new(&dir.0, false));
+    seed(&a, &k, 2);
+    let append = |store: &FileStore, v: u64| {
+        let _lock = store.lock(&k).unwrap();
+        store.append(&k, &event(v))
+    };
+    append(&b, 3).unwrap();
+    let refused = append(&a, 3).unwrap_err();
+    assert!(
+        matches!(&refused, StoreError::Corrupt { message, .. } if message.contains("after version 3")),
+        "{refused}"
+    );
+    append(&a, 4).unwrap();
+    raw_append(&state_file(&a, &k, "journal"), b"{\"version\": 5, \"to");
+    append(&a, 5).unwrap();
+    assert_eq!(versions(&b.load(&k).unwrap().unwrap()), vec![2, 3, 4, 5]);
+    {
+        let _lock = b.lock(&k).unwrap();
+        b.write_snapshot(&k, &json!({"version": 5})).unwrap();
+    }
+    append(&a, 6).unwrap();
+    let loaded = b.load(&k).unwrap().unwrap();
+    assert_eq!((loaded.snapshot["version"].as_u64(), versions(&loaded)), (Some(5), vec![6]));
+    let text = fs::read_to_string(state_file(&a, &k, "journal")).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+}
+
+/// A released lock file stays open for the next lock; if its file was
+/// removed meanwhile, that open file excludes nobody and is not trusted.
+#[test]
+fn a_lock_file_removed_while_kept_open_is_not_trusted() {
+    let dir = TestDir::new("lockfile");
+    let k = key("wf", "r1");
+    let store = FileStore::new(&dir.0, false);
+    seed(&store, &k, 1);
+    let lock_path = state_file(&store, &k, "lock");
+    fs::remove_file(&lock_path).unwrap();
+    {
+        let _lock = store.lock_existing(&k).unwrap().expect("the run exists");
+        assert!(lock_path.exists(), "held on a new lock file, the one others can see");
+    }
+    {
+        let _lock = store.lock(&k).unwrap();
+        assert!(store.delete(&k).unwrap());
+    }
+    assert!(store.lock_existing(&k).unwrap().is_none(), "the run is gone");
+    assert!(!lock_path.exists(), "no lock file left for a run that is not there");
+}

@@ -1,6 +1,8 @@
 //! The engine's caches of workflow files: a hot call neither re-reads nor
 //! re-resolves a file, but a file that is replaced is seen, and a symlink
 //! that leaves the root is refused even for a workflow already served.
+//! And its caches of runs (the machine, the open journal and its end, the
+//! open lock file): a write by another process between two calls is seen.
 
 use savant_think::runtime::{Engine, ErrorCode};
 use std::os::unix::fs::symlink;
@@ -51,4 +53,54 @@ fn a_cached_workflow_rewritten_is_read_again() {
     assert_eq!(engine.workflow("w").unwrap().wf.steps[0].id.value, "a");
     write_settled(&file, &WF.replace("id: a", "id: b"));
     assert_eq!(engine.workflow("w").unwrap().wf.steps[0].id.value, "b");
+}
+
+/// An engine (a server) keeps a run, its journal's end and its lock file
+/// open between calls; the CLI (another process) advancing the run, a torn
+/// line left by a killed writer, and the run deleted and started afresh in
+/// between are all seen by the engine's next call.
+#[test]
+fn another_process_writing_between_two_calls_is_seen() {
+    use crate::support::{generate, next_args};
+    use serde_json::json;
+    let root =
+        crate::common::Root::with_workflows("engine-cache-runs", &[("w4", &generate::sequential("w4", 4))])
+            .env("SAVANT_STATE_FSYNC", "0");
+    let engine = root.engine_fsync(false);
+    let cli_next = |step: &str| {
+        root.ok(&["next", "w4", "--run-id", "r", "--step", step, "--result", r#"{"ok": false}"#])
+    };
+    let next = |step: &str| engine.next(next_args("w4", "r", step, json!({"ok": true})));
+    let step_of = |p: &savant_think::runtime::reply::Progress| {
+        serde_json::to_value(p).unwrap()["instruction"]["step_id"].as_str().map(str::to_owned)
+    };
+
+    engine.plan("w4", serde_json::Value::Null, Some("r"), true).unwrap();
+    next("s0").unwrap();
+    assert_eq!(cli_next("s1")["instruction"]["step_id"], "s2");
+    let e = next("s1").map(|_| ()).unwrap_err();
+    assert_eq!(
+        e.code,
+        ErrorCode::StateConflict,
+        "s1 is done already, by the CLI, with another result: {e:?}"
+    );
+    assert_eq!(step_of(&next("s2").unwrap()).as_deref(), Some("s3"));
+    // A writer killed mid-line leaves a torn tail: cut, never built upon.
+    let journal = root.join(".savant/state/w4__r.journal");
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&journal)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b"{\"version\": 99, \"to"))
+        .unwrap();
+    assert_eq!(step_of(&next("s3").unwrap()).as_deref(), Some("end"));
+    let fresh = root.engine_fsync(false).state_get("w4", "r").unwrap();
+    let results: Vec<_> = fresh.history.iter().map(|e| serde_json::to_value(e).unwrap()).collect();
+    assert_eq!(results.len(), 4, "four results, once each: {results:?}");
+    assert_eq!(fresh.captures["c1"], json!({"ok": false}), "the CLI's result stands");
+
+    // Deleted and planned afresh by the CLI: the engine starts from s0.
+    root.ok(&["plan", "w4", "--run-id", "r"]);
+    let e = next("end").map(|_| ()).unwrap_err();
+    assert_eq!(e.code, ErrorCode::StepNotReady, "{e:?}");
+    assert_eq!(step_of(&next("s0").unwrap()).as_deref(), Some("s1"));
 }

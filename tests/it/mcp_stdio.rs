@@ -3,7 +3,7 @@
 //! results, and a server that survives malformed input.
 
 use crate::common::{BIN, Root};
-use crate::mcp_support::{Client, check_catalog, errors_are_results, full_loop, populate};
+use crate::mcp_support::{Client, call, check_catalog, errors_are_results, full_loop, populate};
 use crate::support::copy_dir;
 use rmcp::model::{
     ArgumentInfo, CallToolRequestParams, CompleteRequestParams, CompletionContext, GetPromptRequestParams,
@@ -21,8 +21,14 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 async fn connect(root: &std::path::Path) -> Client {
+    connect_fsync(root, "1").await
+}
+
+/// A server whose `SAVANT_STATE_FSYNC` is `fsync` (with `0`, engine calls
+/// run on the request's task instead of handing the worker over first).
+async fn connect_fsync(root: &std::path::Path, fsync: &str) -> Client {
     let transport = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
-        c.arg("serve").arg("--root").arg(root).env("LOG_LEVEL", "warn");
+        c.arg("serve").arg("--root").arg(root).env("LOG_LEVEL", "warn").env("SAVANT_STATE_FSYNC", fsync);
     }))
     .expect("spawn savant-think serve");
     tokio::time::timeout(Duration::from_secs(20), ().serve(transport))
@@ -40,6 +46,44 @@ async fn stdio_catalog_loop_and_errors() {
         check_catalog(&client).await;
         full_loop(&client, "stdio-1").await;
         errors_are_results(&client).await;
+    };
+    tokio::time::timeout(Duration::from_secs(60), work).await.expect("the session must not hang");
+    client.cancel().await.unwrap();
+}
+
+/// With fsync off the engine's calls are answered on the request's task:
+/// the same loop and errors, and concurrent calls on one run each get
+/// their own answer (the same result again accepted, another refused).
+#[tokio::test(flavor = "multi_thread")]
+async fn stdio_with_fsync_off_answers_on_the_task() {
+    let scratch = Root::new("mcp-stdio-inline");
+    populate(&scratch.path);
+    let client = connect_fsync(&scratch.path, "0").await;
+    let work = async {
+        full_loop(&client, "inline-1").await;
+        errors_are_results(&client).await;
+        let wf = "id: two\nsteps:\n  - id: a\n    call: think\n  - id: b\n    call: think\n    deps: [a]\n";
+        std::fs::write(scratch.path.join("workflows/two.yaml"), wf).unwrap();
+        let (err, out) = call(&client, "think_plan", json!({"workflow": "two", "run_id": "race"})).await;
+        assert!(!err, "{out}");
+        let next = |x: u32| {
+            call(
+                &client,
+                "think_next",
+                json!({"workflow": "two", "run_id": "race", "step_id": "a", "result": {"x": x}}),
+            )
+        };
+        let answers = [next(1).await, next(2).await];
+        assert!(!answers[0].0 && answers[0].1["instruction"]["step_id"] == "b", "{:?}", answers[0]);
+        assert_eq!(answers[1].1["error"], "STATE_CONFLICT", "{:?}", answers[1]);
+        let (a, b, c, d) = tokio::join!(next(1), next(2), next(1), next(2));
+        for (i, (err, out)) in [a, b, c, d].into_iter().enumerate() {
+            let first_result = i % 2 == 0;
+            assert_eq!(err, !first_result, "call {i}: {out}");
+            if !first_result {
+                assert_eq!(out["error"], "STATE_CONFLICT", "call {i}: {out}");
+            }
+        }
     };
     tokio::time::timeout(Duration::from_secs(60), work).await.expect("the session must not hang");
     client.cancel().await.unwrap();

@@ -360,10 +360,7 @@ impl Engine {
     /// before any file is created: reading a run never leaves a lock file
     /// behind for a run that is not there.
     fn lock_existing(&self, key: &RunKey) -> Result<RunLock, EngineError> {
-        if self.store.stamp(key).map_err(store_error)?.is_none() {
-            return Err(self.unknown_run(key));
-        }
-        self.store.lock(key).map_err(store_error)
+        self.store.lock_existing(key).map_err(store_error)?.ok_or_else(|| self.unknown_run(key))
     }
 
     /// Loads a run (the caller holds its lock): from the in-memory cache when
