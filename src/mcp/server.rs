@@ -1,7 +1,7 @@
 //! [`SavantServer`]: the MCP handler (tools, prompts, resources) over one
 //! shared [`Engine`]. Engine calls are synchronous and may block on a run's
 //! lock, on fsync or on PostgreSQL, so each one hands its worker's other
-//! tasks to another thread first ([`blocking`]), except where a call is known
+//! tasks to another thread first (`blocking`), except where a call is known
 //! to be short ([`SavantServer::inline_calls`]).
 
 use crate::mcp::notify::{Hub, Session};
