@@ -67,7 +67,7 @@ pub fn render_string(t: &TemplateString, scope: &dyn Scope) -> Result<Value, Ren
     let mut out = String::with_capacity(t.text.len());
     for segment in &t.template.segments {
         match segment {
-            Segment::Text(text) => out.push_str(text),
+            Segment::Text(text) => out.push_str(text.as_str(&t.text)),
             Segment::Interp { expr, span } => {
                 let value = eval_cow(expr, scope);
                 if !value.is_null() {

@@ -3,7 +3,7 @@
 //! `{{ … }}` is not interpolation: it stays literal text (checks flag it).
 
 use crate::source::Span;
-use crate::syntax::ast::{Segment, SyntaxError, Template};
+use crate::syntax::ast::{Segment, SyntaxError, Template, TextSegment};
 use crate::syntax::expr::parse_expr_at;
 
 /// Splits a string into text and `<<expr>>` segments. Never fails: a broken
@@ -17,7 +17,11 @@ pub fn parse_template(text: &str) -> (Template, Vec<SyntaxError>) {
     let mut segments = Vec::new();
     let mut errors = Vec::new();
     // Literal text seen but not yet pushed, and where the unread text begins.
+    // `pending` is `text[start..copied]` unless an escape was unescaped in it:
+    // only then is it kept (a text segment is otherwise a range of `text`).
     let mut pending = String::new();
+    let mut start = 0;
+    let mut escaped = false;
     let mut copied = 0;
     // After an unclosed `<<`, no later `<<` can close either.
     let mut closable = true;
@@ -26,6 +30,7 @@ pub fn parse_template(text: &str) -> (Template, Vec<SyntaxError>) {
         if bytes[i..].starts_with(b"\\<<") {
             pending.push_str(&text[copied..i]);
             pending.push_str("<<");
+            escaped = true;
             i += 3;
             copied = i;
             continue;
@@ -54,11 +59,10 @@ pub fn parse_template(text: &str) -> (Template, Vec<SyntaxError>) {
         pending.push_str(&text[copied..i]);
         match parsed {
             Ok(expr) => {
-                if !pending.is_empty() {
-                    // An exact-size copy; `pending`'s buffer is reused.
-                    segments.push(Segment::Text(pending.as_str().into()));
-                    pending.clear();
-                }
+                push_text(&mut segments, Span::new(start, i), &pending, escaped);
+                pending.clear();
+                escaped = false;
+                start = close + 2;
                 segments.push(Segment::Interp { expr, span });
             }
             Err(error) => {
@@ -70,12 +74,20 @@ pub fn parse_template(text: &str) -> (Template, Vec<SyntaxError>) {
         copied = i;
     }
     pending.push_str(&text[copied..]);
-    if !pending.is_empty() {
-        segments.push(Segment::Text(pending.as_str().into()));
-    }
+    push_text(&mut segments, Span::new(start, text.len()), &pending, escaped);
     // Templates live as long as the workflow: no slack.
     segments.shrink_to_fit();
     (Template { segments }, errors)
+}
+
+/// Pushes the literal text `pending`, which is `span` of the template's text
+/// with its escapes unescaped when `escaped`; nothing when it is empty.
+fn push_text(segments: &mut Vec<Segment>, span: Span, pending: &str, escaped: bool) {
+    if !pending.is_empty() {
+        // An exact-size copy only when the text is not the range itself.
+        let unescaped = escaped.then(|| pending.into());
+        segments.push(Segment::Text(TextSegment::new(span, unescaped)));
+    }
 }
 
 /// The offset of the `>>` that closes an interpolation whose expression starts
@@ -112,7 +124,7 @@ mod tests {
             .segments
             .iter()
             .map(|s| match s {
-                Segment::Text(t) => format!("{t:?}"),
+                Segment::Text(t) => format!("{:?}", t.as_str(text)),
                 Segment::Interp { expr, span } => {
                     format!("<<{}>>@{span}", &text[expr.span.range()])
                 }
