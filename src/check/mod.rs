@@ -94,7 +94,7 @@ fn capture_types(wf: &Workflow, config: &Config) -> Vec<Arc<Type>> {
     for step in &wf.steps {
         let schema = match &step.success_schema {
             Some(SchemaRef::Inline { schema, .. }) => Some(&**schema),
-            Some(SchemaRef::Named(n)) => match config.schemas.get(&n.value) {
+            Some(SchemaRef::Named(n)) => match config.schemas.get(n.value.as_str()) {
                 Some(Ok(schema)) => Some(schema),
                 _ => None,
             },

@@ -59,8 +59,8 @@ impl Plan {
             .steps
             .iter()
             .map(|s| PlanStep {
-                id: s.id.value.clone(),
-                call: s.call.as_ref().map(|c| c.value.clone()).unwrap_or_default(),
+                id: s.id.value.to_string(),
+                call: s.call.as_ref().map(|c| c.value.to_string()).unwrap_or_default(),
                 deps: Vec::new(),
                 inferred: Vec::new(),
                 dependents: Vec::new(),

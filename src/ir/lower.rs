@@ -305,7 +305,7 @@ impl Lower<'_> {
 
     fn string(&mut self, node: &Node, what: &str) -> Option<Str> {
         match node.as_scalar().map(|s| s.resolve()) {
-            Some(ScalarValue::String(s)) => Some(Str { value: s.to_owned(), span: node.span }),
+            Some(ScalarValue::String(s)) => Some(Str { value: s.into(), span: node.span }),
             _ => {
                 self.violation(
                     node.span,
@@ -382,7 +382,7 @@ impl Lower<'_> {
                         Some("ids are 1–128 characters of letters, digits, `_`, `.` and `-`, starting with a letter or digit".into()),
                     );
             }
-            wf.id = id.value;
+            wf.id = id.value.into();
         }
         wf.name = root.get("name").and_then(|n| self.scalar_text(n, "`name`"));
         wf.version = root.get("version").and_then(|n| self.scalar_text(n, "`version`"));
@@ -390,7 +390,7 @@ impl Lower<'_> {
         wf.driver_version = root.get("driver_version").and_then(|n| self.scalar_text(n, "`driver_version`"));
         wf.rules = root
             .get("rules")
-            .map(|n| self.string_list(n, "`rules`").into_iter().map(|s| s.value).collect())
+            .map(|n| self.string_list(n, "`rules`").into_iter().map(|s| s.value.into()).collect())
             .unwrap_or_default();
         wf.rules.dedup();
         let required = root.get("required").map(|n| self.string_list(n, "`required`")).unwrap_or_default();
@@ -468,7 +468,7 @@ impl Lower<'_> {
                 self.violation(e.key.span, "param names must be strings", None);
                 continue;
             };
-            let name = Str { value: name.to_owned(), span: e.key.span };
+            let name = Str { value: name.into(), span: e.key.span };
             if !is_identifier(&name.value) {
                 self.violation(
                     name.span,
@@ -850,7 +850,7 @@ impl Lower<'_> {
                         self.violation(e.key.span, "`input_template` keys must be strings", None);
                         continue;
                     };
-                    let key = Str { value: k.value.clone(), span: e.key.span };
+                    let key = Str { value: k.value.as_str().into(), span: e.key.span };
                     out.push((key, self.template_value(&e.value)));
                 }
                 TemplateValue::Object(out, node.span)

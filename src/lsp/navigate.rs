@@ -83,7 +83,7 @@ pub fn at(a: &Analysis, config: &Config, offset: usize) -> Option<Hit> {
         if let Some(SchemaRef::Named(n)) = &s.success_schema
             && contains(n.span, offset)
         {
-            return hit(Symbol::Schema(n.value.clone()), n.span, Some(i));
+            return hit(Symbol::Schema(n.value.to_string()), n.span, Some(i));
         }
         if let Some(h) = in_expressions(&cx, i, offset) {
             return Some(h);

@@ -51,7 +51,7 @@ pub fn render(tv: &TemplateValue, scope: &dyn Scope) -> Result<Value, RenderErro
         TemplateValue::Object(entries, _) => {
             let mut map = Map::with_capacity(entries.len());
             for (key, value) in entries {
-                map.insert(key.value.clone(), render(value, scope)?);
+                map.insert(key.value.to_string(), render(value, scope)?);
             }
             Value::Object(map)
         }
@@ -63,6 +63,10 @@ pub fn render(tv: &TemplateValue, scope: &dyn Scope) -> Result<Value, RenderErro
 pub fn render_string(t: &TemplateString, scope: &dyn Scope) -> Result<Value, RenderError> {
     if let Some(expr) = t.template.as_single_expr() {
         return Ok(eval(expr, scope));
+    }
+    if t.template.segments.is_empty() {
+        // All literal: the template is its text (`syntax::ast::Template`).
+        return Ok(Value::String(t.text.clone()));
     }
     let mut out = String::with_capacity(t.text.len());
     for segment in &t.template.segments {
@@ -236,7 +240,7 @@ mod tests {
     }
 
     fn key(k: &str) -> Str {
-        Str { value: k.to_string(), span: Span::default() }
+        Str { value: k.into(), span: Span::default() }
     }
 
     #[test]

@@ -158,6 +158,9 @@ impl TextSegment {
 /// A parsed string that may contain `<<expr>>`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Template {
+    /// Empty when the string is all literal text, written without escapes:
+    /// the template is then its text verbatim (no allocation for the most
+    /// common template, a plain word).
     pub segments: Vec<Segment>,
 }
 

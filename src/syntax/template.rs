@@ -73,6 +73,11 @@ pub fn parse_template(text: &str) -> (Template, Vec<SyntaxError>) {
         i = close + 2;
         copied = i;
     }
+    // A text that is all literal and unescaped keeps no segment: the
+    // template is its text (most `input_template` values are such words).
+    if segments.is_empty() && start == 0 && !escaped {
+        return (Template { segments }, errors);
+    }
     pending.push_str(&text[copied..]);
     push_text(&mut segments, Span::new(start, text.len()), &pending, escaped);
     // Templates live as long as the workflow: no slack.
@@ -116,10 +121,16 @@ mod tests {
     use super::*;
     use crate::syntax::ast::ExprKind;
 
-    /// Renders segments as `"text"` and `<<span>>` pieces, and errors as
-    /// `message @span`.
+    /// Renders segments as `"text"` and `<<span>>` pieces (a template with
+    /// no segment as its whole text), and errors as `message @span`.
     fn check(text: &str, expect: &str) {
         let (template, errors) = parse_template(text);
+        if template.segments.is_empty() && !text.is_empty() {
+            let mut out = vec![format!("{text:?}")];
+            out.extend(errors.iter().map(|e| format!("error: {} @{}", e.message, e.span)));
+            assert_eq!(out.join(" "), expect, "template {text:?}");
+            return;
+        }
         let mut out: Vec<String> = template
             .segments
             .iter()
@@ -140,6 +151,20 @@ mod tests {
         check("", "");
         check("{{ not interpolation }}", r#""{{ not interpolation }}""#);
         check("a < b >> c", r#""a < b >> c""#);
+    }
+
+    #[test]
+    fn literal_text_keeps_no_segment() {
+        for text in ["hello", "", "a << b", "x<< >>y"] {
+            assert!(parse_template(text).0.segments.is_empty(), "{text:?}");
+        }
+        // An escape makes the text differ from the source: it is kept.
+        let (template, _) = parse_template(r"a \<<b");
+        assert_eq!(template.segments.len(), 1);
+        assert_eq!(
+            template.segments[0],
+            Segment::Text(TextSegment::new(Span::new(0, 6), Some("a <<b".into())))
+        );
     }
 
     #[test]
