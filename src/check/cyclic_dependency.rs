@@ -33,7 +33,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
         }
         let Some(cycle) = find_cycle(cx, &scc, start) else { continue };
         let steps = &cx.wf.steps;
-        let mut names: Vec<&str> = cycle.iter().map(|e| steps[e.from].id.value.as_str()).collect();
+        let mut names: Vec<&str> = cycle.iter().map(|e| steps[e.from()].id.value.as_str()).collect();
         names.push(&steps[start.index()].id.value);
         let message = if cycle.len() == 1 {
             format!("step `{}` depends on itself", names[0])
@@ -66,7 +66,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
 
 /// A shortest cycle through `start` inside its strongly connected component,
 /// as edges in order (breadth-first, so the path is stable and minimal).
-fn find_cycle<'g, 'a>(cx: &'g Cx<'a>, scc: &[NodeIndex], start: NodeIndex) -> Option<Vec<&'g Edge<'a>>> {
+fn find_cycle<'g>(cx: &'g Cx, scc: &[NodeIndex], start: NodeIndex) -> Option<Vec<&'g Edge>> {
     let g = &cx.graph.graph;
     let mut prev: std::collections::HashMap<NodeIndex, petgraph::graph::EdgeIndex> = Default::default();
     let mut queue = std::collections::VecDeque::from([start]);
@@ -96,13 +96,16 @@ fn find_cycle<'g, 'a>(cx: &'g Cx<'a>, scc: &[NodeIndex], start: NodeIndex) -> Op
 }
 
 fn edge_label(cx: &Cx, e: &Edge) -> (Span, String) {
-    let from = &cx.wf.steps[e.from].id.value;
-    let to = &cx.wf.steps[e.to].id.value;
-    match &e.kind {
-        EdgeKind::Explicit(span) => (*span, format!("`{to}` depends on `{from}`")),
-        EdgeKind::Inferred { name, loc, text, span } => {
-            let file_span = cx.file_span(loc, text, *span);
-            let what = if cx.captures.contains_key(name) && *name != from.as_str() {
+    let from = &cx.wf.steps[e.from()].id.value;
+    let to = &cx.wf.steps[e.to()].id.value;
+    match e.kind {
+        EdgeKind::Explicit(span) => (span, format!("`{to}` depends on `{from}`")),
+        EdgeKind::Inferred { .. } => {
+            let Some((name, loc, text, span)) = e.inferred_from(cx.wf) else {
+                return (cx.wf.steps[e.to()].span, format!("`{to}` depends on `{from}`"));
+            };
+            let file_span = cx.file_span(loc, text, span);
+            let what = if cx.captures.contains_key(name) && name != from.as_str() {
                 format!("`{to}` reads `{name}`, captured by `{from}`")
             } else {
                 format!("`{to}` reads the status of `{from}`")

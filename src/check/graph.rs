@@ -7,37 +7,67 @@ use crate::source::Span;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::HashMap;
 
-/// Why `from` must run before `to`.
-#[derive(Clone, Debug)]
-pub enum EdgeKind<'a> {
+/// Why `from` must run before `to`. Compact (a large file has hundreds of
+/// thousands of edges): what a diagnostic needs beyond this is read back
+/// from the steps ([`Edge::inferred_from`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EdgeKind {
     /// `to` lists `from` in `deps`; the span is that list entry.
     Explicit(Span),
-    /// `to` reads `name` (a capture of `from`, or `steps.<from>`) at `span`
-    /// inside the scalar `loc` whose decoded text is `text`.
-    Inferred { name: &'a str, loc: &'a ScalarLoc, text: &'a str, span: Span },
+    /// `to` reads the capture of `from` (or `steps.<from>` when `status`)
+    /// at `span`, inside its expression number `site` (in the order of
+    /// [`crate::ir::Step::expressions`]).
+    Inferred { site: u32, status: bool, span: Span },
 }
 
-#[derive(Clone, Debug)]
-pub struct Edge<'a> {
-    pub from: usize,
-    pub to: usize,
-    pub kind: EdgeKind<'a>,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Edge {
+    from: u32,
+    to: u32,
+    pub kind: EdgeKind,
+}
+
+impl Edge {
+    fn new(from: usize, to: usize, kind: EdgeKind) -> Edge {
+        // Step indices fit: a file is at most a few hundred MiB.
+        Edge { from: from as u32, to: to as u32, kind }
+    }
+
+    pub fn from(&self) -> usize {
+        self.from as usize
+    }
+
+    pub fn to(&self) -> usize {
+        self.to as usize
+    }
+
+    /// For an inferred edge, the name `to` reads (a capture of `from`, or
+    /// `from`'s id after `steps.`), and where: the span in the decoded text
+    /// `text` of the scalar at `loc`.
+    pub fn inferred_from<'w>(&self, wf: &'w Workflow) -> Option<(&'w str, &'w ScalarLoc, &'w str, Span)> {
+        let EdgeKind::Inferred { site, status, span } = self.kind else { return None };
+        let from = &wf.steps[self.from()];
+        // The index that made the edge maps this name to `from`.
+        let name = if status { Some(&from.id) } else { from.capture_as.as_ref() }?;
+        let (_, text, loc, _) = wf.steps[self.to()].expressions().into_iter().nth(site as usize)?;
+        Some((name.value.as_str(), loc, text, span))
+    }
 }
 
 /// Nodes are step indices (node `i` is step `i`); edges run dependency → dependent.
-pub struct DepGraph<'a> {
-    pub graph: DiGraph<usize, Edge<'a>>,
+pub struct DepGraph {
+    pub graph: DiGraph<u32, Edge>,
 }
 
-impl<'a> DepGraph<'a> {
+impl DepGraph {
     pub fn build(
-        wf: &'a Workflow,
-        step_index: &HashMap<&'a str, usize>,
-        captures: &HashMap<&'a str, usize>,
-    ) -> DepGraph<'a> {
+        wf: &Workflow,
+        step_index: &HashMap<&str, usize>,
+        captures: &HashMap<&str, usize>,
+    ) -> DepGraph {
         let mut graph = DiGraph::with_capacity(wf.steps.len(), wf.steps.len());
         for i in 0..wf.steps.len() {
-            graph.add_node(i);
+            graph.add_node(i as u32);
         }
         for (to, step) in wf.steps.iter().enumerate() {
             let mut seen = Vec::new();
@@ -46,12 +76,12 @@ impl<'a> DepGraph<'a> {
                     && !seen.contains(&from)
                 {
                     seen.push(from);
-                    let e = Edge { from, to, kind: EdgeKind::Explicit(dep.span) };
+                    let e = Edge::new(from, to, EdgeKind::Explicit(dep.span));
                     graph.add_edge(NodeIndex::new(from), NodeIndex::new(to), e);
                 }
             }
             let loop_var = step.foreach.as_ref().map(|_| step.loop_var_name());
-            for (expr, text, loc, _) in step.expressions() {
+            for (site, (expr, ..)) in step.expressions().into_iter().enumerate() {
                 for (name, span, is_status) in references(expr) {
                     let from = if is_status {
                         step_index.get(name).copied()
@@ -65,7 +95,8 @@ impl<'a> DepGraph<'a> {
                         continue;
                     }
                     seen.push(from);
-                    let e = Edge { from, to, kind: EdgeKind::Inferred { name, loc, text, span } };
+                    let kind = EdgeKind::Inferred { site: site as u32, status: is_status, span };
+                    let e = Edge::new(from, to, kind);
                     graph.add_edge(NodeIndex::new(from), NodeIndex::new(to), e);
                 }
             }
@@ -75,7 +106,7 @@ impl<'a> DepGraph<'a> {
 
     /// Indices of the steps `step` depends on directly.
     pub fn deps_of(&self, step: usize) -> impl Iterator<Item = usize> + '_ {
-        self.graph.edges_directed(NodeIndex::new(step), petgraph::Incoming).map(|e| e.weight().from)
+        self.graph.edges_directed(NodeIndex::new(step), petgraph::Incoming).map(|e| e.weight().from())
     }
 
     pub fn has_dependents(&self, step: usize) -> bool {

@@ -58,7 +58,7 @@ pub struct Cx<'a> {
     pub step_index: HashMap<&'a str, usize>,
     /// Capture name → index of the first step that captures it.
     pub captures: HashMap<&'a str, usize>,
-    pub graph: DepGraph<'a>,
+    pub graph: DepGraph,
     /// Per step: the type of its capture (`array<…>` for foreach steps).
     /// Steps with the same schema share one type.
     pub capture_types: Vec<Arc<Type>>,
@@ -94,7 +94,7 @@ fn capture_types(wf: &Workflow, config: &Config) -> Vec<Arc<Type>> {
     for step in &wf.steps {
         let schema = match &step.success_schema {
             Some(SchemaRef::Inline { schema, .. }) => Some(&**schema),
-            Some(SchemaRef::Named(n)) => match config.schemas.get(&n.value) {
+            Some(SchemaRef::Named(n)) => match config.schemas.get(n.value.as_str()) {
                 Some(Ok(schema)) => Some(schema),
                 _ => None,
             },

@@ -23,7 +23,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
             // Inline schemas are compiled while lowering, where the YAML
             // tree can point at the offending key.
             Some(SchemaRef::Inline { .. }) => {}
-            Some(SchemaRef::Named(name)) => match cx.config.schemas.get(&name.value) {
+            Some(SchemaRef::Named(name)) => match cx.config.schemas.get(name.value.as_str()) {
                 Some(Ok(schema)) => {
                     let why = named.entry(&name.value).or_insert_with(|| invalid(schema));
                     if let Some(why) = why {

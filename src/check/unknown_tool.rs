@@ -26,7 +26,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
             );
             continue;
         }
-        let Some(Some(schema)) = manifest.tools.get(&call.value) else { continue };
+        let Some(Some(schema)) = manifest.tools.get(call.value.as_str()) else { continue };
         let Some(props) = schema.get("properties").and_then(Value::as_object) else { continue };
         // Deliberately stricter than JSON Schema's default: a tool's listed
         // `properties` are its inputs, and a key it does not list is almost
@@ -40,7 +40,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
         let mut suggested: Vec<String> = Vec::new();
         if !open {
             for key in &given {
-                if !props.contains_key(&key.value) {
+                if !props.contains_key(key.value.as_str()) {
                     if let Some(s) =
                         crate::diagnostic::did_you_mean(&key.value, props.keys().map(String::as_str))
                     {

@@ -129,7 +129,7 @@ fn replacement(cx: &Cx, step: usize, site: ExprSite, name: &str) -> Option<Strin
     }
     let j = *cx.step_index.get(name)?;
     let capture = cx.wf.steps[j].capture_as.as_ref()?;
-    scope::resolve(cx, step, site, &capture.value).map(|_| capture.value.clone())
+    scope::resolve(cx, step, site, &capture.value).map(|_| capture.value.to_string())
 }
 
 fn unresolved_root(

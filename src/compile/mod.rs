@@ -62,8 +62,8 @@ impl Plan {
             .steps
             .iter()
             .map(|s| PlanStep {
-                id: s.id.value.clone(),
-                call: s.call.as_ref().map(|c| c.value.clone()).unwrap_or_default(),
+                id: s.id.value.to_string(),
+                call: s.call.as_ref().map(|c| c.value.to_string()).unwrap_or_default(),
                 deps: Vec::new(),
                 inferred: Vec::new(),
                 dependents: Vec::new(),
@@ -71,13 +71,14 @@ impl Plan {
             .collect();
         // The graph holds at most one edge per pair: explicit wins over inferred.
         for e in g.edge_weights() {
-            if e.from == e.to {
+            let (from, to) = (e.from(), e.to());
+            if from == to {
                 continue;
             }
-            steps[e.to].deps.push(e.from);
-            steps[e.from].dependents.push(e.to);
+            steps[to].deps.push(from);
+            steps[from].dependents.push(to);
             if matches!(e.kind, EdgeKind::Inferred { .. }) {
-                steps[e.to].inferred.push(e.from);
+                steps[to].inferred.push(from);
             }
         }
         for s in &mut steps {

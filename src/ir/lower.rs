@@ -305,7 +305,7 @@ impl Lower<'_> {
 
     fn string(&mut self, node: &Node, what: &str) -> Option<Str> {
         match node.as_scalar().map(|s| s.resolve()) {
-            Some(ScalarValue::String(s)) => Some(Str { value: s.to_owned(), span: node.span }),
+            Some(ScalarValue::String(s)) => Some(Str { value: s.into(), span: node.span }),
             _ => {
                 self.violation(
                     node.span,
@@ -382,7 +382,7 @@ impl Lower<'_> {
                         Some("ids are 1–128 characters of letters, digits, `_`, `.` and `-`, starting with a letter or digit".into()),
                     );
             }
-            wf.id = id.value;
+            wf.id = id.value.into();
         }
         wf.name = root.get("name").and_then(|n| self.scalar_text(n, "`name`"));
         wf.version = root.get("version").and_then(|n| self.scalar_text(n, "`version`"));
@@ -390,7 +390,7 @@ impl Lower<'_> {
         wf.driver_version = root.get("driver_version").and_then(|n| self.scalar_text(n, "`driver_version`"));
         wf.rules = root
             .get("rules")
-            .map(|n| self.string_list(n, "`rules`").into_iter().map(|s| s.value).collect())
+            .map(|n| self.string_list(n, "`rules`").into_iter().map(|s| s.value.into()).collect())
             .unwrap_or_default();
         wf.rules.dedup();
         let required = root.get("required").map(|n| self.string_list(n, "`required`")).unwrap_or_default();
@@ -468,7 +468,7 @@ impl Lower<'_> {
                 self.violation(e.key.span, "param names must be strings", None);
                 continue;
             };
-            let name = Str { value: name.to_owned(), span: e.key.span };
+            let name = Str { value: name.into(), span: e.key.span };
             if !is_identifier(&name.value) {
                 self.violation(
                     name.span,
@@ -850,7 +850,7 @@ impl Lower<'_> {
                         self.violation(e.key.span, "`input_template` keys must be strings", None);
                         continue;
                     };
-                    let key = Str { value: k.value.clone(), span: e.key.span };
+                    let key = Str { value: k.value.as_str().into(), span: e.key.span };
                     out.push((key, self.template_value(&e.value)));
                 }
                 TemplateValue::Object(out, node.span)
@@ -967,48 +967,5 @@ pub fn valid_workflow_id(s: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("30"), Some(30.0));
-        assert_eq!(parse_duration("500ms"), Some(0.5));
-        assert_eq!(parse_duration("5m"), Some(300.0));
-        assert_eq!(parse_duration("5 days"), None);
-    }
-
-    /// A file's expression budget is 1 MiB, or a quarter of the file when
-    /// larger: a big generated workflow (allowed by a raised size cap) is
-    /// checked whole, a small file of huge expressions is still cut off.
-    #[test]
-    fn the_expression_budget_grows_with_the_file() {
-        assert_eq!(expr_budget(0), MAX_FILE_EXPR_BYTES);
-        assert_eq!(expr_budget(4 * MAX_FILE_EXPR_BYTES), MAX_FILE_EXPR_BYTES);
-        assert_eq!(expr_budget(25_359_383), 6_339_845);
-        let steps: String = (0..2_000)
-            .map(|i| format!("  - id: s{i}\n    call: think\n    when: \"'{}' == 'b'\"\n", "a".repeat(600)))
-            .collect();
-        let over = |text: &str| {
-            let src = SourceFile::new("big.yaml", text);
-            let root = crate::syntax::yaml::parse(&src, &crate::Limits::default()).root.unwrap();
-            let (_, diags) = lower(&src, root, "big");
-            diags.iter().any(|d| d.message.contains("expressions total over"))
-        };
-        // 1.2 MB of expressions: over the budget of a 1.3 MB file…
-        let small = format!("steps:\n{steps}");
-        assert!(over(&small));
-        // …not of a 5.8 MB one.
-        let padding = format!("# {}\n", "x".repeat(98)).repeat(45_000);
-        assert!(!over(&format!("{padding}{small}")));
-    }
-
-    #[test]
-    fn ids() {
-        assert!(valid_workflow_id("review_v1"));
-        assert!(!valid_workflow_id("../etc"));
-        assert!(!valid_workflow_id(".hidden"));
-        assert!(is_identifier("mr_data"));
-        assert!(!is_identifier("mr-data"));
-    }
-}
+#[path = "lower_tests.rs"]
+mod tests;

@@ -21,10 +21,12 @@ pub use types::{ObjectType, Type};
 /// Names that a `capture_as` or `as` may not take: they are always in scope.
 pub const RESERVED_NAMES: &[&str] = &["params", "loop", "workflow", "run", "steps"];
 
-/// A string value and where it is in the file.
+/// A string value and where it is in the file: an id, a call, a capture,
+/// a dep, a key. Inline up to 24 bytes: the usual short names allocate
+/// nothing (a large file holds several per step).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Str {
-    pub value: String,
+    pub value: ast::Name,
     pub span: Span,
 }
 
@@ -197,7 +199,7 @@ impl Workflow {
     /// The `params` object's type: closed, one field per declared param.
     pub fn params_type(&self) -> Type {
         Type::Object(ObjectType {
-            fields: self.params.iter().map(|p| (p.name.value.clone(), p.ty.clone())).collect(),
+            fields: self.params.iter().map(|p| (p.name.value.to_string(), p.ty.clone())).collect(),
             open: false,
         })
     }

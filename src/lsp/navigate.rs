@@ -83,7 +83,7 @@ pub fn at(a: &Analysis, config: &Config, offset: usize) -> Option<Hit> {
         if let Some(SchemaRef::Named(n)) = &s.success_schema
             && contains(n.span, offset)
         {
-            return hit(Symbol::Schema(n.value.clone()), n.span, Some(i));
+            return hit(Symbol::Schema(n.value.to_string()), n.span, Some(i));
         }
         if let Some(h) = in_expressions(&cx, i, offset) {
             return Some(h);
@@ -123,7 +123,7 @@ fn in_expressions(cx: &Cx, i: usize, offset: usize) -> Option<Hit> {
                     };
                     match root {
                         Some(Binding::Params) => {
-                            match cx.wf.params.iter().position(|p| &p.name.value == name) {
+                            match cx.wf.params.iter().position(|p| p.name.value == name) {
                                 Some(p) => (Symbol::Param(p), ns),
                                 None => (Symbol::Expr, ns),
                             }
@@ -215,7 +215,7 @@ pub fn references(a: &Analysis, config: &Config, symbol: &Symbol) -> Vec<Span> {
     for (i, s) in wf.steps.iter().enumerate() {
         if let Symbol::Step(j) = symbol {
             let id = &wf.steps[*j].id.value;
-            out.extend(s.deps.iter().filter(|d| &d.value == id).map(|d| d.span));
+            out.extend(s.deps.iter().filter(|d| d.value == id).map(|d| d.span));
         }
         for (expr, text, loc, site) in s.expressions() {
             walk(expr, &mut |e| {

@@ -131,8 +131,8 @@ impl Server {
             .steps
             .iter()
             .map(|s| lt::DocumentSymbol {
-                name: s.id.value.clone(),
-                detail: s.call.as_ref().map(|c| c.value.clone()),
+                name: s.id.value.to_string(),
+                detail: s.call.as_ref().map(|c| c.value.to_string()),
                 kind: lt::SymbolKind::FUNCTION,
                 tags: None,
                 deprecated: None,

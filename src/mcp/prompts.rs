@@ -162,7 +162,9 @@ pub fn get(engine: &Engine, request: &GetPromptRequestParams) -> Result<GetPromp
         .wf
         .params
         .iter()
-        .filter(|p| p.required && p.schema.get("default").is_none() && !params.contains_key(&p.name.value))
+        .filter(|p| {
+            p.required && p.schema.get("default").is_none() && !params.contains_key(p.name.value.as_str())
+        })
         .map(|p| p.name.value.as_str())
         .collect();
     if !missing.is_empty() {

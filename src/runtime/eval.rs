@@ -174,7 +174,7 @@ impl<'s> Evaluator<'s> {
             }
             ExprKind::Var(name) => return self.scope.get(name).unwrap_or(Cow::Borrowed(&NULL)),
             ExprKind::Field { base, name, .. } => {
-                return project(self.eval(base, d), |v| v.as_object().and_then(|m| m.get(name)));
+                return project(self.eval(base, d), |v| v.as_object().and_then(|m| m.get(name.as_str())));
             }
             ExprKind::Index { base, index, .. } => {
                 let key = self.eval(index, d);

@@ -52,7 +52,7 @@ pub fn render(tv: &TemplateValue, scope: &dyn Scope) -> Result<Value, RenderErro
         TemplateValue::Object(entries, _) => {
             let mut map = Map::with_capacity(entries.len());
             for (key, value) in entries {
-                map.insert(key.value.clone(), render(value, scope)?);
+                map.insert(key.value.to_string(), render(value, scope)?);
             }
             Value::Object(map)
         }
@@ -65,10 +65,14 @@ pub fn render_string(t: &TemplateString, scope: &dyn Scope) -> Result<Value, Ren
     if let Some(expr) = t.template.as_single_expr() {
         return Ok(eval(expr, scope));
     }
+    if t.template.segments.is_empty() {
+        // All literal: the template is its text (`syntax::ast::Template`).
+        return Ok(Value::String(t.text.clone()));
+    }
     let mut out = String::with_capacity(t.text.len());
     for segment in &t.template.segments {
         match segment {
-            Segment::Text(text) => out.push_str(text),
+            Segment::Text(text) => out.push_str(text.as_str(&t.text)),
             Segment::Interp { expr, span } => {
                 let value = eval_cow(expr, scope);
                 if !value.is_null() {
@@ -237,7 +241,7 @@ mod tests {
     }
 
     fn key(k: &str) -> Str {
-        Str { value: k.to_string(), span: Span::default() }
+        Str { value: k.into(), span: Span::default() }
     }
 
     #[test]

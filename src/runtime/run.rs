@@ -241,7 +241,7 @@ impl Machine {
             .steps
             .iter()
             .map(|s| StepState {
-                id: s.id.value.clone(),
+                id: s.id.value.to_string(),
                 status: StepStatus::Pending,
                 attempts: 0,
                 input: None,
@@ -348,7 +348,7 @@ impl Machine {
             .capture_order
             .iter()
             .filter_map(|&i| {
-                let name = self.cw.wf.steps[i].capture_as.as_ref()?.value.clone();
+                let name = self.cw.wf.steps[i].capture_as.as_ref()?.value.to_string();
                 Some((name, self.capture_of(i)?))
             })
             .collect()

@@ -76,7 +76,7 @@ pub fn compile_bytes(path: &Path, bytes: Vec<u8>, config: &Config) -> Result<Com
         .steps
         .iter()
         .enumerate()
-        .filter_map(|(i, s)| Some((s.capture_as.as_ref()?.value.clone(), i)))
+        .filter_map(|(i, s)| Some((s.capture_as.as_ref()?.value.to_string(), i)))
         .collect();
     Ok(CompiledWorkflow { path: path.to_path_buf(), hash, source, wf, plan, capture_steps })
 }

@@ -4,6 +4,11 @@
 
 use crate::source::Span;
 
+/// A name in an expression (a variable, a field, a function): inline up to
+/// 24 bytes, so the usual `params.repo` allocates no string (a large file
+/// holds hundreds of thousands of them).
+pub type Name = compact_str::CompactString;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Expr {
     pub kind: ExprKind,
@@ -68,11 +73,11 @@ pub enum ExprKind {
     Str(String),
     Array(Vec<Expr>),
     /// A bare identifier at the root of a path: `params`, `mr`, `loop`.
-    Var(String),
+    Var(Name),
     /// `base.name` or `base?.name`.
     Field {
         base: Box<Expr>,
-        name: String,
+        name: Name,
         /// The span of `name` alone.
         name_span: Span,
         optional: bool,
@@ -85,7 +90,7 @@ pub enum ExprKind {
     },
     /// `name(args…)`.
     Call {
-        name: String,
+        name: Name,
         name_span: Span,
         args: Vec<Expr>,
     },
@@ -121,14 +126,41 @@ pub struct SyntaxError {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Segment {
     /// Literal text, with `\<<` already unescaped to `<<`.
-    Text(String),
+    Text(TextSegment),
     /// `<<expr>>`; `span` covers the delimiters too.
     Interp { expr: Expr, span: Span },
+}
+
+/// Literal text of a template: a range of the template's text (no copy),
+/// or, when it differs from that range (an escaped `\<<`), the text itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextSegment {
+    /// Where the text is in the template's text, escapes included.
+    pub span: Span,
+    unescaped: Option<Box<str>>,
+}
+
+impl TextSegment {
+    /// `unescaped` is the segment's text when it is not `text[span]`.
+    pub(crate) fn new(span: Span, unescaped: Option<Box<str>>) -> TextSegment {
+        TextSegment { span, unescaped }
+    }
+
+    /// The literal text; `text` is the string the template was parsed from.
+    pub fn as_str<'a>(&'a self, text: &'a str) -> &'a str {
+        match &self.unescaped {
+            Some(own) => own,
+            None => text.get(self.span.range()).unwrap_or_default(),
+        }
+    }
 }
 
 /// A parsed string that may contain `<<expr>>`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Template {
+    /// Empty when the string is all literal text, written without escapes:
+    /// the template is then its text verbatim (no allocation for the most
+    /// common template, a plain word).
     pub segments: Vec<Segment>,
 }
 

@@ -110,7 +110,7 @@ fn parse_plain_path(text: &str, base: usize) -> Option<Expr> {
     if matches!(root, "null" | "true" | "false" | "in") {
         return None;
     }
-    let mut expr = Expr { kind: ExprKind::Var(root.to_string()), span: span(start, end) };
+    let mut expr = Expr { kind: ExprKind::Var(root.into()), span: span(start, end) };
     let mut i = skip_blanks(end);
     let mut fields = 0;
     while i < bytes.len() {
@@ -122,7 +122,7 @@ fn parse_plain_path(text: &str, base: usize) -> Option<Expr> {
         let name_end = word(name_start)?;
         let kind = ExprKind::Field {
             base: Box::new(expr),
-            name: text[name_start..name_end].to_string(),
+            name: text[name_start..name_end].into(),
             name_span: span(name_start, name_end),
             optional: false,
         };
@@ -503,12 +503,8 @@ fn build_postfix(lhs: Built, op: Pair<'_, Rule>, base: usize) -> BuildResult {
     let inner = op.into_inner().next().expect("postfix operand");
     if inner.as_rule() == Rule::name {
         let name_span = span_of(&inner, base);
-        let kind = ExprKind::Field {
-            base: Box::new(lhs.expr),
-            name: inner.as_str().to_string(),
-            name_span,
-            optional,
-        };
+        let kind =
+            ExprKind::Field { base: Box::new(lhs.expr), name: inner.as_str().into(), name_span, optional };
         return node(kind, span, &[lhs.depth], op_span);
     }
     let index = build_expr(inner, base)?;
@@ -533,7 +529,7 @@ fn build_primary(primary: Pair<'_, Rule>, base: usize) -> BuildResult {
             let inner = pair.into_inner().next().expect("string content");
             leaf(ExprKind::Str(unescape(inner.as_str())))
         }
-        Rule::var => leaf(ExprKind::Var(pair.as_str().to_string())),
+        Rule::var => leaf(ExprKind::Var(pair.as_str().into())),
         Rule::paren => {
             let mut inner = build_expr(pair.into_inner().next().expect("parenthesized expr"), base)?;
             // The node stands for the whole `( … )` text.
@@ -549,7 +545,7 @@ fn build_primary(primary: Pair<'_, Rule>, base: usize) -> BuildResult {
             let name = inner.next().expect("callee");
             let name_span = span_of(&name, base);
             let (args, depths) = build_list(pair, base)?;
-            let kind = ExprKind::Call { name: name.as_str().to_string(), name_span, args };
+            let kind = ExprKind::Call { name: name.as_str().into(), name_span, args };
             node(kind, span, &depths, span)
         }
         other => unreachable!("{other:?} is not a primary"),
@@ -601,7 +597,7 @@ mod tests {
             ExprKind::Number(n) => n.to_string(),
             ExprKind::Str(s) => format!("{s:?}"),
             ExprKind::Array(items) => format!("[{}]", list(items)),
-            ExprKind::Var(name) => name.clone(),
+            ExprKind::Var(name) => name.to_string(),
             ExprKind::Field { base, name, optional, .. } => {
                 format!("({} {} {name})", if *optional { "?." } else { "." }, sexp(base))
             }

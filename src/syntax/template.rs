@@ -3,7 +3,7 @@
 //! `{{ … }}` is not interpolation: it stays literal text (checks flag it).
 
 use crate::source::Span;
-use crate::syntax::ast::{Segment, SyntaxError, Template};
+use crate::syntax::ast::{Segment, SyntaxError, Template, TextSegment};
 use crate::syntax::expr::parse_expr_at;
 
 /// Splits a string into text and `<<expr>>` segments. Never fails: a broken
@@ -17,7 +17,11 @@ pub fn parse_template(text: &str) -> (Template, Vec<SyntaxError>) {
     let mut segments = Vec::new();
     let mut errors = Vec::new();
     // Literal text seen but not yet pushed, and where the unread text begins.
+    // `pending` is `text[start..copied]` unless an escape was unescaped in it:
+    // only then is it kept (a text segment is otherwise a range of `text`).
     let mut pending = String::new();
+    let mut start = 0;
+    let mut escaped = false;
     let mut copied = 0;
     // After an unclosed `<<`, no later `<<` can close either.
     let mut closable = true;
@@ -26,6 +30,7 @@ pub fn parse_template(text: &str) -> (Template, Vec<SyntaxError>) {
         if bytes[i..].starts_with(b"\\<<") {
             pending.push_str(&text[copied..i]);
             pending.push_str("<<");
+            escaped = true;
             i += 3;
             copied = i;
             continue;
@@ -54,11 +59,10 @@ pub fn parse_template(text: &str) -> (Template, Vec<SyntaxError>) {
         pending.push_str(&text[copied..i]);
         match parsed {
             Ok(expr) => {
-                if !pending.is_empty() {
-                    // An exact-size copy; `pending`'s buffer is reused.
-                    segments.push(Segment::Text(pending.as_str().into()));
-                    pending.clear();
-                }
+                push_text(&mut segments, Span::new(start, i), &pending, escaped);
+                pending.clear();
+                escaped = false;
+                start = close + 2;
                 segments.push(Segment::Interp { expr, span });
             }
             Err(error) => {
@@ -69,13 +73,26 @@ pub fn parse_template(text: &str) -> (Template, Vec<SyntaxError>) {
         i = close + 2;
         copied = i;
     }
-    pending.push_str(&text[copied..]);
-    if !pending.is_empty() {
-        segments.push(Segment::Text(pending.as_str().into()));
+    // A text that is all literal and unescaped keeps no segment: the
+    // template is its text (most `input_template` values are such words).
+    if segments.is_empty() && start == 0 && !escaped {
+        return (Template { segments }, errors);
     }
+    pending.push_str(&text[copied..]);
+    push_text(&mut segments, Span::new(start, text.len()), &pending, escaped);
     // Templates live as long as the workflow: no slack.
     segments.shrink_to_fit();
     (Template { segments }, errors)
+}
+
+/// Pushes the literal text `pending`, which is `span` of the template's text
+/// with its escapes unescaped when `escaped`; nothing when it is empty.
+fn push_text(segments: &mut Vec<Segment>, span: Span, pending: &str, escaped: bool) {
+    if !pending.is_empty() {
+        // An exact-size copy only when the text is not the range itself.
+        let unescaped = escaped.then(|| pending.into());
+        segments.push(Segment::Text(TextSegment::new(span, unescaped)));
+    }
 }
 
 /// The offset of the `>>` that closes an interpolation whose expression starts
@@ -104,15 +121,21 @@ mod tests {
     use super::*;
     use crate::syntax::ast::ExprKind;
 
-    /// Renders segments as `"text"` and `<<span>>` pieces, and errors as
-    /// `message @span`.
+    /// Renders segments as `"text"` and `<<span>>` pieces (a template with
+    /// no segment as its whole text), and errors as `message @span`.
     fn check(text: &str, expect: &str) {
         let (template, errors) = parse_template(text);
+        if template.segments.is_empty() && !text.is_empty() {
+            let mut out = vec![format!("{text:?}")];
+            out.extend(errors.iter().map(|e| format!("error: {} @{}", e.message, e.span)));
+            assert_eq!(out.join(" "), expect, "template {text:?}");
+            return;
+        }
         let mut out: Vec<String> = template
             .segments
             .iter()
             .map(|s| match s {
-                Segment::Text(t) => format!("{t:?}"),
+                Segment::Text(t) => format!("{:?}", t.as_str(text)),
                 Segment::Interp { expr, span } => {
                     format!("<<{}>>@{span}", &text[expr.span.range()])
                 }
@@ -128,6 +151,20 @@ mod tests {
         check("", "");
         check("{{ not interpolation }}", r#""{{ not interpolation }}""#);
         check("a < b >> c", r#""a < b >> c""#);
+    }
+
+    #[test]
+    fn literal_text_keeps_no_segment() {
+        for text in ["hello", "", "a << b", "x<< >>y"] {
+            assert!(parse_template(text).0.segments.is_empty(), "{text:?}");
+        }
+        // An escape makes the text differ from the source: it is kept.
+        let (template, _) = parse_template(r"a \<<b");
+        assert_eq!(template.segments.len(), 1);
+        assert_eq!(
+            template.segments[0],
+            Segment::Text(TextSegment::new(Span::new(0, 6), Some("a <<b".into())))
+        );
     }
 
     #[test]

@@ -141,7 +141,7 @@ fn legacy_corpus_migrates_checks_and_runs() {
         }
         let wf = wf.expect("a workflow");
         let params: Map<String, Value> =
-            wf.params.iter().map(|p| (p.name.value.clone(), sample(&p.schema))).collect();
+            wf.params.iter().map(|p| (p.name.value.to_string(), sample(&p.schema))).collect();
         let file = root.join("workflows").join(&name);
         std::fs::write(&file, &text).unwrap();
         match run_to_done(&engine, &file.to_string_lossy(), Value::Object(params), &format!("r{n}")) {

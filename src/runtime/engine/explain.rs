@@ -20,15 +20,15 @@ impl Engine {
             let p = &cw.plan.steps[i];
             let ids = |of: &[usize]| of.iter().map(|&d| cw.plan.steps[d].id.clone()).collect();
             StepExplanation {
-                step_id: s.id.value.clone(),
+                step_id: s.id.value.to_string(),
                 call: p.call.clone(),
                 deps: ids(&p.deps),
                 inferred_deps: ids(&p.inferred),
                 when: s.when.as_ref().map(|w| w.text.clone()),
                 foreach: s.foreach.as_ref().map(|f| f.text.clone()),
-                capture_as: s.capture_as.as_ref().map(|c| c.value.clone()),
+                capture_as: s.capture_as.as_ref().map(|c| c.value.to_string()),
                 success_schema: s.success_schema.as_ref().map(|sc| match sc {
-                    SchemaRef::Named(n) => Value::String(n.value.clone()),
+                    SchemaRef::Named(n) => Value::String(n.value.to_string()),
                     SchemaRef::Inline { schema, .. } => Value::clone(schema),
                 }),
                 rationale: s.rationale.as_ref().map(|r| r.text.clone()),

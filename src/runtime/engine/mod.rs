@@ -201,7 +201,7 @@ impl Engine {
             if let Some(d) = p.schema.get("default") {
                 params.entry(p.name.value.clone()).or_insert_with(|| d.clone());
             }
-            properties.insert(p.name.value.clone(), p.schema.clone());
+            properties.insert(p.name.value.to_string(), p.schema.clone());
         }
         let required: Vec<&str> =
             cw.wf.params.iter().filter(|p| p.required).map(|p| p.name.value.as_str()).collect();
@@ -448,12 +448,12 @@ impl Engine {
         let step = m.step(w.0);
         Instruction {
             step_id: m.work_id(w),
-            call: step.call.as_ref().map(|c| c.value.clone()),
+            call: step.call.as_ref().map(|c| c.value.to_string()),
             input: m.input_of(w).cloned().unwrap_or_else(|| Value::Object(Map::new())),
             input_template: step.input_template.as_ref().map_or(Value::Null, raw_template),
-            capture_as: step.capture_as.as_ref().map(|c| c.value.clone()),
+            capture_as: step.capture_as.as_ref().map(|c| c.value.to_string()),
             success_schema: match &step.success_schema {
-                Some(SchemaRef::Named(n)) => Value::String(n.value.clone()),
+                Some(SchemaRef::Named(n)) => Value::String(n.value.to_string()),
                 Some(SchemaRef::Inline { schema, .. }) => Value::clone(schema),
                 None => Value::Null,
             },
@@ -548,7 +548,7 @@ pub fn raw_template(t: &TemplateValue) -> Value {
         TemplateValue::String(s) => json!(s.text),
         TemplateValue::Array(items, _) => Value::Array(items.iter().map(raw_template).collect()),
         TemplateValue::Object(entries, _) => {
-            Value::Object(entries.iter().map(|(k, v)| (k.value.clone(), raw_template(v))).collect())
+            Value::Object(entries.iter().map(|(k, v)| (k.value.to_string(), raw_template(v))).collect())
         }
     }
 }
