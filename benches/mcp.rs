@@ -69,6 +69,44 @@ async fn call(client: &Client, name: &str, args: Value) -> Value {
     r.structured_content.unwrap_or(Value::Null)
 }
 
+/// One `ping` round trip: the floor of the two processes and the framing.
+async fn ping(client: &Client) {
+    let ping = rmcp::model::ClientRequest::PingRequest(rmcp::model::PingRequest {
+        method: Default::default(),
+        extensions: Default::default(),
+    });
+    client.peer().send_request(ping).await.expect("ping");
+}
+
+/// Hands out `think_next` calls on runs of the 70-step workflow, a new
+/// run planned (untimed) every 70 calls.
+struct Seventy {
+    run: usize,
+    step: usize,
+}
+
+impl Seventy {
+    async fn args(&mut self, client: &Client) -> Value {
+        if self.step == 70 {
+            self.run += 1;
+            self.step = 0;
+            let id = format!("r{}", self.run);
+            call(client, "think_plan", json!({"workflow": "bench_70", "run_id": id})).await;
+        }
+        let args = json!({"workflow": "bench_70", "run_id": format!("r{}", self.run),
+                          "step_id": format!("s{}", self.step), "result_snapshot": {"ok": true}});
+        self.step += 1;
+        args
+    }
+}
+
+/// The median and quartiles of `ratios`.
+fn quartiles(ratios: &mut [f64]) -> (f64, f64, f64) {
+    ratios.sort_by(f64::total_cmp);
+    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
+    (at(0.25), at(0.5), at(0.75))
+}
+
 /// Hands out `think_next` calls over one long run, one accepted item each.
 struct Loop {
     next_item: usize,
@@ -108,32 +146,19 @@ fn bench(c: &mut Criterion) {
             rt.block_on(async {
                 let started = Instant::now();
                 for _ in 0..iters {
-                    let ping = rmcp::model::ClientRequest::PingRequest(rmcp::model::PingRequest {
-                        method: Default::default(),
-                        extensions: Default::default(),
-                    });
-                    client.peer().send_request(ping).await.expect("ping");
+                    ping(&client).await;
                 }
                 started.elapsed()
             })
         })
     });
-    let mut seventy = (0usize, 70usize);
+    let mut seventy = Seventy { run: 0, step: 70 };
     g.bench_function("think_next_70", |b| {
         b.iter_custom(|iters| {
             rt.block_on(async {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
-                    let (run, step) = &mut seventy;
-                    if *step == 70 {
-                        *run += 1;
-                        *step = 0;
-                        let id = format!("r{run}");
-                        call(&client, "think_plan", json!({"workflow": "bench_70", "run_id": id})).await;
-                    }
-                    let args = json!({"workflow": "bench_70", "run_id": format!("r{run}"),
-                                      "step_id": format!("s{step}"), "result_snapshot": {"ok": true}});
-                    *step += 1;
+                    let args = seventy.args(&client).await;
                     let started = Instant::now();
                     call(&client, "think_next", args).await;
                     total += started.elapsed();
@@ -169,6 +194,54 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.finish();
+
+    // The targets are ratios to `ping`, and `ping` alone moves by ±30 %
+    // between runs on a shared machine: here each iteration makes one
+    // `ping` and one tool call, alternating, so both see the same load. The
+    // measurement is the tool's time; each sample's ratio (tool / ping,
+    // summed over its iterations) is collected and summarised at the end.
+    let mut g = c.benchmark_group("mcp_stdio_vs_ping");
+    g.sample_size(50).measurement_time(Duration::from_secs(5));
+    let mut ratios: Vec<(&str, Vec<f64>)> = Vec::new();
+    for tool in ["prompt_say", "think_next_70"] {
+        let mut samples = Vec::new();
+        g.bench_function(tool, |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let (mut floor, mut total) = (Duration::ZERO, Duration::ZERO);
+                    for _ in 0..iters {
+                        let args = match tool {
+                            "prompt_say" => json!({"message": "hello"}),
+                            _ => seventy.args(&client).await,
+                        };
+                        let name = if tool == "prompt_say" { "prompt_say" } else { "think_next" };
+                        let started = Instant::now();
+                        ping(&client).await;
+                        floor += started.elapsed();
+                        let started = Instant::now();
+                        call(&client, name, args).await;
+                        total += started.elapsed();
+                    }
+                    samples.push(total.as_secs_f64() / floor.as_secs_f64().max(1e-12));
+                    total
+                })
+            })
+        });
+        ratios.push((tool, samples));
+    }
+    g.finish();
+    for (tool, mut samples) in ratios {
+        // Criterion's warm-up calls come first: the measured samples are the last 50.
+        let measured = samples.len().saturating_sub(50);
+        let samples = &mut samples[measured..];
+        if samples.len() > 1 {
+            let (q1, median, q3) = quartiles(samples);
+            println!(
+                "mcp_stdio_vs_ping/{tool}: {median:.2}x ping (quartiles {q1:.2}x to {q3:.2}x, {} samples)",
+                samples.len()
+            );
+        }
+    }
     rt.block_on(async { client.cancel().await.ok() });
 }
 
