@@ -143,17 +143,23 @@ fn describe(e: &std::io::Error) -> String {
 /// Reads a file as a [`SourceFile`], refusing oversized files before reading
 /// them and reporting bytes that are not UTF-8 as a diagnostic.
 pub fn read_source(path: &Path, limits: &Limits) -> Result<(SourceFile, Vec<Diagnostic>), IoError> {
-    let display = path.to_string_lossy().into_owned();
-    let io = |e: std::io::Error| IoError { path: path.to_path_buf(), message: describe(&e) };
-    // Not blocking on a FIFO named `*.yaml`; a directory or device is refused.
-    let file = crate::fsx::open_regular(path).map_err(io)?;
+    let bytes = read_workflow_bytes(path, limits)
+        .map_err(|e| IoError { path: path.to_path_buf(), message: describe(&e) })?;
+    Ok(decode_source(path.to_string_lossy().into_owned(), bytes, limits))
+}
+
+/// A workflow file's bytes, as `check` and the engine read them: a regular
+/// file (not blocking on a FIFO named `*.yaml`; a directory or device is
+/// refused), at most one byte past the size cap (enough to know the file is
+/// too large; [`decode_source`] reports it).
+pub fn read_workflow_bytes(path: &Path, limits: &Limits) -> std::io::Result<Vec<u8>> {
+    let file = crate::fsx::open_regular(path)?;
     let mut bytes = Vec::new();
     // Spans are `u32`, so the cap never exceeds `Limits::MAX_SPANNED_BYTES`,
     // whatever `--max-file-size` says.
     let cap = limits.file_cap();
-    // Read one byte past the cap: enough to know the file is too large.
-    file.take((cap as u64).saturating_add(1)).read_to_end(&mut bytes).map_err(io)?;
-    Ok(decode_source(display, bytes, limits))
+    file.take((cap as u64).saturating_add(1)).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// A file's bytes as a [`SourceFile`], with `YAML_LIMIT` past the size cap

@@ -247,20 +247,12 @@ impl Project {
     /// (a FIFO is refused, not waited on) under the size cap (one byte over
     /// is read, so the checker reports the limit).
     fn read_bytes(&self, workflow: &str, path: &Path) -> Result<Vec<u8>, EngineError> {
-        let cap = Limits::default().file_cap() as u64;
-        crate::fsx::open_regular(path)
-            .and_then(|f| {
-                use std::io::Read;
-                let mut bytes = Vec::new();
-                f.take(cap + 1).read_to_end(&mut bytes)?;
-                Ok(bytes)
-            })
-            .map_err(|e| {
-                EngineError::new(
-                    ErrorCode::UnknownWorkflow,
-                    json!({"workflow": workflow, "path": path.display().to_string(), "message": e.to_string()}),
-                )
-            })
+        crate::workspace::read_workflow_bytes(path, &Limits::default()).map_err(|e| {
+            EngineError::new(
+                ErrorCode::UnknownWorkflow,
+                json!({"workflow": workflow, "path": path.display().to_string(), "message": e.to_string()}),
+            )
+        })
     }
 
     /// A workflow's text, decoded as `check` decodes it: a file over the cap
