@@ -210,11 +210,10 @@ fn bench(c: &mut Criterion) {
                 rt.block_on(async {
                     let (mut floor, mut total) = (Duration::ZERO, Duration::ZERO);
                     for _ in 0..iters {
-                        let args = match tool {
-                            "prompt_say" => json!({"message": "hello"}),
-                            _ => seventy.args(&client).await,
+                        let (name, args) = match tool {
+                            "prompt_say" => ("prompt_say", json!({"message": "hello"})),
+                            _ => ("think_next", seventy.args(&client).await),
                         };
-                        let name = if tool == "prompt_say" { "prompt_say" } else { "think_next" };
                         let started = Instant::now();
                         ping(&client).await;
                         floor += started.elapsed();
