@@ -3,7 +3,6 @@
 //! [`EngineError`] (`Err`), the same contract for the CLI and the MCP tools;
 //! JSON is made from them at the edge.
 
-use crate::check;
 use crate::ir::{SchemaRef, TemplateValue};
 use crate::runtime::ErrorCode;
 pub use crate::runtime::args::NextArgs;
@@ -514,11 +513,6 @@ impl Engine {
             message.push_str(&format!(", {} result(s) truncated", truncated.len()));
         }
         Summary { message, ran, skipped, truncated }
-    }
-
-    /// The check configuration the engine uses (schemas under the root).
-    pub fn check_config(&self) -> Arc<check::Config> {
-        self.project.check_config()
     }
 }
 

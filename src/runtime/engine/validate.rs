@@ -19,16 +19,12 @@ impl Engine {
             .collect()
     }
 
-    pub(super) fn named_schema(&self, name: &str) -> Result<Value, EngineError> {
-        self.project.schema(name)
-    }
-
     /// The JSON Schema an instruction's result must match: its inline
     /// schema, its named schema looked up, or `{}` (anything) when it has
     /// none or the name is unknown.
     pub fn success_schema_of(&self, instruction: &crate::runtime::reply::Instruction) -> Value {
         match &instruction.success_schema {
-            Value::String(name) => self.named_schema(name).unwrap_or_else(|_| json!({})),
+            Value::String(name) => self.project.schema(name).unwrap_or_else(|_| json!({})),
             Value::Null => json!({}),
             inline => inline.clone(),
         }
