@@ -13,6 +13,7 @@ pub mod prompts;
 pub mod render;
 pub mod reply;
 pub mod run;
+pub mod text;
 pub mod tools;
 pub mod workflow;
 
