@@ -327,7 +327,7 @@ fn run_root(explicit: Option<&std::path::Path>, path: Option<&std::path::Path>) 
     let start = path.map(start_dir);
     match cli::env::root_from(explicit, start.as_deref()) {
         Ok(found) => {
-            let absolute = std::fs::canonicalize(&found.path).unwrap_or_else(|_| found.path.clone());
+            let absolute = savant_think::fsx::canonical(&found.path).unwrap_or_else(|_| found.path.clone());
             print_result(Ok(json!({
                 "root": found.path.display().to_string(),
                 "absolute": absolute.display().to_string(),

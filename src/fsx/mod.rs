@@ -7,12 +7,17 @@
 //! - Files read as input (workflows, schemas, manifests, config) are opened
 //!   with `O_NONBLOCK` and must be regular files, so a FIFO named `x.yaml`
 //!   is an error instead of a hang.
-//! - [`confine`] resolves a path and refuses it unless it lies inside the
-//!   root: a symlink inside the root to inside the root is fine.
+//! - [`confine`] (in `confine.rs`) is the one place a path given by a user
+//!   is resolved against the project root and refused unless it stays
+//!   inside; [`canonical`] and [`same_file`] the one place files are
+//!   compared by identity. `canonicalize` appears nowhere else.
+
+mod confine;
+pub use confine::{PathError, canonical, confine, confine_file, same_file};
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Opens `path` with `options`, not following a final symlink, and checks
 /// the result is a regular file.
@@ -70,48 +75,6 @@ pub fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// `path` resolved (symlinks followed), if it lies inside `root` (resolved
-/// too); an error saying why otherwise.
-pub fn confine(root: &Path, path: &Path) -> io::Result<PathBuf> {
-    let root = std::fs::canonicalize(root)?;
-    let resolved = std::fs::canonicalize(path)?;
-    if resolved.starts_with(&root) {
-        Ok(resolved)
-    } else {
-        Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            "it resolves outside the project root (a symlink may not leave the root)",
-        ))
-    }
-}
-
-#[cfg(all(test, unix))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn symlinks_fifos_and_escapes_are_refused() {
-        let dir = std::env::temp_dir().join(format!("savant-fsx-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("root")).unwrap();
-        let root = dir.join("root");
-        std::fs::write(dir.join("outside"), "secret").unwrap();
-        std::os::unix::fs::symlink(dir.join("outside"), root.join("link")).unwrap();
-        std::fs::write(root.join("inside"), "ok").unwrap();
-        std::os::unix::fs::symlink(root.join("inside"), root.join("good")).unwrap();
-        assert!(open_nofollow(&root.join("link"), OpenOptions::new().read(true).append(true)).is_err());
-        assert_eq!(std::fs::read_to_string(dir.join("outside")).unwrap(), "secret");
-        assert!(confine(&root, &root.join("link")).is_err());
-        assert!(confine(&root, &root.join("good")).is_ok());
-        let fifo = root.join("pipe.yaml");
-        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-        let e = open_regular(&fifo).unwrap_err();
-        assert!(e.to_string().contains("not a regular file"), "{e}");
-        assert!(read_capped(&root.join("inside"), 1).is_err());
-        assert_eq!(read_capped(&root.join("inside"), 2).unwrap(), b"ok");
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-}
 /// Replaces `target` with `bytes` so that a reader (or a crash) sees the old
 /// file or the new one, never half of either: a sibling temporary file,
 /// created exclusively (a planted symlink there is refused), written,
@@ -199,3 +162,6 @@ impl FileIdentity {
         read_at.duration_since(mtime).is_ok_and(|d| d >= std::time::Duration::from_secs(1))
     }
 }
+
+#[cfg(all(test, unix))]
+mod tests;
