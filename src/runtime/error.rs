@@ -1,8 +1,8 @@
 //! Engine errors: a stable [`ErrorCode`] and JSON details, the same for the
 //! CLI (`{"error": CODE, "details": …}`) and MCP tool results.
 
+use crate::runtime::record::RunStatus;
 use crate::runtime::reply::{Instruction, ResetNote, StateSummary};
-use crate::runtime::run::RunStatus;
 use serde_json::{Map, Value, json};
 
 /// The stable code of an engine error. docs/runtime.md has a row for each

@@ -10,6 +10,7 @@ pub mod eval;
 pub mod payload;
 pub mod project;
 pub mod prompts;
+pub mod record;
 pub mod render;
 pub mod reply;
 pub mod run;

@@ -3,7 +3,7 @@
 //! executor; the CLI's printers), and the MCP output schemas are generated
 //! from them (descriptions from the doc comments).
 
-use crate::runtime::run::{Checkpoint, Event, RunStatus, StepStatus, Truncation};
+use crate::runtime::record::{Checkpoint, Event, RunStatus, StepStatus, Truncation};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
