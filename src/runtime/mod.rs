@@ -14,6 +14,7 @@ pub mod record;
 pub mod render;
 pub mod reply;
 pub mod run;
+mod run_errors;
 pub mod tools;
 pub mod workflow;
 
