@@ -1,10 +1,10 @@
 //! The I/O edge of checking: finding workflow files, reading them safely,
 //! loading the schema directory. Everything below this works on text.
 
-use crate::Limits;
 use crate::check::suppress::CheckSettings;
 use crate::check::{self, Config, ToolManifest};
 use crate::diagnostic::{Code, Diagnostic};
+pub use crate::source::Limits;
 use crate::source::{SourceFile, Span};
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -126,15 +126,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Err(m) => return fail(m),
     };
     // Every command stops on a broken savant-think.toml, `check` too.
-    let settings = match savant_think::runtime::EngineConfig::load(&root) {
+    let settings = match savant_think::config::EngineConfig::load(&root) {
         Ok(c) => c.check,
-        Err(e) => {
-            return fail(format!(
-                "{}: {}",
-                e.code,
-                e.details["message"].as_str().unwrap_or("invalid savant-think.toml")
-            ));
-        }
+        Err(e) => return fail(format!("INVALID_CONFIG: {}", e.message)),
     };
     if let Some(problem) = settings.unknown_codes().first() {
         return fail(format!("INVALID_CONFIG: {}/savant-think.toml: {problem}", root.display()));

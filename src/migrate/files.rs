@@ -2,7 +2,7 @@
 //! results in place (`--write`) or under another directory (`--out`).
 
 use super::{Migration, Outcome, migrate};
-use crate::Limits;
+use crate::source::Limits;
 use crate::workspace::{self, IoError};
 use std::collections::BTreeMap;
 use std::fs;

@@ -15,6 +15,7 @@ pub mod render;
 pub mod reply;
 pub mod run;
 mod run_errors;
+pub mod text;
 pub mod tools;
 pub mod workflow;
 

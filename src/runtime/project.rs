@@ -10,7 +10,6 @@
 //! once a second), and then every compiled workflow and schema validator
 //! is dropped: they were made with the old schemas.
 
-use crate::Limits;
 use crate::check::Config;
 use crate::diagnostic::Diagnostic;
 use crate::fsx::FileIdentity;
@@ -18,6 +17,7 @@ use crate::runtime::prompts::{self, Registry};
 use crate::runtime::reply::{DriverPrompt, PromptList};
 use crate::runtime::workflow::{self, CompiledWorkflow};
 use crate::runtime::{EngineError, ErrorCode};
+use crate::source::Limits;
 use crate::source::SourceFile;
 use serde_json::{Value, json};
 use std::collections::HashMap;

@@ -96,7 +96,7 @@ impl Registry {
 /// `(versions, latest)` of one `prompts.yml` text.
 fn parse_registry(path: &str, text: String) -> (Vec<(String, String)>, Option<String>) {
     let src = SourceFile::new(path, text);
-    let parsed = crate::syntax::yaml::parse(&src, &crate::Limits::default());
+    let parsed = crate::syntax::yaml::parse(&src, &crate::source::Limits::default());
     let root_node = parsed.root.map(|r| r.to_json()).unwrap_or(Value::Null);
     let versions = root_node.get("versions").and_then(Value::as_object).cloned().unwrap_or_default();
     let list = versions.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect();

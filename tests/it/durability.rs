@@ -101,12 +101,10 @@ fn strace_usable() -> bool {
             .status()
             .is_ok_and(|s| s.success());
     if !usable {
-        assert!(
-            std::env::var("SAVANT_REQUIRE_STRACE").as_deref() != Ok("1"),
-            "SAVANT_REQUIRE_STRACE=1 but {STRACE} is missing or cannot trace"
-        );
-        eprintln!(
-            "NOTE: {STRACE} is missing or cannot trace here: the kill-at-every-syscall test is SKIPPED"
+        crate::support::skip::skip(
+            "the kill-at-every-syscall test",
+            &format!("{STRACE} is missing or cannot trace here (apt-get install strace)"),
+            Some("SAVANT_REQUIRE_STRACE"),
         );
     }
     usable

@@ -31,6 +31,7 @@ mod format_schema;
 #[cfg(unix)]
 mod hostile_fs;
 mod layering;
+mod layering_scan;
 mod lsp;
 mod mcp_http;
 mod mcp_stdio;

@@ -178,8 +178,10 @@ fn python_sdk_drives_a_full_loop() {
         .is_ok_and(|s| s.success());
     if !has_sdk {
         assert!(!required, "MCP_PYTHON={python} is set but `{python} -c \"import mcp\"` fails");
-        eprintln!(
-            "note: skipping the Python MCP SDK test: `{python} -c \"import mcp\"` failed (set MCP_PYTHON to a venv with `pip install mcp`)"
+        crate::support::skip::skip(
+            "python_sdk_drives_a_full_loop",
+            &format!("`{python} -c \"import mcp\"` failed (set MCP_PYTHON to a venv with `pip install mcp`)"),
+            None,
         );
         return;
     }
