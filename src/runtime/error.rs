@@ -1,8 +1,8 @@
 //! Engine errors: a stable [`ErrorCode`] and JSON details, the same for the
 //! CLI (`{"error": CODE, "details": …}`) and MCP tool results.
 
+use crate::runtime::record::RunStatus;
 use crate::runtime::reply::{Instruction, ResetNote, StateSummary};
-use crate::runtime::run::RunStatus;
 use serde_json::{Map, Value, json};
 
 /// The stable code of an engine error. docs/runtime.md has a row for each
@@ -19,6 +19,8 @@ pub enum ErrorCode {
     InvalidId,
     /// no state for this workflow and run id.
     UnknownRun,
+    /// plan was given the id of a run that exists, without resume or replace.
+    RunExists,
     /// no step (or item) by that id in the workflow.
     UnknownStep,
     /// the step is not one of the ready ones.
@@ -73,6 +75,7 @@ impl ErrorCode {
         ErrorCode::InvalidParams,
         ErrorCode::InvalidId,
         ErrorCode::UnknownRun,
+        ErrorCode::RunExists,
         ErrorCode::UnknownStep,
         ErrorCode::StepNotReady,
         ErrorCode::ValidationFailed,
@@ -105,6 +108,7 @@ impl ErrorCode {
             ErrorCode::InvalidParams => "INVALID_PARAMS",
             ErrorCode::InvalidId => "INVALID_ID",
             ErrorCode::UnknownRun => "UNKNOWN_RUN",
+            ErrorCode::RunExists => "RUN_EXISTS",
             ErrorCode::UnknownStep => "UNKNOWN_STEP",
             ErrorCode::StepNotReady => "STEP_NOT_READY",
             ErrorCode::ValidationFailed => "VALIDATION_FAILED",
@@ -140,6 +144,7 @@ impl ErrorCode {
             }
             ErrorCode::InvalidId => "A run or workflow id does not match the id pattern.",
             ErrorCode::UnknownRun => "No state for this workflow and run id.",
+            ErrorCode::RunExists => "Plan was given the id of a run that exists, without resume or replace.",
             ErrorCode::UnknownStep => "No step (or item) by that id in the workflow.",
             ErrorCode::StepNotReady => "The step is not one of the ready ones.",
             ErrorCode::ValidationFailed => "A result does not match its success schema.",

@@ -41,6 +41,7 @@ mod project;
 mod project_loader;
 mod replicas;
 mod runs;
+mod runs_over_time;
 mod state_crash;
 mod store_once;
 mod yaml_bad_input;
