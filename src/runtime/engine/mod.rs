@@ -195,10 +195,11 @@ impl Engine {
             ));
         }
         let Some(w) = m.resolve(&args.step_id) else {
-            return Err(EngineError::new(
-                ErrorCode::UnknownStep,
-                json!({"step_id": args.step_id, "message": format!("no step `{}` in this run", args.step_id),
-                       "ready": self.ready_ids(m)}),
+            return Err(EngineError::unknown_step(
+                &args.step_id,
+                format!("no step `{}` in this run", args.step_id),
+                m.cw.wf.steps.iter().map(|s| s.id.value.as_str()),
+                Some(self.ready_ids(m)),
             ));
         };
         let original = args.take_result();
