@@ -21,6 +21,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Create a working project here: a first workflow, its test, settings, pre-commit.
+    ///
+    /// Writes workflows/hello.yaml, tests/hello.test.yaml, savant-think.toml
+    /// (common settings, commented), .pre-commit-config.yaml and .gitignore,
+    /// refusing to overwrite anything that exists (unless --force), then prints
+    /// the next commands and the MCP client snippets for this project's root.
+    /// More: README.md (Quick start), docs/mcp.md.
+    #[command(
+        after_help = "Examples:\n  savant-think init\n  savant-think init --root my-project\n  savant-think init --mcp-client claude-code"
+    )]
+    Init(cli::init::InitArgs),
     /// Check workflow files for errors without running them.
     ///
     /// Exit status: 0 when no errors were found (warnings are allowed), 1 when
@@ -310,6 +321,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => cli::check::run(args),
+        Command::Init(args) => match std::env::current_dir() {
+            Ok(cwd) => cli::init::run(args, &cwd),
+            Err(e) => fail(format!("cannot read the working directory: {e}")),
+        },
         Command::Rule(args) => cli::check::rule(args),
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
@@ -396,6 +411,7 @@ fn print_result(result: EngineResult) -> ExitCode {
 fn run_engine(command: Command) -> ExitCode {
     let (root, tool, args): (Option<PathBuf>, &str, Value) = match command {
         Command::Check(_)
+        | Command::Init(_)
         | Command::Rule(_)
         | Command::Completions { .. }
         | Command::Man

@@ -31,6 +31,7 @@ mod environment;
 mod format_schema;
 #[cfg(unix)]
 mod hostile_fs;
+mod init;
 mod layering;
 mod layering_scan;
 mod lsp;
