@@ -1,6 +1,14 @@
 //! The `savant-think` command line: clap definitions, dispatch, exit codes.
 //! No workflow semantics live here.
 
+/// The environment every command that opens run state reads: its `--help`
+/// ends with it (docs/config.md has the whole table).
+macro_rules! state_env {
+    () => {
+        "Environment:\n  SAVANT_PATH         the project root when --root is not given\n  SAVANT_STATE_URL    postgres://… keeps runs in PostgreSQL (overrides [state] url; docs/deploy.md)\n  SAVANT_STATE_FSYNC  0|1: fsync run-state writes (overrides [state] fsync)"
+    };
+}
+
 mod cli;
 
 use clap::{Parser, Subcommand};
@@ -65,7 +73,7 @@ enum Command {
     /// A --run-id that names an existing run is RUN_EXISTS (exit 1), unless
     /// --resume or --replace says what to do with it.
     #[command(
-        after_help = "Examples:\n  savant-think plan review --params '{\"mr\": \"!12\"}'\n  savant-think plan review --run-id r1 --resume\n  savant-think plan review --run-id r1 --replace"
+        after_help = concat!("Examples:\n  savant-think plan review --params '{\"mr\": \"!12\"}'\n  savant-think plan review --run-id r1 --resume\n  savant-think plan review --run-id r1 --replace\n\n", state_env!(), "\n\nMore: docs/runtime.md.")
     )]
     Plan {
         #[command(flatten)]
@@ -84,6 +92,7 @@ enum Command {
         replace: bool,
     },
     /// Submit a step's result and print the next instruction (or done).
+    #[command(after_help = concat!("Examples:\n  savant-think next review --run-id r1 --step fetch_mr --result '{\"title\": \"Fix\"}'\n  tool | savant-think next review --run-id r1 --step fetch_mr --result -\n\n", state_env!(), "\n\nMore: docs/runtime.md."))]
     Next {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -101,6 +110,7 @@ enum Command {
         expected_version: Option<u64>,
     },
     /// Explain a workflow, a run, or a step of either.
+    #[command(after_help = concat!("Examples:\n  savant-think explain review\n  savant-think explain review --run-id r1 --step summarize\n\n", state_env!()))]
     Explain {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -112,6 +122,7 @@ enum Command {
         step: Option<String>,
     },
     /// Reset a run to the start or to a step's checkpoint.
+    #[command(after_help = concat!("Examples:\n  savant-think reset review --run-id r1 --checkpoint fetch_mr --force\n\n", state_env!()))]
     Reset {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -126,6 +137,7 @@ enum Command {
         force: bool,
     },
     /// Read, list or delete run state.
+    #[command(after_help = concat!("Examples:\n  savant-think state list\n  savant-think state get review --run-id r1\n\n", state_env!()))]
     State {
         #[command(subcommand)]
         command: StateCommand,
@@ -169,7 +181,7 @@ enum Command {
     ///
     /// Logs go to stderr, at the level in LOG_LEVEL (default info).
     #[command(
-        after_help = "Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost"
+        after_help = concat!("Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost\n\n", state_env!(), "\n  SAVANT_THINK_TOKEN  the bearer token of --http (same as --token)\n  LOG_LEVEL           log level on stderr (default info)\n\nMore: docs/mcp.md, docs/deploy.md.")
     )]
     #[cfg(feature = "mcp")]
     Serve(cli::serve::ServeArgs),

@@ -71,3 +71,75 @@ async fn mcp_tool_schemas_are_standard_and_unknown_arguments_fail() {
     let _: Value = out;
     client.cancel().await.unwrap();
 }
+
+/// Every environment variable the binary reads is in docs/config.md's
+/// table, and the commands that open run state say so in their `--help`.
+#[test]
+fn every_environment_variable_is_documented_and_in_help() {
+    let crate_dir = std::path::Path::new(crate::common::CRATE);
+    let mut sources = String::new();
+    for dir in ["src/cli"] {
+        for e in std::fs::read_dir(crate_dir.join(dir)).unwrap() {
+            sources.push_str(&std::fs::read_to_string(e.unwrap().path()).unwrap());
+        }
+    }
+    sources.push_str(&std::fs::read_to_string(crate_dir.join("src/main.rs")).unwrap());
+    let re = regex::Regex::new(
+        r#"(?:env|var|var_os|set|env_number)\("([A-Z][A-Z0-9_]+)"|env = "([A-Z][A-Z0-9_]+)""#,
+    )
+    .unwrap();
+    let mut read: Vec<String> =
+        re.captures_iter(&sources).map(|c| c.get(1).or(c.get(2)).unwrap().as_str().to_owned()).collect();
+    read.extend(["SAVANT_STATE_URL".into(), "SAVANT_STATE_FSYNC".into()]); // through state::{URL_ENV, FSYNC_ENV}
+    read.sort();
+    read.dedup();
+    assert!(read.len() >= 15, "{read:?}");
+    let docs = std::fs::read_to_string(crate_dir.join("docs/config.md")).unwrap();
+    let table = &docs[docs.find("## Environment").unwrap()..];
+    let missing: Vec<&String> = read.iter().filter(|v| !table.contains(&format!("`{v}`"))).collect();
+    assert!(missing.is_empty(), "not in docs/config.md's table: {missing:?}");
+    let dir = Root::new("help-env");
+    for command in [
+        &["serve", "--help"][..],
+        &["plan", "--help"],
+        &["next", "--help"],
+        &["exec", "--help"],
+        &["state", "--help"],
+    ] {
+        let r = run(&dir.path, command);
+        assert_exit(&r, 0);
+        for var in ["SAVANT_STATE_URL", "SAVANT_PATH"] {
+            assert!(r.stdout.contains(var), "{command:?} --help does not mention {var}");
+        }
+    }
+    let r = run(&dir.path, &["run", "--help"]);
+    assert!(r.stdout.contains("OLLAMA_HOST") && r.stdout.contains("OPENAI_BASE_URL"), "{r:?}");
+}
+
+/// `serve` in a directory that is no project says so on stderr (which root,
+/// and how discovery works); in a project it says nothing of the kind.
+#[test]
+fn serve_outside_a_project_warns_with_the_root_it_chose() {
+    use std::io::Read;
+    let serve_stderr = |dir: &std::path::Path| {
+        let mut child = crate::common::cmd(dir, &["serve"])
+            .stdin(std::process::Stdio::null()) // EOF: the stdio server stops at once
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        child.wait().unwrap();
+        err
+    };
+    let empty = Root::new("not-a-project");
+    let err = serve_stderr(&empty.path);
+    assert!(err.contains("is not a project"), "{err}");
+    let shown = savant_think::fsx::canonical(&empty.path).unwrap();
+    assert!(err.contains(&shown.display().to_string()), "names the root: {err}");
+    assert!(err.contains("--root") && err.contains("SAVANT_PATH"), "{err}");
+    let project = Root::with_workflows("a-project", &[("hello", HELLO)]);
+    let err = serve_stderr(&project.path);
+    assert!(!err.contains("is not a project"), "{err}");
+}
