@@ -143,3 +143,39 @@ fn serve_outside_a_project_warns_with_the_root_it_chose() {
     let err = serve_stderr(&project.path);
     assert!(!err.contains("is not a project"), "{err}");
 }
+
+/// Every MCP tool name the docs mention is a tool the server lists, or the
+/// line that names it says it is CLI only.
+#[test]
+fn docs_and_the_mcp_server_agree_on_tool_names() {
+    use savant_think::runtime::catalog;
+    let crate_dir = std::path::Path::new(crate::common::CRATE);
+    let re = regex::Regex::new(r"\b(think_[a-z_]*[a-z]|prompt_say)\b").unwrap();
+    let mut problems = Vec::new();
+    let mut files: Vec<std::path::PathBuf> =
+        std::fs::read_dir(crate_dir.join("docs")).unwrap().map(|e| e.unwrap().path()).collect();
+    files.push(crate_dir.join("README.md"));
+    for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "md")) {
+        let text = std::fs::read_to_string(path).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            for m in re.find_iter(line) {
+                let name = m.as_str();
+                // `think_workflows_list|read|graph` and a typo shown on purpose.
+                if name == "think_workflows" || name == "think_plann" {
+                    continue;
+                }
+                match catalog::find(name) {
+                    Some(t) if t.mcp => {}
+                    Some(_) if line.contains("CLI only") || line.contains("does not offer") => {}
+                    Some(_) => problems.push(format!(
+                        "{}:{}: `{name}` is not served over MCP; say CLI only",
+                        path.display(),
+                        n + 1
+                    )),
+                    None => problems.push(format!("{}:{}: `{name}` is no tool", path.display(), n + 1)),
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
