@@ -274,6 +274,11 @@ pub fn run(args: CheckArgs) -> ExitCode {
     if !searched.is_empty() {
         eprintln!("warning: no *.yaml or *.yml files found in {}", display_paths(&searched));
     }
+    for id in shadowed_prompts(&root, &checked) {
+        eprintln!(
+            "info: the workflow `{id}` shadows the bundled driver prompt `{id}`: MCP clients get the workflow for prompts/get `{id}`"
+        );
+    }
     let summary = Summary::from_reports(&reports);
     let deny_warnings = args.deny_warnings || settings.deny_warnings;
     if summary.errors > 0 || (deny_warnings && summary.warnings > 0) {
@@ -386,4 +391,25 @@ fn display_paths(paths: &[PathBuf]) -> String {
 
 fn terminal_width() -> usize {
     std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|&w: &usize| w >= 40).unwrap_or(100)
+}
+
+/// Ids of the checked workflows of the root that are also the names of
+/// bundled driver prompts (MCP serves the workflow under that name).
+fn shadowed_prompts(root: &Path, checked: &[(SourceFile, Vec<Diagnostic>)]) -> Vec<String> {
+    use savant_think::runtime::prompts::{Origin, registry};
+    let Ok(registry) = registry(root) else { return Vec::new() };
+    let bundled: Vec<&str> =
+        registry.entries.iter().filter(|e| e.origin == Origin::Bundled).map(|e| e.version.as_str()).collect();
+    let mut out: Vec<String> = checked
+        .iter()
+        .filter_map(|(src, _)| {
+            let path = Path::new(&src.path);
+            let in_workflows = path.parent().and_then(Path::file_name).is_some_and(|d| d == "workflows");
+            let stem = path.file_stem()?.to_str()?;
+            (in_workflows && bundled.contains(&stem)).then(|| stem.to_owned())
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }

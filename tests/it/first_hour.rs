@@ -179,3 +179,37 @@ fn docs_and_the_mcp_server_agree_on_tool_names() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// A workflow named like a bundled driver prompt (`stable`) wins over MCP:
+/// the project's own is what `prompts/list` and `prompts/get` serve, and
+/// `check` says so once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_project_workflow_wins_over_a_bundled_prompt_of_its_name() {
+    use rmcp::model::GetPromptRequestParams;
+    let root =
+        Root::with_workflows("shadow", &[("stable", HELLO.replace("id: hello", "id: stable").as_str())]);
+    let r = run(&root.path, &["check"]);
+    assert_exit(&r, 0);
+    assert_eq!(r.stderr.matches("shadows the bundled driver prompt `stable`").count(), 1, "{r:?}");
+    let transport = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
+        c.arg("serve").arg("--root").arg(&root.path).env("LOG_LEVEL", "warn");
+    }))
+    .unwrap();
+    let client = tokio::time::timeout(Duration::from_secs(20), ().serve(transport)).await.unwrap().unwrap();
+    let prompts = client.list_all_prompts().await.unwrap();
+    let stable: Vec<_> = prompts.iter().filter(|p| p.name == "stable").collect();
+    assert_eq!(stable.len(), 1, "{prompts:?}");
+    assert!(stable[0].title.as_deref().unwrap_or("").starts_with("Run workflow"), "{:?}", stable[0]);
+    let mut args = serde_json::Map::new();
+    args.insert("name".into(), json!("Ada"));
+    let got = client.get_prompt(GetPromptRequestParams::new("stable").with_arguments(args)).await.unwrap();
+    let text = serde_json::to_string(&got.messages).unwrap();
+    assert!(text.contains("think_plan") && text.contains("stable"), "{text}");
+    // The other bundled prompts are still served.
+    assert!(
+        prompts
+            .iter()
+            .any(|p| p.name != "stable" && p.title.as_deref().unwrap_or("").starts_with("Driver prompt"))
+    );
+    client.cancel().await.unwrap();
+}
