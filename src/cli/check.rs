@@ -50,11 +50,12 @@ pub struct CheckArgs {
     statistics: bool,
     /// Apply the edits that diagnostics carry (every "did you mean `X`?") to
     /// the files in place, re-check, and report what remains. With `-`, the
-    /// fixed text goes to stdout and the report to stderr.
-    #[arg(long, conflicts_with_all = ["diff", "statistics"])]
+    /// fixed text goes to stdout and the report to stderr. `--fix --diff`
+    /// shows what `--fix` would change and writes nothing (as `--diff`).
+    #[arg(long, conflicts_with = "statistics")]
     fix: bool,
     /// Print the edits `--fix` would make as a unified diff and change
-    /// nothing; exit 1 when there is at least one.
+    /// nothing (also with `--fix`); exit 1 when there is at least one.
     #[arg(long, conflicts_with = "statistics")]
     diff: bool,
 }

@@ -213,3 +213,28 @@ async fn a_project_workflow_wins_over_a_bundled_prompt_of_its_name() {
     );
     client.cancel().await.unwrap();
 }
+
+/// `{{path}}` that resolves is a safe fix to `<<path>>` (not when the path
+/// is unknown, a template block, or a read that would close a cycle), and
+/// `--fix --diff` shows it without writing.
+#[test]
+fn legacy_interpolation_is_fixed_when_the_path_resolves() {
+    let text = "id: leg\nparams:\n  ticket: { type: string }\nsteps:\n  - id: fetch\n    call: jira.get_issue\n    capture_as: issue\n    input_template: { key: \"{{params.ticket}}\", other: \"{{ nope.x }}\", later: \"{{note}}\" }\n  - id: say\n    call: prompt.say\n    deps: [fetch]\n    capture_as: note\n    input_template: { text: \"{{ issue.summary }} {{#each x}}\" }\n";
+    let root = Root::with_workflows("legacy-fix", &[("leg", text)]);
+    let path = root.path.join("workflows/leg.yaml");
+    let r = run(&root.path, &["check", "--fix", "--diff"]);
+    assert_exit(&r, 1);
+    assert!(r.stdout.contains("+    input_template: { key: \"<<params.ticket>>\""), "{r:?}");
+    assert!(r.stdout.contains("\"<<issue.summary>> {{#each x}}\""), "{r:?}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "--fix --diff writes nothing");
+    let r = run(&root.path, &["check", "--fix"]);
+    assert_exit(&r, 0);
+    let fixed = std::fs::read_to_string(&path).unwrap();
+    assert!(fixed.contains("<<params.ticket>>") && fixed.contains("<<issue.summary>>"), "{fixed}");
+    // Unknown, a block, and `{{note}}` (say depends on fetch: reading note in fetch would be a cycle) stay.
+    assert!(
+        fixed.contains("{{ nope.x }}") && fixed.contains("{{#each x}}") && fixed.contains("{{note}}"),
+        "{fixed}"
+    );
+    assert!(!run(&root.path, &["check"]).stdout.contains("CYCLIC_DEPENDENCY"));
+}
