@@ -163,6 +163,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
     } else {
         let paths = check_paths(&args.paths, &root);
         let (mut files, io_errors) = workspace::collect_files(&paths);
+        if given_schemas(&args.paths) {
+            files.retain(|f| args.paths.contains(f) || uses_a_schema(f, &args.paths, &root));
+        }
+        files.retain(|f| !workspace::excluded_in(&settings, f, &root));
         unreadable.extend(
             io_errors
                 .into_iter()
@@ -275,6 +279,18 @@ pub fn run(args: CheckArgs) -> ExitCode {
     if !searched.is_empty() {
         eprintln!("warning: no *.yaml or *.yml files found in {}", display_paths(&searched));
     }
+    // Patterns that match no workflow of the root (only said when checking
+    // the whole root: with a few files named, most patterns match none).
+    if args.paths.is_empty() && !stdin {
+        let (all, _) = workspace::collect_files(&[root.join("workflows")]);
+        let rel: Vec<String> = all.iter().map(|f| workspace::root_relative(f, &root)).collect();
+        for pattern in settings.unmatched_per_file_ignores(&rel) {
+            eprintln!(
+                "warning: [check.per-file-ignores] pattern `{pattern}` matches no file (remove it, or fix the glob: paths are relative to {})",
+                root.display()
+            );
+        }
+    }
     for id in shadowed_prompts(&root, &checked) {
         eprintln!(
             "info: the workflow `{id}` shadows the bundled driver prompt `{id}`: MCP clients get the workflow for prompts/get `{id}`"
@@ -371,19 +387,77 @@ fn color(choice: ColorChoice) -> bool {
 /// The paths `check` reads: the given ones, else `<root>/workflows`. A JSON
 /// file under a `schemas/` directory (pre-commit passes changed schemas)
 /// stands for the workflows of the root, which are the files that use it.
+fn is_schema(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "json")
+        && p.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "schemas")
+}
+
+fn given_schemas(given: &[PathBuf]) -> bool {
+    given.iter().any(|p| is_schema(p))
+}
+
+/// What to check: the paths given, and for a schema given (pre-commit
+/// passes a staged `schemas/X.json`) the root's workflows — narrowed by
+/// the caller to those that use one of the schemas.
 fn check_paths(given: &[PathBuf], root: &Path) -> Vec<PathBuf> {
     if given.is_empty() {
         return vec![root.join("workflows")];
     }
-    let is_schema = |p: &PathBuf| {
-        p.extension().is_some_and(|e| e == "json")
-            && p.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "schemas")
-    };
     let mut paths: Vec<PathBuf> = given.iter().filter(|p| !is_schema(p)).cloned().collect();
-    if given.iter().any(is_schema) {
+    if given_schemas(given) {
         paths.push(root.join("workflows"));
     }
     paths
+}
+
+/// Whether the workflow file `f` names one of the schemas among `given`
+/// (by its name, `success_schema: X`), and is not a file git does not
+/// track (a half-written draft is never part of a commit).
+fn uses_a_schema(f: &Path, given: &[PathBuf], root: &Path) -> bool {
+    let names: Vec<&str> =
+        given.iter().filter(|p| is_schema(p)).filter_map(|p| p.file_stem()?.to_str()).collect();
+    let Ok(text) = savant_think::fsx::read_capped(f, 8 * 1024 * 1024) else { return true };
+    let text = String::from_utf8_lossy(&text);
+    let word = |name: &str| {
+        text.match_indices(name).any(|(i, _)| {
+            let before = text[..i].chars().next_back();
+            let after = text[i + name.len()..].chars().next();
+            let edge = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+            edge(before) && edge(after)
+        })
+    };
+    names.iter().any(|n| word(n)) && !untracked(root).iter().any(|u| savant_think::fsx::same_file(u, f))
+}
+
+/// Files under `root` that git does not track (empty outside a git work
+/// tree or without git).
+fn untracked(root: &Path) -> Vec<PathBuf> {
+    static CACHE: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    CACHE
+        .get_or_init(|| {
+            let out = std::process::Command::new("git")
+                .args(["ls-files", "-z", "--others", "--exclude-standard", "--full-name"])
+                .current_dir(root)
+                .stderr(std::process::Stdio::null())
+                .output();
+            let top = std::process::Command::new("git")
+                .args(["rev-parse", "--show-toplevel"])
+                .current_dir(root)
+                .stderr(std::process::Stdio::null())
+                .output();
+            match (out, top) {
+                (Ok(o), Ok(t)) if o.status.success() && t.status.success() => {
+                    let top = PathBuf::from(String::from_utf8_lossy(&t.stdout).trim());
+                    o.stdout
+                        .split(|b| *b == 0)
+                        .filter(|s| !s.is_empty())
+                        .map(|s| top.join(String::from_utf8_lossy(s).as_ref()))
+                        .collect()
+                }
+                _ => Vec::new(),
+            }
+        })
+        .clone()
 }
 
 fn display_paths(paths: &[PathBuf]) -> String {

@@ -238,3 +238,70 @@ fn legacy_interpolation_is_fixed_when_the_path_resolves() {
     );
     assert!(!run(&root.path, &["check"]).stdout.contains("CYCLIC_DEPENDENCY"));
 }
+
+/// `[check] exclude` skips fixtures (also when named), and a
+/// `per-file-ignores` pattern that matches nothing is a warning.
+#[test]
+fn check_exclude_and_unmatched_per_file_ignores() {
+    let bad = "id: bad\nsteps:\n  - id: a\n    call: think\n    when: \"nope > 1\"\n";
+    let root = Root::with_workflows("exclude", &[("good", HELLO)]);
+    root.write("workflows/fixtures/bad.yaml", bad);
+    assert_exit(&run(&root.path, &["check"]), 1);
+    root.write(
+        "savant-think.toml",
+        "[check]\nexclude = [\"workflows/fixtures\"]\n[check.per-file-ignores]\n\"workflows/legacy/*.yaml\" = [\"UNUSED_CAPTURE\"]\n",
+    );
+    let r = run(&root.path, &["check"]);
+    assert_exit(&r, 0);
+    assert!(r.stderr.contains("pattern `workflows/legacy/*.yaml` matches no file"), "{r:?}");
+    let r = run(&root.path, &["check", "workflows/fixtures/bad.yaml"]);
+    assert_exit(&r, 0);
+    assert!(!r.stdout.contains("UNRESOLVED_VAR"), "{r:?}");
+}
+
+/// pre-commit passes the staged files: a staged schema brings in the
+/// workflows that use it — never an untracked draft, nor a workflow that
+/// does not use the schema.
+#[test]
+fn a_staged_schema_checks_only_the_tracked_workflows_that_use_it() {
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.email=t@t", "-c", "user.name=t"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(ok, "git {args:?}");
+    };
+    let uses = "id: uses\nsteps:\n  - id: a\n    call: gitlab.get_merge_request\n    capture_as: mr\n    success_schema: MergeRequestV1\n  - id: b\n    call: prompt.say\n    input_template: { text: \"<<mr.title>>\" }\n";
+    let other_broken = "id: other\nsteps:\n  - id: a\n    call: think\n    when: \"nope > 1\"\n";
+    let root = Root::with_workflows("precommit", &[("uses", uses), ("other", other_broken)]);
+    root.write(
+        "schemas/MergeRequestV1.json",
+        r#"{"type": "object", "properties": {"title": {"type": "string"}}}"#,
+    );
+    git(&root.path, &["init", "-q"]);
+    git(&root.path, &["add", "."]);
+    git(&root.path, &["commit", "-qm", "start"]);
+    // A half-written draft that is not part of any commit.
+    root.write(
+        "workflows/draft.yaml",
+        "id: draft\nsteps:\n  - id: a\n    success_schema: MergeRequestV1\n    when: \"broken >\n",
+    );
+    let r = run(&root.path, &["check", "schemas/MergeRequestV1.json"]);
+    assert_exit(&r, 0);
+    assert!(r.stdout.contains("1 file"), "only uses.yaml is checked: {r:?}");
+    // A schema change that breaks the workflow using it is caught.
+    root.write(
+        "schemas/MergeRequestV1.json",
+        r#"{"type": "object", "properties": {"iid": {"type": "string"}}, "additionalProperties": false}"#,
+    );
+    let r = run(&root.path, &["check", "schemas/MergeRequestV1.json"]);
+    assert_exit(&r, 1);
+    assert!(
+        r.stdout.contains("uses.yaml")
+            && !r.stdout.contains("draft.yaml")
+            && !r.stdout.contains("other.yaml"),
+        "{r:?}"
+    );
+}
