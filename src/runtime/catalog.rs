@@ -529,6 +529,9 @@ mod tests {
         assert!(plan.output["properties"]["instruction"]["properties"]["step_id"].is_object());
         assert!(plan.output["properties"]["artifacts"].is_object(), "both shapes of a reply are listed");
         assert_eq!(plan.input["properties"]["if_exists"]["default"], "error");
-        assert_eq!(plan.input["properties"]["if_exists"]["enum"], json!(["error", "resume", "replace", null]));
+        assert_eq!(
+            plan.input["properties"]["if_exists"]["enum"],
+            json!(["error", "resume", "replace", null])
+        );
     }
 }

@@ -176,8 +176,14 @@ pub struct RunState {
     pub workflow: String,
     /// The run id.
     pub run_id: String,
-    /// sha256 of the workflow file the run started with.
+    /// sha256 of the workflow file the run started with: the version it is
+    /// pinned to (its bytes are an object of the state store).
     pub workflow_hash: String,
+    /// The named schemas the run is pinned to: name → sha256 of the
+    /// schema's bytes (objects of the state store). Empty in runs started
+    /// before pinning, which validate against `schemas/` as it is.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub schemas: std::collections::BTreeMap<String, String>,
     /// The run's params.
     pub params: Value,
     /// running, done or failed.

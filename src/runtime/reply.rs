@@ -555,6 +555,17 @@ pub struct FullState {
     pub run_id: String,
     /// sha256 of the workflow file the run started with.
     pub workflow_hash: String,
+    /// The named schemas the run is pinned to: name → sha256 (absent in runs
+    /// started before pinning).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub schemas: std::collections::BTreeMap<String, String>,
+    /// sha256 of the workflow file as it is now, or null when it is gone or
+    /// no longer compiles.
+    pub file_hash: Option<String>,
+    /// Whether the file on disk now differs from the version the run is
+    /// pinned to (the run keeps executing its pinned version either way;
+    /// see think_upgrade).
+    pub file_differs: bool,
     /// The run's params.
     pub params: Value,
     /// running, done or failed.

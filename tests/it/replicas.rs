@@ -288,3 +288,35 @@ fn engines_on_one_database_see_each_others_writes() {
         "UNKNOWN_RUN"
     );
 }
+
+/// A run is pinned in the database: a replica whose own copy of the
+/// workflow differs (a rolling deploy) runs the version the run started
+/// with, read back from `savant_objects`.
+#[test]
+fn a_replica_with_another_file_runs_the_pinned_version_from_the_database() {
+    use savant_think::runtime::{Engine, EngineConfig};
+    let Some(cluster) = cluster::shared() else { return };
+    let url = cluster.fresh_schema("it_pinned").unwrap();
+    let wf = |text: &str| {
+        format!(
+            "id: w\nsteps:\n  - id: a\n    call: prompt.say\n    input_template: {{ text: \"{text}\" }}\n  - id: b\n    call: prompt.say\n    deps: [a]\n    input_template: {{ text: \"{text} b\" }}\n"
+        )
+    };
+    let (old, new) = (
+        Root::with_workflows("pin-old", &[("w", &wf("old"))]),
+        Root::with_workflows("pin-new", &[("w", &wf("new"))]),
+    );
+    let engine = |root: &Root| {
+        let store = savant_think::state::PgStore::open(&url, true).unwrap();
+        Engine::with_store(root.path.clone(), EngineConfig::default(), Box::new(store))
+    };
+    let (a, b) = (engine(&old), engine(&new));
+    a.plan("w", Value::Null, Some("p"), savant_think::runtime::args::IfExists::Error).unwrap();
+    let out = j(crate::support::next_json(&b, "w", "p", "a", json!({})).unwrap());
+    assert_eq!(out["instruction"]["input"]["text"], "old b", "{out}");
+    let state = j(b.state_get("w", "p").unwrap());
+    assert_eq!(state["file_differs"], true, "{state}");
+    // A new run on the other replica takes its own file.
+    let fresh = j(b.plan("w", Value::Null, Some("q"), savant_think::runtime::args::IfExists::Error).unwrap());
+    assert_eq!(fresh["instruction"]["input"]["text"], "new");
+}
