@@ -114,6 +114,33 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Start a new run from a step of an existing one (the source is not changed).
+    ///
+    /// Every result that does not depend on STEP is kept and STEP is ready
+    /// again; with --params, every step whose rendered input changes runs
+    /// again too. The new run records forked_from {run_id, version, step}.
+    #[command(
+        after_help = "Examples:\n  savant-think fork review --run-id r1 --from summarize\n  savant-think fork review --run-id r1 --from fetch --new-run-id r1b --params '{\"mr\": \"!13\"}'"
+    )]
+    Fork {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        /// The run to fork.
+        #[arg(long)]
+        run_id: String,
+        /// The step to run again (a step id, not an item).
+        #[arg(long, value_name = "STEP")]
+        from: String,
+        /// The new run's id (default: a new one).
+        #[arg(long)]
+        new_run_id: Option<String>,
+        /// New params as JSON, or @FILE (default: the source run's).
+        #[arg(long, value_name = "JSON|@FILE")]
+        params: Option<String>,
+        /// Refuse (STATE_CONFLICT) unless the source run is at this version.
+        #[arg(long)]
+        expected_version: Option<u64>,
+    },
     /// Read, list or delete run state.
     State {
         #[command(subcommand)]
@@ -475,6 +502,18 @@ fn run_engine(command: Command) -> ExitCode {
         }
         Command::Explain { wf, run_id, step } => {
             (wf.root, "think_explain", json!({"workflow": wf.workflow, "run_id": run_id, "step_id": step}))
+        }
+        Command::Fork { wf, run_id, from, new_run_id, params, expected_version } => {
+            let params = match params.as_deref().map(|p| workspace::json_arg(p, "--params")).transpose() {
+                Ok(p) => p,
+                Err(m) => return fail(m),
+            };
+            (
+                wf.root,
+                "think_fork",
+                json!({"workflow": wf.workflow, "run_id": run_id, "from": from, "new_run_id": new_run_id,
+                       "params": params, "expected_version": expected_version}),
+            )
         }
         Command::Reset { wf, run_id, checkpoint, force } => (
             wf.root,

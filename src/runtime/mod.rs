@@ -7,6 +7,7 @@ pub mod config;
 pub mod engine;
 mod error;
 pub mod eval;
+mod fork;
 pub mod payload;
 pub mod project;
 pub mod prompts;

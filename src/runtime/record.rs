@@ -217,4 +217,18 @@ pub struct RunState {
     /// path rather than an id of `<root>/workflows/`: how a listing finds it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The run this one was forked from, if it was (see `runtime::fork`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkedFrom>,
+}
+
+/// Where a forked run came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ForkedFrom {
+    /// The source run's id.
+    pub run_id: String,
+    /// The source run's state version when it was forked.
+    pub version: u64,
+    /// The step the fork runs again from.
+    pub step: String,
 }

@@ -590,6 +590,9 @@ pub struct FullState {
     /// The workflow file, when the run was started from a path.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The run this one was forked from: {run_id, version, step}.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<crate::runtime::record::ForkedFrom>,
 }
 
 /// One step of a run, with its result.

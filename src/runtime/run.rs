@@ -63,6 +63,7 @@ impl Machine {
             created_at: now.to_owned(),
             updated_at: now.to_owned(),
             source: None,
+            forked_from: None,
         };
         let roots: Vec<usize> =
             (0..cw.plan.steps.len()).filter(|&i| cw.plan.steps[i].deps.is_empty()).collect();
@@ -196,6 +197,7 @@ impl Machine {
             created_at: st.created_at.clone(),
             updated_at: st.updated_at.clone(),
             source: st.source.clone(),
+            forked_from: st.forked_from.clone(),
         }
     }
 

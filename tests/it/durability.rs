@@ -34,7 +34,16 @@ fn copy(template: &Root, name: &str) -> Root {
 /// The run's state, reduced to what a user relies on (null when there is
 /// no live run).
 fn run_of(root: &Root) -> Value {
-    let args = ["state", "get", "crashy", "--run-id", "r"];
+    run_named(root, "r")
+}
+
+/// Run `r` and its fork `f`.
+fn run_and_fork(root: &Root) -> Value {
+    json!([run_named(root, "r"), run_named(root, "f")])
+}
+
+fn run_named(root: &Root, run_id: &str) -> Value {
+    let args = ["state", "get", "crashy", "--run-id", run_id];
     let out = root.command(&args).output().unwrap();
     let s = reply(&out, &args);
     if s["error"] == "UNKNOWN_RUN" {
@@ -138,6 +147,11 @@ fn count_calls(template: &Root, args: &[&str]) -> Vec<(&'static str, usize)> {
 /// Kills `args` at every call of every syscall it makes and checks what is
 /// left: the run `before` or the run `after` (as `run_of` shows them).
 fn kill_everywhere(name: &str, template: &Root, args: &[&str]) -> usize {
+    kill_everywhere_seen(name, template, args, run_of)
+}
+
+/// [`kill_everywhere`], with what is compared before and after made by `run_of`.
+fn kill_everywhere_seen(name: &str, template: &Root, args: &[&str], run_of: fn(&Root) -> Value) -> usize {
     let before = run_of(template);
     let mut archived = archives_of(template);
     let after = {
@@ -226,6 +240,10 @@ fn a_kill_at_any_state_write_keeps_the_old_run_or_the_new_one() {
     let deleted = copy(&template, "deleted");
     deleted.ok(&["state", "delete", "crashy", "--run-id", "r"]);
     kill_everywhere("restore", &deleted, &["state", "restore", "crashy", "--run-id", "r"]);
+
+    // `fork` writes a new run and leaves the source as it was.
+    let fork = ["fork", "crashy", "--run-id", "r", "--from", "each", "--new-run-id", "f"];
+    kill_everywhere_seen("fork", &template, &fork, run_and_fork);
 
     // A `next` that compacts: the journal holds 32 events, the 33rd folds
     // them into the snapshot.

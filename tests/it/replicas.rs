@@ -320,3 +320,39 @@ fn a_replica_with_another_file_runs_the_pinned_version_from_the_database() {
     let fresh = j(b.plan("w", Value::Null, Some("q"), savant_think::runtime::args::IfExists::Error).unwrap());
     assert_eq!(fresh["instruction"]["input"]["text"], "new");
 }
+
+/// Two replicas forking one run into one new id at once: one fork is
+/// made, the other is told `STATE_CONFLICT`; the source is unchanged.
+#[test]
+fn two_replicas_forking_one_run_at_once_one_wins() {
+    use savant_think::runtime::{Engine, EngineConfig};
+    let Some(cluster) = cluster::shared() else { return };
+    let url = cluster.fresh_schema("it_fork").unwrap();
+    let root = Root::with_workflows(
+        "fork-replicas",
+        &[(
+            "w",
+            "id: w\nsteps:\n  - id: a\n    call: prompt.say\n  - id: b\n    call: prompt.say\n    deps: [a]\n",
+        )],
+    );
+    let engine = || {
+        let store = savant_think::state::PgStore::open(&url, true).unwrap();
+        Engine::with_store(root.path.clone(), EngineConfig::default(), Box::new(store))
+    };
+    let (a, b) = (engine(), engine());
+    a.plan("w", Value::Null, Some("p"), savant_think::runtime::args::IfExists::Error).unwrap();
+    crate::support::next_json(&a, "w", "p", "a", json!({})).unwrap();
+    let source = j(a.state_get("w", "p").unwrap());
+    for round in 0..4 {
+        let id = format!("f{round}");
+        let fork = |e: &Engine| e.fork("w", "p", "b", Some(&id), None, None).map(j).map_err(|e| e.code);
+        let results: Vec<_> = std::thread::scope(|s| {
+            let (ha, hb) = (s.spawn(|| fork(&a)), s.spawn(|| fork(&b)));
+            vec![ha.join().unwrap(), hb.join().unwrap()]
+        });
+        let errors: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+        assert_eq!(errors.len(), 1, "{results:?}");
+        assert_eq!(*errors[0], "STATE_CONFLICT", "{results:?}");
+    }
+    assert_eq!(j(b.state_get("w", "p").unwrap()), source);
+}

@@ -174,3 +174,113 @@ fn mcp_plan_takes_if_exists_and_the_older_start_fresh() {
         call(&engine, "think_state_restore", &json!({"workflow": "hello", "run_id": "r"})).unwrap_err();
     assert_eq!(restored.code, "RUN_EXISTS");
 }
+
+const CHAIN: &str = "id: chain
+params:
+  topic: { type: string, default: rust }
+steps:
+  - id: fetch
+    call: web.search
+    input_template: { q: \"<<params.topic>>\" }
+    capture_as: found
+  - id: other
+    call: web.search
+    input_template: { q: fixed }
+    capture_as: fixed
+  - id: draft
+    call: llm.write
+    input_template: { from: \"<<found>>\", also: \"<<fixed>>\" }
+    capture_as: text
+  - id: publish
+    call: cms.post
+    input_template: { body: \"<<text>>\" }
+";
+
+fn chain_run(name: &str) -> Root {
+    let root = Root::with_workflows(name, &[("chain", CHAIN)]);
+    root.ok(&["plan", "chain", "--run-id", "r1"]);
+    for (step, result) in [("fetch", r#"{"hits": 1}"#), ("other", r#"{"f": 1}"#), ("draft", r#"{"t": "x"}"#)]
+    {
+        root.ok(&["next", "chain", "--run-id", "r1", "--step", step, "--result", result]);
+    }
+    root
+}
+
+#[test]
+fn fork_keeps_what_does_not_depend_on_the_step_and_leaves_the_source_alone() {
+    let root = chain_run("fork");
+    let source = root.ok(&["state", "get", "chain", "--run-id", "r1"]);
+    let f = root.ok(&["fork", "chain", "--run-id", "r1", "--from", "draft", "--new-run-id", "f1"]);
+    assert_eq!((&f["run_id"], &f["ready"]), (&json!("f1"), &json!(["draft"])), "{f}");
+    let s = root.ok(&["state", "get", "chain", "--run-id", "f1"]);
+    assert_eq!(s["forked_from"], json!({"run_id": "r1", "version": 3, "step": "draft"}));
+    assert_eq!(s["captures"], json!({"found": {"hits": 1}, "fixed": {"f": 1}}), "{s}");
+    assert_eq!(s["workflow_hash"], source["workflow_hash"]);
+    assert_eq!(root.ok(&["state", "get", "chain", "--run-id", "r1"]), source, "the source is untouched");
+    // The fork goes on by itself.
+    let r = root.ok(&["next", "chain", "--run-id", "f1", "--step", "draft", "--result", r#"{"t": "y"}"#]);
+    assert_eq!(r["instruction"]["input"], json!({"body": {"t": "y"}}), "{r}");
+
+    // New params: every step whose input changes runs again, with its dependents.
+    let f =
+        root.ok(&["fork", "chain", "--run-id", "r1", "--from", "other", "--params", r#"{"topic": "go"}"#]);
+    assert_eq!(f["ready"], json!(["fetch", "other"]), "{f}");
+    assert_ne!(f["run_id"], "r1");
+    // The same params: only the step and what follows.
+    let f =
+        root.ok(&["fork", "chain", "--run-id", "r1", "--from", "other", "--params", r#"{"topic": "rust"}"#]);
+    assert_eq!(f["ready"], json!(["other"]), "{f}");
+
+    // Bad input.
+    let e = err(&root, &["fork", "chain", "--run-id", "r1", "--from", "drft"], "UNKNOWN_STEP");
+    assert_eq!(e["details"]["help"], "did you mean `draft`?", "{e}");
+    let e = err(&root, &["fork", "chain", "--run-id", "r1", "--from", "draft[0]"], "UNKNOWN_STEP");
+    assert!(e["details"]["help"].as_str().unwrap().contains("`draft`"), "{e}");
+    let e = err(&root, &["fork", "chain", "--run-id", "r2", "--from", "draft"], "UNKNOWN_RUN");
+    assert_eq!(e["details"]["help"], "did you mean `r1`?", "{e}");
+    err(&root, &["fork", "chain", "--run-id", "r1", "--from", "draft", "--new-run-id", "r1"], "RUN_EXISTS");
+    err(
+        &root,
+        &["fork", "chain", "--run-id", "r1", "--from", "draft", "--expected-version", "2"],
+        "STATE_CONFLICT",
+    );
+    err(
+        &root,
+        &["fork", "chain", "--run-id", "r1", "--from", "draft", "--params", r#"{"nope": 1}"#],
+        "INVALID_PARAMS",
+    );
+}
+
+#[test]
+fn two_forks_into_one_id_at_once_one_wins_the_other_is_a_conflict() {
+    let root = chain_run("fork-race");
+    for round in 0..4 {
+        let id = format!("race{round}");
+        let args = ["fork", "chain", "--run-id", "r1", "--from", "draft", "--new-run-id", id.as_str()];
+        let children: Vec<_> = (0..2)
+            .map(|_| root.command(&args).stdout(std::process::Stdio::piped()).spawn().unwrap())
+            .collect();
+        let outs: Vec<Value> = children
+            .into_iter()
+            .map(|c| serde_json::from_slice(&c.wait_with_output().unwrap().stdout).unwrap())
+            .collect();
+        let errors: Vec<&Value> = outs.iter().filter_map(|o| o.get("error")).collect();
+        assert_eq!(errors, [&json!("STATE_CONFLICT")], "{outs:?}");
+    }
+}
+
+#[test]
+fn mcp_fork_is_a_tool() {
+    use savant_think::runtime::tools::call;
+    let root = chain_run("fork-mcp");
+    let engine = root.engine();
+    let f = call(
+        &engine,
+        "think_fork",
+        &json!({"workflow": "chain", "run_id": "r1", "from": "draft", "new_run_id": "m"}),
+    )
+    .unwrap();
+    assert_eq!(f["ready"], json!(["draft"]));
+    let s = j(engine.state_get("chain", "m").unwrap());
+    assert_eq!(s["forked_from"]["step"], "draft");
+}

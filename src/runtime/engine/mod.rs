@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 mod explain;
+mod fork;
 mod info;
 mod pins;
 mod plan;

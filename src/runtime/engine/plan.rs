@@ -93,7 +93,7 @@ impl Engine {
     }
 
     /// A new run id that names no run (live or archived), with its lock.
-    fn fresh_key(&self, cw: &CompiledWorkflow) -> Result<(RunKey, RunLock, bool), EngineError> {
+    pub(super) fn fresh_key(&self, cw: &CompiledWorkflow) -> Result<(RunKey, RunLock, bool), EngineError> {
         let archived = self.store.archived(Some(&cw.wf.id)).map_err(store_error)?;
         for _ in 0..FRESH_ID_ATTEMPTS {
             let key = self.key(cw, &new_run_id())?;
