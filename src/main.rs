@@ -297,6 +297,26 @@ enum StateCommand {
         #[arg(long)]
         purge: bool,
     },
+    /// Remove finished runs and archived copies, and the workflow versions no run uses.
+    ///
+    /// Unfinished runs are never removed unless --status names `running`.
+    Prune {
+        /// Only those last changed longer ago than this (30d, 12h, 90m).
+        #[arg(long, value_name = "DURATION")]
+        older_than: Option<String>,
+        /// Statuses to remove, comma-separated: done, failed, archived, running. Default: done,failed,archived.
+        #[arg(long, value_delimiter = ',')]
+        status: Vec<String>,
+        /// Keep the N newest of each workflow's candidates.
+        #[arg(long, value_name = "N")]
+        keep_last: Option<usize>,
+        /// Say what would be removed; remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Project root (default: discovered, see `savant-think root`).
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+    },
     /// Make an archived run the live run again.
     Restore {
         #[command(flatten)]
@@ -534,6 +554,14 @@ fn run_engine(command: Command) -> ExitCode {
                 "think_state_delete",
                 json!({"workflow": wf.workflow, "run_id": run_id, "purge": purge}),
             ),
+            StateCommand::Prune { older_than, status, keep_last, dry_run, root } => {
+                let status = (!status.is_empty()).then_some(status);
+                (
+                    root,
+                    "think_state_prune",
+                    json!({"older_than": older_than, "status": status, "keep_last": keep_last, "dry_run": dry_run}),
+                )
+            }
             StateCommand::Restore { wf, run_id, archive_id } => (
                 wf.root,
                 "think_state_restore",

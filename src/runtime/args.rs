@@ -292,3 +292,18 @@ pub struct ForkArgs {
     /// Optional: refuse with STATE_CONFLICT unless the source run is at this state.version.
     pub expected_version: Option<u64>,
 }
+
+/// think_state_prune's arguments (also `[state] keep` in savant-think.toml).
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct PruneArgs {
+    /// Only runs and archived copies last changed longer ago than this (30d, 12h, 90m). Default: any age.
+    pub older_than: Option<String>,
+    /// Statuses to remove: done, failed, archived (archived copies), running (unfinished runs are removed only when named). Default: done, failed, archived.
+    pub status: Option<Vec<String>>,
+    /// Keep the N newest of each workflow's candidates (live runs and archived copies counted apart).
+    pub keep_last: Option<usize>,
+    /// Say what would be removed, removing nothing.
+    #[schemars(extend("default" = false))]
+    pub dry_run: Option<bool>,
+}

@@ -14,6 +14,7 @@ pub mod prompts;
 pub mod record;
 pub mod render;
 pub mod reply;
+pub mod reply_runs;
 pub mod run;
 mod run_errors;
 pub mod text;

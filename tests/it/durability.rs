@@ -16,7 +16,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 const STRACE: &str = "/usr/bin/strace";
-const SYSCALLS: [&str; 7] = ["rename", "renameat", "renameat2", "ftruncate", "fsync", "fdatasync", "write"];
+const SYSCALLS: [&str; 9] =
+    ["rename", "renameat", "renameat2", "ftruncate", "fsync", "fdatasync", "write", "unlink", "unlinkat"];
 
 /// A temporary project root with a `foreach` workflow `crashy`; every
 /// command in it fsyncs.
@@ -163,7 +164,7 @@ fn kill_everywhere_seen(name: &str, template: &Root, args: &[&str], run_of: fn(&
     assert_ne!(before, after, "{name}: the command must change the run");
     let calls = count_calls(template, args);
     assert!(
-        calls.iter().any(|&(sc, _)| sc.starts_with("rename")) || name == "next",
+        calls.iter().any(|&(sc, _)| sc.starts_with("rename")) || name == "next" || name == "prune",
         "{name}: no rename seen: {calls:?}"
     );
     assert!(calls.iter().any(|&(sc, _)| sc == "fdatasync" || sc == "fsync"), "{name}: no fsync: {calls:?}");
@@ -240,6 +241,9 @@ fn a_kill_at_any_state_write_keeps_the_old_run_or_the_new_one() {
     let deleted = copy(&template, "deleted");
     deleted.ok(&["state", "delete", "crashy", "--run-id", "r"]);
     kill_everywhere("restore", &deleted, &["state", "restore", "crashy", "--run-id", "r"]);
+
+    // `state prune` of the (unfinished, so named) run.
+    kill_everywhere("prune", &template, &["state", "prune", "--status", "running"]);
 
     // `fork` writes a new run and leaves the source as it was.
     let fork = ["fork", "crashy", "--run-id", "r", "--from", "each", "--new-run-id", "f"];

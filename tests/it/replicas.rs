@@ -356,3 +356,36 @@ fn two_replicas_forking_one_run_at_once_one_wins() {
     }
     assert_eq!(j(b.state_get("w", "p").unwrap()), source);
 }
+
+/// Retention on PostgreSQL: finished runs and archived copies go, and the
+/// versions no run is pinned to any more are collected from `savant_objects`.
+#[test]
+fn prune_on_postgres_removes_runs_and_unused_versions() {
+    use savant_think::runtime::{Engine, EngineConfig};
+    let Some(cluster) = cluster::shared() else { return };
+    let url = cluster.fresh_schema("it_prune").unwrap();
+    let text = |t: &str| {
+        format!("id: w\nsteps:\n  - id: a\n    call: prompt.say\n    input_template: {{ text: \"{t}\" }}\n")
+    };
+    let root = Root::with_workflows("prune-pg", &[("w", &text("one"))]);
+    let store = savant_think::state::PgStore::open(&url, true).unwrap();
+    let e = Engine::with_store(root.path.clone(), EngineConfig::default(), Box::new(store));
+    let error = savant_think::runtime::args::IfExists::Error;
+    e.plan("w", Value::Null, Some("old"), error).unwrap();
+    crate::support::next_json(&e, "w", "old", "a", json!({})).unwrap();
+    root.workflow("w", &text("two"));
+    e.plan("w", Value::Null, Some("new"), error).unwrap();
+    e.state_delete("w", "new", false).unwrap();
+    e.plan("w", Value::Null, Some("new"), error).unwrap();
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client.execute("UPDATE savant_objects SET created_at = now() - interval '1 hour'", &[]).unwrap();
+    let keep = savant_think::state::Keep::default();
+    let p = j(e.prune(&keep, false).unwrap());
+    let runs: Vec<&str> =
+        p["runs"].as_array().unwrap().iter().map(|r| r["run_id"].as_str().unwrap()).collect();
+    assert_eq!(runs, ["new", "old"], "the archived copy and the done run: {p}");
+    assert_eq!(p["objects"].as_array().unwrap().len(), 1, "version one is no run's now: {p}");
+    let n: i64 = client.query_one("SELECT count(*) FROM savant_objects", &[]).unwrap().get(0);
+    assert_eq!(n, 1);
+    crate::support::next_json(&e, "w", "new", "a", json!({})).unwrap();
+}

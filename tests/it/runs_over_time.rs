@@ -284,3 +284,114 @@ fn mcp_fork_is_a_tool() {
     let s = j(engine.state_get("chain", "m").unwrap());
     assert_eq!(s["forked_from"]["step"], "draft");
 }
+
+/// Makes every stored object look stored an hour ago (past the
+/// collector's grace).
+fn age_objects(root: &Root) {
+    let dir = root.join(".savant/state/objects");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let file = std::fs::File::options().write(true).open(entry.unwrap().path()).unwrap();
+        file.set_modified(old).unwrap();
+    }
+}
+
+fn pruned_ids(v: &Value) -> Vec<String> {
+    let runs = v["runs"].as_array().unwrap();
+    runs.iter()
+        .map(|r| match r["archive_id"].as_str() {
+            Some(a) => format!("{}@archived:{}", r["run_id"].as_str().unwrap(), &a[..2]),
+            None => r["run_id"].as_str().unwrap().to_owned(),
+        })
+        .collect()
+}
+
+#[test]
+fn prune_removes_finished_runs_and_unused_versions_never_unfinished_ones() {
+    let root = root("prune");
+    let done = |id: &str| {
+        root.ok(&["plan", "hello", "--run-id", id]);
+        root.ok(&["next", "hello", "--run-id", id, "--step", "greet", "--result", r#"{"text": "a"}"#]);
+        root.ok(&["next", "hello", "--run-id", id, "--step", "wrap", "--result", "{}"]);
+    };
+    done("d1");
+    done("d2");
+    done("d3");
+    root.ok(&["plan", "hello", "--run-id", "live"]);
+    root.ok(&["plan", "hello", "--run-id", "gone"]);
+    root.ok(&["state", "delete", "hello", "--run-id", "gone"]);
+    // An edit: the old version stays pinned by the runs above.
+    root.workflow("hello", &HELLO.replace("hello <<", "hi <<"));
+    root.ok(&["plan", "hello", "--run-id", "new"]);
+    age_objects(&root);
+
+    // A dry run removes nothing.
+    let dry = root.ok(&["state", "prune", "--keep-last", "1", "--dry-run"]);
+    assert_eq!(dry["dry_run"], true);
+    assert_eq!(pruned_ids(&dry), ["d1", "d2"], "{dry}");
+    assert_eq!(root.ok(&["state", "list"])["runs"].as_array().unwrap().len(), 5);
+    // Too young to prune.
+    let none = root.ok(&["state", "prune", "--older-than", "1h"]);
+    assert_eq!(pruned_ids(&none), Vec::<String>::new());
+    // --keep-last 1: the newest done run stays, the archived copy is its workflow's only one.
+    let p = root.ok(&["state", "prune", "--keep-last", "1"]);
+    assert_eq!(pruned_ids(&p), ["d1", "d2"], "{p}");
+    assert!(
+        p["objects"].as_array().unwrap().is_empty(),
+        "the old version is still pinned by d3, live and gone: {p}"
+    );
+    // Everything finished and archived: the old version is then unused.
+    let p = root.ok(&["state", "prune"]);
+    assert_eq!(pruned_ids(&p), ["d3", "gone@archived:v0"], "{p}");
+    assert_eq!(p["objects"].as_array().unwrap().len(), 0, "`live` still pins it: {p}");
+    let listed: Vec<String> = root.ok(&["state", "list"])["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(listed, ["live", "new"], "unfinished runs are never pruned unless named");
+    let p = root.ok(&["state", "prune", "--status", "running", "--keep-last", "1"]);
+    assert_eq!(pruned_ids(&p), ["live"], "{p}");
+    assert_eq!(p["objects"].as_array().unwrap().len(), 1, "the old version is collected: {p}");
+    assert_eq!(std::fs::read_dir(root.join(".savant/state/objects")).unwrap().count(), 1);
+    root.ok(&["next", "hello", "--run-id", "new", "--step", "greet", "--result", r#"{"text": "a"}"#]);
+
+    let e = err(&root, &["state", "prune", "--status", "runing"], "INVALID_INPUT");
+    assert_eq!(e["details"]["help"], "did you mean `running`?");
+    err(&root, &["state", "prune", "--older-than", "soon"], "INVALID_INPUT");
+}
+
+#[test]
+fn serve_applies_state_keep_in_the_background() {
+    let root = root("keep");
+    root.write("savant-think.toml", "[state.keep]\nstatus = [\"done\"]\n");
+    root.ok(&["plan", "hello", "--run-id", "d"]);
+    root.ok(&["next", "hello", "--run-id", "d", "--step", "greet", "--result", r#"{"text": "a"}"#]);
+    root.ok(&["next", "hello", "--run-id", "d", "--step", "wrap", "--result", "{}"]);
+    root.ok(&["plan", "hello", "--run-id", "r"]);
+    let mut child = root
+        .command(&["serve"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut left = Vec::new();
+    while started.elapsed() < std::time::Duration::from_secs(15) {
+        left = root.ok(&["state", "list"])["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["run_id"].clone())
+            .collect();
+        if left.len() == 1 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(left, [json!("r")], "the done run is pruned, the running one kept");
+}

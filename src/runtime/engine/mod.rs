@@ -27,6 +27,7 @@ mod fork;
 mod info;
 mod pins;
 mod plan;
+mod prune;
 mod runs;
 mod state;
 mod validate;

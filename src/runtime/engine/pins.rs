@@ -9,31 +9,44 @@
 //! object that is missing or corrupt.
 //!
 //! A workflow already stored costs no write: the engine remembers the
-//! hashes it stored or saw, and the stores skip an object they hold.
+//! hashes it stored for [`REMEMBER_STORED`], and a store of an object that
+//! is there only refreshes its time. `state prune` collects no object
+//! stored within `prune::OBJECT_GRACE`, longer than that, so an object an
+//! engine remembers as stored is never one the collector may remove.
 
 use super::*;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 /// How many pinned versions an engine keeps compiled.
 const PINNED_CAP: usize = 64;
+
+/// How long an engine trusts that an object it stored is still there.
+pub(super) const REMEMBER_STORED: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// What an engine remembers of the objects: which are stored, and the
 /// pinned versions and schemas it has read back.
 #[derive(Default)]
 pub(super) struct Pins {
-    stored: HashSet<String>,
+    stored: HashMap<String, std::time::Instant>,
     workflows: HashMap<String, Arc<CompiledWorkflow>>,
     schemas: HashMap<String, Arc<Value>>,
 }
 
+impl Pins {
+    /// Forgets that an object is stored (it is being removed).
+    pub(super) fn forget_stored(&mut self, hash: &str) {
+        self.stored.remove(hash);
+    }
+}
+
 impl Engine {
-    fn pins(&self) -> std::sync::MutexGuard<'_, Pins> {
+    pub(super) fn pins(&self) -> std::sync::MutexGuard<'_, Pins> {
         self.pins.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Stores an object unless this engine knows it is stored.
     fn put_object(&self, hash: &str, bytes: &[u8]) -> Result<(), EngineError> {
-        if self.pins().stored.contains(hash) {
+        if self.pins().stored.get(hash).is_some_and(|at| at.elapsed() < REMEMBER_STORED) {
             return Ok(());
         }
         self.store.put_object(hash, bytes).map_err(store_error)?;
@@ -41,7 +54,7 @@ impl Engine {
         if pins.stored.len() >= 4096 {
             pins.stored.clear();
         }
-        pins.stored.insert(hash.to_owned());
+        pins.stored.insert(hash.to_owned(), std::time::Instant::now());
         Ok(())
     }
 
@@ -110,7 +123,6 @@ impl Engine {
             pins.workflows.clear();
         }
         pins.workflows.insert(hash.clone(), cw.clone());
-        pins.stored.insert(hash.clone());
         Ok(cw)
     }
 
