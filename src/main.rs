@@ -1,6 +1,14 @@
 //! The `savant-think` command line: clap definitions, dispatch, exit codes.
 //! No workflow semantics live here.
 
+/// The environment every command that opens run state reads: its `--help`
+/// ends with it (docs/config.md has the whole table).
+macro_rules! state_env {
+    () => {
+        "Environment:\n  SAVANT_PATH         the project root when --root is not given\n  SAVANT_STATE_URL    postgres://… keeps runs in PostgreSQL (overrides [state] url; docs/deploy.md)\n  SAVANT_STATE_FSYNC  0|1: fsync run-state writes (overrides [state] fsync)"
+    };
+}
+
 mod cli;
 
 use clap::{Parser, Subcommand};
@@ -21,6 +29,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Create a working project here: a first workflow, its test, settings, pre-commit.
+    ///
+    /// Writes workflows/hello.yaml, tests/hello.test.yaml, savant-think.toml
+    /// (common settings, commented), .pre-commit-config.yaml and .gitignore,
+    /// refusing to overwrite anything that exists (unless --force), then prints
+    /// the next commands and the MCP client snippets for this project's root.
+    /// More: README.md (Quick start), docs/mcp.md.
+    #[command(
+        after_help = "Examples:\n  savant-think init\n  savant-think init --root my-project\n  savant-think init --mcp-client claude-code"
+    )]
+    Init(cli::init::InitArgs),
     /// Check workflow files for errors without running them.
     ///
     /// Exit status: 0 when no errors were found (warnings are allowed), 1 when
@@ -54,7 +73,7 @@ enum Command {
     /// A --run-id that names an existing run is RUN_EXISTS (exit 1), unless
     /// --resume or --replace says what to do with it.
     #[command(
-        after_help = "Examples:\n  savant-think plan review --params '{\"mr\": \"!12\"}'\n  savant-think plan review --run-id r1 --resume\n  savant-think plan review --run-id r1 --replace"
+        after_help = concat!("Examples:\n  savant-think plan review --params '{\"mr\": \"!12\"}'\n  savant-think plan review --run-id r1 --resume\n  savant-think plan review --run-id r1 --replace\n\n", state_env!(), "\n\nMore: docs/runtime.md.")
     )]
     Plan {
         #[command(flatten)]
@@ -73,6 +92,7 @@ enum Command {
         replace: bool,
     },
     /// Submit a step's result and print the next instruction (or done).
+    #[command(after_help = concat!("Examples:\n  savant-think next review --run-id r1 --step fetch_mr --result '{\"title\": \"Fix\"}'\n  tool | savant-think next review --run-id r1 --step fetch_mr --result -\n\n", state_env!(), "\n\nMore: docs/runtime.md."))]
     Next {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -90,6 +110,7 @@ enum Command {
         expected_version: Option<u64>,
     },
     /// Explain a workflow, a run, or a step of either.
+    #[command(after_help = concat!("Examples:\n  savant-think explain review\n  savant-think explain review --run-id r1 --step summarize\n\n", state_env!()))]
     Explain {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -101,6 +122,7 @@ enum Command {
         step: Option<String>,
     },
     /// Reset a run to the start or to a step's checkpoint.
+    #[command(after_help = concat!("Examples:\n  savant-think reset review --run-id r1 --checkpoint fetch_mr --force\n\n", state_env!()))]
     Reset {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -142,6 +164,7 @@ enum Command {
         expected_version: Option<u64>,
     },
     /// Read, list or delete run state.
+    #[command(after_help = concat!("Examples:\n  savant-think state list\n  savant-think state get review --run-id r1\n\n", state_env!()))]
     State {
         #[command(subcommand)]
         command: StateCommand,
@@ -185,7 +208,7 @@ enum Command {
     ///
     /// Logs go to stderr, at the level in LOG_LEVEL (default info).
     #[command(
-        after_help = "Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost"
+        after_help = concat!("Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost\n\n", state_env!(), "\n  SAVANT_THINK_TOKEN  the bearer token of --http (same as --token)\n  LOG_LEVEL           log level on stderr (default info)\n\nMore: docs/mcp.md, docs/deploy.md.")
     )]
     #[cfg(feature = "mcp")]
     Serve(cli::serve::ServeArgs),
@@ -357,6 +380,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => cli::check::run(args),
+        Command::Init(args) => match std::env::current_dir() {
+            Ok(cwd) => cli::init::run(args, &cwd),
+            Err(e) => fail(format!("cannot read the working directory: {e}")),
+        },
         Command::Rule(args) => cli::check::rule(args),
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
@@ -406,7 +433,7 @@ fn run_root(explicit: Option<&std::path::Path>, path: Option<&std::path::Path>) 
     let start = path.map(start_dir);
     match cli::env::root_from(explicit, start.as_deref()) {
         Ok(found) => {
-            let absolute = std::fs::canonicalize(&found.path).unwrap_or_else(|_| found.path.clone());
+            let absolute = savant_think::fsx::canonical(&found.path).unwrap_or_else(|_| found.path.clone());
             print_result(Ok(json!({
                 "root": found.path.display().to_string(),
                 "absolute": absolute.display().to_string(),
@@ -443,6 +470,7 @@ fn print_result(result: EngineResult) -> ExitCode {
 fn run_engine(command: Command) -> ExitCode {
     let (root, tool, args): (Option<PathBuf>, &str, Value) = match command {
         Command::Check(_)
+        | Command::Init(_)
         | Command::Rule(_)
         | Command::Completions { .. }
         | Command::Man

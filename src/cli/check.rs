@@ -169,7 +169,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         );
         // A workflow named directly and also found under workflows/ is checked once.
         let mut seen = std::collections::HashSet::new();
-        files.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
+        files.retain(|f| seen.insert(savant_think::fsx::canonical(f).unwrap_or_else(|_| f.clone())));
         for f in &files {
             match workspace::check_file(f, &config) {
                 Ok(r) => checked.push(r),

@@ -110,7 +110,7 @@ impl Projects {
         let root = crate::workspace::root_from(None, self.savant_path.as_deref(), Some(dir))
             .map(|r| r.path)
             .unwrap_or_else(|_| dir.into());
-        let root = std::fs::canonicalize(&root).unwrap_or(root);
+        let root = crate::fsx::canonical(&root).unwrap_or(root);
         if self.projects.get(&root).is_some_and(Project::stale) {
             self.projects.remove(&root);
         }

@@ -18,6 +18,7 @@ pub mod reply_runs;
 pub mod run;
 mod run_errors;
 pub mod text;
+pub mod tool_schema;
 pub mod tools;
 pub mod workflow;
 

@@ -13,6 +13,8 @@ pub struct SourceFile {
     pub rel: String,
     /// The module path: `runtime::eval` (`""` for `lib.rs`).
     pub module: String,
+    /// The code, comments and unit tests removed.
+    pub code: String,
     /// Every path the code names, `use` trees expanded: `std::fs::read`,
     /// `crate::runtime::text::stringify`, `super::Cx`.
     pub paths: Vec<String>,
@@ -76,7 +78,7 @@ pub fn library(tree: &BTreeMap<String, String>) -> Vec<SourceFile> {
             let module = path_modules.get(rel).cloned().unwrap_or_else(|| module_of(rel));
             let code = strip(text);
             let paths = paths_in(&code);
-            SourceFile { rel: rel.clone(), module, paths }
+            SourceFile { rel: rel.clone(), module, code, paths }
         })
         .collect()
 }

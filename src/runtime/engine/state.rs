@@ -46,7 +46,7 @@ impl Engine {
         if self.project.is_by_id(cw) {
             return None;
         }
-        std::fs::canonicalize(&cw.path).ok().map(|p| p.display().to_string())
+        crate::fsx::canonical(&cw.path).ok().map(|p| p.display().to_string())
     }
 
     /// One run as `state_list` shows it: replayed through its workflow (the

@@ -1,0 +1,181 @@
+//! The rough edges a new user met in the first hour (issue 30), each pinned
+//! through the adapter where it was met.
+
+use crate::common::{BIN, Root, assert_exit, run};
+use rmcp::ServiceExt;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const HELLO: &str = "id: hello\nparams:\n  name: { type: string }\nsteps:\n  - id: greet\n    call: prompt.say\n    input_template: { text: \"hi <<params.name>>\" }\n";
+
+/// A JSON-encoded string as params: refused, and the help is the exact fix.
+#[test]
+fn params_as_a_json_string_get_the_exact_fix() {
+    let root = Root::with_workflows("params-string", &[("hello", HELLO)]);
+    let input = json!({"workflow": "hello", "params": "{\"name\": \"Ada\"}"}).to_string();
+    let r = run(&root.path, &["call", "think_plan", "--input", &input]);
+    assert_exit(&r, 1);
+    let e = r.json();
+    assert_eq!(e["error"], "INVALID_PARAMS", "{e}");
+    let help = e["details"][0]["help"].as_str().unwrap();
+    assert!(help.contains(r#""params": {"name":"Ada"}"#), "{help}");
+}
+
+/// Arguments a tool does not take are refused by name, with a did-you-mean,
+/// instead of running with the defaults.
+#[test]
+fn unknown_tool_arguments_are_refused_by_name() {
+    let root = Root::with_workflows("unknown-args", &[("hello", HELLO)]);
+    let input = json!({"workflow": "hello", "params": {"name": "Ada"}, "runId": "r1"}).to_string();
+    let r = run(&root.path, &["call", "think_plan", "--input", &input]);
+    assert_exit(&r, 1);
+    let e = r.json();
+    assert_eq!(e["error"], "INVALID_PARAMS", "{e}");
+    assert!(e["details"]["message"].as_str().unwrap().contains("did you mean `run_id`?"), "{e}");
+    assert!(
+        !root.path.join(".savant/state").exists()
+            || std::fs::read_dir(root.path.join(".savant/state")).unwrap().count() == 0,
+        "no run was started"
+    );
+    // The documented alias still works.
+    let input = json!({"workflow": "hello", "params": {"name": "Ada"}, "run_id": "r1", "start_fresh": true})
+        .to_string();
+    assert_exit(&run(&root.path, &["call", "think_plan", "--input", &input]), 0);
+}
+
+/// Over MCP: the tool schemas are standard JSON Schema (no schemars
+/// `format`s such as `uint64`), and an unknown argument is an error result.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_tool_schemas_are_standard_and_unknown_arguments_fail() {
+    let root = Root::with_workflows("mcp-std", &[("hello", HELLO)]);
+    let transport = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
+        c.arg("serve").arg("--root").arg(&root.path).env("LOG_LEVEL", "warn");
+    }))
+    .unwrap();
+    let client = tokio::time::timeout(Duration::from_secs(20), ().serve(transport)).await.unwrap().unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    let text = serde_json::to_string(&tools).unwrap();
+    for bad in ["\"uint", "\"int64\"", "\"double\"", "\"float\"", "\"int32\""] {
+        assert!(!text.contains(&format!("\"format\":{bad}")), "non-standard format {bad} in tools/list");
+    }
+    let (is_error, out) = crate::mcp_support::call(
+        &client,
+        "think_plan",
+        json!({"workflow": "hello", "runId": "x", "params": {"name": "A"}}),
+    )
+    .await;
+    assert!(is_error, "{out}");
+    assert_eq!(out["error"], "INVALID_PARAMS", "{out}");
+    assert!(out.to_string().contains("run_id"), "{out}");
+    let _: Value = out;
+    client.cancel().await.unwrap();
+}
+
+/// Every environment variable the binary reads is in docs/config.md's
+/// table, and the commands that open run state say so in their `--help`.
+#[test]
+fn every_environment_variable_is_documented_and_in_help() {
+    let crate_dir = std::path::Path::new(crate::common::CRATE);
+    let mut sources = String::new();
+    for dir in ["src/cli"] {
+        for e in std::fs::read_dir(crate_dir.join(dir)).unwrap() {
+            sources.push_str(&std::fs::read_to_string(e.unwrap().path()).unwrap());
+        }
+    }
+    sources.push_str(&std::fs::read_to_string(crate_dir.join("src/main.rs")).unwrap());
+    let re = regex::Regex::new(
+        r#"(?:env|var|var_os|set|env_number)\("([A-Z][A-Z0-9_]+)"|env = "([A-Z][A-Z0-9_]+)""#,
+    )
+    .unwrap();
+    let mut read: Vec<String> =
+        re.captures_iter(&sources).map(|c| c.get(1).or(c.get(2)).unwrap().as_str().to_owned()).collect();
+    read.extend(["SAVANT_STATE_URL".into(), "SAVANT_STATE_FSYNC".into()]); // through state::{URL_ENV, FSYNC_ENV}
+    read.sort();
+    read.dedup();
+    assert!(read.len() >= 15, "{read:?}");
+    let docs = std::fs::read_to_string(crate_dir.join("docs/config.md")).unwrap();
+    let table = &docs[docs.find("## Environment").unwrap()..];
+    let missing: Vec<&String> = read.iter().filter(|v| !table.contains(&format!("`{v}`"))).collect();
+    assert!(missing.is_empty(), "not in docs/config.md's table: {missing:?}");
+    let dir = Root::new("help-env");
+    for command in [
+        &["serve", "--help"][..],
+        &["plan", "--help"],
+        &["next", "--help"],
+        &["exec", "--help"],
+        &["state", "--help"],
+    ] {
+        let r = run(&dir.path, command);
+        assert_exit(&r, 0);
+        for var in ["SAVANT_STATE_URL", "SAVANT_PATH"] {
+            assert!(r.stdout.contains(var), "{command:?} --help does not mention {var}");
+        }
+    }
+    let r = run(&dir.path, &["run", "--help"]);
+    assert!(r.stdout.contains("OLLAMA_HOST") && r.stdout.contains("OPENAI_BASE_URL"), "{r:?}");
+}
+
+/// `serve` in a directory that is no project says so on stderr (which root,
+/// and how discovery works); in a project it says nothing of the kind.
+#[test]
+fn serve_outside_a_project_warns_with_the_root_it_chose() {
+    use std::io::Read;
+    let serve_stderr = |dir: &std::path::Path| {
+        let mut child = crate::common::cmd(dir, &["serve"])
+            .stdin(std::process::Stdio::null()) // EOF: the stdio server stops at once
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        child.wait().unwrap();
+        err
+    };
+    let empty = Root::new("not-a-project");
+    let err = serve_stderr(&empty.path);
+    assert!(err.contains("is not a project"), "{err}");
+    let shown = savant_think::fsx::canonical(&empty.path).unwrap();
+    assert!(err.contains(&shown.display().to_string()), "names the root: {err}");
+    assert!(err.contains("--root") && err.contains("SAVANT_PATH"), "{err}");
+    let project = Root::with_workflows("a-project", &[("hello", HELLO)]);
+    let err = serve_stderr(&project.path);
+    assert!(!err.contains("is not a project"), "{err}");
+}
+
+/// Every MCP tool name the docs mention is a tool the server lists, or the
+/// line that names it says it is CLI only.
+#[test]
+fn docs_and_the_mcp_server_agree_on_tool_names() {
+    use savant_think::runtime::catalog;
+    let crate_dir = std::path::Path::new(crate::common::CRATE);
+    let re = regex::Regex::new(r"\b(think_[a-z_]*[a-z]|prompt_say)\b").unwrap();
+    let mut problems = Vec::new();
+    let mut files: Vec<std::path::PathBuf> =
+        std::fs::read_dir(crate_dir.join("docs")).unwrap().map(|e| e.unwrap().path()).collect();
+    files.push(crate_dir.join("README.md"));
+    for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "md")) {
+        let text = std::fs::read_to_string(path).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            for m in re.find_iter(line) {
+                let name = m.as_str();
+                // `think_workflows_list|read|graph` and a typo shown on purpose.
+                if name == "think_workflows" || name == "think_plann" {
+                    continue;
+                }
+                match catalog::find(name) {
+                    Some(t) if t.mcp => {}
+                    Some(_) if line.contains("CLI only") || line.contains("does not offer") => {}
+                    Some(_) => problems.push(format!(
+                        "{}:{}: `{name}` is not served over MCP; say CLI only",
+                        path.display(),
+                        n + 1
+                    )),
+                    None => problems.push(format!("{}:{}: `{name}` is no tool", path.display(), n + 1)),
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
