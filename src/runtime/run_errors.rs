@@ -165,38 +165,3 @@ impl EngineError {
         )
     }
 }
-
-/// `UNKNOWN_STEP` for a step named by an argument (`fork --from`).
-#[derive(Clone, Debug, Serialize)]
-pub struct UnknownStep {
-    /// The step asked for.
-    pub step_id: String,
-    /// What happened.
-    pub message: String,
-    /// A did-you-mean among the workflow's steps, if one is close.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub help: Option<String>,
-    /// The workflow's step ids.
-    pub steps: Vec<String>,
-}
-
-impl EngineError {
-    /// `UNKNOWN_STEP` for `step`, with a did-you-mean among `steps`.
-    pub(crate) fn unknown_step<'a>(step: &str, steps: impl Iterator<Item = &'a str> + Clone) -> EngineError {
-        let base = step.split('[').next().unwrap_or(step);
-        let help = if base != step && steps.clone().any(|s| s == base) {
-            Some(format!("give the step id `{base}`, not one of its items"))
-        } else {
-            crate::diagnostic::suggest(step, steps.clone())
-        };
-        error(
-            ErrorCode::UnknownStep,
-            UnknownStep {
-                step_id: step.to_owned(),
-                message: format!("no step `{step}` in this workflow"),
-                help,
-                steps: steps.map(str::to_owned).collect(),
-            },
-        )
-    }
-}

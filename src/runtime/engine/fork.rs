@@ -46,7 +46,13 @@ impl Engine {
         }
         let cw = m.cw.clone();
         let Some(step) = cw.wf.steps.iter().position(|s| s.id.value == from) else {
-            return Err(EngineError::unknown_step(from, cw.wf.steps.iter().map(|s| s.id.value.as_str())));
+            let message = format!("no step `{from}` in this workflow (fork from a step id, not an item)");
+            return Err(EngineError::unknown_step(
+                from,
+                message,
+                cw.wf.steps.iter().map(|s| s.id.value.as_str()),
+                None,
+            ));
         };
         let params = match params {
             Some(p) => self.check_params(&cw, p)?,
