@@ -5,7 +5,7 @@
 //! summarising the oldest steps — deterministically, without a model call,
 //! so the memory never depends on a second model's whims.
 
-use super::prompt::estimate_tokens;
+use super::tokens::estimate_tokens;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;

@@ -15,6 +15,7 @@ pub mod prompt;
 mod runner;
 pub use runner::run;
 pub mod telemetry;
+pub mod tokens;
 pub mod workflow;
 
 use memory::StepRecord;
