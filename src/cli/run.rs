@@ -222,6 +222,13 @@ pub fn print(result: &RunResult, as_json: bool) {
         if let Some(e) = &result.error {
             out["error"] = e.clone();
         }
+        // Each step's raw model answers, with how they were asked for and what they cost.
+        let trace: Vec<Value> = result
+            .transcript
+            .iter()
+            .map(|s| json!({"step": s.step, "action": s.action, "tool_name": s.tool_name, "answers": s.answers}))
+            .collect();
+        out["trace"] = json!(trace);
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return;
     }

@@ -386,14 +386,49 @@ async fn the_same_action_three_times_in_a_row_stops_the_run() {
     )
     .await;
     let (result, tools) = run_ollama(&fake, &root, &options(&root)).await;
-    assert_eq!((result.status, result.stop_reason, result.steps), (RunStatus::Ok, "stuck", 3));
+    assert_eq!((result.status, result.stop_reason, result.steps), (RunStatus::Error, "stuck", 3));
     assert!(result.final_text.contains("repeated the same action 3 times"), "{}", result.final_text);
+    assert_eq!(result.error.as_ref().unwrap()["error"], "STUCK");
+    assert_eq!(result.error.as_ref().unwrap()["details"]["repeats"], 3);
     assert_eq!(tools.calls().len(), 2, "the third repeat is not carried out");
     let trace = trace(&root);
     let steps = events(&trace, "reasoning_step");
     assert_eq!(steps.len(), 3);
-    assert_eq!(steps[2]["action"], "finish");
+    assert_eq!(steps[2]["action"], "error");
     assert!(steps[2]["metadata"]["stuck"].is_object());
+    // Each repeat was asked again once with a narrowed schema (finish or error only), which this
+    // model ignored; the trace has every raw answer.
+    assert_eq!(steps[1]["metadata"]["narrowed"]["outcome"], "ignored");
+    let answers = steps[1]["metadata"]["answers"].as_array().unwrap();
+    assert_eq!(
+        answers.iter().map(|a| a["purpose"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["action", "narrowed"]
+    );
+    assert!(answers[0]["raw"].as_str().unwrap().contains("\"echo\""));
+    assert_eq!(answers[0]["response_format"], "format");
+    let narrowed = &fake.seen()[2].body["format"];
+    let kinds: Vec<&Value> =
+        narrowed["anyOf"].as_array().unwrap().iter().map(|b| &b["properties"]["action"]["const"]).collect();
+    assert_eq!(kinds, [&json!("finish"), &json!("error")]);
+}
+
+#[tokio::test]
+async fn a_repeated_call_is_asked_again_and_the_narrowed_answer_finishes_in_prose_or_json() {
+    for (name, narrowed) in [
+        ("repeat-json", finish("The echo said same.")),
+        ("repeat-prose", ollama_answer("The echo said same.", "stop")),
+    ] {
+        let tmp = Root::new(name);
+        let root = tmp.path.clone();
+        let script = vec![tool("echo", json!({"same": true})), tool("echo", json!({"same": true})), narrowed];
+        let fake = FakeModel::start(Flavor::Ollama, script).await;
+        let (result, tools) = run_ollama(&fake, &root, &options(&root)).await;
+        assert_eq!((result.status, result.stop_reason, result.steps), (RunStatus::Ok, "finish", 2), "{name}");
+        assert_eq!(result.final_text, "The echo said same.", "{name}");
+        assert_eq!(tools.calls().len(), 1, "{name}: the repeat is not carried out");
+        let steps = events(&trace(&root), "reasoning_step").into_iter().cloned().collect::<Vec<_>>();
+        assert_eq!(steps[1]["metadata"]["narrowed"]["outcome"], "finish", "{name}");
+    }
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@ mod decide;
 mod request;
 
 use super::action::{self, Action, ActionKind};
-use super::memory::{Session, StepRecord, cut};
+use super::memory::{ModelAnswer, Session, StepRecord, cut};
 use super::prompt::estimate_tokens;
 use super::telemetry::Telemetry;
 use super::{RunOptions, RunResult, RunStatus};
@@ -96,6 +96,8 @@ struct Runner<'a, B, T> {
     step: usize,
     /// The steps in a row that asked for an unknown tool.
     unknown_streak: usize,
+    /// The model answers of the step under way, for its record and event.
+    answers: Vec<ModelAnswer>,
     /// Each model's context size, as its server said (asked once per model).
     contexts: std::collections::HashMap<String, Option<usize>>,
 }
@@ -144,6 +146,7 @@ pub async fn run(
         model: None,
         step: 0,
         unknown_streak: 0,
+        answers: Vec::new(),
         contexts: std::collections::HashMap::new(),
     };
     r.telemetry.event(
@@ -249,6 +252,13 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         };
         let decision = self.validate(decision, &tools, self.unknown_streak == 0).await;
         self.unknown_streak = if decision.refused.is_some() { self.unknown_streak + 1 } else { 0 };
+        let decision = match self.steer_repeat(decision, &tools, &request).await {
+            Ok(d) => d,
+            Err(end) => {
+                let model = self.backend.model(heavy);
+                return Some(self.failed_step(end, &model, built.tokens, started));
+            }
+        };
         let decision = self.check_stuck(decision);
         self.act(decision, started).await.end
     }
@@ -275,17 +285,22 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
 
     /// A step whose model call failed or was canceled: recorded, then the end.
     fn failed_step(&mut self, end: End, model: &str, prompt_tokens: usize, started: Instant) -> End {
-        let (kind, meta) = if end.status == RunStatus::Canceled {
+        let (kind, mut meta) = if end.status == RunStatus::Canceled {
             (ActionKind::Finish, json!({"canceled": true, "decision_summary": CANCELED}))
         } else {
             (ActionKind::Error, json!({"error": end.error, "decision_summary": cut(&end.final_text, 200)}))
         };
+        let answers = std::mem::take(&mut self.answers);
+        if !answers.is_empty() {
+            meta["answers"] = json!(answers);
+        }
         let record = StepRecord {
             step: self.step,
             action: kind.as_str().into(),
             final_text: end.final_text.clone(),
             model: model.into(),
             duration_ms: started.elapsed().as_millis() as u64,
+            answers,
             ..StepRecord::default()
         };
         self.telemetry.event(
@@ -321,6 +336,10 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         if !a.reasoning.is_empty() {
             metadata["reasoning"] = json!(cut(&a.reasoning, 500));
         }
+        let answers = std::mem::take(&mut self.answers);
+        if !answers.is_empty() {
+            metadata["answers"] = json!(answers);
+        }
         self.telemetry.event(
             "reasoning_step",
             json!({"step": self.step, "model": d.model, "prompt_tokens": d.prompt_tokens,
@@ -333,6 +352,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             tool_name: a.tool_name.clone(),
             reasoning: a.reasoning.clone(),
             model: d.model.clone(),
+            answers,
             ..StepRecord::default()
         };
         let mut acted = Acted { end: None, tool_output: None, tool_ok: false };
@@ -373,7 +393,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 acted.end = Some(End {
                     status: RunStatus::Ok,
                     final_text: a.final_text.clone(),
-                    stop_reason: if d.stuck { "stuck" } else { "finish" },
+                    stop_reason: "finish",
                     error: None,
                 });
             }
@@ -389,7 +409,11 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 if !a.tool_name.is_empty() {
                     details = json!({"tool": a.tool_name});
                 }
-                acted.end = Some(End::error(code, message, details));
+                let mut end = End::error(code, message, details);
+                if d.stuck {
+                    end.stop_reason = "stuck";
+                }
+                acted.end = Some(end);
             }
         }
         record.duration_ms = started.elapsed().as_millis() as u64;

@@ -9,7 +9,7 @@ use crate::agent::Tools;
 use crate::agent::backend::retry::{self, Failure};
 use crate::agent::backend::{Backend, ChatRequest, Message, Reply};
 use crate::agent::run::action::{Action, ActionKind};
-use crate::agent::run::memory::cut;
+use crate::agent::run::memory::{ANSWER_CHARS, ModelAnswer, cut};
 use crate::agent::run::prompt::{Prompt, estimate_tokens};
 use serde_json::{Value, json};
 
@@ -25,7 +25,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         heavy: bool,
     ) -> Result<Decision, End> {
         let mut retries = 0;
-        let first = self.ask(request, &mut retries).await?;
+        let first = self.ask(request, &mut retries, "action").await?;
         let mut prompt_tokens = first.prompt_tokens.unwrap_or(built.tokens as u64);
         let mut output_tokens = first.output_tokens.unwrap_or(estimate_tokens(&first.text) as u64);
         let mut metadata = json!({
@@ -57,7 +57,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 let mut again = request.clone();
                 again.messages.push(Message::assistant(echoed));
                 again.messages.push(Message::user(correction));
-                let second = self.ask(&again, &mut retries).await?;
+                let second = self.ask(&again, &mut retries, "correction").await?;
                 prompt_tokens += second.prompt_tokens.unwrap_or(again_tokens as u64);
                 output_tokens += second.output_tokens.unwrap_or(estimate_tokens(&second.text) as u64);
                 match action::parse(&second.text) {
@@ -104,8 +104,46 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         })
     }
 
-    /// Asks the backend, with retries; an `End` on cancel or failure.
-    pub(super) async fn ask(&mut self, request: &ChatRequest, retries: &mut u32) -> Result<Reply, End> {
+    /// Asks the backend, with retries; an `End` on cancel or failure. The
+    /// answer (or the failure) is recorded for the step's trace as `purpose`.
+    pub(super) async fn ask(
+        &mut self,
+        request: &ChatRequest,
+        retries: &mut u32,
+        purpose: &str,
+    ) -> Result<Reply, End> {
+        let started = std::time::Instant::now();
+        let result = self.ask_once(request, retries).await;
+        let schema = request.schema.to_string();
+        let mut answer = ModelAnswer {
+            purpose: purpose.into(),
+            schema_hash: crate::runtime::workflow::sha256_hex(schema.as_bytes()),
+            schema_bytes: schema.len(),
+            duration_ms: started.elapsed().as_millis() as u64,
+            response_format: "none".into(),
+            ..ModelAnswer::default()
+        };
+        if let Ok(reply) = &result {
+            answer.raw = cut(&reply.text, ANSWER_CHARS);
+            answer.response_format = reply.structured.unwrap_or("none").into();
+            answer.prompt_tokens = reply.prompt_tokens;
+            answer.output_tokens = reply.output_tokens;
+            answer.cut_off = reply.cut_off;
+            self.telemetry.log(&format!(
+                "step {}: {purpose} answer via {} in {} ms ({} → {} tokens): {}",
+                self.step,
+                answer.response_format,
+                answer.duration_ms,
+                answer.prompt_tokens.map_or("?".into(), |n| n.to_string()),
+                answer.output_tokens.map_or("?".into(), |n| n.to_string()),
+                cut(&reply.text, 300)
+            ));
+        }
+        self.answers.push(answer);
+        result
+    }
+
+    async fn ask_once(&mut self, request: &ChatRequest, retries: &mut u32) -> Result<Reply, End> {
         let (step, max) = (self.step, self.backend.retries());
         let telemetry = &mut self.telemetry;
         let result = retry::complete(self.backend, request, self.options.backoff, self.cancel, |note| {
@@ -188,6 +226,63 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         d
     }
 
+    /// A tool call identical to the one of the step before gets one narrowed
+    /// re-ask in the same step (a second constrained call): after a call
+    /// that worked, only finish or error are allowed (its output is in the
+    /// prompt already); after one that failed, the other tools too. An
+    /// answer outside that (a server that ignores the schema) keeps the
+    /// repeat, which stuck detection then counts. A prose answer is the
+    /// final answer when only a final answer was allowed.
+    pub(super) async fn steer_repeat(
+        &mut self,
+        mut d: Decision,
+        offered: &[ToolInfo],
+        request: &ChatRequest,
+    ) -> Result<Decision, End> {
+        let repeat = d.action.action == ActionKind::Tool
+            && d.refused.is_none()
+            && d.error_code.is_none()
+            && self.fingerprints.last() == Some(&d.action.fingerprint());
+        if !repeat {
+            return Ok(d);
+        }
+        let tool = d.action.tool_name.clone();
+        let last_ok = self.transcript.last().and_then(|r| r.ok) == Some(true);
+        let others: Vec<ToolInfo> =
+            if last_ok { Vec::new() } else { offered.iter().filter(|t| t.name != tool).cloned().collect() };
+        let mut again = request.clone();
+        again.schema = action::narrowed_schema(&others);
+        again.messages.push(Message::assistant(serde_json::to_string(&d.action).unwrap_or_default()));
+        again.messages.push(Message::user(action::repeat_note(&tool, last_ok)));
+        let mut retries = 0;
+        let reply = self.ask(&again, &mut retries, "narrowed").await?;
+        d.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
+        d.output_tokens += reply.output_tokens.unwrap_or(estimate_tokens(&reply.text) as u64);
+        let allowed = |a: &Action| match a.action {
+            ActionKind::Finish | ActionKind::Error => true,
+            ActionKind::Tool => others.iter().any(|t| t.name == a.tool_name),
+            ActionKind::Reason => false,
+        };
+        let steered = match action::parse(&reply.text) {
+            Ok(a) if allowed(&a) => Some(a),
+            Ok(_) => None,
+            Err(_) if last_ok => action::prose_final(&reply.text).map(|text| Action::finish(text, "")),
+            Err(_) => None,
+        };
+        d.metadata["narrowed"] = json!({"repeat_of": tool, "last_ok": last_ok,
+            "outcome": steered.as_ref().map_or("ignored", |a| a.action.as_str())});
+        self.telemetry.log(&format!(
+            "step {}: the same call of {tool} as the step before; asked again with {} → {}",
+            self.step,
+            if last_ok { "finish or error only" } else { "the other tools, finish or error" },
+            steered.as_ref().map_or("ignored (the repeat stands)", |a| a.action.as_str())
+        ));
+        if let Some(a) = steered {
+            d.action = a;
+        }
+        Ok(d)
+    }
+
     /// The same action `stuck_repeats` times in a row ends the run.
     pub(super) fn check_stuck(&mut self, mut d: Decision) -> Decision {
         let n = self.options.stuck_repeats;
@@ -208,8 +303,11 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             let text = format!(
                 "Stopped: the model repeated the same action {n} times in a row ({what}); it is stuck."
             );
-            d.metadata["stuck"] = json!({"repeats": n, "repeated": d.action.fingerprint()});
-            d.action = Action::finish(text, d.action.reasoning.clone());
+            let stuck = json!({"repeats": n, "repeated": d.action.fingerprint()});
+            d.metadata["stuck"] = stuck.clone();
+            d.error_details = stuck;
+            d.error_code = Some("STUCK");
+            d.action = Action { reasoning: d.action.reasoning.clone(), ..Action::error(text) };
             d.stuck = true;
         }
         d
