@@ -70,6 +70,7 @@ pub use compile::Plan;
 pub use diagnostic::{Code, Diagnostic, Severity};
 pub use report::Format;
 pub use runtime::{Engine, EngineError, ErrorCode};
+pub use source::Limits;
 
 // The API: the re-exports above, the engine (`runtime`: `Engine`,
 // `Project`, the tools' argument and reply types, `EngineConfig`), and the
@@ -88,6 +89,8 @@ pub(crate) mod compile;
 pub mod agent;
 #[doc(hidden)]
 pub mod check;
+#[doc(hidden)]
+pub mod config;
 #[doc(hidden)]
 pub mod fsx;
 #[doc(hidden)]
@@ -111,43 +114,3 @@ pub mod state;
 pub mod syntax;
 #[doc(hidden)]
 pub mod workspace;
-
-/// Safety limits applied while reading a workflow file.
-#[derive(Clone, Debug)]
-pub struct Limits {
-    /// Files larger than this many bytes are refused (default 8 MiB).
-    pub max_file_bytes: usize,
-    /// Maximum nesting depth of YAML collections (default 128).
-    pub max_depth: usize,
-    /// Maximum number of nodes produced by alias expansion in one file
-    /// (default 100,000): a "billion laughs" file stops here.
-    pub max_alias_nodes: usize,
-    /// Maximum number of scalar bytes produced by alias expansion in one file
-    /// (default 64 MiB, 8× the default file cap, independent of
-    /// `max_file_bytes`): each alias costs the decoded length of every scalar
-    /// it repeats, so a few aliases of a large string stop here even though
-    /// they are few nodes.
-    pub max_alias_bytes: usize,
-}
-
-impl Limits {
-    /// The largest file that can be read at all, whatever `max_file_bytes`
-    /// says: spans are `u32` byte offsets.
-    pub const MAX_SPANNED_BYTES: usize = u32::MAX as usize - 1;
-
-    /// The effective size cap: `max_file_bytes`, at most [`Limits::MAX_SPANNED_BYTES`].
-    pub fn file_cap(&self) -> usize {
-        self.max_file_bytes.min(Limits::MAX_SPANNED_BYTES)
-    }
-}
-
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
-            max_file_bytes: 8 * 1024 * 1024,
-            max_depth: 128,
-            max_alias_nodes: 100_000,
-            max_alias_bytes: 64 * 1024 * 1024,
-        }
-    }
-}

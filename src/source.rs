@@ -4,7 +4,7 @@ use std::fmt;
 
 /// A half-open byte range `[start, end)` into a [`SourceFile`]'s text.
 ///
-/// Offsets are `u32`: files are capped well below 4 GiB (see [`crate::Limits`]).
+/// Offsets are `u32`: files are capped well below 4 GiB (see [`Limits`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Span {
     pub start: u32,
@@ -242,6 +242,49 @@ mod tests {
             }
             proptest::prop_assert_eq!(f.line_col(text.len()), LineCol { line, column });
             proptest::prop_assert_eq!(f.line_count(), line);
+        }
+    }
+}
+
+/// Safety limits applied while reading a workflow file: its size (enforced
+/// by the reader, [`crate::workspace::read_source`]) and what parsing it may
+/// build (depth and alias expansion, enforced by `syntax::yaml`). Here, under
+/// both, because the size cap is bounded by what a [`Span`] can address.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Files larger than this many bytes are refused (default 8 MiB).
+    pub max_file_bytes: usize,
+    /// Maximum nesting depth of YAML collections (default 128).
+    pub max_depth: usize,
+    /// Maximum number of nodes produced by alias expansion in one file
+    /// (default 100,000): a "billion laughs" file stops here.
+    pub max_alias_nodes: usize,
+    /// Maximum number of scalar bytes produced by alias expansion in one file
+    /// (default 64 MiB, 8× the default file cap, independent of
+    /// `max_file_bytes`): each alias costs the decoded length of every scalar
+    /// it repeats, so a few aliases of a large string stop here even though
+    /// they are few nodes.
+    pub max_alias_bytes: usize,
+}
+
+impl Limits {
+    /// The largest file that can be read at all, whatever `max_file_bytes`
+    /// says: spans are `u32` byte offsets.
+    pub const MAX_SPANNED_BYTES: usize = u32::MAX as usize - 1;
+
+    /// The effective size cap: `max_file_bytes`, at most [`Limits::MAX_SPANNED_BYTES`].
+    pub fn file_cap(&self) -> usize {
+        self.max_file_bytes.min(Limits::MAX_SPANNED_BYTES)
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_file_bytes: 8 * 1024 * 1024,
+            max_depth: 128,
+            max_alias_nodes: 100_000,
+            max_alias_bytes: 64 * 1024 * 1024,
         }
     }
 }

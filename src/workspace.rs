@@ -1,10 +1,10 @@
 //! The I/O edge of checking: finding workflow files, reading them safely,
 //! loading the schema directory. Everything below this works on text.
 
-use crate::Limits;
 use crate::check::suppress::CheckSettings;
 use crate::check::{self, Config, ToolManifest};
 use crate::diagnostic::{Code, Diagnostic};
+pub use crate::source::Limits;
 use crate::source::{SourceFile, Span};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -81,7 +81,7 @@ fn dir_identity(meta: &fs::Metadata, path: &Path) -> (u64, u64, PathBuf) {
     #[cfg(not(unix))]
     {
         let _ = meta;
-        (0, 0, fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
+        (0, 0, crate::fsx::canonical(path).unwrap_or_else(|_| path.to_path_buf()))
     }
 }
 
@@ -232,9 +232,10 @@ pub fn load_schemas(dir: &Path) -> BTreeMap<String, Result<Value, String>> {
         let Some(name) = p.file_stem().and_then(|s| s.to_str()) else { continue };
         // Inside the project (the schema directory's parent), a regular file, capped.
         let project = dir.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let value = crate::fsx::confine(project, &p)
-            .and_then(|_| crate::fsx::read_capped(&p, MAX_SCHEMA_BYTES))
-            .map_err(|e| format!("cannot read {}: {}", p.display(), describe(&e)))
+        let value = crate::fsx::confine_file(project, p.strip_prefix(project).unwrap_or(&p))
+            .map_err(|e| e.reason())
+            .and_then(|real| crate::fsx::read_capped(&real, MAX_SCHEMA_BYTES).map_err(|e| describe(&e)))
+            .map_err(|why| format!("cannot read {}: {why}", p.display()))
             .and_then(|bytes| {
                 serde_json::from_slice(&bytes).map_err(|e| format!("{} is not valid JSON: {e}", p.display()))
             })
@@ -285,7 +286,7 @@ pub fn ignored_in(settings: &CheckSettings, path: &Path, root: &Path) -> Vec<Cod
 /// ignores: compared canonically when both exist (symlinks, `..`), else as
 /// given (an editor's unsaved file).
 fn relative_to_root(path: &Path, root: &Path) -> String {
-    let rel = match (fs::canonicalize(path), fs::canonicalize(root)) {
+    let rel = match (crate::fsx::canonical(path), crate::fsx::canonical(root)) {
         (Ok(file), Ok(root)) => file.strip_prefix(&root).map(Path::to_path_buf).unwrap_or(file),
         _ => path.strip_prefix(root).unwrap_or(path).to_path_buf(),
     };

@@ -94,7 +94,7 @@ impl ToolManifest {
             Ok(v) => v,
             Err(_) => {
                 let src = SourceFile::new("manifest", text);
-                let parsed = crate::syntax::yaml::parse(&src, &crate::Limits::default());
+                let parsed = crate::syntax::yaml::parse(&src, &crate::source::Limits::default());
                 if let Some(d) = parsed.diagnostics.first() {
                     let at = src.line_col(d.span.start as usize);
                     return Err(format!("line {}:{}: {}", at.line, at.column, d.message));

@@ -23,9 +23,9 @@ mod unknown_tool;
 mod unresolved_var;
 mod unused_capture;
 
-use crate::Limits;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{self, SchemaRef, Type, Workflow};
+use crate::source::Limits;
 use crate::source::{SourceFile, Span};
 use crate::syntax::scalar::ScalarMap;
 use crate::syntax::yaml;

@@ -126,15 +126,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Err(m) => return fail(m),
     };
     // Every command stops on a broken savant-think.toml, `check` too.
-    let settings = match savant_think::runtime::EngineConfig::load(&root) {
+    let settings = match savant_think::config::EngineConfig::load(&root) {
         Ok(c) => c.check,
-        Err(e) => {
-            return fail(format!(
-                "{}: {}",
-                e.code,
-                e.details["message"].as_str().unwrap_or("invalid savant-think.toml")
-            ));
-        }
+        Err(e) => return fail(format!("INVALID_CONFIG: {}", e.message)),
     };
     if let Some(problem) = settings.unknown_codes().first() {
         return fail(format!("INVALID_CONFIG: {}/savant-think.toml: {problem}", root.display()));
@@ -175,7 +169,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         );
         // A workflow named directly and also found under workflows/ is checked once.
         let mut seen = std::collections::HashSet::new();
-        files.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
+        files.retain(|f| seen.insert(savant_think::fsx::canonical(f).unwrap_or_else(|_| f.clone())));
         for f in &files {
             match workspace::check_file(f, &config) {
                 Ok(r) => checked.push(r),

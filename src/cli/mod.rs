@@ -6,6 +6,7 @@ pub mod check;
 pub mod env;
 #[cfg(feature = "agent")]
 pub mod exec;
+pub mod init;
 #[cfg(feature = "mcp")]
 pub mod logging;
 pub mod migrate;

@@ -23,7 +23,7 @@ fn the_expression_budget_grows_with_the_file() {
         .collect();
     let over = |text: &str| {
         let src = SourceFile::new("big.yaml", text);
-        let root = crate::syntax::yaml::parse(&src, &crate::Limits::default()).root.unwrap();
+        let root = crate::syntax::yaml::parse(&src, &crate::source::Limits::default()).root.unwrap();
         let (_, diags) = lower(&src, root, "big");
         diags.iter().any(|d| d.message.contains("expressions total over"))
     };

@@ -20,7 +20,7 @@ pub struct Analysis {
     /// The YAML tree (for keys), parsed on first use: publishing
     /// diagnostics never pays for a second parse.
     root: std::cell::OnceCell<Option<Node>>,
-    limits: crate::Limits,
+    limits: crate::source::Limits,
     /// The lowered workflow, when the text is a YAML document.
     pub wf: Option<Workflow>,
     /// Exactly what `savant-think check` reports for the same text.
@@ -70,7 +70,7 @@ impl Project {
     fn load(root: &Path) -> Project {
         // A broken savant-think.toml: `check` stops on it; the editor still
         // checks with the defaults (the file itself is not a workflow).
-        let settings = crate::runtime::EngineConfig::load(root).map(|c| c.check).unwrap_or_default();
+        let settings = crate::config::EngineConfig::load(root).map(|c| c.check).unwrap_or_default();
         let tools = settings.tools_path(root);
         let config = Config {
             schemas: crate::workspace::load_schemas(&root.join("schemas")),
@@ -110,7 +110,7 @@ impl Projects {
         let root = crate::workspace::root_from(None, self.savant_path.as_deref(), Some(dir))
             .map(|r| r.path)
             .unwrap_or_else(|_| dir.into());
-        let root = std::fs::canonicalize(&root).unwrap_or(root);
+        let root = crate::fsx::canonical(&root).unwrap_or(root);
         if self.projects.get(&root).is_some_and(Project::stale) {
             self.projects.remove(&root);
         }

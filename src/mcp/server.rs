@@ -86,7 +86,7 @@ fn did_not_complete(why: &dyn std::fmt::Display) -> EngineError {
 
 impl SavantServer {
     pub fn new(engine: Engine) -> SavantServer {
-        let root = std::fs::canonicalize(engine.root()).unwrap_or_else(|_| engine.root().to_path_buf());
+        let root = crate::fsx::canonical(engine.root()).unwrap_or_else(|_| engine.root().to_path_buf());
         let (hub, session) = (Arc::new(Hub::default()), Session::new());
         hub.join(&session);
         SavantServer { engine: Arc::new(engine), root: Arc::new(root), hub, session, inline: false }
@@ -150,13 +150,8 @@ impl SavantServer {
     pub async fn call(&self, name: &str, args: Value) -> CallToolResult {
         let started = std::time::Instant::now();
         let Some(spec) = catalog::find(name).filter(|t| t.mcp) else {
-            let names: Vec<&str> = catalog::tools().map(|t| t.name).collect();
-            let help = crate::diagnostic::suggest(name, names.iter().copied());
             tracing::info!(tool = name, "unknown tool");
-            return error_result(&EngineError::new(
-                ErrorCode::UnknownTool,
-                json!({"tool": name, "message": format!("no tool `{name}`"), "help": help, "tools": names}),
-            ));
+            return error_result(&EngineError::unknown_tool(name, catalog::tools().map(|t| t.name)));
         };
         let tool = spec.name;
         // What `changed` needs, instead of a copy of the whole arguments.
@@ -329,16 +324,17 @@ impl SavantServer {
 }
 
 /// A workflow given as a path (not an id) must be inside the project root:
-/// over MCP, a client names workflows, it does not read arbitrary files.
+/// over MCP, a client names workflows, it does not read arbitrary files. A
+/// relative path is taken from the root, not the server's working directory.
 fn check_workflow_arg(root: &Path, args: &Value) -> Result<(), EngineError> {
     let Some(w) = args.get("workflow").and_then(Value::as_str) else { return Ok(()) };
     let looks_like_path = w.ends_with(".yaml") || w.ends_with(".yml") || w.contains('/') || w.contains('\\');
-    if !looks_like_path || !Path::new(w).is_file() {
+    if !looks_like_path || !(root.join(w).is_file() || Path::new(w).is_file()) {
         return Ok(());
     }
-    match std::fs::canonicalize(w) {
-        Ok(p) if p.starts_with(root) => Ok(()),
-        _ => Err(EngineError::new(
+    match crate::fsx::confine_file(root, Path::new(w)) {
+        Ok(_) => Ok(()),
+        Err(_) => Err(EngineError::new(
             ErrorCode::InvalidInput,
             json!({"workflow": w, "message": "a workflow path must be inside the project root; give a workflow id from think_workflows_list"}),
         )),

@@ -243,7 +243,7 @@ mod tests {
 
     fn round_trip(doc: &Yaml) -> String {
         let text = emit(doc);
-        let parsed = yaml::parse(&SourceFile::new("t.yaml", text.clone()), &crate::Limits::default());
+        let parsed = yaml::parse(&SourceFile::new("t.yaml", text.clone()), &crate::source::Limits::default());
         assert!(parsed.diagnostics.is_empty(), "{text}\n{:?}", parsed.diagnostics);
         let root = parsed.root.expect("a document");
         assert_eq!(Yaml::from_node(&root).to_json(), doc.to_json(), "{text}");

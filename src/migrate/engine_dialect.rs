@@ -9,7 +9,7 @@
 
 use super::Cx;
 use super::placeholder::{Scope, StepRef};
-use super::think::{StepInfo, template};
+use super::step::{StepInfo, template};
 use super::value::{Yaml, key_text};
 use crate::ir::lower::is_identifier;
 use crate::syntax::node::Node;

@@ -2,7 +2,7 @@
 //! results in place (`--write`) or under another directory (`--out`).
 
 use super::{Migration, Outcome, migrate};
-use crate::Limits;
+use crate::source::Limits;
 use crate::workspace::{self, IoError};
 use std::collections::BTreeMap;
 use std::fs;
@@ -123,16 +123,12 @@ fn write_result(input: &Path, target: &Path, migration: &Migration) -> Result<()
     }
     match &migration.outcome {
         Outcome::Migrated { text, .. } => write_atomic(target, text.as_bytes()),
-        _ if same_file(input, target) => Ok(()),
+        _ if crate::fsx::same_file(input, target) => Ok(()),
         _ => {
             let bytes = fs::read(input).map_err(|e| format!("cannot read {}: {e}", input.display()))?;
             write_atomic(target, &bytes)
         }
     }
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b)
 }
 
 fn write_atomic(target: &Path, bytes: &[u8]) -> Result<(), String> {

@@ -18,12 +18,13 @@ pub mod params;
 pub mod placeholder;
 pub mod repair;
 pub mod report;
+pub mod step;
 pub mod think;
 pub mod value;
 pub mod when;
 
-use crate::Limits;
 use crate::diagnostic::{Code, Diagnostic};
+use crate::source::Limits;
 use crate::source::{SourceFile, Span};
 use crate::syntax::node::Node;
 use crate::syntax::yaml;

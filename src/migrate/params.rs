@@ -4,7 +4,7 @@
 
 use super::Cx;
 use super::placeholder;
-use super::think::{scalar_text, template_scalars};
+use super::step::{scalar_text, template_scalars};
 use super::value::{Yaml, key_text};
 use crate::syntax::node::{Node, ScalarValue};
 

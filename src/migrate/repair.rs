@@ -11,8 +11,8 @@
 //! those lines changes the file's layout only. Anything else is left for
 //! the reader to report.
 
-use crate::Limits;
 use crate::diagnostic::{Code, Diagnostic};
+use crate::source::Limits;
 use crate::source::SourceFile;
 use crate::syntax::yaml;
 

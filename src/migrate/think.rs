@@ -7,23 +7,15 @@
 //! (`name`, `tool`, `agent`, `with`) where a step mixes them in.
 
 use super::params::Params;
-use super::placeholder::{self, Scope, StepRef};
+use super::placeholder::{Scope, StepRef};
+use super::step::StepInfo;
+use super::step::{scalar_text, template, template_scalars};
 use super::value::{Yaml, key_text};
 use super::{Cx, Dialect, engine_dialect, when};
 use crate::syntax::ast::references;
 use crate::syntax::expr::parse_expr;
 use crate::syntax::node::{Node, NodeKind, ScalarValue};
 use crate::syntax::template::parse_template;
-
-/// What the graph and the resolver need to know about a step, read before
-/// anything is rewritten.
-#[derive(Debug, Default)]
-pub struct StepInfo {
-    pub id: Option<String>,
-    pub capture: Option<String>,
-    pub deps: Vec<String>,
-    pub loop_var: Option<String>,
-}
 
 /// Migrates a workflow mapping (`root` has a `steps` list).
 pub fn migrate_workflow(cx: &mut Cx, root: &Node, dialect: Dialect) -> Yaml {
@@ -85,11 +77,6 @@ pub fn migrate_workflow(cx: &mut Cx, root: &Node, dialect: Dialect) -> Yaml {
 
 pub(super) fn str_seq(items: &[String]) -> Yaml {
     Yaml::Seq(items.iter().map(|s| Yaml::Str(s.clone())).collect())
-}
-
-/// A scalar's text, whatever its type (`1` → "1").
-pub(super) fn scalar_text(node: &Node) -> Option<String> {
-    node.as_scalar().filter(|_| !node.is_null()).map(|s| s.value.clone())
 }
 
 fn think_info(step: &Node) -> StepInfo {
@@ -154,20 +141,6 @@ fn build_scope(infos: &[StepInfo], steps: &[Node], params: &Params) -> Scope {
         }
     }
     scope
-}
-
-/// Rewrites `{{…}}` in every string of a template value.
-pub fn template(cx: &mut Cx, scope: &mut Scope, step: &StepRef, node: &Node) -> Yaml {
-    match &node.kind {
-        NodeKind::Scalar(_) => match node.as_str() {
-            Some(s) => Yaml::Str(placeholder::rewrite(cx, scope, step, node, s)),
-            None => Yaml::from_node(node),
-        },
-        NodeKind::Seq(items) => Yaml::Seq(items.iter().map(|i| template(cx, scope, step, i)).collect()),
-        NodeKind::Map(entries) => Yaml::Map(
-            entries.iter().map(|e| (key_text(&e.key), template(cx, scope, step, &e.value))).collect(),
-        ),
-    }
 }
 
 fn think_step(cx: &mut Cx, scope: &mut Scope, info: &StepInfo, index: usize, step: &Node) -> Yaml {
@@ -254,24 +227,5 @@ fn deps(cx: &mut Cx, node: &Node, label: &str) -> Yaml {
             Yaml::Seq(items.iter().map(|d| stringified(cx, d, &format!("step `{label}` deps"))).collect())
         }
         _ => Yaml::from_node(node),
-    }
-}
-
-/// Every scalar of a step's templates (`input_template`, `rationale`, `with`).
-pub(super) fn template_scalars(step: &Node) -> Vec<&Node> {
-    let mut out = Vec::new();
-    for key in ["input_template", "rationale", "with"] {
-        if let Some(n) = step.get(key) {
-            collect_nodes(n, &mut out);
-        }
-    }
-    out
-}
-
-fn collect_nodes<'n>(node: &'n Node, out: &mut Vec<&'n Node>) {
-    match &node.kind {
-        NodeKind::Scalar(_) => out.push(node),
-        NodeKind::Seq(items) => items.iter().for_each(|i| collect_nodes(i, out)),
-        NodeKind::Map(entries) => entries.iter().for_each(|e| collect_nodes(&e.value, out)),
     }
 }

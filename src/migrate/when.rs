@@ -94,7 +94,8 @@ mod tests {
     use crate::syntax::{expr::parse_expr, yaml};
 
     fn tr(text: &str) -> Result<String, String> {
-        let root = yaml::parse(&SourceFile::new("t.yaml", text), &crate::Limits::default()).root.unwrap();
+        let root =
+            yaml::parse(&SourceFile::new("t.yaml", text), &crate::source::Limits::default()).root.unwrap();
         translate(&root).map(|t| {
             parse_expr(&t.expr).unwrap_or_else(|e| panic!("{} does not parse: {e:?}", t.expr));
             t.expr

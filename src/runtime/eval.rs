@@ -44,7 +44,8 @@ use std::collections::{HashMap, VecDeque};
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use crate::runtime::render::{stringify, to_json_string};
+use crate::runtime::text::number;
+use crate::runtime::text::{stringify, to_json_string};
 use crate::syntax::ast::{BinOp, Expr, ExprKind, UnaryOp};
 
 /// Expressions nested deeper than this evaluate to `null` (the parser already
@@ -119,20 +120,6 @@ pub fn eval(expr: &Expr, scope: &dyn Scope) -> Value {
 /// Like [`eval`], but borrows from the scope where it can (paths).
 pub fn eval_cow<'s>(expr: &Expr, scope: &'s dyn Scope) -> Cow<'s, Value> {
     Evaluator { scope }.eval(expr, 0)
-}
-
-/// A number as a JSON value: integral values in `i64` range become integers;
-/// NaN and infinities become `null`.
-pub fn number(f: f64) -> Value {
-    if !f.is_finite() {
-        return Value::Null;
-    }
-    // ±2^63 are exactly representable; `i64::MAX as f64` rounds up to 2^63.
-    const I64_RANGE: std::ops::Range<f64> = -9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0;
-    if f.fract() == 0.0 && I64_RANGE.contains(&f) {
-        return Value::from(f as i64);
-    }
-    serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
 }
 
 /// Deep JSON equality with numbers compared as `f64` and key order ignored.

@@ -10,9 +10,12 @@ pub mod eval;
 pub mod payload;
 pub mod project;
 pub mod prompts;
+pub mod record;
 pub mod render;
 pub mod reply;
 pub mod run;
+mod run_errors;
+pub mod text;
 pub mod tools;
 pub mod workflow;
 

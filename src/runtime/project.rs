@@ -10,7 +10,6 @@
 //! once a second), and then every compiled workflow and schema validator
 //! is dropped: they were made with the old schemas.
 
-use crate::Limits;
 use crate::check::Config;
 use crate::diagnostic::Diagnostic;
 use crate::fsx::FileIdentity;
@@ -18,6 +17,7 @@ use crate::runtime::prompts::{self, Registry};
 use crate::runtime::reply::{DriverPrompt, PromptList};
 use crate::runtime::workflow::{self, CompiledWorkflow};
 use crate::runtime::{EngineError, ErrorCode};
+use crate::source::Limits;
 use crate::source::SourceFile;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -193,8 +193,16 @@ impl Project {
         let as_path = Path::new(workflow);
         let looks_like_path =
             workflow.ends_with(".yaml") || workflow.ends_with(".yml") || workflow.contains('/');
-        if looks_like_path && as_path.is_file() {
-            return confined(root, workflow, as_path);
+        if looks_like_path {
+            // From the root first (an MCP client's paths are the project's),
+            // then from the working directory (a shell user's).
+            let from_root = (as_path.is_relative()).then(|| root.join(as_path));
+            if let Some(p) = from_root.filter(|p| p.is_file()) {
+                return confined(root, workflow, &p);
+            }
+            if as_path.is_file() {
+                return confined(root, workflow, as_path);
+            }
         }
         if crate::workspace::valid_workflow_id(workflow) {
             for ext in ["yaml", "yml"] {
@@ -344,8 +352,7 @@ impl Project {
     /// found again by id alone).
     pub fn is_by_id(&self, cw: &CompiledWorkflow) -> bool {
         let by_id = self.resolve(&cw.wf.id).ok();
-        let same = |a: &Path, b: &Path| matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b);
-        by_id.is_some_and(|p| same(&p, &cw.path))
+        by_id.is_some_and(|p| crate::fsx::same_file(&p, &cw.path))
     }
 
     // ---- schemas ----------------------------------------------------------
@@ -414,10 +421,11 @@ fn compile_schema(key: &str, schema: &Value) -> Result<jsonschema::Validator, En
 /// (the engine serves workflows to MCP clients: `/etc/passwd` or a symlink
 /// out of the root is refused).
 fn confined(root: &Path, workflow: &str, path: &Path) -> Result<PathBuf, EngineError> {
-    crate::fsx::confine(root, path).map(|_| path.to_path_buf()).map_err(|e| {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    crate::fsx::confine_file(root, &absolute).map(|_| path.to_path_buf()).map_err(|e| {
         EngineError::new(
             ErrorCode::UnknownWorkflow,
-            json!({"workflow": workflow, "message": format!("{workflow}: {e}"),
+            json!({"workflow": workflow, "message": format!("{workflow}: {}", e.reason()),
                    "help": "workflow files must be inside the project root; pass --root to use another project"}),
         )
     })

@@ -14,7 +14,7 @@ use crate::runtime::reply::{PromptList, PromptVersion};
 use crate::runtime::workflow::sha256_hex;
 use crate::source::SourceFile;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The bundled registry and its files, as shipped in `prompts/`.
 const BUNDLED_REGISTRY: &str = include_str!("../../prompts/prompts.yml");
@@ -96,7 +96,7 @@ impl Registry {
 /// `(versions, latest)` of one `prompts.yml` text.
 fn parse_registry(path: &str, text: String) -> (Vec<(String, String)>, Option<String>) {
     let src = SourceFile::new(path, text);
-    let parsed = crate::syntax::yaml::parse(&src, &crate::Limits::default());
+    let parsed = crate::syntax::yaml::parse(&src, &crate::source::Limits::default());
     let root_node = parsed.root.map(|r| r.to_json()).unwrap_or(Value::Null);
     let versions = root_node.get("versions").and_then(Value::as_object).cloned().unwrap_or_default();
     let list = versions.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect();
@@ -125,22 +125,12 @@ fn read_project_file(root: &Path, name: &str) -> Result<Option<String>, EngineEr
             "a prompt file must be a relative path inside prompts/ (no `..`, no absolute path)",
         ));
     }
-    let resolved = match std::fs::canonicalize(&path) {
+    let resolved = match crate::fsx::confine_file(root, &Path::new("prompts").join(relative)) {
         Ok(p) => p,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io_error(&path, e)),
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(io_error(&path, e.reason())),
     };
-    let root_canon: PathBuf = std::fs::canonicalize(root).map_err(|e| io_error(root, e))?;
-    if !resolved.starts_with(&root_canon) {
-        return Err(io_error(
-            &path,
-            "it resolves outside the project root (symlinks may not leave the root)",
-        ));
-    }
     let meta = std::fs::metadata(&resolved).map_err(|e| io_error(&path, e))?;
-    if !meta.is_file() {
-        return Err(io_error(&path, "not a regular file"));
-    }
     if meta.len() > MAX_PROMPT_BYTES {
         return Err(io_error(&path, format!("larger than the {MAX_PROMPT_BYTES}-byte cap")));
     }

@@ -2,7 +2,7 @@
 //!
 //! - A string that is exactly one `<<expr>>` yields the expression's typed
 //!   value — an object, an array, a number, even `null`.
-//! - Mixed text stringifies each interpolation with [`stringify()`]: numbers
+//! - Mixed text stringifies each interpolation with [`stringify()`](crate::runtime::text::stringify): numbers
 //!   plainly (`2`, not `2.0`), booleans as `true`/`false`, strings raw, arrays
 //!   and objects as compact JSON.
 //! - A `null` inside mixed text is an error naming the expression — a prompt
@@ -19,7 +19,9 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::ir::{TemplateString, TemplateValue};
-use crate::runtime::eval::{Scope, eval, eval_cow, number};
+use crate::runtime::eval::{Scope, eval, eval_cow};
+use crate::runtime::text::number;
+use crate::runtime::text::write_text;
 use crate::syntax::ast::{BinOp, Expr, ExprKind, Segment};
 
 /// A template that cannot be rendered (`TEMPLATE_RENDER_ERROR`).
@@ -99,75 +101,11 @@ fn is_guarded(expr: &Expr) -> bool {
     matches!(expr.kind, ExprKind::Binary { op: BinOp::Coalesce, .. })
 }
 
-/// A value as text inside a string: numbers plainly (integral ones without
-/// `.0`), booleans `true`/`false`, strings raw, arrays and objects as compact
-/// JSON, `null` as `null`.
-pub fn stringify(v: &Value) -> String {
-    let mut out = String::new();
-    write_text(&mut out, v);
-    out
-}
-
-fn write_text(out: &mut String, v: &Value) {
-    match v {
-        Value::String(s) => out.push_str(s),
-        other => write_json(out, other),
-    }
-}
-
-/// Compact JSON in map order, numbers written as [`stringify()`] writes them.
-pub fn to_json_string(v: &Value) -> String {
-    let mut out = String::new();
-    write_json(&mut out, v);
-    out
-}
-
-fn write_json(out: &mut String, v: &Value) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => write_number(out, n),
-        Value::String(s) => out.push_str(&serde_json::to_string(s).unwrap_or_default()),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&serde_json::to_string(k).unwrap_or_default());
-                out.push(':');
-                write_json(out, item);
-            }
-            out.push('}');
-        }
-    }
-}
-
-fn write_number(out: &mut String, n: &serde_json::Number) {
-    match n.as_f64() {
-        // `2.0` → `2`; other floats keep serde_json's shortest form.
-        Some(f) if n.is_f64() => match number(f) {
-            Value::Number(m) if !m.is_f64() => out.push_str(&m.to_string()),
-            _ => out.push_str(&n.to_string()),
-        },
-        _ => out.push_str(&n.to_string()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ir::{ScalarLoc, Str};
+    use crate::runtime::text::{stringify, to_json_string};
     use crate::source::Span;
     use crate::syntax::expr::parse_expr;
     use crate::syntax::node::ScalarStyle;

@@ -31,7 +31,11 @@ fn corpus_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         return Some(dir);
     }
-    eprintln!("skipped: no corpus (set SAVANT_CORPUS or put it at {})", dir.display());
+    crate::support::skip::skip(
+        "the corpus tests",
+        &format!("no corpus (set SAVANT_CORPUS or put it at {})", dir.display()),
+        None,
+    );
     None
 }
 

@@ -32,7 +32,9 @@ mod environment;
 mod format_schema;
 #[cfg(unix)]
 mod hostile_fs;
+mod init;
 mod layering;
+mod layering_scan;
 mod lsp;
 mod mcp_http;
 mod mcp_stdio;
@@ -42,6 +44,7 @@ mod project;
 mod project_loader;
 mod replicas;
 mod runs;
+mod runs_over_time;
 mod state_crash;
 mod store_once;
 mod yaml_bad_input;

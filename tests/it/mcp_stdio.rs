@@ -178,8 +178,10 @@ fn python_sdk_drives_a_full_loop() {
         .is_ok_and(|s| s.success());
     if !has_sdk {
         assert!(!required, "MCP_PYTHON={python} is set but `{python} -c \"import mcp\"` fails");
-        eprintln!(
-            "note: skipping the Python MCP SDK test: `{python} -c \"import mcp\"` failed (set MCP_PYTHON to a venv with `pip install mcp`)"
+        crate::support::skip::skip(
+            "python_sdk_drives_a_full_loop",
+            &format!("`{python} -c \"import mcp\"` failed (set MCP_PYTHON to a venv with `pip install mcp`)"),
+            None,
         );
         return;
     }
@@ -427,14 +429,14 @@ async fn subscribed_runs_get_updates_and_new_runs_change_the_list() {
         let (err, _) = tool(
             &client,
             "think_plan",
-            json!({"workflow": "release_notes", "params": {"milestone": "v1"}, "run_id": "s1"}),
+            json!({"workflow": "release_notes", "params": {"milestone": "v1"}, "run_id": "s1", "if_exists": "replace"}),
         )
         .await;
         assert!(!err);
         let (err, _) = tool(
             &client,
             "think_plan",
-            json!({"workflow": "release_notes", "params": {"milestone": "v1"}, "run_id": "s2"}),
+            json!({"workflow": "release_notes", "params": {"milestone": "v1"}, "run_id": "s2", "if_exists": "replace"}),
         )
         .await;
         assert!(!err);

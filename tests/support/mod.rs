@@ -5,7 +5,8 @@
 //!   prompts, an engine on it, the binary run in it), removed on drop;
 //! - [`generate`]: generated workflows and their params;
 //! - [`drive`]: `next` arguments and driving a run from `plan` to done;
-//! - [`serve`]: `serve --http` as a child process.
+//! - [`serve`]: `serve --http` as a child process;
+//! - [`skip`]: a test skipping itself for a missing tool (a failure in CI).
 //!
 //! Each bench uses only part of this, so what one of them leaves unused is
 //! not dead code of the project (nor an unused re-export).
@@ -15,6 +16,7 @@ pub mod drive;
 pub mod generate;
 pub mod root;
 pub mod serve;
+pub mod skip;
 
 pub use drive::{drive_to_done, next_args, next_json};
 pub use root::{Root, copy_dir};

@@ -70,7 +70,7 @@ fn text(bytes: &[u8]) -> String {
 
 impl Local {
     pub fn new(root: PathBuf, config: LocalConfig, allow_exec: bool) -> Local {
-        let root = std::fs::canonicalize(&root).unwrap_or(root);
+        let root = crate::fsx::canonical(&root).unwrap_or(root);
         Local { root, config, allow_exec }
     }
 
@@ -133,27 +133,20 @@ impl Local {
         if path.components().any(|c| c == Component::ParentDir) {
             return Err(outside("`..` is not allowed in a path"));
         }
-        let full = self.root.join(path);
-        let real = match std::fs::canonicalize(&full) {
-            Ok(p) => p,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if path.is_absolute() && !path.starts_with(&self.root) {
-                    return Err(outside("the path is outside the project root"));
-                }
-                return Err((false, failure("NOT_FOUND", json!({"path": rel, "message": e.to_string()}))));
+        match crate::fsx::confine(&self.root, path) {
+            Ok(real) => Ok(real),
+            Err(crate::fsx::PathError::OutsideRoot { .. }) => {
+                Err(outside("the path is outside the project root"))
             }
-            Err(e) => {
-                return Err((false, failure("IO_ERROR", json!({"path": rel, "message": e.to_string()}))));
+            Err(crate::fsx::PathError::SymlinkOutsideRoot { .. }) => {
+                Err(outside("the path resolves (through a symlink) to a place outside the project root"))
             }
-        };
-        if !real.starts_with(&self.root) {
-            return Err(outside(if path.is_absolute() && !path.starts_with(&self.root) {
-                "the path is outside the project root"
-            } else {
-                "the path resolves (through a symlink) to a place outside the project root"
-            }));
+            Err(crate::fsx::PathError::Invalid { reason, .. }) => Err(invalid(format!("`path`: {reason}"))),
+            Err(e @ crate::fsx::PathError::NotFound { .. }) => {
+                Err((false, failure("NOT_FOUND", json!({"path": rel, "message": e.to_string()}))))
+            }
+            Err(e) => Err((false, failure("IO_ERROR", json!({"path": rel, "message": e.reason()})))),
         }
-        Ok(real)
     }
 
     /// `local_read {path}` → `{path, content, bytes, truncated}`.

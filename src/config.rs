@@ -1,0 +1,302 @@
+//! `savant-think.toml` at the root, the one loader of it: every key optional
+//! (docs/config.md). `check` reads its `[check]` section, the engine the rest
+//! (`[state]`, `[local]`, `[servers.*]`, the payload caps); both load it here,
+//! and every command stops on a broken file with the same [`ConfigError`].
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// `savant-think.toml`: the engine's settings (every key optional; docs/config.md).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EngineConfig {
+    /// A result larger than this (serialized JSON bytes) is truncated.
+    pub max_snapshot_bytes: usize,
+    /// Any string in a result longer than this many bytes is truncated.
+    pub max_string_bytes: usize,
+    /// `[state]`: durability and where run state lives.
+    pub state: StateConfig,
+    /// The built-in `local_read` / `local_exec` tools (`[local]`).
+    pub local: LocalConfig,
+    /// External MCP servers by name (`[servers.NAME]`).
+    pub servers: BTreeMap<String, ServerConfig>,
+    /// `[check]`: ignored codes, per-file ignores, deny-warnings.
+    pub check: crate::check::suppress::CheckSettings,
+}
+
+/// `[state]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StateConfig {
+    /// fsync state writes (default true); [`Overrides::state_fsync`]
+    /// (the binary's `SAVANT_STATE_FSYNC=0|1`) wins.
+    pub fsync: bool,
+    /// Where runs live: unset for the file store under `.savant/state/`, or
+    /// `postgres://…` (docs/deploy.md); [`Overrides::state_url`] (the
+    /// binary's `SAVANT_STATE_URL`) wins.
+    pub url: Option<String>,
+}
+
+/// Settings given outside `savant-think.toml` that win over it. The library
+/// reads no environment variable: the binary fills these from
+/// `SAVANT_STATE_FSYNC` and `SAVANT_STATE_URL` (docs/config.md) with
+/// [`Overrides::from_values`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// `state.fsync`.
+    pub state_fsync: Option<bool>,
+    /// `state.url`.
+    pub state_url: Option<String>,
+}
+
+impl Overrides {
+    /// From the two variables' values as read: fsync `0`/`false` or
+    /// `1`/`true` (anything else is no override), a URL unless blank.
+    pub fn from_values(state_fsync: Option<&str>, state_url: Option<&str>) -> Overrides {
+        Overrides {
+            state_fsync: state_fsync.and_then(crate::state::parse_fsync),
+            state_url: state_url.filter(|u| !u.trim().is_empty()).map(str::to_owned),
+        }
+    }
+
+    /// Applies the overrides to `config`.
+    pub fn apply(&self, config: &mut EngineConfig) {
+        if let Some(fsync) = self.state_fsync {
+            config.state.fsync = fsync;
+        }
+        if let Some(url) = &self.state_url {
+            config.state.url = Some(url.clone());
+        }
+    }
+}
+
+/// `[local]`: policy of the built-in `local_read` and `local_exec` tools.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LocalConfig {
+    /// `local_read` returns at most this many bytes of a file.
+    pub read_max_bytes: usize,
+    /// Programs `local_exec` may run without `--allow-exec` (run directly, no shell).
+    pub exec_allow: Vec<String>,
+    /// How long a `local_exec` command may run.
+    #[serde(with = "humantime_serde")]
+    pub exec_timeout: Duration,
+    /// `local_exec` keeps at most this many bytes of stdout and of stderr.
+    pub exec_output_max_bytes: usize,
+}
+
+impl Default for LocalConfig {
+    fn default() -> LocalConfig {
+        LocalConfig {
+            read_max_bytes: 1024 * 1024,
+            exec_allow: Vec::new(),
+            exec_timeout: Duration::from_secs(60),
+            exec_output_max_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// `[servers.NAME]`: an external MCP server, a stdio child process
+/// (`command`) or a Streamable HTTP endpoint (`url`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// A stdio server: the program to start.
+    pub command: Option<String>,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Environment given to it.
+    pub env: BTreeMap<String, String>,
+    /// The working directory of the child process (relative to the root).
+    pub cwd: Option<String>,
+    /// A Streamable HTTP server: its endpoint.
+    pub url: Option<String>,
+    /// Sent as `Authorization: Bearer TOKEN` to a `url` server.
+    pub token: Option<String>,
+    /// Read the token from this environment variable instead.
+    pub token_env: Option<String>,
+    /// How long one tool call may take (default 60s).
+    #[serde(with = "humantime_serde::option")]
+    pub timeout: Option<Duration>,
+    /// How long starting and initializing the server may take (default 30s).
+    #[serde(with = "humantime_serde::option")]
+    pub startup_timeout: Option<Duration>,
+}
+
+impl Default for StateConfig {
+    fn default() -> StateConfig {
+        StateConfig { fsync: true, url: None }
+    }
+}
+
+impl Default for EngineConfig {
+    fn default() -> EngineConfig {
+        EngineConfig {
+            max_snapshot_bytes: 50_000,
+            max_string_bytes: 5_000,
+            state: StateConfig::default(),
+            local: LocalConfig::default(),
+            servers: BTreeMap::new(),
+            check: Default::default(),
+        }
+    }
+}
+
+/// Why `savant-think.toml` could not be used (the engine's `INVALID_CONFIG`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The file.
+    pub path: PathBuf,
+    /// The `[servers.NAME]` at fault, when one is.
+    pub server: Option<String>,
+    /// What is wrong, for a person.
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// The largest `savant-think.toml` read, in bytes.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+impl EngineConfig {
+    /// [`EngineConfig::load`], then `overrides`.
+    pub fn load_with(root: &Path, overrides: &Overrides) -> Result<EngineConfig, ConfigError> {
+        let mut config = EngineConfig::load(root)?;
+        overrides.apply(&mut config);
+        Ok(config)
+    }
+
+    /// Reads `<root>/savant-think.toml` if present (the defaults if not).
+    pub fn load(root: &Path) -> Result<EngineConfig, ConfigError> {
+        let path = root.join("savant-think.toml");
+        let invalid = |message: String| ConfigError { path: path.clone(), server: None, message };
+        // A missing file is the defaults; one that cannot be read (a
+        // directory, a FIFO, no permission, over the cap) is an error, never
+        // silently the defaults.
+        let config = match crate::fsx::read_capped(&path, MAX_CONFIG_BYTES) {
+            Ok(bytes) => {
+                let text =
+                    String::from_utf8(bytes).map_err(|_| invalid("the file is not valid UTF-8".into()))?;
+                toml::from_str::<EngineConfig>(&text).map_err(|e| invalid(e.to_string()))?
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => EngineConfig::default(),
+            Err(e) => return Err(invalid(format!("cannot read it: {e}"))),
+        };
+        for (name, server) in &config.servers {
+            server.check(name).map_err(|message| ConfigError {
+                path: path.clone(),
+                server: Some(name.clone()),
+                message,
+            })?;
+        }
+        Ok(config)
+    }
+}
+
+impl ServerConfig {
+    /// A server needs exactly one of `command` and `url`, and a name that
+    /// can prefix its tools (`NAME.tool`, `NAME_tool`).
+    pub fn check(&self, name: &str) -> Result<(), String> {
+        let valid_name = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !valid_name {
+            return Err(format!(
+                "server name `{name}` must start with a letter and hold only letters, digits, `_` and `-`"
+            ));
+        }
+        match (&self.command, &self.url) {
+            (Some(_), Some(_)) => Err(format!("[servers.{name}] has both `command` and `url`; keep one")),
+            (None, None) => Err(format!(
+                "[servers.{name}] needs `command` (a stdio server) or `url` (a Streamable HTTP server)"
+            )),
+            (Some(_), None) if self.token.is_some() || self.token_env.is_some() => {
+                Err(format!("[servers.{name}]: `token` applies to `url` servers only"))
+            }
+            (None, Some(_)) if !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() => {
+                Err(format!("[servers.{name}]: `args`, `env` and `cwd` apply to `command` servers only"))
+            }
+            (None, Some(url)) if !(url.starts_with("http://") || url.starts_with("https://")) => {
+                Err(format!("[servers.{name}]: `url` must start with http:// or https://, got `{url}`"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn load(text: &str) -> Result<EngineConfig, ConfigError> {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("savant-config-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("savant-think.toml"), text).unwrap();
+        let out = EngineConfig::load(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        out
+    }
+
+    #[test]
+    fn servers_and_local_parse_with_durations() {
+        let c = load(
+            "[local]\nexec_allow = [\"make\"]\nexec_timeout = \"90s\"\n\
+             [servers.gitlab]\ncommand = \"gitlab-mcp\"\nargs = [\"--stdio\"]\nenv = { A = \"1\" }\ntimeout = \"500ms\"\n\
+             [servers.ci]\nurl = \"http://127.0.0.1:7331/mcp\"\ntoken_env = \"CI_TOKEN\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.local.exec_allow, ["make"]);
+        assert_eq!(c.local.exec_timeout, Duration::from_secs(90));
+        assert_eq!(c.local.read_max_bytes, 1024 * 1024);
+        let g = &c.servers["gitlab"];
+        assert_eq!(g.timeout, Some(Duration::from_millis(500)));
+        assert_eq!(g.env["A"], "1");
+        assert_eq!(c.servers["ci"].token_env.as_deref(), Some("CI_TOKEN"));
+    }
+
+    #[test]
+    fn bad_servers_are_invalid_config() {
+        for (text, needle) in [
+            ("[servers.x]\ncommand = \"a\"\ncomand = \"b\"\n", "unknown field `comand`"),
+            ("[servers.x]\n", "needs `command`"),
+            ("[servers.x]\ncommand = \"a\"\nurl = \"http://h/mcp\"\n", "both"),
+            ("[servers.x]\nurl = \"ftp://h\"\n", "http://"),
+            ("[servers.x]\nurl = \"http://h/mcp\"\nargs = [\"a\"]\n", "`command` servers only"),
+            ("[servers.x]\ncommand = \"a\"\ntoken = \"t\"\n", "`url` servers only"),
+            ("[servers.\"a.b\"]\ncommand = \"a\"\n", "must start with a letter"),
+            ("[servers.x]\ncommand = \"a\"\ntimeout = \"soon\"\n", "timeout"),
+            ("[local]\nexec_timeout = 5\n", "exec_timeout"),
+        ] {
+            let e = load(text).unwrap_err();
+            assert!(e.path.ends_with("savant-think.toml"), "{text}: {e}");
+            assert!(e.message.contains(needle), "{text}: {}", e.message);
+        }
+    }
+
+    #[test]
+    fn overrides_win_over_the_file() {
+        let mut c = load("[state]\nfsync = false\nurl = \"postgres://file/db\"\n").unwrap();
+        Overrides::from_values(Some("1"), Some("postgres://env/db")).apply(&mut c);
+        assert!(c.state.fsync);
+        assert_eq!(c.state.url.as_deref(), Some("postgres://env/db"));
+        // Unset, blank or unknown values change nothing.
+        for (fsync, url) in [(None, None), (Some("maybe"), Some("  ")), (Some(""), Some(""))] {
+            let mut c = load("[state]\nfsync = false\nurl = \"postgres://file/db\"\n").unwrap();
+            let o = Overrides::from_values(fsync, url);
+            assert_eq!(o, Overrides::default(), "{fsync:?} {url:?}");
+            o.apply(&mut c);
+            assert!(!c.state.fsync);
+            assert_eq!(c.state.url.as_deref(), Some("postgres://file/db"));
+        }
+        assert_eq!(Overrides::from_values(Some("false"), None).state_fsync, Some(false));
+    }
+}

@@ -1,0 +1,180 @@
+//! Lowering one step: its keys, ids, bindings, timeout and retry.
+
+use super::*;
+
+impl Lower<'_> {
+    pub(super) fn step(&mut self, node: &Node) -> Option<Step> {
+        let Some(entries) = node.as_map() else {
+            self.violation(
+                node.span,
+                format!("a step must be a mapping with `id` and `call`, found {}", node.kind_name()),
+                None,
+            );
+            return None;
+        };
+        self.check_keys(entries, STEP_KEYS, "step");
+        let id = match node.get("id") {
+            Some(n) => self.string(n, "step `id`")?,
+            None => {
+                // A legacy `name:` or a misspelling is already reported as the key to rename.
+                if node.get("name").is_none() && !Self::misspelled(entries, STEP_KEYS, "id") {
+                    let span = entries.first().map_or(node.span, |e| e.key.span);
+                    self.violation(
+                        span,
+                        "step is missing required key `id`",
+                        Some("every step needs a unique `id`".into()),
+                    );
+                }
+                return None;
+            }
+        };
+        if let Some(bad) = id.value.chars().find(|c| matches!(c, '[' | ']') || c.is_whitespace()) {
+            let why = if bad == '[' || bad == ']' {
+                "`[` and `]` are reserved for foreach items"
+            } else {
+                "ids cannot hold whitespace"
+            };
+            self.violation(id.span, format!("step id `{}` is not valid: {why}", id.value), None);
+        } else if id.value.is_empty() {
+            self.violation(id.span, "step id is empty", None);
+        }
+        let call = match node.get("call") {
+            Some(n) => self.string(n, "`call`"),
+            None => {
+                // A legacy `tool:` / `agent:` or a misspelling is already reported as the key to rename.
+                if node.get("tool").is_none()
+                    && node.get("agent").is_none()
+                    && !Self::misspelled(entries, STEP_KEYS, "call")
+                {
+                    self.violation(
+                        id.span,
+                        format!("step `{}` is missing required key `call`", id.value),
+                        None,
+                    );
+                }
+                None
+            }
+        };
+        let deps = node.get("deps").map(|n| self.string_list(n, "`deps`")).unwrap_or_default();
+        let capture_as = node.get("capture_as").and_then(|n| self.string(n, "`capture_as`"));
+        if let Some(c) = &capture_as {
+            self.binding_name(c, "capture name");
+        }
+        let loop_var = node.get("as").and_then(|n| self.string(n, "`as`"));
+        if let Some(v) = &loop_var {
+            self.binding_name(v, "loop variable");
+        }
+        let foreach = node.get("foreach").and_then(|n| self.expression(n, "`foreach`")).map(Box::new);
+        if let (Some(v), None) = (&loop_var, &foreach)
+            && node.get("foreach").is_none()
+        {
+            self.violation(
+                v.span,
+                "`as` names the loop variable of `foreach`, but this step has no `foreach`",
+                None,
+            );
+        }
+        let when = node.get("when").and_then(|n| self.expression(n, "`when`")).map(Box::new);
+        let success_schema = node.get("success_schema").and_then(|n| match &n.kind {
+            NodeKind::Map(_) => {
+                let schema = n.to_json();
+                // Generated workflows repeat one inline schema: compile each
+                // text once, and keep one copy of it.
+                let text = schema.to_string();
+                let (shared, valid) = match self.inline_schemas.get(&text) {
+                    Some((shared, valid)) => (Arc::clone(shared), *valid),
+                    None => (Arc::new(schema), false),
+                };
+                if !valid {
+                    let help = "the run would stop at this step with UNKNOWN_SCHEMA; fix the schema";
+                    let what = "this inline schema";
+                    let valid = self.invalid_schema(n, &shared, Code::UnknownSchema, what, help).is_some();
+                    self.inline_schemas.insert(text, (Arc::clone(&shared), valid));
+                }
+                let schema = shared;
+                Some(SchemaRef::Inline { schema, span: n.span })
+            }
+            _ => self.string(n, "`success_schema`").map(SchemaRef::Named),
+        });
+        let input_template = node.get("input_template").map(|n| self.template_value(n));
+        let rationale = node.get("rationale").and_then(|n| {
+            let s = self.scalar_text(n, "`rationale`")?;
+            Some(Box::new(self.template_string(n, s)))
+        });
+        let description = node.get("description").and_then(|n| self.scalar_text(n, "`description`"));
+        let timeout = node.get("timeout").and_then(|n| self.timeout(n));
+        let retry_max = node.get("retry").and_then(|n| self.retry(n));
+        Some(Step {
+            id,
+            span: node.span,
+            call,
+            deps,
+            input_template,
+            capture_as,
+            success_schema,
+            when,
+            foreach,
+            loop_var,
+            rationale,
+            description,
+            timeout,
+            retry_max,
+        })
+    }
+
+    pub(super) fn binding_name(&mut self, name: &Str, what: &str) {
+        if RESERVED_NAMES.contains(&name.value.as_str()) {
+            self.violation(
+                name.span,
+                format!("`{}` is a reserved name and cannot be a {what}", name.value),
+                Some(format!("reserved names: {}", RESERVED_NAMES.join(", "))),
+            );
+        } else if !is_identifier(&name.value) {
+            self.violation(
+                name.span,
+                format!("{what} `{}` is not an identifier", name.value),
+                Some(
+                    "expressions read it by name: use letters, digits and `_`, not starting with a digit"
+                        .into(),
+                ),
+            );
+        }
+    }
+
+    pub(super) fn timeout(&mut self, node: &Node) -> Option<f64> {
+        let help = Some("write seconds (`30`) or a duration (`500ms`, `30s`, `5m`, `1h`)".to_owned());
+        let secs = match node.as_scalar().map(|s| s.resolve()) {
+            Some(ScalarValue::Int(i)) => Some(i as f64),
+            Some(ScalarValue::Float(f)) => Some(f),
+            Some(ScalarValue::String(s)) => parse_duration(s),
+            _ => None,
+        };
+        match secs {
+            Some(s) if s.is_finite() && s > 0.0 => Some(s),
+            _ => {
+                self.violation(node.span, "`timeout` must be a positive duration", help);
+                None
+            }
+        }
+    }
+
+    pub(super) fn retry(&mut self, node: &Node) -> Option<u32> {
+        let Some(entries) = node.as_map() else {
+            self.violation(
+                node.span,
+                format!("`retry` must be a mapping like `{{max: 3}}`, found {}", node.kind_name()),
+                None,
+            );
+            return None;
+        };
+        self.check_keys(entries, RETRY_KEYS, "retry");
+        let max = node.get("max")?;
+        match max.as_scalar().map(|s| s.resolve()) {
+            Some(ScalarValue::Int(i)) if (0..=1000).contains(&i) => Some(i as u32),
+            _ => {
+                self.violation(max.span, "`retry.max` must be a whole number from 0 to 1000", None);
+                None
+            }
+        }
+    }
+}
