@@ -172,6 +172,7 @@ fn schema<T: JsonSchema>(settings: SchemaSettings) -> Value {
         o.remove("title");
         o.remove("description");
     }
+    crate::runtime::tool_schema::standard_formats(&mut v);
     v
 }
 
@@ -244,6 +245,7 @@ where
     let name = meta.name;
     let validator = jsonschema::validator_for(&input).ok().map(std::sync::Arc::new);
     let check = validator.clone();
+    let known = input.clone();
     ToolDef {
         name,
         title: meta.title,
@@ -255,6 +257,9 @@ where
         mcp: meta.mcp,
         pure: meta.pure,
         call: Box::new(move |engine, args| {
+            if let Some(e) = crate::runtime::tool_schema::unknown_arguments(name, &known, args) {
+                return Err(e);
+            }
             let args = A::deserialize(args).map_err(|e| invalid(name, check.as_deref(), args, e))?;
             let reply = f(engine, args)?;
             Ok(serde_json::to_value(&reply).unwrap_or(Value::Null))

@@ -16,6 +16,7 @@ pub mod reply;
 pub mod run;
 mod run_errors;
 pub mod text;
+pub mod tool_schema;
 pub mod tools;
 pub mod workflow;
 

@@ -29,6 +29,7 @@ mod engine_cli;
 mod engine_crash;
 mod engine_replay;
 mod environment;
+mod first_hour;
 mod format_schema;
 #[cfg(unix)]
 mod hostile_fs;

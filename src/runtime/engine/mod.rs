@@ -146,9 +146,21 @@ impl Engine {
             Value::Null => Map::new(),
             Value::Object(m) => m,
             other => {
+                // A JSON-encoded string (what many MCP clients send): the help
+                // is the exact fix, the object itself.
+                let decoded = other
+                    .as_str()
+                    .and_then(|s| serde_json::from_str::<Value>(s).ok())
+                    .filter(Value::is_object);
+                let help = match decoded {
+                    Some(object) => format!(
+                        "params is a JSON-encoded string; pass the object itself instead: \"params\": {object}"
+                    ),
+                    None => "pass params as a JSON object, e.g. \"params\": {\"name\": \"Ada\"}".to_owned(),
+                };
                 return Err(EngineError::new(
                     ErrorCode::InvalidParams,
-                    json!([{"path": "", "message": format!("params must be an object, got {other}")}]),
+                    json!([{"path": "", "message": format!("params must be an object, got {other}"), "help": help}]),
                 ));
             }
         };
