@@ -9,7 +9,8 @@
 //! `SAVANT_LLAMA_GRAMMAR_PY`, else the real-model venv
 //! (`target/real-model-venv`, made by `.ci/run` or `tests/real_model/run.sh`).
 //! Without them it is skipped with a note, unless `SAVANT_REQUIRE_GRAMMAR=1`
-//! or `CI` is set, where a skip is a failure.
+//! or `CI` is set, where a skip is a failure. `SAVANT_GRAMMAR_DUMP=DIR`
+//! keeps a copy of every schema sent.
 
 use crate::common::Root;
 use savant_think::agent::ToolInfo;
@@ -137,8 +138,15 @@ async fn llama_cpp_and_llguidance_convert_every_schema_we_send() {
     let dir = root.path.join("schemas-sent");
     std::fs::create_dir_all(&dir).unwrap();
     let all = schemas(&root.path).await;
+    // SAVANT_GRAMMAR_DUMP=DIR keeps a copy of every schema sent, to feed other converters by hand.
+    let dump = std::env::var_os("SAVANT_GRAMMAR_DUMP").map(PathBuf::from);
     for (name, schema) in &all {
-        std::fs::write(dir.join(format!("{name}.json")), serde_json::to_vec_pretty(schema).unwrap()).unwrap();
+        let bytes = serde_json::to_vec_pretty(schema).unwrap();
+        std::fs::write(dir.join(format!("{name}.json")), &bytes).unwrap();
+        if let Some(d) = &dump {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join(format!("{name}.json")), &bytes).unwrap();
+        }
     }
     let checker = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/grammar/check_schemas.py");
     let out = Command::new(&python).arg(&checker).arg(&script).arg(&dir).output().unwrap();
