@@ -662,16 +662,21 @@ async fn ollama_gets_num_predict_and_a_cut_off_answer_is_corrected() {
     assert_eq!(steps[0]["metadata"]["cut_off"], true);
 }
 
+/// llama-cpp-python's answer to `response_format: json_schema`: HTTP 500.
+fn refuses_json_schema() -> Answer {
+    Answer::Status(
+        500,
+        r#"{"error":{"message":"response_format: Input should be 'text' or 'json_object'"}}"#.into(),
+    )
+}
+
 #[tokio::test]
 async fn a_server_that_refuses_json_schema_gets_json_object_then_plain_remembered_for_the_run() {
     let tmp = Root::new("negotiate");
     let root = tmp.path.clone();
     // Refuses json_schema (HTTP 500, as llama-cpp-python) and json_object (HTTP 400), answers plain.
     let responder: Responder = Box::new(|i, body| match body["response_format"]["type"].as_str() {
-        Some("json_schema") => Answer::Status(
-            500,
-            r#"{"error":{"message":"response_format: Input should be 'text' or 'json_object'"}}"#.into(),
-        ),
+        Some("json_schema") => refuses_json_schema(),
         Some(_) => Answer::Status(400, r#"{"error":"unsupported response_format json_object"}"#.into()),
         None if i < 3 => tool("echo", json!({"n": i})),
         None => finish("negotiated"),
@@ -692,6 +697,43 @@ async fn a_server_that_refuses_json_schema_gets_json_object_then_plain_remembere
     assert!(log.contains("refused response_format json_schema"), "{log}");
     let steps = events(&trace(&root), "reasoning_step").into_iter().cloned().collect::<Vec<_>>();
     assert_eq!(steps[0]["metadata"]["structured_output"], "plain");
+    // `plain` is not remembered across runs: the next run negotiates again.
+    assert!(savant_think::agent::run::dialects::load(&root).is_empty());
+}
+
+#[tokio::test]
+async fn the_negotiated_dialect_is_remembered_for_the_next_run_and_reported() {
+    let tmp = Root::new("dialect-cache");
+    let root = tmp.path.clone();
+    let responder: Responder = Box::new(|_, body| match body["response_format"]["type"].as_str() {
+        Some("json_schema") => refuses_json_schema(),
+        _ => finish("done"),
+    });
+    let fake = FakeModel::start_responder(Flavor::OpenAi, responder, None).await;
+    for _ in 0..2 {
+        let backend = OpenAi::new(OpenAiConfig { base_url: fake.url(), ..OpenAiConfig::default() }).unwrap();
+        let result =
+            run("Go.", &options(&root), &backend, &FakeTools::new(root.clone()), &CancellationToken::new())
+                .await;
+        assert_eq!(result.status, RunStatus::Ok, "{result:?}");
+        let session: Value =
+            serde_json::from_str(&std::fs::read_to_string(root.join(".savant/session.json")).unwrap())
+                .unwrap();
+        assert_eq!(session["structured_output"], "json_object");
+    }
+    let formats: Vec<Value> = fake.seen().iter().map(|s| s.body["response_format"]["type"].clone()).collect();
+    // The second run starts where the first ended: no refused request.
+    assert_eq!(formats, [json!("json_schema"), json!("json_object"), json!("json_object")]);
+    let cache = savant_think::agent::run::dialects::load(&root);
+    assert_eq!(cache.values().collect::<Vec<_>>(), ["json_object"]);
+    assert!(cache.keys().next().unwrap().starts_with("openai http://127.0.0.1:"), "{cache:?}");
+    let log = std::fs::read_to_string(root.join("logs/agent_runtime.log")).unwrap();
+    assert!(log.contains("structured output: json_object, remembered from an earlier run"), "{log}");
+    let finished = events(&trace(&root), "run_finished").into_iter().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        finished.iter().map(|e| e["structured_output"].clone()).collect::<Vec<_>>(),
+        ["json_object", "json_object"]
+    );
 }
 
 #[tokio::test]

@@ -78,6 +78,15 @@ impl Backend for Ollama {
         "ollama"
     }
 
+    fn endpoint(&self) -> String {
+        self.url.clone()
+    }
+
+    /// Ollama has one dialect: `format: <schema>`.
+    fn dialect(&self) -> Option<&'static str> {
+        Some("format")
+    }
+
     fn model(&self, heavy: bool) -> String {
         if heavy { self.config.large_model.clone() } else { self.config.small_model.clone() }
     }

@@ -162,6 +162,24 @@ impl Backend for OpenAi {
         }
     }
 
+    fn endpoint(&self) -> String {
+        self.url.clone()
+    }
+
+    fn dialect(&self) -> Option<&'static str> {
+        Some(self.format().as_str())
+    }
+
+    /// Only the two structured dialects are taken: `plain` is negotiated
+    /// again each run (the server may have learnt better).
+    fn start_with_dialect(&self, dialect: &str) -> bool {
+        let Some(index) = FORMATS.iter().position(|f| f.as_str() == dialect && *f != Format::Plain) else {
+            return false;
+        };
+        self.format.fetch_max(index, Ordering::Relaxed);
+        true
+    }
+
     /// llama.cpp's `GET /props`: `default_generation_settings.n_ctx` (or a
     /// top-level `n_ctx`). Other servers do not say; `None`.
     async fn context_tokens(&self, _heavy: bool) -> Option<usize> {

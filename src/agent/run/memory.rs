@@ -138,6 +138,10 @@ pub struct Session {
     pub steps: Vec<StepRecord>,
     pub errors: Vec<String>,
     pub state: LoopState,
+    /// The structured-output dialect the backend used (`json_schema`,
+    /// `json_object`, `plain`, `format`), as negotiated or remembered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_output: Option<String>,
     #[serde(rename = "final", default, skip_serializing_if = "Option::is_none")]
     pub final_text: Option<String>,
 }

@@ -118,7 +118,7 @@ pub async fn run(
 ) -> RunResult {
     let run_id = options.run_id.clone().unwrap_or_else(crate::runtime::engine::new_run_id);
     let telemetry = match Telemetry::open(&options.root, &run_id) {
-        Ok(t) => t,
+        Ok(t) => t.echo(options.verbose),
         Err(message) => {
             return RunResult {
                 status: RunStatus::Error,
@@ -162,6 +162,7 @@ pub async fn run(
         if options.dry_run { ", dry run" } else { "" },
         cut(goal, 200)
     ));
+    r.recall_dialect();
     let started = Instant::now();
     // The memory exists from the start: a reader never finds a stale one.
     let end = match r.save() {
@@ -172,6 +173,43 @@ pub async fn run(
 }
 
 impl<B: Backend, T: Tools> Runner<'_, B, T> {
+    /// Starts the backend from the dialect an earlier run negotiated with
+    /// the same endpoint (`.savant/dialects.json`), and says which it uses.
+    fn recall_dialect(&mut self) {
+        let Some(first) = self.backend.dialect() else { return };
+        let key = super::dialects::key(self.backend);
+        let remembered = super::dialects::load(&self.options.root).get(&key).cloned();
+        let dialect = match remembered {
+            Some(d) if self.backend.start_with_dialect(&d) => {
+                self.telemetry.log(&format!(
+                    "structured output: {d}, remembered from an earlier run with {}",
+                    self.backend.endpoint()
+                ));
+                d
+            }
+            _ => {
+                self.telemetry.log(&format!("structured output: trying {first} first"));
+                first.to_owned()
+            }
+        };
+        self.session.structured_output = Some(dialect);
+    }
+
+    /// Keeps the dialect the run ended with, for this run's record and the
+    /// next run's start.
+    fn keep_dialect(&mut self) {
+        let Some(dialect) = self.backend.dialect() else { return };
+        if self.session.structured_output.as_deref() != Some(dialect) {
+            self.telemetry.log(&format!("structured output: {dialect} for the rest of the run"));
+        }
+        self.session.structured_output = Some(dialect.to_owned());
+        let key = super::dialects::key(self.backend);
+        if let Err(e) = super::dialects::remember(&self.options.root, &key, dialect) {
+            self.telemetry
+                .log(&format!("cannot write {}: {e}", super::dialects::path(&self.options.root).display()));
+        }
+    }
+
     async fn drive(&mut self) -> End {
         if let Some(end) = self.forced().await {
             return end;
@@ -479,6 +517,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     }
 
     async fn finish(mut self, end: End, started: Instant) -> RunResult {
+        self.keep_dialect();
         self.session.status = end.status.as_str().into();
         self.session.final_text = Some(end.final_text.clone());
         self.session.updated_at = now();
@@ -491,6 +530,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         self.telemetry.event(
             "run_finished",
             json!({"status": end.status.as_str(), "stop_reason": end.stop_reason, "steps": self.step,
+                   "structured_output": self.session.structured_output,
                    "duration_ms": started.elapsed().as_millis() as u64, "error": end.error}),
         );
         self.telemetry.log(&format!(
