@@ -107,7 +107,7 @@ impl Reply {
 #[derive(Clone, Debug, PartialEq)]
 pub struct BackendError {
     /// `BACKEND_UNREACHABLE`, `BACKEND_TIMEOUT`, `BACKEND_HTTP_ERROR` or `BACKEND_BAD_RESPONSE`.
-    pub code: &'static str,
+    pub code: crate::agent::error::ErrorCode,
     pub url: String,
     /// The HTTP status, for `BACKEND_HTTP_ERROR`.
     pub status: Option<u16>,

@@ -11,6 +11,7 @@ use super::prompt::estimate_tokens;
 use super::telemetry::Telemetry;
 use super::{RunOptions, RunResult, RunStatus};
 use crate::agent::backend::Backend;
+use crate::agent::error::ErrorCode;
 use crate::agent::{ToolInfo, ToolOutcome, Tools};
 
 use serde_json::{Value, json};
@@ -32,7 +33,7 @@ impl End {
         End { status: RunStatus::Canceled, final_text: CANCELED.into(), stop_reason: "canceled", error: None }
     }
 
-    fn error(code: &str, message: String, details: Value) -> End {
+    fn error(code: ErrorCode, message: String, details: Value) -> End {
         let mut d = json!({"message": message});
         if let (Some(m), Value::Object(extra)) = (d.as_object_mut(), details) {
             m.extend(extra);
@@ -50,7 +51,7 @@ impl End {
 struct Decision {
     action: Action,
     /// The error code when the loop turned the answer into an `error` action.
-    error_code: Option<&'static str>,
+    error_code: Option<ErrorCode>,
     /// More about that error (`hint`, …) for the result's `details`.
     error_details: Value,
     /// A tool call refused before it was made (an unknown tool): this error
@@ -126,7 +127,7 @@ pub async fn run(
                 steps: 0,
                 run_id,
                 stop_reason: "error",
-                error: Some(json!({"error": "AGENT_IO", "details": {"message": message}})),
+                error: Some(json!({"error": ErrorCode::AgentIo, "details": {"message": message}})),
                 transcript: Vec::new(),
             };
         }
@@ -250,7 +251,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 };
                 if !output.tool_ok {
                     let message = format!("the forced tool `{}` failed: {}", forced.name, cut(&text, 500));
-                    return Some(End::error("TOOL_FAILED", message, json!({"tool": forced.name})));
+                    return Some(End::error(ErrorCode::ToolFailed, message, json!({"tool": forced.name})));
                 }
                 return Some(End {
                     status: RunStatus::Ok,
@@ -442,7 +443,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                     .cloned()
                     .unwrap_or_else(|| "the model gave up (action error) without saying why".into());
                 record.final_text = message.clone();
-                let code = d.error_code.unwrap_or("MODEL_GAVE_UP");
+                let code = d.error_code.unwrap_or(ErrorCode::ModelGaveUp);
                 let mut details = d.error_details.clone();
                 if !a.tool_name.is_empty() {
                     details = json!({"tool": a.tool_name});
@@ -512,7 +513,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let path = self.options.session_path();
         self.session.save(&path).map_err(|e| {
             let message = format!("cannot write {}: {e}", path.display());
-            End::error("AGENT_IO", message, json!({"path": path.display().to_string()}))
+            End::error(ErrorCode::AgentIo, message, json!({"path": path.display().to_string()}))
         })
     }
 

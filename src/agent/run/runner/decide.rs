@@ -8,6 +8,7 @@ use crate::agent::ToolInfo;
 use crate::agent::Tools;
 use crate::agent::backend::retry::{self, Failure};
 use crate::agent::backend::{Backend, ChatRequest, Message, Reply};
+use crate::agent::error::ErrorCode;
 use crate::agent::run::action::{Action, ActionKind};
 use crate::agent::run::memory::{ANSWER_CHARS, ModelAnswer, cut};
 use crate::agent::run::prompt::{Prompt, estimate_tokens};
@@ -75,7 +76,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                         );
                         (
                             Action::error(message),
-                            Some("ANSWER_CUT_OFF"),
+                            Some(ErrorCode::AnswerCutOff),
                             json!({"hint": hint, "answer_tokens": max}),
                         )
                     }
@@ -85,7 +86,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                             "the model did not answer with a valid action, even after one correction: {e2}"
                         );
                         let hint = "use a more capable --model";
-                        (Action::error(message), Some("INVALID_ACTION"), json!({"hint": hint}))
+                        (Action::error(message), Some(ErrorCode::InvalidAction), json!({"hint": hint}))
                     }
                 }
             }
@@ -212,7 +213,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         d.metadata["requested_tool"] = json!(wanted);
         if second_chance {
             d.metadata["unknown_tool"] = json!(true);
-            d.refused = Some(json!({"error": "UNKNOWN_TOOL", "details": {"tool": wanted, "message": message,
+            d.refused =
+                Some(json!({"error": ErrorCode::UnknownTool, "details": {"tool": wanted, "message": message,
                 "hint": "call one of the tools listed, by its exact name"}}));
             return d;
         }
@@ -222,7 +224,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             message
         };
         d.action = Action { tool_name: wanted, ..Action::error(message) };
-        d.error_code = Some("UNKNOWN_TOOL");
+        d.error_code = Some(ErrorCode::UnknownTool);
         d
     }
 
@@ -306,7 +308,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             let stuck = json!({"repeats": n, "repeated": d.action.fingerprint()});
             d.metadata["stuck"] = stuck.clone();
             d.error_details = stuck;
-            d.error_code = Some("STUCK");
+            d.error_code = Some(ErrorCode::Stuck);
             d.action = Action { reasoning: d.action.reasoning.clone(), ..Action::error(text) };
             d.stuck = true;
         }
