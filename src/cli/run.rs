@@ -63,9 +63,13 @@ pub struct RunArgs {
     /// Call no tool: every tool call gets a stub output that says so.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print {status, final, steps, run_id, stop_reason} as JSON.
+    /// Print {status, final, steps, run_id, stop_reason, trace} as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Print the runtime log as the run goes (on stderr): prompts, each
+    /// answer, the structured-output dialect, retries, tool calls.
+    #[arg(long, short)]
+    pub verbose: bool,
     /// Call this tool first, before asking the model.
     #[arg(long, value_name = "TOOL")]
     pub force_tool: Option<String>,
@@ -189,6 +193,7 @@ pub fn options(args: &RunArgs, root: PathBuf) -> Result<RunOptions, String> {
     o.context_tokens = args.context_tokens.map(|n| n as usize);
     o.dry_run = args.dry_run;
     o.heavy = args.heavy;
+    o.verbose = args.verbose;
     o.policy = policy_from_env();
     o.forced_finish = args.force_finish;
     if let Some(name) = &args.force_tool {
@@ -222,6 +227,13 @@ pub fn print(result: &RunResult, as_json: bool) {
         if let Some(e) = &result.error {
             out["error"] = e.clone();
         }
+        // Each step's raw model answers, with how they were asked for and what they cost.
+        let trace: Vec<Value> = result
+            .transcript
+            .iter()
+            .map(|s| json!({"step": s.step, "action": s.action, "tool_name": s.tool_name, "answers": s.answers}))
+            .collect();
+        out["trace"] = json!(trace);
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return;
     }
