@@ -41,6 +41,16 @@ pub enum Code {
     UnusedSuppression,
     /// A file or directory could not be read (reported by `check` as a diagnostic in machine formats).
     IoError,
+    /// A test file names a workflow that cannot be found or does not compile.
+    TestUnknownWorkflow,
+    /// A test file's `mocks` or `expect` names a step the workflow does not have.
+    TestUnknownStep,
+    /// A test file expects a capture that no step of the workflow sets.
+    TestUnknownCapture,
+    /// A mock's result violates the step's `success_schema`.
+    TestMockInvalid,
+    /// A test has no `expect`: it asserts nothing.
+    TestNoExpect,
 }
 
 impl Code {
@@ -63,6 +73,11 @@ impl Code {
         Code::UnusedCapture,
         Code::UnusedSuppression,
         Code::IoError,
+        Code::TestUnknownWorkflow,
+        Code::TestUnknownStep,
+        Code::TestUnknownCapture,
+        Code::TestMockInvalid,
+        Code::TestNoExpect,
     ];
 
     /// The stable name (`YAML_SYNTAX`), as renderers and suppressions write it.
@@ -85,13 +100,21 @@ impl Code {
             Code::UnusedCapture => "UNUSED_CAPTURE",
             Code::UnusedSuppression => "UNUSED_SUPPRESSION",
             Code::IoError => "IO_ERROR",
+            Code::TestUnknownWorkflow => "TEST_UNKNOWN_WORKFLOW",
+            Code::TestUnknownStep => "TEST_UNKNOWN_STEP",
+            Code::TestUnknownCapture => "TEST_UNKNOWN_CAPTURE",
+            Code::TestMockInvalid => "TEST_MOCK_INVALID",
+            Code::TestNoExpect => "TEST_NO_EXPECT",
         }
     }
 
     /// The severity a diagnostic of this code has.
     pub fn severity(self) -> Severity {
         match self {
-            Code::LegacyInterpolation | Code::UnusedCapture | Code::UnusedSuppression => Severity::Warning,
+            Code::LegacyInterpolation
+            | Code::UnusedCapture
+            | Code::UnusedSuppression
+            | Code::TestMockInvalid => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -118,6 +141,15 @@ impl Code {
                 "A `# savant-think: ignore[…]` comment silences nothing or names no code."
             }
             Code::IoError => "A file or directory could not be read, so it was not checked.",
+            Code::TestUnknownWorkflow => {
+                "A test file names a workflow that cannot be found or does not compile."
+            }
+            Code::TestUnknownStep => {
+                "A test file's `mocks` or `expect` names a step the workflow does not have."
+            }
+            Code::TestUnknownCapture => "A test file expects a capture that no step of the workflow sets.",
+            Code::TestMockInvalid => "A mock's result violates the step's `success_schema`.",
+            Code::TestNoExpect => "A test has no `expect`: it asserts nothing.",
         }
     }
 }

@@ -162,6 +162,11 @@ enum Command {
     Run(cli::run::RunArgs),
     /// Rewrite the original system's workflows into the current language (docs/migrating.md in the savant-think repository).
     Migrate(cli::migrate::MigrateArgs),
+    /// Run a workflow's unit tests (`tests/**/*.test.yaml`): mocked tool results, expected outcomes.
+    ///
+    /// Exit status: 0 when every test passed, 1 when one failed or could not
+    /// run, 2 on a usage error.
+    Test(cli::test::TestArgs),
     /// Print the JSON Schema (draft-07) of the workflow format, for editors.
     ///
     /// Point yaml-language-server at it with a modeline:
@@ -301,6 +306,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "mcp")]
         Command::Serve(args) => cli::serve::run(args),
         Command::Migrate(args) => ExitCode::from(args.run()),
+        Command::Test(args) => cli::test::main(args),
         #[cfg(feature = "agent")]
         Command::Exec(args) => ExitCode::from(cli::exec::main(args)),
         #[cfg(feature = "agent")]
@@ -368,6 +374,7 @@ fn run_engine(command: Command) -> ExitCode {
         | Command::Completions { .. }
         | Command::Man
         | Command::Migrate(_)
+        | Command::Test(_)
         | Command::Schema
         | Command::Lsp => {
             unreachable!("dispatched in main")

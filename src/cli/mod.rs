@@ -15,6 +15,7 @@ pub mod run;
 pub mod runtime;
 #[cfg(feature = "mcp")]
 pub mod serve;
+pub mod test;
 
 use savant_think::report::Format;
 

@@ -35,6 +35,7 @@
 mod file;
 mod journal;
 mod lock;
+mod memory;
 #[cfg(feature = "postgres")]
 pub mod pg;
 #[cfg(test)]
@@ -44,6 +45,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 pub use file::FileStore;
+pub use memory::MemStore;
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
 
@@ -145,7 +147,6 @@ impl Stamp {
     /// counter that grows with every write to any run (PostgreSQL's
     /// `savant_stamp` sequence). It never equals a file store's stamp of an
     /// existing run, whose snapshot identity is never all zero.
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     fn counter(n: u64) -> Stamp {
         Stamp { snapshot: FileId::default(), journal: FileId { len: n, ..FileId::default() } }
     }

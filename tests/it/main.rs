@@ -43,4 +43,5 @@ mod replicas;
 mod runs;
 mod state_crash;
 mod store_once;
+mod test_cmd;
 mod yaml_bad_input;

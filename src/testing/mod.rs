@@ -1,0 +1,19 @@
+//! `savant-think test`: unit tests for workflows. A test file
+//! (`*.test.yaml`) names a workflow and gives tests: params, mocked tool
+//! results per step (or per tool), and what to expect (the run's status,
+//! the steps that ran or were skipped, rendered inputs, captures). Each test
+//! drives the real engine in memory ([`crate::state::MemStore`]): no server,
+//! no model, no network.
+//!
+//! `format.rs` reads the file format with spans; `check.rs` checks a test
+//! file against its workflow (also for `check` and the editor); `run.rs`
+//! runs one test; `matching.rs` compares expected and actual values;
+//! `suite.rs` finds, loads and runs test files in parallel; `report.rs`
+//! renders the results (human, JSON, JUnit).
+
+pub mod check;
+pub mod format;
+pub mod matching;
+pub mod report;
+pub mod run;
+pub mod suite;
