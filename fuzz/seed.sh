@@ -10,7 +10,7 @@ for target in check expr template migrate; do
     mkdir -p "$fuzz/corpus/$target"
 done
 for target in check migrate; do
-    find "$repo/workflows" "$repo/tests/cases" -name '*.yaml' | while read -r f; do
+    find "$repo/workflows" "$repo/tests/checks" -name '*.yaml' | while read -r f; do
         cp "$f" "$fuzz/corpus/$target/$(echo "${f#"$repo"/}" | tr / _)"
     done
 done

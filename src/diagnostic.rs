@@ -3,155 +3,93 @@
 use crate::source::Span;
 use serde::Serialize;
 
-/// Stable diagnostic codes. The string form (`YAML_SYNTAX`) is the public
-/// contract: renderers, docs and users' suppressions rely on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum Code {
-    /// The file could not be read as YAML (syntax, encoding, duplicate keys).
-    YamlSyntax,
-    /// The file exceeds a safety limit: size, nesting depth or alias expansion.
-    YamlLimit,
-    /// The YAML is well formed but not a workflow: missing, ill-typed or unknown keys.
-    YamlSchemaViolation,
-    /// Two steps share one id.
-    DuplicateStep,
-    /// Two steps capture their results under one name.
-    DuplicateCapture,
-    /// A `deps` entry names a step that does not exist.
-    UnknownDep,
-    /// Steps depend on each other in a cycle.
-    CyclicDependency,
-    /// An expression (`when:`, `foreach:`, `<<…>>`) cannot be parsed.
-    ExprSyntax,
-    /// An expression names a variable that is not in scope.
-    UnresolvedVar,
-    /// A value has the wrong type for where it is used.
-    TypeMismatch,
-    /// An expression calls a function that does not exist.
-    UnknownFunction,
-    /// A step calls a tool the manifest does not list, or passes it unknown keys.
-    UnknownTool,
-    /// A `success_schema` names a missing schema, or is not a valid JSON Schema.
-    UnknownSchema,
-    /// `{{…}}` is literal text here, not interpolation (use `<<…>>`).
-    LegacyInterpolation,
-    /// A step captures a result no other step reads.
-    UnusedCapture,
-    /// A `# savant-think: ignore[…]` comment that silences nothing.
-    UnusedSuppression,
-    /// A file or directory could not be read (reported by `check` as a diagnostic in machine formats).
-    IoError,
-    /// A test file names a workflow that cannot be found or does not compile.
-    TestUnknownWorkflow,
-    /// A test file's `mocks` or `expect` names a step the workflow does not have.
-    TestUnknownStep,
-    /// A test file expects a capture that no step of the workflow sets.
-    TestUnknownCapture,
-    /// A mock's result violates the step's `success_schema`.
-    TestMockInvalid,
-    /// A test has no `expect`: it asserts nothing.
-    TestNoExpect,
+/// Declares [`Code`] from one table: a row per code — the variant (its doc
+/// comment), the stable name, the severity and the one-line summary. Adding
+/// a code is one row here, its check's own file in `src/check/` (registered
+/// in `check::CHECKS`), its section in docs/checks.md, and its fixture
+/// directory under `tests/checks/`.
+macro_rules! codes {
+    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal, $severity:ident, $summary:literal;)*) => {
+        /// Stable diagnostic codes. The string form (`YAML_SYNTAX`) is the public
+        /// contract: renderers, docs and users' suppressions rely on it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        pub enum Code {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl Code {
+            /// Every code, in the order of docs/checks.md.
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            /// The stable name (`YAML_SYNTAX`), as renderers and suppressions write it.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $name,)*
+                }
+            }
+
+            /// The severity a diagnostic of this code has.
+            pub fn severity(self) -> Severity {
+                match self {
+                    $(Code::$variant => Severity::$severity,)*
+                }
+            }
+
+            /// A one-line summary, used as the SARIF rule description.
+            pub fn summary(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $summary,)*
+                }
+            }
+        }
+    };
 }
 
-impl Code {
-    /// Every code, in the order of docs/checks.md.
-    pub const ALL: &'static [Code] = &[
-        Code::YamlSyntax,
-        Code::YamlLimit,
-        Code::YamlSchemaViolation,
-        Code::DuplicateStep,
-        Code::DuplicateCapture,
-        Code::UnknownDep,
-        Code::CyclicDependency,
-        Code::ExprSyntax,
-        Code::UnresolvedVar,
-        Code::TypeMismatch,
-        Code::UnknownFunction,
-        Code::UnknownTool,
-        Code::UnknownSchema,
-        Code::LegacyInterpolation,
-        Code::UnusedCapture,
-        Code::UnusedSuppression,
-        Code::IoError,
-        Code::TestUnknownWorkflow,
-        Code::TestUnknownStep,
-        Code::TestUnknownCapture,
-        Code::TestMockInvalid,
-        Code::TestNoExpect,
-    ];
-
-    /// The stable name (`YAML_SYNTAX`), as renderers and suppressions write it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Code::YamlSyntax => "YAML_SYNTAX",
-            Code::YamlLimit => "YAML_LIMIT",
-            Code::YamlSchemaViolation => "YAML_SCHEMA_VIOLATION",
-            Code::DuplicateStep => "DUPLICATE_STEP",
-            Code::DuplicateCapture => "DUPLICATE_CAPTURE",
-            Code::UnknownDep => "UNKNOWN_DEP",
-            Code::CyclicDependency => "CYCLIC_DEPENDENCY",
-            Code::ExprSyntax => "EXPR_SYNTAX",
-            Code::UnresolvedVar => "UNRESOLVED_VAR",
-            Code::TypeMismatch => "TYPE_MISMATCH",
-            Code::UnknownFunction => "UNKNOWN_FUNCTION",
-            Code::UnknownTool => "UNKNOWN_TOOL",
-            Code::UnknownSchema => "UNKNOWN_SCHEMA",
-            Code::LegacyInterpolation => "LEGACY_INTERPOLATION",
-            Code::UnusedCapture => "UNUSED_CAPTURE",
-            Code::UnusedSuppression => "UNUSED_SUPPRESSION",
-            Code::IoError => "IO_ERROR",
-            Code::TestUnknownWorkflow => "TEST_UNKNOWN_WORKFLOW",
-            Code::TestUnknownStep => "TEST_UNKNOWN_STEP",
-            Code::TestUnknownCapture => "TEST_UNKNOWN_CAPTURE",
-            Code::TestMockInvalid => "TEST_MOCK_INVALID",
-            Code::TestNoExpect => "TEST_NO_EXPECT",
-        }
-    }
-
-    /// The severity a diagnostic of this code has.
-    pub fn severity(self) -> Severity {
-        match self {
-            Code::LegacyInterpolation
-            | Code::UnusedCapture
-            | Code::UnusedSuppression
-            | Code::TestMockInvalid => Severity::Warning,
-            _ => Severity::Error,
-        }
-    }
-
-    /// A one-line summary, used as the SARIF rule description.
-    pub fn summary(self) -> &'static str {
-        match self {
-            Code::YamlSyntax => "The file is not valid YAML.",
-            Code::YamlLimit => "The file exceeds a safety limit (size, nesting or alias expansion).",
-            Code::YamlSchemaViolation => "A key is missing, has the wrong type, or is unknown.",
-            Code::DuplicateStep => "Two steps share one id.",
-            Code::DuplicateCapture => "Two steps capture their results under one name.",
-            Code::UnknownDep => "A dependency names a step that does not exist.",
-            Code::CyclicDependency => "Steps depend on each other in a cycle.",
-            Code::ExprSyntax => "An expression cannot be parsed.",
-            Code::UnresolvedVar => "An expression names a variable that is not in scope.",
-            Code::TypeMismatch => "A value has the wrong type for where it is used.",
-            Code::UnknownFunction => "An expression calls a function that does not exist.",
-            Code::UnknownTool => "A step calls a tool the manifest does not list, or passes it unknown keys.",
-            Code::UnknownSchema => "A success_schema names a missing schema, or is not a valid JSON Schema.",
-            Code::LegacyInterpolation => "`{{...}}` is literal text, not interpolation.",
-            Code::UnusedCapture => "A step captures a result no other step reads.",
-            Code::UnusedSuppression => {
-                "A `# savant-think: ignore[…]` comment silences nothing or names no code."
-            }
-            Code::IoError => "A file or directory could not be read, so it was not checked.",
-            Code::TestUnknownWorkflow => {
-                "A test file names a workflow that cannot be found or does not compile."
-            }
-            Code::TestUnknownStep => {
-                "A test file's `mocks` or `expect` names a step the workflow does not have."
-            }
-            Code::TestUnknownCapture => "A test file expects a capture that no step of the workflow sets.",
-            Code::TestMockInvalid => "A mock's result violates the step's `success_schema`.",
-            Code::TestNoExpect => "A test has no `expect`: it asserts nothing.",
-        }
-    }
+codes! {
+    /// The file could not be read as YAML (syntax, encoding, duplicate keys).
+    YamlSyntax = "YAML_SYNTAX", Error, "The file is not valid YAML.";
+    /// The file exceeds a safety limit: size, nesting depth or alias expansion.
+    YamlLimit = "YAML_LIMIT", Error, "The file exceeds a safety limit (size, nesting or alias expansion).";
+    /// The YAML is well formed but not a workflow: missing, ill-typed or unknown keys.
+    YamlSchemaViolation = "YAML_SCHEMA_VIOLATION", Error, "A key is missing, has the wrong type, or is unknown.";
+    /// Two steps share one id.
+    DuplicateStep = "DUPLICATE_STEP", Error, "Two steps share one id.";
+    /// Two steps capture their results under one name.
+    DuplicateCapture = "DUPLICATE_CAPTURE", Error, "Two steps capture their results under one name.";
+    /// A `deps` entry names a step that does not exist.
+    UnknownDep = "UNKNOWN_DEP", Error, "A dependency names a step that does not exist.";
+    /// Steps depend on each other in a cycle.
+    CyclicDependency = "CYCLIC_DEPENDENCY", Error, "Steps depend on each other in a cycle.";
+    /// An expression (`when:`, `foreach:`, `<<…>>`) cannot be parsed.
+    ExprSyntax = "EXPR_SYNTAX", Error, "An expression cannot be parsed.";
+    /// An expression names a variable that is not in scope.
+    UnresolvedVar = "UNRESOLVED_VAR", Error, "An expression names a variable that is not in scope.";
+    /// A value has the wrong type for where it is used.
+    TypeMismatch = "TYPE_MISMATCH", Error, "A value has the wrong type for where it is used.";
+    /// An expression calls a function that does not exist.
+    UnknownFunction = "UNKNOWN_FUNCTION", Error, "An expression calls a function that does not exist.";
+    /// A step calls a tool the manifest does not list, or passes it unknown keys.
+    UnknownTool = "UNKNOWN_TOOL", Error, "A step calls a tool the manifest does not list, or passes it unknown keys.";
+    /// A `success_schema` names a missing schema, or is not a valid JSON Schema.
+    UnknownSchema = "UNKNOWN_SCHEMA", Error, "A success_schema names a missing schema, or is not a valid JSON Schema.";
+    /// `{{…}}` is literal text here, not interpolation (use `<<…>>`).
+    LegacyInterpolation = "LEGACY_INTERPOLATION", Warning, "`{{...}}` is literal text, not interpolation.";
+    /// A step captures a result no other step reads.
+    UnusedCapture = "UNUSED_CAPTURE", Warning, "A step captures a result no other step reads.";
+    /// A `# savant-think: ignore[…]` comment that silences nothing.
+    UnusedSuppression = "UNUSED_SUPPRESSION", Warning, "A `# savant-think: ignore[…]` comment silences nothing or names no code.";
+    /// A file or directory could not be read (reported by `check` as a diagnostic in machine formats).
+    IoError = "IO_ERROR", Error, "A file or directory could not be read, so it was not checked.";
+    /// A test file names a workflow that cannot be found or does not compile.
+    TestUnknownWorkflow = "TEST_UNKNOWN_WORKFLOW", Error, "A test file names a workflow that cannot be found or does not compile.";
+    /// A test file's `mocks` or `expect` names a step the workflow does not have.
+    TestUnknownStep = "TEST_UNKNOWN_STEP", Error, "A test file's `mocks` or `expect` names a step the workflow does not have.";
+    /// A test file expects a capture that no step of the workflow sets.
+    TestUnknownCapture = "TEST_UNKNOWN_CAPTURE", Error, "A test file expects a capture that no step of the workflow sets.";
+    /// A mock's result violates the step's `success_schema`.
+    TestMockInvalid = "TEST_MOCK_INVALID", Warning, "A mock's result violates the step's `success_schema`.";
+    /// A test has no `expect`: it asserts nothing.
+    TestNoExpect = "TEST_NO_EXPECT", Error, "A test has no `expect`: it asserts nothing.";
 }
 
 impl std::fmt::Display for Code {

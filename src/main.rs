@@ -50,18 +50,27 @@ enum Command {
         format: GraphFormat,
     },
     /// Start a run and print its first instruction.
+    ///
+    /// A --run-id that names an existing run is RUN_EXISTS (exit 1), unless
+    /// --resume or --replace says what to do with it.
+    #[command(
+        after_help = "Examples:\n  savant-think plan review --params '{\"mr\": \"!12\"}'\n  savant-think plan review --run-id r1 --resume\n  savant-think plan review --run-id r1 --replace"
+    )]
     Plan {
         #[command(flatten)]
         wf: WorkflowArg,
         /// Params as JSON, or @FILE.
         #[arg(long, value_name = "JSON|@FILE")]
         params: Option<String>,
-        /// The run id (default: a new one). Ids match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$.
+        /// The run id (default: a new one, never an existing run's). Ids match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$.
         #[arg(long)]
         run_id: Option<String>,
-        /// Resume the run if it exists instead of starting it over.
+        /// If the run exists, continue it (its own params are kept).
+        #[arg(long, visible_alias = "no-fresh", conflicts_with = "replace")]
+        resume: bool,
+        /// If the run exists, archive it and start over (see `state list --archived`).
         #[arg(long)]
-        no_fresh: bool,
+        replace: bool,
     },
     /// Submit a step's result and print the next instruction (or done).
     Next {
@@ -73,9 +82,9 @@ enum Command {
         /// The step id from the instruction (`id` or `id[3]` for a foreach item).
         #[arg(long)]
         step: String,
-        /// The tool's result as JSON, @FILE, or - for stdin. Default: {}.
+        /// The tool's result as JSON, @FILE, or - for stdin (required: write '{}' for an empty result).
         #[arg(long, value_name = "JSON|@FILE|-")]
-        result: Option<String>,
+        result: String,
         /// Refuse (STATE_CONFLICT) unless the run is at this version.
         #[arg(long)]
         expected_version: Option<u64>,
@@ -115,8 +124,8 @@ enum Command {
         /// A schema name (schemas/<Name>.json) or an inline JSON Schema.
         #[arg(long, required_unless_present = "workflow")]
         schema: Option<String>,
-        /// The response as JSON, @FILE or -.
-        #[arg(long, value_name = "JSON|@FILE|-")]
+        /// The response as JSON, @FILE or - (required with --schema).
+        #[arg(long, value_name = "JSON|@FILE|-", required_unless_present = "workflow")]
         response: Option<String>,
         /// A workflow id or file: print its diagnostics as JSON.
         #[arg(long, conflicts_with = "schema")]
@@ -230,29 +239,52 @@ enum GraphFormat {
 
 #[derive(Subcommand)]
 enum StateCommand {
-    /// Print a run's full state.
+    /// Print a run's full state (or an archived copy's).
     Get {
         #[command(flatten)]
         wf: WorkflowArg,
         /// The run to read.
         #[arg(long)]
         run_id: String,
+        /// Read the run's archived copy (the latest, or --archive-id).
+        #[arg(long)]
+        archived: bool,
+        /// Which archived copy (from `state list --archived`).
+        #[arg(long, value_name = "ID", requires = "archived")]
+        archive_id: Option<String>,
     },
     /// List runs (of one workflow, or all).
     List {
         /// Only runs of this workflow id.
         workflow: Option<String>,
+        /// List the archived runs (replaced or deleted) instead.
+        #[arg(long)]
+        archived: bool,
         /// Project root (default: discovered, see `savant-think root`).
         #[arg(long, value_name = "DIR")]
         root: Option<PathBuf>,
     },
-    /// Delete a run's state.
+    /// Delete a run: it is archived (see `state restore`) unless --purge.
     Delete {
         #[command(flatten)]
         wf: WorkflowArg,
         /// The run to delete.
         #[arg(long)]
         run_id: String,
+        /// Remove it at once, without archiving (cannot be undone).
+        #[arg(long)]
+        purge: bool,
+    },
+    /// Make an archived run the live run again.
+    Restore {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        /// The archived run.
+        #[arg(long)]
+        run_id: String,
+        /// Which archived copy (default: the latest).
+        #[arg(long, value_name = "ID")]
+        archive_id: Option<String>,
     },
 }
 
@@ -420,20 +452,25 @@ fn run_engine(command: Command) -> ExitCode {
                 }
             };
         }
-        Command::Plan { wf, params, run_id, no_fresh } => {
+        Command::Plan { wf, params, run_id, resume, replace } => {
             let params = match params.as_deref().map(|p| workspace::json_arg(p, "--params")).transpose() {
                 Ok(p) => p.unwrap_or(Value::Null),
                 Err(m) => return fail(m),
             };
+            let if_exists = match (resume, replace) {
+                (true, _) => "resume",
+                (_, true) => "replace",
+                _ => "error",
+            };
             (
                 wf.root,
                 "think_plan",
-                json!({"workflow": wf.workflow, "params": params, "run_id": run_id, "start_fresh": !no_fresh}),
+                json!({"workflow": wf.workflow, "params": params, "run_id": run_id, "if_exists": if_exists}),
             )
         }
         Command::Next { wf, run_id, step, result, expected_version } => {
-            let result = match result.as_deref().map(|r| workspace::json_arg(r, "--result")).transpose() {
-                Ok(r) => r.unwrap_or(json!({})),
+            let result = match workspace::json_arg(&result, "--result") {
+                Ok(r) => r,
                 Err(m) => return fail(m),
             };
             (
@@ -452,15 +489,24 @@ fn run_engine(command: Command) -> ExitCode {
             json!({"workflow": wf.workflow, "run_id": run_id, "checkpoint": checkpoint, "force": force}),
         ),
         Command::State { command } => match command {
-            StateCommand::Get { wf, run_id } => {
-                (wf.root, "think_state_get", json!({"workflow": wf.workflow, "run_id": run_id}))
+            StateCommand::Get { wf, run_id, archived, archive_id } => (
+                wf.root,
+                "think_state_get",
+                json!({"workflow": wf.workflow, "run_id": run_id, "archived": archived, "archive_id": archive_id}),
+            ),
+            StateCommand::List { workflow, archived, root } => {
+                (root, "think_state_list", json!({"workflow": workflow, "archived": archived}))
             }
-            StateCommand::List { workflow, root } => {
-                (root, "think_state_list", json!({"workflow": workflow}))
-            }
-            StateCommand::Delete { wf, run_id } => {
-                (wf.root, "think_state_delete", json!({"workflow": wf.workflow, "run_id": run_id}))
-            }
+            StateCommand::Delete { wf, run_id, purge } => (
+                wf.root,
+                "think_state_delete",
+                json!({"workflow": wf.workflow, "run_id": run_id, "purge": purge}),
+            ),
+            StateCommand::Restore { wf, run_id, archive_id } => (
+                wf.root,
+                "think_state_restore",
+                json!({"workflow": wf.workflow, "run_id": run_id, "archive_id": archive_id}),
+            ),
         },
         Command::Validate { schema, response, workflow, root } => match (schema, workflow) {
             (Some(schema), _) => {

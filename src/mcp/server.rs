@@ -150,13 +150,8 @@ impl SavantServer {
     pub async fn call(&self, name: &str, args: Value) -> CallToolResult {
         let started = std::time::Instant::now();
         let Some(spec) = catalog::find(name).filter(|t| t.mcp) else {
-            let names: Vec<&str> = catalog::tools().map(|t| t.name).collect();
-            let help = crate::diagnostic::suggest(name, names.iter().copied());
             tracing::info!(tool = name, "unknown tool");
-            return error_result(&EngineError::new(
-                ErrorCode::UnknownTool,
-                json!({"tool": name, "message": format!("no tool `{name}`"), "help": help, "tools": names}),
-            ));
+            return error_result(&EngineError::unknown_tool(name, catalog::tools().map(|t| t.name)));
         };
         let tool = spec.name;
         // What `changed` needs, instead of a copy of the whole arguments.

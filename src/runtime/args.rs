@@ -20,11 +20,59 @@ pub struct PlanArgs {
     /// The workflow's params (see think_explain or think_workflows_read); defaults are applied, unknown keys are refused.
     #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub params: Option<Value>,
-    /// Optional run id (`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`). Default: a new one.
+    /// Optional run id (`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`). Default: a new one (never an existing run's).
     pub run_id: Option<String>,
-    /// true (default): start the run over; false: resume it if it exists and return its current instruction.
-    #[schemars(extend("default" = true))]
+    /// What to do when run_id names an existing run: error (default: RUN_EXISTS, naming its status, version and updated_at), resume (return its current instruction) or replace (archive it and start over).
+    #[schemars(extend("default" = "error"))]
+    pub if_exists: Option<IfExists>,
+    /// Older form of if_exists, still accepted: false = resume, true = replace. Give one of the two.
     pub start_fresh: Option<bool>,
+}
+
+impl PlanArgs {
+    /// What to do with an existing run: `if_exists`, else `start_fresh`,
+    /// else `error`; both given and disagreeing is the message of an
+    /// `INVALID_INPUT`.
+    pub fn if_exists(&self) -> Result<IfExists, String> {
+        match (self.if_exists, self.start_fresh.map(IfExists::from)) {
+            (Some(a), Some(b)) if a != b => Err(format!(
+                "if_exists: {} and start_fresh: {} disagree; give only if_exists",
+                a.as_str(),
+                self.start_fresh.unwrap_or_default()
+            )),
+            (Some(a), _) | (None, Some(a)) => Ok(a),
+            (None, None) => Ok(IfExists::Error),
+        }
+    }
+}
+
+/// What think_plan does when the run id names an existing run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(missing_docs)] // the field's doc says each (variant docs would change its JSON Schema)
+pub enum IfExists {
+    #[default]
+    Error,
+    Resume,
+    Replace,
+}
+
+impl IfExists {
+    /// The wire form (`error`, `resume`, `replace`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IfExists::Error => "error",
+            IfExists::Resume => "resume",
+            IfExists::Replace => "replace",
+        }
+    }
+}
+
+/// The older `start_fresh` flag: `true` replaces, `false` resumes.
+impl From<bool> for IfExists {
+    fn from(start_fresh: bool) -> IfExists {
+        if start_fresh { IfExists::Replace } else { IfExists::Resume }
+    }
 }
 
 /// think_next's arguments.
@@ -145,6 +193,49 @@ pub struct GraphArgs {
 pub struct StateListArgs {
     /// Optional: only runs of this workflow id.
     pub workflow: Option<WorkflowId>,
+    /// List the archived runs (replaced or deleted, kept until pruned) instead of the live ones.
+    #[schemars(extend("default" = false))]
+    pub archived: Option<bool>,
+}
+
+/// think_state_get's arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct StateGetArgs {
+    /// A workflow id from think_workflows_list (e.g. "release_notes").
+    pub workflow: WorkflowId,
+    /// The run id returned by think_plan.
+    pub run_id: String,
+    /// Read an archived copy of the run (the latest, or archive_id) instead of the live run.
+    #[schemars(extend("default" = false))]
+    pub archived: Option<bool>,
+    /// With archived: which archived copy (from think_state_list with archived: true). Default: the latest.
+    pub archive_id: Option<String>,
+}
+
+/// think_state_delete's arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct DeleteArgs {
+    /// A workflow id from think_workflows_list (e.g. "release_notes").
+    pub workflow: WorkflowId,
+    /// The run id returned by think_plan.
+    pub run_id: String,
+    /// Remove the run at once instead of archiving it (default false).
+    #[schemars(extend("default" = false))]
+    pub purge: Option<bool>,
+}
+
+/// think_state_restore's arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct RestoreArgs {
+    /// A workflow id from think_workflows_list (e.g. "release_notes").
+    pub workflow: WorkflowId,
+    /// The archived run's id.
+    pub run_id: String,
+    /// Which archived copy (from think_state_list with archived: true). Default: the latest.
+    pub archive_id: Option<String>,
 }
 
 /// think_validate's arguments: `schema` and `response`, or `workflow`.

@@ -266,8 +266,16 @@ fn bad(message: &str) -> EngineError {
     EngineError::new(ErrorCode::InvalidInput, json!({ "message": message }))
 }
 
-fn state_get_call(e: &Engine, a: RunArgs) -> EngineResult<FullState> {
-    e.state_get(&a.workflow, &a.run_id)
+fn state_get_call(e: &Engine, a: StateGetArgs) -> EngineResult<FullState> {
+    match (a.archived.unwrap_or(false), a.archive_id.as_deref()) {
+        (false, None) => e.state_get(&a.workflow, &a.run_id),
+        (_, archive_id) => e.state_get_archived(&a.workflow, &a.run_id, archive_id),
+    }
+}
+
+fn plan_call(e: &Engine, a: PlanArgs) -> EngineResult<Progress> {
+    let if_exists = a.if_exists().map_err(|m| bad(&m))?;
+    e.plan(&a.workflow, a.params.unwrap_or(Value::Null), a.run_id.as_deref(), if_exists)
 }
 
 fn validate_call(e: &Engine, a: ValidateArgs) -> EngineResult<Validation> {
@@ -298,19 +306,12 @@ fn build() -> Vec<ToolDef> {
             Meta {
                 name: "think_plan",
                 title: "Start a workflow run",
-                description: "Start a run of a workflow and get its first instruction. Then call the tool named in instruction.call with instruction.input, and submit that tool's result with think_next (workflow, run_id, instruction.step_id). Repeat until the response has done: true. Get the workflow ids from think_workflows_list. Starting with an existing run_id and start_fresh: true (the default) restarts that run from scratch.",
-                annotations: Annotations { read_only: false, destructive: true, idempotent: false },
+                description: "Start a run of a workflow and get its first instruction. Then call the tool named in instruction.call with instruction.input, and submit that tool's result with think_next (workflow, run_id, instruction.step_id). Repeat until the response has done: true. Get the workflow ids from think_workflows_list. An existing run_id is RUN_EXISTS unless if_exists says resume (continue it) or replace (archive it and start over).",
+                annotations: Annotations { read_only: false, destructive: false, idempotent: false },
                 mcp: true,
                 pure: false,
             },
-            |e, a| {
-                e.plan(
-                    &a.workflow,
-                    a.params.unwrap_or(Value::Null),
-                    a.run_id.as_deref(),
-                    a.start_fresh.unwrap_or(true),
-                )
-            },
+            plan_call,
         ),
         tool::<NextArgs, Progress>(
             Meta {
@@ -389,11 +390,11 @@ fn build() -> Vec<ToolDef> {
             },
             |e, a| e.workflows_graph(&a.workflow, a.format.unwrap_or_default()),
         ),
-        tool::<RunArgs, FullState>(
+        tool::<StateGetArgs, FullState>(
             Meta {
                 name: "think_state_get",
                 title: "Get a run's full state",
-                description: "Get a run's full state: params, per-step status, attempts and results, captures, history and version. Use think_explain for a readable summary; continue the run with think_next.",
+                description: "Get a run's full state: params, per-step status, attempts and results, captures, history and version (with archived: true, an archived copy's). Use think_explain for a readable summary; continue the run with think_next.",
                 annotations: Annotations { read_only: true, destructive: false, idempotent: true },
                 mcp: true,
                 pure: false,
@@ -404,23 +405,37 @@ fn build() -> Vec<ToolDef> {
             Meta {
                 name: "think_state_list",
                 title: "List runs",
-                description: "List the runs on disk (of one workflow, or all) with their status and version. Resume one with think_plan (start_fresh: false) or inspect it with think_explain.",
+                description: "List the runs stored (of one workflow, or all) with their status and version; with archived: true, the archived ones (replaced or deleted). Resume one with think_plan (if_exists: resume), inspect it with think_explain, bring an archived one back with think_state_restore.",
                 annotations: Annotations { read_only: true, destructive: false, idempotent: true },
                 mcp: true,
                 pure: false,
             },
-            |e, a| e.state_list(a.workflow.as_deref()),
+            |e, a| match a.archived.unwrap_or(false) {
+                false => e.state_list(a.workflow.as_deref()),
+                true => e.state_list_archived(a.workflow.as_deref()),
+            },
         ),
-        tool::<RunArgs, Deleted>(
+        tool::<DeleteArgs, Deleted>(
             Meta {
                 name: "think_state_delete",
                 title: "Delete a run",
-                description: "Delete a run's stored state (snapshot and journal). It cannot be undone; the CLI's `state delete` and `call` use it, MCP does not offer it.",
+                description: "Delete a run: it is archived (think_state_restore brings it back until state prune removes it); purge: true removes it at once, which cannot be undone. The CLI's `state delete` and `call` use it, MCP does not offer it.",
                 annotations: Annotations { read_only: false, destructive: true, idempotent: false },
                 mcp: false,
                 pure: false,
             },
-            |e, a| e.state_delete(&a.workflow, &a.run_id),
+            |e, a| e.state_delete(&a.workflow, &a.run_id, a.purge.unwrap_or(false)),
+        ),
+        tool::<RestoreArgs, Restored>(
+            Meta {
+                name: "think_state_restore",
+                title: "Restore an archived run",
+                description: "Make an archived run (replaced by think_plan with if_exists: replace, or deleted) the live run again, from its latest archived copy or archive_id. A live run with that id is RUN_EXISTS. Then resume it with think_plan (if_exists: resume).",
+                annotations: Annotations { read_only: false, destructive: false, idempotent: false },
+                mcp: true,
+                pure: false,
+            },
+            |e, a| e.state_restore(&a.workflow, &a.run_id, a.archive_id.as_deref()),
         ),
         tool::<ValidateArgs, Validation>(
             Meta {
@@ -513,6 +528,10 @@ mod tests {
         let plan = find("think_plan").unwrap();
         assert!(plan.output["properties"]["instruction"]["properties"]["step_id"].is_object());
         assert!(plan.output["properties"]["artifacts"].is_object(), "both shapes of a reply are listed");
-        assert_eq!(plan.input["properties"]["start_fresh"]["default"], true);
+        assert_eq!(plan.input["properties"]["if_exists"]["default"], "error");
+        assert_eq!(
+            plan.input["properties"]["if_exists"]["enum"],
+            json!(["error", "resume", "replace", null])
+        );
     }
 }

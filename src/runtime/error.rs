@@ -1,8 +1,9 @@
 //! Engine errors: a stable [`ErrorCode`] and JSON details, the same for the
 //! CLI (`{"error": CODE, "details": …}`) and MCP tool results.
 
+use crate::runtime::record::RunStatus;
 use crate::runtime::reply::{Instruction, ResetNote, StateSummary};
-use crate::runtime::run::RunStatus;
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 /// The stable code of an engine error. docs/runtime.md has a row for each
@@ -19,6 +20,8 @@ pub enum ErrorCode {
     InvalidId,
     /// no state for this workflow and run id.
     UnknownRun,
+    /// plan was given the id of a run that exists, without resume or replace.
+    RunExists,
     /// no step (or item) by that id in the workflow.
     UnknownStep,
     /// the step is not one of the ready ones.
@@ -73,6 +76,7 @@ impl ErrorCode {
         ErrorCode::InvalidParams,
         ErrorCode::InvalidId,
         ErrorCode::UnknownRun,
+        ErrorCode::RunExists,
         ErrorCode::UnknownStep,
         ErrorCode::StepNotReady,
         ErrorCode::ValidationFailed,
@@ -105,6 +109,7 @@ impl ErrorCode {
             ErrorCode::InvalidParams => "INVALID_PARAMS",
             ErrorCode::InvalidId => "INVALID_ID",
             ErrorCode::UnknownRun => "UNKNOWN_RUN",
+            ErrorCode::RunExists => "RUN_EXISTS",
             ErrorCode::UnknownStep => "UNKNOWN_STEP",
             ErrorCode::StepNotReady => "STEP_NOT_READY",
             ErrorCode::ValidationFailed => "VALIDATION_FAILED",
@@ -140,6 +145,7 @@ impl ErrorCode {
             }
             ErrorCode::InvalidId => "A run or workflow id does not match the id pattern.",
             ErrorCode::UnknownRun => "No state for this workflow and run id.",
+            ErrorCode::RunExists => "Plan was given the id of a run that exists, without resume or replace.",
             ErrorCode::UnknownStep => "No step (or item) by that id in the workflow.",
             ErrorCode::StepNotReady => "The step is not one of the ready ones.",
             ErrorCode::ValidationFailed => "A result does not match its success schema.",
@@ -279,6 +285,65 @@ impl EngineError {
         }
         Value::Object(m)
     }
+}
+
+/// `UNKNOWN_TOOL`'s details.
+#[derive(Clone, Debug, Serialize)]
+pub struct UnknownTool {
+    /// The name asked for.
+    pub tool: String,
+    /// What happened.
+    pub message: String,
+    /// A did-you-mean among the tools there are, if one is close.
+    pub help: Option<String>,
+    /// The tools there are.
+    pub tools: Vec<String>,
+}
+
+/// `UNKNOWN_STEP`'s details.
+#[derive(Clone, Debug, Serialize)]
+pub struct UnknownStep {
+    /// The step id asked for (`id` or `id[N]`).
+    pub step_id: String,
+    /// What happened.
+    pub message: String,
+    /// A did-you-mean among the workflow's step ids, if one is close.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+    /// The ready steps, when the call was a submission.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ready: Option<Vec<String>>,
+}
+
+impl EngineError {
+    /// `UNKNOWN_TOOL` for `name`, with a did-you-mean among `names`, which
+    /// it lists: the one constructor, whichever adapter (CLI `call`, MCP,
+    /// the executor) met the name.
+    pub fn unknown_tool<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> EngineError {
+        let tools: Vec<String> = names.map(str::to_owned).collect();
+        let help = crate::diagnostic::suggest(name, tools.iter().map(String::as_str));
+        let message = format!("no engine tool `{name}`");
+        typed(ErrorCode::UnknownTool, UnknownTool { tool: name.to_owned(), message, help, tools })
+    }
+
+    /// `UNKNOWN_STEP` for `step_id` (`message` says where it was looked
+    /// for), with a did-you-mean among `known` step ids and, for a
+    /// submission, the `ready` steps.
+    pub fn unknown_step<'a>(
+        step_id: &str,
+        message: String,
+        known: impl IntoIterator<Item = &'a str>,
+        ready: Option<Vec<String>>,
+    ) -> EngineError {
+        let base = step_id.split_once('[').map_or(step_id, |(b, _)| b);
+        let help = if base.is_empty() { None } else { crate::diagnostic::suggest(base, known) };
+        typed(ErrorCode::UnknownStep, UnknownStep { step_id: step_id.to_owned(), message, help, ready })
+    }
+}
+
+/// An error whose details are a typed value (serialized once, here).
+fn typed(code: ErrorCode, details: impl Serialize) -> EngineError {
+    EngineError::new(code, serde_json::to_value(details).unwrap_or_default())
 }
 
 impl std::fmt::Display for EngineError {

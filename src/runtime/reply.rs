@@ -3,7 +3,7 @@
 //! executor; the CLI's printers), and the MCP output schemas are generated
 //! from them (descriptions from the doc comments).
 
-use crate::runtime::run::{Checkpoint, Event, RunStatus, StepStatus, Truncation};
+use crate::runtime::record::{Checkpoint, Event, RunStatus, StepStatus, Truncation};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -462,6 +462,12 @@ pub struct RunEntry {
     /// Why the run cannot be read: the details.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    /// An archived run: which copy (give it to state get / restore).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive_id: Option<String>,
+    /// An archived run: when it was archived (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<String>,
 }
 
 impl RunEntry {
@@ -475,6 +481,8 @@ impl RunEntry {
             note: None,
             error: None,
             details: None,
+            archive_id: None,
+            archived_at: None,
         }
     }
 }
@@ -488,6 +496,23 @@ pub struct Deleted {
     pub workflow: String,
     /// The run id.
     pub run_id: String,
+    /// Where the run went: its archived copy (see think_state_list with
+    /// archived: true); absent when it was purged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive_id: Option<String>,
+}
+
+/// think_state_restore's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Restored {
+    /// Always true: a missing archived run is UNKNOWN_RUN.
+    pub restored: bool,
+    /// The workflow id.
+    pub workflow: String,
+    /// The run id, live again.
+    pub run_id: String,
+    /// The archived copy it came from (now out of the archive).
+    pub archive_id: String,
 }
 
 /// think_validate's answer: a response against a schema, or a workflow's diagnostics.

@@ -19,18 +19,8 @@ pub fn call(engine: &Engine, name: &str, args: &Value) -> EngineResult {
     }
     match ToolName::parse(name) {
         Some(tool) => tool.def().call(engine, args),
-        None => Err(unknown_tool(name, catalog::names())),
+        None => Err(EngineError::unknown_tool(name, catalog::names())),
     }
-}
-
-/// `UNKNOWN_TOOL` for `name`, with a did-you-mean among `names`, which it lists.
-pub fn unknown_tool<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> EngineError {
-    let names: Vec<&str> = names.collect();
-    let help = crate::diagnostic::suggest(name, names.iter().copied());
-    EngineError::new(
-        ErrorCode::UnknownTool,
-        json!({ "tool": name, "message": format!("no engine tool `{name}`"), "help": help, "tools": names }),
-    )
 }
 
 #[cfg(test)]

@@ -85,6 +85,17 @@ impl FileStore {
         &self.root
     }
 
+    /// Whether writes are fsync'd.
+    pub(super) fn fsync(&self) -> bool {
+        self.fsync
+    }
+
+    /// Drops what this store remembers of a journal's end (it is about to
+    /// be replaced).
+    pub(super) fn forget_journal(&self, path: &Path) {
+        self.journals().remove(path);
+    }
+
     fn paths(&self, key: &RunKey) -> Result<Paths, StoreError> {
         key.validate()?;
         let stem = key.stem();
@@ -99,7 +110,7 @@ impl FileStore {
 
     /// Creates the state directory if needed, making the new directory
     /// entries durable.
-    fn ensure_dir(&self) -> Result<(), StoreError> {
+    pub(super) fn ensure_dir(&self) -> Result<(), StoreError> {
         if self.root.is_dir() {
             return Ok(());
         }
@@ -444,7 +455,7 @@ impl FileStore {
         Ok(Some(file))
     }
 
-    fn write_tmp(&self, tmp: &Path, bytes: &[u8], mtime: SystemTime) -> Result<(), StoreError> {
+    pub(super) fn write_tmp(&self, tmp: &Path, bytes: &[u8], mtime: SystemTime) -> Result<(), StoreError> {
         let io = |e| StoreError::io(tmp, e);
         // A symlink planted at the temp path is removed, never written through.
         if fs::symlink_metadata(tmp).is_ok_and(|m| !m.is_file()) {
@@ -464,7 +475,7 @@ impl FileStore {
 
 /// A modification time strictly after `previous` (so that snapshot stamps
 /// never repeat), and normally the current time.
-fn next_mtime(previous: Option<SystemTime>) -> SystemTime {
+pub(super) fn next_mtime(previous: Option<SystemTime>) -> SystemTime {
     let now = SystemTime::now();
     match previous {
         Some(previous) => now.max(previous + Duration::from_nanos(1)),
@@ -480,8 +491,18 @@ fn metadata(path: &Path) -> Result<Option<Metadata>, StoreError> {
     }
 }
 
+/// The names in directory `dir`; none when it does not exist.
+pub(super) fn file_names(dir: &Path) -> Result<Vec<std::ffi::OsString>, StoreError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(StoreError::io(dir, e)),
+    };
+    entries.map(|e| e.map(|e| e.file_name()).map_err(|e| StoreError::io(dir, e))).collect()
+}
+
 /// Removes a file; true if it was there.
-fn remove(path: &Path) -> Result<bool, StoreError> {
+pub(super) fn remove(path: &Path) -> Result<bool, StoreError> {
     match fs::remove_file(path) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
@@ -495,11 +516,11 @@ fn file_id(meta: &Metadata) -> FileId {
 
 /// Makes a directory's entries (creations, renames, removals) durable.
 #[cfg(unix)]
-fn sync_dir(dir: &Path) -> Result<(), StoreError> {
+pub(super) fn sync_dir(dir: &Path) -> Result<(), StoreError> {
     File::open(dir).and_then(|d| d.sync_all()).map_err(|e| StoreError::io(dir, e))
 }
 
 #[cfg(not(unix))]
-fn sync_dir(_dir: &Path) -> Result<(), StoreError> {
+pub(super) fn sync_dir(_dir: &Path) -> Result<(), StoreError> {
     Ok(())
 }

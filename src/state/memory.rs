@@ -10,6 +10,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use serde_json::Value;
 
+use super::archive::{ArchiveStore, ArchivedRun, archive_id};
+use super::objects::{ObjectStore, check_hash, verify};
 use super::{Loaded, RunKey, RunLock, Stamp, StateStore, StoreError};
 
 #[derive(Default)]
@@ -17,6 +19,10 @@ struct Runs {
     runs: BTreeMap<RunKey, Stored>,
     /// Grows with every write to any run: the stamps.
     writes: u64,
+    /// Content-addressed objects by hash.
+    objects: BTreeMap<String, Vec<u8>>,
+    /// Archived runs by key and archive id: when, and the run as it was.
+    archive: BTreeMap<(RunKey, String), (String, Loaded)>,
 }
 
 struct Stored {
@@ -72,6 +78,83 @@ impl MemStore {
     fn next_stamp(runs: &mut Runs) -> Stamp {
         runs.writes += 1;
         Stamp::counter(runs.writes)
+    }
+}
+
+impl ObjectStore for MemStore {
+    fn put_object(&self, hash: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        check_hash(hash)?;
+        verify(hash, bytes, format!("memory:{hash}"))?;
+        relock(&self.runs).objects.entry(hash.to_owned()).or_insert_with(|| bytes.to_vec());
+        Ok(())
+    }
+
+    fn get_object(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        check_hash(hash)?;
+        Ok(relock(&self.runs).objects.get(hash).cloned())
+    }
+
+    fn objects(&self) -> Result<Vec<String>, StoreError> {
+        Ok(relock(&self.runs).objects.keys().cloned().collect())
+    }
+
+    fn delete_object(&self, hash: &str) -> Result<bool, StoreError> {
+        check_hash(hash)?;
+        Ok(relock(&self.runs).objects.remove(hash).is_some())
+    }
+}
+
+impl ArchiveStore for MemStore {
+    fn archive_loaded(
+        &self,
+        key: &RunKey,
+        loaded: Option<Loaded>,
+        archived_at: &str,
+    ) -> Result<Option<ArchivedRun>, StoreError> {
+        key.validate()?;
+        let Some(loaded) = loaded else { return Ok(None) };
+        let id = archive_id(&loaded);
+        relock(&self.runs).archive.insert((key.clone(), id.clone()), (archived_at.to_owned(), loaded));
+        Ok(Some(ArchivedRun { key: key.clone(), archive_id: id, archived_at: archived_at.to_owned() }))
+    }
+
+    fn archived(&self, workflow: Option<&str>) -> Result<Vec<ArchivedRun>, StoreError> {
+        let runs = relock(&self.runs);
+        let mut out: Vec<ArchivedRun> = runs
+            .archive
+            .iter()
+            .filter(|((k, _), _)| workflow.is_none_or(|w| k.workflow == w))
+            .map(|((k, id), (at, _))| ArchivedRun {
+                key: k.clone(),
+                archive_id: id.clone(),
+                archived_at: at.clone(),
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            (&a.key, &a.archived_at, &a.archive_id).cmp(&(&b.key, &b.archived_at, &b.archive_id))
+        });
+        Ok(out)
+    }
+
+    fn load_archived(&self, key: &RunKey, archive_id: &str) -> Result<Option<Loaded>, StoreError> {
+        key.validate()?;
+        Ok(relock(&self.runs).archive.get(&(key.clone(), archive_id.to_owned())).map(|(_, l)| l.clone()))
+    }
+
+    fn restore(&self, key: &RunKey, archive_id: &str) -> Result<bool, StoreError> {
+        key.validate()?;
+        let mut runs = relock(&self.runs);
+        let Some((_, loaded)) = runs.archive.remove(&(key.clone(), archive_id.to_owned())) else {
+            return Ok(false);
+        };
+        let stamp = MemStore::next_stamp(&mut runs);
+        runs.runs.insert(key.clone(), Stored { snapshot: loaded.snapshot, journal: loaded.journal, stamp });
+        Ok(true)
+    }
+
+    fn delete_archived(&self, key: &RunKey, archive_id: &str) -> Result<bool, StoreError> {
+        key.validate()?;
+        Ok(relock(&self.runs).archive.remove(&(key.clone(), archive_id.to_owned())).is_some())
     }
 }
 
@@ -163,8 +246,25 @@ mod tests {
         assert_eq!(loaded.stamp, s2);
         assert_eq!(store.list(Some("wf")).unwrap(), vec![key.clone()]);
         assert!(store.list(Some("other")).unwrap().is_empty());
+        let archived = store.archive(&key, "2026-01-01T00:00:00Z").unwrap().unwrap();
         assert!(store.delete(&key).unwrap());
         assert_eq!(store.load(&key).unwrap(), None);
+        assert_eq!(store.archived(Some("wf")).unwrap(), vec![archived.clone()]);
+        assert!(store.restore(&key, &archived.archive_id).unwrap());
+        assert_eq!(store.load(&key).unwrap().unwrap().journal, vec![json!({"version": 1})]);
+        assert!(store.archived(None).unwrap().is_empty());
+    }
+
+    #[test]
+    fn objects_are_stored_once_under_their_hash() {
+        let store = MemStore::new();
+        let hash = crate::runtime::workflow::sha256_hex(b"abc");
+        assert!(store.put_object(&hash, b"abd").is_err(), "bytes that do not hash to the name");
+        store.put_object(&hash, b"abc").unwrap();
+        assert_eq!(store.get_object(&hash).unwrap().as_deref(), Some(&b"abc"[..]));
+        assert_eq!(store.objects().unwrap(), vec![hash.clone()]);
+        assert!(store.delete_object(&hash).unwrap());
+        assert!(store.get_object("nope").is_err());
     }
 
     #[test]

@@ -32,10 +32,14 @@
 //! for several replicas on one database; [`open`] picks the store from the
 //! state URL (`SAVANT_STATE_URL` or `[state] url`).
 
+mod archive;
+#[cfg(test)]
+mod archive_tests;
 mod file;
 mod journal;
 mod lock;
 mod memory;
+mod objects;
 #[cfg(feature = "postgres")]
 pub mod pg;
 #[cfg(test)]
@@ -44,8 +48,10 @@ mod tests;
 use std::fmt;
 use std::path::PathBuf;
 
+pub use archive::{ArchiveStore, ArchivedRun, archive_id};
 pub use file::FileStore;
 pub use memory::MemStore;
+pub use objects::{ObjectStore, valid_object_hash};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
 
@@ -226,7 +232,7 @@ impl std::error::Error for StoreError {}
 /// Where runs live. Mutating calls (`append`, `write_snapshot`, `delete`)
 /// must be made while holding the run's [`RunLock`]; reads may be made
 /// without it and still see a consistent state.
-pub trait StateStore: Send + Sync {
+pub trait StateStore: ArchiveStore + ObjectStore + Send + Sync {
     /// Blocks until this caller holds the run's exclusive lock, against other
     /// threads and other processes. Not reentrant: locking a run twice from
     /// one thread deadlocks.
@@ -267,6 +273,17 @@ pub trait StateStore: Send + Sync {
     /// Removes the run; true if it existed. The lock stops excluding other
     /// processes once its file is gone, so drop the `RunLock` right after.
     fn delete(&self, key: &RunKey) -> Result<bool, StoreError>;
+
+    /// Copies the run as it is now (snapshot and journal) into the archive,
+    /// under [`archive_id`] of its state, stamped `archived_at`; `None` when
+    /// there is no run. The live run is untouched: the caller then replaces
+    /// or deletes it, so that a crash in between leaves the old run whole
+    /// (and at worst an extra copy). Archiving the same state twice writes
+    /// the same entry. Made under the run's lock.
+    fn archive(&self, key: &RunKey, archived_at: &str) -> Result<Option<ArchivedRun>, StoreError> {
+        let loaded = self.load(key)?;
+        self.archive_loaded(key, loaded, archived_at)
+    }
 }
 
 /// Why a store could not be opened: a stable code, a message and a hint.

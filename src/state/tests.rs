@@ -51,7 +51,7 @@ impl Drop for TestDir {
     }
 }
 
-fn key(workflow: &str, run_id: &str) -> RunKey {
+pub(super) fn key(workflow: &str, run_id: &str) -> RunKey {
     RunKey::new(workflow, run_id).unwrap()
 }
 
@@ -78,7 +78,7 @@ fn seeded(dir: &TestDir, k: &RunKey, last: u64) -> FileStore {
     store
 }
 
-fn seed(store: &dyn StateStore, k: &RunKey, last: u64) {
+pub(super) fn seed(store: &dyn StateStore, k: &RunKey, last: u64) {
     let _lock = store.lock(k).unwrap();
     store.write_snapshot(k, &json!({"version": 1, "params": {"x": 1}})).unwrap();
     for v in 2..=last {
@@ -88,19 +88,19 @@ fn seed(store: &dyn StateStore, k: &RunKey, last: u64) {
 
 /// One store under test, and how to open another on the same state (a
 /// second process or replica).
-struct Backend {
-    name: &'static str,
-    store: Arc<dyn StateStore>,
+pub(super) struct Backend {
+    pub name: &'static str,
+    pub store: Arc<dyn StateStore>,
     open: Box<dyn Fn(bool) -> Arc<dyn StateStore>>,
     /// The file store's state directory.
-    files: Option<PathBuf>,
+    pub files: Option<PathBuf>,
     _dir: Option<TestDir>,
 }
 
 /// The stores every behaviour test runs against: the file store, and
 /// PostgreSQL (a schema of its own in the shared throwaway cluster) when it
 /// is installed; see `pg::cluster::shared` for the skip rule.
-fn backends(test: &str) -> Vec<Backend> {
+pub(super) fn backends(test: &str) -> Vec<Backend> {
     let dir = TestDir::new(test);
     let root = dir.0.clone();
     let open = move |fsync| Arc::new(FileStore::new(&root, fsync)) as Arc<dyn StateStore>;

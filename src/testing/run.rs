@@ -175,7 +175,7 @@ pub fn run_test(
     run_id: &str,
 ) -> Result<Outcome, TestError> {
     let out = drive(engine, workflow, test, run_id);
-    let _ = engine.state_delete(workflow, run_id);
+    let _ = engine.state_delete(workflow, run_id, true);
     out
 }
 

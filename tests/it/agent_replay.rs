@@ -99,7 +99,7 @@ async fn llama_cpp_python_refuses_json_schema_and_the_loop_falls_back_to_json_ob
     let formats: Vec<Value> = fake.seen().iter().map(|s| s.body["response_format"]["type"].clone()).collect();
     // The 500 is not retried as it was: once json_schema, then json_object.
     assert_eq!(formats, [json!("json_schema"), json!("json_object")]);
-    assert!(fake.seen()[1].body["response_format"]["schema"]["oneOf"].is_array());
+    assert!(fake.seen()[1].body["response_format"]["schema"]["anyOf"].is_array());
 }
 
 #[tokio::test]

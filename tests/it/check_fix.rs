@@ -158,14 +158,20 @@ fn fix_and_statistics_or_diff_do_not_combine() {
 /// error, and reaches a fixed point (a second round finds nothing to fix).
 #[test]
 fn fixes_over_the_error_fixtures_are_safe_and_stable() {
-    let dir = Path::new(CRATE).join("tests/cases/err");
+    let dir = Path::new(CRATE).join("tests/checks");
     let config = Config {
-        schemas: workspace::load_schemas(&Path::new(CRATE).join("tests/cases/schemas")),
+        schemas: workspace::load_schemas(&Path::new(CRATE).join("tests/checks/schemas")),
         ..Config::default()
     };
     let mut fixed_files = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("err")))
+        .collect();
+    paths.sort();
+    for path in paths {
         if path.extension().is_none_or(|e| e != "yaml") {
             continue;
         }

@@ -9,6 +9,7 @@
 //! command then completes. Without strace the test says so and passes,
 //! unless `SAVANT_REQUIRE_STRACE=1`.
 
+use crate::support::root::reply;
 use crate::support::{BIN, Root, copy_dir, generate};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -30,10 +31,31 @@ fn copy(template: &Root, name: &str) -> Root {
     copy
 }
 
-/// The run's state, reduced to what a user relies on.
+/// The run's state, reduced to what a user relies on (null when there is
+/// no live run).
 fn run_of(root: &Root) -> Value {
-    let s = root.ok(&["state", "get", "crashy", "--run-id", "r"]);
+    let args = ["state", "get", "crashy", "--run-id", "r"];
+    let out = root.command(&args).output().unwrap();
+    let s = reply(&out, &args);
+    if s["error"] == "UNKNOWN_RUN" {
+        return Value::Null;
+    }
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    reduced(&s)
+}
+
+fn reduced(s: &Value) -> Value {
     json!({ "version": s["version"], "status": s["status"], "params": s["params"], "steps": s["steps"] })
+}
+
+/// Every archived copy of the run, reduced; each must read whole.
+fn archives_of(root: &Root) -> Vec<Value> {
+    let list = root.ok(&["state", "list", "--archived"]);
+    let ids = list["runs"].as_array().unwrap().iter().map(|r| r["archive_id"].as_str().unwrap().to_owned());
+    ids.map(|id| {
+        reduced(&root.ok(&["state", "get", "crashy", "--run-id", "r", "--archived", "--archive-id", &id]))
+    })
+    .collect()
 }
 
 /// Runs `args` under strace in `root`; returns strace's output.
@@ -117,9 +139,11 @@ fn count_calls(template: &Root, args: &[&str]) -> Vec<(&'static str, usize)> {
 /// left: the run `before` or the run `after` (as `run_of` shows them).
 fn kill_everywhere(name: &str, template: &Root, args: &[&str]) -> usize {
     let before = run_of(template);
+    let mut archived = archives_of(template);
     let after = {
         let root = copy(template, &format!("{name}-after"));
         root.ok(args);
+        archived.extend(archives_of(&root));
         run_of(&root)
     };
     assert_ne!(before, after, "{name}: the command must change the run");
@@ -143,6 +167,11 @@ fn kill_everywhere(name: &str, template: &Root, args: &[&str]) -> usize {
                 now == before || now == after,
                 "{at}: the run is neither the old nor the new one:\n{now}"
             );
+            // An archived copy is whole and one the command's start or end
+            // has (a kill may leave the old run live beside its copy).
+            for copy in archives_of(&root) {
+                assert!(archived.contains(&copy), "{at}: an archived copy that is no run's:\n{copy}");
+            }
             if !killed {
                 assert_eq!(now, after, "{at}");
             }
@@ -176,7 +205,11 @@ fn a_kill_at_any_state_write_keeps_the_old_run_or_the_new_one() {
     // New params: the new run must be told apart from the old run's snapshot
     // with its journal lost (both at version 0, nothing done).
     let params = json!({ "items": (0..3).map(|i| format!("new{i}")).collect::<Vec<_>>() }).to_string();
-    let kills = kill_everywhere("plan", &template, &["plan", "crashy", "--run-id", "r", "--params", &params]);
+    let kills = kill_everywhere(
+        "plan",
+        &template,
+        &["plan", "crashy", "--run-id", "r", "--replace", "--params", &params],
+    );
     assert!(kills >= 3, "plan: only {kills} kills");
 
     // `next`: one more result appended.
@@ -186,6 +219,13 @@ fn a_kill_at_any_state_write_keeps_the_old_run_or_the_new_one() {
 
     // `reset` back to the start, discarding the results.
     kill_everywhere("reset", &template, &["reset", "crashy", "--run-id", "r", "--force"]);
+
+    // `state delete` archives the run, then removes it; `state restore`
+    // brings it back from the archive.
+    kill_everywhere("delete", &template, &["state", "delete", "crashy", "--run-id", "r"]);
+    let deleted = copy(&template, "deleted");
+    deleted.ok(&["state", "delete", "crashy", "--run-id", "r"]);
+    kill_everywhere("restore", &deleted, &["state", "restore", "crashy", "--run-id", "r"]);
 
     // A `next` that compacts: the journal holds 32 events, the 33rd folds
     // them into the snapshot.

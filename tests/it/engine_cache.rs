@@ -98,8 +98,8 @@ fn another_process_writing_between_two_calls_is_seen() {
     assert_eq!(results.len(), 4, "four results, once each: {results:?}");
     assert_eq!(fresh.captures["c1"], json!({"ok": false}), "the CLI's result stands");
 
-    // Deleted and planned afresh by the CLI: the engine starts from s0.
-    root.ok(&["plan", "w4", "--run-id", "r"]);
+    // Replaced by the CLI (planned afresh): the engine starts from s0.
+    root.ok(&["plan", "w4", "--run-id", "r", "--replace"]);
     let e = next("end").map(|_| ()).unwrap_err();
     assert_eq!(e.code, ErrorCode::StepNotReady, "{e:?}");
     assert_eq!(step_of(&next("s0").unwrap()).as_deref(), Some("s1"));

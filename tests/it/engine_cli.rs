@@ -135,7 +135,7 @@ fn exit_0_on_success_1_on_an_error_object_2_on_a_usage_error() {
     assert!(messages.contains("project") && messages.contains("/mr_iid"), "{e}");
 
     let usage: &[&[&str]] = &[
-        &["next", "review_v1", "--run-id", "r1"], // --step missing
+        &["next", "review_v1", "--run-id", "r1", "--result", "{}"], // --step missing
         &["next", "review_v1", "--run-id", "r1", "--step", "fetch_mr", "--result", "{oops"],
         &["next", "review_v1", "--run-id", "r1", "--step", "fetch_mr", "--result", "@no/such/file.json"],
         &["plan", "review_v1", "--params", "[1,"],
@@ -182,7 +182,7 @@ fn next_reads_the_result_from_stdin_and_from_a_file() {
     assert_eq!(r["ready"], json!(["lint"]));
 
     // No --result: `{}`.
-    let r = root.ok(&["next", "review_v1", "--run-id", "r", "--step", "lint"]);
+    let r = root.ok(&["next", "review_v1", "--run-id", "r", "--step", "lint", "--result", "{}"]);
     assert_eq!(r["ready"], json!(["summarize"]), "`lint.ok` is null, so tests is skipped: {r}");
     let state = root.ok(&["state", "get", "review_v1", "--run-id", "r"]);
     assert_eq!(state["captures"]["mr"], mr());
@@ -396,7 +396,7 @@ fn editing_the_workflow_mid_run_gives_workflow_changed() {
     let e = root.err(&args, "WORKFLOW_CHANGED");
     assert_eq!(e["details"]["run_id"], "r");
     assert_ne!(e["details"]["run_hash"], e["details"]["file_hash"]);
-    assert!(e["details"]["help"].as_str().unwrap().contains("start_fresh"), "{e}");
+    assert!(e["details"]["help"].as_str().unwrap().contains("--replace"), "{e}");
     root.err(&["plan", "review_v1", "--run-id", "r", "--no-fresh"], "WORKFLOW_CHANGED");
     root.err(&["state", "get", "review_v1", "--run-id", "r"], "WORKFLOW_CHANGED");
     root.err(&["explain", "review_v1", "--run-id", "r"], "WORKFLOW_CHANGED");
@@ -405,10 +405,10 @@ fn editing_the_workflow_mid_run_gives_workflow_changed() {
     root.write("workflows/review_v1.yaml", review_yaml());
     let r = root.ok(&args);
     assert_eq!(r["state"]["version"], 2);
-    // …and after another edit, a fresh plan with the same run id restarts it.
+    // …and after another edit, plan --replace with the same run id restarts it.
     root.write("workflows/review_v1.yaml", format!("# edited\n{}", review_yaml()));
     root.err(&args, "WORKFLOW_CHANGED");
-    let r = root.ok(&["plan", "review_v1", "--run-id", "r", "--params", PARAMS]);
+    let r = root.ok(&["plan", "review_v1", "--run-id", "r", "--replace", "--params", PARAMS]);
     assert_eq!(r["state"]["version"], 0);
     assert_eq!(r["ready"], json!(["fetch_mr"]));
     // The state can always be deleted, whatever the file says.
@@ -530,7 +530,7 @@ fn traversal_ids_are_refused_with_a_json_error() {
     for id in ["../x", "a/b", "", "..", "../workflows/review_v1", "workflows/../../x"] {
         for args in [
             vec!["plan", id, "--params", PARAMS],
-            vec!["next", id, "--run-id", "good", "--step", "fetch_mr"],
+            vec!["next", id, "--run-id", "good", "--step", "fetch_mr", "--result", "{}"],
             vec!["state", "get", id, "--run-id", "good"],
             vec!["explain", id],
             vec!["compile", id],
@@ -599,7 +599,7 @@ fn oversized_results_are_truncated_with_a_marker_and_listed_in_the_summary() {
 
     // A result over max_snapshot_bytes: replaced by a preview, marked.
     root.ok(&["plan", "big", "--run-id", "t"]);
-    root.ok(&["next", "big", "--run-id", "t", "--step", "a"]);
+    root.ok(&["next", "big", "--run-id", "t", "--step", "a", "--result", "{}"]);
     let items: Vec<u32> = (1..=200).collect();
     let big = serde_json::to_string(&items).unwrap();
     let r = root.ok(&["next", "big", "--run-id", "t", "--step", "b", "--result", &big]);
@@ -638,8 +638,11 @@ fn the_run_errors_have_their_codes() {
     let e = root.err(&args(&next("lint", "{}")), "STEP_NOT_READY");
     assert_eq!(e["details"]["status"], "pending");
     root.err(&args(&next("review_file[0]", "{}")), "UNKNOWN_STEP");
-    root.err(&["next", "review_v1", "--run-id", "nope", "--step", "fetch_mr"], "UNKNOWN_RUN");
-    root.err(&["next", "nope", "--run-id", "r", "--step", "fetch_mr"], "UNKNOWN_WORKFLOW");
+    root.err(
+        &["next", "review_v1", "--run-id", "nope", "--step", "fetch_mr", "--result", "{}"],
+        "UNKNOWN_RUN",
+    );
+    root.err(&["next", "nope", "--run-id", "r", "--step", "fetch_mr", "--result", "{}"], "UNKNOWN_WORKFLOW");
 
     // A result that fails its success schema: VALIDATION_FAILED with the
     // instruction again (next attempt); the run stays at its version + 1.
@@ -736,11 +739,15 @@ fn broken_files_have_their_codes() {
     root.ok(&["plan", "review_v1", "--run-id", "r", "--params", PARAMS]);
     std::fs::write(root.join(".savant/state/review_v1__r.json"), "{ not json").unwrap();
     root.err(&["state", "get", "review_v1", "--run-id", "r"], "STATE_CORRUPT");
-    root.err(&["next", "review_v1", "--run-id", "r", "--step", "fetch_mr"], "STATE_CORRUPT");
+    root.err(
+        &["next", "review_v1", "--run-id", "r", "--step", "fetch_mr", "--result", "{}"],
+        "STATE_CORRUPT",
+    );
     let list = root.ok(&["state", "list"]);
     assert_eq!(list["runs"][0]["status"], "unreadable");
-    // A corrupt run can be deleted or started over.
-    root.ok(&["plan", "review_v1", "--run-id", "r", "--params", PARAMS]);
+    // A corrupt run can be deleted or started over (it cannot be archived: it is unreadable).
+    let r = root.ok(&["plan", "review_v1", "--run-id", "r", "--replace", "--params", PARAMS]);
+    assert!(r["warnings"][0].as_str().unwrap().contains("STATE_CORRUPT"), "{r}");
 
     root.write("savant-think.toml", "max_string_byte = 3\n");
     let e = root.err(&["plan", "review_v1", "--params", PARAMS], "INVALID_CONFIG");
@@ -806,10 +813,10 @@ fn a_truncation_is_recorded_in_the_state_and_the_final_summary() {
     root.ok(&["next", "big", "--run-id", "k", "--step", "a", "--result", r#"{"t": "0123456789abcdef"}"#]);
     let state = root.ok(&["state", "get", "big", "--run-id", "k"]);
     assert_eq!(state["truncations"][0]["step_id"], "a", "{state}");
-    let done = root.ok(&["next", "big", "--run-id", "k", "--step", "b"]);
+    let done = root.ok(&["next", "big", "--run-id", "k", "--step", "b", "--result", "{}"]);
     assert_eq!(done["summary"]["truncated"], json!(["a"]), "{done}");
     // Re-sending the last result changes nothing, the record included.
-    let again = root.ok(&["next", "big", "--run-id", "k", "--step", "b"]);
+    let again = root.ok(&["next", "big", "--run-id", "k", "--step", "b", "--result", "{}"]);
     assert_eq!(again["summary"], done["summary"]);
 }
 
@@ -818,8 +825,8 @@ fn state_list_shows_the_status_after_the_last_event() {
     let root = Cli::new("list-status");
     root.write("workflows/big.yaml", TWO_STEPS);
     root.ok(&["plan", "big", "--run-id", "l"]);
-    root.ok(&["next", "big", "--run-id", "l", "--step", "a"]);
-    root.ok(&["next", "big", "--run-id", "l", "--step", "b"]);
+    root.ok(&["next", "big", "--run-id", "l", "--step", "a", "--result", "{}"]);
+    root.ok(&["next", "big", "--run-id", "l", "--step", "b", "--result", "{}"]);
     let list = root.ok(&["state", "list"]);
     assert_eq!(
         list["runs"],
@@ -834,7 +841,10 @@ fn reading_an_unknown_run_or_refusing_params_leaves_no_file() {
     let before = root.files();
     root.err(&["state", "get", "review_v1", "--run-id", "ghost"], "UNKNOWN_RUN");
     root.err(&["explain", "review_v1", "--run-id", "ghost"], "UNKNOWN_RUN");
-    root.err(&["next", "review_v1", "--run-id", "ghost", "--step", "fetch_mr"], "UNKNOWN_RUN");
+    root.err(
+        &["next", "review_v1", "--run-id", "ghost", "--step", "fetch_mr", "--result", "{}"],
+        "UNKNOWN_RUN",
+    );
     root.err(&["state", "delete", "review_v1", "--run-id", "ghost"], "UNKNOWN_RUN");
     root.err(&["plan", "review_v1", "--run-id", "ghost", "--params", "{}"], "INVALID_PARAMS");
     assert_eq!(root.files(), before);
@@ -877,7 +887,7 @@ fn explain_gives_the_instruction_of_any_ready_step() {
     let b = root.ok(&["explain", "par", "--run-id", "p", "--step", "b"]);
     assert_eq!(b["step"]["instruction"]["input"], json!({"thought": "two"}), "{b}");
     // b's result first: the clients may finish ready steps in any order.
-    root.ok(&["next", "par", "--run-id", "p", "--step", "b"]);
+    root.ok(&["next", "par", "--run-id", "p", "--step", "b", "--result", "{}"]);
     let done_b = root.ok(&["explain", "par", "--run-id", "p", "--step", "b"]);
     assert!(done_b["step"].get("instruction").is_none(), "a done step has no instruction: {done_b}");
 }

@@ -30,7 +30,7 @@ fn state_files_that_are_symlinks_are_never_written_through() {
     let journal = root.path.join(".savant/state/flow__r1.journal");
     let _ = std::fs::remove_file(&journal);
     symlink(&target, &journal).unwrap();
-    let r = run(&root.path, &["next", "flow", "--run-id", "r1", "--step", "a"]);
+    let r = run(&root.path, &["next", "flow", "--run-id", "r1", "--step", "a", "--result", "{}"]);
     assert_exit(&r, 1);
     let r = run(&root.path, &["plan", "flow", "--run-id", "r1"]);
     assert_exit(&r, 1);

@@ -9,6 +9,7 @@ mod agent_support;
 mod common;
 mod mcp_support;
 
+mod agent_grammar;
 mod agent_replay;
 mod agent_run;
 mod agent_run_cli;
@@ -41,6 +42,7 @@ mod project;
 mod project_loader;
 mod replicas;
 mod runs;
+mod runs_over_time;
 mod state_crash;
 mod store_once;
 mod test_cmd;

@@ -429,14 +429,14 @@ async fn subscribed_runs_get_updates_and_new_runs_change_the_list() {
         let (err, _) = tool(
             &client,
             "think_plan",
-            json!({"workflow": "release_notes", "params": {"milestone": "v1"}, "run_id": "s1"}),
+            json!({"workflow": "release_notes", "params": {"milestone": "v1"}, "run_id": "s1", "if_exists": "replace"}),
         )
         .await;
         assert!(!err);
         let (err, _) = tool(
             &client,
             "think_plan",
-            json!({"workflow": "release_notes", "params": {"milestone": "v1"}, "run_id": "s2"}),
+            json!({"workflow": "release_notes", "params": {"milestone": "v1"}, "run_id": "s2", "if_exists": "replace"}),
         )
         .await;
         assert!(!err);

@@ -26,6 +26,7 @@ pub const TOOLS: &[&str] = &[
     "think_workflows_graph",
     "think_state_get",
     "think_state_list",
+    "think_state_restore",
     "think_validate",
     "think_debug",
     "think",

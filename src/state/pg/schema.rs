@@ -37,6 +37,21 @@ const MIGRATIONS: &[&str] = &[
          PRIMARY KEY (workflow, run_id, version),
          FOREIGN KEY (workflow, run_id) REFERENCES savant_runs ON DELETE CASCADE
      );",
+    // 2: archived runs and the content-addressed objects runs are pinned to.
+    "CREATE TABLE savant_archive (
+         workflow    text NOT NULL,
+         run_id      text NOT NULL,
+         archive_id  text NOT NULL,
+         archived_at text NOT NULL,
+         snapshot    text NOT NULL,
+         journal     text NOT NULL,
+         PRIMARY KEY (workflow, run_id, archive_id)
+     );
+     CREATE TABLE savant_objects (
+         hash       text PRIMARY KEY,
+         bytes      bytea NOT NULL,
+         created_at timestamptz NOT NULL DEFAULT now()
+     );",
 ];
 
 /// The schema version this build writes.

@@ -1,0 +1,214 @@
+//! What a run records: its stored state (`RunState`, each step's status),
+//! and the events of its history. Both the state machine (`run`) and the
+//! replies (`reply`) read these; this module depends on neither.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// A run's status: `running`, `done` or `failed` (a step failed its validation `retry.max` times).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(missing_docs)] // the enum's doc says each (variant docs would change its JSON Schema)
+pub enum RunStatus {
+    Running,
+    Done,
+    Failed,
+}
+
+/// A step's (or foreach item's) status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StepStatus {
+    /// Waiting for dependencies.
+    Pending,
+    /// An instruction can be handed out.
+    Ready,
+    /// A foreach step whose items are being worked on.
+    Running,
+    /// Its result was accepted.
+    Done,
+    /// Its `when` was not `true` (its dependents still run).
+    Skipped,
+    /// It failed validation `retry.max` times; the run failed with it.
+    Failed,
+}
+
+impl RunStatus {
+    /// The status as the replies write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Done => "done",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
+impl StepStatus {
+    /// Done or skipped: its dependents may go on.
+    pub fn is_finished(self) -> bool {
+        matches!(self, StepStatus::Done | StepStatus::Skipped)
+    }
+}
+
+/// One item of a foreach step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ItemState {
+    /// The item's status.
+    pub status: StepStatus,
+    /// Validation failures so far.
+    pub attempts: u32,
+    /// The rendered input, once ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    /// Where the accepted result is: its event's index in the history (the
+    /// result is stored once, there; rebuilt from the history on load).
+    #[serde(skip)]
+    pub result_at: Option<usize>,
+}
+
+/// One step of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct StepState {
+    /// The step id.
+    pub id: String,
+    /// pending, ready, running (a foreach with items under way), done, skipped or failed.
+    pub status: StepStatus,
+    /// Validation failures so far (for a foreach step, see its items).
+    pub attempts: u32,
+    /// The rendered input, once ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    /// Where the accepted result is (see [`ItemState::result_at`]); a
+    /// foreach step's results are its items'.
+    #[serde(skip)]
+    pub result_at: Option<usize>,
+    /// A foreach step's items, once expanded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<Vec<ItemState>>,
+}
+
+/// Something that happened to a run; the journal is a list of these.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Event {
+    /// The state version this event made.
+    pub version: u64,
+    /// When (RFC 3339).
+    pub at: String,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// What an [`Event`] records.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    /// A result accepted for a ready step (or foreach item `id[i]`). When
+    /// the payload caps shortened it, `truncated` says how: it is part of
+    /// the event so that replaying the journal rebuilds `truncations`.
+    Result {
+        /// The step (or item `id[i]`) the result is for.
+        step_id: String,
+        /// The result, after the payload caps.
+        result: Value,
+        /// How the caps shortened it, if they did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        truncated: Option<TruncationNote>,
+    },
+    /// A result that failed its success schema.
+    ValidationFailed {
+        /// The step (or item) the result was for.
+        step_id: String,
+        /// The schema errors: `{path, message}`.
+        errors: Value,
+    },
+    /// A thought recorded with the think tool.
+    Thought {
+        /// The thought.
+        thought: String,
+    },
+}
+
+/// A point a run can be reset to: after a step completed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Checkpoint {
+    /// The step whose completion this checkpoint follows.
+    pub step_id: String,
+    /// The state version at that point.
+    pub version: u64,
+    /// How many history events the checkpoint keeps.
+    pub history_len: usize,
+}
+
+/// How a result was shortened (recorded on its `Result` event).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TruncationNote {
+    /// The result's size as submitted.
+    pub original_bytes: usize,
+    /// What was cut.
+    pub what: String,
+}
+
+/// A result the payload caps shortened, as the run lists it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Truncation {
+    /// The step whose result was cut.
+    pub step_id: String,
+    /// The result's size as submitted.
+    pub original_bytes: usize,
+    /// What was cut.
+    pub what: String,
+}
+
+/// The materialized state of one run (what `.savant/state/*.json` holds).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RunState {
+    /// The state version (use as think_next's expected_version).
+    pub version: u64,
+    /// Names this incarnation of the run: a fresh start gets a new one, and
+    /// every journal event carries it, so that after a crash the store never
+    /// mixes the old run's events into the new one (see `crate::state`).
+    /// Absent in runs written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<String>,
+    /// The workflow id.
+    pub workflow: String,
+    /// The run id.
+    pub run_id: String,
+    /// sha256 of the workflow file the run started with.
+    pub workflow_hash: String,
+    /// The run's params.
+    pub params: Value,
+    /// running, done or failed.
+    pub status: RunStatus,
+    /// Why the run failed, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Value>,
+    /// Each step's status, attempts and result.
+    pub steps: Vec<StepState>,
+    /// The steps whose captures are set, in the order they were set. The
+    /// captures themselves are a view of the results (`Machine::captures`).
+    #[serde(default)]
+    pub capture_order: Vec<usize>,
+    /// The captures of a snapshot written before they were a view: read
+    /// for their order only, never written.
+    #[serde(default, rename = "captures", skip_serializing)]
+    #[schemars(skip)]
+    pub(crate) legacy_captures: Option<Map<String, Value>>,
+    /// Every accepted event.
+    pub history: Vec<Event>,
+    /// Where think_reset can go back to.
+    pub checkpoints: Vec<Checkpoint>,
+    /// The results cut to the payload caps.
+    #[serde(default)]
+    pub truncations: Vec<Truncation>,
+    /// When the run started (RFC 3339).
+    pub created_at: String,
+    /// When it last changed (RFC 3339).
+    pub updated_at: String,
+    /// The workflow file's absolute path when the run was started from a
+    /// path rather than an id of `<root>/workflows/`: how a listing finds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}

@@ -1,0 +1,121 @@
+//! The errors of runs over time (an existing run, an unknown run or
+//! archived copy), each built by one constructor with typed details and,
+//! where a name was mistyped, a did-you-mean.
+
+use crate::runtime::reply::RunEntry;
+use crate::runtime::{EngineError, ErrorCode};
+use crate::state::RunKey;
+use serde::Serialize;
+
+/// `RUN_EXISTS`: plan was given the id of a run that exists.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunExists {
+    /// The workflow id.
+    pub workflow: String,
+    /// The run id.
+    pub run_id: String,
+    /// The existing run's status (running, done, failed or unreadable).
+    pub status: Option<String>,
+    /// Its state version.
+    pub version: Option<u64>,
+    /// When it last changed (RFC 3339).
+    pub updated_at: Option<String>,
+    /// What happened.
+    pub message: String,
+    /// How to go on.
+    pub help: String,
+}
+
+/// `UNKNOWN_RUN`: no such run (or no such archived copy).
+#[derive(Clone, Debug, Serialize)]
+pub struct UnknownRun {
+    /// The workflow id.
+    pub workflow: String,
+    /// The run id asked for.
+    pub run_id: String,
+    /// The archived copy asked for, if one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive_id: Option<String>,
+    /// What happened.
+    pub message: String,
+    /// A did-you-mean among the ids there are, if one is close.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+fn error(code: ErrorCode, details: impl Serialize) -> EngineError {
+    EngineError::new(code, serde_json::to_value(details).unwrap_or_default())
+}
+
+impl EngineError {
+    /// `RUN_EXISTS` for `key`, described by its listing `entry`; `restore`
+    /// says the command was a restore (the help then names `state delete`).
+    pub(crate) fn run_exists(key: &RunKey, entry: &RunEntry, restore: bool) -> EngineError {
+        let status = entry.status.as_deref().unwrap_or("unreadable");
+        let help = if restore {
+            "finish or delete the live run first (state delete archives it), then restore".to_owned()
+        } else {
+            format!(
+                "continue it with --resume (MCP: if_exists: \"resume\"), start it over with --replace \
+                 (if_exists: \"replace\"; the old run is archived), or give another --run-id (or none, for a new one); \
+                 see `savant-think state get {} --run-id {}`",
+                key.workflow, key.run_id
+            )
+        };
+        error(
+            ErrorCode::RunExists,
+            RunExists {
+                workflow: key.workflow.clone(),
+                run_id: key.run_id.clone(),
+                status: entry.status.clone(),
+                version: entry.version,
+                updated_at: entry.updated_at.clone(),
+                message: format!("run `{}` of `{}` exists ({status})", key.run_id, key.workflow),
+                help,
+            },
+        )
+    }
+
+    /// `UNKNOWN_RUN` for `key`, with a did-you-mean among `known` run ids.
+    pub(crate) fn unknown_run<'a>(key: &RunKey, known: impl IntoIterator<Item = &'a str>) -> EngineError {
+        error(
+            ErrorCode::UnknownRun,
+            UnknownRun {
+                workflow: key.workflow.clone(),
+                run_id: key.run_id.clone(),
+                archive_id: None,
+                message: format!("no run `{}` of `{}`; start one with plan", key.run_id, key.workflow),
+                help: crate::diagnostic::suggest(&key.run_id, known),
+            },
+        )
+    }
+
+    /// `UNKNOWN_RUN` for an archived copy of `key` (`archive_id`, or any),
+    /// with a did-you-mean among the copies there are (`known`).
+    pub(crate) fn unknown_archive<'a>(
+        key: &RunKey,
+        archive_id: Option<&str>,
+        known: impl IntoIterator<Item = &'a str>,
+    ) -> EngineError {
+        let (message, help) = match archive_id {
+            Some(id) => (
+                format!("no archived copy `{id}` of run `{}` of `{}`", key.run_id, key.workflow),
+                crate::diagnostic::suggest(id, known),
+            ),
+            None => (
+                format!("run `{}` of `{}` has no archived copy", key.run_id, key.workflow),
+                crate::diagnostic::suggest(&key.run_id, known),
+            ),
+        };
+        error(
+            ErrorCode::UnknownRun,
+            UnknownRun {
+                workflow: key.workflow.clone(),
+                run_id: key.run_id.clone(),
+                archive_id: archive_id.map(str::to_owned),
+                message,
+                help: help.or_else(|| Some("list them with `state list --archived`".into())),
+            },
+        )
+    }
+}

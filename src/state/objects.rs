@@ -1,0 +1,114 @@
+//! Content-addressed objects: the bytes of the workflow files (and named
+//! schemas) runs are pinned to, stored once under their SHA-256 and shared
+//! by every run that uses them.
+//!
+//! The file store keeps each in `<state>/objects/sha256-<hex>`, written
+//! through a temporary file of its own, fsync'd and renamed into place: an
+//! object is whole or absent, and two writers of the same object write the
+//! same bytes. An object already there is never written again. Reading one
+//! checks its hash, so an object changed by hand is `STATE_CORRUPT`, never
+//! silently run.
+
+use std::fs::{self, OpenOptions};
+use std::io::{ErrorKind, Read};
+use std::path::PathBuf;
+
+use super::file::{file_names, remove, sync_dir};
+use super::{FileStore, StoreError};
+
+/// True for `sha256:` and 64 lowercase hex digits.
+pub fn valid_object_hash(hash: &str) -> bool {
+    hash.strip_prefix("sha256:").is_some_and(|hex| {
+        hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+pub(super) fn check_hash(hash: &str) -> Result<(), StoreError> {
+    if valid_object_hash(hash) {
+        Ok(())
+    } else {
+        Err(StoreError::InvalidId { what: "object hash", value: hash.to_owned() })
+    }
+}
+
+/// Checks that `bytes` are the object `hash` names.
+pub(super) fn verify(hash: &str, bytes: &[u8], place: impl Into<PathBuf>) -> Result<(), StoreError> {
+    let actual = crate::runtime::workflow::sha256_hex(bytes);
+    if actual == hash {
+        return Ok(());
+    }
+    Err(StoreError::corrupt(place, format!("object {hash} holds bytes that hash to {actual}")))
+}
+/// The object half of a [`super::StateStore`]: content-addressed bytes.
+pub trait ObjectStore {
+    /// Stores `bytes` under `hash` (`sha256:<hex>` of them) unless an object
+    /// with that hash is there already (then nothing is written). Durable
+    /// before returning.
+    fn put_object(&self, hash: &str, bytes: &[u8]) -> Result<(), StoreError>;
+
+    /// The bytes stored under `hash`, or `None`. Bytes that no longer hash
+    /// to `hash` are `StoreError::Corrupt`.
+    fn get_object(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Every stored object's hash.
+    fn objects(&self) -> Result<Vec<String>, StoreError>;
+
+    /// Removes an object; true if it existed.
+    fn delete_object(&self, hash: &str) -> Result<bool, StoreError>;
+}
+
+impl FileStore {
+    fn objects_dir(&self) -> PathBuf {
+        self.dir().join("objects")
+    }
+
+    fn object_path(&self, hash: &str) -> Result<PathBuf, StoreError> {
+        check_hash(hash)?;
+        Ok(self.objects_dir().join(hash.replacen(':', "-", 1)))
+    }
+}
+
+impl ObjectStore for FileStore {
+    fn put_object(&self, hash: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        let path = self.object_path(hash)?;
+        verify(hash, bytes, &path)?;
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            return Ok(());
+        }
+        self.write_durably(&path, bytes)
+    }
+
+    fn get_object(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let path = self.object_path(hash)?;
+        let mut file = match crate::fsx::open_nofollow(&path, OpenOptions::new().read(true)) {
+            Ok(file) => file,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(StoreError::io(&path, e)),
+        };
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(|e| StoreError::io(&path, e))?;
+        verify(hash, &bytes, &path)?;
+        Ok(Some(bytes))
+    }
+
+    fn objects(&self) -> Result<Vec<String>, StoreError> {
+        let mut out = Vec::new();
+        for entry in file_names(&self.objects_dir())? {
+            let Some(name) = entry.to_str().map(|n| n.replacen('-', ":", 1)) else { continue };
+            if valid_object_hash(&name) {
+                out.push(name);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn delete_object(&self, hash: &str) -> Result<bool, StoreError> {
+        let path = self.object_path(hash)?;
+        let existed = remove(&path)?;
+        if existed && self.fsync() {
+            sync_dir(&self.objects_dir())?;
+        }
+        Ok(existed)
+    }
+}
