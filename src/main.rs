@@ -180,7 +180,11 @@ enum Command {
     ///
     /// Point yaml-language-server at it with a modeline:
     /// `# yaml-language-server: $schema=<path>/editor/workflow.schema.json`.
-    Schema,
+    Schema {
+        /// The schema of test files (`*.test.yaml`, editor/test.schema.json) instead.
+        #[arg(long)]
+        test_file: bool,
+    },
     /// Run the language server on stdin/stdout (diagnostics, hover, definition, completion, quick fixes).
     ///
     /// Editors start it themselves; see docs/editors.md in the savant-think repository.
@@ -347,7 +351,11 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(m) => fail(m),
         },
-        Command::Schema => {
+        Command::Schema { test_file } => {
+            if test_file {
+                print!("{}", savant_think::testing::schema::test_file_schema_text());
+                return ExitCode::SUCCESS;
+            }
             print!("{}", savant_think::schema::workflow_schema_text());
             ExitCode::SUCCESS
         }
@@ -407,7 +415,7 @@ fn run_engine(command: Command) -> ExitCode {
         | Command::Man
         | Command::Migrate(_)
         | Command::Test(_)
-        | Command::Schema
+        | Command::Schema { .. }
         | Command::Lsp => {
             unreachable!("dispatched in main")
         }

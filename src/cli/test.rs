@@ -40,7 +40,7 @@ savant-think.toml).
 
 Examples:
   savant-think test
-  savant-think test tests/workflows/release_notes.test.yaml --filter draft
+  savant-think test tests/bundled/release_notes.test.yaml --filter draft
   savant-think test --format junit > junit.xml";
 
 /// `--format` of `test`.

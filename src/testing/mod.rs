@@ -9,11 +9,13 @@
 //! file against its workflow (also for `check` and the editor); `run.rs`
 //! runs one test; `matching.rs` compares expected and actual values;
 //! `suite.rs` finds, loads and runs test files in parallel; `report.rs`
-//! renders the results (human, JSON, JUnit).
+//! renders the results (human, JSON, JUnit); `schema.rs` is the format's
+//! JSON Schema for editors (`editor/test.schema.json`).
 
 pub mod check;
 pub mod format;
 pub mod matching;
 pub mod report;
 pub mod run;
+pub mod schema;
 pub mod suite;

@@ -169,11 +169,25 @@ fn workflow_arg(test_file: &Path, written: &str) -> String {
     written.to_owned()
 }
 
-/// Reads, parses and checks one test file (result files read, confined to the root).
+/// Reads, parses and checks one test file (result files read, confined to
+/// the root). Suppression comments are not applied: the caller does, as
+/// `check` does for workflows.
 pub fn load_file(engine: &Engine, path: &Path, display: String) -> Result<LoadedFile, workspace::IoError> {
-    let limits = Limits::default();
-    let (mut source, mut diagnostics) = workspace::read_source(path, &limits)?;
+    let (mut source, read_diags) = workspace::read_source(path, &Limits::default())?;
     source.path = display;
+    Ok(load_source(engine, path, source, read_diags))
+}
+
+/// [`load_file`] of a text already read (an editor's buffer): `path` is
+/// where the file is (relative paths in it are from its directory).
+pub fn load_source(
+    engine: &Engine,
+    path: &Path,
+    source: SourceFile,
+    read_diags: Vec<Diagnostic>,
+) -> LoadedFile {
+    let limits = Limits::default();
+    let mut diagnostics = read_diags;
     let mut loaded = LoadedFile {
         source,
         path: path.to_path_buf(),
@@ -200,9 +214,21 @@ pub fn load_file(engine: &Engine, path: &Path, display: String) -> Result<Loaded
         loaded.file = file;
     }
     diagnostics.sort_by_key(|d| (d.span.start, d.code));
-    // `# savant-think: ignore[CODE]` comments work here as in workflows.
-    loaded.diagnostics = crate::check::suppress::apply(&loaded.source, diagnostics, &[]);
-    Ok(loaded)
+    loaded.diagnostics = diagnostics;
+    loaded
+}
+
+/// The diagnostics of a test file's text (an editor's buffer) in the
+/// project at `root`, over an engine made for the call.
+pub fn check_text(root: &Path, path: &Path, source: SourceFile) -> Vec<Diagnostic> {
+    match memory_engine(root) {
+        Ok(engine) => load_source(&engine, path, source, Vec::new()).diagnostics,
+        Err(e) => vec![Diagnostic::new(
+            Code::TestUnknownWorkflow,
+            Span::point(0),
+            format!("the project cannot be loaded: {e}"),
+        )],
+    }
 }
 
 fn read_result_files(root: &Path, test_file: &Path, file: &mut TestFile, out: &mut Vec<Diagnostic>) {
@@ -314,7 +340,12 @@ pub fn run(options: &Options) -> Result<Report, EngineError> {
     for p in &paths {
         let display = p.strip_prefix(&options.root).unwrap_or(p).display().to_string();
         match load_file(&engine, p, display) {
-            Ok(f) => files.push(f),
+            Ok(mut f) => {
+                // `# savant-think: ignore[CODE]` comments work here as in workflows.
+                f.diagnostics =
+                    crate::check::suppress::apply(&f.source, std::mem::take(&mut f.diagnostics), &[]);
+                files.push(f);
+            }
             Err(e) => io_errors.push(e),
         }
     }

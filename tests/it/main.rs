@@ -46,4 +46,5 @@ mod runs_over_time;
 mod state_crash;
 mod store_once;
 mod test_cmd;
+mod test_files;
 mod yaml_bad_input;
