@@ -57,8 +57,8 @@ pub fn check(file: &TestFile, cw: &CompiledWorkflow, engine: &Engine) -> Vec<Dia
     for test in &file.tests {
         for mock in &test.mocks {
             match &mock.target {
-                MockTarget::Step(id) => match cw.wf.steps.iter().find(|s| s.id.value == id.as_str()) {
-                    None => out.push(unknown_step(id, mock.span, "a mock for")),
+                MockTarget::Step(id) => match cw.wf.steps.iter().find(|s| s.id.value == base_id(id)) {
+                    None => out.push(unknown_step(base_id(id), mock.span, "a mock for")),
                     Some(step) => {
                         if let Some(schema) = &step.success_schema {
                             mock_schema(engine, schema, id, mock, &mut out);

@@ -10,12 +10,18 @@
 //! runs one test; `matching.rs` compares expected and actual values;
 //! `suite.rs` finds, loads and runs test files in parallel; `report.rs`
 //! renders the results (human, JSON, JUnit); `schema.rs` is the format's
-//! JSON Schema for editors (`editor/test.schema.json`).
+//! JSON Schema for editors (`editor/test.schema.json`); `update.rs` rewrites
+//! `expect` blocks from actual results (`--update`); `coverage.rs` says what the tests exercised (`--coverage`,
+//! lcov); `replay.rs` re-runs a recorded run against the workflow as it is
+//! now (`--replay`) or writes it as a test file (`--from-run`).
 
 pub mod check;
+pub mod coverage;
 pub mod format;
 pub mod matching;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod schema;
 pub mod suite;
+pub mod update;

@@ -103,10 +103,11 @@ pub fn base_id(step_id: &str) -> &str {
     step_id.split_once('[').map_or(step_id, |(b, _)| b)
 }
 
-/// The mock answering for an instruction: the step's own, else its tool's.
+/// The mock answering for an instruction: the item's own (`id[i]`), the step's, else its tool's.
 pub fn mock_for<'t>(mocks: &'t [Mock], instruction: &Instruction) -> Option<&'t Mock> {
-    let base = base_id(&instruction.step_id);
-    mocks.iter().find(|m| m.target == MockTarget::Step(base.to_owned())).or_else(|| {
+    let step = |id: &str| mocks.iter().find(|m| m.target == MockTarget::Step(id.to_owned()));
+    // A foreach item's own mock (`id[i]`), then the step's, then the tool's.
+    step(&instruction.step_id).or_else(|| step(base_id(&instruction.step_id))).or_else(|| {
         let call = instruction.call.as_deref()?;
         mocks.iter().find(|m| m.target == MockTarget::Call(call.to_owned()))
     })

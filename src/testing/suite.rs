@@ -55,7 +55,9 @@ impl LoadedFile {
     /// True when a diagnostic of error severity lies outside every test (the
     /// whole file is unusable) or inside `test`'s mapping.
     fn blocks(&self, test: Option<&TestCase>) -> Option<&Diagnostic> {
-        self.diagnostics.iter().filter(|d| d.severity == Severity::Error).find(|d| {
+        // A test with nothing to assert still runs (`--update` writes its expect); it is an error after.
+        let blocking = |d: &&Diagnostic| d.severity == Severity::Error && d.code != Code::TestNoExpect;
+        self.diagnostics.iter().filter(blocking).find(|d| {
             let inside =
                 |t: &TestCase| t.span.start <= d.span.start && d.span.end <= t.span.end.max(t.span.start + 1);
             let in_any = self.file.tests.iter().any(inside);
@@ -120,9 +122,10 @@ pub struct Report {
 impl Report {
     /// True when every selected test passed and no file had an error.
     pub fn passed(&self) -> bool {
+        let file_error = |f: &LoadedFile| f.diagnostics.iter().any(|d| d.severity == Severity::Error);
         self.io_errors.is_empty()
             && self.results.iter().all(|r| r.verdict == Verdict::Passed)
-            && self.files.iter().all(|f| f.blocks(None).is_none())
+            && !self.files.iter().any(file_error)
     }
 
     /// How many tests passed, failed, and could not run.
@@ -414,6 +417,10 @@ fn run_one(engine: &Engine, f: &LoadedFile, fi: usize, ti: usize, n: usize) -> T
             Ok(outcome) => {
                 r.mismatches = evaluate(test, &outcome);
                 r.verdict = if r.mismatches.is_empty() { Verdict::Passed } else { Verdict::Failed };
+                if test.expect.as_ref().is_none_or(|e| e.is_empty()) {
+                    r.verdict = Verdict::Error;
+                    r.error = f.diagnostics.iter().find(|d| d.code == Code::TestNoExpect).map(error_result);
+                }
                 r.outcome = Some(outcome);
             }
             Err(e) => r.error = Some(e),

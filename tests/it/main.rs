@@ -47,4 +47,5 @@ mod state_crash;
 mod store_once;
 mod test_cmd;
 mod test_files;
+mod test_update;
 mod yaml_bad_input;

@@ -38,7 +38,7 @@ fn root_with(test: &str) -> Root {
     root
 }
 
-fn snapshot(name: &str, text: &str) {
+pub fn snapshot(name: &str, text: &str) {
     insta::with_settings!({ snapshot_path => "../../snapshots", prepend_module_to_snapshot => false }, {
         insta::assert_snapshot!(name, text);
     });
