@@ -13,7 +13,8 @@
 //! JSON Schema for editors (`editor/test.schema.json`); `update.rs` rewrites
 //! `expect` blocks from actual results (`--update`); `coverage.rs` says what the tests exercised (`--coverage`,
 //! lcov); `replay.rs` re-runs a recorded run against the workflow as it is
-//! now (`--replay`) or writes it as a test file (`--from-run`).
+//! now (`--replay`) or writes it as a test file (`--from-run`); `tool.rs` is
+//! the MCP tool `think_test`.
 
 pub mod check;
 pub mod coverage;
@@ -24,4 +25,5 @@ pub mod report;
 pub mod run;
 pub mod schema;
 pub mod suite;
+pub mod tool;
 pub mod update;
