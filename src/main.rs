@@ -223,11 +223,20 @@ enum Command {
     Run(cli::run::RunArgs),
     /// Rewrite the original system's workflows into the current language (docs/migrating.md in the savant-think repository).
     Migrate(cli::migrate::MigrateArgs),
+    /// Run a workflow's unit tests (`tests/**/*.test.yaml`): mocked tool results, expected outcomes.
+    ///
+    /// Exit status: 0 when every test passed, 1 when one failed or could not
+    /// run, 2 on a usage error.
+    Test(cli::test::TestArgs),
     /// Print the JSON Schema (draft-07) of the workflow format, for editors.
     ///
     /// Point yaml-language-server at it with a modeline:
     /// `# yaml-language-server: $schema=<path>/editor/workflow.schema.json`.
-    Schema,
+    Schema {
+        /// The schema of test files (`*.test.yaml`, editor/test.schema.json) instead.
+        #[arg(long)]
+        test_file: bool,
+    },
     /// Run the language server on stdin/stdout (diagnostics, hover, definition, completion, quick fixes).
     ///
     /// Editors start it themselves; see docs/editors.md in the savant-think repository.
@@ -329,6 +338,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "mcp")]
         Command::Serve(args) => cli::serve::run(args),
         Command::Migrate(args) => ExitCode::from(args.run()),
+        Command::Test(args) => cli::test::main(args),
         #[cfg(feature = "agent")]
         Command::Exec(args) => ExitCode::from(cli::exec::main(args)),
         #[cfg(feature = "agent")]
@@ -337,7 +347,11 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(m) => fail(m),
         },
-        Command::Schema => {
+        Command::Schema { test_file } => {
+            if test_file {
+                print!("{}", savant_think::testing::schema::test_file_schema_text());
+                return ExitCode::SUCCESS;
+            }
             print!("{}", savant_think::schema::workflow_schema_text());
             ExitCode::SUCCESS
         }
@@ -397,7 +411,8 @@ fn run_engine(command: Command) -> ExitCode {
         | Command::Completions { .. }
         | Command::Man
         | Command::Migrate(_)
-        | Command::Schema
+        | Command::Test(_)
+        | Command::Schema { .. }
         | Command::Lsp => {
             unreachable!("dispatched in main")
         }

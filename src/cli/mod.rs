@@ -17,6 +17,7 @@ pub mod runtime;
 #[cfg(feature = "mcp")]
 pub mod serve;
 pub mod state;
+pub mod test;
 
 use savant_think::report::Format;
 use std::path::PathBuf;

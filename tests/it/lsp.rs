@@ -606,3 +606,20 @@ fn navigation_works_on_the_bundled_workflows() {
     );
     c.shutdown();
 }
+
+#[test]
+fn a_test_file_gets_the_diagnostics_check_gives_it() {
+    let dir = project("testfile");
+    std::fs::write(dir.join("workflows/w.yaml"), "id: w\nsteps:\n  - id: fetch\n    call: api.fetch\n")
+        .unwrap();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let file = dir.join("tests/w.test.yaml");
+    let text =
+        "workflow: w\ntests:\n  - name: a\n    mocks: {fetc: {result: {}}}\n    expect: {ran: [fetch]}\n";
+    std::fs::write(&file, text).unwrap();
+    let (mut c, _) = Client::start(&dir, json!({}));
+    let published = c.open(&file, text);
+    assert_eq!(published["diagnostics"][0]["code"], "TEST_UNKNOWN_STEP", "{published}");
+    assert_same_as_check(&dir, &file, text, &published, true);
+    c.shutdown();
+}

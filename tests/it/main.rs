@@ -48,4 +48,7 @@ mod runs;
 mod runs_over_time;
 mod state_crash;
 mod store_once;
+mod test_cmd;
+mod test_files;
+mod test_update;
 mod yaml_bad_input;
