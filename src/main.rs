@@ -84,7 +84,7 @@ enum Command {
         #[arg(long, value_name = "JSON|@FILE")]
         params: Option<String>,
         /// The run id (default: a new one, never an existing run's). Ids match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$.
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
         run_id: Option<String>,
         /// If the run exists, continue it (its own params are kept).
         #[arg(long, visible_alias = "no-fresh", conflicts_with = "replace")]
@@ -99,10 +99,10 @@ enum Command {
         #[command(flatten)]
         wf: WorkflowArg,
         /// The run to submit to (the run_id plan printed).
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
         run_id: String,
         /// The step id from the instruction (`id` or `id[3]` for a foreach item).
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::steps))]
         step: String,
         /// The tool's result as JSON, @FILE, or - for stdin (required: write '{}' for an empty result).
         #[arg(long, value_name = "JSON|@FILE|-")]
@@ -117,10 +117,10 @@ enum Command {
         #[command(flatten)]
         wf: WorkflowArg,
         /// Explain this run: its progress, why a step waits, why it failed.
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
         run_id: Option<String>,
         /// Explain this step (`id`, or `id[3]` for an item of a foreach step).
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::steps))]
         step: Option<String>,
     },
     /// Reset a run to the start or to a step's checkpoint.
@@ -129,7 +129,7 @@ enum Command {
         #[command(flatten)]
         wf: WorkflowArg,
         /// The run to reset.
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
         run_id: String,
         /// Go back to the state right after this step completed.
         #[arg(long, value_name = "STEP")]
@@ -150,7 +150,7 @@ enum Command {
         #[command(flatten)]
         wf: WorkflowArg,
         /// The run to fork.
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
         run_id: String,
         /// The step to run again (a step id, not an item).
         #[arg(long, value_name = "STEP")]
@@ -255,8 +255,12 @@ enum Command {
         root: Option<PathBuf>,
     },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    ///
+    /// These complete subcommands and flags. Dynamic completions also offer
+    /// the project's workflow ids, run ids and step ids: register them with
+    /// `source <(COMPLETE=bash savant-think)` (or COMPLETE=zsh / fish) instead.
     #[command(
-        after_help = "Examples:\n  savant-think completions bash > ~/.local/share/bash-completion/completions/savant-think\n  savant-think completions zsh > \"${fpath[1]}/_savant-think\"\n  savant-think completions fish > ~/.config/fish/completions/savant-think.fish"
+        after_help = "Examples:\n  savant-think completions bash > ~/.local/share/bash-completion/completions/savant-think\n  savant-think completions zsh > \"${fpath[1]}/_savant-think\"\n  savant-think completions fish > ~/.config/fish/completions/savant-think.fish\n  echo 'source <(COMPLETE=bash savant-think)' >> ~/.bashrc   # dynamic: workflow, run and step ids"
     )]
     Completions {
         /// The shell.
@@ -308,6 +312,8 @@ enum WorkflowsCommand {
 }
 
 fn main() -> ExitCode {
+    // `COMPLETE=bash savant-think` (the shell's registration): complete and exit.
+    clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command).complete();
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => cli::check::run(args),

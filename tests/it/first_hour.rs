@@ -305,3 +305,30 @@ fn a_staged_schema_checks_only_the_tracked_workflows_that_use_it() {
         "{r:?}"
     );
 }
+
+/// Dynamic completion offers the project's workflow ids, run ids from the
+/// store and step ids.
+#[test]
+fn shell_completion_offers_workflows_runs_and_steps() {
+    let root = Root::with_workflows("complete", &[("hello", HELLO)]);
+    assert_exit(
+        &run(&root.path, &["plan", "hello", "--params", r#"{"name": "A"}"#, "--run-id", "nightly-1"]),
+        0,
+    );
+    let complete = |words: &[&str]| {
+        let mut c = crate::common::cmd(&root.path, &["--", "savant-think"]);
+        c.args(words).env("COMPLETE", "fish");
+        crate::common::run_cmd(c).stdout
+    };
+    assert!(complete(&["plan", "he"]).lines().any(|l| l.starts_with("hello")), "workflow ids");
+    assert!(
+        complete(&["next", "hello", "--run-id", "ni"]).lines().any(|l| l.starts_with("nightly-1")),
+        "run ids"
+    );
+    assert!(
+        complete(&["next", "hello", "--run-id", "nightly-1", "--step", "gr"])
+            .lines()
+            .any(|l| l.starts_with("greet")),
+        "step ids"
+    );
+}
