@@ -48,13 +48,18 @@ enum Command {
     /// errors were found (or warnings, with --deny-warnings), 2 on a usage or
     /// I/O error.
     #[command(
-        after_help = "Examples:\n  savant-think check\n  savant-think check workflows/review.yaml --format json\n  savant-think check --format github --deny-warnings\n  savant-think check --tools tools.json workflows/"
+        after_help = "Examples:\n  savant-think check\n  savant-think check workflows/review.yaml --format json\n  savant-think check --format github --deny-warnings\n  savant-think check --tools tools.json workflows/\n\nMore: docs/checks.md (every code: savant-think rule CODE)."
     )]
     Check(cli::check::CheckArgs),
     /// Print a diagnostic code's documentation: what it does, why, an example, the fix.
-    #[command(after_help = "Examples:\n  savant-think rule UNRESOLVED_VAR\n  savant-think rule --all")]
+    #[command(
+        after_help = "Examples:\n  savant-think rule UNRESOLVED_VAR\n  savant-think rule --all\n\nMore: docs/checks.md."
+    )]
     Rule(cli::check::RuleArgs),
     /// Compile a workflow to its plan: {workflow, graph:{nodes, entry}, order, v}.
+    #[command(
+        after_help = "Examples:\n  savant-think compile review_v1\n  savant-think compile workflows/review_v1.yaml --params '{\"project\": \"g/app\", \"mr_iid\": \"7\"}'\n\nMore: docs/runtime.md."
+    )]
     Compile {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -63,6 +68,9 @@ enum Command {
         params: Option<String>,
     },
     /// Draw a workflow's dependency graph (inferred edges dashed).
+    #[command(
+        after_help = "Examples:\n  savant-think graph review_v1\n  savant-think graph review_v1 --format dot | dot -Tsvg > review.svg\n\nMore: docs/runtime.md."
+    )]
     Graph {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -144,7 +152,7 @@ enum Command {
     /// again; with --params, every step whose rendered input changes runs
     /// again too. The new run records forked_from {run_id, version, step}.
     #[command(
-        after_help = "Examples:\n  savant-think fork review --run-id r1 --from summarize\n  savant-think fork review --run-id r1 --from fetch --new-run-id r1b --params '{\"mr\": \"!13\"}'"
+        after_help = "Examples:\n  savant-think fork review --run-id r1 --from summarize\n  savant-think fork review --run-id r1 --from fetch --new-run-id r1b --params '{\"mr\": \"!13\"}'\n\nMore: docs/runtime.md (Runs over time)."
     )]
     Fork {
         #[command(flatten)]
@@ -172,6 +180,9 @@ enum Command {
         command: cli::state::StateCommand,
     },
     /// Validate a response against a named or inline schema, or a workflow file.
+    #[command(
+        after_help = "Examples:\n  savant-think validate --schema MergeRequestV1 --response @mr.json\n  savant-think validate --schema '{\"type\": \"object\"}' --response '{}'\n  savant-think validate --workflow review_v1\n\nMore: docs/runtime.md."
+    )]
     Validate {
         /// A schema name (schemas/<Name>.json) or an inline JSON Schema.
         #[arg(long, required_unless_present = "workflow")]
@@ -190,6 +201,9 @@ enum Command {
     ///
     /// The bundled prompts are built in; a project's prompts/prompts.yml adds
     /// versions and overrides bundled ones by name.
+    #[command(
+        after_help = "Examples:\n  savant-think prompt\n  savant-think prompt code_review\n  savant-think prompt --list\n\nMore: docs/mcp.md (driver prompts)."
+    )]
     Prompt {
         /// The version (e.g. stable, code_review). Default: the latest.
         #[arg(conflicts_with = "list")]
@@ -202,6 +216,9 @@ enum Command {
         root: Option<PathBuf>,
     },
     /// List, read or graph the workflows under <root>/workflows.
+    #[command(
+        after_help = "Examples:\n  savant-think workflows list\n  savant-think workflows read review_v1\n\nMore: docs/runtime.md."
+    )]
     Workflows {
         #[command(subcommand)]
         command: WorkflowsCommand,
@@ -232,6 +249,9 @@ enum Command {
     ///
     /// Point yaml-language-server at it with a modeline:
     /// `# yaml-language-server: $schema=<path>/editor/workflow.schema.json`.
+    #[command(
+        after_help = "Examples:\n  savant-think schema > workflow.schema.json\n  savant-think schema --test-file > test.schema.json\n\nMore: docs/editors.md."
+    )]
     Schema {
         /// The schema of test files (`*.test.yaml`, editor/test.schema.json) instead.
         #[arg(long)]
@@ -240,6 +260,9 @@ enum Command {
     /// Run the language server on stdin/stdout (diagnostics, hover, definition, completion, quick fixes).
     ///
     /// Editors start it themselves; see docs/editors.md in the savant-think repository.
+    #[command(
+        after_help = "Examples:\n  savant-think lsp   # started by the editor, not by hand\n\nMore: docs/editors.md."
+    )]
     Lsp,
     /// Print the project root and how it was found.
     ///
@@ -247,6 +270,9 @@ enum Command {
     /// above PATH (default: the current directory) that holds savant-think.toml,
     /// else the nearest that holds a workflows/ directory, else the current
     /// directory. workflows/, schemas/, prompts/ and .savant/state/ live there.
+    #[command(
+        after_help = "Examples:\n  savant-think root\n  savant-think root workflows/team/review.yaml\n\nMore: README.md (The project root)."
+    )]
     Root {
         /// Start the search here (a file or directory). Default: the current directory.
         path: Option<PathBuf>,
@@ -260,15 +286,21 @@ enum Command {
     /// the project's workflow ids, run ids and step ids: register them with
     /// `source <(COMPLETE=bash savant-think)` (or COMPLETE=zsh / fish) instead.
     #[command(
-        after_help = "Examples:\n  savant-think completions bash > ~/.local/share/bash-completion/completions/savant-think\n  savant-think completions zsh > \"${fpath[1]}/_savant-think\"\n  savant-think completions fish > ~/.config/fish/completions/savant-think.fish\n  echo 'source <(COMPLETE=bash savant-think)' >> ~/.bashrc   # dynamic: workflow, run and step ids"
+        after_help = "Examples:\n  savant-think completions bash > ~/.local/share/bash-completion/completions/savant-think\n  savant-think completions zsh > \"${fpath[1]}/_savant-think\"\n  savant-think completions fish > ~/.config/fish/completions/savant-think.fish\n  echo 'source <(COMPLETE=bash savant-think)' >> ~/.bashrc   # dynamic: workflow, run and step ids\n\nMore: README.md."
     )]
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
     /// Print the man page (roff), e.g. `savant-think man > savant-think.1`.
+    #[command(
+        after_help = "Examples:\n  savant-think man > savant-think.1 && man ./savant-think.1\n\nMore: README.md."
+    )]
     Man,
     /// Call any engine tool by name (`think_plan` or `think.plan`) with JSON input.
+    #[command(
+        after_help = "Examples:\n  savant-think call think_workflows_list --input '{}'\n  savant-think call think.debug --input '{\"workflow\": \"review_v1\", \"run_id\": \"r1\"}'\n\nMore: docs/mcp.md (every tool)."
+    )]
     Call {
         /// The tool's name, e.g. think_plan (think.plan works too).
         tool: String,
