@@ -33,6 +33,7 @@ mod first_hour;
 mod format_schema;
 #[cfg(unix)]
 mod hostile_fs;
+mod http_protocol;
 mod init;
 mod layering;
 mod layering_scan;
