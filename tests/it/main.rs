@@ -47,4 +47,5 @@ mod runs;
 mod runs_over_time;
 mod state_crash;
 mod store_once;
+mod upgrade;
 mod yaml_bad_input;
