@@ -179,3 +179,189 @@ fn docs_and_the_mcp_server_agree_on_tool_names() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// A workflow named like a bundled driver prompt (`stable`) wins over MCP:
+/// the project's own is what `prompts/list` and `prompts/get` serve, and
+/// `check` says so once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_project_workflow_wins_over_a_bundled_prompt_of_its_name() {
+    use rmcp::model::GetPromptRequestParams;
+    let root =
+        Root::with_workflows("shadow", &[("stable", HELLO.replace("id: hello", "id: stable").as_str())]);
+    let r = run(&root.path, &["check"]);
+    assert_exit(&r, 0);
+    assert_eq!(r.stderr.matches("shadows the bundled driver prompt `stable`").count(), 1, "{r:?}");
+    let transport = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
+        c.arg("serve").arg("--root").arg(&root.path).env("LOG_LEVEL", "warn");
+    }))
+    .unwrap();
+    let client = tokio::time::timeout(Duration::from_secs(20), ().serve(transport)).await.unwrap().unwrap();
+    let prompts = client.list_all_prompts().await.unwrap();
+    let stable: Vec<_> = prompts.iter().filter(|p| p.name == "stable").collect();
+    assert_eq!(stable.len(), 1, "{prompts:?}");
+    assert!(stable[0].title.as_deref().unwrap_or("").starts_with("Run workflow"), "{:?}", stable[0]);
+    let mut args = serde_json::Map::new();
+    args.insert("name".into(), json!("Ada"));
+    let got = client.get_prompt(GetPromptRequestParams::new("stable").with_arguments(args)).await.unwrap();
+    let text = serde_json::to_string(&got.messages).unwrap();
+    assert!(text.contains("think_plan") && text.contains("stable"), "{text}");
+    // The other bundled prompts are still served.
+    assert!(
+        prompts
+            .iter()
+            .any(|p| p.name != "stable" && p.title.as_deref().unwrap_or("").starts_with("Driver prompt"))
+    );
+    client.cancel().await.unwrap();
+}
+
+/// `{{path}}` that resolves is a safe fix to `<<path>>` (not when the path
+/// is unknown, a template block, or a read that would close a cycle), and
+/// `--fix --diff` shows it without writing.
+#[test]
+fn legacy_interpolation_is_fixed_when_the_path_resolves() {
+    let text = "id: leg\nparams:\n  ticket: { type: string }\nsteps:\n  - id: fetch\n    call: jira.get_issue\n    capture_as: issue\n    input_template: { key: \"{{params.ticket}}\", other: \"{{ nope.x }}\", later: \"{{note}}\" }\n  - id: say\n    call: prompt.say\n    deps: [fetch]\n    capture_as: note\n    input_template: { text: \"{{ issue.summary }} {{#each x}}\" }\n";
+    let root = Root::with_workflows("legacy-fix", &[("leg", text)]);
+    let path = root.path.join("workflows/leg.yaml");
+    let r = run(&root.path, &["check", "--fix", "--diff"]);
+    assert_exit(&r, 1);
+    assert!(r.stdout.contains("+    input_template: { key: \"<<params.ticket>>\""), "{r:?}");
+    assert!(r.stdout.contains("\"<<issue.summary>> {{#each x}}\""), "{r:?}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "--fix --diff writes nothing");
+    let r = run(&root.path, &["check", "--fix"]);
+    assert_exit(&r, 0);
+    let fixed = std::fs::read_to_string(&path).unwrap();
+    assert!(fixed.contains("<<params.ticket>>") && fixed.contains("<<issue.summary>>"), "{fixed}");
+    // Unknown, a block, and `{{note}}` (say depends on fetch: reading note in fetch would be a cycle) stay.
+    assert!(
+        fixed.contains("{{ nope.x }}") && fixed.contains("{{#each x}}") && fixed.contains("{{note}}"),
+        "{fixed}"
+    );
+    assert!(!run(&root.path, &["check"]).stdout.contains("CYCLIC_DEPENDENCY"));
+}
+
+/// `[check] exclude` skips fixtures (also when named), and a
+/// `per-file-ignores` pattern that matches nothing is a warning.
+#[test]
+fn check_exclude_and_unmatched_per_file_ignores() {
+    let bad = "id: bad\nsteps:\n  - id: a\n    call: think\n    when: \"nope > 1\"\n";
+    let root = Root::with_workflows("exclude", &[("good", HELLO)]);
+    root.write("workflows/fixtures/bad.yaml", bad);
+    assert_exit(&run(&root.path, &["check"]), 1);
+    root.write(
+        "savant-think.toml",
+        "[check]\nexclude = [\"workflows/fixtures\"]\n[check.per-file-ignores]\n\"workflows/legacy/*.yaml\" = [\"UNUSED_CAPTURE\"]\n",
+    );
+    let r = run(&root.path, &["check"]);
+    assert_exit(&r, 0);
+    assert!(r.stderr.contains("pattern `workflows/legacy/*.yaml` matches no file"), "{r:?}");
+    let r = run(&root.path, &["check", "workflows/fixtures/bad.yaml"]);
+    assert_exit(&r, 0);
+    assert!(!r.stdout.contains("UNRESOLVED_VAR"), "{r:?}");
+}
+
+/// pre-commit passes the staged files: a staged schema brings in the
+/// workflows that use it — never an untracked draft, nor a workflow that
+/// does not use the schema.
+#[test]
+fn a_staged_schema_checks_only_the_tracked_workflows_that_use_it() {
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.email=t@t", "-c", "user.name=t"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(ok, "git {args:?}");
+    };
+    let uses = "id: uses\nsteps:\n  - id: a\n    call: gitlab.get_merge_request\n    capture_as: mr\n    success_schema: MergeRequestV1\n  - id: b\n    call: prompt.say\n    input_template: { text: \"<<mr.title>>\" }\n";
+    let other_broken = "id: other\nsteps:\n  - id: a\n    call: think\n    when: \"nope > 1\"\n";
+    let root = Root::with_workflows("precommit", &[("uses", uses), ("other", other_broken)]);
+    root.write(
+        "schemas/MergeRequestV1.json",
+        r#"{"type": "object", "properties": {"title": {"type": "string"}}}"#,
+    );
+    git(&root.path, &["init", "-q"]);
+    git(&root.path, &["add", "."]);
+    git(&root.path, &["commit", "-qm", "start"]);
+    // A half-written draft that is not part of any commit.
+    root.write(
+        "workflows/draft.yaml",
+        "id: draft\nsteps:\n  - id: a\n    success_schema: MergeRequestV1\n    when: \"broken >\n",
+    );
+    let r = run(&root.path, &["check", "schemas/MergeRequestV1.json"]);
+    assert_exit(&r, 0);
+    assert!(r.stdout.contains("1 file"), "only uses.yaml is checked: {r:?}");
+    // A schema change that breaks the workflow using it is caught.
+    root.write(
+        "schemas/MergeRequestV1.json",
+        r#"{"type": "object", "properties": {"iid": {"type": "string"}}, "additionalProperties": false}"#,
+    );
+    let r = run(&root.path, &["check", "schemas/MergeRequestV1.json"]);
+    assert_exit(&r, 1);
+    assert!(
+        r.stdout.contains("uses.yaml")
+            && !r.stdout.contains("draft.yaml")
+            && !r.stdout.contains("other.yaml"),
+        "{r:?}"
+    );
+}
+
+/// Dynamic completion offers the project's workflow ids, run ids from the
+/// store and step ids.
+#[test]
+fn shell_completion_offers_workflows_runs_and_steps() {
+    let root = Root::with_workflows("complete", &[("hello", HELLO)]);
+    assert_exit(
+        &run(&root.path, &["plan", "hello", "--params", r#"{"name": "A"}"#, "--run-id", "nightly-1"]),
+        0,
+    );
+    let complete = |words: &[&str]| {
+        let mut c = crate::common::cmd(&root.path, &["--", "savant-think"]);
+        c.args(words).env("COMPLETE", "fish");
+        crate::common::run_cmd(c).stdout
+    };
+    assert!(complete(&["plan", "he"]).lines().any(|l| l.starts_with("hello")), "workflow ids");
+    assert!(
+        complete(&["next", "hello", "--run-id", "ni"]).lines().any(|l| l.starts_with("nightly-1")),
+        "run ids"
+    );
+    assert!(
+        complete(&["next", "hello", "--run-id", "nightly-1", "--step", "gr"])
+            .lines()
+            .any(|l| l.starts_with("greet")),
+        "step ids"
+    );
+}
+
+/// Every command's `--help` says what it does, shows an example and names
+/// the page to read for more.
+#[test]
+fn every_command_help_has_an_example_and_a_doc_page() {
+    let dir = Root::new("help-all");
+    let top = run(&dir.path, &["--help"]);
+    let commands: Vec<String> = top
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.len() > 20, "{commands:?}");
+    let mut missing = Vec::new();
+    for c in &commands {
+        let r = run(&dir.path, &[c, "--help"]);
+        let about = r.stdout.lines().next().unwrap_or("");
+        if about.trim().is_empty()
+            || !r.stdout.contains("Example")
+            || !(r.stdout.contains("docs/") || r.stdout.contains("README"))
+        {
+            missing.push(c.clone());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "commands whose --help lacks a one-line summary, an example or a doc page: {missing:?}"
+    );
+}

@@ -9,6 +9,7 @@ mod agent_support;
 mod common;
 mod mcp_support;
 
+mod agent_generate;
 mod agent_grammar;
 mod agent_replay;
 mod agent_run;
@@ -32,6 +33,7 @@ mod first_hour;
 mod format_schema;
 #[cfg(unix)]
 mod hostile_fs;
+mod http_protocol;
 mod init;
 mod layering;
 mod layering_scan;
@@ -47,5 +49,8 @@ mod runs;
 mod runs_over_time;
 mod state_crash;
 mod store_once;
+mod test_cmd;
+mod test_files;
+mod test_update;
 mod upgrade;
 mod yaml_bad_input;
