@@ -161,7 +161,7 @@ enum Command {
         #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
         run_id: String,
         /// The step to run again (a step id, not an item).
-        #[arg(long, value_name = "STEP")]
+        #[arg(long, value_name = "STEP", add = clap_complete::engine::ArgValueCompleter::new(cli::complete::steps))]
         from: String,
         /// The new run's id (default: a new one).
         #[arg(long)]
@@ -170,6 +170,38 @@ enum Command {
         #[arg(long, value_name = "JSON|@FILE")]
         params: Option<String>,
         /// Refuse (STATE_CONFLICT) unless the source run is at this version.
+        #[arg(long)]
+        expected_version: Option<u64>,
+    },
+    /// Move runs onto the workflow file as it is now, checked before it happens.
+    ///
+    /// Results carry over; steps that did not run may change freely. An
+    /// incompatible change (a done step's call changed, a kept result no
+    /// longer matches its schema, a done step now depends on one that had
+    /// not run) is INCOMPATIBLE_UPGRADE with diagnostics in the new file,
+    /// exit 1, and nothing changes.
+    #[command(
+        after_help = concat!("Examples:\n  savant-think upgrade review --run-id r1 --dry-run\n  savant-think upgrade review --all --rename fetch=fetch_mr\n\n", state_env!(), "\n\nMore: docs/runtime.md (Upgrade in flight).")
+    )]
+    Upgrade {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        /// The run to upgrade.
+        #[arg(long, required_unless_present = "all", conflicts_with = "all", add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
+        run_id: Option<String>,
+        /// Every unfinished run of the workflow (all checked first: one incompatible run changes nothing).
+        #[arg(long)]
+        all: bool,
+        /// A step renamed in the new file: OLD=NEW (repeatable).
+        #[arg(long, value_name = "OLD=NEW")]
+        rename: Vec<String>,
+        /// Print the plan and the diagnostics; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Allow upgrading a finished (done or failed) run.
+        #[arg(long)]
+        force: bool,
+        /// Refuse (STATE_CONFLICT) unless the run is at this version.
         #[arg(long)]
         expected_version: Option<u64>,
     },
@@ -544,6 +576,12 @@ fn run_engine(command: Command) -> ExitCode {
             json!({"workflow": wf.workflow, "run_id": run_id, "checkpoint": checkpoint, "force": force}),
         ),
         Command::State { command } => cli::state::call(command),
+        Command::Upgrade { wf, run_id, all, rename, dry_run, force, expected_version } => (
+            wf.root,
+            "think_upgrade",
+            json!({"workflow": wf.workflow, "run_id": run_id, "all": all, "rename": rename,
+                   "dry_run": dry_run, "force": force, "expected_version": expected_version}),
+        ),
         Command::Validate { schema, response, workflow, root } => match (schema, workflow) {
             (Some(schema), _) => {
                 let schema = serde_json::from_str::<Value>(&schema).unwrap_or(Value::String(schema));

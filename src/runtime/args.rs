@@ -307,3 +307,26 @@ pub struct PruneArgs {
     #[schemars(extend("default" = false))]
     pub dry_run: Option<bool>,
 }
+
+/// think_upgrade's arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct UpgradeArgs {
+    /// A workflow id from think_workflows_list (e.g. "release_notes").
+    pub workflow: WorkflowId,
+    /// The run to upgrade; or give all: true.
+    pub run_id: Option<String>,
+    /// Upgrade every unfinished run of the workflow (checked together: one incompatible run changes nothing).
+    #[schemars(extend("default" = false))]
+    pub all: Option<bool>,
+    /// Step renames, each "OLD=NEW" (the old version's id, the new file's id).
+    pub rename: Option<Vec<String>>,
+    /// Check and say what would happen (steps kept, added, removed, re-issued, now ready); change nothing.
+    #[schemars(extend("default" = false))]
+    pub dry_run: Option<bool>,
+    /// Allow upgrading a finished (done or failed) run.
+    #[schemars(extend("default" = false))]
+    pub force: Option<bool>,
+    /// Optional: refuse with STATE_CONFLICT unless the run is at this state.version.
+    pub expected_version: Option<u64>,
+}

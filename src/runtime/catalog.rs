@@ -278,6 +278,20 @@ fn state_get_call(e: &Engine, a: StateGetArgs) -> EngineResult<FullState> {
     }
 }
 
+fn upgrade_call(e: &Engine, a: UpgradeArgs) -> EngineResult<UpgradeReply> {
+    if a.run_id.is_some() == a.all.unwrap_or(false) {
+        return Err(bad("give run_id or all: true (one of the two)"));
+    }
+    let req = crate::runtime::engine::UpgradeRequest {
+        run_id: a.run_id,
+        renames: a.rename.unwrap_or_default(),
+        dry_run: a.dry_run.unwrap_or(false),
+        force: a.force.unwrap_or(false),
+        expected_version: a.expected_version,
+    };
+    e.upgrade(&a.workflow, &req)
+}
+
 fn plan_call(e: &Engine, a: PlanArgs) -> EngineResult<Progress> {
     let if_exists = a.if_exists().map_err(|m| bad(&m))?;
     e.plan(&a.workflow, a.params.unwrap_or(Value::Null), a.run_id.as_deref(), if_exists)
@@ -448,6 +462,17 @@ fn build() -> Vec<ToolDef> {
                 };
                 e.prune(&keep, a.dry_run.unwrap_or(false))
             },
+        ),
+        tool::<UpgradeArgs, UpgradeReply>(
+            Meta {
+                name: "think_upgrade",
+                title: "Upgrade runs to the workflow as it is now",
+                description: "Move a run (or all: true, every unfinished run) of a workflow onto the workflow file as it is now, after a static check: results carry over, steps that did not run may change freely, a step issued but not answered is issued again with its new instruction. An incompatible change is INCOMPATIBLE_UPGRADE with diagnostics pointing into the new file, and nothing changes. Use dry_run: true first; rename moved steps with rename: [\"old=new\"].",
+                annotations: Annotations { read_only: false, destructive: false, idempotent: false },
+                mcp: true,
+                pure: false,
+            },
+            upgrade_call,
         ),
         tool::<ForkArgs, Progress>(
             Meta {

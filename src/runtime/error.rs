@@ -23,6 +23,8 @@ pub enum ErrorCode {
     UnknownRun,
     /// plan was given the id of a run that exists, without resume or replace.
     RunExists,
+    /// an upgrade would break a run: its diagnostics point into the new file.
+    IncompatibleUpgrade,
     /// no step (or item) by that id in the workflow.
     UnknownStep,
     /// the step is not one of the ready ones.
@@ -78,6 +80,7 @@ impl ErrorCode {
         ErrorCode::InvalidId,
         ErrorCode::UnknownRun,
         ErrorCode::RunExists,
+        ErrorCode::IncompatibleUpgrade,
         ErrorCode::UnknownStep,
         ErrorCode::StepNotReady,
         ErrorCode::ValidationFailed,
@@ -111,6 +114,7 @@ impl ErrorCode {
             ErrorCode::InvalidId => "INVALID_ID",
             ErrorCode::UnknownRun => "UNKNOWN_RUN",
             ErrorCode::RunExists => "RUN_EXISTS",
+            ErrorCode::IncompatibleUpgrade => "INCOMPATIBLE_UPGRADE",
             ErrorCode::UnknownStep => "UNKNOWN_STEP",
             ErrorCode::StepNotReady => "STEP_NOT_READY",
             ErrorCode::ValidationFailed => "VALIDATION_FAILED",
@@ -147,6 +151,9 @@ impl ErrorCode {
             ErrorCode::InvalidId => "A run or workflow id does not match the id pattern.",
             ErrorCode::UnknownRun => "No state for this workflow and run id.",
             ErrorCode::RunExists => "Plan was given the id of a run that exists, without resume or replace.",
+            ErrorCode::IncompatibleUpgrade => {
+                "An upgrade would break a run; its diagnostics point into the new file."
+            }
             ErrorCode::UnknownStep => "No step (or item) by that id in the workflow.",
             ErrorCode::StepNotReady => "The step is not one of the ready ones.",
             ErrorCode::ValidationFailed => "A result does not match its success schema.",

@@ -20,6 +20,7 @@ mod run_errors;
 pub mod text;
 pub mod tool_schema;
 pub mod tools;
+pub mod upgrade;
 pub mod workflow;
 
 pub use config::EngineConfig;

@@ -128,6 +128,19 @@ pub enum EventKind {
         /// The thought.
         thought: String,
     },
+    /// The run moved to another version of its workflow (`upgrade`). The
+    /// events before it are kept with their steps' new ids (`renames`
+    /// applied), so replaying the history on the version it names rebuilds
+    /// the run.
+    Upgraded {
+        /// The version it left (sha256 of the workflow's bytes).
+        from: String,
+        /// The version it runs now.
+        to: String,
+        /// Old step id → new step id.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        renames: std::collections::BTreeMap<String, String>,
+    },
 }
 
 /// A point a run can be reset to: after a step completed.

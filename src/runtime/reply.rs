@@ -4,7 +4,9 @@
 //! from them (descriptions from the doc comments).
 
 use crate::runtime::record::{Checkpoint, Event, RunStatus, StepStatus, Truncation};
-pub use crate::runtime::reply_runs::{Deleted, Pruned, PrunedRun, Restored, RunEntry, RunList};
+pub use crate::runtime::reply_runs::{
+    Deleted, Pruned, PrunedRun, Restored, RunEntry, RunList, RunUpgrade, UpgradeDiagnostic, UpgradeReply,
+};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};

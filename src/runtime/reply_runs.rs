@@ -130,3 +130,63 @@ impl PrunedRun {
         }
     }
 }
+
+/// think_upgrade's answer: each run's upgrade.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct UpgradeReply {
+    /// The workflow id.
+    pub workflow: String,
+    /// The version the runs move to (sha256 of the file as it is now).
+    pub to: String,
+    /// True when nothing was changed: the plans say what would be.
+    pub dry_run: bool,
+    /// Each run.
+    pub runs: Vec<RunUpgrade>,
+}
+
+/// One run's upgrade.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct RunUpgrade {
+    /// The run id.
+    pub run_id: String,
+    /// The version it was at.
+    pub from: String,
+    /// The version it moves to.
+    pub to: String,
+    /// upgraded, would upgrade, unchanged (already there) or refused.
+    pub status: String,
+    /// Steps kept, added, removed, re-issued, now ready.
+    pub plan: crate::runtime::upgrade::UpgradePlan,
+    /// Why it cannot be upgraded (INCOMPATIBLE_UPGRADE, spans in the new file).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<UpgradeDiagnostic>,
+}
+
+/// One reason an upgrade is refused, as a diagnostic in the new file (the
+/// shape of `check --format json`'s, plus `reason` and `step`).
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct UpgradeDiagnostic {
+    /// The workflow file.
+    pub file: String,
+    /// Always INCOMPATIBLE_UPGRADE.
+    pub code: String,
+    /// CALL_CHANGED, RESULT_NO_LONGER_VALID, DEPENDS_ON_UNRUN_STEP, ITEM_GONE or RUN_FINISHED.
+    pub reason: String,
+    /// Always error.
+    pub severity: String,
+    /// The step it is about (new id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    /// What is wrong.
+    pub message: String,
+    /// 1-based line of the start.
+    pub line: usize,
+    /// 1-based column of the start (characters).
+    pub column: usize,
+    /// 1-based line of the end.
+    pub end_line: usize,
+    /// 1-based column of the end.
+    pub end_column: usize,
+    /// How to go on.
+    pub help: String,
+}

@@ -327,7 +327,7 @@ impl Machine {
                     }
                 }
             }
-            EventKind::Thought { .. } => {}
+            EventKind::Thought { .. } | EventKind::Upgraded { .. } => {}
         }
         if self.state.status == RunStatus::Running && self.state.steps.iter().all(|s| s.status.is_finished())
         {

@@ -165,3 +165,28 @@ impl EngineError {
         )
     }
 }
+
+/// `INCOMPATIBLE_UPGRADE`: what the upgrade would do, and why it cannot.
+#[derive(Clone, Debug, Serialize)]
+pub struct IncompatibleUpgrade<'a> {
+    /// The workflow id.
+    pub workflow: &'a str,
+    /// What happened.
+    pub message: String,
+    /// Each run checked: its plan and diagnostics.
+    pub runs: &'a [crate::runtime::reply::RunUpgrade],
+    /// How to go on.
+    pub help: &'static str,
+}
+
+impl EngineError {
+    /// `INCOMPATIBLE_UPGRADE` for the runs checked (nothing was changed).
+    pub(crate) fn incompatible_upgrade(
+        workflow: &str,
+        message: String,
+        runs: &[crate::runtime::reply::RunUpgrade],
+    ) -> EngineError {
+        let help = "fix the new file where the diagnostics point, rename moved steps with --rename OLD=NEW, or fork the run";
+        error(ErrorCode::IncompatibleUpgrade, IncompatibleUpgrade { workflow, message, runs, help })
+    }
+}

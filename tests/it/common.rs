@@ -106,3 +106,13 @@ pub fn assert_exit(r: &Run, code: i32) {
 pub fn j<T: serde::Serialize>(reply: T) -> serde_json::Value {
     serde_json::to_value(reply).expect("engine replies serialize")
 }
+
+/// Runs the binary with `args` twice at once in `root`; each run's JSON.
+pub fn race(root: &Root, args: &[&str]) -> Vec<serde_json::Value> {
+    let children: Vec<_> =
+        (0..2).map(|_| root.command(args).stdout(Stdio::piped()).spawn().unwrap()).collect();
+    children
+        .into_iter()
+        .map(|c| serde_json::from_slice(&c.wait_with_output().unwrap().stdout).unwrap())
+        .collect()
+}

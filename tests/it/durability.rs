@@ -29,6 +29,7 @@ fn root(name: &str) -> Root {
 fn copy(template: &Root, name: &str) -> Root {
     let copy = root(name);
     copy_dir(&template.join(".savant"), &copy.join(".savant"));
+    copy_dir(&template.join("workflows"), &copy.join("workflows"));
     copy
 }
 
@@ -244,6 +245,12 @@ fn a_kill_at_any_state_write_keeps_the_old_run_or_the_new_one() {
 
     // `state prune` of the (unfinished, so named) run.
     kill_everywhere("prune", &template, &["state", "prune", "--status", "running"]);
+
+    // `upgrade` onto an edited file (a new step): one snapshot.
+    let edited = copy(&template, "edited");
+    let text = std::fs::read_to_string(edited.join("workflows/crashy.yaml")).unwrap();
+    edited.write("workflows/crashy.yaml", format!("{text}  - id: added_later\n    call: prompt.say\n"));
+    kill_everywhere("upgrade", &edited, &["upgrade", "crashy", "--run-id", "r"]);
 
     // `fork` writes a new run and leaves the source as it was.
     let fork = ["fork", "crashy", "--run-id", "r", "--from", "each", "--new-run-id", "f"];

@@ -52,4 +52,5 @@ mod store_once;
 mod test_cmd;
 mod test_files;
 mod test_update;
+mod upgrade;
 mod yaml_bad_input;

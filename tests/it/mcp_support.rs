@@ -28,6 +28,7 @@ pub const TOOLS: &[&str] = &[
     "think_state_list",
     "think_state_restore",
     "think_fork",
+    "think_upgrade",
     "think_validate",
     "think_debug",
     "think",

@@ -294,22 +294,13 @@ fn engines_on_one_database_see_each_others_writes() {
 /// with, read back from `savant_objects`.
 #[test]
 fn a_replica_with_another_file_runs_the_pinned_version_from_the_database() {
-    use savant_think::runtime::{Engine, EngineConfig};
     let Some(cluster) = cluster::shared() else { return };
     let url = cluster.fresh_schema("it_pinned").unwrap();
-    let wf = |text: &str| {
-        format!(
-            "id: w\nsteps:\n  - id: a\n    call: prompt.say\n    input_template: {{ text: \"{text}\" }}\n  - id: b\n    call: prompt.say\n    deps: [a]\n    input_template: {{ text: \"{text} b\" }}\n"
-        )
-    };
     let (old, new) = (
-        Root::with_workflows("pin-old", &[("w", &wf("old"))]),
-        Root::with_workflows("pin-new", &[("w", &wf("new"))]),
+        Root::with_workflows("pin-old", &[("w", &two_steps("old"))]),
+        Root::with_workflows("pin-new", &[("w", &two_steps("new"))]),
     );
-    let engine = |root: &Root| {
-        let store = savant_think::state::PgStore::open(&url, true).unwrap();
-        Engine::with_store(root.path.clone(), EngineConfig::default(), Box::new(store))
-    };
+    let engine = |root: &Root| pg_engine(&url, root);
     let (a, b) = (engine(&old), engine(&new));
     a.plan("w", Value::Null, Some("p"), savant_think::runtime::args::IfExists::Error).unwrap();
     let out = j(crate::support::next_json(&b, "w", "p", "a", json!({})).unwrap());
@@ -325,7 +316,6 @@ fn a_replica_with_another_file_runs_the_pinned_version_from_the_database() {
 /// made, the other is told `STATE_CONFLICT`; the source is unchanged.
 #[test]
 fn two_replicas_forking_one_run_at_once_one_wins() {
-    use savant_think::runtime::{Engine, EngineConfig};
     let Some(cluster) = cluster::shared() else { return };
     let url = cluster.fresh_schema("it_fork").unwrap();
     let root = Root::with_workflows(
@@ -335,24 +325,14 @@ fn two_replicas_forking_one_run_at_once_one_wins() {
             "id: w\nsteps:\n  - id: a\n    call: prompt.say\n  - id: b\n    call: prompt.say\n    deps: [a]\n",
         )],
     );
-    let engine = || {
-        let store = savant_think::state::PgStore::open(&url, true).unwrap();
-        Engine::with_store(root.path.clone(), EngineConfig::default(), Box::new(store))
-    };
+    let engine = || pg_engine(&url, &root);
     let (a, b) = (engine(), engine());
     a.plan("w", Value::Null, Some("p"), savant_think::runtime::args::IfExists::Error).unwrap();
     crate::support::next_json(&a, "w", "p", "a", json!({})).unwrap();
     let source = j(a.state_get("w", "p").unwrap());
     for round in 0..4 {
         let id = format!("f{round}");
-        let fork = |e: &Engine| e.fork("w", "p", "b", Some(&id), None, None).map(j).map_err(|e| e.code);
-        let results: Vec<_> = std::thread::scope(|s| {
-            let (ha, hb) = (s.spawn(|| fork(&a)), s.spawn(|| fork(&b)));
-            vec![ha.join().unwrap(), hb.join().unwrap()]
-        });
-        let errors: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).collect();
-        assert_eq!(errors.len(), 1, "{results:?}");
-        assert_eq!(*errors[0], "STATE_CONFLICT", "{results:?}");
+        one_wins(&a, &b, |e| e.fork("w", "p", "b", Some(&id), None, None).map(j).map_err(|e| e.code));
     }
     assert_eq!(j(b.state_get("w", "p").unwrap()), source);
 }
@@ -361,15 +341,13 @@ fn two_replicas_forking_one_run_at_once_one_wins() {
 /// versions no run is pinned to any more are collected from `savant_objects`.
 #[test]
 fn prune_on_postgres_removes_runs_and_unused_versions() {
-    use savant_think::runtime::{Engine, EngineConfig};
     let Some(cluster) = cluster::shared() else { return };
     let url = cluster.fresh_schema("it_prune").unwrap();
     let text = |t: &str| {
         format!("id: w\nsteps:\n  - id: a\n    call: prompt.say\n    input_template: {{ text: \"{t}\" }}\n")
     };
     let root = Root::with_workflows("prune-pg", &[("w", &text("one"))]);
-    let store = savant_think::state::PgStore::open(&url, true).unwrap();
-    let e = Engine::with_store(root.path.clone(), EngineConfig::default(), Box::new(store));
+    let e = pg_engine(&url, &root);
     let error = savant_think::runtime::args::IfExists::Error;
     e.plan("w", Value::Null, Some("old"), error).unwrap();
     crate::support::next_json(&e, "w", "old", "a", json!({})).unwrap();
@@ -388,4 +366,53 @@ fn prune_on_postgres_removes_runs_and_unused_versions() {
     let n: i64 = client.query_one("SELECT count(*) FROM savant_objects", &[]).unwrap().get(0);
     assert_eq!(n, 1);
     crate::support::next_json(&e, "w", "new", "a", json!({})).unwrap();
+}
+
+/// Two replicas upgrading one run at once: one upgrade is made, the other
+/// is told `STATE_CONFLICT`.
+#[test]
+fn two_replicas_upgrading_one_run_at_once_one_wins() {
+    use savant_think::runtime::engine::UpgradeRequest;
+    let Some(cluster) = cluster::shared() else { return };
+    let url = cluster.fresh_schema("it_upgrade").unwrap();
+    let root = Root::with_workflows("upgrade-replicas", &[("w", &two_steps("v0"))]);
+    let engine = || pg_engine(&url, &root);
+    let (a, b) = (engine(), engine());
+    a.plan("w", Value::Null, Some("p"), savant_think::runtime::args::IfExists::Error).unwrap();
+    crate::support::next_json(&a, "w", "p", "a", json!({})).unwrap();
+    let req = UpgradeRequest { run_id: Some("p".into()), ..UpgradeRequest::default() };
+    for round in 1..4 {
+        root.workflow("w", &two_steps(&format!("v{round}")));
+        one_wins(&a, &b, |e| e.upgrade("w", &req).map(j).map_err(|e| e.code));
+        let s = j(b.state_get("w", "p").unwrap());
+        assert_eq!(s["steps"][1]["input"]["text"], format!("v{round} b"), "{s}");
+    }
+}
+
+/// Runs `call` on two engines at once: exactly one succeeds, the other is
+/// `STATE_CONFLICT`.
+fn one_wins<F>(a: &savant_think::runtime::Engine, b: &savant_think::runtime::Engine, call: F)
+where
+    F: Fn(&savant_think::runtime::Engine) -> Result<Value, savant_think::runtime::ErrorCode> + Sync,
+{
+    let results: Vec<_> = std::thread::scope(|s| {
+        let (ha, hb) = (s.spawn(|| call(a)), s.spawn(|| call(b)));
+        vec![ha.join().unwrap(), hb.join().unwrap()]
+    });
+    let errors: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert_eq!(errors.len(), 1, "{results:?}");
+    assert_eq!(*errors[0], "STATE_CONFLICT", "{results:?}");
+}
+
+/// An engine over `root` whose runs live in the database at `url`.
+fn pg_engine(url: &str, root: &Root) -> savant_think::runtime::Engine {
+    let store = savant_think::state::PgStore::open(url, true).unwrap();
+    savant_think::runtime::Engine::with_store(root.path.clone(), Default::default(), Box::new(store))
+}
+
+/// A two-step workflow `w` whose steps say `text`.
+fn two_steps(text: &str) -> String {
+    format!(
+        "id: w\nsteps:\n  - id: a\n    call: prompt.say\n    input_template: {{ text: \"{text}\" }}\n  - id: b\n    call: prompt.say\n    deps: [a]\n    input_template: {{ text: \"{text} b\" }}\n"
+    )
 }

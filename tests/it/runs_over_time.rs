@@ -257,13 +257,7 @@ fn two_forks_into_one_id_at_once_one_wins_the_other_is_a_conflict() {
     for round in 0..4 {
         let id = format!("race{round}");
         let args = ["fork", "chain", "--run-id", "r1", "--from", "draft", "--new-run-id", id.as_str()];
-        let children: Vec<_> = (0..2)
-            .map(|_| root.command(&args).stdout(std::process::Stdio::piped()).spawn().unwrap())
-            .collect();
-        let outs: Vec<Value> = children
-            .into_iter()
-            .map(|c| serde_json::from_slice(&c.wait_with_output().unwrap().stdout).unwrap())
-            .collect();
+        let outs = crate::common::race(&root, &args);
         let errors: Vec<&Value> = outs.iter().filter_map(|o| o.get("error")).collect();
         assert_eq!(errors, [&json!("STATE_CONFLICT")], "{outs:?}");
     }

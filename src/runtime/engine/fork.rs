@@ -35,15 +35,7 @@ impl Engine {
         expected_version: Option<u64>,
     ) -> EngineResult<Progress> {
         let m = &source.machine;
-        if let Some(v) = expected_version
-            && v != m.state.version
-        {
-            return Err(EngineError::new(
-                ErrorCode::StateConflict,
-                json!({"message": format!("expected version {v}, but the run is at version {}", m.state.version),
-                       "expected_version": v, "version": m.state.version}),
-            ));
-        }
+        expect_version(m, expected_version)?;
         let cw = m.cw.clone();
         let Some(step) = cw.wf.steps.iter().position(|s| s.id.value == from) else {
             let message = format!("no step `{from}` in this workflow (fork from a step id, not an item)");

@@ -28,6 +28,9 @@ mod info;
 mod pins;
 mod plan;
 mod prune;
+mod upgrade;
+
+pub use upgrade::UpgradeRequest;
 mod runs;
 mod state;
 mod validate;
@@ -199,15 +202,7 @@ impl Engine {
 
     fn next_locked(&self, key: &RunKey, cached: &mut Cached, mut args: NextArgs) -> EngineResult<Progress> {
         let m = &cached.machine;
-        if let Some(v) = args.expected_version
-            && v != m.state.version
-        {
-            return Err(EngineError::new(
-                ErrorCode::StateConflict,
-                json!({"message": format!("expected version {v}, but the run is at version {}", m.state.version),
-                           "expected_version": v, "version": m.state.version}),
-            ));
-        }
+        expect_version(m, args.expected_version)?;
         let Some(w) = m.resolve(&args.step_id) else {
             return Err(EngineError::unknown_step(
                 &args.step_id,
@@ -502,6 +497,18 @@ fn statuses(m: &Machine) -> Map<String, Value> {
         }
     }
     out
+}
+
+/// `STATE_CONFLICT` unless the run is at `expected` (when given).
+fn expect_version(m: &Machine, expected: Option<u64>) -> Result<(), EngineError> {
+    match expected {
+        Some(v) if v != m.state.version => Err(EngineError::new(
+            ErrorCode::StateConflict,
+            json!({"message": format!("expected version {v}, but the run is at version {}", m.state.version),
+                   "expected_version": v, "version": m.state.version}),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The raw `input_template` as JSON: strings exactly as written (decoded).

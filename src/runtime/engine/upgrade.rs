@@ -1,0 +1,210 @@
+//! `upgrade`: move runs onto the workflow file as it is now, after a
+//! static check (see `runtime::upgrade`). A run is upgraded under its lock
+//! with one snapshot (an `upgraded` event ends its history), so a kill
+//! leaves the old version or the new one; `--all` checks every run first
+//! and changes nothing if one of them cannot be upgraded.
+
+use super::*;
+use crate::runtime::reply::{RunUpgrade, UpgradeDiagnostic, UpgradeReply};
+use crate::runtime::upgrade::{UpgradeIssue, Upgraded};
+use std::collections::BTreeMap;
+
+/// What `upgrade` is asked to do.
+#[derive(Clone, Debug, Default)]
+pub struct UpgradeRequest {
+    /// One run, or (`None`) every unfinished run of the workflow.
+    pub run_id: Option<String>,
+    /// `OLD=NEW` step renames.
+    pub renames: Vec<String>,
+    /// Check and say what would happen; change nothing.
+    pub dry_run: bool,
+    /// Allow upgrading a finished (done or failed) run.
+    pub force: bool,
+    /// Refuse with STATE_CONFLICT unless the run is at this version.
+    pub expected_version: Option<u64>,
+}
+
+impl Engine {
+    /// Upgrades one run (or every unfinished one) of `workflow` to the file
+    /// as it is now. Any issue: `INCOMPATIBLE_UPGRADE` with the diagnostics
+    /// and the plans, nothing changed.
+    pub fn upgrade(&self, workflow: &str, req: &UpgradeRequest) -> EngineResult<UpgradeReply> {
+        let cw = self.workflow(workflow)?;
+        let ids: Vec<String> = match &req.run_id {
+            Some(id) => vec![id.clone()],
+            None => {
+                let keys = self.store.list(Some(&cw.wf.id)).map_err(store_error)?;
+                keys.into_iter()
+                    .filter(|k| {
+                        self.list_entry(k).ok().flatten().and_then(|e| e.status).as_deref() == Some("running")
+                    })
+                    .map(|k| k.run_id)
+                    .collect()
+            }
+        };
+        // Checked all first (each under its lock, released), then made.
+        let mut runs = Vec::new();
+        let mut failed = false;
+        for id in &ids {
+            let (report, ok) = self.upgrade_one(&cw, id, req, true)?;
+            failed |= !ok;
+            runs.push(report);
+        }
+        if failed {
+            let message = format!(
+                "{} of {} run(s) cannot be upgraded; nothing was changed",
+                runs.iter().filter(|r| !r.diagnostics.is_empty()).count(),
+                runs.len()
+            );
+            return Err(EngineError::incompatible_upgrade(&cw.wf.id, message, &runs));
+        }
+        if !req.dry_run {
+            runs.clear();
+            for id in &ids {
+                let (report, ok) = self.upgrade_one(&cw, id, req, false)?;
+                if !ok {
+                    let message =
+                        "the run changed while it was upgraded; nothing was changed for it".to_owned();
+                    return Err(EngineError::incompatible_upgrade(&cw.wf.id, message, &[report]));
+                }
+                runs.push(report);
+            }
+        }
+        Ok(UpgradeReply { workflow: cw.wf.id.clone(), to: cw.hash.clone(), dry_run: req.dry_run, runs })
+    }
+
+    /// Checks (and unless `check_only`, makes) the upgrade of one run.
+    fn upgrade_one(
+        &self,
+        cw: &Arc<CompiledWorkflow>,
+        run_id: &str,
+        req: &UpgradeRequest,
+        check_only: bool,
+    ) -> Result<(RunUpgrade, bool), EngineError> {
+        let (key, _lock, mut cached) = self.open_run(&cw.wf.id, run_id)?;
+        let out = self.upgrade_locked(cw, &key, &mut cached, req, check_only);
+        self.put(&key, cached);
+        out
+    }
+
+    fn upgrade_locked(
+        &self,
+        cw: &Arc<CompiledWorkflow>,
+        key: &RunKey,
+        cached: &mut Cached,
+        req: &UpgradeRequest,
+        check_only: bool,
+    ) -> Result<(RunUpgrade, bool), EngineError> {
+        let old = &cached.machine;
+        expect_version(old, req.expected_version)?;
+        let from = old.state.workflow_hash.clone();
+        if from == cw.hash {
+            // Already there: by an upgrade that just won a race, or from the start.
+            if let Some(Event { kind: EventKind::Upgraded { to, .. }, version, .. }) =
+                old.state.history.last()
+                && *to == cw.hash
+                && req.expected_version.is_none_or(|v| v < *version)
+                && !check_only
+            {
+                return Err(EngineError::new(
+                    ErrorCode::StateConflict,
+                    json!({"message": format!("run `{}` was already upgraded to this version (at version {version})", key.run_id), "version": version}),
+                ));
+            }
+            let report = RunUpgrade {
+                run_id: key.run_id.clone(),
+                from: from.clone(),
+                to: from,
+                status: "unchanged".into(),
+                plan: Default::default(),
+                diagnostics: Vec::new(),
+            };
+            return Ok((report, true));
+        }
+        let renames = self.renames(&old.cw, cw, &req.renames)?;
+        let mut valid = |i: usize, result: &Value| match &cw.wf.steps[i].success_schema {
+            Some(schema) => self.validate_result(schema, result).is_ok_and(|e| e.is_empty()),
+            None => true,
+        };
+        let Upgraded { mut machine, plan, issues } =
+            Machine::upgrade(old, cw.clone(), &renames, req.force, &now(), &mut valid);
+        let diagnostics: Vec<UpgradeDiagnostic> = issues.iter().map(|i| diagnostic(cw, i)).collect();
+        let ok = diagnostics.is_empty();
+        let status = match (ok, req.dry_run || check_only) {
+            (false, _) => "refused",
+            (true, true) => "would upgrade",
+            (true, false) => "upgraded",
+        };
+        let report = RunUpgrade {
+            run_id: key.run_id.clone(),
+            from,
+            to: cw.hash.clone(),
+            status: status.into(),
+            plan,
+            diagnostics,
+        };
+        if !ok || check_only || req.dry_run {
+            return Ok((report, ok));
+        }
+        machine.state.schemas = self.pin(cw)?;
+        machine.state.updated_at = now();
+        let snapshot = serde_json::to_value(&machine.state).unwrap_or(Value::Null);
+        cached.stamp = self.store.write_snapshot(key, &snapshot).map_err(store_error)?;
+        cached.machine = machine;
+        cached.journal_len = 0;
+        Ok((report, true))
+    }
+
+    /// `OLD=NEW` pairs, checked: OLD a step of the run's version, NEW one of
+    /// the new version (`UNKNOWN_STEP` with a did-you-mean otherwise).
+    fn renames(
+        &self,
+        old: &CompiledWorkflow,
+        new: &CompiledWorkflow,
+        pairs: &[String],
+    ) -> Result<BTreeMap<String, String>, EngineError> {
+        let mut out = BTreeMap::new();
+        for pair in pairs {
+            let Some((a, b)) = pair.split_once('=') else {
+                return Err(EngineError::new(
+                    ErrorCode::InvalidInput,
+                    json!({"message": format!("rename `{pair}` is not OLD=NEW"), "help": "write --rename old_step=new_step"}),
+                ));
+            };
+            let (a, b) = (a.trim(), b.trim());
+            let steps = |cw: &CompiledWorkflow| {
+                cw.wf.steps.iter().map(|s| s.id.value.to_string()).collect::<Vec<_>>()
+            };
+            let (olds, news) = (steps(old), steps(new));
+            if !olds.iter().any(|s| s == a) {
+                let message = format!("rename `{pair}`: no step `{a}` in the version the run is at");
+                return Err(EngineError::unknown_step(a, message, olds.iter().map(String::as_str), None));
+            }
+            if !news.iter().any(|s| s == b) {
+                let message = format!("rename `{pair}`: no step `{b}` in the workflow file as it is now");
+                return Err(EngineError::unknown_step(b, message, news.iter().map(String::as_str), None));
+            }
+            out.insert(a.to_owned(), b.to_owned());
+        }
+        Ok(out)
+    }
+}
+
+/// An issue as a diagnostic in the new file (`check`'s JSON shape).
+fn diagnostic(cw: &CompiledWorkflow, issue: &UpgradeIssue) -> UpgradeDiagnostic {
+    let (start, end) =
+        (cw.source.line_col(issue.span.start as usize), cw.source.line_col(issue.span.end as usize));
+    UpgradeDiagnostic {
+        file: cw.source.path.clone(),
+        code: "INCOMPATIBLE_UPGRADE".into(),
+        reason: issue.reason.into(),
+        severity: "error".into(),
+        step: (!issue.step.is_empty()).then(|| issue.step.clone()),
+        message: issue.message.clone(),
+        line: start.line,
+        column: start.column,
+        end_line: end.line,
+        end_column: end.column,
+        help: issue.help.clone(),
+    }
+}

@@ -1,0 +1,240 @@
+//! Moving a run onto another version of its workflow, checked before it
+//! happens. The run's history is replayed onto the new version, with the
+//! renames applied to its step ids: every accepted result must land on a
+//! step that is ready at that point of the new version, with the same
+//! `call`, and still match the new success schema. Whatever does not is an
+//! [`UpgradeIssue`] pointing into the new file, and the upgrade is refused
+//! as a whole. Results of removed steps are dropped; steps that did not
+//! run yet may change freely (a step that was issued but not answered is
+//! issued again with its new instruction; a new step whose dependencies
+//! are all done is ready).
+
+use crate::ir::SchemaRef;
+use crate::runtime::record::{Event, EventKind, RunStatus, StepStatus};
+use crate::runtime::run::Machine;
+use crate::runtime::workflow::CompiledWorkflow;
+use crate::source::Span;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// Why an upgrade cannot be made: one place in the new file.
+#[derive(Clone, Debug)]
+pub struct UpgradeIssue {
+    /// A stable reason: `CALL_CHANGED`, `RESULT_NO_LONGER_VALID`,
+    /// `DEPENDS_ON_UNRUN_STEP`, `ITEM_GONE`, `RUN_FINISHED`.
+    pub reason: &'static str,
+    /// The new version's step it is about (empty for the run as a whole).
+    pub step: String,
+    /// Where, in the new file.
+    pub span: Span,
+    /// What is wrong.
+    pub message: String,
+    /// How to go on.
+    pub help: String,
+}
+
+/// What an upgrade does to a run's steps (new step ids, sorted).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct UpgradePlan {
+    /// Steps whose results (or skips) carry over.
+    pub kept: Vec<String>,
+    /// Steps of the new version that are not in the old one.
+    pub added: Vec<String>,
+    /// Steps of the old version that are gone (their results are dropped).
+    pub removed: Vec<String>,
+    /// Steps that were issued and not answered: issued again, with their new instruction.
+    pub reissued: Vec<String>,
+    /// The steps ready after the upgrade.
+    pub ready: Vec<String>,
+    /// Old step id → new step id.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub renames: BTreeMap<String, String>,
+}
+
+/// The outcome of replaying a run onto a new version.
+pub struct Upgraded {
+    /// The run on the new version (only to be kept when `issues` is empty).
+    pub machine: Machine,
+    /// What the upgrade does to the steps.
+    pub plan: UpgradePlan,
+    /// Why it cannot be made (empty when it can).
+    pub issues: Vec<UpgradeIssue>,
+}
+
+impl Machine {
+    /// Replays `old` onto `cw` under `renames` (old step id → new), at
+    /// `now`. `valid(i, result)` says whether a kept result still matches
+    /// step `i`'s new success schema. `force` allows a finished run.
+    pub fn upgrade(
+        old: &Machine,
+        cw: Arc<CompiledWorkflow>,
+        renames: &BTreeMap<String, String>,
+        force: bool,
+        now: &str,
+        valid: &mut dyn FnMut(usize, &Value) -> bool,
+    ) -> Upgraded {
+        let index: BTreeMap<&str, usize> =
+            cw.wf.steps.iter().enumerate().map(|(i, s)| (s.id.value.as_str(), i)).collect();
+        let rename = |id: &str| -> String { renames.get(id).cloned().unwrap_or_else(|| id.to_owned()) };
+        let map = |step_id: &str| -> Option<String> {
+            let (base, rest) = step_id.split_once('[').map_or((step_id, ""), |(b, r)| (b, r));
+            let new = rename(base);
+            index
+                .contains_key(new.as_str())
+                .then(|| if rest.is_empty() { new } else { format!("{new}[{rest}") })
+        };
+        let mut issues = Vec::new();
+        let mut refused: BTreeSet<usize> = BTreeSet::new();
+        let mut m =
+            Machine::start(cw.clone(), &old.state.run_id, old.state.params.clone(), &old.state.created_at);
+        if old.state.status != RunStatus::Running && !force {
+            issues.push(UpgradeIssue {
+                reason: "RUN_FINISHED",
+                step: String::new(),
+                span: Span::point(0),
+                message: format!("the run is {}; upgrading it would run it again", old.state.status.as_str()),
+                help: "pass --force (force: true) to upgrade a finished run: it goes on with the new version's steps".into(),
+            });
+        }
+        for event in &old.state.history {
+            let mut event = event.clone();
+            match &mut event.kind {
+                EventKind::Result { step_id, result, .. } => {
+                    let Some(new_id) = map(step_id) else { continue };
+                    let Some(w) = m.resolve(&new_id) else {
+                        let i = index[new_id.split('[').next().unwrap_or(&new_id)];
+                        issues.push(issue(
+                            &m,
+                            i,
+                            "ITEM_GONE",
+                            format!(
+                                "`{step_id}` has a result, but the new version does not expand `{new_id}`"
+                            ),
+                            "keep the foreach over the same items, or fork the run from this step".into(),
+                        ));
+                        refused.insert(i);
+                        continue;
+                    };
+                    if refused.contains(&w.0) {
+                        continue;
+                    }
+                    let old_step = old.resolve(step_id).map(|o| old.step(o.0));
+                    let (old_call, new_call) =
+                        (old_step.and_then(|s| s.call.as_ref()), m.step(w.0).call.as_ref());
+                    if old_call.map(|c| &c.value) != new_call.map(|c| &c.value) {
+                        let span = new_call.map_or(m.step(w.0).id.span, |c| c.span);
+                        let (was, now_) = (
+                            old_call.map_or("none".into(), |c| c.value.to_string()),
+                            new_call.map_or("none".into(), |c| c.value.to_string()),
+                        );
+                        issues.push(issue_at(&m, w.0, span, "CALL_CHANGED", format!("`{}` ran `{was}`; the new version calls `{now_}`", m.work_id(w)), "keep the call of a step that ran, or give the changed step a new id (it then runs as a new step)".into()));
+                        refused.insert(w.0);
+                        continue;
+                    }
+                    if m.status_of(w) != StepStatus::Ready {
+                        let waiting: Vec<String> = m.cw.plan.steps[w.0]
+                            .deps
+                            .iter()
+                            .filter(|&&d| !m.state.steps[d].status.is_finished())
+                            .map(|&d| format!("`{}`", m.state.steps[d].id))
+                            .collect();
+                        issues.push(issue(&m, w.0, "DEPENDS_ON_UNRUN_STEP", format!("`{}` has a result, but in the new version it depends on {}, which had not finished when it ran", m.work_id(w), waiting.join(", ")), "drop the new dependency, or fork the run from the dependency".into()));
+                        refused.insert(w.0);
+                        continue;
+                    }
+                    if !valid(w.0, result) {
+                        let span = match &m.step(w.0).success_schema {
+                            Some(SchemaRef::Named(n)) => n.span,
+                            Some(SchemaRef::Inline { span, .. }) => *span,
+                            None => m.step(w.0).id.span,
+                        };
+                        issues.push(issue_at(&m, w.0, span, "RESULT_NO_LONGER_VALID", format!("the result of `{}` no longer matches its new success_schema", m.work_id(w)), "keep the schema compatible with the results already accepted, or fork the run from this step".into()));
+                        refused.insert(w.0);
+                        continue;
+                    }
+                    *step_id = new_id;
+                }
+                EventKind::ValidationFailed { step_id, .. } => {
+                    let Some(new_id) = map(step_id) else { continue };
+                    match m.resolve(&new_id) {
+                        Some(w) if m.status_of(w) == StepStatus::Ready && !refused.contains(&w.0) => {
+                            *step_id = new_id
+                        }
+                        _ => continue,
+                    }
+                }
+                EventKind::Thought { .. } | EventKind::Upgraded { .. } => {}
+            }
+            m.apply(event);
+        }
+        let version = old.state.version + 1;
+        let renamed: BTreeMap<String, String> =
+            renames.iter().filter(|(a, b)| a != b).map(|(a, b)| (a.clone(), b.clone())).collect();
+        m.apply(Event {
+            version,
+            at: now.to_owned(),
+            kind: EventKind::Upgraded {
+                from: old.cw.hash.clone(),
+                to: cw.hash.clone(),
+                renames: renamed.clone(),
+            },
+        });
+        m.state.generation = old.state.generation.clone();
+        m.state.source = old.state.source.clone();
+        m.state.forked_from = old.state.forked_from.clone();
+        let plan = plan_of(old, &m, &map, renamed);
+        Upgraded { machine: m, plan, issues }
+    }
+}
+
+fn issue(m: &Machine, i: usize, reason: &'static str, message: String, help: String) -> UpgradeIssue {
+    issue_at(m, i, m.step(i).id.span, reason, message, help)
+}
+
+fn issue_at(
+    m: &Machine,
+    i: usize,
+    span: Span,
+    reason: &'static str,
+    message: String,
+    help: String,
+) -> UpgradeIssue {
+    UpgradeIssue { reason, step: m.state.steps[i].id.clone(), span, message, help }
+}
+
+fn plan_of(
+    old: &Machine,
+    new: &Machine,
+    map: &dyn Fn(&str) -> Option<String>,
+    renames: BTreeMap<String, String>,
+) -> UpgradePlan {
+    let mut plan = UpgradePlan { renames, ..UpgradePlan::default() };
+    let mut images = BTreeSet::new();
+    for s in &old.state.steps {
+        match map(&s.id) {
+            None => plan.removed.push(s.id.clone()),
+            Some(id) => {
+                images.insert(id.clone());
+                let finished = new.resolve(&id).is_some_and(|w| new.status_of(w).is_finished());
+                if s.status.is_finished() && finished {
+                    plan.kept.push(id.clone());
+                }
+                let was_issued = matches!(s.status, StepStatus::Ready | StepStatus::Running);
+                let issued = new
+                    .resolve(&id)
+                    .is_some_and(|w| matches!(new.status_of(w), StepStatus::Ready | StepStatus::Running));
+                if was_issued && issued {
+                    plan.reissued.push(id);
+                }
+            }
+        }
+    }
+    plan.added = new.state.steps.iter().map(|s| s.id.clone()).filter(|id| !images.contains(id)).collect();
+    plan.ready = new.ready().map(|w| new.work_id(w)).collect();
+    for list in [&mut plan.kept, &mut plan.added, &mut plan.removed, &mut plan.reissued] {
+        list.sort();
+    }
+    plan
+}

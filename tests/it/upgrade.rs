@@ -1,0 +1,206 @@
+//! `upgrade`: a run moves onto the workflow file as it is now, checked
+//! statically first (docs/runtime.md, "Upgrade in flight").
+
+use crate::support::Root;
+use serde_json::{Value, json};
+
+const V1: &str = "id: up
+steps:
+  - id: fetch
+    call: web.search
+    input_template: { q: rust }
+    capture_as: found
+    success_schema: { type: object, required: [hits] }
+  - id: draft
+    call: llm.write
+    input_template: { from: \"<<found>>\" }
+    capture_as: text
+  - id: publish
+    call: cms.post
+    input_template: { body: \"<<text>>\" }
+";
+
+fn run(root: &Root, args: &[&str]) -> (Option<i32>, Value) {
+    let out = crate::common::run_cmd(root.command(args));
+    (out.code, serde_json::from_str(&out.stdout).unwrap_or(Value::Null))
+}
+
+/// A root with run `r` of V1: `fetch` done, `draft` issued.
+fn started(name: &str) -> Root {
+    let root = Root::with_workflows(name, &[("up", V1)]);
+    root.ok(&["plan", "up", "--run-id", "r"]);
+    root.ok(&["next", "up", "--run-id", "r", "--step", "fetch", "--result", r#"{"hits": 3}"#]);
+    root
+}
+
+fn reasons(e: &Value) -> Vec<String> {
+    let runs = e["details"]["runs"].as_array().unwrap();
+    let diags = runs.iter().flat_map(|r| r["diagnostics"].as_array().unwrap().iter());
+    diags.map(|d| d["reason"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn a_compatible_upgrade_keeps_results_and_reissues_with_the_new_instruction() {
+    let root = started("up-ok");
+    let before = root.ok(&["state", "get", "up", "--run-id", "r"]);
+    // The new version: draft's input changed and renamed, a new step after fetch.
+    let v2 = V1.replace("  - id: draft", "  - id: compose").replace("<<found>>", "<<found.hits>> hits").replace(
+        "\"<<text>>\" }",
+        "\"<<text>>\" }\n  - id: notify\n    call: chat.post\n    deps: [fetch]\n    input_template: { msg: done }",
+    );
+    root.workflow("up", &v2);
+    let dry = root.ok(&["upgrade", "up", "--run-id", "r", "--dry-run", "--rename", "draft=compose"]);
+    let plan = &dry["runs"][0]["plan"];
+    assert_eq!(dry["runs"][0]["status"], "would upgrade", "{dry}");
+    assert_eq!(plan["kept"], json!(["fetch"]));
+    assert_eq!(plan["added"], json!(["notify"]));
+    assert_eq!(plan["reissued"], json!(["compose"]));
+    assert_eq!(plan["ready"], json!(["compose", "notify"]));
+    let after = root.ok(&["state", "get", "up", "--run-id", "r"]);
+    assert_eq!(
+        (&after["version"], &after["history"]),
+        (&before["version"], &before["history"]),
+        "a dry run changes nothing"
+    );
+    assert_eq!(after["workflow_hash"], before["workflow_hash"]);
+
+    let done = root.ok(&["upgrade", "up", "--run-id", "r", "--rename", "draft=compose"]);
+    assert_eq!(done["runs"][0]["status"], "upgraded", "{done}");
+    let s = root.ok(&["state", "get", "up", "--run-id", "r"]);
+    assert_eq!((&s["file_differs"], &s["captures"]["found"]), (&json!(false), &json!({"hits": 3})));
+    let last = s["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["type"], "upgraded");
+    assert_eq!((&last["from"], &last["to"]), (&before["workflow_hash"], &s["workflow_hash"]), "{last}");
+    assert_eq!(last["renames"], json!({"draft": "compose"}));
+    assert_eq!(s["version"], before["version"].as_u64().unwrap() + 1);
+    // The re-issued step has its new instruction; the run goes on.
+    let r = root.ok(&["explain", "up", "--run-id", "r", "--step", "compose"]);
+    assert_eq!(r["step"]["instruction"]["input"], json!({"from": "3 hits"}), "{r}");
+    let r = root.ok(&["next", "up", "--run-id", "r", "--step", "compose", "--result", r#"{"t": 1}"#]);
+    assert_eq!(r["ready"], json!(["publish", "notify"]), "{r}");
+    let debug = root.ok(&["call", "think_debug", "--input", r#"{"workflow": "up", "run_id": "r"}"#]);
+    assert_eq!(debug["consistent"], true, "replay stays deterministic: {debug}");
+    // Again: nothing to do.
+    let again = root.ok(&["upgrade", "up", "--run-id", "r"]);
+    assert_eq!(again["runs"][0]["status"], "unchanged");
+}
+
+#[test]
+fn incompatible_upgrades_change_nothing_and_point_into_the_new_file() {
+    let root = started("up-bad");
+    let before = root.ok(&["state", "get", "up", "--run-id", "r"]);
+    let cases = [
+        (V1.replace("call: web.search", "call: web.fetch"), "CALL_CHANGED", 4),
+        (V1.replace("required: [hits]", "required: [hits, total]"), "RESULT_NO_LONGER_VALID", 7),
+        (
+            V1.replace(
+                "    input_template: { q: rust }",
+                "    deps: [publish_first]\n    input_template: { q: rust }",
+            )
+            .replace("steps:\n", "steps:\n  - id: publish_first\n    call: cms.post\n"),
+            "DEPENDS_ON_UNRUN_STEP",
+            5,
+        ),
+    ];
+    for (text, reason, line) in cases {
+        root.workflow("up", &text);
+        for dry in [true, false] {
+            let mut args = vec!["upgrade", "up", "--run-id", "r"];
+            if dry {
+                args.push("--dry-run");
+            }
+            let (code, e) = run(&root, &args);
+            assert_eq!((code, e["error"].as_str()), (Some(1), Some("INCOMPATIBLE_UPGRADE")), "{reason}: {e}");
+            assert_eq!(reasons(&e), [reason], "{e}");
+            let d = &e["details"]["runs"][0]["diagnostics"][0];
+            assert_eq!(
+                (&d["code"], &d["line"]),
+                (&json!("INCOMPATIBLE_UPGRADE"), &json!(line)),
+                "{reason}: {d}"
+            );
+            assert!(d["file"].as_str().unwrap().ends_with("up.yaml"));
+            assert!(d["help"].as_str().is_some_and(|h| !h.is_empty()));
+        }
+        assert_eq!(
+            root.ok(&["state", "get", "up", "--run-id", "r"])["version"],
+            before["version"],
+            "{reason}"
+        );
+    }
+    // Renames are checked on both sides.
+    root.workflow("up", &V1.replace("  - id: draft", "  - id: compose"));
+    let (_, e) = run(&root, &["upgrade", "up", "--run-id", "r", "--rename", "drat=compose"]);
+    assert_eq!(
+        (&e["error"], &e["details"]["help"]),
+        (&json!("UNKNOWN_STEP"), &json!("did you mean `draft`?"))
+    );
+    let (_, e) = run(&root, &["upgrade", "up", "--run-id", "r", "--rename", "draft=compos"]);
+    assert_eq!(
+        (&e["error"], &e["details"]["help"]),
+        (&json!("UNKNOWN_STEP"), &json!("did you mean `compose`?"))
+    );
+    let (_, e) = run(&root, &["upgrade", "up", "--run-id", "r", "--rename", "draft"]);
+    assert_eq!(e["error"], "INVALID_INPUT");
+    let (_, e) = run(&root, &["upgrade", "up", "--run-id", "q"]);
+    assert_eq!((&e["error"], &e["details"]["help"]), (&json!("UNKNOWN_RUN"), &json!("did you mean `r`?")));
+}
+
+#[test]
+fn all_checks_every_unfinished_run_first_and_a_finished_run_needs_force() {
+    let root = started("up-all");
+    root.ok(&["plan", "up", "--run-id", "fresh"]);
+    root.ok(&["plan", "up", "--run-id", "done"]);
+    for (step, result) in [("fetch", r#"{"hits": 1}"#), ("draft", "{}"), ("publish", "{}")] {
+        root.ok(&["next", "up", "--run-id", "done", "--step", step, "--result", result]);
+    }
+    // `r` (fetch done) cannot take a new call; `fresh` could: --all changes neither.
+    root.workflow("up", &V1.replace("call: web.search", "call: web.fetch"));
+    let (code, e) = run(&root, &["upgrade", "up", "--all"]);
+    assert_eq!(code, Some(1), "{e}");
+    let statuses: Vec<&str> =
+        e["details"]["runs"].as_array().unwrap().iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["would upgrade", "refused"], "fresh, r (the done run is not unfinished): {e}");
+    let s = root.ok(&["state", "get", "up", "--run-id", "fresh"]);
+    assert_eq!(s["file_differs"], true, "nothing changed");
+    // A compatible edit: --all moves both unfinished runs, never the done one.
+    root.workflow("up", &V1.replace("{ q: rust }", "{ q: go }"));
+    let all = root.ok(&["upgrade", "up", "--all"]);
+    let ids: Vec<&str> =
+        all["runs"].as_array().unwrap().iter().map(|r| r["run_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["fresh", "r"], "{all}");
+    assert_eq!(
+        root.ok(&["state", "get", "up", "--run-id", "fresh"])["steps"][0]["input"],
+        json!({"q": "go"})
+    );
+    // A finished run: refused unless --force.
+    let (_, e) = run(&root, &["upgrade", "up", "--run-id", "done"]);
+    assert_eq!(reasons(&e), ["RUN_FINISHED"], "{e}");
+    let forced = root.ok(&["upgrade", "up", "--run-id", "done", "--force"]);
+    assert_eq!(forced["runs"][0]["status"], "upgraded");
+}
+
+#[test]
+fn two_upgrades_of_one_run_at_once_one_wins_the_other_is_a_conflict() {
+    let root = started("up-race");
+    for round in 0..3 {
+        root.workflow("up", &V1.replace("{ q: rust }", &format!("{{ q: v{round} }}")));
+        let outs = crate::common::race(&root, &["upgrade", "up", "--run-id", "r"]);
+        let errors: Vec<&Value> = outs.iter().filter_map(|o| o.get("error")).collect();
+        assert_eq!(errors, [&json!("STATE_CONFLICT")], "{outs:?}");
+    }
+}
+
+#[test]
+fn mcp_upgrade_is_a_tool() {
+    use savant_think::runtime::tools::call;
+    let root = started("up-mcp");
+    root.workflow("up", &V1.replace("{ q: rust }", "{ q: go }"));
+    let engine = root.engine();
+    let r =
+        call(&engine, "think_upgrade", &json!({"workflow": "up", "run_id": "r", "dry_run": true})).unwrap();
+    assert_eq!(r["runs"][0]["status"], "would upgrade");
+    let e = call(&engine, "think_upgrade", &json!({"workflow": "up"})).unwrap_err();
+    assert_eq!(e.code, "INVALID_INPUT");
+    let r = call(&engine, "think_upgrade", &json!({"workflow": "up", "all": true})).unwrap();
+    assert_eq!(r["runs"][0]["status"], "upgraded");
+}
