@@ -1,7 +1,17 @@
 //! The `savant-think` command line: clap definitions, dispatch, exit codes.
 //! No workflow semantics live here.
 
+/// The environment every command that opens run state reads: its `--help`
+/// ends with it (docs/config.md has the whole table).
+macro_rules! state_env {
+    () => {
+        "Environment:\n  SAVANT_PATH         the project root when --root is not given\n  SAVANT_STATE_URL    postgres://… keeps runs in PostgreSQL (overrides [state] url; docs/deploy.md)\n  SAVANT_STATE_FSYNC  0|1: fsync run-state writes (overrides [state] fsync)"
+    };
+}
+
 mod cli;
+
+use cli::WorkflowArg;
 
 use clap::{Parser, Subcommand};
 use savant_think::runtime::{Engine, EngineResult, tools};
@@ -65,7 +75,7 @@ enum Command {
     /// A --run-id that names an existing run is RUN_EXISTS (exit 1), unless
     /// --resume or --replace says what to do with it.
     #[command(
-        after_help = "Examples:\n  savant-think plan review --params '{\"mr\": \"!12\"}'\n  savant-think plan review --run-id r1 --resume\n  savant-think plan review --run-id r1 --replace"
+        after_help = concat!("Examples:\n  savant-think plan review --params '{\"mr\": \"!12\"}'\n  savant-think plan review --run-id r1 --resume\n  savant-think plan review --run-id r1 --replace\n\n", state_env!(), "\n\nMore: docs/runtime.md.")
     )]
     Plan {
         #[command(flatten)]
@@ -84,6 +94,7 @@ enum Command {
         replace: bool,
     },
     /// Submit a step's result and print the next instruction (or done).
+    #[command(after_help = concat!("Examples:\n  savant-think next review --run-id r1 --step fetch_mr --result '{\"title\": \"Fix\"}'\n  tool | savant-think next review --run-id r1 --step fetch_mr --result -\n\n", state_env!(), "\n\nMore: docs/runtime.md."))]
     Next {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -101,6 +112,7 @@ enum Command {
         expected_version: Option<u64>,
     },
     /// Explain a workflow, a run, or a step of either.
+    #[command(after_help = concat!("Examples:\n  savant-think explain review\n  savant-think explain review --run-id r1 --step summarize\n\n", state_env!()))]
     Explain {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -112,6 +124,7 @@ enum Command {
         step: Option<String>,
     },
     /// Reset a run to the start or to a step's checkpoint.
+    #[command(after_help = concat!("Examples:\n  savant-think reset review --run-id r1 --checkpoint fetch_mr --force\n\n", state_env!()))]
     Reset {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -125,10 +138,38 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Start a new run from a step of an existing one (the source is not changed).
+    ///
+    /// Every result that does not depend on STEP is kept and STEP is ready
+    /// again; with --params, every step whose rendered input changes runs
+    /// again too. The new run records forked_from {run_id, version, step}.
+    #[command(
+        after_help = "Examples:\n  savant-think fork review --run-id r1 --from summarize\n  savant-think fork review --run-id r1 --from fetch --new-run-id r1b --params '{\"mr\": \"!13\"}'"
+    )]
+    Fork {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        /// The run to fork.
+        #[arg(long)]
+        run_id: String,
+        /// The step to run again (a step id, not an item).
+        #[arg(long, value_name = "STEP")]
+        from: String,
+        /// The new run's id (default: a new one).
+        #[arg(long)]
+        new_run_id: Option<String>,
+        /// New params as JSON, or @FILE (default: the source run's).
+        #[arg(long, value_name = "JSON|@FILE")]
+        params: Option<String>,
+        /// Refuse (STATE_CONFLICT) unless the source run is at this version.
+        #[arg(long)]
+        expected_version: Option<u64>,
+    },
     /// Read, list or delete run state.
+    #[command(after_help = concat!("Examples:\n  savant-think state list\n  savant-think state get review --run-id r1\n\n", state_env!()))]
     State {
         #[command(subcommand)]
-        command: StateCommand,
+        command: cli::state::StateCommand,
     },
     /// Validate a response against a named or inline schema, or a workflow file.
     Validate {
@@ -169,7 +210,7 @@ enum Command {
     ///
     /// Logs go to stderr, at the level in LOG_LEVEL (default info).
     #[command(
-        after_help = "Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost"
+        after_help = concat!("Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost\n\n", state_env!(), "\n  SAVANT_THINK_TOKEN  the bearer token of --http (same as --token)\n  LOG_LEVEL           log level on stderr (default info)\n\nMore: docs/mcp.md, docs/deploy.md.")
     )]
     #[cfg(feature = "mcp")]
     Serve(cli::serve::ServeArgs),
@@ -227,71 +268,11 @@ enum Command {
     },
 }
 
-#[derive(clap::Args)]
-struct WorkflowArg {
-    /// A workflow id (resolved in <root>/workflows/) or a path to a file.
-    workflow: String,
-    /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
-    #[arg(long, value_name = "DIR")]
-    root: Option<PathBuf>,
-}
-
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum GraphFormat {
     Mermaid,
     Dot,
     Json,
-}
-
-#[derive(Subcommand)]
-enum StateCommand {
-    /// Print a run's full state (or an archived copy's).
-    Get {
-        #[command(flatten)]
-        wf: WorkflowArg,
-        /// The run to read.
-        #[arg(long)]
-        run_id: String,
-        /// Read the run's archived copy (the latest, or --archive-id).
-        #[arg(long)]
-        archived: bool,
-        /// Which archived copy (from `state list --archived`).
-        #[arg(long, value_name = "ID", requires = "archived")]
-        archive_id: Option<String>,
-    },
-    /// List runs (of one workflow, or all).
-    List {
-        /// Only runs of this workflow id.
-        workflow: Option<String>,
-        /// List the archived runs (replaced or deleted) instead.
-        #[arg(long)]
-        archived: bool,
-        /// Project root (default: discovered, see `savant-think root`).
-        #[arg(long, value_name = "DIR")]
-        root: Option<PathBuf>,
-    },
-    /// Delete a run: it is archived (see `state restore`) unless --purge.
-    Delete {
-        #[command(flatten)]
-        wf: WorkflowArg,
-        /// The run to delete.
-        #[arg(long)]
-        run_id: String,
-        /// Remove it at once, without archiving (cannot be undone).
-        #[arg(long)]
-        purge: bool,
-    },
-    /// Make an archived run the live run again.
-    Restore {
-        #[command(flatten)]
-        wf: WorkflowArg,
-        /// The archived run.
-        #[arg(long)]
-        run_id: String,
-        /// Which archived copy (default: the latest).
-        #[arg(long, value_name = "ID")]
-        archive_id: Option<String>,
-    },
 }
 
 #[derive(Subcommand)]
@@ -492,31 +473,24 @@ fn run_engine(command: Command) -> ExitCode {
         Command::Explain { wf, run_id, step } => {
             (wf.root, "think_explain", json!({"workflow": wf.workflow, "run_id": run_id, "step_id": step}))
         }
+        Command::Fork { wf, run_id, from, new_run_id, params, expected_version } => {
+            let params = match params.as_deref().map(|p| workspace::json_arg(p, "--params")).transpose() {
+                Ok(p) => p,
+                Err(m) => return fail(m),
+            };
+            (
+                wf.root,
+                "think_fork",
+                json!({"workflow": wf.workflow, "run_id": run_id, "from": from, "new_run_id": new_run_id,
+                       "params": params, "expected_version": expected_version}),
+            )
+        }
         Command::Reset { wf, run_id, checkpoint, force } => (
             wf.root,
             "think_reset",
             json!({"workflow": wf.workflow, "run_id": run_id, "checkpoint": checkpoint, "force": force}),
         ),
-        Command::State { command } => match command {
-            StateCommand::Get { wf, run_id, archived, archive_id } => (
-                wf.root,
-                "think_state_get",
-                json!({"workflow": wf.workflow, "run_id": run_id, "archived": archived, "archive_id": archive_id}),
-            ),
-            StateCommand::List { workflow, archived, root } => {
-                (root, "think_state_list", json!({"workflow": workflow, "archived": archived}))
-            }
-            StateCommand::Delete { wf, run_id, purge } => (
-                wf.root,
-                "think_state_delete",
-                json!({"workflow": wf.workflow, "run_id": run_id, "purge": purge}),
-            ),
-            StateCommand::Restore { wf, run_id, archive_id } => (
-                wf.root,
-                "think_state_restore",
-                json!({"workflow": wf.workflow, "run_id": run_id, "archive_id": archive_id}),
-            ),
-        },
+        Command::State { command } => cli::state::call(command),
         Command::Validate { schema, response, workflow, root } => match (schema, workflow) {
             (Some(schema), _) => {
                 let schema = serde_json::from_str::<Value>(&schema).unwrap_or(Value::String(schema));

@@ -16,8 +16,20 @@ pub mod run;
 pub mod runtime;
 #[cfg(feature = "mcp")]
 pub mod serve;
+pub mod state;
 
 use savant_think::report::Format;
+use std::path::PathBuf;
+
+/// A workflow id or file, and the project root (most commands take both).
+#[derive(clap::Args)]
+pub struct WorkflowArg {
+    /// A workflow id (resolved in <root>/workflows/) or a path to a file.
+    pub workflow: String,
+    /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
 
 /// `--format` of `check`: [`Format`] as a clap value (names and help from
 /// [`Format::name`] and [`Format::description`]).

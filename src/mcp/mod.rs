@@ -10,6 +10,7 @@
 pub mod http;
 pub mod notify;
 pub mod prompts;
+pub mod retention;
 pub mod server;
 pub mod stdio;
 
@@ -74,6 +75,7 @@ impl ServeOptions {
 pub async fn serve(engine: Engine, options: &ServeOptions) -> Result<(), String> {
     options.check()?;
     let server = SavantServer::new(engine);
+    retention::spawn(server.shared_engine());
     match options.http {
         Some(addr) => http::serve(server, addr, options).await,
         None => {

@@ -41,6 +41,7 @@ mod lock;
 mod objects;
 #[cfg(feature = "postgres")]
 pub mod pg;
+mod retention;
 #[cfg(test)]
 mod tests;
 
@@ -49,9 +50,10 @@ use std::path::PathBuf;
 
 pub use archive::{ArchiveStore, ArchivedRun, archive_id};
 pub use file::FileStore;
-pub use objects::{ObjectStore, valid_object_hash};
+pub use objects::{ObjectStore, StoredObject, valid_object_hash};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
+pub use retention::{DEFAULT_PRUNE_STATUSES, Keep, PRUNE_STATUSES};
 
 /// The environment variable that overrides the `state.fsync` setting (read by the binary).
 pub const FSYNC_ENV: &str = "SAVANT_STATE_FSYNC";

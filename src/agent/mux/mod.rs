@@ -190,9 +190,11 @@ impl Multiplexer {
                 format!("external tools are called as NAME.tool; servers: {}", servers.join(", "))
             }
         });
+        let closest = closest_tools(name, &known);
         failure(
             "TOOL_NOT_FOUND",
-            json!({"tool": name, "message": format!("no tool `{name}`"), "help": help, "servers": servers}),
+            json!({"tool": name, "message": format!("no tool `{name}`"), "help": help, "servers": servers,
+                   "closest": closest}),
         )
     }
 
@@ -268,6 +270,30 @@ impl Tools for Multiplexer {
         };
         ToolOutcome { ok, output, duration_ms: elapsed_ms(started) }
     }
+}
+
+/// Up to three known tools closest to `name` — by the whole name or by the
+/// tool's own part (`get_mr` finds `gitlab.get_mr`) — each with the server
+/// that provides it (`null` for the engine's and the local tools).
+fn closest_tools(name: &str, known: &[String]) -> Vec<Value> {
+    let mut scored: Vec<(usize, &String)> = known
+        .iter()
+        .map(|k| {
+            let tool = k.split_once('.').map_or(k.as_str(), |(_, t)| t);
+            let d = strsim::damerau_levenshtein(name, k).min(strsim::damerau_levenshtein(name, tool));
+            (d, k)
+        })
+        .filter(|(d, _)| *d <= (name.chars().count() / 3).max(2))
+        .collect();
+    scored.sort();
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, k)| {
+            let server = k.split_once('.').map(|(s, _)| s);
+            json!({"tool": k, "server": server})
+        })
+        .collect()
 }
 
 #[cfg(test)]
