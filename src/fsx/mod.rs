@@ -7,7 +7,7 @@
 //! - Files read as input (workflows, schemas, manifests, config) are opened
 //!   with `O_NONBLOCK` and must be regular files, so a FIFO named `x.yaml`
 //!   is an error instead of a hang.
-//! - [`confine`] (in `confine.rs`) is the one place a path given by a user
+//! - `confine` (in `confine.rs`) is the one place a path given by a user
 //!   is resolved against the project root and refused unless it stays
 //!   inside; [`canonical`] and [`same_file`] the one place files are
 //!   compared by identity. `canonicalize` appears nowhere else.
