@@ -80,6 +80,16 @@ codes! {
     UnusedSuppression = "UNUSED_SUPPRESSION", Warning, "A `# savant-think: ignore[…]` comment silences nothing or names no code.";
     /// A file or directory could not be read (reported by `check` as a diagnostic in machine formats).
     IoError = "IO_ERROR", Error, "A file or directory could not be read, so it was not checked.";
+    /// A test file names a workflow that cannot be found or does not compile.
+    TestUnknownWorkflow = "TEST_UNKNOWN_WORKFLOW", Error, "A test file names a workflow that cannot be found or does not compile.";
+    /// A test file's `mocks` or `expect` names a step the workflow does not have.
+    TestUnknownStep = "TEST_UNKNOWN_STEP", Error, "A test file's `mocks` or `expect` names a step the workflow does not have.";
+    /// A test file expects a capture that no step of the workflow sets.
+    TestUnknownCapture = "TEST_UNKNOWN_CAPTURE", Error, "A test file expects a capture that no step of the workflow sets.";
+    /// A mock's result violates the step's `success_schema`.
+    TestMockInvalid = "TEST_MOCK_INVALID", Warning, "A mock's result violates the step's `success_schema`.";
+    /// A test has no `expect`: it asserts nothing.
+    TestNoExpect = "TEST_NO_EXPECT", Error, "A test has no `expect`: it asserts nothing.";
 }
 
 impl std::fmt::Display for Code {

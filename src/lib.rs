@@ -113,4 +113,6 @@ pub mod state;
 #[doc(hidden)]
 pub mod syntax;
 #[doc(hidden)]
+pub mod testing;
+#[doc(hidden)]
 pub mod workspace;

@@ -48,13 +48,18 @@ enum Command {
     /// errors were found (or warnings, with --deny-warnings), 2 on a usage or
     /// I/O error.
     #[command(
-        after_help = "Examples:\n  savant-think check\n  savant-think check workflows/review.yaml --format json\n  savant-think check --format github --deny-warnings\n  savant-think check --tools tools.json workflows/"
+        after_help = "Examples:\n  savant-think check\n  savant-think check workflows/review.yaml --format json\n  savant-think check --format github --deny-warnings\n  savant-think check --tools tools.json workflows/\n\nMore: docs/checks.md (every code: savant-think rule CODE)."
     )]
     Check(cli::check::CheckArgs),
     /// Print a diagnostic code's documentation: what it does, why, an example, the fix.
-    #[command(after_help = "Examples:\n  savant-think rule UNRESOLVED_VAR\n  savant-think rule --all")]
+    #[command(
+        after_help = "Examples:\n  savant-think rule UNRESOLVED_VAR\n  savant-think rule --all\n\nMore: docs/checks.md."
+    )]
     Rule(cli::check::RuleArgs),
     /// Compile a workflow to its plan: {workflow, graph:{nodes, entry}, order, v}.
+    #[command(
+        after_help = "Examples:\n  savant-think compile review_v1\n  savant-think compile workflows/review_v1.yaml --params '{\"project\": \"g/app\", \"mr_iid\": \"7\"}'\n\nMore: docs/runtime.md."
+    )]
     Compile {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -63,6 +68,9 @@ enum Command {
         params: Option<String>,
     },
     /// Draw a workflow's dependency graph (inferred edges dashed).
+    #[command(
+        after_help = "Examples:\n  savant-think graph review_v1\n  savant-think graph review_v1 --format dot | dot -Tsvg > review.svg\n\nMore: docs/runtime.md."
+    )]
     Graph {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -84,7 +92,7 @@ enum Command {
         #[arg(long, value_name = "JSON|@FILE")]
         params: Option<String>,
         /// The run id (default: a new one, never an existing run's). Ids match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$.
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
         run_id: Option<String>,
         /// If the run exists, continue it (its own params are kept).
         #[arg(long, visible_alias = "no-fresh", conflicts_with = "replace")]
@@ -99,10 +107,10 @@ enum Command {
         #[command(flatten)]
         wf: WorkflowArg,
         /// The run to submit to (the run_id plan printed).
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
         run_id: String,
         /// The step id from the instruction (`id` or `id[3]` for a foreach item).
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::steps))]
         step: String,
         /// The tool's result as JSON, @FILE, or - for stdin (required: write '{}' for an empty result).
         #[arg(long, value_name = "JSON|@FILE|-")]
@@ -117,10 +125,10 @@ enum Command {
         #[command(flatten)]
         wf: WorkflowArg,
         /// Explain this run: its progress, why a step waits, why it failed.
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
         run_id: Option<String>,
         /// Explain this step (`id`, or `id[3]` for an item of a foreach step).
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::steps))]
         step: Option<String>,
     },
     /// Reset a run to the start or to a step's checkpoint.
@@ -129,7 +137,7 @@ enum Command {
         #[command(flatten)]
         wf: WorkflowArg,
         /// The run to reset.
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
         run_id: String,
         /// Go back to the state right after this step completed.
         #[arg(long, value_name = "STEP")]
@@ -144,13 +152,13 @@ enum Command {
     /// again; with --params, every step whose rendered input changes runs
     /// again too. The new run records forked_from {run_id, version, step}.
     #[command(
-        after_help = "Examples:\n  savant-think fork review --run-id r1 --from summarize\n  savant-think fork review --run-id r1 --from fetch --new-run-id r1b --params '{\"mr\": \"!13\"}'"
+        after_help = "Examples:\n  savant-think fork review --run-id r1 --from summarize\n  savant-think fork review --run-id r1 --from fetch --new-run-id r1b --params '{\"mr\": \"!13\"}'\n\nMore: docs/runtime.md (Runs over time)."
     )]
     Fork {
         #[command(flatten)]
         wf: WorkflowArg,
         /// The run to fork.
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
         run_id: String,
         /// The step to run again (a step id, not an item).
         #[arg(long, value_name = "STEP")]
@@ -172,6 +180,9 @@ enum Command {
         command: cli::state::StateCommand,
     },
     /// Validate a response against a named or inline schema, or a workflow file.
+    #[command(
+        after_help = "Examples:\n  savant-think validate --schema MergeRequestV1 --response @mr.json\n  savant-think validate --schema '{\"type\": \"object\"}' --response '{}'\n  savant-think validate --workflow review_v1\n\nMore: docs/runtime.md."
+    )]
     Validate {
         /// A schema name (schemas/<Name>.json) or an inline JSON Schema.
         #[arg(long, required_unless_present = "workflow")]
@@ -190,6 +201,9 @@ enum Command {
     ///
     /// The bundled prompts are built in; a project's prompts/prompts.yml adds
     /// versions and overrides bundled ones by name.
+    #[command(
+        after_help = "Examples:\n  savant-think prompt\n  savant-think prompt code_review\n  savant-think prompt --list\n\nMore: docs/mcp.md (driver prompts)."
+    )]
     Prompt {
         /// The version (e.g. stable, code_review). Default: the latest.
         #[arg(conflicts_with = "list")]
@@ -202,6 +216,9 @@ enum Command {
         root: Option<PathBuf>,
     },
     /// List, read or graph the workflows under <root>/workflows.
+    #[command(
+        after_help = "Examples:\n  savant-think workflows list\n  savant-think workflows read review_v1\n\nMore: docs/runtime.md."
+    )]
     Workflows {
         #[command(subcommand)]
         command: WorkflowsCommand,
@@ -223,14 +240,29 @@ enum Command {
     Run(cli::run::RunArgs),
     /// Rewrite the original system's workflows into the current language (docs/migrating.md in the savant-think repository).
     Migrate(cli::migrate::MigrateArgs),
+    /// Run a workflow's unit tests (`tests/**/*.test.yaml`): mocked tool results, expected outcomes.
+    ///
+    /// Exit status: 0 when every test passed, 1 when one failed or could not
+    /// run, 2 on a usage error.
+    Test(cli::test::TestArgs),
     /// Print the JSON Schema (draft-07) of the workflow format, for editors.
     ///
     /// Point yaml-language-server at it with a modeline:
     /// `# yaml-language-server: $schema=<path>/editor/workflow.schema.json`.
-    Schema,
+    #[command(
+        after_help = "Examples:\n  savant-think schema > workflow.schema.json\n  savant-think schema --test-file > test.schema.json\n\nMore: docs/editors.md."
+    )]
+    Schema {
+        /// The schema of test files (`*.test.yaml`, editor/test.schema.json) instead.
+        #[arg(long)]
+        test_file: bool,
+    },
     /// Run the language server on stdin/stdout (diagnostics, hover, definition, completion, quick fixes).
     ///
     /// Editors start it themselves; see docs/editors.md in the savant-think repository.
+    #[command(
+        after_help = "Examples:\n  savant-think lsp   # started by the editor, not by hand\n\nMore: docs/editors.md."
+    )]
     Lsp,
     /// Print the project root and how it was found.
     ///
@@ -238,6 +270,9 @@ enum Command {
     /// above PATH (default: the current directory) that holds savant-think.toml,
     /// else the nearest that holds a workflows/ directory, else the current
     /// directory. workflows/, schemas/, prompts/ and .savant/state/ live there.
+    #[command(
+        after_help = "Examples:\n  savant-think root\n  savant-think root workflows/team/review.yaml\n\nMore: README.md (The project root)."
+    )]
     Root {
         /// Start the search here (a file or directory). Default: the current directory.
         path: Option<PathBuf>,
@@ -246,16 +281,26 @@ enum Command {
         root: Option<PathBuf>,
     },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    ///
+    /// These complete subcommands and flags. Dynamic completions also offer
+    /// the project's workflow ids, run ids and step ids: register them with
+    /// `source <(COMPLETE=bash savant-think)` (or COMPLETE=zsh / fish) instead.
     #[command(
-        after_help = "Examples:\n  savant-think completions bash > ~/.local/share/bash-completion/completions/savant-think\n  savant-think completions zsh > \"${fpath[1]}/_savant-think\"\n  savant-think completions fish > ~/.config/fish/completions/savant-think.fish"
+        after_help = "Examples:\n  savant-think completions bash > ~/.local/share/bash-completion/completions/savant-think\n  savant-think completions zsh > \"${fpath[1]}/_savant-think\"\n  savant-think completions fish > ~/.config/fish/completions/savant-think.fish\n  echo 'source <(COMPLETE=bash savant-think)' >> ~/.bashrc   # dynamic: workflow, run and step ids\n\nMore: README.md."
     )]
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
     /// Print the man page (roff), e.g. `savant-think man > savant-think.1`.
+    #[command(
+        after_help = "Examples:\n  savant-think man > savant-think.1 && man ./savant-think.1\n\nMore: README.md."
+    )]
     Man,
     /// Call any engine tool by name (`think_plan` or `think.plan`) with JSON input.
+    #[command(
+        after_help = "Examples:\n  savant-think call think_workflows_list --input '{}'\n  savant-think call think.debug --input '{\"workflow\": \"review_v1\", \"run_id\": \"r1\"}'\n\nMore: docs/mcp.md (every tool)."
+    )]
     Call {
         /// The tool's name, e.g. think_plan (think.plan works too).
         tool: String,
@@ -299,6 +344,8 @@ enum WorkflowsCommand {
 }
 
 fn main() -> ExitCode {
+    // `COMPLETE=bash savant-think` (the shell's registration): complete and exit.
+    clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command).complete();
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => cli::check::run(args),
@@ -329,6 +376,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "mcp")]
         Command::Serve(args) => cli::serve::run(args),
         Command::Migrate(args) => ExitCode::from(args.run()),
+        Command::Test(args) => cli::test::main(args),
         #[cfg(feature = "agent")]
         Command::Exec(args) => ExitCode::from(cli::exec::main(args)),
         #[cfg(feature = "agent")]
@@ -337,7 +385,11 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(m) => fail(m),
         },
-        Command::Schema => {
+        Command::Schema { test_file } => {
+            if test_file {
+                print!("{}", savant_think::testing::schema::test_file_schema_text());
+                return ExitCode::SUCCESS;
+            }
             print!("{}", savant_think::schema::workflow_schema_text());
             ExitCode::SUCCESS
         }
@@ -397,7 +449,8 @@ fn run_engine(command: Command) -> ExitCode {
         | Command::Completions { .. }
         | Command::Man
         | Command::Migrate(_)
-        | Command::Schema
+        | Command::Test(_)
+        | Command::Schema { .. }
         | Command::Lsp => {
             unreachable!("dispatched in main")
         }

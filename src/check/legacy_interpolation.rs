@@ -31,26 +31,9 @@ fn resolvable_path(cx: &Cx, step: usize, inner: &str) -> bool {
     match scope::resolve(cx, step, ExprSite::Template, root) {
         None => false,
         // Reading a capture adds a dependency: not when it would close a cycle.
-        Some(Binding::Capture(from)) => from != step && !depends_on(cx, from, step),
+        Some(Binding::Capture(from)) => from != step && !cx.graph.depends_on(from, step),
         Some(_) => true,
     }
-}
-
-/// Whether step `a` depends on step `b`, directly or through others.
-fn depends_on(cx: &Cx, a: usize, b: usize) -> bool {
-    let mut seen = vec![false; cx.wf.steps.len()];
-    let mut stack = vec![a];
-    while let Some(s) = stack.pop() {
-        for d in cx.graph.deps_of(s) {
-            if d == b {
-                return true;
-            }
-            if !std::mem::replace(&mut seen[d], true) {
-                stack.push(d);
-            }
-        }
-    }
-    false
 }
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {

@@ -166,6 +166,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
         if given_schemas(&args.paths) {
             files.retain(|f| args.paths.contains(f) || uses_a_schema(f, &args.paths, &root));
         }
+        if args.paths.is_empty() {
+            // By default the project's test files too (`savant-think test` finds the same).
+            files.extend(savant_think::testing::suite::discover(&root, &[]).0);
+        }
         files.retain(|f| !workspace::excluded_in(&settings, f, &root));
         unreadable.extend(
             io_errors
@@ -175,8 +179,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
         // A workflow named directly and also found under workflows/ is checked once.
         let mut seen = std::collections::HashSet::new();
         files.retain(|f| seen.insert(savant_think::fsx::canonical(f).unwrap_or_else(|_| f.clone())));
+        let mut tests = TestFiles::new(&root);
         for f in &files {
-            match workspace::check_file(f, &config) {
+            let result = if is_test_file(f) { tests.check(f) } else { workspace::check_file(f, &config) };
+            match result {
                 Ok(r) => checked.push(r),
                 Err(e) => {
                     unreadable.push(Unreadable { path: e.path.display().to_string(), message: e.message })
@@ -196,6 +202,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
     if args.fix || args.diff {
         let mut fixed = Fixed::default();
         for (source, diagnostics) in &mut checked {
+            if is_test_file(Path::new(&source.path)) {
+                continue; // The fixes are re-checked as workflows: test files are not fixed.
+            }
             let ignored = workspace::ignored_in(&settings, Path::new(&source.path), &root);
             let recheck = |text: &str| {
                 let fixed = SourceFile::new(source.path.clone(), text);
@@ -369,6 +378,36 @@ fn statistics(reports: &[FileReport<'_>]) -> String {
     let s = Summary::from_reports(reports);
     out.push_str(&format!("{} error(s), {} warning(s) in {} file(s)\n", s.errors, s.warnings, s.files));
     out
+}
+
+/// Test files (`*.test.yaml`) are checked against their workflows, as
+/// `savant-think test` reads them, over one in-memory engine made when the
+/// first is met.
+struct TestFiles<'r> {
+    root: &'r Path,
+    engine: Option<Result<savant_think::Engine, String>>,
+}
+
+impl<'r> TestFiles<'r> {
+    fn new(root: &'r Path) -> TestFiles<'r> {
+        TestFiles { root, engine: None }
+    }
+
+    fn check(&mut self, path: &Path) -> Result<(SourceFile, Vec<Diagnostic>), workspace::IoError> {
+        let root = self.root;
+        let engine = self.engine.get_or_insert_with(|| {
+            savant_think::testing::suite::memory_engine(root).map_err(|e| e.to_string())
+        });
+        let engine = engine
+            .as_ref()
+            .map_err(|message| workspace::IoError { path: path.to_path_buf(), message: message.clone() })?;
+        let loaded = savant_think::testing::suite::load_file(engine, path, path.display().to_string())?;
+        Ok((loaded.source, loaded.diagnostics))
+    }
+}
+
+fn is_test_file(path: &Path) -> bool {
+    savant_think::testing::suite::is_test_file(path)
 }
 
 /// Whether the human format paints: `--color`, then NO_COLOR, FORCE_COLOR /

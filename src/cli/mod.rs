@@ -3,6 +3,7 @@
 //! async runtime, output and exit status. The library below knows none of it.
 
 pub mod check;
+pub mod complete;
 pub mod env;
 #[cfg(feature = "agent")]
 pub mod exec;
@@ -17,6 +18,7 @@ pub mod runtime;
 #[cfg(feature = "mcp")]
 pub mod serve;
 pub mod state;
+pub mod test;
 
 use savant_think::report::Format;
 use std::path::PathBuf;
@@ -25,6 +27,7 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct WorkflowArg {
     /// A workflow id (resolved in <root>/workflows/) or a path to a file.
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(complete::workflows))]
     pub workflow: String,
     /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
     #[arg(long, value_name = "DIR")]

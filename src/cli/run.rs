@@ -33,7 +33,8 @@ Exit status: 0 finished, 1 error or step cap, 2 usage error, 130 canceled (Ctrl-
 Files: <root>/.savant/session.json (memory), <root>/logs/agent_trace.log (NDJSON), <root>/logs/agent_runtime.log.\n\n\
 Examples:\n  savant-think run \"List the workflows and say which has the most steps\"\n  \
 savant-think run \"Which workflows need a milestone param?\" --backend openai --model llama3.1 --json\n  \
-SAVANT_ALLOW_TOOLS='think_workflows_*' savant-think run \"What workflows exist?\" --dry-run")]
+SAVANT_ALLOW_TOOLS='think_workflows_*' savant-think run \"What workflows exist?\" --dry-run\n\n\
+More: docs/agent.md.")]
 pub struct RunArgs {
     /// The goal in plain words; `-` reads it from stdin, `@FILE` from a file.
     pub goal: String,

@@ -28,6 +28,12 @@ pub struct ServeArgs {
     /// Streamable HTTP without sessions: each request is answered on its own, so replicas behind a load balancer need no sticky sessions (no server-to-client notifications then; docs/deploy.md).
     #[arg(long, requires = "http")]
     stateless: bool,
+    /// The most MCP sessions (HTTP) held at once; a client opening one more gets HTTP 503 with a JSON-RPC error and Retry-After.
+    #[arg(long, value_name = "N", default_value_t = savant_think::mcp::DEFAULT_MAX_SESSIONS)]
+    max_sessions: usize,
+    /// Close an HTTP session idle this long (e.g. 90s, 10m, 1h), releasing what it holds.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = humantime::parse_duration)]
+    session_idle: std::time::Duration,
     /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
@@ -50,6 +56,8 @@ pub fn run(args: ServeArgs) -> ExitCode {
         insecure: args.insecure,
         max_message_bytes: args.max_message_bytes,
         stateless: args.stateless,
+        max_sessions: args.max_sessions,
+        session_idle: args.session_idle,
     };
     if let Err(m) = options.check() {
         return fail(m);

@@ -13,7 +13,7 @@ pub enum StateCommand {
         #[command(flatten)]
         wf: WorkflowArg,
         /// The run to read.
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(super::complete::runs))]
         run_id: String,
         /// Read the run's archived copy (the latest, or --archive-id).
         #[arg(long)]
@@ -38,7 +38,7 @@ pub enum StateCommand {
         #[command(flatten)]
         wf: WorkflowArg,
         /// The run to delete.
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(super::complete::runs))]
         run_id: String,
         /// Remove it at once, without archiving (cannot be undone).
         #[arg(long)]
@@ -69,7 +69,7 @@ pub enum StateCommand {
         #[command(flatten)]
         wf: WorkflowArg,
         /// The archived run.
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(super::complete::runs))]
         run_id: String,
         /// Which archived copy (default: the latest).
         #[arg(long, value_name = "ID")]

@@ -130,6 +130,9 @@ pub fn analyze(path: &Path, text: &str, project: PathBuf, config: &Config) -> An
     let (wf, diags) = if text.len() > config.limits.file_cap() {
         let (_, d) = check_oversized(config);
         (None, d)
+    } else if crate::testing::suite::is_test_file(path) {
+        // A test file: checked against its workflow, as `check` and `test` do.
+        (None, crate::testing::suite::check_text(&project, path, src.clone()))
     } else {
         check::analyze(&src, config)
     };

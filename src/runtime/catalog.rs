@@ -517,6 +517,17 @@ fn build() -> Vec<ToolDef> {
             },
             say_call,
         ),
+        tool::<crate::testing::tool::TestArgs, crate::testing::tool::TestReply>(
+            Meta {
+                name: "think_test",
+                title: "Run the workflows' tests",
+                description: "Run the project's workflow tests (tests/**/*.test.yaml: params, mocked tool results, expected status, steps, inputs and captures) in memory, without touching any run, and get the report: each test passed, failed (mismatches with their JSON paths, expected vs actual) or error (a missing mock, a broken test file). Call it after editing a workflow; fix the workflow or the test and call it again until summary.ok is true.",
+                annotations: Annotations { read_only: true, destructive: false, idempotent: true },
+                mcp: true,
+                pure: false,
+            },
+            crate::testing::tool::think_test,
+        ),
     ]
 }
 

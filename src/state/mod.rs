@@ -38,6 +38,7 @@ mod archive_tests;
 mod file;
 mod journal;
 mod lock;
+mod memory;
 mod objects;
 #[cfg(feature = "postgres")]
 pub mod pg;
@@ -50,6 +51,7 @@ use std::path::PathBuf;
 
 pub use archive::{ArchiveStore, ArchivedRun, archive_id};
 pub use file::FileStore;
+pub use memory::MemStore;
 pub use objects::{ObjectStore, StoredObject, valid_object_hash};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;

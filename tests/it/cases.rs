@@ -8,6 +8,10 @@
 //!   (an insta snapshot: `cargo insta review` shows a change);
 //! - `NAME.tools.json`, when present, is the tool manifest for `NAME.yaml`;
 //!   `tests/checks/schemas/` holds the named schemas.
+//! - The `TEST_*` codes are about test files: the fixtures of their
+//!   directories are test files (named without `.test.yaml`, so that
+//!   `savant-think test` in this repository does not run them), checked as
+//!   it reads them, against `wf.yaml` beside them, `tests/checks` the root.
 //!
 //! Every code has its directory with at least one `ok` and one `err`
 //! fixture, and an `err` fixture's diagnostics include its directory's code.
@@ -68,8 +72,21 @@ fn config_for(path: &Path) -> Config {
 /// its path shown relative to the crate root; returns the human rendering too.
 fn check(path: &Path) -> (Vec<Diagnostic>, String) {
     let rel = path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap();
+    let display = rel.to_string_lossy().replace('\\', "/");
+    let in_test_dir =
+        path.parent().and_then(|d| d.file_name()).is_some_and(|d| d.to_string_lossy().starts_with("test_"));
+    if in_test_dir {
+        let engine = savant_think::testing::suite::memory_engine(&checks_dir()).unwrap();
+        let loaded = savant_think::testing::suite::load_file(&engine, path, display).unwrap();
+        let out = report::render(
+            Format::Human,
+            &[FileReport { source: &loaded.source, diagnostics: &loaded.diagnostics }],
+            &HumanOptions::default(),
+        );
+        return (loaded.diagnostics, out);
+    }
     let text = std::fs::read_to_string(path).unwrap();
-    let src = SourceFile::new(rel.to_string_lossy().replace('\\', "/"), text);
+    let src = SourceFile::new(display, text);
     let diags = savant_think::check::suppress::apply(
         &src,
         savant_think::check::check_source(&src, &config_for(path)),

@@ -661,6 +661,14 @@ fn the_bundled_workflows_check_clean() {
         .filter(|e| e.path().extension().is_some_and(|x| x == "yaml" || x == "yml"))
         .count();
     assert!(expected > 0);
+    // And, by default, the project's test files (tests/bundled/*.test.yaml).
+    let tests = std::fs::read_dir(Path::new(CRATE).join("tests/bundled"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".test.yaml"))
+        .count();
+    assert!(tests >= expected, "a test file per bundled workflow");
+    let expected = expected + tests;
     let r = run(&s.path, &["check", "--root", CRATE, "--format", "json", "--deny-warnings"]);
     assert_exit(&r, 0);
     let v = r.json();

@@ -305,3 +305,63 @@ fn a_staged_schema_checks_only_the_tracked_workflows_that_use_it() {
         "{r:?}"
     );
 }
+
+/// Dynamic completion offers the project's workflow ids, run ids from the
+/// store and step ids.
+#[test]
+fn shell_completion_offers_workflows_runs_and_steps() {
+    let root = Root::with_workflows("complete", &[("hello", HELLO)]);
+    assert_exit(
+        &run(&root.path, &["plan", "hello", "--params", r#"{"name": "A"}"#, "--run-id", "nightly-1"]),
+        0,
+    );
+    let complete = |words: &[&str]| {
+        let mut c = crate::common::cmd(&root.path, &["--", "savant-think"]);
+        c.args(words).env("COMPLETE", "fish");
+        crate::common::run_cmd(c).stdout
+    };
+    assert!(complete(&["plan", "he"]).lines().any(|l| l.starts_with("hello")), "workflow ids");
+    assert!(
+        complete(&["next", "hello", "--run-id", "ni"]).lines().any(|l| l.starts_with("nightly-1")),
+        "run ids"
+    );
+    assert!(
+        complete(&["next", "hello", "--run-id", "nightly-1", "--step", "gr"])
+            .lines()
+            .any(|l| l.starts_with("greet")),
+        "step ids"
+    );
+}
+
+/// Every command's `--help` says what it does, shows an example and names
+/// the page to read for more.
+#[test]
+fn every_command_help_has_an_example_and_a_doc_page() {
+    let dir = Root::new("help-all");
+    let top = run(&dir.path, &["--help"]);
+    let commands: Vec<String> = top
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.len() > 20, "{commands:?}");
+    let mut missing = Vec::new();
+    for c in &commands {
+        let r = run(&dir.path, &[c, "--help"]);
+        let about = r.stdout.lines().next().unwrap_or("");
+        if about.trim().is_empty()
+            || !r.stdout.contains("Example")
+            || !(r.stdout.contains("docs/") || r.stdout.contains("README"))
+        {
+            missing.push(c.clone());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "commands whose --help lacks a one-line summary, an example or a doc page: {missing:?}"
+    );
+}

@@ -49,9 +49,13 @@ fn init_makes_a_project_that_checks_and_runs() {
     let toml_text = std::fs::read_to_string(dir.path.join("savant-think.toml")).unwrap();
     assert!(toml_text.parse::<toml::Table>().unwrap().is_empty(), "{toml_text}");
 
-    // check passes with no problem at all (warnings included).
+    // check passes with no problem at all (warnings included), and the
+    // workflow's test passes.
     let r = run(&dir.path, &["check", "--deny-warnings"]);
     assert_exit(&r, 0);
+    let r = run(&dir.path, &["test"]);
+    assert_exit(&r, 0);
+    assert!(r.stdout.contains("1 passed"), "{r:?}");
     // plan → next → next → done.
     let r = run(&dir.path, &["plan", "hello", "--params", r#"{"name": "Ada"}"#, "--run-id", "r1"]);
     assert_exit(&r, 0);

@@ -346,7 +346,8 @@ fn hover_definition_completion_symbols_and_quick_fixes() {
     );
     let items = c.at("textDocument/completion", &file, 11, 12);
     let names = labels(&items);
-    assert!(names.contains(&"fetch".to_owned()) && names.contains(&"use".to_owned()), "{names:?}");
+    // Not `use` itself: a step cannot depend on itself.
+    assert!(names.contains(&"fetch".to_owned()) && !names.contains(&"use".to_owned()), "{names:?}");
     let items = c.at("textDocument/completion", &file, 12, at);
     let names = labels(&items);
     for want in ["mr_data", "params", "len", "starts_with"] {
@@ -604,5 +605,22 @@ fn navigation_works_on_the_bundled_workflows() {
         names.contains(&"source_branch".to_owned()) && names.contains(&"changes".to_owned()),
         "{names:?}"
     );
+    c.shutdown();
+}
+
+#[test]
+fn a_test_file_gets_the_diagnostics_check_gives_it() {
+    let dir = project("testfile");
+    std::fs::write(dir.join("workflows/w.yaml"), "id: w\nsteps:\n  - id: fetch\n    call: api.fetch\n")
+        .unwrap();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let file = dir.join("tests/w.test.yaml");
+    let text =
+        "workflow: w\ntests:\n  - name: a\n    mocks: {fetc: {result: {}}}\n    expect: {ran: [fetch]}\n";
+    std::fs::write(&file, text).unwrap();
+    let (mut c, _) = Client::start(&dir, json!({}));
+    let published = c.open(&file, text);
+    assert_eq!(published["diagnostics"][0]["code"], "TEST_UNKNOWN_STEP", "{published}");
+    assert_same_as_check(&dir, &file, text, &published, true);
     c.shutdown();
 }

@@ -34,6 +34,7 @@ mod first_hour;
 mod format_schema;
 #[cfg(unix)]
 mod hostile_fs;
+mod http_protocol;
 mod init;
 mod layering;
 mod layering_scan;
@@ -49,4 +50,7 @@ mod runs;
 mod runs_over_time;
 mod state_crash;
 mod store_once;
+mod test_cmd;
+mod test_files;
+mod test_update;
 mod yaml_bad_input;

@@ -623,3 +623,30 @@ async fn workflows_are_prompts_and_prompt_errors_are_invalid_params() {
     tokio::time::timeout(Duration::from_secs(60), work).await.expect("the session must not hang");
     client.cancel().await.unwrap();
 }
+
+/// `think_test` runs the project's workflow tests and answers the report;
+/// a path outside the root is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn think_test_runs_the_projects_tests() {
+    let scratch = Root::new("mcp-think-test");
+    populate(&scratch.path);
+    scratch.write(
+        "tests/rn.test.yaml",
+        "workflow: release_notes\ntests:\n  - name: empty milestone\n    params: {milestone: \"1\"}\n    mocks: {list_changes: {result: {items: []}}, publish: {result: {}}}\n    expect: {status: done}\n  - name: wrong\n    params: {milestone: \"1\"}\n    mocks: {list_changes: {result: {items: []}}, publish: {result: {}}}\n    expect: {status: failed}\n",
+    );
+    let client = connect(&scratch.path).await;
+    let work = async {
+        let (err, out) = call(&client, "think_test", json!({})).await;
+        assert!(!err, "{out}");
+        assert_eq!(out["summary"]["passed"], 1, "{out}");
+        assert_eq!(out["summary"]["failed"], 1, "{out}");
+        assert_eq!(out["tests"][1]["mismatches"][0]["path"], "status");
+        let (err, out) = call(&client, "think_test", json!({"filter": "EMPTY"})).await;
+        assert!(!err && out["summary"]["ok"] == true, "{out}");
+        let (err, out) = call(&client, "think_test", json!({"paths": ["../elsewhere"]})).await;
+        assert!(err, "{out}");
+        assert_eq!(out["error"], "INVALID_INPUT", "{out}");
+    };
+    tokio::time::timeout(Duration::from_secs(60), work).await.expect("the session must not hang");
+    client.cancel().await.unwrap();
+}

@@ -32,6 +32,7 @@ pub const TOOLS: &[&str] = &[
     "think_debug",
     "think",
     "prompt_say",
+    "think_test",
 ];
 
 /// Fills `root` with copies of the crate's workflows, schemas and prompts.

@@ -1,0 +1,236 @@
+//! `savant-think test`: its arguments, output and exit status. The work is
+//! `savant_think::testing`.
+
+use savant_think::report::HumanOptions;
+use savant_think::testing::report::{self, TestFormat};
+use savant_think::testing::suite::{self, Options};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The arguments of `savant-think test` (its help text is below).
+#[derive(clap::Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct TestArgs {
+    /// Test files or directories (searched for *.test.yaml). Default: <root>/tests.
+    pub paths: Vec<PathBuf>,
+    /// The project root (default: discovered as for the other commands).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+    pub format: FormatArg,
+    /// Run only the tests whose name contains TEXT (case-insensitive).
+    #[arg(long, value_name = "TEXT")]
+    pub filter: Option<String>,
+    /// Threads to run tests on (default: one per core).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub jobs: usize,
+    /// Rewrite the `expect` of each failing test (and of each test with none)
+    /// from what actually happened, leaving the rest of the file as it is;
+    /// then run the tests again and report.
+    #[arg(long)]
+    pub update: bool,
+    /// Also report coverage per workflow: steps run and skipped, `when` seen
+    /// true and false, `foreach` with zero and several items (after the
+    /// human report; a `coverage` key in JSON).
+    #[arg(long)]
+    pub coverage: bool,
+    /// With `lcov`, also write the coverage as lcov (the workflow files' line
+    /// numbers) to --coverage-out. Implies --coverage.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub coverage_format: Option<CoverageFormat>,
+    /// Replay a recorded run (--run-id) of WORKFLOW from the state store
+    /// against the workflow as it is now, and report where it diverges (exit
+    /// 1 when it does). Test files are not run.
+    #[arg(long, value_name = "WORKFLOW", requires = "run_id", conflicts_with_all = ["update", "coverage", "coverage_format"])]
+    pub replay: Option<String>,
+    /// The run to replay (with --replay).
+    #[arg(long, value_name = "ID", requires = "replay")]
+    pub run_id: Option<String>,
+    /// With --replay: print the run as a test file (its params, its results
+    /// as mocks, what the workflow does with them as `expect`) instead.
+    #[arg(long, requires = "replay")]
+    pub from_run: bool,
+    /// Where --coverage-format lcov writes.
+    #[arg(long, value_name = "FILE", default_value = "lcov.info")]
+    pub coverage_out: PathBuf,
+}
+
+/// `--coverage-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CoverageFormat {
+    /// lcov tracefile (genhtml, Codecov, editors' coverage gutters).
+    Lcov,
+}
+
+const AFTER_HELP: &str = "\
+Each test drives the real engine in memory with the mocked tool results: no
+server, no model, no network. A step that is reached with no mock is an error
+naming it; a test with no `expect` is an error. Output is in file order, then
+test order, whatever order the tests ran in. See docs/testing.md.
+
+Exit status: 0 when every test passed; 1 when a test failed or could not run,
+or a test file has errors; 2 on a usage error (bad root, unreadable
+savant-think.toml).
+
+Examples:
+  savant-think test
+  savant-think test tests/bundled/release_notes.test.yaml --filter draft
+  savant-think test --format junit > junit.xml";
+
+/// `--format` of `test`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    /// PASS / FAIL / ERROR per test; each failing expectation as a diff with its JSON path.
+    Human,
+    /// One JSON object: {version, files, diagnostics, io_errors, tests, summary}.
+    Json,
+    /// JUnit XML (one testsuite per test file), for CI dashboards.
+    Junit,
+}
+
+fn usage(message: impl std::fmt::Display) -> ExitCode {
+    let _ = writeln!(std::io::stderr(), "error: {message}");
+    ExitCode::from(2)
+}
+
+/// Runs the command.
+pub fn main(args: TestArgs) -> ExitCode {
+    let root = match crate::cli::env::root(args.root.as_deref()) {
+        Ok(r) => r,
+        Err(m) => return usage(m),
+    };
+    if let (Some(workflow), Some(run_id)) = (&args.replay, &args.run_id) {
+        return replay(&root, workflow, run_id, args.from_run, args.format);
+    }
+    let options = Options { root, paths: args.paths.clone(), filter: args.filter.clone(), jobs: args.jobs };
+    let mut report = match suite::run(&options) {
+        Ok(r) => r,
+        Err(e) => return usage(e.to_json()),
+    };
+    if args.update {
+        let mut changed = 0;
+        for (fi, f) in report.files.iter().enumerate() {
+            let mine: Vec<_> = report.results.iter().filter(|r| r.file_index == fi).collect();
+            let Some((text, n)) = savant_think::testing::update::update_file(f, &mine) else { continue };
+            if let Err(e) = savant_think::fsx::replace_file(&f.path, text.as_bytes(), "savant-update") {
+                return usage(format!("cannot write {}: {e}", f.path.display()));
+            }
+            let _ = writeln!(std::io::stderr(), "updated {n} test(s) in {}", f.source.path);
+            changed += 1;
+        }
+        if changed > 0 {
+            report = match suite::run(&options) {
+                Ok(r) => r,
+                Err(e) => return usage(e.to_json()),
+            };
+        }
+    }
+    let format = match args.format {
+        FormatArg::Human => TestFormat::Human,
+        FormatArg::Json => TestFormat::Json,
+        FormatArg::Junit => TestFormat::Junit,
+    };
+    let coverage = (args.coverage || args.coverage_format.is_some())
+        .then(|| savant_think::testing::coverage::collect(&report));
+    let mut text = match (&coverage, format) {
+        (Some(c), TestFormat::Json) => {
+            let mut v = report::json_value(&report);
+            v["coverage"] = serde_json::to_value(c).unwrap_or_default();
+            let mut t = serde_json::to_string_pretty(&v).unwrap_or_default();
+            t.push('\n');
+            t
+        }
+        _ => report::render(&report, format, &HumanOptions::default()),
+    };
+    if let (Some(c), TestFormat::Human) = (&coverage, format) {
+        text.push_str(&savant_think::testing::coverage::human(c));
+    }
+    if let (Some(c), Some(CoverageFormat::Lcov)) = (&coverage, args.coverage_format) {
+        let lcov = savant_think::testing::coverage::lcov(c);
+        if let Err(e) = std::fs::write(&args.coverage_out, lcov) {
+            return usage(format!("cannot write {}: {e}", args.coverage_out.display()));
+        }
+    }
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    if report.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+fn replay(
+    root: &std::path::Path,
+    workflow: &str,
+    run_id: &str,
+    from_run: bool,
+    format: FormatArg,
+) -> ExitCode {
+    use savant_think::testing::replay;
+    let config = match savant_think::config::EngineConfig::load_with(root, &crate::cli::env::overrides()) {
+        Ok(c) => c,
+        Err(e) => return usage(format!("INVALID_CONFIG: {e}")),
+    };
+    let store = match config.state.clone().open_store(root) {
+        Ok(s) => s,
+        Err(e) => return usage(e.to_json()),
+    };
+    let engine = match suite::memory_engine(root) {
+        Ok(e) => e,
+        Err(e) => return usage(e.to_json()),
+    };
+    let id = match engine.workflow(workflow) {
+        Ok(cw) => cw.wf.id.clone(),
+        Err(e) => return usage(e.to_json()),
+    };
+    let mut rec = match replay::read_run(&*store, &id, run_id) {
+        Ok(r) => r,
+        Err(e) => return usage(format!("{}: {}", e.code, e.message)),
+    };
+    // While the workflow file is unchanged the engine reads the whole run
+    // (every input); once it changed, the stored snapshot's inputs are all there is.
+    if let Ok(state) = config.open_engine(root.to_path_buf()).and_then(|e| e.state_get(&id, run_id)) {
+        replay::add_inputs(&mut rec, &state);
+    }
+    let mut stdout = std::io::stdout().lock();
+    if from_run {
+        return match replay::test_file_from_run(&engine, workflow, &rec) {
+            Ok((text, _)) => {
+                let _ = stdout.write_all(text.as_bytes());
+                ExitCode::SUCCESS
+            }
+            Err(e) => usage(format!("{}: {}", e.code, e.message)),
+        };
+    }
+    let report = match replay::replay(&engine, workflow, &rec) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: {}: {}", e.code, e.message);
+            return ExitCode::from(1);
+        }
+    };
+    if format == FormatArg::Human {
+        let _ = writeln!(
+            stdout,
+            "replay of run {} of {}: {} result(s) replayed",
+            report.run_id, report.workflow, report.replayed
+        );
+        for (n, d) in report.divergences.iter().enumerate() {
+            let first = if n == 0 { " (first divergence)" } else { "" };
+            let _ = writeln!(stdout, "  {}: {}{first}", d.code, d.message);
+            for (sign, v) in [("-", &d.recorded), ("+", &d.now)] {
+                if let Some(v) = v {
+                    let _ = writeln!(stdout, "      {sign} {v}");
+                }
+            }
+        }
+        if report.divergences.is_empty() {
+            let _ = writeln!(
+                stdout,
+                "  no divergence: the workflow as it is now does the same with these results"
+            );
+        }
+    } else {
+        let text = serde_json::to_string_pretty(&report).unwrap_or_default();
+        let _ = writeln!(stdout, "{text}");
+    }
+    if report.divergences.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}

@@ -1,0 +1,161 @@
+//! Checking a test file against its workflow, before anything runs (and in
+//! `check` and the editor): a workflow that cannot be found or compiled
+//! (`TEST_UNKNOWN_WORKFLOW`), a step id in `mocks` / `expect` the workflow
+//! does not have or a tool no step calls (`TEST_UNKNOWN_STEP`), a capture no
+//! step sets (`TEST_UNKNOWN_CAPTURE`), a mock result that violates the step's
+//! `success_schema` (`TEST_MOCK_INVALID`, a warning: a test of retries or of
+//! a failing run gives invalid results on purpose; of `results`, only the
+//! last, the one meant to be accepted, is checked).
+
+use crate::diagnostic::{Code, Diagnostic, suggest};
+use crate::ir::SchemaRef;
+use crate::runtime::reply::Validation;
+use crate::runtime::workflow::CompiledWorkflow;
+use crate::runtime::{Engine, EngineError};
+use crate::source::Span;
+use crate::testing::format::{MockTarget, Reply, Spanned, TestFile};
+use crate::testing::run::base_id;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The workflow a test file names, compiled, or `TEST_UNKNOWN_WORKFLOW`.
+pub fn workflow_of(
+    engine: &Engine,
+    name: &Spanned<String>,
+    resolved: &str,
+) -> Result<Arc<CompiledWorkflow>, Diagnostic> {
+    engine.workflow(resolved).map_err(|e| unknown_workflow(name, &e))
+}
+
+fn unknown_workflow(name: &Spanned<String>, e: &EngineError) -> Diagnostic {
+    let detail =
+        e.details.get("message").and_then(Value::as_str).map_or_else(|| e.details.to_string(), str::to_owned);
+    let help = e.details.get("help").and_then(Value::as_str).map(str::to_owned);
+    Diagnostic::new(
+        Code::TestUnknownWorkflow,
+        name.span,
+        format!("the workflow `{}` cannot be tested: {} {detail}", name.value, e.code.as_str()),
+    )
+    .with_help_opt(help.or_else(|| Some("run `savant-think check` on the workflow".into())))
+}
+
+/// Every problem of `file` against its compiled workflow, in file order.
+pub fn check(file: &TestFile, cw: &CompiledWorkflow, engine: &Engine) -> Vec<Diagnostic> {
+    let steps: Vec<&str> = cw.wf.steps.iter().map(|s| s.id.value.as_str()).collect();
+    let tools: Vec<&str> =
+        cw.wf.steps.iter().filter_map(|s| s.call.as_ref()).map(|c| c.value.as_str()).collect();
+    let captures: Vec<&str> = cw.capture_steps.keys().map(String::as_str).collect();
+    let mut out = Vec::new();
+    let unknown_step = |name: &str, span: Span, what: &str| {
+        Diagnostic::new(
+            Code::TestUnknownStep,
+            span,
+            format!("{what} `{name}`: the workflow `{}` has no such step", cw.wf.id),
+        )
+        .with_help_opt(suggest(name, steps.iter().copied()))
+    };
+    for test in &file.tests {
+        for mock in &test.mocks {
+            match &mock.target {
+                MockTarget::Step(id) => match cw.wf.steps.iter().find(|s| s.id.value == base_id(id)) {
+                    None => out.push(unknown_step(base_id(id), mock.span, "a mock for")),
+                    Some(step) => {
+                        if let Some(schema) = &step.success_schema {
+                            mock_schema(engine, schema, id, mock, &mut out);
+                        }
+                    }
+                },
+                MockTarget::Call(tool) if !tools.contains(&tool.as_str()) => {
+                    let mut d = Diagnostic::new(
+                        Code::TestUnknownStep,
+                        mock.span,
+                        format!("a mock for the tool `{tool}`: no step of `{}` calls it", cw.wf.id),
+                    );
+                    d.help = suggest(tool, tools.iter().copied())
+                        .map(|h| h.replace("did you mean `", "did you mean `call:"));
+                    out.push(d);
+                }
+                MockTarget::Call(_) => {}
+            }
+        }
+        let Some(expect) = &test.expect else { continue };
+        for (list, what) in [(&expect.ran, "`expect.ran` names"), (&expect.skipped, "`expect.skipped` names")]
+        {
+            for s in list.iter().flatten() {
+                if !steps.contains(&s.value.as_str()) {
+                    out.push(unknown_step(&s.value, s.span, what));
+                }
+            }
+        }
+        for e in &expect.inputs {
+            if !steps.contains(&base_id(&e.name)) {
+                out.push(unknown_step(base_id(&e.name), e.span, "`expect.inputs` names"));
+            }
+        }
+        for e in &expect.captures {
+            if !captures.contains(&e.name.as_str()) {
+                let mut known = captures.clone();
+                known.sort_unstable();
+                out.push(
+                    Diagnostic::new(
+                        Code::TestUnknownCapture,
+                        e.span,
+                        format!(
+                            "`expect.captures` names `{}`, which no step of `{}` captures",
+                            e.name, cw.wf.id
+                        ),
+                    )
+                    .with_help_opt(
+                        suggest(&e.name, known.iter().copied())
+                            .or_else(|| Some(format!("the workflow captures: {}", known.join(", ")))),
+                    ),
+                );
+            }
+        }
+    }
+    out.sort_by_key(|d| (d.span.start, d.code));
+    out
+}
+
+fn mock_schema(
+    engine: &Engine,
+    schema: &SchemaRef,
+    id: &str,
+    mock: &crate::testing::format::Mock,
+    out: &mut Vec<Diagnostic>,
+) {
+    let schema_value = match schema {
+        SchemaRef::Named(n) => Value::String(n.value.to_string()),
+        SchemaRef::Inline { schema, .. } => (**schema).clone(),
+    };
+    for case in &mock.cases {
+        let (value, span) = match &case.reply {
+            Reply::Result(v) => (v, case.span),
+            Reply::Results(list) => match list.last() {
+                Some(last) => (&last.value, last.span),
+                None => continue,
+            },
+            Reply::ResultFile(_) | Reply::Error(_) => continue,
+        };
+        let Ok(Validation::Response { valid: false, errors }) = engine.validate(&schema_value, value) else {
+            continue;
+        };
+        let first = errors.first().map_or_else(String::new, |e| {
+            let path = e.get("path").and_then(Value::as_str).unwrap_or("");
+            let message = e.get("message").and_then(Value::as_str).unwrap_or("");
+            if path.is_empty() { format!(": {message}") } else { format!(": at `{path}`: {message}") }
+        });
+        let name = match schema {
+            SchemaRef::Named(n) => format!("`{}`", n.value),
+            SchemaRef::Inline { .. } => "its inline success_schema".to_owned(),
+        };
+        out.push(
+            Diagnostic::new(
+                Code::TestMockInvalid,
+                span,
+                format!("the mock result for `{id}` does not match {name}{first}"),
+            )
+            .with_help("the engine would refuse it (VALIDATION_FAILED) and ask again; fix the result, or keep it on purpose to test a retry or a failed run"),
+        );
+    }
+}

@@ -1,0 +1,189 @@
+//! `savant-think test --coverage`: per workflow, which steps ran and which
+//! were skipped across the tests, which `when:` conditions were seen both
+//! true and false, which `foreach` ran with zero and with several items; as
+//! text, as JSON, or as lcov with the workflow file's line numbers (a step is
+//! a function and a line; its `when` and `foreach` are branches).
+//!
+//! For a `foreach` step with a `when`, the condition is seen true when an
+//! item ran and false when an item was skipped.
+
+use crate::runtime::run::StepStatus;
+use crate::testing::suite::Report;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// One step's coverage.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StepCoverage {
+    /// The step id.
+    pub id: String,
+    /// Its line in the workflow file (1-based).
+    pub line: usize,
+    /// Tests in which it ran.
+    pub ran: usize,
+    /// Tests in which it was skipped.
+    pub skipped: usize,
+    /// The line of its `when`, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub when_line: Option<usize>,
+    /// Tests in which the `when` was seen true / false.
+    pub when_true: usize,
+    /// See `when_true`.
+    pub when_false: usize,
+    /// The line of its `foreach`, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub foreach_line: Option<usize>,
+    /// Tests in which the foreach had no item / several items.
+    pub foreach_zero: usize,
+    /// See `foreach_zero`.
+    pub foreach_several: usize,
+}
+
+/// One workflow's coverage.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkflowCoverage {
+    /// The workflow id.
+    pub workflow: String,
+    /// Its file.
+    pub file: String,
+    /// Tests run against it.
+    pub tests: usize,
+    /// Its steps, in declaration order.
+    pub steps: Vec<StepCoverage>,
+}
+
+impl WorkflowCoverage {
+    /// (covered, total) of: steps run, `when` both ways, `foreach` zero and several.
+    pub fn totals(&self) -> [(usize, usize); 3] {
+        let n = |f: &dyn Fn(&StepCoverage) -> Option<bool>| {
+            let seen: Vec<bool> = self.steps.iter().filter_map(f).collect();
+            (seen.iter().filter(|b| **b).count(), seen.len())
+        };
+        [
+            n(&|s| Some(s.ran > 0)),
+            n(&|s| s.when_line.map(|_| s.when_true > 0 && s.when_false > 0)),
+            n(&|s| s.foreach_line.map(|_| s.foreach_zero > 0 && s.foreach_several > 0)),
+        ]
+    }
+}
+
+/// The coverage of every workflow the report's tests ran, by workflow id.
+pub fn collect(report: &Report) -> Vec<WorkflowCoverage> {
+    let mut by_id: BTreeMap<String, WorkflowCoverage> = BTreeMap::new();
+    for r in &report.results {
+        let Some(cw) = report.files.get(r.file_index).and_then(|f| f.compiled.as_ref()) else { continue };
+        let cov = by_id.entry(cw.wf.id.clone()).or_insert_with(|| {
+            let line = |span: crate::source::Span| cw.source.line_col(span.start as usize).line;
+            let steps = cw
+                .wf
+                .steps
+                .iter()
+                .map(|s| StepCoverage {
+                    id: s.id.value.to_string(),
+                    line: line(s.span),
+                    when_line: s.when.as_ref().map(|w| line(w.loc.span)),
+                    foreach_line: s.foreach.as_ref().map(|f| line(f.loc.span)),
+                    ..StepCoverage::default()
+                })
+                .collect();
+            let file =
+                std::path::absolute(&cw.path).unwrap_or_else(|_| cw.path.clone()).display().to_string();
+            WorkflowCoverage { workflow: cw.wf.id.clone(), file, tests: 0, steps }
+        });
+        let Some(outcome) = &r.outcome else { continue };
+        cov.tests += 1;
+        for (s, o) in cov.steps.iter_mut().zip(&outcome.steps) {
+            let (done, skipped) = (o.status == StepStatus::Done, o.status == StepStatus::Skipped);
+            s.ran += usize::from(done);
+            s.skipped += usize::from(skipped);
+            match &o.items {
+                Some(items) => {
+                    s.foreach_zero += usize::from(items.is_empty());
+                    s.foreach_several += usize::from(items.len() > 1);
+                    s.when_true += usize::from(items.contains(&StepStatus::Done));
+                    s.when_false += usize::from(items.contains(&StepStatus::Skipped));
+                }
+                None => {
+                    s.when_true += usize::from(done);
+                    s.when_false += usize::from(skipped);
+                }
+            }
+        }
+    }
+    by_id.into_values().collect()
+}
+
+fn mark(seen: bool) -> &'static str {
+    if seen { "yes" } else { "NO" }
+}
+
+/// The coverage as text, after the test report.
+pub fn human(coverage: &[WorkflowCoverage]) -> String {
+    let mut out = String::new();
+    for w in coverage {
+        let _ = writeln!(out, "\ncoverage of {} ({} test(s))", w.workflow, w.tests);
+        let width = w.steps.iter().map(|s| s.id.len()).max().unwrap_or(0);
+        for s in &w.steps {
+            let _ = write!(out, "  {:<width$}  ran {:>3}  skipped {:>3}", s.id, s.ran, s.skipped);
+            if s.when_line.is_some() {
+                let _ =
+                    write!(out, "  when true: {} false: {}", mark(s.when_true > 0), mark(s.when_false > 0));
+            }
+            if s.foreach_line.is_some() {
+                let _ = write!(
+                    out,
+                    "  foreach zero: {} several: {}",
+                    mark(s.foreach_zero > 0),
+                    mark(s.foreach_several > 0)
+                );
+            }
+            out.push('\n');
+        }
+        let [steps, when, foreach] = w.totals();
+        let _ = writeln!(
+            out,
+            "  steps run {}/{}, when seen both ways {}/{}, foreach with zero and several items {}/{}",
+            steps.0, steps.1, when.0, when.1, foreach.0, foreach.1
+        );
+    }
+    out
+}
+
+/// The coverage as lcov (`genhtml`, Codecov, editors' coverage gutters).
+pub fn lcov(coverage: &[WorkflowCoverage]) -> String {
+    let mut out = String::new();
+    for w in coverage {
+        let _ = writeln!(out, "TN:savant-think\nSF:{}", w.file);
+        for s in &w.steps {
+            let _ = writeln!(out, "FN:{},{}", s.line, s.id);
+        }
+        for s in &w.steps {
+            let _ = writeln!(out, "FNDA:{},{}", s.ran, s.id);
+        }
+        let hit = w.steps.iter().filter(|s| s.ran > 0).count();
+        let _ = writeln!(out, "FNF:{}\nFNH:{hit}", w.steps.len());
+        let (mut found, mut hit_branches) = (0, 0);
+        for (n, s) in w.steps.iter().enumerate() {
+            let branches = [
+                (s.when_line, [s.when_true, s.when_false]),
+                (s.foreach_line, [s.foreach_zero, s.foreach_several]),
+            ];
+            for (block, (line, taken)) in branches.iter().enumerate() {
+                let Some(line) = line else { continue };
+                for (branch, count) in taken.iter().enumerate() {
+                    let taken = if w.tests == 0 { "-".to_owned() } else { count.to_string() };
+                    let _ = writeln!(out, "BRDA:{line},{},{branch},{taken}", n * 2 + block);
+                    found += 1;
+                    hit_branches += usize::from(*count > 0);
+                }
+            }
+        }
+        let _ = writeln!(out, "BRF:{found}\nBRH:{hit_branches}");
+        for s in &w.steps {
+            let _ = writeln!(out, "DA:{},{}", s.line, s.ran);
+        }
+        let _ = writeln!(out, "LF:{}\nLH:{hit}\nend_of_record", w.steps.len());
+    }
+    out
+}

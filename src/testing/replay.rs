@@ -1,0 +1,343 @@
+//! Replaying a recorded run: `savant-think test --replay WORKFLOW --run-id
+//! ID` feeds a run's accepted results, as stored, to the workflow as it is
+//! *now* (over an in-memory engine) and reports where it diverges: a step
+//! that would now run with no recorded result (`NEW_STEP`), an input that
+//! would now render differently (`INPUT_CHANGED`), a recorded result the
+//! step's schema now refuses (`RESULT_REFUSED`), a step that ran but would
+//! now be skipped or never reached (`NOT_REACHED`), another final status
+//! (`STATUS_CHANGED`). `--from-run` writes the run as a test file instead.
+//!
+//! The run is read from the store as stored (snapshot and journal), not
+//! through the engine, which refuses a run whose workflow file has changed
+//! (`WORKFLOW_CHANGED`), the very case replay is for. Inputs are compared
+//! where the stored state has them (the snapshot's; steps readied after the
+//! last snapshot have none stored).
+
+use crate::migrate::emit::emit;
+use crate::runtime::Engine;
+use crate::runtime::args::NextArgs;
+use crate::runtime::reply::Instruction;
+use crate::source::Span;
+use crate::state::{RunKey, StateStore};
+use crate::testing::format::{Mock, MockCase, MockTarget, Reply, Spanned, TestCase};
+use crate::testing::run::{Outcome, TestError, base_id, run_test};
+use crate::testing::update::{expect_value, to_yaml};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, VecDeque};
+
+/// A run as recorded in the store.
+#[derive(Clone, Debug, Default)]
+pub struct Recorded {
+    /// The run id.
+    pub run_id: String,
+    /// Its params.
+    pub params: Value,
+    /// `running`, `done` or `failed`.
+    pub status: String,
+    /// Every accepted result, in order: (step or item id, result).
+    pub results: Vec<(String, Value)>,
+    /// The rendered inputs the stored state has, by step or item id.
+    pub inputs: BTreeMap<String, Value>,
+}
+
+fn error(code: &str, message: String) -> TestError {
+    TestError { code: code.to_owned(), message, help: None, step_id: None }
+}
+
+/// Takes the inputs of a run's full state (`state get`: every step's and
+/// item's, where the stored snapshot may lack the latest).
+pub fn add_inputs(rec: &mut Recorded, state: &crate::runtime::reply::FullState) {
+    for s in &state.steps {
+        if let Some(input) = &s.input {
+            rec.inputs.insert(s.id.clone(), input.clone());
+        }
+        for (i, item) in s.items.iter().flatten().enumerate() {
+            if let Some(input) = &item.input {
+                rec.inputs.insert(format!("{}[{i}]", s.id), input.clone());
+            }
+        }
+    }
+}
+
+/// Reads run `run_id` of workflow `workflow_id` from `store`.
+pub fn read_run(store: &dyn StateStore, workflow_id: &str, run_id: &str) -> Result<Recorded, TestError> {
+    let key = RunKey::new(workflow_id, run_id).map_err(|e| error("INVALID_ID", e.to_string()))?;
+    let loaded = store.load(&key).map_err(|e| error("STATE_IO", e.to_string()))?.ok_or_else(|| {
+        error("UNKNOWN_RUN", format!("no run `{run_id}` of `{workflow_id}` in the state store"))
+    })?;
+    let s = &loaded.snapshot;
+    let mut rec = Recorded {
+        run_id: run_id.to_owned(),
+        params: s.get("params").cloned().unwrap_or(Value::Null),
+        status: s.get("status").and_then(Value::as_str).unwrap_or("running").to_owned(),
+        ..Recorded::default()
+    };
+    let history = s.get("history").and_then(Value::as_array).into_iter().flatten();
+    for e in history.chain(&loaded.journal) {
+        if e.get("type").and_then(Value::as_str) == Some("result")
+            && let Some(step) = e.get("step_id").and_then(Value::as_str)
+        {
+            rec.results.push((step.to_owned(), e.get("result").cloned().unwrap_or(Value::Null)));
+        }
+    }
+    for step in s.get("steps").and_then(Value::as_array).into_iter().flatten() {
+        let Some(id) = step.get("id").and_then(Value::as_str) else { continue };
+        if let Some(input) = step.get("input") {
+            rec.inputs.insert(id.to_owned(), input.clone());
+        }
+        for (i, item) in step.get("items").and_then(Value::as_array).into_iter().flatten().enumerate() {
+            if let Some(input) = item.get("input") {
+                rec.inputs.insert(format!("{id}[{i}]"), input.clone());
+            }
+        }
+    }
+    if !loaded.journal.is_empty() {
+        // The journal's events change the status too: the last word is the replay's.
+        rec.status = String::new();
+    }
+    Ok(rec)
+}
+
+/// Where a replay parts from the recorded run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Divergence {
+    /// `NEW_STEP`, `INPUT_CHANGED`, `RESULT_REFUSED`, `NOT_REACHED` or `STATUS_CHANGED`.
+    pub code: &'static str,
+    /// The step or item.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step_id: Option<String>,
+    /// What differs.
+    pub message: String,
+    /// As recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded: Option<Value>,
+    /// As it would be now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub now: Option<Value>,
+}
+
+/// A replay's findings.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReplayReport {
+    /// The workflow id.
+    pub workflow: String,
+    /// The run replayed.
+    pub run_id: String,
+    /// Recorded results submitted.
+    pub replayed: usize,
+    /// Every divergence, the first first.
+    pub divergences: Vec<Divergence>,
+}
+
+fn divergence(
+    code: &'static str,
+    step: &str,
+    message: String,
+    recorded: Option<Value>,
+    now: Option<Value>,
+) -> Divergence {
+    Divergence { code, step_id: Some(step.to_owned()), message, recorded, now }
+}
+
+/// Replays `rec` against `workflow` (an id or path `engine` resolves; a
+/// memory engine: the replay leaves nothing behind).
+pub fn replay(engine: &Engine, workflow: &str, rec: &Recorded) -> Result<ReplayReport, TestError> {
+    let cw = engine.workflow(workflow).map_err(|e| error(e.code.as_str(), e.details.to_string()))?;
+    let mut queue: BTreeMap<&str, VecDeque<&Value>> = BTreeMap::new();
+    for (step, result) in &rec.results {
+        queue.entry(step.as_str()).or_default().push_back(result);
+    }
+    let run_id = format!("replay-{}", rec.run_id);
+    let mut out = ReplayReport {
+        workflow: cw.wf.id.clone(),
+        run_id: rec.run_id.clone(),
+        replayed: 0,
+        divergences: Vec::new(),
+    };
+    let first = engine.plan(workflow, rec.params.clone(), Some(&run_id), true);
+    let mut current: Option<Instruction> = match first {
+        Ok(p) => p.instruction().cloned(),
+        Err(e) if e.run_failed() => None,
+        Err(e) => return Err(error(e.code.as_str(), e.details.to_string())),
+    };
+    while let Some(i) = current.take() {
+        if let Some(recorded) = rec.inputs.get(&i.step_id)
+            && recorded != &i.input
+        {
+            let message = format!("the input of `{}` would now render differently", i.step_id);
+            out.divergences.push(divergence(
+                "INPUT_CHANGED",
+                &i.step_id,
+                message,
+                Some(recorded.clone()),
+                Some(i.input.clone()),
+            ));
+        }
+        let Some(result) = queue.get_mut(i.step_id.as_str()).and_then(VecDeque::pop_front) else {
+            let message = format!("`{}` would now run, but the recorded run has no result for it", i.step_id);
+            out.divergences.push(divergence("NEW_STEP", &i.step_id, message, None, Some(i.input.clone())));
+            break;
+        };
+        out.replayed += 1;
+        let args = NextArgs {
+            workflow: workflow.to_owned(),
+            run_id: run_id.clone(),
+            step_id: i.step_id.clone(),
+            result_snapshot: Some(result.clone()),
+            result: None,
+            expected_version: None,
+        };
+        current = match engine.next(args) {
+            Ok(p) => p.instruction().cloned(),
+            Err(e) if e.code == crate::runtime::ErrorCode::ValidationFailed => {
+                let message =
+                    format!("the recorded result of `{}` is now refused by its success_schema", i.step_id);
+                out.divergences.push(divergence(
+                    "RESULT_REFUSED",
+                    &i.step_id,
+                    message,
+                    Some(result.clone()),
+                    Some(e.details),
+                ));
+                None
+            }
+            Err(e) if e.run_failed() => None,
+            Err(e) => return Err(error(e.code.as_str(), e.details.to_string())),
+        };
+    }
+    let state =
+        engine.state_get(workflow, &run_id).map_err(|e| error(e.code.as_str(), e.details.to_string()));
+    let _ = engine.state_delete(workflow, &run_id, true);
+    let state = state?;
+    for (step, left) in &queue {
+        if left.is_empty() {
+            continue;
+        }
+        let now = state.steps.iter().find(|s| s.id == base_id(step)).map(|s| json!(s.status));
+        let message = format!("`{step}` ran in the recorded run, but would now be skipped or not reached");
+        out.divergences.push(divergence("NOT_REACHED", step, message, None, now));
+    }
+    let status = state.status.as_str();
+    if !rec.status.is_empty() && rec.status != status {
+        out.divergences.push(Divergence {
+            code: "STATUS_CHANGED",
+            step_id: None,
+            message: format!("the run would now end {status}, not {}", rec.status),
+            recorded: Some(json!(rec.status)),
+            now: Some(json!(status)),
+        });
+    }
+    Ok(out)
+}
+
+fn reply_of(results: &[&Value]) -> Reply {
+    match results {
+        [one] => Reply::Result((*one).clone()),
+        many => Reply::Results(
+            many.iter().map(|r| Spanned { value: (*r).clone(), span: Span::point(0) }).collect(),
+        ),
+    }
+}
+
+/// The mocks that give back a recorded run's results: per step (per foreach
+/// item, `id[i]`) its result, or its successive ones when it was given several.
+pub fn mocks_of(rec: &Recorded) -> Result<Vec<Mock>, TestError> {
+    let mut by_step: BTreeMap<String, Vec<(&str, &Value)>> = BTreeMap::new();
+    let mut order = Vec::new();
+    for (step, result) in &rec.results {
+        let base = base_id(step).to_owned();
+        if !by_step.contains_key(&base) {
+            order.push(base.clone());
+        }
+        by_step.entry(base).or_default().push((step.as_str(), result));
+    }
+    let span = Span::point(0);
+    let mut mocks = Vec::new();
+    for base in order {
+        let entries = &by_step[&base];
+        if entries.iter().any(|(s, _)| s.contains('[')) {
+            // A foreach step: a mock per item (`id[i]`), its results in order.
+            let mut items: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
+            for (item, result) in entries {
+                items.entry(item).or_default().push(result);
+            }
+            for (item, results) in items {
+                let cases = vec![MockCase { when_input: None, reply: reply_of(&results), span }];
+                mocks.push(Mock { target: MockTarget::Step(item.to_owned()), span, cases });
+            }
+            continue;
+        }
+        let results: Vec<&Value> = entries.iter().map(|(_, r)| *r).collect();
+        let cases = vec![MockCase { when_input: None, reply: reply_of(&results), span }];
+        mocks.push(Mock { target: MockTarget::Step(base), span, cases });
+    }
+    Ok(mocks)
+}
+
+fn mock_yaml(m: &Mock) -> Value {
+    let case = |c: &MockCase| {
+        let mut o = Map::new();
+        if let Some(w) = &c.when_input {
+            o.insert("when_input".into(), w.clone());
+        }
+        match &c.reply {
+            Reply::Result(v) => o.insert("result".into(), v.clone()),
+            Reply::Results(list) => {
+                o.insert("results".into(), list.iter().map(|r| r.value.clone()).collect())
+            }
+            Reply::Error(e) => o.insert("error".into(), e.clone()),
+            Reply::ResultFile(f) => o.insert("result_file".into(), json!(f.value)),
+        };
+        Value::Object(o)
+    };
+    match m.cases.as_slice() {
+        [one] => case(one),
+        many => many.iter().map(case).collect(),
+    }
+}
+
+/// A test file reproducing a recorded run: its params, its results as mocks,
+/// and as `expect` what the workflow as it is now does with them.
+pub fn test_file_from_run(
+    engine: &Engine,
+    workflow: &str,
+    rec: &Recorded,
+) -> Result<(String, Outcome), TestError> {
+    let cw = engine.workflow(workflow).map_err(|e| error(e.code.as_str(), e.details.to_string()))?;
+    let mocks = mocks_of(rec)?;
+    let name = format!("replays run {}", rec.run_id);
+    let mut test = TestCase {
+        name: Spanned { value: name.clone(), span: Span::point(0) },
+        span: Span::point(0),
+        params: rec.params.clone(),
+        mocks,
+        expect: None,
+    };
+    let outcome = run_test(engine, workflow, &test, &format!("from-{}", rec.run_id))?;
+    let mocks: Map<String, Value> = test
+        .mocks
+        .drain(..)
+        .map(|m| match &m.target {
+            MockTarget::Step(s) | MockTarget::Call(s) => (s.clone(), mock_yaml(&m)),
+        })
+        .collect();
+    let mut t = json!({"name": name});
+    if !rec.params.is_null() {
+        t["params"] = rec.params.clone();
+    }
+    t["mocks"] = Value::Object(mocks);
+    // Every input too: the test then says when one would render differently.
+    let mut expect = expect_value(None, &outcome);
+    let inputs: Map<String, Value> = outcome.inputs.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    if !inputs.is_empty() {
+        expect["inputs"] = Value::Object(inputs);
+    }
+    t["expect"] = expect;
+    let doc = json!({"workflow": cw.wf.id, "tests": [t]});
+    let header = format!(
+        "# Generated by `savant-think test --replay {} --run-id {} --from-run`.\n",
+        cw.wf.id, rec.run_id
+    );
+    Ok((header + &emit(&to_yaml(&doc)), outcome))
+}
