@@ -15,7 +15,7 @@ pub const MAX_PATH_BYTES: usize = 4096;
 /// Why a user's path was refused.
 #[derive(Debug)]
 pub enum PathError {
-    /// Empty, with a NUL byte, or longer than `MAX_PATH_BYTES`.
+    /// Empty, with a NUL byte, or longer than [`MAX_PATH_BYTES`].
     Invalid {
         /// The path as given (lossy, cut to 200 characters).
         path: String,
