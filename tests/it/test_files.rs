@@ -110,3 +110,24 @@ fn check_reads_test_files_as_test_does_in_every_format() {
     );
     assert_exit(&run(&root.path, &["check"]), 0);
 }
+
+#[test]
+fn the_pre_commit_hooks_run_the_tests_when_a_workflow_or_test_changes() {
+    let text = std::fs::read_to_string(Path::new(CRATE).join(".pre-commit-hooks.yaml")).unwrap();
+    let hooks = yaml_to_json(".pre-commit-hooks.yaml", &text);
+    let test_hooks: Vec<&Value> =
+        hooks.as_array().unwrap().iter().filter(|h| h["entry"] == "savant-think test").collect();
+    assert_eq!(test_hooks.len(), 3, "python, cargo and system flavours");
+    for h in test_hooks {
+        assert_eq!(h["pass_filenames"], false, "{h}: all tests run, not the changed files as test files");
+        let files = regex::Regex::new(h["files"].as_str().unwrap()).unwrap();
+        for path in [
+            "workflows/release_notes.yaml",
+            "schemas/MergeRequestV1.json",
+            "tests/bundled/review_v1.test.yaml",
+        ] {
+            assert!(files.is_match(path), "{h} should run for {path}");
+        }
+        assert!(!files.is_match("src/main.rs"));
+    }
+}
