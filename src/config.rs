@@ -37,6 +37,9 @@ pub struct StateConfig {
     /// `postgres://…` (docs/deploy.md); [`Overrides::state_url`] (the
     /// binary's `SAVANT_STATE_URL`) wins.
     pub url: Option<String>,
+    /// `[state.keep]`: the retention policy `serve` applies in the
+    /// background, at most once a minute (as `state prune` would).
+    pub keep: Option<crate::state::Keep>,
 }
 
 /// Settings given outside `savant-think.toml` that win over it. The library
@@ -127,7 +130,7 @@ pub struct ServerConfig {
 
 impl Default for StateConfig {
     fn default() -> StateConfig {
-        StateConfig { fsync: true, url: None }
+        StateConfig { fsync: true, url: None, keep: None }
     }
 }
 

@@ -1,7 +1,17 @@
 //! The `savant-think` command line: clap definitions, dispatch, exit codes.
 //! No workflow semantics live here.
 
+/// The environment every command that opens run state reads: its `--help`
+/// ends with it (docs/config.md has the whole table).
+macro_rules! state_env {
+    () => {
+        "Environment:\n  SAVANT_PATH         the project root when --root is not given\n  SAVANT_STATE_URL    postgres://… keeps runs in PostgreSQL (overrides [state] url; docs/deploy.md)\n  SAVANT_STATE_FSYNC  0|1: fsync run-state writes (overrides [state] fsync)"
+    };
+}
+
 mod cli;
+
+use cli::WorkflowArg;
 
 use clap::{Parser, Subcommand};
 use savant_think::runtime::{Engine, EngineResult, tools};
@@ -21,19 +31,35 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Create a working project here: a first workflow, its test, settings, pre-commit.
+    ///
+    /// Writes workflows/hello.yaml, tests/hello.test.yaml, savant-think.toml
+    /// (common settings, commented), .pre-commit-config.yaml and .gitignore,
+    /// refusing to overwrite anything that exists (unless --force), then prints
+    /// the next commands and the MCP client snippets for this project's root.
+    /// More: README.md (Quick start), docs/mcp.md.
+    #[command(
+        after_help = "Examples:\n  savant-think init\n  savant-think init --root my-project\n  savant-think init --mcp-client claude-code"
+    )]
+    Init(cli::init::InitArgs),
     /// Check workflow files for errors without running them.
     ///
     /// Exit status: 0 when no errors were found (warnings are allowed), 1 when
     /// errors were found (or warnings, with --deny-warnings), 2 on a usage or
     /// I/O error.
     #[command(
-        after_help = "Examples:\n  savant-think check\n  savant-think check workflows/review.yaml --format json\n  savant-think check --format github --deny-warnings\n  savant-think check --tools tools.json workflows/"
+        after_help = "Examples:\n  savant-think check\n  savant-think check workflows/review.yaml --format json\n  savant-think check --format github --deny-warnings\n  savant-think check --tools tools.json workflows/\n\nMore: docs/checks.md (every code: savant-think rule CODE)."
     )]
     Check(cli::check::CheckArgs),
     /// Print a diagnostic code's documentation: what it does, why, an example, the fix.
-    #[command(after_help = "Examples:\n  savant-think rule UNRESOLVED_VAR\n  savant-think rule --all")]
+    #[command(
+        after_help = "Examples:\n  savant-think rule UNRESOLVED_VAR\n  savant-think rule --all\n\nMore: docs/checks.md."
+    )]
     Rule(cli::check::RuleArgs),
     /// Compile a workflow to its plan: {workflow, graph:{nodes, entry}, order, v}.
+    #[command(
+        after_help = "Examples:\n  savant-think compile review_v1\n  savant-think compile workflows/review_v1.yaml --params '{\"project\": \"g/app\", \"mr_iid\": \"7\"}'\n\nMore: docs/runtime.md."
+    )]
     Compile {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -42,6 +68,9 @@ enum Command {
         params: Option<String>,
     },
     /// Draw a workflow's dependency graph (inferred edges dashed).
+    #[command(
+        after_help = "Examples:\n  savant-think graph review_v1\n  savant-think graph review_v1 --format dot | dot -Tsvg > review.svg\n\nMore: docs/runtime.md."
+    )]
     Graph {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -54,7 +83,7 @@ enum Command {
     /// A --run-id that names an existing run is RUN_EXISTS (exit 1), unless
     /// --resume or --replace says what to do with it.
     #[command(
-        after_help = "Examples:\n  savant-think plan review --params '{\"mr\": \"!12\"}'\n  savant-think plan review --run-id r1 --resume\n  savant-think plan review --run-id r1 --replace"
+        after_help = concat!("Examples:\n  savant-think plan review --params '{\"mr\": \"!12\"}'\n  savant-think plan review --run-id r1 --resume\n  savant-think plan review --run-id r1 --replace\n\n", state_env!(), "\n\nMore: docs/runtime.md.")
     )]
     Plan {
         #[command(flatten)]
@@ -63,7 +92,7 @@ enum Command {
         #[arg(long, value_name = "JSON|@FILE")]
         params: Option<String>,
         /// The run id (default: a new one, never an existing run's). Ids match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$.
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
         run_id: Option<String>,
         /// If the run exists, continue it (its own params are kept).
         #[arg(long, visible_alias = "no-fresh", conflicts_with = "replace")]
@@ -73,14 +102,15 @@ enum Command {
         replace: bool,
     },
     /// Submit a step's result and print the next instruction (or done).
+    #[command(after_help = concat!("Examples:\n  savant-think next review --run-id r1 --step fetch_mr --result '{\"title\": \"Fix\"}'\n  tool | savant-think next review --run-id r1 --step fetch_mr --result -\n\n", state_env!(), "\n\nMore: docs/runtime.md."))]
     Next {
         #[command(flatten)]
         wf: WorkflowArg,
         /// The run to submit to (the run_id plan printed).
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
         run_id: String,
         /// The step id from the instruction (`id` or `id[3]` for a foreach item).
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::steps))]
         step: String,
         /// The tool's result as JSON, @FILE, or - for stdin (required: write '{}' for an empty result).
         #[arg(long, value_name = "JSON|@FILE|-")]
@@ -90,22 +120,24 @@ enum Command {
         expected_version: Option<u64>,
     },
     /// Explain a workflow, a run, or a step of either.
+    #[command(after_help = concat!("Examples:\n  savant-think explain review\n  savant-think explain review --run-id r1 --step summarize\n\n", state_env!()))]
     Explain {
         #[command(flatten)]
         wf: WorkflowArg,
         /// Explain this run: its progress, why a step waits, why it failed.
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
         run_id: Option<String>,
         /// Explain this step (`id`, or `id[3]` for an item of a foreach step).
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::steps))]
         step: Option<String>,
     },
     /// Reset a run to the start or to a step's checkpoint.
+    #[command(after_help = concat!("Examples:\n  savant-think reset review --run-id r1 --checkpoint fetch_mr --force\n\n", state_env!()))]
     Reset {
         #[command(flatten)]
         wf: WorkflowArg,
         /// The run to reset.
-        #[arg(long)]
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
         run_id: String,
         /// Go back to the state right after this step completed.
         #[arg(long, value_name = "STEP")]
@@ -114,12 +146,43 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Start a new run from a step of an existing one (the source is not changed).
+    ///
+    /// Every result that does not depend on STEP is kept and STEP is ready
+    /// again; with --params, every step whose rendered input changes runs
+    /// again too. The new run records forked_from {run_id, version, step}.
+    #[command(
+        after_help = "Examples:\n  savant-think fork review --run-id r1 --from summarize\n  savant-think fork review --run-id r1 --from fetch --new-run-id r1b --params '{\"mr\": \"!13\"}'\n\nMore: docs/runtime.md (Runs over time)."
+    )]
+    Fork {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        /// The run to fork.
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
+        run_id: String,
+        /// The step to run again (a step id, not an item).
+        #[arg(long, value_name = "STEP")]
+        from: String,
+        /// The new run's id (default: a new one).
+        #[arg(long)]
+        new_run_id: Option<String>,
+        /// New params as JSON, or @FILE (default: the source run's).
+        #[arg(long, value_name = "JSON|@FILE")]
+        params: Option<String>,
+        /// Refuse (STATE_CONFLICT) unless the source run is at this version.
+        #[arg(long)]
+        expected_version: Option<u64>,
+    },
     /// Read, list or delete run state.
+    #[command(after_help = concat!("Examples:\n  savant-think state list\n  savant-think state get review --run-id r1\n\n", state_env!()))]
     State {
         #[command(subcommand)]
-        command: StateCommand,
+        command: cli::state::StateCommand,
     },
     /// Validate a response against a named or inline schema, or a workflow file.
+    #[command(
+        after_help = "Examples:\n  savant-think validate --schema MergeRequestV1 --response @mr.json\n  savant-think validate --schema '{\"type\": \"object\"}' --response '{}'\n  savant-think validate --workflow review_v1\n\nMore: docs/runtime.md."
+    )]
     Validate {
         /// A schema name (schemas/<Name>.json) or an inline JSON Schema.
         #[arg(long, required_unless_present = "workflow")]
@@ -138,6 +201,9 @@ enum Command {
     ///
     /// The bundled prompts are built in; a project's prompts/prompts.yml adds
     /// versions and overrides bundled ones by name.
+    #[command(
+        after_help = "Examples:\n  savant-think prompt\n  savant-think prompt code_review\n  savant-think prompt --list\n\nMore: docs/mcp.md (driver prompts)."
+    )]
     Prompt {
         /// The version (e.g. stable, code_review). Default: the latest.
         #[arg(conflicts_with = "list")]
@@ -150,6 +216,9 @@ enum Command {
         root: Option<PathBuf>,
     },
     /// List, read or graph the workflows under <root>/workflows.
+    #[command(
+        after_help = "Examples:\n  savant-think workflows list\n  savant-think workflows read review_v1\n\nMore: docs/runtime.md."
+    )]
     Workflows {
         #[command(subcommand)]
         command: WorkflowsCommand,
@@ -158,7 +227,7 @@ enum Command {
     ///
     /// Logs go to stderr, at the level in LOG_LEVEL (default info).
     #[command(
-        after_help = "Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost"
+        after_help = concat!("Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost\n\n", state_env!(), "\n  SAVANT_THINK_TOKEN  the bearer token of --http (same as --token)\n  LOG_LEVEL           log level on stderr (default info)\n\nMore: docs/mcp.md, docs/deploy.md.")
     )]
     #[cfg(feature = "mcp")]
     Serve(cli::serve::ServeArgs),
@@ -180,6 +249,9 @@ enum Command {
     ///
     /// Point yaml-language-server at it with a modeline:
     /// `# yaml-language-server: $schema=<path>/editor/workflow.schema.json`.
+    #[command(
+        after_help = "Examples:\n  savant-think schema > workflow.schema.json\n  savant-think schema --test-file > test.schema.json\n\nMore: docs/editors.md."
+    )]
     Schema {
         /// The schema of test files (`*.test.yaml`, editor/test.schema.json) instead.
         #[arg(long)]
@@ -188,6 +260,9 @@ enum Command {
     /// Run the language server on stdin/stdout (diagnostics, hover, definition, completion, quick fixes).
     ///
     /// Editors start it themselves; see docs/editors.md in the savant-think repository.
+    #[command(
+        after_help = "Examples:\n  savant-think lsp   # started by the editor, not by hand\n\nMore: docs/editors.md."
+    )]
     Lsp,
     /// Print the project root and how it was found.
     ///
@@ -195,6 +270,9 @@ enum Command {
     /// above PATH (default: the current directory) that holds savant-think.toml,
     /// else the nearest that holds a workflows/ directory, else the current
     /// directory. workflows/, schemas/, prompts/ and .savant/state/ live there.
+    #[command(
+        after_help = "Examples:\n  savant-think root\n  savant-think root workflows/team/review.yaml\n\nMore: README.md (The project root)."
+    )]
     Root {
         /// Start the search here (a file or directory). Default: the current directory.
         path: Option<PathBuf>,
@@ -203,16 +281,26 @@ enum Command {
         root: Option<PathBuf>,
     },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    ///
+    /// These complete subcommands and flags. Dynamic completions also offer
+    /// the project's workflow ids, run ids and step ids: register them with
+    /// `source <(COMPLETE=bash savant-think)` (or COMPLETE=zsh / fish) instead.
     #[command(
-        after_help = "Examples:\n  savant-think completions bash > ~/.local/share/bash-completion/completions/savant-think\n  savant-think completions zsh > \"${fpath[1]}/_savant-think\"\n  savant-think completions fish > ~/.config/fish/completions/savant-think.fish"
+        after_help = "Examples:\n  savant-think completions bash > ~/.local/share/bash-completion/completions/savant-think\n  savant-think completions zsh > \"${fpath[1]}/_savant-think\"\n  savant-think completions fish > ~/.config/fish/completions/savant-think.fish\n  echo 'source <(COMPLETE=bash savant-think)' >> ~/.bashrc   # dynamic: workflow, run and step ids\n\nMore: README.md."
     )]
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
     /// Print the man page (roff), e.g. `savant-think man > savant-think.1`.
+    #[command(
+        after_help = "Examples:\n  savant-think man > savant-think.1 && man ./savant-think.1\n\nMore: README.md."
+    )]
     Man,
     /// Call any engine tool by name (`think_plan` or `think.plan`) with JSON input.
+    #[command(
+        after_help = "Examples:\n  savant-think call think_workflows_list --input '{}'\n  savant-think call think.debug --input '{\"workflow\": \"review_v1\", \"run_id\": \"r1\"}'\n\nMore: docs/mcp.md (every tool)."
+    )]
     Call {
         /// The tool's name, e.g. think_plan (think.plan works too).
         tool: String,
@@ -225,71 +313,11 @@ enum Command {
     },
 }
 
-#[derive(clap::Args)]
-struct WorkflowArg {
-    /// A workflow id (resolved in <root>/workflows/) or a path to a file.
-    workflow: String,
-    /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
-    #[arg(long, value_name = "DIR")]
-    root: Option<PathBuf>,
-}
-
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum GraphFormat {
     Mermaid,
     Dot,
     Json,
-}
-
-#[derive(Subcommand)]
-enum StateCommand {
-    /// Print a run's full state (or an archived copy's).
-    Get {
-        #[command(flatten)]
-        wf: WorkflowArg,
-        /// The run to read.
-        #[arg(long)]
-        run_id: String,
-        /// Read the run's archived copy (the latest, or --archive-id).
-        #[arg(long)]
-        archived: bool,
-        /// Which archived copy (from `state list --archived`).
-        #[arg(long, value_name = "ID", requires = "archived")]
-        archive_id: Option<String>,
-    },
-    /// List runs (of one workflow, or all).
-    List {
-        /// Only runs of this workflow id.
-        workflow: Option<String>,
-        /// List the archived runs (replaced or deleted) instead.
-        #[arg(long)]
-        archived: bool,
-        /// Project root (default: discovered, see `savant-think root`).
-        #[arg(long, value_name = "DIR")]
-        root: Option<PathBuf>,
-    },
-    /// Delete a run: it is archived (see `state restore`) unless --purge.
-    Delete {
-        #[command(flatten)]
-        wf: WorkflowArg,
-        /// The run to delete.
-        #[arg(long)]
-        run_id: String,
-        /// Remove it at once, without archiving (cannot be undone).
-        #[arg(long)]
-        purge: bool,
-    },
-    /// Make an archived run the live run again.
-    Restore {
-        #[command(flatten)]
-        wf: WorkflowArg,
-        /// The archived run.
-        #[arg(long)]
-        run_id: String,
-        /// Which archived copy (default: the latest).
-        #[arg(long, value_name = "ID")]
-        archive_id: Option<String>,
-    },
 }
 
 #[derive(Subcommand)]
@@ -316,9 +344,15 @@ enum WorkflowsCommand {
 }
 
 fn main() -> ExitCode {
+    // `COMPLETE=bash savant-think` (the shell's registration): complete and exit.
+    clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command).complete();
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => cli::check::run(args),
+        Command::Init(args) => match std::env::current_dir() {
+            Ok(cwd) => cli::init::run(args, &cwd),
+            Err(e) => fail(format!("cannot read the working directory: {e}")),
+        },
         Command::Rule(args) => cli::check::rule(args),
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
@@ -410,6 +444,7 @@ fn print_result(result: EngineResult) -> ExitCode {
 fn run_engine(command: Command) -> ExitCode {
     let (root, tool, args): (Option<PathBuf>, &str, Value) = match command {
         Command::Check(_)
+        | Command::Init(_)
         | Command::Rule(_)
         | Command::Completions { .. }
         | Command::Man
@@ -491,31 +526,24 @@ fn run_engine(command: Command) -> ExitCode {
         Command::Explain { wf, run_id, step } => {
             (wf.root, "think_explain", json!({"workflow": wf.workflow, "run_id": run_id, "step_id": step}))
         }
+        Command::Fork { wf, run_id, from, new_run_id, params, expected_version } => {
+            let params = match params.as_deref().map(|p| workspace::json_arg(p, "--params")).transpose() {
+                Ok(p) => p,
+                Err(m) => return fail(m),
+            };
+            (
+                wf.root,
+                "think_fork",
+                json!({"workflow": wf.workflow, "run_id": run_id, "from": from, "new_run_id": new_run_id,
+                       "params": params, "expected_version": expected_version}),
+            )
+        }
         Command::Reset { wf, run_id, checkpoint, force } => (
             wf.root,
             "think_reset",
             json!({"workflow": wf.workflow, "run_id": run_id, "checkpoint": checkpoint, "force": force}),
         ),
-        Command::State { command } => match command {
-            StateCommand::Get { wf, run_id, archived, archive_id } => (
-                wf.root,
-                "think_state_get",
-                json!({"workflow": wf.workflow, "run_id": run_id, "archived": archived, "archive_id": archive_id}),
-            ),
-            StateCommand::List { workflow, archived, root } => {
-                (root, "think_state_list", json!({"workflow": workflow, "archived": archived}))
-            }
-            StateCommand::Delete { wf, run_id, purge } => (
-                wf.root,
-                "think_state_delete",
-                json!({"workflow": wf.workflow, "run_id": run_id, "purge": purge}),
-            ),
-            StateCommand::Restore { wf, run_id, archive_id } => (
-                wf.root,
-                "think_state_restore",
-                json!({"workflow": wf.workflow, "run_id": run_id, "archive_id": archive_id}),
-            ),
-        },
+        Command::State { command } => cli::state::call(command),
         Command::Validate { schema, response, workflow, root } => match (schema, workflow) {
             (Some(schema), _) => {
                 let schema = serde_json::from_str::<Value>(&schema).unwrap_or(Value::String(schema));

@@ -282,6 +282,17 @@ pub fn ignored_in(settings: &CheckSettings, path: &Path, root: &Path) -> Vec<Cod
     settings.ignored_for(&relative_to_root(path, root))
 }
 
+/// Whether `[check] exclude` skips `path` (compared relative to `root`).
+pub fn excluded_in(settings: &CheckSettings, path: &Path, root: &Path) -> bool {
+    !settings.exclude.is_empty() && settings.excluded(&relative_to_root(path, root))
+}
+
+/// `path` relative to the project root with `/` separators (as
+/// `[check]` globs see it).
+pub fn root_relative(path: &Path, root: &Path) -> String {
+    relative_to_root(path, root)
+}
+
 /// `path` relative to the project root with `/` separators, for per-file
 /// ignores: compared canonically when both exist (symlinks, `..`), else as
 /// given (an editor's unsaved file).

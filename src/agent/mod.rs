@@ -11,6 +11,7 @@
 //!   OpenAI-compatible, Reasoning API) picks one action per step.
 
 pub mod backend;
+pub mod error;
 pub mod exec;
 pub mod mux;
 pub mod run;

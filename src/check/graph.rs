@@ -109,6 +109,23 @@ impl DepGraph {
         self.graph.edges_directed(NodeIndex::new(step), petgraph::Incoming).map(|e| e.weight().from())
     }
 
+    /// Whether step `a` depends on step `b`, directly or through others.
+    pub fn depends_on(&self, a: usize, b: usize) -> bool {
+        let mut seen = vec![false; self.graph.node_count()];
+        let mut stack = vec![a];
+        while let Some(s) = stack.pop() {
+            for d in self.deps_of(s) {
+                if d == b {
+                    return true;
+                }
+                if !std::mem::replace(&mut seen[d], true) {
+                    stack.push(d);
+                }
+            }
+        }
+        false
+    }
+
     pub fn has_dependents(&self, step: usize) -> bool {
         self.graph.edges_directed(NodeIndex::new(step), petgraph::Outgoing).next().is_some()
     }

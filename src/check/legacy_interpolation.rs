@@ -5,15 +5,39 @@
 //! *Why is this bad?* Only `<<expr>>` interpolates. `{{…}}` reaches the LLM
 //! as literal text — the original system's files used it expecting a value.
 //! If the braces are meant for the LLM, ignore the warning; otherwise write
-//! `<<path>>` (`savant-think migrate` rewrites them).
+//! `<<path>>` (`savant-think migrate` rewrites them). When the braces hold a
+//! plain path that resolves here (`{{mr.title}}` with a capture `mr`),
+//! `check --fix` rewrites it to `<<mr.title>>`.
 
 use crate::check::Cx;
+use crate::check::scope::{self, Binding};
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::TemplateString;
+use crate::ir::{ExprSite, TemplateString};
 use crate::source::Span;
 
+/// `inner` as a path (`a.b.c`, identifiers only) whose root is in scope of
+/// step `step`'s templates: safe to rewrite to `<<inner>>` (nothing to
+/// escape, and it reads a value that exists).
+fn resolvable_path(cx: &Cx, step: usize, inner: &str) -> bool {
+    let ident = |s: &str| {
+        s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let mut parts = inner.split('.');
+    let root = parts.next().unwrap_or("");
+    if !(ident(root) && parts.all(ident)) {
+        return false;
+    }
+    match scope::resolve(cx, step, ExprSite::Template, root) {
+        None => false,
+        // Reading a capture adds a dependency: not when it would close a cycle.
+        Some(Binding::Capture(from)) => from != step && !cx.graph.depends_on(from, step),
+        Some(_) => true,
+    }
+}
+
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
-    for step in &cx.wf.steps {
+    for (i, step) in cx.wf.steps.iter().enumerate() {
         let mut visit = |t: &TemplateString| {
             let mut from = 0;
             while let Some(open) = t.text[from..].find("{{").map(|i| i + from) {
@@ -38,14 +62,16 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
                 } else {
                     format!("write `<<{inner}>>` to insert the value")
                 };
-                out.push(
-                    Diagnostic::new(
-                        Code::LegacyInterpolation,
-                        span,
-                        format!("`{shown}` is literal text, not interpolation"),
-                    )
-                    .with_help(help),
-                );
+                let mut d = Diagnostic::new(
+                    Code::LegacyInterpolation,
+                    span,
+                    format!("`{shown}` is literal text, not interpolation"),
+                )
+                .with_help(help);
+                if resolvable_path(cx, i, inner) {
+                    d = d.with_fix(span, format!("<<{inner}>>"));
+                }
+                out.push(d);
                 from = close + 2;
             }
         };

@@ -28,7 +28,61 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "think.validate",
     "local_read",
     "local_exec",
+    "model.generate",
+    "model_generate",
 ];
+
+/// The inputs of `model.generate` (the agent's multiplexer routes it to the
+/// configured model); `prompt` is required.
+pub const MODEL_GENERATE_INPUTS: [&str; 4] = ["prompt", "schema", "system", "max_tokens"];
+
+/// The input schema of a built-in tool the checker knows in detail:
+/// `model.generate`.
+pub fn builtin_input_schema(name: &str) -> Option<Value> {
+    if !matches!(name, "model.generate" | "model_generate") {
+        return None;
+    }
+    Some(serde_json::json!({"type": "object", "properties": {
+        "prompt": {"type": "string"}, "schema": {"type": "object"},
+        "system": {"type": "string"}, "max_tokens": {"type": "integer"}},
+        "required": ["prompt"], "additionalProperties": false}))
+}
+
+/// The JSON Schema of a `model.generate` step's result, from its input:
+/// the literal `schema` (a string when none is given). `None` for other
+/// calls, or when `schema` is not a literal (it interpolates).
+pub fn model_generate_output(step: &crate::ir::Step) -> Option<Value> {
+    use crate::ir::TemplateValue;
+    let call = step.call.as_ref()?;
+    builtin_input_schema(&call.value)?;
+    let Some(TemplateValue::Object(entries, _)) = &step.input_template else {
+        return Some(serde_json::json!({"type": "string"}));
+    };
+    match entries.iter().find(|(k, _)| k.value == "schema") {
+        None => Some(serde_json::json!({"type": "string"})),
+        Some((_, v)) => literal_json(v).filter(Value::is_object),
+    }
+}
+
+/// A template value with no interpolation, as JSON.
+fn literal_json(v: &crate::ir::TemplateValue) -> Option<Value> {
+    use crate::ir::TemplateValue as T;
+    Some(match v {
+        T::Null(_) => Value::Null,
+        T::Bool(b, _) => Value::Bool(*b),
+        T::Number(n, _) if n.fract() == 0.0 && n.abs() < 9.0e15 => Value::from(*n as i64),
+        T::Number(n, _) => serde_json::Number::from_f64(*n).map(Value::Number)?,
+        T::String(s) if !s.template.has_interpolation() => Value::String(s.text.clone()),
+        T::String(_) => return None,
+        T::Array(items, _) => Value::Array(items.iter().map(literal_json).collect::<Option<_>>()?),
+        T::Object(entries, _) => Value::Object(
+            entries
+                .iter()
+                .map(|(k, v)| Some((k.value.to_string(), literal_json(v)?)))
+                .collect::<Option<_>>()?,
+        ),
+    })
+}
 
 impl ToolManifest {
     /// The largest manifest read, in bytes.

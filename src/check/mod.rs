@@ -100,6 +100,9 @@ fn capture_types(wf: &Workflow, config: &Config) -> Vec<Arc<Type>> {
             },
             None => None,
         };
+        // A `model.generate` step without a success schema: its result has the input's `schema`.
+        let generated = if schema.is_none() { manifest::model_generate_output(step) } else { None };
+        let schema = schema.or(generated.as_ref());
         let key = (step.foreach.is_some(), schema.map(Value::to_string));
         let ty = seen.entry(key).or_insert_with(|| {
             let item = schema.map_or(Type::Any, Type::from_schema);

@@ -31,6 +31,9 @@ pub struct CheckSettings {
     /// The tool manifest (relative to the project root) `check` and the
     /// language server use when `--tools` is not given.
     pub tools: Option<std::path::PathBuf>,
+    /// Globs (relative to the project root) of files `check` skips, even
+    /// when named on the command line (fixtures, vendored workflows).
+    pub exclude: Vec<String>,
 }
 
 impl CheckSettings {
@@ -49,6 +52,29 @@ impl CheckSettings {
     /// The tool manifest `tools` names, resolved against the project root.
     pub fn tools_path(&self, root: &Path) -> Option<PathBuf> {
         self.tools.as_ref().map(|t| root.join(t))
+    }
+
+    /// Whether `[check] exclude` skips the file at `path` (relative to the
+    /// root, `/`-separated).
+    pub fn excluded(&self, path: &str) -> bool {
+        let path = path.trim_start_matches("./");
+        self.exclude.iter().any(|p| {
+            let p = p.trim_start_matches("./").trim_end_matches('/');
+            glob_match(p, path) || glob_match(&format!("{p}/**"), path)
+        })
+    }
+
+    /// The `per-file-ignores` patterns that match none of `paths` (relative
+    /// to the root): like an unused suppression, each is worth a warning.
+    pub fn unmatched_per_file_ignores<'a>(&'a self, paths: &[String]) -> Vec<&'a str> {
+        self.per_file_ignores
+            .keys()
+            .filter(|pattern| {
+                let pattern = pattern.trim_start_matches("./");
+                !paths.iter().any(|p| glob_match(pattern, p.trim_start_matches("./")))
+            })
+            .map(String::as_str)
+            .collect()
     }
 
     /// The codes ignored for a file at `path` (relative to the root, `/`-separated).

@@ -8,7 +8,7 @@
 //! a typo or comes from another template language (`length`, `lowercase`).
 
 use crate::check::Cx;
-use crate::diagnostic::{Code, Diagnostic, suggest};
+use crate::diagnostic::{Code, Diagnostic, did_you_mean, suggest};
 use crate::ir::ast::ExprKind;
 use crate::ir::ast::walk;
 use crate::ir::builtins::{FUNCTIONS, lookup};
@@ -38,10 +38,14 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
                 if lookup(name).is_some() {
                     return;
                 }
-                let help = ALIASES
-                    .iter()
-                    .find(|(from, _)| from == name)
-                    .map(|(_, to)| format!("did you mean `{to}`?"))
+                // An alias, a typo of a function, or a typo of an alias
+                // (`lenght` → `length` → `len`).
+                let alias_of = |n: &str| ALIASES.iter().find(|(from, _)| *from == n).map(|(_, to)| *to);
+                let candidates =
+                    FUNCTIONS.iter().map(|f| f.name).chain(ALIASES.iter().map(|(from, _)| *from));
+                let help = alias_of(name)
+                    .or_else(|| did_you_mean(name, candidates).map(|c| alias_of(c).unwrap_or(c)))
+                    .map(|to| format!("did you mean `{to}`?"))
                     .or_else(|| suggest(name, FUNCTIONS.iter().map(|f| f.name)))
                     .or_else(|| {
                         let names: Vec<&str> = FUNCTIONS.iter().map(|f| f.name).collect();

@@ -13,21 +13,44 @@ use crate::ir::TemplateValue;
 use serde_json::Value;
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
-    let Some(manifest) = &cx.config.tools else { return };
     for step in &cx.wf.steps {
         let Some(call) = &step.call else { continue };
-        if !manifest.contains(&call.value) {
-            let help = suggest(&call.value, manifest.tools.keys().map(String::as_str));
-            out.push(
-                Diagnostic::new(Code::UnknownTool, call.span, format!("unknown tool `{}`", call.value))
-                    .with_help_opt(
-                        help.or_else(|| Some("the tool manifest (--tools) does not list it".into())),
-                    ),
-            );
-            continue;
-        }
-        let Some(Some(schema)) = manifest.tools.get(call.value.as_str()) else { continue };
-        let Some(props) = schema.get("properties").and_then(Value::as_object) else { continue };
+        // The engine's own `model.generate` has a known input schema, with or without a manifest.
+        let builtin = crate::check::manifest::builtin_input_schema(&call.value);
+        let schema = match &cx.config.tools {
+            None => match &builtin {
+                Some(schema) => schema,
+                None => continue,
+            },
+            Some(manifest) => {
+                if !manifest.contains(&call.value) {
+                    let help = suggest(&call.value, manifest.tools.keys().map(String::as_str));
+                    out.push(
+                        Diagnostic::new(
+                            Code::UnknownTool,
+                            call.span,
+                            format!("unknown tool `{}`", call.value),
+                        )
+                        .with_help_opt(
+                            help.or_else(|| Some("the tool manifest (--tools) does not list it".into())),
+                        ),
+                    );
+                    continue;
+                }
+                match (manifest.tools.get(call.value.as_str()), &builtin) {
+                    (Some(Some(schema)), _) | (_, Some(schema)) => schema,
+                    _ => continue,
+                }
+            }
+        };
+        check_inputs(step, call, schema, out);
+    }
+}
+
+/// `input_template` keys the tool does not take, and required inputs missing.
+fn check_inputs(step: &crate::ir::Step, call: &crate::ir::Str, schema: &Value, out: &mut Vec<Diagnostic>) {
+    {
+        let Some(props) = schema.get("properties").and_then(Value::as_object) else { return };
         // Deliberately stricter than JSON Schema's default: a tool's listed
         // `properties` are its inputs, and a key it does not list is almost
         // always a typo. Only `additionalProperties: true` (or a schema for

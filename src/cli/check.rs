@@ -50,11 +50,12 @@ pub struct CheckArgs {
     statistics: bool,
     /// Apply the edits that diagnostics carry (every "did you mean `X`?") to
     /// the files in place, re-check, and report what remains. With `-`, the
-    /// fixed text goes to stdout and the report to stderr.
-    #[arg(long, conflicts_with_all = ["diff", "statistics"])]
+    /// fixed text goes to stdout and the report to stderr. `--fix --diff`
+    /// shows what `--fix` would change and writes nothing (as `--diff`).
+    #[arg(long, conflicts_with = "statistics")]
     fix: bool,
     /// Print the edits `--fix` would make as a unified diff and change
-    /// nothing; exit 1 when there is at least one.
+    /// nothing (also with `--fix`); exit 1 when there is at least one.
     #[arg(long, conflicts_with = "statistics")]
     diff: bool,
 }
@@ -162,10 +163,14 @@ pub fn run(args: CheckArgs) -> ExitCode {
     } else {
         let paths = check_paths(&args.paths, &root);
         let (mut files, io_errors) = workspace::collect_files(&paths);
+        if given_schemas(&args.paths) {
+            files.retain(|f| args.paths.contains(f) || uses_a_schema(f, &args.paths, &root));
+        }
         if args.paths.is_empty() {
             // By default the project's test files too (`savant-think test` finds the same).
             files.extend(savant_think::testing::suite::discover(&root, &[]).0);
         }
+        files.retain(|f| !workspace::excluded_in(&settings, f, &root));
         unreadable.extend(
             io_errors
                 .into_iter()
@@ -282,6 +287,23 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
     if !searched.is_empty() {
         eprintln!("warning: no *.yaml or *.yml files found in {}", display_paths(&searched));
+    }
+    // Patterns that match no workflow of the root (only said when checking
+    // the whole root: with a few files named, most patterns match none).
+    if args.paths.is_empty() && !stdin {
+        let (all, _) = workspace::collect_files(&[root.join("workflows")]);
+        let rel: Vec<String> = all.iter().map(|f| workspace::root_relative(f, &root)).collect();
+        for pattern in settings.unmatched_per_file_ignores(&rel) {
+            eprintln!(
+                "warning: [check.per-file-ignores] pattern `{pattern}` matches no file (remove it, or fix the glob: paths are relative to {})",
+                root.display()
+            );
+        }
+    }
+    for id in shadowed_prompts(&root, &checked) {
+        eprintln!(
+            "info: the workflow `{id}` shadows the bundled driver prompt `{id}`: MCP clients get the workflow for prompts/get `{id}`"
+        );
     }
     let summary = Summary::from_reports(&reports);
     let deny_warnings = args.deny_warnings || settings.deny_warnings;
@@ -404,19 +426,77 @@ fn color(choice: ColorChoice) -> bool {
 /// The paths `check` reads: the given ones, else `<root>/workflows`. A JSON
 /// file under a `schemas/` directory (pre-commit passes changed schemas)
 /// stands for the workflows of the root, which are the files that use it.
+fn is_schema(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "json")
+        && p.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "schemas")
+}
+
+fn given_schemas(given: &[PathBuf]) -> bool {
+    given.iter().any(|p| is_schema(p))
+}
+
+/// What to check: the paths given, and for a schema given (pre-commit
+/// passes a staged `schemas/X.json`) the root's workflows — narrowed by
+/// the caller to those that use one of the schemas.
 fn check_paths(given: &[PathBuf], root: &Path) -> Vec<PathBuf> {
     if given.is_empty() {
         return vec![root.join("workflows")];
     }
-    let is_schema = |p: &PathBuf| {
-        p.extension().is_some_and(|e| e == "json")
-            && p.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "schemas")
-    };
     let mut paths: Vec<PathBuf> = given.iter().filter(|p| !is_schema(p)).cloned().collect();
-    if given.iter().any(is_schema) {
+    if given_schemas(given) {
         paths.push(root.join("workflows"));
     }
     paths
+}
+
+/// Whether the workflow file `f` names one of the schemas among `given`
+/// (by its name, `success_schema: X`), and is not a file git does not
+/// track (a half-written draft is never part of a commit).
+fn uses_a_schema(f: &Path, given: &[PathBuf], root: &Path) -> bool {
+    let names: Vec<&str> =
+        given.iter().filter(|p| is_schema(p)).filter_map(|p| p.file_stem()?.to_str()).collect();
+    let Ok(text) = savant_think::fsx::read_capped(f, 8 * 1024 * 1024) else { return true };
+    let text = String::from_utf8_lossy(&text);
+    let word = |name: &str| {
+        text.match_indices(name).any(|(i, _)| {
+            let before = text[..i].chars().next_back();
+            let after = text[i + name.len()..].chars().next();
+            let edge = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+            edge(before) && edge(after)
+        })
+    };
+    names.iter().any(|n| word(n)) && !untracked(root).iter().any(|u| savant_think::fsx::same_file(u, f))
+}
+
+/// Files under `root` that git does not track (empty outside a git work
+/// tree or without git).
+fn untracked(root: &Path) -> Vec<PathBuf> {
+    static CACHE: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    CACHE
+        .get_or_init(|| {
+            let out = std::process::Command::new("git")
+                .args(["ls-files", "-z", "--others", "--exclude-standard", "--full-name"])
+                .current_dir(root)
+                .stderr(std::process::Stdio::null())
+                .output();
+            let top = std::process::Command::new("git")
+                .args(["rev-parse", "--show-toplevel"])
+                .current_dir(root)
+                .stderr(std::process::Stdio::null())
+                .output();
+            match (out, top) {
+                (Ok(o), Ok(t)) if o.status.success() && t.status.success() => {
+                    let top = PathBuf::from(String::from_utf8_lossy(&t.stdout).trim());
+                    o.stdout
+                        .split(|b| *b == 0)
+                        .filter(|s| !s.is_empty())
+                        .map(|s| top.join(String::from_utf8_lossy(s).as_ref()))
+                        .collect()
+                }
+                _ => Vec::new(),
+            }
+        })
+        .clone()
 }
 
 fn display_paths(paths: &[PathBuf]) -> String {
@@ -425,4 +505,25 @@ fn display_paths(paths: &[PathBuf]) -> String {
 
 fn terminal_width() -> usize {
     std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|&w: &usize| w >= 40).unwrap_or(100)
+}
+
+/// Ids of the checked workflows of the root that are also the names of
+/// bundled driver prompts (MCP serves the workflow under that name).
+fn shadowed_prompts(root: &Path, checked: &[(SourceFile, Vec<Diagnostic>)]) -> Vec<String> {
+    use savant_think::runtime::prompts::{Origin, registry};
+    let Ok(registry) = registry(root) else { return Vec::new() };
+    let bundled: Vec<&str> =
+        registry.entries.iter().filter(|e| e.origin == Origin::Bundled).map(|e| e.version.as_str()).collect();
+    let mut out: Vec<String> = checked
+        .iter()
+        .filter_map(|(src, _)| {
+            let path = Path::new(&src.path);
+            let in_workflows = path.parent().and_then(Path::file_name).is_some_and(|d| d == "workflows");
+            let stem = path.file_stem()?.to_str()?;
+            (in_workflows && bundled.contains(&stem)).then(|| stem.to_owned())
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }

@@ -26,7 +26,7 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// 130 when interrupted (resumable too).
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Examples:\n  savant-think exec review_v1 --params '{\"project\": \"g/app\", \"mr_iid\": \"!7\"}'\n  savant-think exec review_v1 --dry-run\n  savant-think exec review_v1 --params @params.json --run-id nightly-42 --json --jobs 4\n\nFull documentation: docs/exec.md in the savant-think repository."
+    after_help = concat!("Examples:\n  savant-think exec review_v1 --params '{\"project\": \"g/app\", \"mr_iid\": \"!7\"}'\n  savant-think exec review_v1 --dry-run\n  savant-think exec review_v1 --params @params.json --run-id nightly-42 --json --jobs 4\n\n", state_env!(), "\n  LOG_LEVEL           log level on stderr (default warn)\n\nFull documentation: docs/exec.md in the savant-think repository.")
 )]
 pub struct ExecArgs {
     /// A workflow id (resolved in <root>/workflows/) or a path to a file.
@@ -54,6 +54,13 @@ pub struct ExecArgs {
     /// Run up to N ready steps at once; results are submitted in a fixed order.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub jobs: u16,
+    /// Where `model.generate` steps run (the same backends and environment
+    /// as `run`: OLLAMA_HOST, OPENAI_BASE_URL, …). Default: ollama.
+    #[arg(long, value_enum)]
+    pub backend: Option<super::run::BackendKind>,
+    /// The model for `model.generate` steps (as `run --model`).
+    #[arg(long)]
+    pub model: Option<String>,
     /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml or workflows/.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
@@ -87,10 +94,17 @@ pub fn main(args: ExecArgs) -> u8 {
         dry_run: args.dry_run,
         jobs: usize::from(args.jobs),
     };
-    let mux = Arc::new(Multiplexer::new(
-        engine,
-        MuxOptions { allow_exec: args.allow_exec, env: super::env::lookup() },
-    ));
+    let mut mux =
+        Multiplexer::new(engine, MuxOptions { allow_exec: args.allow_exec, env: super::env::lookup() });
+    // The model for `model.generate` steps. Building it contacts nothing; a
+    // backend that cannot be configured is a usage error only when asked for.
+    let kind = args.backend.unwrap_or(super::run::BackendKind::Ollama);
+    match super::run::backend_from_env(kind, args.model.as_deref()) {
+        Ok(backend) => mux = mux.with_model(Arc::new(backend)),
+        Err(m) if args.backend.is_some() => return usage(m),
+        Err(_) => {}
+    }
+    let mux = Arc::new(mux);
     let json = args.json;
     let code = super::runtime::block_on(async {
         let run = async {

@@ -3,9 +3,11 @@
 //! async runtime, output and exit status. The library below knows none of it.
 
 pub mod check;
+pub mod complete;
 pub mod env;
 #[cfg(feature = "agent")]
 pub mod exec;
+pub mod init;
 #[cfg(feature = "mcp")]
 pub mod logging;
 pub mod migrate;
@@ -15,9 +17,22 @@ pub mod run;
 pub mod runtime;
 #[cfg(feature = "mcp")]
 pub mod serve;
+pub mod state;
 pub mod test;
 
 use savant_think::report::Format;
+use std::path::PathBuf;
+
+/// A workflow id or file, and the project root (most commands take both).
+#[derive(clap::Args)]
+pub struct WorkflowArg {
+    /// A workflow id (resolved in <root>/workflows/) or a path to a file.
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(complete::workflows))]
+    pub workflow: String,
+    /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
 
 /// `--format` of `check`: [`Format`] as a clap value (names and help from
 /// [`Format::name`] and [`Format::description`]).

@@ -33,7 +33,8 @@ Exit status: 0 finished, 1 error or step cap, 2 usage error, 130 canceled (Ctrl-
 Files: <root>/.savant/session.json (memory), <root>/logs/agent_trace.log (NDJSON), <root>/logs/agent_runtime.log.\n\n\
 Examples:\n  savant-think run \"List the workflows and say which has the most steps\"\n  \
 savant-think run \"Which workflows need a milestone param?\" --backend openai --model llama3.1 --json\n  \
-SAVANT_ALLOW_TOOLS='think_workflows_*' savant-think run \"What workflows exist?\" --dry-run")]
+SAVANT_ALLOW_TOOLS='think_workflows_*' savant-think run \"What workflows exist?\" --dry-run\n\n\
+More: docs/agent.md.")]
 pub struct RunArgs {
     /// The goal in plain words; `-` reads it from stdin, `@FILE` from a file.
     pub goal: String,
@@ -63,9 +64,13 @@ pub struct RunArgs {
     /// Call no tool: every tool call gets a stub output that says so.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print {status, final, steps, run_id, stop_reason} as JSON.
+    /// Print {status, final, steps, run_id, stop_reason, trace} as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Print the runtime log as the run goes (on stderr): prompts, each
+    /// answer, the structured-output dialect, retries, tool calls.
+    #[arg(long, short)]
+    pub verbose: bool,
     /// Call this tool first, before asking the model.
     #[arg(long, value_name = "TOOL")]
     pub force_tool: Option<String>,
@@ -189,6 +194,7 @@ pub fn options(args: &RunArgs, root: PathBuf) -> Result<RunOptions, String> {
     o.context_tokens = args.context_tokens.map(|n| n as usize);
     o.dry_run = args.dry_run;
     o.heavy = args.heavy;
+    o.verbose = args.verbose;
     o.policy = policy_from_env();
     o.forced_finish = args.force_finish;
     if let Some(name) = &args.force_tool {
@@ -222,6 +228,13 @@ pub fn print(result: &RunResult, as_json: bool) {
         if let Some(e) = &result.error {
             out["error"] = e.clone();
         }
+        // Each step's raw model answers, with how they were asked for and what they cost.
+        let trace: Vec<Value> = result
+            .transcript
+            .iter()
+            .map(|s| json!({"step": s.step, "action": s.action, "tool_name": s.tool_name, "answers": s.answers}))
+            .collect();
+        out["trace"] = json!(trace);
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return;
     }

@@ -28,6 +28,12 @@ pub struct ServeArgs {
     /// Streamable HTTP without sessions: each request is answered on its own, so replicas behind a load balancer need no sticky sessions (no server-to-client notifications then; docs/deploy.md).
     #[arg(long, requires = "http")]
     stateless: bool,
+    /// The most MCP sessions (HTTP) held at once; a client opening one more gets HTTP 503 with a JSON-RPC error and Retry-After.
+    #[arg(long, value_name = "N", default_value_t = savant_think::mcp::DEFAULT_MAX_SESSIONS)]
+    max_sessions: usize,
+    /// Close an HTTP session idle this long (e.g. 90s, 10m, 1h), releasing what it holds.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = humantime::parse_duration)]
+    session_idle: std::time::Duration,
     /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
@@ -35,10 +41,12 @@ pub struct ServeArgs {
 
 /// Serves until the client goes away (stdio) or the process is interrupted (HTTP).
 pub fn run(args: ServeArgs) -> ExitCode {
-    let root = match super::env::root(args.root.as_deref()) {
+    let found = match super::env::root_from(args.root.as_deref(), None) {
         Ok(r) => r,
         Err(m) => return fail(m),
     };
+    warn_if_not_a_project(&found);
+    let root = found.path;
     super::logging::init("info");
     let options = savant_think::mcp::ServeOptions {
         http: args.http,
@@ -48,6 +56,8 @@ pub fn run(args: ServeArgs) -> ExitCode {
         insecure: args.insecure,
         max_message_bytes: args.max_message_bytes,
         stateless: args.stateless,
+        max_sessions: args.max_sessions,
+        session_idle: args.session_idle,
     };
     if let Err(m) = options.check() {
         return fail(m);
@@ -59,5 +69,24 @@ pub fn run(args: ServeArgs) -> ExitCode {
     match super::runtime::block_on(savant_think::mcp::serve(engine, &options)) {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(m)) | Err(m) => fail(m),
+    }
+}
+
+/// A root found by falling back to the working directory, with nothing of a
+/// project in it, is most likely a mistake (a client started the server
+/// from `/` or `$HOME`): say which root was chosen and how discovery works.
+fn warn_if_not_a_project(found: &savant_think::root::ProjectRoot) {
+    let p = &found.path;
+    let looks_like_a_project =
+        ["workflows", "savant-think.toml", ".git"].iter().any(|name| p.join(name).symlink_metadata().is_ok());
+    if found.source == savant_think::root::RootSource::WorkingDir && !looks_like_a_project {
+        let shown = savant_think::fsx::canonical(p).unwrap_or_else(|_| p.clone());
+        eprintln!(
+            "warning: serving from {}, which is not a project (no workflows/, savant-think.toml or .git here or above).\n  \
+             The root is --root, else $SAVANT_PATH, else the nearest directory above holding savant-think.toml, \
+             else one holding workflows/, else the working directory.\n  \
+             help: pass --root DIR (or set SAVANT_PATH), or run `savant-think init` to make this a project",
+            shown.display()
+        );
     }
 }

@@ -7,13 +7,13 @@
 //! - Files read as input (workflows, schemas, manifests, config) are opened
 //!   with `O_NONBLOCK` and must be regular files, so a FIFO named `x.yaml`
 //!   is an error instead of a hang.
-//! - [`confine`] (in `confine.rs`) is the one place a path given by a user
+//! - [`confine()`] (in `confine.rs`) is the one place a path given by a user
 //!   is resolved against the project root and refused unless it stays
 //!   inside; [`canonical`] and [`same_file`] the one place files are
 //!   compared by identity. `canonicalize` appears nowhere else.
 
 mod confine;
-pub use confine::{PathError, canonical, confine, confine_file, same_file};
+pub use confine::{MAX_PATH_BYTES, PathError, canonical, confine, confine_file, same_file};
 
 use std::fs::{File, OpenOptions};
 use std::io;

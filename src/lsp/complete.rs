@@ -127,9 +127,15 @@ pub fn complete(text: &str, offset: usize, a: &Analysis, config: &Config) -> Vec
         Context::Call => tools(config),
         Context::Deps => {
             let Some(wf) = &a.wf else { return Vec::new() };
+            // Not the step itself, nor one that depends on it: either would
+            // close a cycle.
+            let here = step_at(a, offset.min(a.src.text.len()));
+            let cx = Cx::new(&a.src, wf, config);
             wf.steps
                 .iter()
-                .map(|s| {
+                .enumerate()
+                .filter(|(i, _)| here.is_none_or(|h| *i != h && !cx.graph.depends_on(*i, h)))
+                .map(|(_, s)| {
                     let call = s.call.as_ref().map_or("", |c| c.value.as_str());
                     item(&s.id.value, CompletionItemKind::REFERENCE, format!("step → {call}"), None)
                 })
@@ -260,5 +266,48 @@ mod tests {
         // A multi-byte character before the word is skipped whole.
         assert_eq!(at_end("    q: \"<<é.x"), Context::Expr { site: ExprSite::Template, path: None });
         assert_eq!(at_end("    q: \"<<aé"), Context::Expr { site: ExprSite::Template, path: None });
+    }
+
+    fn analysis(text: &str) -> (crate::lsp::document::Analysis, Config) {
+        let config = Config::default();
+        let a = crate::lsp::document::analyze(std::path::Path::new("w.yaml"), text, ".".into(), &config);
+        (a, config)
+    }
+
+    fn labels_at(text: &str, marker: &str) -> Vec<String> {
+        let offset = text.find(marker).unwrap() + marker.len();
+        let (a, config) = analysis(text);
+        complete(text, offset, &a, &config).into_iter().map(|i| i.label).collect()
+    }
+
+    /// `deps:` offers neither the step itself nor a step that depends on
+    /// it (each would close a cycle).
+    #[test]
+    fn deps_offers_only_steps_that_keep_the_graph_acyclic() {
+        let text = "steps:\n  - id: a\n    call: x\n  - id: b\n    call: x\n    deps: [a, c]\n  - id: c\n    call: x\n    deps: []\n  - id: d\n    call: x\n    deps: [b]\n";
+        // In c's deps: a is fine; b and d depend on c (b directly, d through b); c is itself.
+        let offered = labels_at(text, "  - id: c\n    call: x\n    deps: [");
+        assert_eq!(offered, ["a"], "{offered:?}");
+    }
+
+    /// Inside `<<…>>` in quoted and block scalars, after a `.`: the fields.
+    #[test]
+    fn fields_complete_in_quoted_and_block_scalars() {
+        let text = "params:\n  pr: { type: object, properties: { title: { type: string } } }\nsteps:\n  - id: a\n    call: x\n    input_template:\n      q: \"see <<params.pr.\"\n      s: 'see <<params.pr.'\n      b: |\n        line one\n        see <<params.pr.\n";
+        for marker in ["q: \"see <<params.pr.", "s: 'see <<params.pr.", "        see <<params.pr."] {
+            assert_eq!(labels_at(text, marker), ["title"], "{marker}");
+        }
+    }
+
+    /// Hover on an integer param says `integer`, not the checker's `number`.
+    #[test]
+    fn hover_on_an_integer_param_says_integer() {
+        let text =
+            "params:\n  n: { type: integer }\nsteps:\n  - id: a\n    call: x\n    when: \"params.n > 1\"\n";
+        let (a, config) = analysis(text);
+        let offset = text.find("params.n >").unwrap() + "params.".len();
+        let hit = crate::lsp::navigate::at(&a, &config, offset).unwrap();
+        let hover = crate::lsp::navigate::hover(&a, &hit).unwrap();
+        assert!(hover.contains("`integer`"), "{hover}");
     }
 }

@@ -280,7 +280,12 @@ pub fn hover(a: &Analysis, hit: &Hit) -> Option<String> {
         Symbol::Param(i) => {
             let p = &wf.params[*i];
             let req = if p.required { "required" } else { "optional" };
-            let mut out = format!("**`params.{}`**: `{}`\n\n{req} param", p.name.value, p.ty);
+            // The checker's types have one number; the schema says which.
+            let ty = match p.schema.get("type").and_then(|t| t.as_str()) {
+                Some("integer") => "integer".to_owned(),
+                _ => p.ty.to_string(),
+            };
+            let mut out = format!("**`params.{}`**: `{ty}`\n\n{req} param", p.name.value);
             if let Some(d) = p.schema.get("description").and_then(|d| d.as_str()) {
                 out.push_str(&format!(" — {d}"));
             }

@@ -11,8 +11,12 @@
 //! `--allowed-origin` (requests without `Origin` pass); a declared
 //! `Content-Length` over the body cap is 413 at once (a streamed body is cut
 //! at the cap, also 413); an unknown `Mcp-Session-Id` is 404 (`DELETE` too;
-//! a `DELETE` of a live session is 204). Only `/mcp` exactly is served. A
-//! non-loopback bind without a token is refused unless `--insecure`.
+//! a `DELETE` of a live session is 204). A new session past `--max-sessions`
+//! is 503 with `Retry-After`; idle sessions close after `--session-idle`. A
+//! POST body must arrive within [`BODY_READ_TIMEOUT`] (408), be
+//! `application/json` (415), JSON (400, -32700) and JSON-RPC 2.0 (400,
+//! -32600): each refusal a JSON-RPC error object. Only `/mcp` exactly is
+//! served. A non-loopback bind without a token is refused unless `--insecure`.
 
 use crate::mcp::{SavantServer, ServeOptions};
 use axum::Router;
@@ -116,6 +120,81 @@ struct Guard {
     hosts: Vec<(String, Option<u16>)>,
     max_body: usize,
     sessions: Arc<LocalSessionManager>,
+    max_sessions: usize,
+    stateless: bool,
+}
+
+/// How long a request body may take to arrive once its head is in (a
+/// slow-body client holds a connection no longer).
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A JSON-RPC error response (`id` null: the request could not be read)
+/// with an HTTP status, for protocol errors before rmcp sees the request.
+fn jsonrpc_error(status: StatusCode, code: i64, message: &str) -> Response {
+    tracing::warn!(%status, code, message, "refused an MCP request");
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// Whether `v` is a JSON-RPC 2.0 message (or a non-empty batch of them).
+fn is_jsonrpc(v: &serde_json::Value) -> bool {
+    let one = |m: &serde_json::Value| {
+        m.get("jsonrpc").and_then(|j| j.as_str()) == Some("2.0")
+            && (m.get("method").is_some_and(|x| x.is_string())
+                || m.get("result").is_some()
+                || m.get("error").is_some())
+    };
+    match v {
+        serde_json::Value::Array(items) => !items.is_empty() && items.iter().all(one),
+        other => one(other),
+    }
+}
+
+/// A POST's body read (within [`BODY_READ_TIMEOUT`] and the cap) and checked
+/// as JSON-RPC: the request rebuilt for rmcp, or the JSON-RPC error to send.
+async fn checked_post(guard: &Guard, req: Request) -> Result<Request, Response> {
+    let json_type = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
+        v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+    });
+    if !json_type {
+        return Err(jsonrpc_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            -32600,
+            "Invalid Request: send a JSON-RPC message with Content-Type: application/json",
+        ));
+    }
+    let (parts, body) = req.into_parts();
+    let bytes =
+        match tokio::time::timeout(BODY_READ_TIMEOUT, axum::body::to_bytes(body, guard.max_body)).await {
+            Err(_) => {
+                return Err(jsonrpc_error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    -32600,
+                    "Request Timeout: the body did not arrive in time",
+                ));
+            }
+            Ok(Err(_)) => {
+                let message = format!(
+                    "Payload Too Large: the body may hold at most {} bytes (--max-message-bytes)",
+                    guard.max_body
+                );
+                return Err(jsonrpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, &message));
+            }
+            Ok(Ok(b)) => b,
+        };
+    match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Err(e) => Err(jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            -32700,
+            &format!("Parse error: the body is not JSON ({e})"),
+        )),
+        Ok(v) if !is_jsonrpc(&v) => Err(jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            -32600,
+            "Invalid Request: not a JSON-RPC 2.0 message (it needs \"jsonrpc\": \"2.0\" and a method, result or error)",
+        )),
+        Ok(_) => Ok(Request::from_parts(parts, axum::body::Body::from(bytes))),
+    }
 }
 
 fn refuse(status: StatusCode, message: &str) -> Response {
@@ -182,6 +261,31 @@ async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Res
             ),
         );
     }
+    // A new session (a POST without one) past the cap: 503, try later.
+    if !guard.stateless
+        && req.method() == Method::POST
+        && !req.headers().contains_key("mcp-session-id")
+        && guard.sessions.sessions.read().await.len() >= guard.max_sessions
+    {
+        let mut response = jsonrpc_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            -32000,
+            &format!(
+                "BUSY: the server holds its most sessions ({}, --max-sessions); retry later",
+                guard.max_sessions
+            ),
+        );
+        response.headers_mut().insert(header::RETRY_AFTER, axum::http::HeaderValue::from_static("5"));
+        return response;
+    }
+    let req = if req.method() == Method::POST {
+        match checked_post(&guard, req).await {
+            Ok(r) => r,
+            Err(response) => return response,
+        }
+    } else {
+        req
+    };
     let delete = req.method() == Method::DELETE;
     if delete
         && let Some(id) = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())
@@ -232,11 +336,19 @@ pub fn router(server: SavantServer, options: &ServeOptions, cancel: Cancellation
         .with_max_request_body_bytes(options.max_message_bytes)
         .with_legacy_session_mode(!options.stateless)
         .with_cancellation_token(cancel);
-    let sessions = Arc::new(LocalSessionManager::default());
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(options.session_idle);
+    let sessions = Arc::new(manager);
     let service: StreamableHttpService<SavantServer, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(server.session()), sessions.clone(), config);
-    let guard_state =
-        Guard { token: options.token.clone(), hosts: parsed, max_body: options.max_message_bytes, sessions };
+    let guard_state = Guard {
+        token: options.token.clone(),
+        hosts: parsed,
+        max_body: options.max_message_bytes,
+        sessions,
+        max_sessions: options.max_sessions,
+        stateless: options.stateless,
+    };
     Router::new()
         .route_service("/mcp", service)
         .layer(middleware::from_fn_with_state(Arc::new(guard_state), guard))

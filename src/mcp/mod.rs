@@ -10,6 +10,7 @@
 pub mod http;
 pub mod notify;
 pub mod prompts;
+pub mod retention;
 pub mod server;
 pub mod stdio;
 
@@ -39,7 +40,16 @@ pub struct ServeOptions {
     /// Streamable HTTP without sessions: every POST is answered on its
     /// own, so any replica can take any request (docs/deploy.md).
     pub stateless: bool,
+    /// The most MCP sessions held at once (HTTP); a new one past it is 503.
+    pub max_sessions: usize,
+    /// An HTTP session idle this long is closed (its memory released).
+    pub session_idle: std::time::Duration,
 }
+
+/// The default of `--max-sessions`.
+pub const DEFAULT_MAX_SESSIONS: usize = 1000;
+/// The default of `--session-idle`.
+pub const DEFAULT_SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(600);
 
 impl Default for ServeOptions {
     fn default() -> ServeOptions {
@@ -51,6 +61,8 @@ impl Default for ServeOptions {
             insecure: false,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             stateless: false,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle: DEFAULT_SESSION_IDLE,
         }
     }
 }
@@ -74,6 +86,7 @@ impl ServeOptions {
 pub async fn serve(engine: Engine, options: &ServeOptions) -> Result<(), String> {
     options.check()?;
     let server = SavantServer::new(engine);
+    retention::spawn(server.shared_engine());
     match options.http {
         Some(addr) => http::serve(server, addr, options).await,
         None => {

@@ -4,8 +4,10 @@
 //! them, one prompt per workflow that compiles, named by the workflow id, with
 //! the workflow's params as arguments (clients show these as slash commands).
 //! `prompts/get` of a workflow returns a message telling the model to start it
-//! with `think_plan` and these params. A workflow whose id is also a driver
-//! prompt version is not listed as a prompt (the driver prompt keeps the name).
+//! with `think_plan` and these params. A workflow whose id is a bundled
+//! driver prompt's name wins (the project's own; a warning is logged once);
+//! one whose id is a version of the project's `prompts/prompts.yml` is not
+//! listed (that prompt keeps the name).
 //!
 //! Completions (`completion/complete`): workflow ids and run ids for the
 //! resource templates, and for prompt arguments the values a param allows
@@ -25,14 +27,41 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value, json};
 
+/// The driver prompt versions MCP serves: every version of the registry
+/// but a bundled one whose name a project workflow also has (the project's
+/// own wins; the shadowing is logged once per name).
 fn driver_versions(engine: &Engine) -> Vec<String> {
     match engine.project().prompts() {
-        Ok(r) => r.entries.into_iter().map(|e| e.version).collect(),
+        Ok(r) => {
+            let workflows = workflow_ids(engine, true);
+            r.entries.into_iter().filter(|e| !shadowed(e, &workflows)).map(|e| e.version).collect()
+        }
         Err(e) => {
             tracing::debug!(error = e.code.as_str(), "no driver prompts: the prompt registry cannot be read");
             Vec::new()
         }
     }
+}
+
+/// Whether the bundled driver prompt `entry` is shadowed by a project
+/// workflow of the same id; warns the first time a name is seen.
+fn shadowed(entry: &crate::runtime::prompts::Entry, workflows: &[String]) -> bool {
+    use crate::runtime::prompts::Origin;
+    let hit = entry.origin == Origin::Bundled && workflows.contains(&entry.version);
+    if hit {
+        static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+        let mut warned = WARNED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !warned.contains(&entry.version) {
+            warned.push(entry.version.clone());
+            tracing::warn!(
+                name = entry.version.as_str(),
+                "the workflow `{}` shadows the bundled driver prompt of the same name: prompts/get `{}` is the workflow",
+                entry.version,
+                entry.version
+            );
+        }
+    }
+    hit
 }
 
 fn workflow_ids(engine: &Engine, valid_only: bool) -> Vec<String> {
@@ -55,7 +84,9 @@ pub fn list(engine: &Engine) -> Vec<Prompt> {
     let versions = match engine.project().prompts() {
         Ok(registry) => {
             let latest = registry.latest().map(str::to_owned);
-            for entry in &registry.entries {
+            let workflows = workflow_ids(engine, true);
+            let entries: Vec<_> = registry.entries.into_iter().filter(|e| !shadowed(e, &workflows)).collect();
+            for entry in &entries {
                 let version = &entry.version;
                 let mut d = format!("savant-think driver prompt `{version}` ({})", entry.location());
                 if latest.as_deref() == Some(version) {
@@ -67,7 +98,7 @@ pub fn list(engine: &Engine) -> Vec<Prompt> {
                         .with_title(format!("Driver prompt: {version}")),
                 );
             }
-            registry.entries.into_iter().map(|e| e.version).collect()
+            entries.into_iter().map(|e| e.version).collect()
         }
         Err(e) => {
             tracing::debug!(error = e.code.as_str(), "no driver prompts: the prompt registry cannot be read");

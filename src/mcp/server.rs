@@ -128,6 +128,11 @@ impl SavantServer {
         &self.engine
     }
 
+    /// The engine, shared (for background work such as retention).
+    pub fn shared_engine(&self) -> Arc<Engine> {
+        self.engine.clone()
+    }
+
     /// Every tool as an MCP [`Tool`].
     pub fn tool_list() -> Vec<Tool> {
         catalog::tools()

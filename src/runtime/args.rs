@@ -273,3 +273,37 @@ pub struct SayArgs {
     /// Alias of message.
     pub text: Option<String>,
 }
+
+/// think_fork's arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ForkArgs {
+    /// A workflow id from think_workflows_list (e.g. "release_notes").
+    pub workflow: WorkflowId,
+    /// The run to fork (it is not changed).
+    pub run_id: String,
+    /// The step to run again: it and every step that depends on it lose their results in the fork.
+    pub from: String,
+    /// Optional id of the new run. Default: a new one.
+    pub new_run_id: Option<String>,
+    /// Optional new params: every step whose rendered input changes runs again too. Default: the source run's params.
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
+    pub params: Option<Value>,
+    /// Optional: refuse with STATE_CONFLICT unless the source run is at this state.version.
+    pub expected_version: Option<u64>,
+}
+
+/// think_state_prune's arguments (also `[state] keep` in savant-think.toml).
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct PruneArgs {
+    /// Only runs and archived copies last changed longer ago than this (30d, 12h, 90m). Default: any age.
+    pub older_than: Option<String>,
+    /// Statuses to remove: done, failed, archived (archived copies), running (unfinished runs are removed only when named). Default: done, failed, archived.
+    pub status: Option<Vec<String>>,
+    /// Keep the N newest of each workflow's candidates (live runs and archived copies counted apart).
+    pub keep_last: Option<usize>,
+    /// Say what would be removed, removing nothing.
+    #[schemars(extend("default" = false))]
+    pub dry_run: Option<bool>,
+}

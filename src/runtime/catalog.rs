@@ -172,6 +172,7 @@ fn schema<T: JsonSchema>(settings: SchemaSettings) -> Value {
         o.remove("title");
         o.remove("description");
     }
+    crate::runtime::tool_schema::standard_formats(&mut v);
     v
 }
 
@@ -244,6 +245,7 @@ where
     let name = meta.name;
     let validator = jsonschema::validator_for(&input).ok().map(std::sync::Arc::new);
     let check = validator.clone();
+    let known = input.clone();
     ToolDef {
         name,
         title: meta.title,
@@ -255,6 +257,9 @@ where
         mcp: meta.mcp,
         pure: meta.pure,
         call: Box::new(move |engine, args| {
+            if let Some(e) = crate::runtime::tool_schema::unknown_arguments(name, &known, args) {
+                return Err(e);
+            }
             let args = A::deserialize(args).map_err(|e| invalid(name, check.as_deref(), args, e))?;
             let reply = f(engine, args)?;
             Ok(serde_json::to_value(&reply).unwrap_or(Value::Null))
@@ -425,6 +430,37 @@ fn build() -> Vec<ToolDef> {
                 pure: false,
             },
             |e, a| e.state_delete(&a.workflow, &a.run_id, a.purge.unwrap_or(false)),
+        ),
+        tool::<PruneArgs, Pruned>(
+            Meta {
+                name: "think_state_prune",
+                title: "Prune old runs",
+                description: "Remove finished runs and archived copies by age, status and count, and the workflow versions no run is pinned to any more. dry_run: true says what would go. Unfinished runs go only when status names running. The CLI's `state prune` and `call` use it, MCP does not offer it.",
+                annotations: Annotations { read_only: false, destructive: true, idempotent: true },
+                mcp: false,
+                pure: false,
+            },
+            |e, a| {
+                let keep = crate::state::Keep {
+                    older_than: a.older_than,
+                    status: a.status.unwrap_or_default(),
+                    keep_last: a.keep_last,
+                };
+                e.prune(&keep, a.dry_run.unwrap_or(false))
+            },
+        ),
+        tool::<ForkArgs, Progress>(
+            Meta {
+                name: "think_fork",
+                title: "Fork a run from a step",
+                description: "Start a new run from an existing one: every result that does not depend on the step `from` is kept, `from` is ready again (and, with new params, every step whose input changes runs again). The source run is not changed. Returns the new run's instruction; continue it with think_next using the new run_id.",
+                annotations: Annotations { read_only: false, destructive: false, idempotent: false },
+                mcp: true,
+                pure: false,
+            },
+            |e, a| {
+                e.fork(&a.workflow, &a.run_id, &a.from, a.new_run_id.as_deref(), a.params, a.expected_version)
+            },
         ),
         tool::<RestoreArgs, Restored>(
             Meta {

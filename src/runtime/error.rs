@@ -14,7 +14,8 @@ pub enum ErrorCode {
     UnknownWorkflow,
     /// the workflow has `check` errors, so runs are refused.
     YamlSchemaViolation,
-    /// params are not an object, miss or add a key, or break a param's schema.
+    /// params are not an object, miss or add a key, or break a param's schema;
+    /// or a tool was given an argument it does not take.
     InvalidParams,
     /// a run or workflow id does not match the id pattern.
     InvalidId,
@@ -141,7 +142,7 @@ impl ErrorCode {
             ErrorCode::UnknownWorkflow => "No workflow by that id or path, or its file cannot be read.",
             ErrorCode::YamlSchemaViolation => "The workflow has `check` errors, so runs are refused.",
             ErrorCode::InvalidParams => {
-                "Params are not an object, miss or add a key, or break a param's schema."
+                "Params are not an object, miss or add a key, or break a param's schema; or a tool got an argument it does not take."
             }
             ErrorCode::InvalidId => "A run or workflow id does not match the id pattern.",
             ErrorCode::UnknownRun => "No state for this workflow and run id.",

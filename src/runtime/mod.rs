@@ -7,15 +7,18 @@ pub mod config;
 pub mod engine;
 mod error;
 pub mod eval;
+mod fork;
 pub mod payload;
 pub mod project;
 pub mod prompts;
 pub mod record;
 pub mod render;
 pub mod reply;
+pub mod reply_runs;
 pub mod run;
 mod run_errors;
 pub mod text;
+pub mod tool_schema;
 pub mod tools;
 pub mod workflow;
 

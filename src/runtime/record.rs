@@ -176,8 +176,14 @@ pub struct RunState {
     pub workflow: String,
     /// The run id.
     pub run_id: String,
-    /// sha256 of the workflow file the run started with.
+    /// sha256 of the workflow file the run started with: the version it is
+    /// pinned to (its bytes are an object of the state store).
     pub workflow_hash: String,
+    /// The named schemas the run is pinned to: name → sha256 of the
+    /// schema's bytes (objects of the state store). Empty in runs started
+    /// before pinning, which validate against `schemas/` as it is.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub schemas: std::collections::BTreeMap<String, String>,
     /// The run's params.
     pub params: Value,
     /// running, done or failed.
@@ -211,4 +217,18 @@ pub struct RunState {
     /// path rather than an id of `<root>/workflows/`: how a listing finds it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The run this one was forked from, if it was (see `runtime::fork`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkedFrom>,
+}
+
+/// Where a forked run came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ForkedFrom {
+    /// The source run's id.
+    pub run_id: String,
+    /// The source run's state version when it was forked.
+    pub version: u64,
+    /// The step the fork runs again from.
+    pub step: String,
 }

@@ -4,6 +4,7 @@
 //! from them (descriptions from the doc comments).
 
 use crate::runtime::record::{Checkpoint, Event, RunStatus, StepStatus, Truncation};
+pub use crate::runtime::reply_runs::{Deleted, Pruned, PrunedRun, Restored, RunEntry, RunList};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -431,90 +432,6 @@ pub enum Graph {
     },
 }
 
-/// think_state_list's answer.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
-pub struct RunList {
-    /// Each run: {workflow, run_id, status, version, updated_at}.
-    pub runs: Vec<RunEntry>,
-}
-
-/// One stored run.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
-pub struct RunEntry {
-    /// The workflow id.
-    pub workflow: String,
-    /// The run id.
-    pub run_id: String,
-    /// running, done, failed, or unreadable.
-    pub status: Option<String>,
-    /// The state version.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<u64>,
-    /// When it last changed (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub updated_at: Option<String>,
-    /// Why the status may be stale.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-    /// Why the run cannot be read: an error code.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// Why the run cannot be read: the details.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
-    /// An archived run: which copy (give it to state get / restore).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub archive_id: Option<String>,
-    /// An archived run: when it was archived (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub archived_at: Option<String>,
-}
-
-impl RunEntry {
-    pub(crate) fn new(key: &crate::state::RunKey, status: Option<String>) -> RunEntry {
-        RunEntry {
-            workflow: key.workflow.clone(),
-            run_id: key.run_id.clone(),
-            status,
-            version: None,
-            updated_at: None,
-            note: None,
-            error: None,
-            details: None,
-            archive_id: None,
-            archived_at: None,
-        }
-    }
-}
-
-/// think_state_delete's answer.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
-pub struct Deleted {
-    /// Always true: a missing run is UNKNOWN_RUN.
-    pub deleted: bool,
-    /// The workflow id.
-    pub workflow: String,
-    /// The run id.
-    pub run_id: String,
-    /// Where the run went: its archived copy (see think_state_list with
-    /// archived: true); absent when it was purged.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub archive_id: Option<String>,
-}
-
-/// think_state_restore's answer.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
-pub struct Restored {
-    /// Always true: a missing archived run is UNKNOWN_RUN.
-    pub restored: bool,
-    /// The workflow id.
-    pub workflow: String,
-    /// The run id, live again.
-    pub run_id: String,
-    /// The archived copy it came from (now out of the archive).
-    pub archive_id: String,
-}
-
 /// think_validate's answer: a response against a schema, or a workflow's diagnostics.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
@@ -555,6 +472,17 @@ pub struct FullState {
     pub run_id: String,
     /// sha256 of the workflow file the run started with.
     pub workflow_hash: String,
+    /// The named schemas the run is pinned to: name → sha256 (absent in runs
+    /// started before pinning).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub schemas: std::collections::BTreeMap<String, String>,
+    /// sha256 of the workflow file as it is now, or null when it is gone or
+    /// no longer compiles.
+    pub file_hash: Option<String>,
+    /// Whether the file on disk now differs from the version the run is
+    /// pinned to (the run keeps executing its pinned version either way;
+    /// see think_upgrade).
+    pub file_differs: bool,
     /// The run's params.
     pub params: Value,
     /// running, done or failed.
@@ -579,6 +507,9 @@ pub struct FullState {
     /// The workflow file, when the run was started from a path.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The run this one was forked from: {run_id, version, step}.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<crate::runtime::record::ForkedFrom>,
 }
 
 /// One step of a run, with its result.

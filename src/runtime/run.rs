@@ -50,6 +50,7 @@ impl Machine {
             workflow: cw.wf.id.clone(),
             run_id: run_id.to_owned(),
             workflow_hash: cw.hash.clone(),
+            schemas: Default::default(),
             params,
             status: RunStatus::Running,
             failure: None,
@@ -62,6 +63,7 @@ impl Machine {
             created_at: now.to_owned(),
             updated_at: now.to_owned(),
             source: None,
+            forked_from: None,
         };
         let roots: Vec<usize> =
             (0..cw.plan.steps.len()).filter(|&i| cw.plan.steps[i].deps.is_empty()).collect();
@@ -181,6 +183,9 @@ impl Machine {
             workflow: st.workflow.clone(),
             run_id: st.run_id.clone(),
             workflow_hash: st.workflow_hash.clone(),
+            schemas: st.schemas.clone(),
+            file_hash: None,
+            file_differs: false,
             params: st.params.clone(),
             status: st.status,
             failure: st.failure.clone(),
@@ -192,6 +197,7 @@ impl Machine {
             created_at: st.created_at.clone(),
             updated_at: st.updated_at.clone(),
             source: st.source.clone(),
+            forked_from: st.forked_from.clone(),
         }
     }
 

@@ -119,3 +119,49 @@ impl EngineError {
         )
     }
 }
+
+/// `WORKFLOW_CHANGED`: the workflow version (or schema) a run is pinned to
+/// is missing from the state store, or no longer has its bytes.
+#[derive(Clone, Debug, Serialize)]
+pub struct PinnedMissing {
+    /// The workflow id.
+    pub workflow: String,
+    /// The run id.
+    pub run_id: String,
+    /// What happened.
+    pub message: String,
+    /// How to go on.
+    pub help: String,
+    /// The object the run is pinned to.
+    pub run_hash: String,
+    /// The workflow file's hash now, when it can be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_hash: Option<String>,
+}
+
+impl EngineError {
+    /// `WORKFLOW_CHANGED` for run `key`, whose pinned object `hash` is
+    /// missing (`corrupt` is `None`) or damaged (why).
+    pub(crate) fn pinned_missing(
+        key: &RunKey,
+        hash: &str,
+        file_hash: Option<&str>,
+        corrupt: Option<String>,
+    ) -> EngineError {
+        let message = match corrupt {
+            None => format!("the version this run is pinned to ({hash}) is not in the state store"),
+            Some(why) => format!("the version this run is pinned to ({hash}) is damaged: {why}"),
+        };
+        error(
+            ErrorCode::WorkflowChanged,
+            PinnedMissing {
+                workflow: key.workflow.clone(),
+                run_id: key.run_id.clone(),
+                message,
+                help: "put the file with those bytes back (its hash must match), or start the run over: plan --replace (if_exists: \"replace\")".into(),
+                run_hash: hash.to_owned(),
+                file_hash: file_hash.map(str::to_owned),
+            },
+        )
+    }
+}

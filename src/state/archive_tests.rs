@@ -63,7 +63,12 @@ fn objects_are_stored_once_and_checked_on_read() {
         store.put_object(&hash, bytes).unwrap();
         store.put_object(&hash, bytes).unwrap();
         assert_eq!(store.get_object(&hash).unwrap().as_deref(), Some(&bytes[..]), "{}", b.name);
-        assert_eq!(store.objects().unwrap(), vec![hash.clone()], "{}", b.name);
+        let stored = store.objects().unwrap();
+        assert_eq!(stored.iter().map(|o| &o.hash).collect::<Vec<_>>(), [&hash], "{}", b.name);
+        let first = stored[0].stored_at;
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        store.put_object(&hash, bytes).unwrap();
+        assert!(store.objects().unwrap()[0].stored_at > first, "a store refreshes the time ({})", b.name);
         // Bytes that are not the hash's are refused, never stored.
         let wrong = crate::runtime::workflow::sha256_hex(b"other");
         assert!(matches!(store.put_object(&wrong, bytes), Err(StoreError::Corrupt { .. })), "{}", b.name);
@@ -76,7 +81,7 @@ fn objects_are_stored_once_and_checked_on_read() {
         }
         assert!(store.delete_object(&hash).unwrap(), "{}", b.name);
         assert!(!store.delete_object(&hash).unwrap(), "{}", b.name);
-        assert_eq!(store.objects().unwrap(), Vec::<String>::new(), "{}", b.name);
+        assert_eq!(store.objects().unwrap(), vec![], "{}", b.name);
     }
 }
 

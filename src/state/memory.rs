@@ -11,7 +11,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use serde_json::Value;
 
 use super::archive::{ArchiveStore, ArchivedRun, archive_id};
-use super::objects::{ObjectStore, check_hash, verify};
+use super::objects::{ObjectStore, StoredObject, check_hash, verify};
 use super::{Loaded, RunKey, RunLock, Stamp, StateStore, StoreError};
 
 #[derive(Default)]
@@ -20,7 +20,7 @@ struct Runs {
     /// Grows with every write to any run: the stamps.
     writes: u64,
     /// Content-addressed objects by hash.
-    objects: BTreeMap<String, Vec<u8>>,
+    objects: BTreeMap<String, (Vec<u8>, std::time::SystemTime)>,
     /// Archived runs by key and archive id: when, and the run as it was.
     archive: BTreeMap<(RunKey, String), (String, Loaded)>,
 }
@@ -85,17 +85,24 @@ impl ObjectStore for MemStore {
     fn put_object(&self, hash: &str, bytes: &[u8]) -> Result<(), StoreError> {
         check_hash(hash)?;
         verify(hash, bytes, format!("memory:{hash}"))?;
-        relock(&self.runs).objects.entry(hash.to_owned()).or_insert_with(|| bytes.to_vec());
+        // Stored again: the time is refreshed (see `StoredObject`).
+        let now = std::time::SystemTime::now();
+        relock(&self.runs).objects.entry(hash.to_owned()).or_insert_with(|| (bytes.to_vec(), now)).1 = now;
         Ok(())
     }
 
     fn get_object(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {
         check_hash(hash)?;
-        Ok(relock(&self.runs).objects.get(hash).cloned())
+        Ok(relock(&self.runs).objects.get(hash).map(|(bytes, _)| bytes.clone()))
     }
 
-    fn objects(&self) -> Result<Vec<String>, StoreError> {
-        Ok(relock(&self.runs).objects.keys().cloned().collect())
+    fn objects(&self) -> Result<Vec<StoredObject>, StoreError> {
+        let runs = relock(&self.runs);
+        Ok(runs
+            .objects
+            .iter()
+            .map(|(hash, (_, at))| StoredObject { hash: hash.clone(), stored_at: *at })
+            .collect())
     }
 
     fn delete_object(&self, hash: &str) -> Result<bool, StoreError> {
@@ -262,7 +269,10 @@ mod tests {
         assert!(store.put_object(&hash, b"abd").is_err(), "bytes that do not hash to the name");
         store.put_object(&hash, b"abc").unwrap();
         assert_eq!(store.get_object(&hash).unwrap().as_deref(), Some(&b"abc"[..]));
-        assert_eq!(store.objects().unwrap(), vec![hash.clone()]);
+        assert_eq!(
+            store.objects().unwrap().into_iter().map(|o| o.hash).collect::<Vec<_>>(),
+            vec![hash.clone()]
+        );
         assert!(store.delete_object(&hash).unwrap());
         assert!(store.get_object("nope").is_err());
     }

@@ -42,6 +42,7 @@ mod memory;
 mod objects;
 #[cfg(feature = "postgres")]
 pub mod pg;
+mod retention;
 #[cfg(test)]
 mod tests;
 
@@ -51,9 +52,10 @@ use std::path::PathBuf;
 pub use archive::{ArchiveStore, ArchivedRun, archive_id};
 pub use file::FileStore;
 pub use memory::MemStore;
-pub use objects::{ObjectStore, valid_object_hash};
+pub use objects::{ObjectStore, StoredObject, valid_object_hash};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
+pub use retention::{DEFAULT_PRUNE_STATUSES, Keep, PRUNE_STATUSES};
 
 /// The environment variable that overrides the `state.fsync` setting (read by the binary).
 pub const FSYNC_ENV: &str = "SAVANT_STATE_FSYNC";

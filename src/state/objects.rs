@@ -16,6 +16,17 @@ use std::path::PathBuf;
 use super::file::{file_names, remove, sync_dir};
 use super::{FileStore, StoreError};
 
+/// One stored object: its hash, and when it was last stored (a store of
+/// an object already there refreshes the time, so a collector that spares
+/// young objects never removes one a run is being pinned to).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredObject {
+    /// `sha256:<hex>`.
+    pub hash: String,
+    /// When it was last stored.
+    pub stored_at: std::time::SystemTime,
+}
+
 /// True for `sha256:` and 64 lowercase hex digits.
 pub fn valid_object_hash(hash: &str) -> bool {
     hash.strip_prefix("sha256:").is_some_and(|hex| {
@@ -42,16 +53,16 @@ pub(super) fn verify(hash: &str, bytes: &[u8], place: impl Into<PathBuf>) -> Res
 /// The object half of a [`super::StateStore`]: content-addressed bytes.
 pub trait ObjectStore {
     /// Stores `bytes` under `hash` (`sha256:<hex>` of them) unless an object
-    /// with that hash is there already (then nothing is written). Durable
-    /// before returning.
+    /// with that hash is there already (then only its stored time is
+    /// refreshed). Durable before returning.
     fn put_object(&self, hash: &str, bytes: &[u8]) -> Result<(), StoreError>;
 
     /// The bytes stored under `hash`, or `None`. Bytes that no longer hash
     /// to `hash` are `StoreError::Corrupt`.
     fn get_object(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError>;
 
-    /// Every stored object's hash.
-    fn objects(&self) -> Result<Vec<String>, StoreError>;
+    /// Every stored object, sorted by hash.
+    fn objects(&self) -> Result<Vec<StoredObject>, StoreError>;
 
     /// Removes an object; true if it existed.
     fn delete_object(&self, hash: &str) -> Result<bool, StoreError>;
@@ -73,7 +84,11 @@ impl ObjectStore for FileStore {
         let path = self.object_path(hash)?;
         verify(hash, bytes, &path)?;
         if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-            return Ok(());
+            // Already stored: refresh its time (see `StoredObject`).
+            let file = crate::fsx::open_nofollow(&path, OpenOptions::new().write(true));
+            return file
+                .and_then(|f| f.set_modified(std::time::SystemTime::now()))
+                .map_err(|e| StoreError::io(&path, e));
         }
         self.write_durably(&path, bytes)
     }
@@ -91,15 +106,19 @@ impl ObjectStore for FileStore {
         Ok(Some(bytes))
     }
 
-    fn objects(&self) -> Result<Vec<String>, StoreError> {
+    fn objects(&self) -> Result<Vec<StoredObject>, StoreError> {
+        let dir = self.objects_dir();
         let mut out = Vec::new();
-        for entry in file_names(&self.objects_dir())? {
-            let Some(name) = entry.to_str().map(|n| n.replacen('-', ":", 1)) else { continue };
-            if valid_object_hash(&name) {
-                out.push(name);
+        for entry in file_names(&dir)? {
+            let Some(hash) = entry.to_str().map(|n| n.replacen('-', ":", 1)) else { continue };
+            if !valid_object_hash(&hash) {
+                continue;
             }
+            let Ok(meta) = fs::symlink_metadata(dir.join(&entry)) else { continue };
+            let stored_at = meta.modified().map_err(|e| StoreError::io(dir.join(&entry), e))?;
+            out.push(StoredObject { hash, stored_at });
         }
-        out.sort();
+        out.sort_by(|a, b| a.hash.cmp(&b.hash));
         Ok(out)
     }
 

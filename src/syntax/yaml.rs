@@ -27,7 +27,7 @@ use crate::syntax::node::{Entry, Node, NodeKind, Scalar, ScalarStyle};
 #[path = "yaml_text.rs"]
 mod text;
 use text::{
-    CharOffsets, alias_name, find_block_header, first_bad_escape, shorten, skip_properties,
+    CharOffsets, alias_name, find_block_header, first_bad_escape, indentation_tab, shorten, skip_properties,
     under_indented_line,
 };
 
@@ -512,6 +512,18 @@ impl<'a> Builder<'a> {
             )
             .with_label(self.char_span(at), "the string starts here")
             .with_help(help);
+            self.diagnostics.push(d);
+            return Stop { keep_root: false };
+        } else if info.contains("tab")
+            && let Some(tab) = indentation_tab(self.text, at)
+        {
+            // saphyr points near the end of the line before; the fault is the tab.
+            let d = Diagnostic::new(
+                Code::YamlSyntax,
+                Span::new(tab, tab + 1),
+                "invalid YAML: tabs are not allowed for indentation",
+            )
+            .with_help("indent with spaces (YAML forbids tabs in indentation)");
             self.diagnostics.push(d);
             return Stop { keep_root: false };
         } else if info.contains("recursion limit exceeded") {

@@ -173,3 +173,19 @@ pub(super) fn shorten(value: &str) -> String {
         None => value.to_owned(),
     }
 }
+
+/// The first tab in the indentation of a line at or after the line of
+/// `at` (up to a few lines on): where a "found a tab" scan error really is.
+pub(super) fn indentation_tab(text: &str, at: usize) -> Option<usize> {
+    let line_start = text[..at.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+    let mut offset = line_start;
+    for line in text[line_start..].split_inclusive('\n').take(4) {
+        let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+        let has_content = !line[indent..].trim().is_empty();
+        if has_content && let Some(i) = line[..indent].find('\t') {
+            return Some(offset + i);
+        }
+        offset += line.len();
+    }
+    None
+}

@@ -428,6 +428,13 @@ fn multiplexer_routes_and_stops() {
         let out = mux.call("gitlba.create_note", json!({})).await;
         assert_eq!(out.output["error"], "TOOL_NOT_FOUND");
         assert_eq!(out.output["details"]["help"], "did you mean `gitlab.create_note`?");
+        // The closest tools, each with the server that provides it; the
+        // tool's own part is enough to find it.
+        let out = mux.call("create_notes", json!({})).await;
+        assert_eq!(
+            out.output["details"]["closest"][0],
+            json!({"tool": "gitlab.create_note", "server": "gitlab"})
+        );
         // The server dies during the call: restarted, and the call retried once.
         let out = mux.call("gitlab.flaky", json!({})).await;
         assert!(out.ok, "{out:?}");

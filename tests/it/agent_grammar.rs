@@ -9,7 +9,8 @@
 //! `SAVANT_LLAMA_GRAMMAR_PY`, else the real-model venv
 //! (`target/real-model-venv`, made by `.ci/run` or `tests/real_model/run.sh`).
 //! Without them it is skipped with a note, unless `SAVANT_REQUIRE_GRAMMAR=1`
-//! or `CI` is set, where a skip is a failure.
+//! or `CI` is set, where a skip is a failure. `SAVANT_GRAMMAR_DUMP=DIR`
+//! keeps a copy of every schema sent.
 
 use crate::common::Root;
 use savant_think::agent::ToolInfo;
@@ -121,27 +122,31 @@ fn converters() -> Result<(PathBuf, PathBuf), String> {
     Ok((python, script))
 }
 
-fn required() -> bool {
-    let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
-    set("SAVANT_REQUIRE_GRAMMAR") || set("CI")
-}
-
 #[tokio::test]
 async fn llama_cpp_and_llguidance_convert_every_schema_we_send() {
     let (python, script) = match converters() {
         Ok(found) => found,
         Err(why) => {
-            assert!(!required(), "SAVANT_REQUIRE_GRAMMAR=1 or CI is set, but {why}");
-            eprintln!("note: llama_cpp_and_llguidance_convert_every_schema_we_send skipped: {why}");
-            return;
+            let test = "llama_cpp_and_llguidance_convert_every_schema_we_send";
+            let why = format!(
+                "{why}; run tests/real_model/run.sh once, or set SAVANT_GRAMMAR_PYTHON and SAVANT_LLAMA_GRAMMAR_PY"
+            );
+            return crate::support::skip::skip(test, &why, Some("SAVANT_REQUIRE_GRAMMAR"));
         }
     };
     let root = Root::new("grammar-py");
     let dir = root.path.join("schemas-sent");
     std::fs::create_dir_all(&dir).unwrap();
     let all = schemas(&root.path).await;
+    // SAVANT_GRAMMAR_DUMP=DIR keeps a copy of every schema sent, to feed other converters by hand.
+    let dump = std::env::var_os("SAVANT_GRAMMAR_DUMP").map(PathBuf::from);
     for (name, schema) in &all {
-        std::fs::write(dir.join(format!("{name}.json")), serde_json::to_vec_pretty(schema).unwrap()).unwrap();
+        let bytes = serde_json::to_vec_pretty(schema).unwrap();
+        std::fs::write(dir.join(format!("{name}.json")), &bytes).unwrap();
+        if let Some(d) = &dump {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join(format!("{name}.json")), &bytes).unwrap();
+        }
     }
     let checker = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/grammar/check_schemas.py");
     let out = Command::new(&python).arg(&checker).arg(&script).arg(&dir).output().unwrap();
@@ -155,9 +160,12 @@ async fn llama_cpp_and_llguidance_convert_every_schema_we_send() {
 /// Python check, so the check above can fail.
 #[tokio::test]
 async fn the_converters_reject_the_raw_hostile_schemas() {
-    let Ok((python, script)) = converters() else {
-        eprintln!("note: the_converters_reject_the_raw_hostile_schemas skipped (see the test above)");
-        return;
+    let (python, script) = match converters() {
+        Ok(found) => found,
+        Err(why) => {
+            let test = "the_converters_reject_the_raw_hostile_schemas";
+            return crate::support::skip::skip(test, &why, Some("SAVANT_REQUIRE_GRAMMAR"));
+        }
     };
     let root = Root::new("grammar-raw");
     let dir = root.path.join("raw");

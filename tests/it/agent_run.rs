@@ -386,14 +386,49 @@ async fn the_same_action_three_times_in_a_row_stops_the_run() {
     )
     .await;
     let (result, tools) = run_ollama(&fake, &root, &options(&root)).await;
-    assert_eq!((result.status, result.stop_reason, result.steps), (RunStatus::Ok, "stuck", 3));
+    assert_eq!((result.status, result.stop_reason, result.steps), (RunStatus::Error, "stuck", 3));
     assert!(result.final_text.contains("repeated the same action 3 times"), "{}", result.final_text);
+    assert_eq!(result.error.as_ref().unwrap()["error"], "STUCK");
+    assert_eq!(result.error.as_ref().unwrap()["details"]["repeats"], 3);
     assert_eq!(tools.calls().len(), 2, "the third repeat is not carried out");
     let trace = trace(&root);
     let steps = events(&trace, "reasoning_step");
     assert_eq!(steps.len(), 3);
-    assert_eq!(steps[2]["action"], "finish");
+    assert_eq!(steps[2]["action"], "error");
     assert!(steps[2]["metadata"]["stuck"].is_object());
+    // Each repeat was asked again once with a narrowed schema (finish or error only), which this
+    // model ignored; the trace has every raw answer.
+    assert_eq!(steps[1]["metadata"]["narrowed"]["outcome"], "ignored");
+    let answers = steps[1]["metadata"]["answers"].as_array().unwrap();
+    assert_eq!(
+        answers.iter().map(|a| a["purpose"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["action", "narrowed"]
+    );
+    assert!(answers[0]["raw"].as_str().unwrap().contains("\"echo\""));
+    assert_eq!(answers[0]["response_format"], "format");
+    let narrowed = &fake.seen()[2].body["format"];
+    let kinds: Vec<&Value> =
+        narrowed["anyOf"].as_array().unwrap().iter().map(|b| &b["properties"]["action"]["const"]).collect();
+    assert_eq!(kinds, [&json!("finish"), &json!("error")]);
+}
+
+#[tokio::test]
+async fn a_repeated_call_is_asked_again_and_the_narrowed_answer_finishes_in_prose_or_json() {
+    for (name, narrowed) in [
+        ("repeat-json", finish("The echo said same.")),
+        ("repeat-prose", ollama_answer("The echo said same.", "stop")),
+    ] {
+        let tmp = Root::new(name);
+        let root = tmp.path.clone();
+        let script = vec![tool("echo", json!({"same": true})), tool("echo", json!({"same": true})), narrowed];
+        let fake = FakeModel::start(Flavor::Ollama, script).await;
+        let (result, tools) = run_ollama(&fake, &root, &options(&root)).await;
+        assert_eq!((result.status, result.stop_reason, result.steps), (RunStatus::Ok, "finish", 2), "{name}");
+        assert_eq!(result.final_text, "The echo said same.", "{name}");
+        assert_eq!(tools.calls().len(), 1, "{name}: the repeat is not carried out");
+        let steps = events(&trace(&root), "reasoning_step").into_iter().cloned().collect::<Vec<_>>();
+        assert_eq!(steps[1]["metadata"]["narrowed"]["outcome"], "finish", "{name}");
+    }
 }
 
 #[tokio::test]
@@ -627,16 +662,21 @@ async fn ollama_gets_num_predict_and_a_cut_off_answer_is_corrected() {
     assert_eq!(steps[0]["metadata"]["cut_off"], true);
 }
 
+/// llama-cpp-python's answer to `response_format: json_schema`: HTTP 500.
+fn refuses_json_schema() -> Answer {
+    Answer::Status(
+        500,
+        r#"{"error":{"message":"response_format: Input should be 'text' or 'json_object'"}}"#.into(),
+    )
+}
+
 #[tokio::test]
 async fn a_server_that_refuses_json_schema_gets_json_object_then_plain_remembered_for_the_run() {
     let tmp = Root::new("negotiate");
     let root = tmp.path.clone();
     // Refuses json_schema (HTTP 500, as llama-cpp-python) and json_object (HTTP 400), answers plain.
     let responder: Responder = Box::new(|i, body| match body["response_format"]["type"].as_str() {
-        Some("json_schema") => Answer::Status(
-            500,
-            r#"{"error":{"message":"response_format: Input should be 'text' or 'json_object'"}}"#.into(),
-        ),
+        Some("json_schema") => refuses_json_schema(),
         Some(_) => Answer::Status(400, r#"{"error":"unsupported response_format json_object"}"#.into()),
         None if i < 3 => tool("echo", json!({"n": i})),
         None => finish("negotiated"),
@@ -657,6 +697,43 @@ async fn a_server_that_refuses_json_schema_gets_json_object_then_plain_remembere
     assert!(log.contains("refused response_format json_schema"), "{log}");
     let steps = events(&trace(&root), "reasoning_step").into_iter().cloned().collect::<Vec<_>>();
     assert_eq!(steps[0]["metadata"]["structured_output"], "plain");
+    // `plain` is not remembered across runs: the next run negotiates again.
+    assert!(savant_think::agent::run::dialects::load(&root).is_empty());
+}
+
+#[tokio::test]
+async fn the_negotiated_dialect_is_remembered_for_the_next_run_and_reported() {
+    let tmp = Root::new("dialect-cache");
+    let root = tmp.path.clone();
+    let responder: Responder = Box::new(|_, body| match body["response_format"]["type"].as_str() {
+        Some("json_schema") => refuses_json_schema(),
+        _ => finish("done"),
+    });
+    let fake = FakeModel::start_responder(Flavor::OpenAi, responder, None).await;
+    for _ in 0..2 {
+        let backend = OpenAi::new(OpenAiConfig { base_url: fake.url(), ..OpenAiConfig::default() }).unwrap();
+        let result =
+            run("Go.", &options(&root), &backend, &FakeTools::new(root.clone()), &CancellationToken::new())
+                .await;
+        assert_eq!(result.status, RunStatus::Ok, "{result:?}");
+        let session: Value =
+            serde_json::from_str(&std::fs::read_to_string(root.join(".savant/session.json")).unwrap())
+                .unwrap();
+        assert_eq!(session["structured_output"], "json_object");
+    }
+    let formats: Vec<Value> = fake.seen().iter().map(|s| s.body["response_format"]["type"].clone()).collect();
+    // The second run starts where the first ended: no refused request.
+    assert_eq!(formats, [json!("json_schema"), json!("json_object"), json!("json_object")]);
+    let cache = savant_think::agent::run::dialects::load(&root);
+    assert_eq!(cache.values().collect::<Vec<_>>(), ["json_object"]);
+    assert!(cache.keys().next().unwrap().starts_with("openai http://127.0.0.1:"), "{cache:?}");
+    let log = std::fs::read_to_string(root.join("logs/agent_runtime.log")).unwrap();
+    assert!(log.contains("structured output: json_object, remembered from an earlier run"), "{log}");
+    let finished = events(&trace(&root), "run_finished").into_iter().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        finished.iter().map(|e| e["structured_output"].clone()).collect::<Vec<_>>(),
+        ["json_object", "json_object"]
+    );
 }
 
 #[tokio::test]

@@ -56,13 +56,18 @@ async fn run_calls_a_real_engine_tool_and_finishes() {
     let url = fake.url();
     let r = run_blocking(agent(
         &root,
-        &["run", "How many workflows are there?", "--json"],
+        &["run", "How many workflows are there?", "--json", "--verbose"],
         &[("OLLAMA_HOST", &url)],
     ))
     .await;
     assert_exit(&r, 0);
+    // --verbose: the runtime log on stderr, with the structured-output dialect and each answer.
+    assert!(r.stderr.contains("structured output: trying format first"), "{}", r.stderr);
+    assert!(r.stderr.contains("step 1: action answer via format"), "{}", r.stderr);
     let out = r.json();
     assert_eq!(out["status"], "ok");
+    // --json's trace: each step's raw answers.
+    assert!(out["trace"][1]["answers"][0]["raw"].as_str().unwrap().contains("There is one workflow."));
     assert_eq!(out["final"], "There is one workflow.");
     assert_eq!(out["steps"], 2);
     assert!(out["run_id"].as_str().unwrap().starts_with("r-"));

@@ -16,7 +16,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 const STRACE: &str = "/usr/bin/strace";
-const SYSCALLS: [&str; 7] = ["rename", "renameat", "renameat2", "ftruncate", "fsync", "fdatasync", "write"];
+const SYSCALLS: [&str; 9] =
+    ["rename", "renameat", "renameat2", "ftruncate", "fsync", "fdatasync", "write", "unlink", "unlinkat"];
 
 /// A temporary project root with a `foreach` workflow `crashy`; every
 /// command in it fsyncs.
@@ -34,7 +35,16 @@ fn copy(template: &Root, name: &str) -> Root {
 /// The run's state, reduced to what a user relies on (null when there is
 /// no live run).
 fn run_of(root: &Root) -> Value {
-    let args = ["state", "get", "crashy", "--run-id", "r"];
+    run_named(root, "r")
+}
+
+/// Run `r` and its fork `f`.
+fn run_and_fork(root: &Root) -> Value {
+    json!([run_named(root, "r"), run_named(root, "f")])
+}
+
+fn run_named(root: &Root, run_id: &str) -> Value {
+    let args = ["state", "get", "crashy", "--run-id", run_id];
     let out = root.command(&args).output().unwrap();
     let s = reply(&out, &args);
     if s["error"] == "UNKNOWN_RUN" {
@@ -138,6 +148,11 @@ fn count_calls(template: &Root, args: &[&str]) -> Vec<(&'static str, usize)> {
 /// Kills `args` at every call of every syscall it makes and checks what is
 /// left: the run `before` or the run `after` (as `run_of` shows them).
 fn kill_everywhere(name: &str, template: &Root, args: &[&str]) -> usize {
+    kill_everywhere_seen(name, template, args, run_of)
+}
+
+/// [`kill_everywhere`], with what is compared before and after made by `run_of`.
+fn kill_everywhere_seen(name: &str, template: &Root, args: &[&str], run_of: fn(&Root) -> Value) -> usize {
     let before = run_of(template);
     let mut archived = archives_of(template);
     let after = {
@@ -149,7 +164,7 @@ fn kill_everywhere(name: &str, template: &Root, args: &[&str]) -> usize {
     assert_ne!(before, after, "{name}: the command must change the run");
     let calls = count_calls(template, args);
     assert!(
-        calls.iter().any(|&(sc, _)| sc.starts_with("rename")) || name == "next",
+        calls.iter().any(|&(sc, _)| sc.starts_with("rename")) || name == "next" || name == "prune",
         "{name}: no rename seen: {calls:?}"
     );
     assert!(calls.iter().any(|&(sc, _)| sc == "fdatasync" || sc == "fsync"), "{name}: no fsync: {calls:?}");
@@ -226,6 +241,13 @@ fn a_kill_at_any_state_write_keeps_the_old_run_or_the_new_one() {
     let deleted = copy(&template, "deleted");
     deleted.ok(&["state", "delete", "crashy", "--run-id", "r"]);
     kill_everywhere("restore", &deleted, &["state", "restore", "crashy", "--run-id", "r"]);
+
+    // `state prune` of the (unfinished, so named) run.
+    kill_everywhere("prune", &template, &["state", "prune", "--status", "running"]);
+
+    // `fork` writes a new run and leaves the source as it was.
+    let fork = ["fork", "crashy", "--run-id", "r", "--from", "each", "--new-run-id", "f"];
+    kill_everywhere_seen("fork", &template, &fork, run_and_fork);
 
     // A `next` that compacts: the journal holds 32 events, the 33rd folds
     // them into the snapshot.

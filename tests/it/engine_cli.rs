@@ -383,40 +383,57 @@ fn reset_to_a_checkpoint_needs_force_when_it_discards_results() {
     assert_eq!(r["state"]["version"], 7);
 }
 
-// ------------------------------------------------------------ WORKFLOW_CHANGED
+// ------------------------------------------------------------ pinned versions
 
 #[test]
-fn editing_the_workflow_mid_run_gives_workflow_changed() {
+fn a_run_keeps_its_pinned_version_when_the_file_is_edited_or_deleted() {
     let root = Cli::new("changed");
     root.ok(&["plan", "review_v1", "--run-id", "r", "--params", PARAMS]);
     root.ok(&["next", "review_v1", "--run-id", "r", "--step", "fetch_mr", "--result", &mr().to_string()]);
+    let pinned = root.ok(&["state", "get", "review_v1", "--run-id", "r"]);
+    assert_eq!((&pinned["file_differs"], &pinned["file_hash"]), (&json!(false), &pinned["workflow_hash"]));
+    // An edit (a changed rationale, a comment) blocks nothing: the run goes on with its version.
     root.write("workflows/review_v1.yaml", format!("{}\n# edited\n", review_yaml()));
-
     let args = ["next", "review_v1", "--run-id", "r", "--step", "lint", "--result", r#"{"ok": true}"#];
-    let e = root.err(&args, "WORKFLOW_CHANGED");
-    assert_eq!(e["details"]["run_id"], "r");
-    assert_ne!(e["details"]["run_hash"], e["details"]["file_hash"]);
-    assert!(e["details"]["help"].as_str().unwrap().contains("--replace"), "{e}");
-    root.err(&["plan", "review_v1", "--run-id", "r", "--no-fresh"], "WORKFLOW_CHANGED");
-    root.err(&["state", "get", "review_v1", "--run-id", "r"], "WORKFLOW_CHANGED");
-    root.err(&["explain", "review_v1", "--run-id", "r"], "WORKFLOW_CHANGED");
-
-    // Putting the old file back lets the run go on…
-    root.write("workflows/review_v1.yaml", review_yaml());
     let r = root.ok(&args);
     assert_eq!(r["state"]["version"], 2);
-    // …and after another edit, plan --replace with the same run id restarts it.
-    root.write("workflows/review_v1.yaml", format!("# edited\n{}", review_yaml()));
-    root.err(&args, "WORKFLOW_CHANGED");
-    let r = root.ok(&["plan", "review_v1", "--run-id", "r", "--replace", "--params", PARAMS]);
-    assert_eq!(r["state"]["version"], 0);
-    assert_eq!(r["ready"], json!(["fetch_mr"]));
-    // The state can always be deleted, whatever the file says.
+    let s = root.ok(&["state", "get", "review_v1", "--run-id", "r"]);
+    assert_eq!(s["workflow_hash"], pinned["workflow_hash"]);
+    assert_eq!(s["file_differs"], true, "{s}");
+    assert_ne!(s["file_hash"], s["workflow_hash"]);
+    root.ok(&["explain", "review_v1", "--run-id", "r"]);
+    // A new run takes the file as it is now.
+    let fresh = root.ok(&["plan", "review_v1", "--run-id", "n", "--params", PARAMS]);
+    let n = root.ok(&["state", "get", "review_v1", "--run-id", "n"]);
+    assert_eq!((&n["workflow_hash"], &n["file_differs"]), (&s["file_hash"], &json!(false)), "{fresh}");
+    // Deleted: still runs, and says the file is gone.
+    std::fs::remove_file(root.join("workflows/review_v1.yaml")).unwrap();
+    let s = root.ok(&["state", "get", "review_v1", "--run-id", "r"]);
+    assert_eq!((&s["file_hash"], &s["file_differs"]), (&Value::Null, &json!(true)), "{s}");
+    let r = root.ok(&["plan", "review_v1", "--run-id", "r", "--resume"]);
+    assert!(r["instruction"].is_object(), "{r}");
+    // A pinned object removed by hand: WORKFLOW_CHANGED naming the hash.
     root.write("workflows/review_v1.yaml", review_yaml());
-    root.err(&["state", "get", "review_v1", "--run-id", "r"], "WORKFLOW_CHANGED");
-    let r = root.ok(&["state", "delete", "review_v1", "--run-id", "r"]);
+    for entry in std::fs::read_dir(root.join(".savant/state/objects")).unwrap() {
+        std::fs::remove_file(entry.unwrap().path()).unwrap();
+    }
+    let e = root.err(&["state", "get", "review_v1", "--run-id", "n"], "WORKFLOW_CHANGED");
+    assert_eq!(e["details"]["run_hash"], n["workflow_hash"], "{e}");
+    assert!(e["details"]["message"].as_str().unwrap().contains("not in the state store"), "{e}");
+    assert!(e["details"]["help"].as_str().unwrap().contains("--replace"), "{e}");
+    // The run whose bytes are the file's again is pinned afresh and goes on.
+    root.ok(&["state", "get", "review_v1", "--run-id", "r"]);
+    // A damaged object is WORKFLOW_CHANGED too, never run.
+    let object =
+        format!(".savant/state/objects/{}", pinned["workflow_hash"].as_str().unwrap().replace(':', "-"));
+    root.write(&object, "id: review_v1\nsteps: []\n");
+    root.write("workflows/review_v1.yaml", format!("# other\n{}", review_yaml()));
+    let e = root.err(&["state", "get", "review_v1", "--run-id", "r"], "WORKFLOW_CHANGED");
+    assert!(e["details"]["message"].as_str().unwrap().contains("damaged"), "{e}");
+    // The state can always be deleted, whatever the file says.
+    let r = root.ok(&["state", "delete", "review_v1", "--run-id", "n", "--purge"]);
     assert_eq!(r["deleted"], true);
-    root.err(&["state", "get", "review_v1", "--run-id", "r"], "UNKNOWN_RUN");
+    root.err(&["state", "get", "review_v1", "--run-id", "n"], "UNKNOWN_RUN");
 }
 
 // ------------------------------------------------------------ prompt

@@ -9,6 +9,7 @@ mod agent_support;
 mod common;
 mod mcp_support;
 
+mod agent_generate;
 mod agent_grammar;
 mod agent_replay;
 mod agent_run;
@@ -28,9 +29,12 @@ mod engine_cli;
 mod engine_crash;
 mod engine_replay;
 mod environment;
+mod first_hour;
 mod format_schema;
 #[cfg(unix)]
 mod hostile_fs;
+mod http_protocol;
+mod init;
 mod layering;
 mod layering_scan;
 mod lsp;

@@ -27,6 +27,7 @@ pub const TOOLS: &[&str] = &[
     "think_state_get",
     "think_state_list",
     "think_state_restore",
+    "think_fork",
     "think_validate",
     "think_debug",
     "think",

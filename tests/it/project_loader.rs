@@ -156,14 +156,17 @@ fn a_running_engine_sees_schemas_added_and_changed() {
     let v = serde_json::to_value(engine.validate(&json!("Ticket"), &json!({})).unwrap()).unwrap();
     assert_eq!(v["valid"], true);
 
-    // Changed: the cached validator and compiled workflow are not reused.
+    // Changed: the cached validator and compiled workflow are not reused,
+    // for new runs; a run going on keeps the schema it is pinned to.
     root.write("schemas/Ticket.json", r#"{"type": "object", "required": ["key"]}"#);
     wait();
     let v = serde_json::to_value(engine.validate(&json!("Ticket"), &json!({})).unwrap()).unwrap();
     assert_eq!(v["valid"], false);
-    let e = crate::support::next_json(&engine, "t", "r1", "fetch", json!({})).unwrap_err();
+    engine.plan("t", json!({}), Some("r2"), true).unwrap();
+    let e = crate::support::next_json(&engine, "t", "r2", "fetch", json!({})).unwrap_err();
     assert_eq!(e["error"], "VALIDATION_FAILED", "{e}");
-    crate::support::next_json(&engine, "t", "r1", "fetch", json!({"key": "PROJ-1"})).unwrap();
+    crate::support::next_json(&engine, "t", "r2", "fetch", json!({"key": "PROJ-1"})).unwrap();
+    crate::support::next_json(&engine, "t", "r1", "fetch", json!({})).unwrap();
 
     // Removed: unknown again.
     std::fs::remove_file(root.join("schemas/Ticket.json")).unwrap();

@@ -288,3 +288,104 @@ fn engines_on_one_database_see_each_others_writes() {
         "UNKNOWN_RUN"
     );
 }
+
+/// A run is pinned in the database: a replica whose own copy of the
+/// workflow differs (a rolling deploy) runs the version the run started
+/// with, read back from `savant_objects`.
+#[test]
+fn a_replica_with_another_file_runs_the_pinned_version_from_the_database() {
+    use savant_think::runtime::{Engine, EngineConfig};
+    let Some(cluster) = cluster::shared() else { return };
+    let url = cluster.fresh_schema("it_pinned").unwrap();
+    let wf = |text: &str| {
+        format!(
+            "id: w\nsteps:\n  - id: a\n    call: prompt.say\n    input_template: {{ text: \"{text}\" }}\n  - id: b\n    call: prompt.say\n    deps: [a]\n    input_template: {{ text: \"{text} b\" }}\n"
+        )
+    };
+    let (old, new) = (
+        Root::with_workflows("pin-old", &[("w", &wf("old"))]),
+        Root::with_workflows("pin-new", &[("w", &wf("new"))]),
+    );
+    let engine = |root: &Root| {
+        let store = savant_think::state::PgStore::open(&url, true).unwrap();
+        Engine::with_store(root.path.clone(), EngineConfig::default(), Box::new(store))
+    };
+    let (a, b) = (engine(&old), engine(&new));
+    a.plan("w", Value::Null, Some("p"), savant_think::runtime::args::IfExists::Error).unwrap();
+    let out = j(crate::support::next_json(&b, "w", "p", "a", json!({})).unwrap());
+    assert_eq!(out["instruction"]["input"]["text"], "old b", "{out}");
+    let state = j(b.state_get("w", "p").unwrap());
+    assert_eq!(state["file_differs"], true, "{state}");
+    // A new run on the other replica takes its own file.
+    let fresh = j(b.plan("w", Value::Null, Some("q"), savant_think::runtime::args::IfExists::Error).unwrap());
+    assert_eq!(fresh["instruction"]["input"]["text"], "new");
+}
+
+/// Two replicas forking one run into one new id at once: one fork is
+/// made, the other is told `STATE_CONFLICT`; the source is unchanged.
+#[test]
+fn two_replicas_forking_one_run_at_once_one_wins() {
+    use savant_think::runtime::{Engine, EngineConfig};
+    let Some(cluster) = cluster::shared() else { return };
+    let url = cluster.fresh_schema("it_fork").unwrap();
+    let root = Root::with_workflows(
+        "fork-replicas",
+        &[(
+            "w",
+            "id: w\nsteps:\n  - id: a\n    call: prompt.say\n  - id: b\n    call: prompt.say\n    deps: [a]\n",
+        )],
+    );
+    let engine = || {
+        let store = savant_think::state::PgStore::open(&url, true).unwrap();
+        Engine::with_store(root.path.clone(), EngineConfig::default(), Box::new(store))
+    };
+    let (a, b) = (engine(), engine());
+    a.plan("w", Value::Null, Some("p"), savant_think::runtime::args::IfExists::Error).unwrap();
+    crate::support::next_json(&a, "w", "p", "a", json!({})).unwrap();
+    let source = j(a.state_get("w", "p").unwrap());
+    for round in 0..4 {
+        let id = format!("f{round}");
+        let fork = |e: &Engine| e.fork("w", "p", "b", Some(&id), None, None).map(j).map_err(|e| e.code);
+        let results: Vec<_> = std::thread::scope(|s| {
+            let (ha, hb) = (s.spawn(|| fork(&a)), s.spawn(|| fork(&b)));
+            vec![ha.join().unwrap(), hb.join().unwrap()]
+        });
+        let errors: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+        assert_eq!(errors.len(), 1, "{results:?}");
+        assert_eq!(*errors[0], "STATE_CONFLICT", "{results:?}");
+    }
+    assert_eq!(j(b.state_get("w", "p").unwrap()), source);
+}
+
+/// Retention on PostgreSQL: finished runs and archived copies go, and the
+/// versions no run is pinned to any more are collected from `savant_objects`.
+#[test]
+fn prune_on_postgres_removes_runs_and_unused_versions() {
+    use savant_think::runtime::{Engine, EngineConfig};
+    let Some(cluster) = cluster::shared() else { return };
+    let url = cluster.fresh_schema("it_prune").unwrap();
+    let text = |t: &str| {
+        format!("id: w\nsteps:\n  - id: a\n    call: prompt.say\n    input_template: {{ text: \"{t}\" }}\n")
+    };
+    let root = Root::with_workflows("prune-pg", &[("w", &text("one"))]);
+    let store = savant_think::state::PgStore::open(&url, true).unwrap();
+    let e = Engine::with_store(root.path.clone(), EngineConfig::default(), Box::new(store));
+    let error = savant_think::runtime::args::IfExists::Error;
+    e.plan("w", Value::Null, Some("old"), error).unwrap();
+    crate::support::next_json(&e, "w", "old", "a", json!({})).unwrap();
+    root.workflow("w", &text("two"));
+    e.plan("w", Value::Null, Some("new"), error).unwrap();
+    e.state_delete("w", "new", false).unwrap();
+    e.plan("w", Value::Null, Some("new"), error).unwrap();
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client.execute("UPDATE savant_objects SET created_at = now() - interval '1 hour'", &[]).unwrap();
+    let keep = savant_think::state::Keep::default();
+    let p = j(e.prune(&keep, false).unwrap());
+    let runs: Vec<&str> =
+        p["runs"].as_array().unwrap().iter().map(|r| r["run_id"].as_str().unwrap()).collect();
+    assert_eq!(runs, ["new", "old"], "the archived copy and the done run: {p}");
+    assert_eq!(p["objects"].as_array().unwrap().len(), 1, "version one is no run's now: {p}");
+    let n: i64 = client.query_one("SELECT count(*) FROM savant_objects", &[]).unwrap().get(0);
+    assert_eq!(n, 1);
+    crate::support::next_json(&e, "w", "new", "a", json!({})).unwrap();
+}

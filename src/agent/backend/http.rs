@@ -3,6 +3,7 @@
 //! that say which URL failed and whether a retry may help.
 
 use super::BackendError;
+use crate::agent::error::ErrorCode;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -33,7 +34,7 @@ pub fn with_scheme(host: &str) -> String {
     if host.contains("://") { host.to_owned() } else { format!("http://{host}") }
 }
 
-fn error(code: &'static str, url: &str, message: String, transient: bool) -> BackendError {
+fn error(code: ErrorCode, url: &str, message: String, transient: bool) -> BackendError {
     BackendError {
         code,
         url: url.to_owned(),
@@ -69,13 +70,19 @@ pub async fn post_json(
     let text = response.text().await.map_err(|e| send_error(url, &e))?;
     if !status.is_success() {
         let transient = status.is_server_error() || status.as_u16() == 429;
-        let mut e = error("BACKEND_HTTP_ERROR", url, format!("HTTP {status}: {}", snippet(&text)), transient);
+        let mut e =
+            error(ErrorCode::BackendHttpError, url, format!("HTTP {status}: {}", snippet(&text)), transient);
         e.status = Some(status.as_u16());
         e.retry_after = retry_after.filter(|_| transient);
         return Err(e);
     }
     serde_json::from_str(&text).map_err(|e| {
-        error("BACKEND_BAD_RESPONSE", url, format!("the answer is not JSON ({e}): {}", snippet(&text)), false)
+        error(
+            ErrorCode::BackendBadResponse,
+            url,
+            format!("the answer is not JSON ({e}): {}", snippet(&text)),
+            false,
+        )
     })
 }
 
@@ -95,11 +102,11 @@ pub async fn fetch_optional(client: &reqwest::Client, url: &str, body: Option<&V
 
 fn send_error(url: &str, e: &reqwest::Error) -> BackendError {
     if e.is_timeout() {
-        error("BACKEND_TIMEOUT", url, format!("no answer in time: {e}"), true)
+        error(ErrorCode::BackendTimeout, url, format!("no answer in time: {e}"), true)
     } else if e.is_connect() {
-        error("BACKEND_UNREACHABLE", url, format!("cannot connect: {}", root_cause(e)), true)
+        error(ErrorCode::BackendUnreachable, url, format!("cannot connect: {}", root_cause(e)), true)
     } else {
-        error("BACKEND_UNREACHABLE", url, format!("request failed: {}", root_cause(e)), true)
+        error(ErrorCode::BackendUnreachable, url, format!("request failed: {}", root_cause(e)), true)
     }
 }
 
@@ -125,7 +132,7 @@ pub fn snippet(text: &str) -> String {
 pub fn field_str<'a>(value: &'a Value, pointer: &str, url: &str) -> Result<&'a str, BackendError> {
     value.pointer(pointer).and_then(Value::as_str).ok_or_else(|| {
         error(
-            "BACKEND_BAD_RESPONSE",
+            ErrorCode::BackendBadResponse,
             url,
             format!("the answer has no string at `{pointer}`: {}", snippet(&value.to_string())),
             false,

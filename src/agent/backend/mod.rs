@@ -107,7 +107,7 @@ impl Reply {
 #[derive(Clone, Debug, PartialEq)]
 pub struct BackendError {
     /// `BACKEND_UNREACHABLE`, `BACKEND_TIMEOUT`, `BACKEND_HTTP_ERROR` or `BACKEND_BAD_RESPONSE`.
-    pub code: &'static str,
+    pub code: crate::agent::error::ErrorCode,
     pub url: String,
     /// The HTTP status, for `BACKEND_HTTP_ERROR`.
     pub status: Option<u16>,
@@ -157,6 +157,21 @@ pub trait Backend: Send + Sync {
     fn context_tokens(&self, _heavy: bool) -> impl Future<Output = Option<usize>> + Send {
         std::future::ready(None)
     }
+    /// Where the backend sends requests (its URL), naming it in the
+    /// dialect cache; default its name.
+    fn endpoint(&self) -> String {
+        self.name().to_owned()
+    }
+    /// The structured-output dialect in use (`json_schema`, `json_object`,
+    /// `plain`, Ollama's `format`), when the backend has one.
+    fn dialect(&self) -> Option<&'static str> {
+        None
+    }
+    /// Starts from `dialect` (one an earlier run negotiated) instead of
+    /// negotiating from the top; whether the backend took it.
+    fn start_with_dialect(&self, _dialect: &str) -> bool {
+        false
+    }
     /// One request, no retries (the loop retries through [`retry::complete`]).
     fn complete(&self, request: &ChatRequest) -> impl Future<Output = Result<Reply, BackendError>> + Send;
 }
@@ -198,6 +213,30 @@ impl Backend for AnyBackend {
             AnyBackend::Ollama(b) => b.context_tokens(heavy).await,
             AnyBackend::OpenAi(b) => b.context_tokens(heavy).await,
             AnyBackend::ReasoningApi(b) => b.context_tokens(heavy).await,
+        }
+    }
+
+    fn endpoint(&self) -> String {
+        match self {
+            AnyBackend::Ollama(b) => b.endpoint(),
+            AnyBackend::OpenAi(b) => b.endpoint(),
+            AnyBackend::ReasoningApi(b) => b.endpoint(),
+        }
+    }
+
+    fn dialect(&self) -> Option<&'static str> {
+        match self {
+            AnyBackend::Ollama(b) => b.dialect(),
+            AnyBackend::OpenAi(b) => b.dialect(),
+            AnyBackend::ReasoningApi(b) => b.dialect(),
+        }
+    }
+
+    fn start_with_dialect(&self, dialect: &str) -> bool {
+        match self {
+            AnyBackend::Ollama(b) => b.start_with_dialect(dialect),
+            AnyBackend::OpenAi(b) => b.start_with_dialect(dialect),
+            AnyBackend::ReasoningApi(b) => b.start_with_dialect(dialect),
         }
     }
 

@@ -5,6 +5,7 @@
 
 use super::http::{self, field_str};
 use super::{Backend, BackendError, ChatRequest, Reply};
+use crate::agent::error::ErrorCode;
 use serde_json::json;
 use std::time::Duration;
 
@@ -57,11 +58,11 @@ impl Ollama {
     /// `e` with what to check.
     fn explain(&self, e: BackendError, model: &str) -> BackendError {
         let hint = match (e.code, e.status) {
-            ("BACKEND_UNREACHABLE", _) => format!(
+            (ErrorCode::BackendUnreachable, _) => format!(
                 "is Ollama running? start it with `ollama serve`, or set OLLAMA_HOST (now {})",
                 self.config.host
             ),
-            ("BACKEND_TIMEOUT", _) => format!(
+            (ErrorCode::BackendTimeout, _) => format!(
                 "the model `{model}` may still be loading; try again, or pick a smaller one with --model"
             ),
             (_, Some(404)) => format!("is the model pulled? `ollama pull {model}`"),
@@ -76,6 +77,15 @@ impl Ollama {
 impl Backend for Ollama {
     fn name(&self) -> &str {
         "ollama"
+    }
+
+    fn endpoint(&self) -> String {
+        self.url.clone()
+    }
+
+    /// Ollama has one dialect: `format: <schema>`.
+    fn dialect(&self) -> Option<&'static str> {
+        Some("format")
     }
 
     fn model(&self, heavy: bool) -> String {

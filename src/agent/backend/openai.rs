@@ -15,6 +15,7 @@
 
 use super::http::{self, field_str};
 use super::{Backend, BackendError, ChatRequest, Reply};
+use crate::agent::error::ErrorCode;
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -128,7 +129,7 @@ impl OpenAi {
     /// `e` with what to check.
     fn explain(&self, e: BackendError) -> BackendError {
         let hint = match (e.code, e.status) {
-            ("BACKEND_UNREACHABLE", _) => {
+            (ErrorCode::BackendUnreachable, _) => {
                 "is the server running? check OPENAI_BASE_URL (a llama.cpp server, vLLM or LM Studio listens locally)"
                     .into()
             }
@@ -143,7 +144,7 @@ impl OpenAi {
                 self.config.model
             ),
             (_, Some(429)) => "rate limited: wait, or lower the request rate".into(),
-            ("BACKEND_TIMEOUT", _) => "the server did not answer in time; is the model loaded?".into(),
+            (ErrorCode::BackendTimeout, _) => "the server did not answer in time; is the model loaded?".into(),
             _ => "check the server's log".into(),
         };
         e.with_hint(hint)
@@ -160,6 +161,24 @@ impl Backend for OpenAi {
             (Some(large), true) => large.clone(),
             _ => self.config.model.clone(),
         }
+    }
+
+    fn endpoint(&self) -> String {
+        self.url.clone()
+    }
+
+    fn dialect(&self) -> Option<&'static str> {
+        Some(self.format().as_str())
+    }
+
+    /// Only the two structured dialects are taken: `plain` is negotiated
+    /// again each run (the server may have learnt better).
+    fn start_with_dialect(&self, dialect: &str) -> bool {
+        let Some(index) = FORMATS.iter().position(|f| f.as_str() == dialect && *f != Format::Plain) else {
+            return false;
+        };
+        self.format.fetch_max(index, Ordering::Relaxed);
+        true
     }
 
     /// llama.cpp's `GET /props`: `default_generation_settings.n_ctx` (or a

@@ -6,6 +6,7 @@
 
 use super::http;
 use super::{Backend, BackendError, ChatRequest, Reply};
+use crate::agent::error::ErrorCode;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
@@ -102,8 +103,12 @@ impl Backend for ReasoningApi {
             .await
             .map_err(|e| {
                 let hint = match (e.code, e.status) {
-                    ("BACKEND_UNREACHABLE", _) => "is the Reasoning API running? check REASONING_API_URL",
-                    ("BACKEND_TIMEOUT", _) => "raise REASONING_API_TIMEOUT_MS, or check the service's load",
+                    (ErrorCode::BackendUnreachable, _) => {
+                        "is the Reasoning API running? check REASONING_API_URL"
+                    }
+                    (ErrorCode::BackendTimeout, _) => {
+                        "raise REASONING_API_TIMEOUT_MS, or check the service's load"
+                    }
                     (_, Some(401 | 403)) => "check REASONING_API_TOKEN",
                     (_, Some(404)) => {
                         "check REASONING_API_URL: it must be the base that serves /agent_intent"

@@ -5,7 +5,9 @@
 //!    `prompt.say`, …) through the one dispatcher, `runtime::tools::call`;
 //! 2. a local built-in: `local_read` (`local.read`) or `local_exec`
 //!    (`local.exec`), see [`local`];
-//! 3. an external MCP server from `[servers.NAME]` in `savant-think.toml`:
+//! 3. `model.generate` (`model_generate`): the configured model, see
+//!    [`model`] (not listed: only workflows call it);
+//! 4. an external MCP server from `[servers.NAME]` in `savant-think.toml`:
 //!    `NAME.tool` or `NAME_tool`, see [`remote`].
 //!
 //! Anything else is `TOOL_NOT_FOUND` with a did-you-mean. Every failure is a
@@ -13,6 +15,7 @@
 //! panics or returns `Err`.
 
 pub mod local;
+pub mod model;
 pub mod remote;
 
 use crate::agent::{ToolInfo, ToolOutcome, Tools};
@@ -64,6 +67,8 @@ pub struct Multiplexer {
     engine: Arc<Engine>,
     local: local::Local,
     servers: Vec<Server>,
+    /// The model `model.generate` asks ([`Multiplexer::with_model`]).
+    model: Option<Arc<crate::agent::backend::AnyBackend>>,
 }
 
 /// Where a name goes.
@@ -71,6 +76,7 @@ enum Route<'a> {
     Engine(&'static str),
     LocalRead,
     LocalExec,
+    Model,
     Server(&'a Server, String),
 }
 
@@ -97,7 +103,18 @@ impl Multiplexer {
             .iter()
             .map(|(name, c)| Server::new(name, c.clone(), &root, options.env.clone()))
             .collect();
-        Multiplexer { local: local::Local::new(root, config.local, options.allow_exec), engine, servers }
+        Multiplexer {
+            local: local::Local::new(root, config.local, options.allow_exec),
+            engine,
+            servers,
+            model: None,
+        }
+    }
+
+    /// The multiplexer with a model for `model.generate` steps.
+    pub fn with_model(mut self, backend: Arc<crate::agent::backend::AnyBackend>) -> Multiplexer {
+        self.model = Some(backend);
+        self
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
@@ -129,6 +146,7 @@ impl Multiplexer {
         match name {
             LOCAL_READ | "local.read" => return Some(Route::LocalRead),
             LOCAL_EXEC | "local.exec" => return Some(Route::LocalExec),
+            n if model::NAMES.contains(&n) => return Some(Route::Model),
             _ => {}
         }
         if let Some((prefix, tool)) = name.split_once('.')
@@ -152,6 +170,7 @@ impl Multiplexer {
         let mut known: Vec<String> = crate::runtime::catalog::names().map(str::to_owned).collect();
         known.push(LOCAL_READ.into());
         known.push(LOCAL_EXEC.into());
+        known.push(model::NAMES[0].into());
         for s in &self.servers {
             known.extend(s.known_tools().into_iter().map(|t| format!("{}.{t}", s.name())));
         }
@@ -171,9 +190,11 @@ impl Multiplexer {
                 format!("external tools are called as NAME.tool; servers: {}", servers.join(", "))
             }
         });
+        let closest = closest_tools(name, &known);
         failure(
             "TOOL_NOT_FOUND",
-            json!({"tool": name, "message": format!("no tool `{name}`"), "help": help, "servers": servers}),
+            json!({"tool": name, "message": format!("no tool `{name}`"), "help": help, "servers": servers,
+                   "closest": closest}),
         )
     }
 
@@ -244,10 +265,35 @@ impl Tools for Multiplexer {
             Some(Route::Engine(tool)) => self.call_engine(tool, args).await,
             Some(Route::LocalRead) => self.local.read(&args).await,
             Some(Route::LocalExec) => self.local.exec(&args).await,
+            Some(Route::Model) => model::generate(self.model.as_deref(), &args).await,
             Some(Route::Server(s, tool)) => s.call(&tool, args).await,
         };
         ToolOutcome { ok, output, duration_ms: elapsed_ms(started) }
     }
+}
+
+/// Up to three known tools closest to `name` — by the whole name or by the
+/// tool's own part (`get_mr` finds `gitlab.get_mr`) — each with the server
+/// that provides it (`null` for the engine's and the local tools).
+fn closest_tools(name: &str, known: &[String]) -> Vec<Value> {
+    let mut scored: Vec<(usize, &String)> = known
+        .iter()
+        .map(|k| {
+            let tool = k.split_once('.').map_or(k.as_str(), |(_, t)| t);
+            let d = strsim::damerau_levenshtein(name, k).min(strsim::damerau_levenshtein(name, tool));
+            (d, k)
+        })
+        .filter(|(d, _)| *d <= (name.chars().count() / 3).max(2))
+        .collect();
+    scored.sort();
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, k)| {
+            let server = k.split_once('.').map(|(s, _)| s);
+            json!({"tool": k, "server": server})
+        })
+        .collect()
 }
 
 #[cfg(test)]

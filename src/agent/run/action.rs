@@ -136,13 +136,25 @@ fn branch(action: &str, tool_name: Value, args: Value, final_text: Value) -> Val
 /// request's token limit), so grammar converters never fall back to "no
 /// constraint" or blow up. The prompt keeps [`schema`], the general shape.
 pub fn step_schema(tools: &[crate::agent::ToolInfo]) -> Value {
+    schema_for(tools, true)
+}
+
+/// The schema of a narrowed re-ask (see docs/agent.md, "Repeats"): a call
+/// of one of `tools`, a finish or an error; no `reason`.
+pub fn narrowed_schema(tools: &[crate::agent::ToolInfo]) -> Value {
+    schema_for(tools, false)
+}
+
+fn schema_for(tools: &[crate::agent::ToolInfo], with_reason: bool) -> Value {
     let empty = json!({ "const": "" });
     let no_args = json!({ "type": "object", "properties": {}, "additionalProperties": false });
     let mut branches: Vec<Value> = tools
         .iter()
         .map(|t| branch("tool", json!({ "const": t.name }), t.input_schema.clone(), empty.clone()))
         .collect();
-    branches.push(branch("reason", empty.clone(), no_args.clone(), empty.clone()));
+    if with_reason {
+        branches.push(branch("reason", empty.clone(), no_args.clone(), empty.clone()));
+    }
     branches.push(branch(
         "finish",
         empty.clone(),
@@ -151,6 +163,31 @@ pub fn step_schema(tools: &[crate::agent::ToolInfo]) -> Value {
     ));
     branches.push(branch("error", empty, no_args, json!({ "type": "string" })));
     super::grammar::enforceable(&json!({ "title": "AgentAction", "anyOf": branches }))
+}
+
+/// What the loop tells a model that asked for the same tool call as at the
+/// step before, when it asks again with [`narrowed_schema`].
+pub fn repeat_note(tool: &str, last_ok: bool) -> String {
+    if last_ok {
+        format!(
+            "You called `{tool}` with these arguments at the last step, and its output is above (last_output). \
+             Calling it again gives the same output. Now finish: put the answer to the goal, taken from that \
+             output, in `final`."
+        )
+    } else {
+        format!(
+            "`{tool}` failed with these arguments at the last step (its error is above). Do not call it again \
+             the same way: call another tool, or finish, or give up with action error."
+        )
+    }
+}
+
+/// A prose answer (not JSON at all) as the final answer, where the request
+/// allowed only a final answer: its trimmed text, unless empty or JSON-like.
+pub fn prose_final(text: &str) -> Option<String> {
+    let t = text.trim();
+    let json_like = t.starts_with('{') || t.starts_with('[') || t.starts_with("```");
+    (!t.is_empty() && !json_like).then(|| t.to_owned())
 }
 
 /// `args` as an object: objects as given; `null` → `{}`; a string holding a

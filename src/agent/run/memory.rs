@@ -5,7 +5,7 @@
 //! summarising the oldest steps — deterministically, without a model call,
 //! so the memory never depends on a second model's whims.
 
-use super::prompt::estimate_tokens;
+use super::tokens::estimate_tokens;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
@@ -38,7 +38,42 @@ pub struct StepRecord {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub model: String,
     pub duration_ms: u64,
+    /// Every model answer of the step, raw (the first, a correction, a
+    /// narrowed re-ask), with how it was asked for: the run's trace of why
+    /// a step went the way it did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<ModelAnswer>,
 }
+
+/// One raw model answer and its request, as recorded in the trace.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelAnswer {
+    /// `action` (the step's question), `correction` (after a malformed
+    /// answer) or `narrowed` (asked again with a narrower schema).
+    pub purpose: String,
+    /// The answer's text, cut to [`ANSWER_CHARS`].
+    pub raw: String,
+    /// How the shape was asked for: `json_schema`, `json_object`, `plain`,
+    /// `format` (Ollama), or `none` when the backend does not say.
+    pub response_format: String,
+    /// `sha256:` of the schema sent, and its size in bytes.
+    pub schema_hash: String,
+    pub schema_bytes: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// The server stopped the answer at the token limit.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut_off: bool,
+    /// Wall-clock time of the request, retries included.
+    pub duration_ms: u64,
+}
+
+/// The most characters of a raw answer kept in the trace.
+pub const ANSWER_CHARS: usize = 4_000;
+/// The most characters of a raw answer kept in `.savant/session.json`.
+pub const ANSWER_MEMORY_CHARS: usize = 300;
 
 impl StepRecord {
     /// One line: `#3 tool think_plan {"workflow":"x"} → ok`.
@@ -64,6 +99,9 @@ impl StepRecord {
     pub fn for_memory(&self) -> StepRecord {
         let mut r = self.clone();
         r.output = cut_value(&self.output, OUTPUT_CHARS);
+        for a in &mut r.answers {
+            a.raw = cut(&a.raw, ANSWER_MEMORY_CHARS);
+        }
         r
     }
 }
@@ -100,6 +138,10 @@ pub struct Session {
     pub steps: Vec<StepRecord>,
     pub errors: Vec<String>,
     pub state: LoopState,
+    /// The structured-output dialect the backend used (`json_schema`,
+    /// `json_object`, `plain`, `format`), as negotiated or remembered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_output: Option<String>,
     #[serde(rename = "final", default, skip_serializing_if = "Option::is_none")]
     pub final_text: Option<String>,
 }

@@ -8,6 +8,7 @@
 
 pub mod action;
 pub mod detect;
+pub mod dialects;
 pub mod grammar;
 pub mod memory;
 pub mod policy;
@@ -15,6 +16,7 @@ pub mod prompt;
 mod runner;
 pub use runner::run;
 pub mod telemetry;
+pub mod tokens;
 pub mod workflow;
 
 use memory::StepRecord;
@@ -90,6 +92,8 @@ pub struct RunOptions {
     pub persona: String,
     /// A driver prompt for the model (an extra, trimmed before tool schemas).
     pub driver: Option<String>,
+    /// `--verbose`: the runtime log's lines also go to stderr.
+    pub verbose: bool,
 }
 
 impl RunOptions {
@@ -112,6 +116,7 @@ impl RunOptions {
             backoff: DEFAULT_BACKOFF,
             persona: PERSONA.into(),
             driver: None,
+            verbose: false,
         }
     }
 

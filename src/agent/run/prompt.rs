@@ -27,10 +27,7 @@ use serde_json::Value;
 /// The default prompt budget, in estimated tokens.
 pub const DEFAULT_BUDGET_TOKENS: usize = 8_000;
 
-/// The estimated token count of `text`: `ceil(chars / 4)`.
-pub fn estimate_tokens(text: &str) -> usize {
-    text.chars().count().div_ceil(4)
-}
+pub use super::tokens::estimate_tokens;
 
 /// What goes into one prompt.
 pub struct PromptParts<'a> {

@@ -1,13 +1,19 @@
-//! The step loop behind [`super::run`].
+//! The step loop behind [`super::run`]: one step asks for a decision
+//! ([`decide`]: the request, the parse, the correction round, validation),
+//! built by [`request`] (budget, prompt, schema), and carries it out.
+
+mod decide;
+mod request;
 
 use super::action::{self, Action, ActionKind};
-use super::memory::{Session, StepRecord, cut};
-use super::prompt::{self, Prompt, PromptParts, estimate_tokens};
+use super::memory::{ModelAnswer, Session, StepRecord, cut};
+use super::prompt::estimate_tokens;
 use super::telemetry::Telemetry;
 use super::{RunOptions, RunResult, RunStatus};
-use crate::agent::backend::retry::{self, Failure};
-use crate::agent::backend::{Backend, ChatRequest, Message, Reply};
+use crate::agent::backend::Backend;
+use crate::agent::error::ErrorCode;
 use crate::agent::{ToolInfo, ToolOutcome, Tools};
+
 use serde_json::{Value, json};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -27,7 +33,7 @@ impl End {
         End { status: RunStatus::Canceled, final_text: CANCELED.into(), stop_reason: "canceled", error: None }
     }
 
-    fn error(code: &str, message: String, details: Value) -> End {
+    fn error(code: ErrorCode, message: String, details: Value) -> End {
         let mut d = json!({"message": message});
         if let (Some(m), Value::Object(extra)) = (d.as_object_mut(), details) {
             m.extend(extra);
@@ -45,7 +51,7 @@ impl End {
 struct Decision {
     action: Action,
     /// The error code when the loop turned the answer into an `error` action.
-    error_code: Option<&'static str>,
+    error_code: Option<ErrorCode>,
     /// More about that error (`hint`, …) for the result's `details`.
     error_details: Value,
     /// A tool call refused before it was made (an unknown tool): this error
@@ -91,6 +97,8 @@ struct Runner<'a, B, T> {
     step: usize,
     /// The steps in a row that asked for an unknown tool.
     unknown_streak: usize,
+    /// The model answers of the step under way, for its record and event.
+    answers: Vec<ModelAnswer>,
     /// Each model's context size, as its server said (asked once per model).
     contexts: std::collections::HashMap<String, Option<usize>>,
 }
@@ -111,7 +119,7 @@ pub async fn run(
 ) -> RunResult {
     let run_id = options.run_id.clone().unwrap_or_else(crate::runtime::engine::new_run_id);
     let telemetry = match Telemetry::open(&options.root, &run_id) {
-        Ok(t) => t,
+        Ok(t) => t.echo(options.verbose),
         Err(message) => {
             return RunResult {
                 status: RunStatus::Error,
@@ -119,7 +127,7 @@ pub async fn run(
                 steps: 0,
                 run_id,
                 stop_reason: "error",
-                error: Some(json!({"error": "AGENT_IO", "details": {"message": message}})),
+                error: Some(json!({"error": ErrorCode::AgentIo, "details": {"message": message}})),
                 transcript: Vec::new(),
             };
         }
@@ -139,6 +147,7 @@ pub async fn run(
         model: None,
         step: 0,
         unknown_streak: 0,
+        answers: Vec::new(),
         contexts: std::collections::HashMap::new(),
     };
     r.telemetry.event(
@@ -154,6 +163,7 @@ pub async fn run(
         if options.dry_run { ", dry run" } else { "" },
         cut(goal, 200)
     ));
+    r.recall_dialect();
     let started = Instant::now();
     // The memory exists from the start: a reader never finds a stale one.
     let end = match r.save() {
@@ -164,6 +174,43 @@ pub async fn run(
 }
 
 impl<B: Backend, T: Tools> Runner<'_, B, T> {
+    /// Starts the backend from the dialect an earlier run negotiated with
+    /// the same endpoint (`.savant/dialects.json`), and says which it uses.
+    fn recall_dialect(&mut self) {
+        let Some(first) = self.backend.dialect() else { return };
+        let key = super::dialects::key(self.backend);
+        let remembered = super::dialects::load(&self.options.root).get(&key).cloned();
+        let dialect = match remembered {
+            Some(d) if self.backend.start_with_dialect(&d) => {
+                self.telemetry.log(&format!(
+                    "structured output: {d}, remembered from an earlier run with {}",
+                    self.backend.endpoint()
+                ));
+                d
+            }
+            _ => {
+                self.telemetry.log(&format!("structured output: trying {first} first"));
+                first.to_owned()
+            }
+        };
+        self.session.structured_output = Some(dialect);
+    }
+
+    /// Keeps the dialect the run ended with, for this run's record and the
+    /// next run's start.
+    fn keep_dialect(&mut self) {
+        let Some(dialect) = self.backend.dialect() else { return };
+        if self.session.structured_output.as_deref() != Some(dialect) {
+            self.telemetry.log(&format!("structured output: {dialect} for the rest of the run"));
+        }
+        self.session.structured_output = Some(dialect.to_owned());
+        let key = super::dialects::key(self.backend);
+        if let Err(e) = super::dialects::remember(&self.options.root, &key, dialect) {
+            self.telemetry
+                .log(&format!("cannot write {}: {e}", super::dialects::path(&self.options.root).display()));
+        }
+    }
+
     async fn drive(&mut self) -> End {
         if let Some(end) = self.forced().await {
             return end;
@@ -204,7 +251,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 };
                 if !output.tool_ok {
                     let message = format!("the forced tool `{}` failed: {}", forced.name, cut(&text, 500));
-                    return Some(End::error("TOOL_FAILED", message, json!({"tool": forced.name})));
+                    return Some(End::error(ErrorCode::ToolFailed, message, json!({"tool": forced.name})));
                 }
                 return Some(End {
                     status: RunStatus::Ok,
@@ -244,6 +291,13 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         };
         let decision = self.validate(decision, &tools, self.unknown_streak == 0).await;
         self.unknown_streak = if decision.refused.is_some() { self.unknown_streak + 1 } else { 0 };
+        let decision = match self.steer_repeat(decision, &tools, &request).await {
+            Ok(d) => d,
+            Err(end) => {
+                let model = self.backend.model(heavy);
+                return Some(self.failed_step(end, &model, built.tokens, started));
+            }
+        };
         let decision = self.check_stuck(decision);
         self.act(decision, started).await.end
     }
@@ -268,216 +322,24 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         heavy
     }
 
-    /// The prompt budget of a step and the context it needs (prompt, answer
-    /// and a correction round): `--budget-tokens`, lowered to fit the model's
-    /// context when `--context-tokens` or the server says it.
-    async fn budget(&mut self, heavy: bool) -> Budget {
-        let model = self.backend.model(heavy);
-        // Asked once per model (and logged then); the flag wins.
-        let first_time = !self.contexts.contains_key(&model);
-        if first_time {
-            let found = match self.options.context_tokens {
-                Some(n) => Some(n),
-                None => self.backend.context_tokens(heavy).await,
-            };
-            self.contexts.insert(model.clone(), found);
-        }
-        let from = if self.options.context_tokens.is_some() { "--context-tokens" } else { "the server" };
-        let context = self.contexts.get(&model).copied().flatten().map(|n| (n, from));
-        let reserve = self.options.answer_tokens + CORRECTION_RESERVE_TOKENS;
-        let mut prompt = self.options.budget_tokens;
-        if let Some((n, from)) = context {
-            // Tokens are estimated: keep a tenth of the context as a margin.
-            let fits = (n - n / 10).saturating_sub(reserve).max(MIN_PROMPT_TOKENS);
-            if fits < prompt {
-                prompt = fits;
-            }
-            if first_time {
-                self.telemetry.log(&format!(
-                    "step {}: model {model} has a context of {n} tokens ({from}): prompt budget {prompt}, \
-                     answer {}",
-                    self.step, self.options.answer_tokens
-                ));
-            }
-        }
-        Budget { prompt, num_ctx: u32::try_from(prompt + reserve).unwrap_or(u32::MAX) }
-    }
-
-    /// The step's prompt (logged) and the request that carries it.
-    fn request(&mut self, tools: &[ToolInfo], heavy: bool, budget: Budget) -> (ChatRequest, Prompt) {
-        let schema = action::schema();
-        let step_schema = action::step_schema(tools);
-        let policy = self.options.policy.note();
-        let built = prompt::build(&PromptParts {
-            persona: &self.options.persona,
-            goal: self.goal,
-            driver: self.options.driver.as_deref(),
-            policy: &policy,
-            tools,
-            memory: &self.session,
-            last_output: self.last_output.as_deref(),
-            schema: &schema,
-            step: self.step,
-            max_steps: self.options.max_steps,
-            budget_tokens: budget.prompt,
-        });
-        let trimmed = if built.trimmed.is_empty() {
-            String::new()
-        } else {
-            format!(", trimmed {}", built.trimmed.join(", "))
-        };
-        self.telemetry.log(&format!(
-            "step {}: prompt ~{} tokens, {} {}{trimmed}",
-            self.step,
-            built.tokens,
-            built.hash,
-            section_sizes(&built)
-        ));
-        let request = ChatRequest {
-            messages: vec![Message::system(built.system.clone()), Message::user(built.user.clone())],
-            schema: step_schema,
-            heavy,
-            max_tokens: u32::try_from(self.options.answer_tokens).unwrap_or(u32::MAX),
-            num_ctx: Some(budget.num_ctx),
-            context: json!({
-                "run_id": self.run_id, "goal": self.goal, "step": self.step, "max_steps": self.options.max_steps,
-                "policy": policy, "tools": tools,
-                "memory": {"summaries": self.session.summaries, "steps": self.session.steps},
-                "last_output": self.last_output, "prompt_hash": built.hash,
-            }),
-        };
-        (request, built)
-    }
-
-    /// Asks for the action and parses it, with exactly one correction round
-    /// when the answer is malformed; a second malformed answer becomes an
-    /// `INVALID_ACTION` error action. `Err` when the backend fails or the run
-    /// is canceled.
-    async fn decide(&mut self, request: &ChatRequest, built: &Prompt, heavy: bool) -> Result<Decision, End> {
-        let mut retries = 0;
-        let first = self.ask(request, &mut retries).await?;
-        let mut prompt_tokens = first.prompt_tokens.unwrap_or(built.tokens as u64);
-        let mut output_tokens = first.output_tokens.unwrap_or(estimate_tokens(&first.text) as u64);
-        let mut metadata = json!({
-            "prompt_hash": built.hash, "prompt_estimated_tokens": built.tokens,
-            "prompt_sections": section_sizes(built), "trimmed": built.trimmed, "heavy": heavy, "corrected": false,
-        });
-        if let Some(format) = first.structured {
-            metadata["structured_output"] = json!(format);
-        }
-        let max = self.options.answer_tokens;
-        let cut_note = |cut: bool, e: String| {
-            if cut { format!("the answer was cut off at the limit of {max} tokens ({e})") } else { e }
-        };
-        let (action, error_code, error_details) = match action::parse(&first.text) {
-            Ok(a) => (a, None, Value::Null),
-            Err(e) => {
-                let e = cut_note(first.cut_off, e);
-                self.telemetry
-                    .log(&format!("step {}: malformed answer ({e}); one correction round", self.step));
-                metadata["corrected"] = json!(true);
-                metadata["parse_error"] = json!(e);
-                if first.cut_off {
-                    metadata["cut_off"] = json!(true);
-                }
-                let correction = action::correction(&e);
-                // The bad answer is echoed only in part: the correction round must fit the context.
-                let echoed = action::echo(&first.text);
-                let again_tokens = built.tokens + estimate_tokens(&echoed) + estimate_tokens(&correction);
-                let mut again = request.clone();
-                again.messages.push(Message::assistant(echoed));
-                again.messages.push(Message::user(correction));
-                let second = self.ask(&again, &mut retries).await?;
-                prompt_tokens += second.prompt_tokens.unwrap_or(again_tokens as u64);
-                output_tokens += second.output_tokens.unwrap_or(estimate_tokens(&second.text) as u64);
-                match action::parse(&second.text) {
-                    Ok(a) => (a, None, Value::Null),
-                    Err(e2) if second.cut_off => {
-                        let e2 = cut_note(true, e2);
-                        metadata["parse_error_after_correction"] = json!(e2);
-                        let message = format!(
-                            "the model's answer was cut off at the limit of {max} tokens, even after one \
-                             correction: {e2}"
-                        );
-                        let hint = format!(
-                            "raise the limit with --answer-tokens (now {max}), or use a more capable --model; \
-                             a small model may fill args until it is cut off"
-                        );
-                        (
-                            Action::error(message),
-                            Some("ANSWER_CUT_OFF"),
-                            json!({"hint": hint, "answer_tokens": max}),
-                        )
-                    }
-                    Err(e2) => {
-                        metadata["parse_error_after_correction"] = json!(e2);
-                        let message = format!(
-                            "the model did not answer with a valid action, even after one correction: {e2}"
-                        );
-                        let hint = "use a more capable --model";
-                        (Action::error(message), Some("INVALID_ACTION"), json!({"hint": hint}))
-                    }
-                }
-            }
-        };
-        metadata["retries"] = json!(retries);
-        Ok(Decision {
-            action,
-            error_code,
-            error_details,
-            refused: None,
-            stuck: false,
-            model: first.model,
-            prompt_tokens,
-            output_tokens,
-            metadata,
-        })
-    }
-
-    /// Asks the backend, with retries; an `End` on cancel or failure.
-    async fn ask(&mut self, request: &ChatRequest, retries: &mut u32) -> Result<Reply, End> {
-        let (step, max) = (self.step, self.backend.retries());
-        let telemetry = &mut self.telemetry;
-        let result = retry::complete(self.backend, request, self.options.backoff, self.cancel, |note| {
-            *retries += 1;
-            telemetry.log(&format!(
-                "step {step}: backend error, retry {}/{max} in {} ms: {}",
-                note.attempt,
-                note.delay.as_millis(),
-                note.error
-            ));
-        })
-        .await;
-        match result {
-            Ok(reply) => {
-                for note in &reply.notes {
-                    self.telemetry.log(&format!("step {step}: {note}"));
-                }
-                Ok(reply)
-            }
-            Err(Failure::Canceled) => Err(End::canceled()),
-            Err(Failure::Backend(e)) => {
-                let message = format!("the {} backend failed: {e}", self.backend.name());
-                let mut end = End::error(e.code, message, Value::Null);
-                end.error = Some(e.to_json());
-                Err(end)
-            }
-        }
-    }
-
     /// A step whose model call failed or was canceled: recorded, then the end.
     fn failed_step(&mut self, end: End, model: &str, prompt_tokens: usize, started: Instant) -> End {
-        let (kind, meta) = if end.status == RunStatus::Canceled {
+        let (kind, mut meta) = if end.status == RunStatus::Canceled {
             (ActionKind::Finish, json!({"canceled": true, "decision_summary": CANCELED}))
         } else {
             (ActionKind::Error, json!({"error": end.error, "decision_summary": cut(&end.final_text, 200)}))
         };
+        let answers = std::mem::take(&mut self.answers);
+        if !answers.is_empty() {
+            meta["answers"] = json!(answers);
+        }
         let record = StepRecord {
             step: self.step,
             action: kind.as_str().into(),
             final_text: end.final_text.clone(),
             model: model.into(),
             duration_ms: started.elapsed().as_millis() as u64,
+            answers,
             ..StepRecord::default()
         };
         self.telemetry.event(
@@ -498,81 +360,6 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         self.failed_step(end, &model, 0, Instant::now())
     }
 
-    /// Resolves the tool name (`-`, `.` and `_` alike). An unknown or refused
-    /// tool is, with `second_chance`, the step's tool output (an error the
-    /// model reads next step); without it (a second one in a row, or a forced
-    /// tool), an `error` action with the reason that ends the run.
-    async fn validate(&self, mut d: Decision, offered: &[ToolInfo], second_chance: bool) -> Decision {
-        use crate::agent::normalize_tool_name as normal;
-        if d.action.action != ActionKind::Tool {
-            return d;
-        }
-        let wanted = d.action.tool_name.clone();
-        let same = |a: &str, b: &str| a == b || normal(a) == normal(b);
-        if let Some(t) = offered.iter().find(|t| same(&t.name, &wanted)) {
-            d.action.tool_name = t.name.clone();
-            return d;
-        }
-        let message = match self.options.policy.permits(&wanted) {
-            Err(reason) if self.tools.list().await.iter().any(|t| same(&t.name, &wanted)) => {
-                format!("the tool `{wanted}` may not be called: {reason}")
-            }
-            _ if offered.is_empty() => format!("unknown tool `{wanted}`: no tool is available"),
-            _ => {
-                let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
-                let help = crate::diagnostic::suggest(&wanted, names.iter().copied())
-                    .map(|h| format!("; {h}"))
-                    .unwrap_or_default();
-                let shown: Vec<&str> = names.iter().take(20).copied().collect();
-                let more =
-                    if names.len() > 20 { format!(" and {} more", names.len() - 20) } else { String::new() };
-                format!("unknown tool `{wanted}`{help} (the tools are {}{more})", shown.join(", "))
-            }
-        };
-        d.metadata["requested_tool"] = json!(wanted);
-        if second_chance {
-            d.metadata["unknown_tool"] = json!(true);
-            d.refused = Some(json!({"error": "UNKNOWN_TOOL", "details": {"tool": wanted, "message": message,
-                "hint": "call one of the tools listed, by its exact name"}}));
-            return d;
-        }
-        let message = if self.unknown_streak > 0 {
-            format!("{message}; the second unknown tool in a row")
-        } else {
-            message
-        };
-        d.action = Action { tool_name: wanted, ..Action::error(message) };
-        d.error_code = Some("UNKNOWN_TOOL");
-        d
-    }
-
-    /// The same action `stuck_repeats` times in a row ends the run.
-    fn check_stuck(&mut self, mut d: Decision) -> Decision {
-        let n = self.options.stuck_repeats;
-        if n == 0 || !matches!(d.action.action, ActionKind::Tool | ActionKind::Reason) {
-            self.fingerprints.clear();
-            return d;
-        }
-        let fp = d.action.fingerprint();
-        if self.fingerprints.last() != Some(&fp) {
-            self.fingerprints.clear();
-        }
-        self.fingerprints.push(fp);
-        if self.fingerprints.len() >= n {
-            let what = match d.action.action {
-                ActionKind::Tool => format!("tool `{}` with args {}", d.action.tool_name, d.action.args),
-                _ => format!("reasoning \"{}\"", cut(&d.action.reasoning, 80)),
-            };
-            let text = format!(
-                "Stopped: the model repeated the same action {n} times in a row ({what}); it is stuck."
-            );
-            d.metadata["stuck"] = json!({"repeats": n, "repeated": d.action.fingerprint()});
-            d.action = Action::finish(text, d.action.reasoning.clone());
-            d.stuck = true;
-        }
-        d
-    }
-
     /// Emits the step's `reasoning_step` event, carries the action out,
     /// remembers the step, and says whether the run ends here.
     async fn act(&mut self, d: Decision, started: Instant) -> Acted {
@@ -588,6 +375,10 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         if !a.reasoning.is_empty() {
             metadata["reasoning"] = json!(cut(&a.reasoning, 500));
         }
+        let answers = std::mem::take(&mut self.answers);
+        if !answers.is_empty() {
+            metadata["answers"] = json!(answers);
+        }
         self.telemetry.event(
             "reasoning_step",
             json!({"step": self.step, "model": d.model, "prompt_tokens": d.prompt_tokens,
@@ -600,6 +391,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             tool_name: a.tool_name.clone(),
             reasoning: a.reasoning.clone(),
             model: d.model.clone(),
+            answers,
             ..StepRecord::default()
         };
         let mut acted = Acted { end: None, tool_output: None, tool_ok: false };
@@ -640,7 +432,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 acted.end = Some(End {
                     status: RunStatus::Ok,
                     final_text: a.final_text.clone(),
-                    stop_reason: if d.stuck { "stuck" } else { "finish" },
+                    stop_reason: "finish",
                     error: None,
                 });
             }
@@ -651,12 +443,16 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                     .cloned()
                     .unwrap_or_else(|| "the model gave up (action error) without saying why".into());
                 record.final_text = message.clone();
-                let code = d.error_code.unwrap_or("MODEL_GAVE_UP");
+                let code = d.error_code.unwrap_or(ErrorCode::ModelGaveUp);
                 let mut details = d.error_details.clone();
                 if !a.tool_name.is_empty() {
                     details = json!({"tool": a.tool_name});
                 }
-                acted.end = Some(End::error(code, message, details));
+                let mut end = End::error(code, message, details);
+                if d.stuck {
+                    end.stop_reason = "stuck";
+                }
+                acted.end = Some(end);
             }
         }
         record.duration_ms = started.elapsed().as_millis() as u64;
@@ -717,11 +513,12 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let path = self.options.session_path();
         self.session.save(&path).map_err(|e| {
             let message = format!("cannot write {}: {e}", path.display());
-            End::error("AGENT_IO", message, json!({"path": path.display().to_string()}))
+            End::error(ErrorCode::AgentIo, message, json!({"path": path.display().to_string()}))
         })
     }
 
     async fn finish(mut self, end: End, started: Instant) -> RunResult {
+        self.keep_dialect();
         self.session.status = end.status.as_str().into();
         self.session.final_text = Some(end.final_text.clone());
         self.session.updated_at = now();
@@ -734,6 +531,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         self.telemetry.event(
             "run_finished",
             json!({"status": end.status.as_str(), "stop_reason": end.stop_reason, "steps": self.step,
+                   "structured_output": self.session.structured_output,
                    "duration_ms": started.elapsed().as_millis() as u64, "error": end.error}),
         );
         self.telemetry.log(&format!(
@@ -754,26 +552,6 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             transcript: self.transcript,
         }
     }
-}
-
-/// `{section: estimated tokens}` of a prompt.
-fn section_sizes(p: &Prompt) -> Value {
-    Value::Object(p.sections.iter().map(|s| (s.name.to_owned(), json!(s.tokens))).collect())
-}
-
-/// Room kept in the context for a correction round beyond the answer: the
-/// echoed answer (at most [`action::ECHO_CHARS`]) and the correction message.
-const CORRECTION_RESERVE_TOKENS: usize = action::ECHO_CHARS / 4 + 150;
-/// The smallest prompt budget, however small the context.
-const MIN_PROMPT_TOKENS: usize = 500;
-
-/// A step's token budget.
-#[derive(Clone, Copy)]
-struct Budget {
-    /// For the prompt (estimated tokens).
-    prompt: usize,
-    /// The context the request needs (prompt, answer, correction).
-    num_ctx: u32,
 }
 
 /// What carrying out an action came to.

@@ -19,6 +19,8 @@ pub struct Telemetry {
     trace: File,
     runtime: File,
     trace_path: PathBuf,
+    /// `--verbose`: every runtime log line also goes to stderr.
+    echo: bool,
 }
 
 fn open(path: &Path) -> std::io::Result<File> {
@@ -39,7 +41,13 @@ impl Telemetry {
         let trace = open(&trace_path).map_err(|e| format!("cannot open {}: {e}", trace_path.display()))?;
         let runtime =
             open(&runtime_path).map_err(|e| format!("cannot open {}: {e}", runtime_path.display()))?;
-        Ok(Telemetry { run_id: run_id.into(), trace, runtime, trace_path })
+        Ok(Telemetry { run_id: run_id.into(), trace, runtime, trace_path, echo: false })
+    }
+
+    /// Also write every runtime log line to stderr (`--verbose`).
+    pub fn echo(mut self, on: bool) -> Telemetry {
+        self.echo = on;
+        self
     }
 
     pub fn trace_path(&self) -> &Path {
@@ -66,5 +74,8 @@ impl Telemetry {
         let now = humantime::format_rfc3339_millis(std::time::SystemTime::now());
         let line = format!("{now} {} {message}\n", self.run_id);
         let _ = self.runtime.write_all(line.as_bytes());
+        if self.echo {
+            eprintln!("savant-think run: {message}");
+        }
     }
 }

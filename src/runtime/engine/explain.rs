@@ -14,7 +14,11 @@ impl Engine {
         run_id: Option<&str>,
         step_id: Option<&str>,
     ) -> EngineResult<Explanation> {
-        let cw = self.workflow(workflow)?;
+        // A run is explained through the version it is pinned to.
+        let cw = match run_id {
+            Some(run_id) => self.with_run(workflow, run_id, |_, _, c| Ok(c.machine.cw.clone()))?,
+            None => self.workflow(workflow)?,
+        };
         let describe = |i: usize| {
             let s = &cw.wf.steps[i];
             let p = &cw.plan.steps[i];

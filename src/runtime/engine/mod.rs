@@ -23,8 +23,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 mod explain;
+mod fork;
 mod info;
+mod pins;
 mod plan;
+mod prune;
 mod runs;
 mod state;
 mod validate;
@@ -47,6 +50,8 @@ pub struct Engine {
     config: EngineConfig,
     store: Box<dyn StateStore>,
     runs: Mutex<HashMap<(String, String), Cached>>,
+    /// The objects runs are pinned to (see `pins.rs`).
+    pins: Mutex<pins::Pins>,
 }
 
 fn now() -> String {
@@ -110,7 +115,7 @@ impl Engine {
 
     /// An engine over `root` with the given settings and state store.
     pub fn with_store(root: PathBuf, config: EngineConfig, store: Box<dyn StateStore>) -> Engine {
-        Engine { project: Project::open(root), config, store, runs: Mutex::default() }
+        Engine { project: Project::open(root), config, store, runs: Mutex::default(), pins: Mutex::default() }
     }
 
     /// The project root.
@@ -146,9 +151,21 @@ impl Engine {
             Value::Null => Map::new(),
             Value::Object(m) => m,
             other => {
+                // A JSON-encoded string (what many MCP clients send): the help
+                // is the exact fix, the object itself.
+                let decoded = other
+                    .as_str()
+                    .and_then(|s| serde_json::from_str::<Value>(s).ok())
+                    .filter(Value::is_object);
+                let help = match decoded {
+                    Some(object) => format!(
+                        "params is a JSON-encoded string; pass the object itself instead: \"params\": {object}"
+                    ),
+                    None => "pass params as a JSON object, e.g. \"params\": {\"name\": \"Ada\"}".to_owned(),
+                };
                 return Err(EngineError::new(
                     ErrorCode::InvalidParams,
-                    json!([{"path": "", "message": format!("params must be an object, got {other}")}]),
+                    json!([{"path": "", "message": format!("params must be an object, got {other}"), "help": help}]),
                 ));
             }
         };
@@ -174,10 +191,7 @@ impl Engine {
 
     /// Submits the result of a ready step and returns the next instruction.
     pub fn next(&self, args: NextArgs) -> EngineResult<Progress> {
-        let cw = self.workflow(&args.workflow)?;
-        let key = self.key(&cw, &args.run_id)?;
-        let _lock = self.lock_existing(&key)?;
-        let mut cached = self.load(&key, &cw)?.ok_or_else(|| self.unknown_run(&key))?;
+        let (key, _lock, mut cached) = self.open_run(&args.workflow, &args.run_id)?;
         let out = self.next_locked(&key, &mut cached, args);
         self.put(&key, cached);
         out
@@ -232,7 +246,7 @@ impl Engine {
         }
         let step = m.step(w.0);
         if let Some(schema) = &step.success_schema {
-            let errors = self.validate_result(schema, &original)?;
+            let errors = self.validate_pinned(key, m, schema, &original)?;
             if !errors.is_empty() {
                 let event = Event {
                     version: m.state.version + 1,
@@ -320,20 +334,25 @@ impl Engine {
 
     /// Loads a run (the caller holds its lock): from the in-memory cache when
     /// the files have not changed since, else snapshot + journal replay.
-    fn load(&self, key: &RunKey, cw: &Arc<CompiledWorkflow>) -> Result<Option<Cached>, EngineError> {
+    fn load(
+        &self,
+        key: &RunKey,
+        current: Option<&Arc<CompiledWorkflow>>,
+    ) -> Result<Option<Cached>, EngineError> {
         let Some(stamp) = self.store.stamp(key).map_err(store_error)? else { return Ok(None) };
         let cache_key = (key.workflow.clone(), key.run_id.clone());
         let cached = self.runs.lock().unwrap_or_else(|p| p.into_inner()).remove(&cache_key);
+        // The run holds the version it is pinned to: the stamp alone says
+        // whether the cached machine is still the stored run.
         if let Some(c) = cached
             && c.stamp == stamp
-            && c.machine.cw.hash == cw.hash
         {
             return Ok(Some(c));
         }
         let Some(loaded) = self.store.load(key).map_err(store_error)? else { return Ok(None) };
         let stamp = loaded.stamp;
         let journal_len = loaded.journal.len();
-        let machine = self.replay(key, cw, loaded)?;
+        let machine = self.replay(key, current, loaded)?;
         Ok(Some(Cached { stamp, machine, journal_len }))
     }
 
@@ -342,7 +361,7 @@ impl Engine {
     fn replay(
         &self,
         key: &RunKey,
-        cw: &Arc<CompiledWorkflow>,
+        current: Option<&Arc<CompiledWorkflow>>,
         loaded: Loaded,
     ) -> Result<Machine, EngineError> {
         let state: RunState = serde_json::from_value(loaded.snapshot).map_err(|e| {
@@ -351,15 +370,7 @@ impl Engine {
                 json!({"message": format!("the run state cannot be read: {e}")}),
             )
         })?;
-        if state.workflow_hash != cw.hash {
-            return Err(EngineError::new(
-                ErrorCode::WorkflowChanged,
-                json!({"workflow": key.workflow, "run_id": key.run_id,
-                       "message": "the workflow file changed after this run started",
-                       "help": "finish it with the old file, or restart: plan with if_exists: replace (on the command line, plan --replace) and the same run_id",
-                       "run_hash": state.workflow_hash, "file_hash": cw.hash}),
-            ));
-        }
+        let cw = self.pinned_workflow(key, &state, current)?;
         let mut machine = Machine::resume(cw.clone(), state);
         for e in loaded.journal {
             let event: Event = serde_json::from_value(e).map_err(|e| {
@@ -387,10 +398,7 @@ impl Engine {
         run_id: &str,
         f: impl FnOnce(&Self, &RunKey, &mut Cached) -> Result<T, EngineError>,
     ) -> Result<T, EngineError> {
-        let cw = self.workflow(workflow)?;
-        let key = self.key(&cw, run_id)?;
-        let _lock = self.lock_existing(&key)?;
-        let mut cached = self.load(&key, &cw)?.ok_or_else(|| self.unknown_run(&key))?;
+        let (key, _lock, mut cached) = self.open_run(workflow, run_id)?;
         let out = f(self, &key, &mut cached);
         self.put(&key, cached);
         out

@@ -25,7 +25,17 @@ impl Engine {
         if_exists: impl Into<IfExists>,
     ) -> EngineResult<Progress> {
         let if_exists = if_exists.into();
-        let cw = self.workflow(workflow)?;
+        let cw = match (self.workflow(workflow), run_id) {
+            (Ok(cw), _) => cw,
+            // A run carries its own version: resuming it needs no file.
+            (Err(_), Some(run_id)) if if_exists == IfExists::Resume => {
+                let (key, _lock, cached) = self.open_run(workflow, run_id)?;
+                let out = self.progress(&cached.machine);
+                self.put(&key, cached);
+                return out;
+            }
+            (Err(e), _) => return Err(e),
+        };
         let given = !params_arg.is_null();
         let checked = self.check_params(&cw, params_arg);
         // Refused params leave nothing behind (not even a lock file).
@@ -47,7 +57,7 @@ impl Engine {
                     return Err(EngineError::run_exists(&key, &entry, false));
                 }
                 IfExists::Resume => {
-                    if let Some(cached) = self.load(&key, &cw)? {
+                    if let Some(cached) = self.load(&key, Some(&cw))? {
                         // Resuming keeps the run's own params; say so rather
                         // than silently ignoring different ones.
                         let stored = &cached.machine.state.params;
@@ -67,7 +77,9 @@ impl Engine {
         }
         let params = checked?;
         self.forget(&key);
+        let schemas = self.pin(&cw)?;
         let mut machine = Machine::start(cw, &key.run_id, params, &now());
+        machine.state.schemas = schemas;
         machine.state.source = self.source_of(&machine.cw);
         machine.state.generation = Some(new_generation());
         let snapshot = serde_json::to_value(&machine.state).unwrap_or(Value::Null);
@@ -81,7 +93,7 @@ impl Engine {
     }
 
     /// A new run id that names no run (live or archived), with its lock.
-    fn fresh_key(&self, cw: &CompiledWorkflow) -> Result<(RunKey, RunLock, bool), EngineError> {
+    pub(super) fn fresh_key(&self, cw: &CompiledWorkflow) -> Result<(RunKey, RunLock, bool), EngineError> {
         let archived = self.store.archived(Some(&cw.wf.id)).map_err(store_error)?;
         for _ in 0..FRESH_ID_ATTEMPTS {
             let key = self.key(cw, &new_run_id())?;

@@ -39,15 +39,16 @@ impl Engine {
         run_id: &str,
         archive_id: Option<&str>,
     ) -> EngineResult<FullState> {
-        let cw = self.workflow(workflow)?;
-        let key = self.key(&cw, run_id)?;
+        let (key, current) = self.run_key(workflow, run_id)?;
         let archived = self.find_archived(&key, archive_id)?;
         let loaded = self
             .store
             .load_archived(&key, &archived.archive_id)
             .map_err(store_error)?
             .ok_or_else(|| EngineError::unknown_archive(&key, archive_id, []))?;
-        Ok(self.replay(&key, &cw, loaded)?.full_state())
+        let mut state = self.replay(&key, current.as_ref().ok(), loaded)?.full_state();
+        self.compare_with_file(workflow, &mut state);
+        Ok(state)
     }
 
     /// `state restore`: an archived run becomes the live run again (and
@@ -58,8 +59,7 @@ impl Engine {
         run_id: &str,
         archive_id: Option<&str>,
     ) -> EngineResult<Restored> {
-        let cw = self.workflow(workflow)?;
-        let key = self.key(&cw, run_id)?;
+        let (key, _) = self.run_key(workflow, run_id)?;
         let _lock = self.store.lock(&key).map_err(store_error)?;
         if self.store.stamp(&key).map_err(store_error)?.is_some() {
             let entry = self.entry_locked(&key)?.unwrap_or_else(|| RunEntry::new(&key, None));

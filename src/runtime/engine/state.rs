@@ -8,7 +8,19 @@ impl Engine {
 
     /// A run's full state, each result shown on its step and capture.
     pub fn state_get(&self, workflow: &str, run_id: &str) -> EngineResult<FullState> {
-        self.with_run(workflow, run_id, |_, _, c| Ok(c.machine.full_state()))
+        let mut state = self.with_run(workflow, run_id, |_, _, c| Ok(c.machine.full_state()))?;
+        self.compare_with_file(workflow, &mut state);
+        Ok(state)
+    }
+
+    /// Fills in how the workflow file on disk compares with the version
+    /// `state` is pinned to.
+    pub(super) fn compare_with_file(&self, workflow: &str, state: &mut FullState) {
+        let path = state.source.clone();
+        let current =
+            self.workflow(workflow).or_else(|e| path.as_deref().map_or(Err(e), |p| self.workflow(p)));
+        state.file_hash = current.ok().map(|cw| cw.hash.clone());
+        state.file_differs = state.file_hash.as_deref() != Some(state.workflow_hash.as_str());
     }
 
     /// think_state_list: the stored runs (of one workflow, if given).
@@ -47,18 +59,16 @@ impl Engine {
 
     /// [`Engine::list_entry`] for a caller that holds the run's lock.
     pub(super) fn entry_locked(&self, key: &RunKey) -> Result<Option<RunEntry>, EngineError> {
-        let replayed = self
-            .workflow(&key.workflow)
-            .or_else(|e| {
-                // A run started from a path: its snapshot says where the file is.
-                let loaded = self.store.load(key).ok().flatten();
-                let source = loaded.as_ref().and_then(|l| l.snapshot.get("source")).and_then(Value::as_str);
-                match source {
-                    Some(path) => self.workflow(path),
-                    None => Err(e),
-                }
-            })
-            .and_then(|cw| self.load(key, &cw));
+        let current = self.workflow(&key.workflow).or_else(|e| {
+            // A run started from a path: its snapshot says where the file is.
+            let loaded = self.store.load(key).ok().flatten();
+            let source = loaded.as_ref().and_then(|l| l.snapshot.get("source")).and_then(Value::as_str);
+            match source {
+                Some(path) => self.workflow(path),
+                None => Err(e),
+            }
+        });
+        let replayed = self.load(key, current.as_ref().ok());
         if let Ok(Some(cached)) = replayed {
             let st = &cached.machine.state;
             let entry = RunEntry {

@@ -9,7 +9,8 @@ use super::{PgStore, generation_text, offload, version_param};
 use crate::state::archive::{self, check_archive_id, entry_json, parse_entry};
 use crate::state::objects::{check_hash, verify};
 use crate::state::{
-    ArchiveStore, ArchivedRun, Loaded, ObjectStore, RunKey, Stamp, StoreError, check_workflow_id,
+    ArchiveStore, ArchivedRun, Loaded, ObjectStore, RunKey, Stamp, StoreError, StoredObject,
+    check_workflow_id,
 };
 
 const ARCHIVE: &str = "INSERT INTO savant_archive (workflow, run_id, archive_id, archived_at, snapshot, journal) \
@@ -27,10 +28,10 @@ const INSERT_RUN: &str = "INSERT INTO savant_runs (workflow, run_id, snapshot, v
      VALUES ($1, $2, $3, $4, $5, nextval('savant_stamp'), now())";
 const INSERT_EVENT: &str =
     "INSERT INTO savant_events (workflow, run_id, version, body) VALUES ($1, $2, $3, $4)";
-const PUT_OBJECT: &str =
-    "INSERT INTO savant_objects (hash, bytes) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING";
+const PUT_OBJECT: &str = "INSERT INTO savant_objects (hash, bytes) VALUES ($1, $2) \
+     ON CONFLICT (hash) DO UPDATE SET created_at = now()";
 const GET_OBJECT: &str = "SELECT bytes FROM savant_objects WHERE hash = $1";
-const OBJECTS: &str = "SELECT hash FROM savant_objects ORDER BY hash COLLATE \"C\"";
+const OBJECTS: &str = "SELECT hash, created_at FROM savant_objects ORDER BY hash COLLATE \"C\"";
 const DELETE_OBJECT: &str = "DELETE FROM savant_objects WHERE hash = $1";
 impl ArchiveStore for PgStore {
     fn archive_loaded(
@@ -174,14 +175,14 @@ impl ObjectStore for PgStore {
         Ok(bytes)
     }
 
-    fn objects(&self) -> Result<Vec<String>, StoreError> {
+    fn objects(&self) -> Result<Vec<StoredObject>, StoreError> {
         let rows = offload(|| {
             self.with_conn(None, true, |c| {
                 let s = c.statement(OBJECTS)?;
                 c.client.query(&s, &[])
             })
         })?;
-        Ok(rows.iter().map(|r| r.get(0)).collect())
+        Ok(rows.iter().map(|r| StoredObject { hash: r.get(0), stored_at: r.get(1) }).collect())
     }
 
     fn delete_object(&self, hash: &str) -> Result<bool, StoreError> {

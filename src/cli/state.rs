@@ -1,0 +1,110 @@
+//! `state get|list|delete|restore|prune`: run state from the command line,
+//! each a call of its engine tool.
+
+use super::WorkflowArg;
+use clap::Subcommand;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+#[derive(Subcommand)]
+pub enum StateCommand {
+    /// Print a run's full state (or an archived copy's).
+    Get {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        /// The run to read.
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(super::complete::runs))]
+        run_id: String,
+        /// Read the run's archived copy (the latest, or --archive-id).
+        #[arg(long)]
+        archived: bool,
+        /// Which archived copy (from `state list --archived`).
+        #[arg(long, value_name = "ID", requires = "archived")]
+        archive_id: Option<String>,
+    },
+    /// List runs (of one workflow, or all).
+    List {
+        /// Only runs of this workflow id.
+        workflow: Option<String>,
+        /// List the archived runs (replaced or deleted) instead.
+        #[arg(long)]
+        archived: bool,
+        /// Project root (default: discovered, see `savant-think root`).
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+    },
+    /// Delete a run: it is archived (see `state restore`) unless --purge.
+    Delete {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        /// The run to delete.
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(super::complete::runs))]
+        run_id: String,
+        /// Remove it at once, without archiving (cannot be undone).
+        #[arg(long)]
+        purge: bool,
+    },
+    /// Remove finished runs and archived copies, and the workflow versions no run uses.
+    ///
+    /// Unfinished runs are never removed unless --status names `running`.
+    Prune {
+        /// Only those last changed longer ago than this (30d, 12h, 90m).
+        #[arg(long, value_name = "DURATION")]
+        older_than: Option<String>,
+        /// Statuses to remove, comma-separated: done, failed, archived, running. Default: done,failed,archived.
+        #[arg(long, value_delimiter = ',')]
+        status: Vec<String>,
+        /// Keep the N newest of each workflow's candidates.
+        #[arg(long, value_name = "N")]
+        keep_last: Option<usize>,
+        /// Say what would be removed; remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Project root (default: discovered, see `savant-think root`).
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+    },
+    /// Make an archived run the live run again.
+    Restore {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        /// The archived run.
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(super::complete::runs))]
+        run_id: String,
+        /// Which archived copy (default: the latest).
+        #[arg(long, value_name = "ID")]
+        archive_id: Option<String>,
+    },
+}
+
+/// The tool a `state` command calls: (the root given, the tool, its arguments).
+pub fn call(command: StateCommand) -> (Option<PathBuf>, &'static str, Value) {
+    match command {
+        StateCommand::Get { wf, run_id, archived, archive_id } => (
+            wf.root,
+            "think_state_get",
+            json!({"workflow": wf.workflow, "run_id": run_id, "archived": archived, "archive_id": archive_id}),
+        ),
+        StateCommand::List { workflow, archived, root } => {
+            (root, "think_state_list", json!({"workflow": workflow, "archived": archived}))
+        }
+        StateCommand::Delete { wf, run_id, purge } => (
+            wf.root,
+            "think_state_delete",
+            json!({"workflow": wf.workflow, "run_id": run_id, "purge": purge}),
+        ),
+        StateCommand::Prune { older_than, status, keep_last, dry_run, root } => {
+            let status = (!status.is_empty()).then_some(status);
+            (
+                root,
+                "think_state_prune",
+                json!({"older_than": older_than, "status": status, "keep_last": keep_last, "dry_run": dry_run}),
+            )
+        }
+        StateCommand::Restore { wf, run_id, archive_id } => (
+            wf.root,
+            "think_state_restore",
+            json!({"workflow": wf.workflow, "run_id": run_id, "archive_id": archive_id}),
+        ),
+    }
+}

@@ -1,0 +1,106 @@
+//! `fork`: a new run from a step of an existing one (see `runtime::fork`
+//! for what it keeps). The source is locked while it is read and the new
+//! run written, so two forks of one run into one new id are serialized:
+//! the second finds the first's fork there and gets `STATE_CONFLICT`.
+
+use super::*;
+
+impl Engine {
+    /// Forks run `run_id` of `workflow` from step `from` into `new_run_id`
+    /// (default: a new id), with `params` (default: the source's), and
+    /// returns the fork's first instruction. `expected_version` refuses
+    /// with `STATE_CONFLICT` unless the source is at that version.
+    pub fn fork(
+        &self,
+        workflow: &str,
+        run_id: &str,
+        from: &str,
+        new_run_id: Option<&str>,
+        params: Option<Value>,
+        expected_version: Option<u64>,
+    ) -> EngineResult<Progress> {
+        let (source_key, _source_lock, source) = self.open_run(workflow, run_id)?;
+        let out = self.fork_locked(&source_key, &source, from, new_run_id, params, expected_version);
+        self.put(&source_key, source);
+        out
+    }
+
+    fn fork_locked(
+        &self,
+        source_key: &RunKey,
+        source: &Cached,
+        from: &str,
+        new_run_id: Option<&str>,
+        params: Option<Value>,
+        expected_version: Option<u64>,
+    ) -> EngineResult<Progress> {
+        let m = &source.machine;
+        if let Some(v) = expected_version
+            && v != m.state.version
+        {
+            return Err(EngineError::new(
+                ErrorCode::StateConflict,
+                json!({"message": format!("expected version {v}, but the run is at version {}", m.state.version),
+                       "expected_version": v, "version": m.state.version}),
+            ));
+        }
+        let cw = m.cw.clone();
+        let Some(step) = cw.wf.steps.iter().position(|s| s.id.value == from) else {
+            let message = format!("no step `{from}` in this workflow (fork from a step id, not an item)");
+            return Err(EngineError::unknown_step(
+                from,
+                message,
+                cw.wf.steps.iter().map(|s| s.id.value.as_str()),
+                None,
+            ));
+        };
+        let params = match params {
+            Some(p) => self.check_params(&cw, p)?,
+            None => m.state.params.clone(),
+        };
+        let (key, _lock) = match new_run_id {
+            Some(id) if id == source_key.run_id => {
+                let entry = RunEntry::new(source_key, Some(m.state.status.as_str().to_owned()));
+                return Err(EngineError::run_exists(source_key, &entry, false));
+            }
+            Some(id) => {
+                let key = self.key(&cw, id)?;
+                let lock = self.store.lock(&key).map_err(store_error)?;
+                if self.store.stamp(&key).map_err(store_error)?.is_some() {
+                    return Err(self.fork_target_taken(&key, source_key, from));
+                }
+                (key, lock)
+            }
+            None => {
+                let (key, lock, _) = self.fresh_key(&cw)?;
+                (key, lock)
+            }
+        };
+        let mut fork = Machine::fork(m, step, &key.run_id, params, &now());
+        fork.state.generation = Some(new_generation());
+        self.forget(&key);
+        let snapshot = serde_json::to_value(&fork.state).unwrap_or(Value::Null);
+        let stamp = self.store.write_snapshot(&key, &snapshot).map_err(store_error)?;
+        let out = self.progress(&fork);
+        self.put(&key, Cached { stamp, machine: fork, journal_len: 0 });
+        out
+    }
+
+    /// The new run id of a fork is taken: by a fork of the same run from
+    /// the same step (a concurrent fork won: `STATE_CONFLICT`), or by
+    /// another run (`RUN_EXISTS`).
+    fn fork_target_taken(&self, key: &RunKey, source: &RunKey, from: &str) -> EngineError {
+        let loaded = self.store.load(key).ok().flatten();
+        let forked = loaded.as_ref().and_then(|l| l.snapshot.get("forked_from"));
+        let same = forked.is_some_and(|f| f["run_id"] == source.run_id.as_str() && f["step"] == from);
+        if same {
+            return EngineError::new(
+                ErrorCode::StateConflict,
+                json!({"message": format!("run `{}` was just forked from `{}` at `{from}` by another call", key.run_id, source.run_id),
+                       "run_id": key.run_id}),
+            );
+        }
+        let entry = self.entry_locked(key).ok().flatten().unwrap_or_else(|| RunEntry::new(key, None));
+        EngineError::run_exists(key, &entry, false)
+    }
+}

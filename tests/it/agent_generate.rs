@@ -1,0 +1,145 @@
+//! `model.generate` steps in `exec`: the step asks the configured model (a
+//! fake OpenAI-compatible server here) for a value of the input's `schema`,
+//! sent grammar-enforceable; the result is validated by `success_schema`
+//! like any step's; a model that cannot answer the schema, and exec with no
+//! model, stop with a stable error.
+
+use crate::agent_support::*;
+use crate::common::Root;
+use savant_think::agent::backend::AnyBackend;
+use savant_think::agent::backend::openai::{OpenAi, OpenAiConfig};
+use savant_think::agent::exec::{self, ExecOptions, ExecStatus};
+use savant_think::agent::mux::{Multiplexer, MuxOptions};
+use savant_think::agent::run::grammar;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+const WORKFLOW: &str = r#"
+steps:
+  - id: pick
+    call: model.generate
+    input_template:
+      prompt: "Name a colour for <<params.thing>>."
+      schema: {type: object, properties: {colour: {type: string}}, required: [colour], additionalProperties: false}
+    capture_as: pick
+    success_schema: {type: object, properties: {colour: {type: string, minLength: 3}}, required: [colour]}
+  - id: say
+    call: prompt.say
+    deps: [pick]
+    input_template: {text: "The colour is <<pick.colour>>."}
+params:
+  thing: {type: string}
+required: [thing]
+"#;
+
+fn mux(root: &Root, fake: Option<&FakeModel>) -> Arc<Multiplexer> {
+    let engine = Arc::new(savant_think::runtime::Engine::new(&root.path).unwrap());
+    let mux = Multiplexer::new(engine, MuxOptions::default());
+    let Some(fake) = fake else { return Arc::new(mux) };
+    let backend =
+        OpenAi::new(OpenAiConfig { base_url: fake.url(), model: "fake".into(), ..OpenAiConfig::default() })
+            .unwrap();
+    Arc::new(mux.with_model(Arc::new(AnyBackend::OpenAi(backend))))
+}
+
+fn options() -> ExecOptions {
+    ExecOptions {
+        workflow: "colour".into(),
+        params: json!({"thing": "the sky"}),
+        jobs: 1,
+        ..ExecOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn a_model_step_runs_with_an_enforceable_schema_and_its_result_is_validated() {
+    let root = Root::with_workflows("generate-ok", &[("colour", WORKFLOW)]);
+    let fake =
+        FakeModel::start(Flavor::OpenAi, vec![openai_answer(r#"{"result": {"colour": "blue"}}"#, "stop")])
+            .await;
+    let report = exec::exec(mux(&root, Some(&fake)), &options(), &mut |_| {}).await.unwrap();
+    assert_eq!(report.status, ExecStatus::Done, "{report:?}");
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 1);
+    let body = &seen[0].body;
+    assert!(body["messages"][1]["content"].as_str().unwrap().contains("Name a colour for the sky."));
+    let schema = &body["response_format"]["json_schema"]["schema"];
+    grammar::check(schema).unwrap();
+    assert_eq!(schema["properties"]["result"]["required"], json!(["colour"]));
+    // The captured result is the `result`, as the next step shows.
+    let state = savant_think::runtime::Engine::new(&root.path).unwrap();
+    let full = state.state_get("colour", &report.run_id).unwrap();
+    let text = serde_json::to_string(&full).unwrap();
+    assert!(text.contains("The colour is blue."), "{text}");
+}
+
+#[tokio::test]
+async fn a_result_that_fails_success_schema_is_retried_like_any_step() {
+    let root = Root::with_workflows("generate-retry", &[("colour", WORKFLOW)]);
+    // "re" matches the input schema but not the success schema (minLength 3): the engine refuses
+    // it and the step runs again.
+    let fake = FakeModel::start(
+        Flavor::OpenAi,
+        vec![
+            openai_answer(r#"{"result": {"colour": "re"}}"#, "stop"),
+            openai_answer(r#"{"result": {"colour": "red"}}"#, "stop"),
+        ],
+    )
+    .await;
+    let report = exec::exec(mux(&root, Some(&fake)), &options(), &mut |_| {}).await.unwrap();
+    assert_eq!(report.status, ExecStatus::Done, "{report:?}");
+    assert_eq!(fake.seen().len(), 2);
+}
+
+#[tokio::test]
+async fn a_model_that_cannot_answer_the_schema_stops_exec_with_model_invalid_output() {
+    let root = Root::with_workflows("generate-bad", &[("colour", WORKFLOW)]);
+    let fake = FakeModel::start_with(
+        Flavor::OpenAi,
+        vec![],
+        Some(Box::new(|_| openai_answer("I like turtles.", "stop"))),
+    )
+    .await;
+    let report = exec::exec(mux(&root, Some(&fake)), &options(), &mut |_| {}).await.unwrap();
+    assert_eq!(report.status, ExecStatus::Stopped, "{report:?}");
+    let reason = report.reason.clone().unwrap_or(Value::Null).to_string();
+    assert!(reason.contains("MODEL_INVALID_OUTPUT"), "{reason}");
+    assert_eq!(fake.seen().len(), 2, "one correction round, then the error");
+}
+
+#[tokio::test]
+async fn without_a_model_exec_stops_with_model_not_configured() {
+    let root = Root::with_workflows("generate-none", &[("colour", WORKFLOW)]);
+    let report = exec::exec(mux(&root, None), &options(), &mut |_| {}).await.unwrap();
+    assert_eq!(report.status, ExecStatus::Stopped, "{report:?}");
+    assert!(report.reason.clone().unwrap_or(Value::Null).to_string().contains("MODEL_NOT_CONFIGURED"));
+}
+
+#[test]
+fn check_knows_model_generate_its_inputs_and_the_type_of_its_result() {
+    // Without a success schema the capture is typed from the input's (closed) schema.
+    let untyped = WORKFLOW.replace("    success_schema: {type: object, properties: {colour: {type: string, minLength: 3}}, required: [colour]}\n", "");
+    let bad = untyped.replace("<<pick.colour>>", "<<pick.color>>").replace("prompt:", "promt:");
+    let root = Root::with_workflows("generate-check", &[("colour", &untyped), ("broken", &bad)]);
+    let out = std::process::Command::new(crate::common::BIN)
+        .args(["check", "--format", "json", "--root"])
+        .arg(&root.path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let all: Vec<String> = report["diagnostics"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| format!("{} {} {}", d["file"].as_str().unwrap_or(""), d["code"], d["message"]))
+        .collect();
+    let all = all.join("\n");
+    assert!(!all.contains("colour.yaml"), "the good workflow is clean: {all}");
+    assert!(
+        all.contains("broken.yaml \"UNKNOWN_TOOL\" \"tool `model.generate` has no input `promt`"),
+        "{all}"
+    );
+    assert!(!all.contains("requires input `prompt`"), "a misspelled key is one mistake, not two: {all}");
+    assert!(all.contains("`pick` has no field `color`"), "{all}");
+}

@@ -1,0 +1,98 @@
+//! Streamable HTTP under a hostile client (issue 24.4, 24.9): protocol
+//! errors answered as JSON-RPC error objects with the right 4xx status,
+//! sessions capped (503 + Retry-After past `--max-sessions`).
+
+use crate::common::Root;
+use crate::support::Server;
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+fn start(root: &std::path::Path, extra: &[&str]) -> Server {
+    let mut command = Server::command(root);
+    command.args(["--max-message-bytes", "65536"]).args(extra).env("LOG_LEVEL", "error");
+    Server::start(command, false)
+}
+
+/// One raw HTTP/1.1 POST to /mcp: (status, headers, body).
+fn post(addr: &str, content_type: &str, body: &str, extra: &[(&str, &str)]) -> (u16, String, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAccept: application/json, text/event-stream\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in extra {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    s.write_all(body.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (status, head.to_owned(), body.to_owned())
+}
+
+fn error_code(body: &str) -> i64 {
+    let v: Value = serde_json::from_str(body.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"));
+    assert_eq!(v["jsonrpc"], "2.0", "{v}");
+    v["error"]["code"].as_i64().unwrap_or_else(|| panic!("no error code: {v}"))
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+#[test]
+fn malformed_requests_get_json_rpc_errors() {
+    let root = Root::new("http-protocol");
+    let server = start(&root.path, &[]);
+    let (status, _, body) = post(&server.addr, "application/json", "{not json", &[]);
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(error_code(&body), -32700);
+    let (status, _, body) = post(&server.addr, "application/json", r#"{"hello": "world"}"#, &[]);
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(error_code(&body), -32600);
+    let (status, _, body) = post(&server.addr, "text/plain", INIT, &[]);
+    assert_eq!(status, 415, "{body}");
+    assert_eq!(error_code(&body), -32600);
+    // A well-formed initialize still works.
+    let (status, _, body) = post(&server.addr, "application/json", INIT, &[]);
+    assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn sessions_past_the_cap_are_503_with_retry_after() {
+    let root = Root::new("http-sessions");
+    let server = start(&root.path, &["--max-sessions", "2"]);
+    for _ in 0..2 {
+        let (status, head, _) = post(&server.addr, "application/json", INIT, &[]);
+        assert_eq!(status, 200);
+        assert!(head.to_lowercase().contains("mcp-session-id"), "{head}");
+    }
+    let (status, head, body) = post(&server.addr, "application/json", INIT, &[]);
+    assert_eq!(status, 503, "{head}\n{body}");
+    assert!(head.to_lowercase().contains("retry-after"), "{head}");
+    assert_eq!(error_code(&body), -32000);
+    assert!(body.contains("--max-sessions"), "{body}");
+}
+
+#[test]
+fn idle_sessions_expire_and_free_their_place() {
+    let root = Root::new("http-idle");
+    let server = start(&root.path, &["--max-sessions", "1", "--session-idle", "1s"]);
+    let (status, _, _) = post(&server.addr, "application/json", INIT, &[]);
+    assert_eq!(status, 200);
+    assert_eq!(post(&server.addr, "application/json", INIT, &[]).0, 503);
+    // After the idle time the session is gone and a new one fits.
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        if post(&server.addr, "application/json", INIT, &[]).0 == 200 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the idle session was never closed");
+    }
+}
