@@ -99,6 +99,22 @@ fn check_reads_test_files_as_test_does_in_every_format() {
         assert!(r.stdout.contains("TEST_UNKNOWN_STEP"), "{format}: {r:?}");
         assert!(r.stdout.contains("fetch"), "{format}: the did-you-mean: {r:?}");
     }
+    // From stdin, named by --stdin-filename (an editor's buffer).
+    let mut c = crate::common::cmd(
+        &root.path,
+        &["check", "-", "--stdin-filename", "tests/w.test.yaml", "--format", "concise"],
+    );
+    c.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    std::io::Write::write_all(
+        child.stdin.as_mut().unwrap(),
+        b"workflow: w\ntests:\n  - name: a\n    mocks: {fetc: {result: {}}}\n    expect: {status: done}\n",
+    )
+    .unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("TEST_UNKNOWN_STEP"), "{out:?}");
     // --fix leaves test files alone (their fixes are not re-checked as workflows).
     let r = run(&root.path, &["check", "tests/w.test.yaml", "--fix"]);
     assert_exit(&r, 1);
