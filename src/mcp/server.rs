@@ -339,10 +339,8 @@ fn check_workflow_arg(root: &Path, args: &Value) -> Result<(), EngineError> {
     }
     match crate::fsx::confine_file(root, Path::new(w)) {
         Ok(_) => Ok(()),
-        Err(_) => Err(EngineError::new(
-            ErrorCode::InvalidInput,
-            json!({"workflow": w, "message": "a workflow path must be inside the project root; give a workflow id from think_workflows_list"}),
-        )),
+        // The same answer as the CLI's and exec's to the same mistake.
+        Err(e) => Err(EngineError::workflow_refused(w, &e)),
     }
 }
 

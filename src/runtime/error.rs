@@ -349,6 +349,19 @@ impl EngineError {
     }
 }
 
+impl EngineError {
+    /// `UNKNOWN_WORKFLOW` for a workflow path the confinement refused
+    /// (outside the root, a symlink out, not a regular file): the one
+    /// answer of every adapter (CLI, MCP, exec) to that mistake.
+    pub fn workflow_refused(workflow: &str, e: &crate::fsx::PathError) -> EngineError {
+        EngineError::new(
+            ErrorCode::UnknownWorkflow,
+            json!({"workflow": workflow, "message": format!("{workflow}: {}", e.reason()),
+                   "help": "workflow files must be inside the project root; give a workflow id (think_workflows_list), or pass --root to use another project"}),
+        )
+    }
+}
+
 /// An error whose details are a typed value (serialized once, here).
 fn typed(code: ErrorCode, details: impl Serialize) -> EngineError {
     EngineError::new(code, serde_json::to_value(details).unwrap_or_default())

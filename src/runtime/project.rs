@@ -422,11 +422,7 @@ fn compile_schema(key: &str, schema: &Value) -> Result<jsonschema::Validator, En
 /// out of the root is refused).
 fn confined(root: &Path, workflow: &str, path: &Path) -> Result<PathBuf, EngineError> {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    crate::fsx::confine_file(root, &absolute).map(|_| path.to_path_buf()).map_err(|e| {
-        EngineError::new(
-            ErrorCode::UnknownWorkflow,
-            json!({"workflow": workflow, "message": format!("{workflow}: {}", e.reason()),
-                   "help": "workflow files must be inside the project root; pass --root to use another project"}),
-        )
-    })
+    crate::fsx::confine_file(root, &absolute)
+        .map(|_| path.to_path_buf())
+        .map_err(|e| EngineError::workflow_refused(workflow, &e))
 }

@@ -389,3 +389,36 @@ fn oversized_cli_payloads_are_refused_before_parsing() {
         assert!(r.stderr.contains("not a regular file"), "{r:?}");
     }
 }
+
+/// One code per mistake, whichever adapter met it: a workflow path outside
+/// the root is UNKNOWN_WORKFLOW from the CLI, `exec` and MCP alike; an
+/// unknown engine tool is UNKNOWN_TOOL from `call` and MCP alike.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_same_mistake_has_the_same_code_in_every_adapter() {
+    let root = Root::with_workflows("one-code", &[("hello", HELLO)]);
+    let outside = Root::new("one-code-outside");
+    let path = outside.write("elsewhere.yaml", HELLO);
+    let path = path.display().to_string();
+    let r = run(&root.path, &["plan", &path]);
+    assert_eq!(r.json()["error"], "UNKNOWN_WORKFLOW", "{r:?}");
+    let r = run(&root.path, &["exec", &path, "--json"]);
+    assert!(r.stdout.contains("\"error\":\"UNKNOWN_WORKFLOW\""), "{r:?}");
+    let r = run(&root.path, &["call", "think_plann", "--input", "{}"]);
+    assert_eq!(r.json()["error"], "UNKNOWN_TOOL", "{r:?}");
+    let transport = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
+        c.arg("serve").arg("--root").arg(&root.path).env("LOG_LEVEL", "error");
+    }))
+    .unwrap();
+    let client = tokio::time::timeout(Duration::from_secs(20), ().serve(transport)).await.unwrap().unwrap();
+    let (is_error, out) = crate::mcp_support::call(&client, "think_plan", json!({"workflow": path})).await;
+    assert!(is_error, "{out}");
+    assert_eq!(out["error"], "UNKNOWN_WORKFLOW", "{out}");
+    let r = client
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new("think_plann").with_arguments(serde_json::Map::new()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content.unwrap()["error"], "UNKNOWN_TOOL");
+    client.cancel().await.unwrap();
+}
