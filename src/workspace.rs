@@ -253,18 +253,39 @@ pub fn load_schemas(dir: &Path) -> BTreeMap<String, Result<Value, String>> {
 
 /// Reads `JSON`, `@FILE` or `-` (stdin) into a JSON value.
 pub fn json_arg(text: &str, what: &str) -> Result<Value, String> {
-    let raw = if text == "-" {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
-            .map_err(|e| format!("cannot read {what} from stdin: {e}"))?;
-        s
-    } else if let Some(path) = text.strip_prefix('@') {
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read {what} from {path}: {e}"))?
-    } else {
-        text.to_owned()
+    let too_large = |from: &str| {
+        format!(
+            "PAYLOAD_TOO_LARGE: {what} from {from} is larger than {MAX_JSON_ARG_BYTES} bytes (nothing was read past that)"
+        )
     };
-    serde_json::from_str(&raw).map_err(|e| format!("{what} is not valid JSON: {e}"))
+    let bytes = if text == "-" {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(std::io::stdin(), MAX_JSON_ARG_BYTES + 1),
+            &mut b,
+        )
+        .map_err(|e| format!("cannot read {what} from stdin: {e}"))?;
+        if b.len() as u64 > MAX_JSON_ARG_BYTES {
+            return Err(too_large("stdin"));
+        }
+        b
+    } else if let Some(path) = text.strip_prefix('@') {
+        match crate::fsx::read_capped(Path::new(path), MAX_JSON_ARG_BYTES) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData && e.to_string().contains("limit") => {
+                return Err(too_large(path));
+            }
+            Err(e) => return Err(format!("cannot read {what} from {path}: {e}")),
+        }
+    } else {
+        text.as_bytes().to_vec()
+    };
+    serde_json::from_slice(&bytes).map_err(|e| format!("{what} is not valid JSON: {e}"))
 }
+
+/// The largest JSON a command-line argument may give through `@FILE` or
+/// `-` (stdin): checked before anything is parsed.
+pub const MAX_JSON_ARG_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Reads and parses a tool manifest (`check --tools FILE`): a regular file
 /// under [`ToolManifest::MAX_BYTES`] (a FIFO or `/dev/zero` is an error, not

@@ -156,7 +156,14 @@ pub fn run(args: CheckArgs) -> ExitCode {
         match std::io::stdin().lock().take(cap as u64 + 1).read_to_end(&mut bytes) {
             Ok(_) => {
                 let (src, read_diags) = workspace::decode_source(name, bytes, &config.limits);
-                checked.push(workspace::check_decoded(src, read_diags, &config));
+                match args.stdin_filename.as_deref().filter(|p| is_test_file(p)) {
+                    // A test file's buffer (an editor's): checked against its workflow.
+                    Some(path) if read_diags.is_empty() => {
+                        let diags = savant_think::testing::suite::check_text(&root, path, src.clone());
+                        checked.push((src, diags));
+                    }
+                    _ => checked.push(workspace::check_decoded(src, read_diags, &config)),
+                }
             }
             Err(e) => unreadable.push(Unreadable { path: name, message: format!("cannot read stdin: {e}") }),
         }

@@ -34,6 +34,9 @@ pub struct ServeArgs {
     /// Close an HTTP session idle this long (e.g. 90s, 10m, 1h), releasing what it holds.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = humantime::parse_duration)]
     session_idle: std::time::Duration,
+    /// On SIGTERM / SIGINT (--http): stop accepting, let in-flight requests finish for up to this long, then exit 0; a second signal exits at once.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
+    shutdown_grace: std::time::Duration,
     /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
@@ -58,6 +61,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
         stateless: args.stateless,
         max_sessions: args.max_sessions,
         session_idle: args.session_idle,
+        shutdown_grace: args.shutdown_grace,
     };
     if let Err(m) = options.check() {
         return fail(m);

@@ -185,8 +185,8 @@ fn replay(
         Ok(r) => r,
         Err(e) => return usage(format!("{}: {}", e.code, e.message)),
     };
-    // While the workflow file is unchanged the engine reads the whole run
-    // (every input); once it changed, the stored snapshot's inputs are all there is.
+    // The engine reads the whole run (every input) through the workflow
+    // version it is pinned to; failing that, the stored snapshot's inputs are all there is.
     if let Ok(state) = config.open_engine(root.to_path_buf()).and_then(|e| e.state_get(&id, run_id)) {
         replay::add_inputs(&mut rec, &state);
     }

@@ -122,6 +122,51 @@ struct Guard {
     sessions: Arc<LocalSessionManager>,
     max_sessions: usize,
     stateless: bool,
+    /// Requests whose response has not been sent in full yet.
+    in_flight: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// One request in flight: counted from the guard until its response body
+/// is sent (or dropped, when the client goes away).
+struct InFlight(Arc<std::sync::atomic::AtomicUsize>);
+
+impl InFlight {
+    fn new(count: &Arc<std::sync::atomic::AtomicUsize>) -> InFlight {
+        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        InFlight(count.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A response body that keeps its request counted in flight until sent.
+struct Tracked {
+    inner: axum::body::Body,
+    _flight: InFlight,
+}
+
+impl http_body::Body for Tracked {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// How long a request body may take to arrive once its head is in (a
@@ -278,6 +323,9 @@ async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Res
         response.headers_mut().insert(header::RETRY_AFTER, axum::http::HeaderValue::from_static("5"));
         return response;
     }
+    // A POST (a call) counts as in flight until its answer is sent: a
+    // graceful shutdown waits for it.
+    let flight = (req.method() == Method::POST).then(|| InFlight::new(&guard.in_flight));
     let req = if req.method() == Method::POST {
         match checked_post(&guard, req).await {
             Ok(r) => r,
@@ -298,7 +346,10 @@ async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Res
         // The session is closed; 202 would promise work still to come.
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
-    response
+    match flight {
+        Some(flight) => response.map(|inner| axum::body::Body::new(Tracked { inner, _flight: flight })),
+        None => response,
+    }
 }
 
 /// The `Host` entries accepted: loopback names, a specific bind address and `--allowed-host`.
@@ -316,6 +367,16 @@ fn allowed_hosts(options: &ServeOptions) -> Vec<String> {
 
 /// The axum router: `/mcp` exactly and nothing else (404).
 pub fn router(server: SavantServer, options: &ServeOptions, cancel: CancellationToken) -> Router {
+    router_counting(server, options, cancel, Arc::default())
+}
+
+/// [`router`], counting the requests in flight in `in_flight`.
+fn router_counting(
+    server: SavantServer,
+    options: &ServeOptions,
+    cancel: CancellationToken,
+    in_flight: Arc<std::sync::atomic::AtomicUsize>,
+) -> Router {
     let hosts = allowed_hosts(options);
     let parsed = hosts
         .iter()
@@ -348,6 +409,7 @@ pub fn router(server: SavantServer, options: &ServeOptions, cancel: Cancellation
         sessions,
         max_sessions: options.max_sessions,
         stateless: options.stateless,
+        in_flight,
     };
     Router::new()
         .route_service("/mcp", service)
@@ -379,7 +441,8 @@ async fn shutdown_signal() {
 pub async fn serve(server: SavantServer, addr: SocketAddr, options: &ServeOptions) -> Result<(), String> {
     let cancel = CancellationToken::new();
     let root = server.engine().root().display().to_string();
-    let app = router(server, options, cancel.child_token());
+    let in_flight: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
+    let app = router_counting(server, options, cancel.child_token(), in_flight.clone());
     let listener =
         tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let local = listener.local_addr().map_err(|e| format!("cannot read the bound address: {e}"))?;
@@ -416,7 +479,27 @@ pub async fn serve(server: SavantServer, addr: SocketAddr, options: &ServeOption
             }
         });
     }
-    tracing::info!("shutting down");
+    // Stop accepting (the listener is dropped), let what is in flight
+    // finish, then close every session. A second signal exits at once.
+    drop(listener);
+    let pending = in_flight.load(std::sync::atomic::Ordering::SeqCst);
+    tracing::info!(in_flight = pending, grace = ?options.shutdown_grace, "shutting down");
+    let drained = async {
+        while in_flight.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::select! {
+        _ = drained => tracing::info!("every in-flight request finished"),
+        _ = tokio::time::sleep(options.shutdown_grace) => {
+            let left = in_flight.load(std::sync::atomic::Ordering::SeqCst);
+            tracing::warn!(left, "the shutdown grace ran out; exiting with requests still in flight");
+        }
+        _ = shutdown_signal() => {
+            tracing::warn!("a second signal: exiting at once");
+            std::process::exit(130);
+        }
+    }
     cancel.cancel();
     Ok(())
 }

@@ -44,7 +44,13 @@ pub struct ServeOptions {
     pub max_sessions: usize,
     /// An HTTP session idle this long is closed (its memory released).
     pub session_idle: std::time::Duration,
+    /// On SIGTERM / SIGINT, how long in-flight HTTP requests may take to
+    /// finish before the server exits anyway.
+    pub shutdown_grace: std::time::Duration,
 }
+
+/// The default of `--shutdown-grace`.
+pub const DEFAULT_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The default of `--max-sessions`.
 pub const DEFAULT_MAX_SESSIONS: usize = 1000;
@@ -63,6 +69,7 @@ impl Default for ServeOptions {
             stateless: false,
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle: DEFAULT_SESSION_IDLE,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         }
     }
 }

@@ -74,3 +74,23 @@ fn an_empty_expect_asserts_nothing() {
     assert_eq!(diags.len(), 1, "{diags:?}");
     assert!(diags[0].starts_with("TEST_NO_EXPECT the test `a` asserts nothing"));
 }
+
+#[test]
+fn every_prefix_and_mangling_of_a_test_file_reads_without_panicking() {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bundled/review_v1.test.yaml"))
+            .unwrap();
+    let limits = Limits::default();
+    for (n, (at, _)) in text.char_indices().enumerate() {
+        let src = SourceFile::new("t.test.yaml", &text[..at]);
+        let _ = parse(&src, &limits);
+        if n % 17 != 0 {
+            continue;
+        }
+        // The same with a byte of YAML syntax dropped in.
+        for junk in [":", "- ", "{", "[", "\"", "&a ", "*a"] {
+            let mangled = format!("{}{junk}{}", &text[..at], &text[at..]);
+            let _ = parse(&SourceFile::new("t.test.yaml", mangled), &limits);
+        }
+    }
+}

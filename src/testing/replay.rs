@@ -7,11 +7,10 @@
 //! now be skipped or never reached (`NOT_REACHED`), another final status
 //! (`STATUS_CHANGED`). `--from-run` writes the run as a test file instead.
 //!
-//! The run is read from the store as stored (snapshot and journal), not
-//! through the engine, which refuses a run whose workflow file has changed
-//! (`WORKFLOW_CHANGED`), the very case replay is for. Inputs are compared
-//! where the stored state has them (the snapshot's; steps readied after the
-//! last snapshot have none stored).
+//! The run's results are read from the store as stored (snapshot and
+//! journal); its inputs from the engine's `state get` when it can read the
+//! run (through the workflow version the run is pinned to, [`add_inputs`]),
+//! else from the stored snapshot alone (steps readied after it have none).
 
 use crate::migrate::emit::emit;
 use crate::runtime::Engine;

@@ -7,6 +7,7 @@
 use crate::agent_support::*;
 use crate::common::Root;
 use savant_think::agent::backend::AnyBackend;
+use savant_think::agent::backend::ollama::{Ollama, OllamaConfig};
 use savant_think::agent::backend::openai::{OpenAi, OpenAiConfig};
 use savant_think::agent::exec::{self, ExecOptions, ExecStatus};
 use savant_think::agent::mux::{Multiplexer, MuxOptions};
@@ -71,6 +72,23 @@ async fn a_model_step_runs_with_an_enforceable_schema_and_its_result_is_validate
     let full = state.state_get("colour", &report.run_id).unwrap();
     let text = serde_json::to_string(&full).unwrap();
     assert!(text.contains("The colour is blue."), "{text}");
+}
+
+#[tokio::test]
+async fn a_model_step_runs_on_ollama_with_the_schema_as_format() {
+    let root = Root::with_workflows("generate-ollama", &[("colour", WORKFLOW)]);
+    let fake =
+        FakeModel::start(Flavor::Ollama, vec![ollama_answer(r#"{"result": {"colour": "grey"}}"#, "stop")])
+            .await;
+    let engine = Arc::new(savant_think::runtime::Engine::new(&root.path).unwrap());
+    let backend = Ollama::new(OllamaConfig { host: fake.url(), ..OllamaConfig::default() }).unwrap();
+    let mux =
+        Multiplexer::new(engine, MuxOptions::default()).with_model(Arc::new(AnyBackend::Ollama(backend)));
+    let report = exec::exec(Arc::new(mux), &options(), &mut |_| {}).await.unwrap();
+    assert_eq!(report.status, ExecStatus::Done, "{report:?}");
+    let format = &fake.seen()[0].body["format"];
+    grammar::check(format).unwrap();
+    assert_eq!(format["required"], json!(["result"]));
 }
 
 #[tokio::test]

@@ -365,3 +365,27 @@ fn every_command_help_has_an_example_and_a_doc_page() {
         "commands whose --help lacks a one-line summary, an example or a doc page: {missing:?}"
     );
 }
+
+/// `--result @FILE` and `-` are capped before parsing (PAYLOAD_TOO_LARGE,
+/// usage error, nothing recorded); a FIFO is refused, not waited on.
+#[test]
+fn oversized_cli_payloads_are_refused_before_parsing() {
+    let root = Root::with_workflows("payload-cap", &[("hello", HELLO)]);
+    assert_exit(&run(&root.path, &["plan", "hello", "--params", r#"{"name": "A"}"#, "--run-id", "r1"]), 0);
+    let big = root.write("big.json", vec![b' '; (savant_think::workspace::MAX_JSON_ARG_BYTES + 1) as usize]);
+    let arg = format!("@{}", big.display());
+    let r = run(&root.path, &["next", "hello", "--run-id", "r1", "--step", "greet", "--result", &arg]);
+    assert_exit(&r, 2);
+    assert!(r.stderr.contains("PAYLOAD_TOO_LARGE"), "{r:?}");
+    let r = run(&root.path, &["state", "get", "hello", "--run-id", "r1"]);
+    assert!(r.json()["steps"][0]["status"] != "done", "nothing recorded: {r:?}");
+    #[cfg(unix)]
+    {
+        let fifo = root.path.join("pipe.json");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let arg = format!("@{}", fifo.display());
+        let r = run(&root.path, &["next", "hello", "--run-id", "r1", "--step", "greet", "--result", &arg]);
+        assert_exit(&r, 2);
+        assert!(r.stderr.contains("not a regular file"), "{r:?}");
+    }
+}

@@ -96,3 +96,37 @@ fn idle_sessions_expire_and_free_their_place() {
         assert!(std::time::Instant::now() < deadline, "the idle session was never closed");
     }
 }
+
+/// SIGTERM while a call waits for its run's lock: the server stops
+/// accepting, the call finishes and its client gets the real answer, and
+/// the server exits 0 (issue 24.8).
+#[test]
+fn sigterm_lets_an_in_flight_call_finish_then_exits_0() {
+    const HELLO: &str = "id: hello\nsteps:\n  - id: greet\n    call: prompt.say\n    input_template: { text: hi }\n  - id: after\n    call: think\n    deps: [greet]\n    input_template: { thought: done }\n";
+    let root = Root::with_workflows("http-shutdown", &[("hello", HELLO)]);
+    let r = crate::common::run(&root.path, &["plan", "hello", "--run-id", "r1"]);
+    crate::common::assert_exit(&r, 0);
+    let lock = root.path.join(".savant/state/hello__r1.lock");
+    assert!(lock.exists(), "the run's lock file");
+    let mut server = start(&root.path, &["--stateless", "--shutdown-grace", "20s"]);
+    // Another process holds the run's lock for two seconds.
+    let mut holder = std::process::Command::new("flock").arg(&lock).args(["sleep", "2"]).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let addr = server.addr.clone();
+    let call = std::thread::spawn(move || {
+        let body = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"think_next","arguments":{"workflow":"hello","run_id":"r1","step_id":"greet","result_snapshot":{"said":true}}}}"#;
+        post(&addr, "application/json", body, &[])
+    });
+    std::thread::sleep(Duration::from_millis(400));
+    let pid = server.child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let (status, _, body) = call.join().unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"after\""), "the client got the next instruction: {body}");
+    let exit = server.child.wait().unwrap();
+    assert!(exit.success(), "exit 0 after a graceful shutdown: {exit:?}");
+    let _ = holder.wait();
+    // What was acknowledged is in the run.
+    let r = crate::common::run(&root.path, &["state", "get", "hello", "--run-id", "r1"]);
+    assert!(r.stdout.contains("\"said\""), "{r:?}");
+}

@@ -9,6 +9,7 @@ mod agent_support;
 mod common;
 mod mcp_support;
 
+mod agent_bad_input;
 mod agent_generate;
 mod agent_grammar;
 mod agent_replay;

@@ -232,3 +232,37 @@ fn no_test_files_is_not_a_pass_of_nothing_silently() {
     let r = run(&root.path, &["test", "missing.test.yaml"]);
     assert_exit(&r, 1);
 }
+
+/// The README's `test` sample is real: its test file, run over the bundled
+/// workflows, prints exactly the output shown.
+#[test]
+fn the_readme_sample_is_real_output() {
+    let readme = std::fs::read_to_string(std::path::Path::new(CRATE).join("README.md")).unwrap();
+    let start = readme.find("$ cat tests/release_notes.test.yaml\n").expect("the README shows its test file");
+    let rest = &readme[start..];
+    let file_start = rest.find('\n').unwrap() + 1;
+    let file_end = rest.find("$ savant-think test\n").unwrap();
+    let out_start = file_end + "$ savant-think test\n".len();
+    let out_end = out_start + rest[out_start..].find("```").unwrap();
+    let root = Root::new("readme-test").bundled();
+    root.write("tests/release_notes.test.yaml", &rest[file_start..file_end]);
+    let r = run(&root.path, &["test"]);
+    assert_exit(&r, 1);
+    assert_eq!(r.stdout, &rest[out_start..out_end], "the README's sample output differs from the real one");
+}
+
+/// docs/testing.md's first test and its output are real.
+#[test]
+fn the_testing_walkthrough_is_real_output() {
+    let doc = std::fs::read_to_string(std::path::Path::new(CRATE).join("docs/testing.md")).unwrap();
+    let start = doc.find("# tests/release_notes.test.yaml\n").expect("the walkthrough's test file");
+    let file = &doc[start..start + doc[start..].find("```").unwrap()];
+    let out_start =
+        start + doc[start..].find("$ savant-think test\n").unwrap() + "$ savant-think test\n".len();
+    let output = &doc[out_start..out_start + doc[out_start..].find("```").unwrap()];
+    let root = Root::new("doc-test").bundled();
+    root.write("tests/release_notes.test.yaml", file);
+    let r = run(&root.path, &["test"]);
+    assert_exit(&r, 0);
+    assert_eq!(r.stdout, output, "docs/testing.md's sample output differs from the real one");
+}

@@ -99,6 +99,22 @@ fn check_reads_test_files_as_test_does_in_every_format() {
         assert!(r.stdout.contains("TEST_UNKNOWN_STEP"), "{format}: {r:?}");
         assert!(r.stdout.contains("fetch"), "{format}: the did-you-mean: {r:?}");
     }
+    // From stdin, named by --stdin-filename (an editor's buffer).
+    let mut c = crate::common::cmd(
+        &root.path,
+        &["check", "-", "--stdin-filename", "tests/w.test.yaml", "--format", "concise"],
+    );
+    c.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    std::io::Write::write_all(
+        child.stdin.as_mut().unwrap(),
+        b"workflow: w\ntests:\n  - name: a\n    mocks: {fetc: {result: {}}}\n    expect: {status: done}\n",
+    )
+    .unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("TEST_UNKNOWN_STEP"), "{out:?}");
     // --fix leaves test files alone (their fixes are not re-checked as workflows).
     let r = run(&root.path, &["check", "tests/w.test.yaml", "--fix"]);
     assert_exit(&r, 1);
@@ -109,4 +125,25 @@ fn check_reads_test_files_as_test_does_in_every_format() {
         "workflow: w\ntests:\n  - name: a\n    mocks: {fetch: {result: {}}}\n    expect: {status: done}\n",
     );
     assert_exit(&run(&root.path, &["check"]), 0);
+}
+
+#[test]
+fn the_pre_commit_hooks_run_the_tests_when_a_workflow_or_test_changes() {
+    let text = std::fs::read_to_string(Path::new(CRATE).join(".pre-commit-hooks.yaml")).unwrap();
+    let hooks = yaml_to_json(".pre-commit-hooks.yaml", &text);
+    let test_hooks: Vec<&Value> =
+        hooks.as_array().unwrap().iter().filter(|h| h["entry"] == "savant-think test").collect();
+    assert_eq!(test_hooks.len(), 3, "python, cargo and system flavours");
+    for h in test_hooks {
+        assert_eq!(h["pass_filenames"], false, "{h}: all tests run, not the changed files as test files");
+        let files = regex::Regex::new(h["files"].as_str().unwrap()).unwrap();
+        for path in [
+            "workflows/release_notes.yaml",
+            "schemas/MergeRequestV1.json",
+            "tests/bundled/review_v1.test.yaml",
+        ] {
+            assert!(files.is_match(path), "{h} should run for {path}");
+        }
+        assert!(!files.is_match("src/main.rs"));
+    }
 }

@@ -117,6 +117,20 @@ fn replay_finds_the_first_divergence_and_from_run_writes_a_passing_test() {
     assert_exit(&from, 0);
     root.write("tests/r1.test.yaml", &from.stdout);
     assert_exit(&run(&root.path, &["test"]), 0);
+    // The workflow's template changes: the input would render differently.
+    let path = root.join("workflows/release_notes.yaml");
+    let original = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, original.replace("In one sentence for", "In a sentence for")).unwrap();
+    let r = run(&root.path, &["test", "--replay", "release_notes", "--run-id", "r1", "--format", "json"]);
+    assert_exit(&r, 1);
+    let v = r.json();
+    assert_eq!(v["divergences"][0]["code"], "INPUT_CHANGED", "{v}");
+    assert_eq!(v["divergences"][0]["step_id"], "describe_change[0]");
+    assert!(v["divergences"][0]["now"]["thought"].as_str().unwrap().starts_with("In a sentence"), "{v}");
+    let t = run(&root.path, &["test"]);
+    assert_exit(&t, 1);
+    assert!(t.stdout.contains("inputs.describe_change[0].thought: differs"), "{t:?}");
+    std::fs::write(&path, &original).unwrap();
     // The workflow changes: the chore is no longer skipped.
     let path = root.join("workflows/release_notes.yaml");
     let text = std::fs::read_to_string(&path).unwrap();

@@ -145,6 +145,12 @@ impl OpenAi {
             ),
             (_, Some(429)) => "rate limited: wait, or lower the request rate".into(),
             (ErrorCode::BackendTimeout, _) => "the server did not answer in time; is the model loaded?".into(),
+            (_, Some(400 | 422 | 500)) if self.format() == Format::Plain => {
+                "the server refused every structured-output dialect (response_format json_schema, json_object) \
+                 and the request without one: check the server's log, or another server (llama.cpp's, vLLM, \
+                 Ollama)"
+                    .into()
+            }
             _ => "check the server's log".into(),
         };
         e.with_hint(hint)
