@@ -90,6 +90,8 @@ codes! {
     TestMockInvalid = "TEST_MOCK_INVALID", Warning, "A mock's result violates the step's `success_schema`.";
     /// A test has no `expect`: it asserts nothing.
     TestNoExpect = "TEST_NO_EXPECT", Error, "A test has no `expect`: it asserts nothing.";
+    /// `check --runs`: an unfinished run of this workflow could not be upgraded to the file as it is now.
+    IncompatibleUpgrade = "INCOMPATIBLE_UPGRADE", Warning, "An unfinished run of the workflow could not be upgraded to the file as it is now (`check --runs`).";
 }
 
 impl std::fmt::Display for Code {

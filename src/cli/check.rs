@@ -58,6 +58,11 @@ pub struct CheckArgs {
     /// nothing (also with `--fix`); exit 1 when there is at least one.
     #[arg(long, conflicts_with = "statistics")]
     diff: bool,
+    /// Also report each unfinished run of the checked workflows that the
+    /// file as it is now could not be upgraded to (INCOMPATIBLE_UPGRADE,
+    /// a warning): a change that would strand runs, seen before it lands.
+    #[arg(long)]
+    runs: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -242,6 +247,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
             return fixed.print_diff(&unreadable);
         }
         fixed.report();
+    }
+    if args.runs && !stdin {
+        stranded_runs(&root, &mut checked);
     }
     // In the machine formats an unreadable input is also a diagnostic, so a
     // run that could not read its input never looks clean.
@@ -533,4 +541,64 @@ fn shadowed_prompts(root: &Path, checked: &[(SourceFile, Vec<Diagnostic>)]) -> V
     out.sort();
     out.dedup();
     out
+}
+
+/// `--runs`: each checked workflow of the root that has unfinished runs is
+/// dry-run upgraded to the file as it is now; every refusal becomes an
+/// `INCOMPATIBLE_UPGRADE` warning at its place in the file.
+fn stranded_runs(root: &Path, checked: &mut [(SourceFile, Vec<Diagnostic>)]) {
+    use savant_think::diagnostic::Code;
+    use savant_think::runtime::engine::UpgradeRequest;
+    let engine = match super::env::engine(root.to_path_buf()) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("warning: --runs: cannot open the run state: {e}");
+            return;
+        }
+    };
+    for (source, diagnostics) in checked.iter_mut() {
+        if diagnostics.iter().any(|d| d.severity == savant_think::diagnostic::Severity::Error) {
+            continue; // a broken file cannot be upgraded to; its errors say why
+        }
+        let request = UpgradeRequest { dry_run: true, ..UpgradeRequest::default() };
+        let Err(e) = engine.upgrade(&source.path, &request) else { continue };
+        if e.code != savant_think::runtime::ErrorCode::IncompatibleUpgrade {
+            continue;
+        }
+        for run in e.details["runs"].as_array().into_iter().flatten() {
+            let run_id = run["run_id"].as_str().unwrap_or("?");
+            for d in run["diagnostics"].as_array().into_iter().flatten() {
+                let at = |line: &str, col: &str| {
+                    offset_of(
+                        &source.text,
+                        d[line].as_u64().unwrap_or(1) as usize,
+                        d[col].as_u64().unwrap_or(1) as usize,
+                    )
+                };
+                let (start, end) = (at("line", "column"), at("end_line", "end_column"));
+                let span = savant_think::source::Span::new(start, end.max(start));
+                let message = format!(
+                    "run `{run_id}` cannot be upgraded to this file: {}",
+                    d["message"].as_str().unwrap_or("")
+                );
+                let help = d["help"].as_str().unwrap_or("").to_owned();
+                diagnostics.push(Diagnostic::new(Code::IncompatibleUpgrade, span, message).with_help(help));
+            }
+        }
+        savant_think::check::sort(diagnostics);
+    }
+}
+
+/// The byte offset of a 1-based line and character column in `text`.
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let mut start = 0;
+    for _ in 1..line {
+        match text[start..].find('\n') {
+            Some(i) => start += i + 1,
+            None => return text.len(),
+        }
+    }
+    let line_text = &text[start..];
+    let line_end = line_text.find('\n').unwrap_or(line_text.len());
+    start + line_text[..line_end].char_indices().nth(column.saturating_sub(1)).map_or(line_end, |(i, _)| i)
 }

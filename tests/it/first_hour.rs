@@ -422,3 +422,32 @@ async fn the_same_mistake_has_the_same_code_in_every_adapter() {
     assert_eq!(r.structured_content.unwrap()["error"], "UNKNOWN_TOOL");
     client.cancel().await.unwrap();
 }
+
+/// `check --runs` warns (INCOMPATIBLE_UPGRADE, at the changed line, in every
+/// format) when the file as it is now would strand an unfinished run;
+/// without `--runs`, or with a compatible change, it says nothing.
+#[test]
+fn check_runs_warns_before_a_change_strands_a_run() {
+    let v1 = "id: rev\nsteps:\n  - id: fetch\n    call: gitlab.get_mr\n    capture_as: mr\n  - id: say\n    call: prompt.say\n    input_template: { text: \"<<mr>>\" }\n";
+    let root = Root::with_workflows("check-runs", &[("rev", v1)]);
+    assert_exit(&run(&root.path, &["plan", "rev", "--run-id", "r1"]), 0);
+    assert_exit(
+        &run(&root.path, &["next", "rev", "--run-id", "r1", "--step", "fetch", "--result", r#"{"t": 1}"#]),
+        0,
+    );
+    // A compatible change (a step not run yet) is fine.
+    root.write("workflows/rev.yaml", v1.replace("<<mr>>", "MR: <<mr>>"));
+    let r = run(&root.path, &["check", "--runs", "--deny-warnings"]);
+    assert_exit(&r, 0);
+    // The call of a step that ran changed: the run would be stranded.
+    root.write("workflows/rev.yaml", v1.replace("gitlab.get_mr", "gitlab.get_merge_request"));
+    assert_exit(&run(&root.path, &["check", "--deny-warnings"]), 0);
+    let r = run(&root.path, &["check", "--runs", "--format", "concise"]);
+    assert_exit(&r, 0);
+    assert!(r.stdout.contains("rev.yaml:4:11: warning[INCOMPATIBLE_UPGRADE] run `r1`"), "{r:?}");
+    assert_exit(&run(&root.path, &["check", "--runs", "--deny-warnings"]), 1);
+    let r = run(&root.path, &["check", "--runs", "--format", "sarif"]);
+    assert!(r.stdout.contains("INCOMPATIBLE_UPGRADE"), "{r:?}");
+    let r = run(&root.path, &["check", "--runs", "--format", "github"]);
+    assert!(r.stdout.contains("::warning") && r.stdout.contains("INCOMPATIBLE_UPGRADE"), "{r:?}");
+}
