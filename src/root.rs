@@ -8,7 +8,7 @@
 //! reads no environment variable.
 
 use std::ffi::OsStr;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// Why this directory is the root.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,17 +102,7 @@ fn normalize(path: &Path) -> PathBuf {
     } else {
         std::env::current_dir().unwrap_or_default().join(path)
     };
-    let mut out = PathBuf::new();
-    for c in absolute.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
+    crate::fsx::normalize(&absolute)
 }
 
 /// `dir` as seen from `cwd`: `.`, `../..`, `sub/dir`, or absolute when the

@@ -152,6 +152,22 @@ impl SourceFile {
         LineCol { line: line + 1, column: column + 1 }
     }
 
+    /// The byte offset of a 1-based line and column in characters: the
+    /// inverse of [`SourceFile::line_col`] (a leading BOM is not a column).
+    /// Past a line's end it is that line's end; past the last line, the
+    /// text's end.
+    pub fn offset_of(&self, at: LineCol) -> usize {
+        let Some(line) = at.line.checked_sub(1).filter(|l| *l < self.line_count()) else {
+            return self.text.len();
+        };
+        let (content, _) = self.line_bounds(line);
+        let mut skip = at.column.saturating_sub(1);
+        if line == 0 && self.text.starts_with('\u{feff}') {
+            skip += 1;
+        }
+        self.text[content.clone()].char_indices().nth(skip).map_or(content.end, |(i, _)| content.start + i)
+    }
+
     /// The text of a span, clamped to the file and to character boundaries.
     pub fn slice(&self, span: Span) -> &str {
         let mut start = (span.start as usize).min(self.text.len());
@@ -178,6 +194,24 @@ mod tests {
         // `<` after "é" (2 bytes) is byte 5 + 4 + 2 = 11, character column 6.
         assert_eq!(f.line_col(11), LineCol { line: 2, column: 6 });
         assert_eq!(f.line_col(1000), LineCol { line: 3, column: 1 });
+    }
+
+    #[test]
+    fn offset_of_is_the_inverse_of_line_col() {
+        for text in ["a: 1\nb: \"é<<x>>\"\n", "\u{feff}id: é\r\nsteps: []\r\n", "x"] {
+            let f = SourceFile::new("x.yaml", text);
+            // Every character but a BOM and the `\n` of a `\r\n` (one break, not a column).
+            let skipped = |i: usize| {
+                (i == 0 && text.starts_with('\u{feff}'))
+                    || (text[..i].ends_with('\r') && text[i..].starts_with('\n'))
+            };
+            for (offset, _) in text.char_indices().filter(|(i, _)| !skipped(*i)) {
+                assert_eq!(f.offset_of(f.line_col(offset)), offset, "{text:?} at {offset}");
+            }
+        }
+        let f = SourceFile::new("x.yaml", "ab\ncd\n");
+        assert_eq!(f.offset_of(LineCol { line: 1, column: 9 }), 2, "past the line: its end");
+        assert_eq!(f.offset_of(LineCol { line: 9, column: 1 }), 6, "past the text: its end");
     }
 
     #[test]

@@ -568,12 +568,9 @@ fn stranded_runs(root: &Path, checked: &mut [(SourceFile, Vec<Diagnostic>)]) {
         for run in e.details["runs"].as_array().into_iter().flatten() {
             let run_id = run["run_id"].as_str().unwrap_or("?");
             for d in run["diagnostics"].as_array().into_iter().flatten() {
-                let at = |line: &str, col: &str| {
-                    offset_of(
-                        &source.text,
-                        d[line].as_u64().unwrap_or(1) as usize,
-                        d[col].as_u64().unwrap_or(1) as usize,
-                    )
+                let at = |line: &str, column: &str| {
+                    let n = |k: &str| d[k].as_u64().unwrap_or(1) as usize;
+                    source.offset_of(savant_think::source::LineCol { line: n(line), column: n(column) })
                 };
                 let (start, end) = (at("line", "column"), at("end_line", "end_column"));
                 let span = savant_think::source::Span::new(start, end.max(start));
@@ -587,18 +584,4 @@ fn stranded_runs(root: &Path, checked: &mut [(SourceFile, Vec<Diagnostic>)]) {
         }
         savant_think::check::sort(diagnostics);
     }
-}
-
-/// The byte offset of a 1-based line and character column in `text`.
-fn offset_of(text: &str, line: usize, column: usize) -> usize {
-    let mut start = 0;
-    for _ in 1..line {
-        match text[start..].find('\n') {
-            Some(i) => start += i + 1,
-            None => return text.len(),
-        }
-    }
-    let line_text = &text[start..];
-    let line_end = line_text.find('\n').unwrap_or(line_text.len());
-    start + line_text[..line_end].char_indices().nth(column.saturating_sub(1)).map_or(line_end, |(i, _)| i)
 }

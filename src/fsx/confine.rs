@@ -201,8 +201,9 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     matches!((canonical(a), canonical(b)), (Ok(a), Ok(b)) if a == b)
 }
 
-/// `.` and `..` removed without touching the file system (`..` at the top stays at the top).
-fn normalize(path: &Path) -> PathBuf {
+/// `.` and `..` removed without touching the file system (`..` at the top
+/// stays at the top; symlinks are not resolved, as a shell's `cd`).
+pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {

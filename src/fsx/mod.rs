@@ -13,7 +13,7 @@
 //!   compared by identity. `canonicalize` appears nowhere else.
 
 mod confine;
-pub use confine::{MAX_PATH_BYTES, PathError, canonical, confine, confine_file, same_file};
+pub use confine::{MAX_PATH_BYTES, PathError, canonical, confine, confine_file, normalize, same_file};
 
 use std::fs::{File, OpenOptions};
 use std::io;

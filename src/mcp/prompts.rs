@@ -81,10 +81,10 @@ fn run_ids(engine: &Engine, workflow: Option<&str>) -> Vec<String> {
 /// Every prompt: driver prompts first, then one per valid workflow.
 pub fn list(engine: &Engine) -> Vec<Prompt> {
     let mut out = Vec::new();
+    let workflows = workflow_ids(engine, true);
     let versions = match engine.project().prompts() {
         Ok(registry) => {
             let latest = registry.latest().map(str::to_owned);
-            let workflows = workflow_ids(engine, true);
             let entries: Vec<_> = registry.entries.into_iter().filter(|e| !shadowed(e, &workflows)).collect();
             for entry in &entries {
                 let version = &entry.version;
@@ -105,7 +105,7 @@ pub fn list(engine: &Engine) -> Vec<Prompt> {
             Vec::new()
         }
     };
-    for id in workflow_ids(engine, true) {
+    for id in workflows {
         if versions.contains(&id) {
             continue;
         }

@@ -221,7 +221,8 @@ fn invalid(
         let message = format!("missing required argument {field}");
         return EngineError::new(ErrorCode::InvalidInput, json!({ "message": message }));
     }
-    // Unknown fields are ignored when called, so they are not the reason.
+    // Unknown arguments are refused before (`tool_schema::unknown_arguments`);
+    // a nested object's extra field is not the reason serde gave either.
     let why = validator.and_then(|v| {
         v.iter_errors(args)
             .find(|e| {

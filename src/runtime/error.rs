@@ -362,8 +362,9 @@ impl EngineError {
     }
 }
 
-/// An error whose details are a typed value (serialized once, here).
-fn typed(code: ErrorCode, details: impl Serialize) -> EngineError {
+/// An error whose details are a typed value (serialized once, here): every
+/// constructor with typed details goes through it.
+pub(crate) fn typed(code: ErrorCode, details: impl Serialize) -> EngineError {
     EngineError::new(code, serde_json::to_value(details).unwrap_or_default())
 }
 

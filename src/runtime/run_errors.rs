@@ -2,6 +2,7 @@
 //! archived copy), each built by one constructor with typed details and,
 //! where a name was mistyped, a did-you-mean.
 
+use crate::runtime::error::typed;
 use crate::runtime::reply::RunEntry;
 use crate::runtime::{EngineError, ErrorCode};
 use crate::state::RunKey;
@@ -43,10 +44,6 @@ pub struct UnknownRun {
     pub help: Option<String>,
 }
 
-fn error(code: ErrorCode, details: impl Serialize) -> EngineError {
-    EngineError::new(code, serde_json::to_value(details).unwrap_or_default())
-}
-
 impl EngineError {
     /// `RUN_EXISTS` for `key`, described by its listing `entry`; `restore`
     /// says the command was a restore (the help then names `state delete`).
@@ -62,7 +59,7 @@ impl EngineError {
                 key.workflow, key.run_id
             )
         };
-        error(
+        typed(
             ErrorCode::RunExists,
             RunExists {
                 workflow: key.workflow.clone(),
@@ -78,7 +75,7 @@ impl EngineError {
 
     /// `UNKNOWN_RUN` for `key`, with a did-you-mean among `known` run ids.
     pub(crate) fn unknown_run<'a>(key: &RunKey, known: impl IntoIterator<Item = &'a str>) -> EngineError {
-        error(
+        typed(
             ErrorCode::UnknownRun,
             UnknownRun {
                 workflow: key.workflow.clone(),
@@ -107,7 +104,7 @@ impl EngineError {
                 crate::diagnostic::suggest(&key.run_id, known),
             ),
         };
-        error(
+        typed(
             ErrorCode::UnknownRun,
             UnknownRun {
                 workflow: key.workflow.clone(),
@@ -152,7 +149,7 @@ impl EngineError {
             None => format!("the version this run is pinned to ({hash}) is not in the state store"),
             Some(why) => format!("the version this run is pinned to ({hash}) is damaged: {why}"),
         };
-        error(
+        typed(
             ErrorCode::WorkflowChanged,
             PinnedMissing {
                 workflow: key.workflow.clone(),
@@ -187,6 +184,6 @@ impl EngineError {
         runs: &[crate::runtime::reply::RunUpgrade],
     ) -> EngineError {
         let help = "fix the new file where the diagnostics point, rename moved steps with --rename OLD=NEW, or fork the run";
-        error(ErrorCode::IncompatibleUpgrade, IncompatibleUpgrade { workflow, message, runs, help })
+        typed(ErrorCode::IncompatibleUpgrade, IncompatibleUpgrade { workflow, message, runs, help })
     }
 }
