@@ -40,6 +40,32 @@ pub struct StateConfig {
     /// `[state.keep]`: the retention policy `serve` applies in the
     /// background, at most once a minute (as `state prune` would).
     pub keep: Option<crate::state::Keep>,
+    /// How long a call waits for a busy run's lock before `RUN_BUSY`
+    /// (default 5s).
+    #[serde(with = "humantime_serde")]
+    pub lock_timeout: Duration,
+    /// How many calls of one process may wait for one run's lock; one more
+    /// is answered `RUN_BUSY` at once (default 32).
+    pub max_lock_waiters: usize,
+    /// PostgreSQL: how long one call to the database may take, connecting
+    /// included, before `STATE_UNAVAILABLE` (default 10s).
+    #[serde(with = "humantime_serde")]
+    pub db_timeout: Duration,
+    /// PostgreSQL: at most this many connections do reads and writes, and as
+    /// many more hold run locks (default 16).
+    pub pool_size: usize,
+}
+
+impl StateConfig {
+    /// The store settings these name.
+    pub fn store_options(&self) -> crate::state::StoreOptions {
+        crate::state::StoreOptions {
+            fsync: self.fsync,
+            lock: crate::state::LockPolicy { timeout: self.lock_timeout, max_waiters: self.max_lock_waiters },
+            db_timeout: self.db_timeout,
+            pool_size: self.pool_size.max(1),
+        }
+    }
 }
 
 /// Settings given outside `savant-think.toml` that win over it. The library
@@ -130,7 +156,16 @@ pub struct ServerConfig {
 
 impl Default for StateConfig {
     fn default() -> StateConfig {
-        StateConfig { fsync: true, url: None, keep: None }
+        let d = crate::state::StoreOptions::default();
+        StateConfig {
+            fsync: true,
+            url: None,
+            keep: None,
+            lock_timeout: d.lock.timeout,
+            max_lock_waiters: d.lock.max_waiters,
+            db_timeout: d.db_timeout,
+            pool_size: d.pool_size,
+        }
     }
 }
 

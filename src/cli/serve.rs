@@ -31,6 +31,9 @@ pub struct ServeArgs {
     /// The most MCP sessions (HTTP) held at once; a client opening one more gets HTTP 503 with a JSON-RPC error and Retry-After.
     #[arg(long, value_name = "N", default_value_t = savant_think::mcp::DEFAULT_MAX_SESSIONS)]
     max_sessions: usize,
+    /// The most HTTP calls answered at once (each POST until its answer is sent); one more gets HTTP 503 with a JSON-RPC error (BUSY) and Retry-After, at once.
+    #[arg(long, value_name = "N", default_value_t = savant_think::mcp::DEFAULT_MAX_IN_FLIGHT)]
+    max_in_flight: usize,
     /// Close an HTTP session idle this long (e.g. 90s, 10m, 1h), releasing what it holds.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = humantime::parse_duration)]
     session_idle: std::time::Duration,
@@ -61,6 +64,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
         stateless: args.stateless,
         max_sessions: args.max_sessions,
         session_idle: args.session_idle,
+        max_in_flight: args.max_in_flight,
         shutdown_grace: args.shutdown_grace,
     };
     if let Err(m) = options.check() {

@@ -124,6 +124,7 @@ struct Guard {
     stateless: bool,
     /// Requests whose response has not been sent in full yet.
     in_flight: Arc<std::sync::atomic::AtomicUsize>,
+    max_in_flight: usize,
 }
 
 /// One request in flight: counted from the guard until its response body
@@ -312,16 +313,20 @@ async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Res
         && !req.headers().contains_key("mcp-session-id")
         && guard.sessions.sessions.read().await.len() >= guard.max_sessions
     {
-        let mut response = jsonrpc_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            -32000,
-            &format!(
-                "BUSY: the server holds its most sessions ({}, --max-sessions); retry later",
-                guard.max_sessions
-            ),
-        );
-        response.headers_mut().insert(header::RETRY_AFTER, axum::http::HeaderValue::from_static("5"));
-        return response;
+        return busy(&format!(
+            "BUSY: the server holds its most sessions ({}, --max-sessions); retry later",
+            guard.max_sessions
+        ));
+    }
+    // Past the cap of calls in flight, answered at once: no call queues
+    // behind a full server (a thread, a lock wait) without bound.
+    if req.method() == Method::POST
+        && guard.in_flight.load(std::sync::atomic::Ordering::SeqCst) >= guard.max_in_flight
+    {
+        return busy(&format!(
+            "BUSY: the server is answering its most calls at once ({}, --max-in-flight); retry later",
+            guard.max_in_flight
+        ));
     }
     // A POST (a call) counts as in flight until its answer is sent: a
     // graceful shutdown waits for it.
@@ -350,6 +355,13 @@ async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Res
         Some(flight) => response.map(|inner| axum::body::Body::new(Tracked { inner, _flight: flight })),
         None => response,
     }
+}
+
+/// 503 with `Retry-After` and a JSON-RPC error `-32000` saying `message`.
+fn busy(message: &str) -> Response {
+    let mut response = jsonrpc_error(StatusCode::SERVICE_UNAVAILABLE, -32000, message);
+    response.headers_mut().insert(header::RETRY_AFTER, axum::http::HeaderValue::from_static("5"));
+    response
 }
 
 /// The `Host` entries accepted: loopback names, a specific bind address and `--allowed-host`.
@@ -410,6 +422,7 @@ fn router_counting(
         max_sessions: options.max_sessions,
         stateless: options.stateless,
         in_flight,
+        max_in_flight: options.max_in_flight,
     };
     Router::new()
         .route_service("/mcp", service)

@@ -44,6 +44,8 @@ pub struct ServeOptions {
     pub max_sessions: usize,
     /// An HTTP session idle this long is closed (its memory released).
     pub session_idle: std::time::Duration,
+    /// The most HTTP calls (POSTs) answered at once; one more is 503 `BUSY`.
+    pub max_in_flight: usize,
     /// On SIGTERM / SIGINT, how long in-flight HTTP requests may take to
     /// finish before the server exits anyway.
     pub shutdown_grace: std::time::Duration,
@@ -54,6 +56,8 @@ pub const DEFAULT_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::fro
 
 /// The default of `--max-sessions`.
 pub const DEFAULT_MAX_SESSIONS: usize = 1000;
+/// The default of `--max-in-flight`.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 /// The default of `--session-idle`.
 pub const DEFAULT_SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(600);
 
@@ -69,6 +73,7 @@ impl Default for ServeOptions {
             stateless: false,
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle: DEFAULT_SESSION_IDLE,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         }
     }

@@ -55,6 +55,10 @@ pub enum ErrorCode {
     StateCorrupt,
     /// the state store refused an operation.
     StateIo,
+    /// the run's lock could not be had in time, or too many calls wait for it (retryable).
+    RunBusy,
+    /// the server is at its limit of calls in flight (retryable).
+    Busy,
     /// `SAVANT_STATE_URL` / `[state] url` is malformed or names an unknown store.
     StateUrlInvalid,
     /// the configured state database cannot be reached or used.
@@ -96,6 +100,8 @@ impl ErrorCode {
         ErrorCode::InvalidConfig,
         ErrorCode::StateCorrupt,
         ErrorCode::StateIo,
+        ErrorCode::RunBusy,
+        ErrorCode::Busy,
         ErrorCode::StateUrlInvalid,
         ErrorCode::StateUnavailable,
         ErrorCode::StateSchemaNewer,
@@ -130,6 +136,8 @@ impl ErrorCode {
             ErrorCode::InvalidConfig => "INVALID_CONFIG",
             ErrorCode::StateCorrupt => "STATE_CORRUPT",
             ErrorCode::StateIo => "STATE_IO",
+            ErrorCode::RunBusy => "RUN_BUSY",
+            ErrorCode::Busy => "BUSY",
             ErrorCode::StateUrlInvalid => "STATE_URL_INVALID",
             ErrorCode::StateUnavailable => "STATE_UNAVAILABLE",
             ErrorCode::StateSchemaNewer => "STATE_SCHEMA_NEWER",
@@ -169,8 +177,14 @@ impl ErrorCode {
             ErrorCode::InvalidConfig => "Savant-think.toml cannot be read or parsed.",
             ErrorCode::StateCorrupt => "Stored run state cannot be read as a run.",
             ErrorCode::StateIo => "The state store refused an operation.",
+            ErrorCode::RunBusy => {
+                "The run's lock could not be had in time, or too many calls wait for it; retry."
+            }
+            ErrorCode::Busy => "The server is at its limit of calls in flight; retry.",
             ErrorCode::StateUrlInvalid => "The state URL is malformed or names an unknown store.",
-            ErrorCode::StateUnavailable => "The state database cannot be reached or used.",
+            ErrorCode::StateUnavailable => {
+                "The state database cannot be reached or used, or did not answer in time; retry."
+            }
             ErrorCode::StateSchemaNewer => "The state database was migrated by a newer savant-think.",
             ErrorCode::RunFailed => "The run failed (fallback when no reason was recorded).",
             ErrorCode::NoReadyStep => "Exec: the run is not done but no step is ready.",

@@ -44,7 +44,59 @@ pub struct UnknownRun {
     pub help: Option<String>,
 }
 
+/// `RUN_BUSY`, `BUSY` and a `STATE_UNAVAILABLE` met mid-call: retryable.
+#[derive(Clone, Debug, Serialize)]
+pub struct Retryable {
+    /// The run whose lock was busy (`workflow/run_id`), for `RUN_BUSY`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    /// What happened.
+    pub message: String,
+    /// Always true: the same call may succeed later.
+    pub retryable: bool,
+    /// How long to wait before trying again, in milliseconds.
+    pub retry_after_ms: u64,
+}
+
+/// The wait a busy answer suggests before a retry.
+pub const RETRY_AFTER_MS: u64 = 1000;
+
 impl EngineError {
+    /// `RUN_BUSY`: `run`'s lock was held for the whole lock timeout, or too
+    /// many calls already wait for it.
+    pub(crate) fn run_busy(run: &str, message: &str) -> EngineError {
+        let details = Retryable {
+            run: Some(run.to_owned()),
+            message: message.to_owned(),
+            retryable: true,
+            retry_after_ms: RETRY_AFTER_MS,
+        };
+        typed(ErrorCode::RunBusy, &details)
+    }
+
+    /// `BUSY`: the server is at its limit of calls in flight.
+    pub fn busy(message: &str) -> EngineError {
+        let details = Retryable {
+            run: None,
+            message: message.to_owned(),
+            retryable: true,
+            retry_after_ms: RETRY_AFTER_MS,
+        };
+        typed(ErrorCode::Busy, &details)
+    }
+
+    /// `STATE_UNAVAILABLE` in the middle of a call: the database did not
+    /// answer in time or the connection broke.
+    pub(crate) fn state_unavailable(message: &str) -> EngineError {
+        let details = Retryable {
+            run: None,
+            message: message.to_owned(),
+            retryable: true,
+            retry_after_ms: RETRY_AFTER_MS,
+        };
+        typed(ErrorCode::StateUnavailable, &details)
+    }
+
     /// `RUN_EXISTS` for `key`, described by its listing `entry`; `restore`
     /// says the command was a restore (the help then names `state delete`).
     pub(crate) fn run_exists(key: &RunKey, entry: &RunEntry, restore: bool) -> EngineError {

@@ -10,7 +10,9 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 
 use super::journal::{self, TailError};
-use super::{FileId, Loaded, RunKey, RunLock, Stamp, StateStore, StoreError, check_workflow_id, lock};
+use super::{
+    FileId, Loaded, LockPolicy, RunKey, RunLock, Stamp, StateStore, StoreError, check_workflow_id, lock,
+};
 
 /// How many times `load` rereads a run that changed while it was read (only
 /// possible without the lock) before giving up.
@@ -25,6 +27,8 @@ pub struct FileStore {
     /// `<project root>/.savant/state`.
     root: PathBuf,
     fsync: bool,
+    /// How long and how many may wait for one run's lock.
+    lock_policy: LockPolicy,
     /// Journals this store appended to last, kept open (see [`Appended`]).
     journals: Arc<Mutex<HashMap<PathBuf, Appended>>>,
 }
@@ -71,8 +75,15 @@ impl FileStore {
         FileStore {
             root: project_root.as_ref().join(".savant").join("state"),
             fsync,
+            lock_policy: LockPolicy::default(),
             journals: Arc::default(),
         }
+    }
+
+    /// This store, waiting for a run's lock as `policy` says.
+    pub fn with_lock_policy(mut self, policy: LockPolicy) -> FileStore {
+        self.lock_policy = policy;
+        self
     }
 
     fn journals(&self) -> MutexGuard<'_, HashMap<PathBuf, Appended>> {
@@ -167,11 +178,11 @@ impl StateStore for FileStore {
     fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError> {
         let p = self.paths(key)?;
         // The directory is made only when the lock file cannot be created.
-        if let Some(guard) = lock::acquire(&p.lock, true)? {
+        if let Some(guard) = lock::acquire(&p.lock, true, &self.lock_policy, key)? {
             return Ok(RunLock::new(guard));
         }
         self.ensure_dir()?;
-        match lock::acquire(&p.lock, true)? {
+        match lock::acquire(&p.lock, true, &self.lock_policy, key)? {
             Some(guard) => Ok(RunLock::new(guard)),
             None => Err(StoreError::Io { path: p.lock, message: "the state directory vanished".into() }),
         }
@@ -181,7 +192,7 @@ impl StateStore for FileStore {
         let p = self.paths(key)?;
         // A run's lock file exists while the run does (the snapshot's stamp
         // under the lock tells the rest): no need to look first.
-        if let Some(guard) = lock::acquire(&p.lock, false)? {
+        if let Some(guard) = lock::acquire(&p.lock, false, &self.lock_policy, key)? {
             return Ok(Some(RunLock::new(guard)));
         }
         if self.stamp_of(&p)?.is_none() {

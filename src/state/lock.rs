@@ -1,5 +1,6 @@
 //! The per-run lock: a process-wide table of held lock paths serialises
-//! threads, and an advisory exclusive lock on `<stem>.lock` serialises
+//! threads (with bounded waiting, see `turns`), and an advisory exclusive
+//! lock on `<stem>.lock`, polled until the same deadline, serialises
 //! processes.
 //!
 //! On Unix a released lock file stays open (unlocked) in a small table, so
@@ -7,21 +8,17 @@
 //! open, two `fstat`s, a `stat` and a close. Whoever takes it checks that the
 //! path still names that file (`delete` unlinks it), as for a fresh open.
 
-use std::collections::{HashMap, HashSet};
-use std::fs::{File, OpenOptions};
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
-use std::sync::{Condvar, LazyLock, Mutex, MutexGuard};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::time::Instant;
 
 use super::StoreError;
+use super::turns::{Busy, LockPolicy, Turn, Turns, back_off};
 
-/// Lock paths held by some thread of this process.
-struct Table {
-    held: Mutex<HashSet<PathBuf>>,
-    released: Condvar,
-}
-
-static TABLE: LazyLock<Table> =
-    LazyLock::new(|| Table { held: Mutex::new(HashSet::new()), released: Condvar::new() });
+/// Lock paths held by some thread of this process, and their waiters.
+static TABLE: LazyLock<Arc<Turns<PathBuf>>> = LazyLock::new(Arc::default);
 
 /// How many released lock files stay open (beyond it, they are closed).
 const OPEN_CAP: usize = 64;
@@ -35,25 +32,21 @@ struct Opened {
     id: (u64, u64),
 }
 
-fn held() -> MutexGuard<'static, HashSet<PathBuf>> {
-    // A panic while holding this mutex cannot leave the set inconsistent.
-    TABLE.held.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn open_files() -> MutexGuard<'static, HashMap<PathBuf, Opened>> {
     OPEN.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// True when some thread of this process holds the lock at `path`.
 pub(super) fn is_held(path: &Path) -> bool {
-    held().contains(path)
+    TABLE.is_held(&path.to_path_buf())
 }
 
 /// Both halves of a held run lock. The file lock is released (and the file
 /// kept open for the next holder, or closed) before the path leaves the table.
 pub(super) struct Guard {
     opened: Option<Opened>,
-    thread: ThreadGuard,
+    path: PathBuf,
+    _turn: Turn<PathBuf>,
 }
 
 impl Drop for Guard {
@@ -63,35 +56,28 @@ impl Drop for Guard {
         if cfg!(unix) && opened.file.unlock().is_ok() {
             let mut open = open_files();
             if open.len() < OPEN_CAP {
-                open.insert(self.thread.path.clone(), opened);
+                open.insert(self.path.clone(), opened);
             }
         }
     }
 }
 
-struct ThreadGuard {
-    path: PathBuf,
-}
-
-impl Drop for ThreadGuard {
-    fn drop(&mut self) {
-        held().remove(&self.path);
-        TABLE.released.notify_all();
-    }
-}
-
-/// Blocks until this thread holds the lock at `path` (whose directory must
-/// exist). A missing lock file is created when `create` is true; otherwise
-/// (and when the directory is missing) the answer is `None`.
-pub(super) fn acquire(path: &Path, create: bool) -> Result<Option<Guard>, StoreError> {
-    let thread = {
-        let mut set = held();
-        while set.contains(path) {
-            set = TABLE.released.wait(set).unwrap_or_else(|e| e.into_inner());
-        }
-        set.insert(path.to_path_buf());
-        ThreadGuard { path: path.to_path_buf() }
-    };
+/// Waits until this thread holds the lock at `path` (whose directory must
+/// exist), within `policy`: first its turn among this process's threads,
+/// then the file lock against other processes, polled until the deadline.
+/// A missing lock file is created when `create` is true; otherwise (and when
+/// the directory is missing) the answer is `None`. `run` names the run in a
+/// [`StoreError::Busy`].
+pub(super) fn acquire(
+    path: &Path,
+    create: bool,
+    policy: &LockPolicy,
+    run: &dyn std::fmt::Display,
+) -> Result<Option<Guard>, StoreError> {
+    let deadline = policy.deadline();
+    let busy = |why: Busy| StoreError::Busy { run: run.to_string(), message: why.describe() };
+    let turn = TABLE.take(&path.to_path_buf(), policy, deadline).map_err(busy)?;
+    let started = Instant::now();
     loop {
         let kept = open_files().remove(path);
         let opened = match kept {
@@ -109,11 +95,23 @@ pub(super) fn acquire(path: &Path, create: bool) -> Result<Option<Guard>, StoreE
                 Opened { file, id }
             }
         };
-        opened.file.lock().map_err(|e| StoreError::io(path, e))?;
+        let mut attempt = 0;
+        loop {
+            match opened.file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) => {
+                    if !back_off(&mut attempt, deadline) {
+                        let waited = started.elapsed().max(policy.timeout);
+                        return Err(busy(Busy::TimedOut { waited }));
+                    }
+                }
+                Err(TryLockError::Error(e)) => return Err(StoreError::io(path, e)),
+            }
+        }
         // `delete` unlinks the lock file while holding it; a process that
         // opened the old file before that must not trust the lock it got.
         if still_at(opened.id, path)? {
-            return Ok(Some(Guard { opened: Some(opened), thread }));
+            return Ok(Some(Guard { opened: Some(opened), path: path.to_path_buf(), _turn: turn }));
         }
     }
 }

@@ -4,15 +4,16 @@
 //! snapshot plus a journal of newer events, exclusive run locks, a stamp that
 //! changes with every write — so the engine behaves exactly as over files.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 
 use super::archive::{ArchiveStore, ArchivedRun, archive_id};
 use super::objects::{ObjectStore, StoredObject, check_hash, verify};
-use super::{Loaded, RunKey, RunLock, Stamp, StateStore, StoreError};
+use super::turns::Turns;
+use super::{Loaded, LockPolicy, RunKey, RunLock, Stamp, StateStore, StoreError};
 
 #[derive(Default)]
 struct Runs {
@@ -31,30 +32,12 @@ struct Stored {
     stamp: Stamp,
 }
 
-#[derive(Default)]
-struct Locks {
-    held: Mutex<HashSet<RunKey>>,
-    released: Condvar,
-}
-
 /// The in-memory [`StateStore`]. Cloning shares the runs.
 #[derive(Clone, Default)]
 pub struct MemStore {
     runs: Arc<Mutex<Runs>>,
-    locks: Arc<Locks>,
-}
-
-/// Releases a run's lock when dropped.
-struct Held {
-    locks: Arc<Locks>,
-    key: RunKey,
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        relock(&self.locks.held).remove(&self.key);
-        self.locks.released.notify_all();
-    }
+    locks: Arc<Turns<RunKey>>,
+    lock_policy: LockPolicy,
 }
 
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -73,6 +56,12 @@ impl MemStore {
     /// An empty store.
     pub fn new() -> MemStore {
         MemStore::default()
+    }
+
+    /// This store, waiting for a run's lock as `policy` says.
+    pub fn with_lock_policy(mut self, policy: LockPolicy) -> MemStore {
+        self.lock_policy = policy;
+        self
     }
 
     fn next_stamp(runs: &mut Runs) -> Stamp {
@@ -168,12 +157,9 @@ impl ArchiveStore for MemStore {
 impl StateStore for MemStore {
     fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError> {
         key.validate()?;
-        let mut held = relock(&self.locks.held);
-        while held.contains(key) {
-            held = self.locks.released.wait(held).unwrap_or_else(|p| p.into_inner());
-        }
-        held.insert(key.clone());
-        Ok(RunLock::new(Held { locks: self.locks.clone(), key: key.clone() }))
+        let turn = self.locks.take(key, &self.lock_policy, self.lock_policy.deadline());
+        let turn = turn.map_err(|why| StoreError::Busy { run: key.to_string(), message: why.describe() })?;
+        Ok(RunLock::new(turn))
     }
 
     fn stamp(&self, key: &RunKey) -> Result<Option<Stamp>, StoreError> {

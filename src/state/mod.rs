@@ -45,6 +45,7 @@ pub mod pg;
 mod retention;
 #[cfg(test)]
 mod tests;
+mod turns;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -56,6 +57,7 @@ pub use objects::{ObjectStore, StoredObject, valid_object_hash};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
 pub use retention::{DEFAULT_PRUNE_STATUSES, Keep, PRUNE_STATUSES};
+pub use turns::{Busy, DEFAULT_LOCK_TIMEOUT, DEFAULT_MAX_WAITERS, LockPolicy};
 
 /// The environment variable that overrides the `state.fsync` setting (read by the binary).
 pub const FSYNC_ENV: &str = "SAVANT_STATE_FSYNC";
@@ -195,6 +197,12 @@ pub enum StoreError {
     /// (an event or snapshot without an integer `version`, a version that
     /// does not grow, an event for a run that has no snapshot).
     Corrupt { path: PathBuf, message: String },
+    /// The run's lock could not be had in time ([`LockPolicy`]): another
+    /// call holds it, or too many wait for it. Retryable.
+    Busy { run: String, message: String },
+    /// The state database did not answer in time, or the connection to it
+    /// broke. Retryable: the call may or may not have taken effect.
+    Unavailable { place: String, message: String },
 }
 
 impl StoreError {
@@ -224,6 +232,10 @@ impl fmt::Display for StoreError {
             StoreError::Io { path, message } => write!(f, "state I/O error on {}: {message}", path.display()),
             StoreError::Corrupt { path, message } => {
                 write!(f, "corrupt run state in {}: {message}", path.display())
+            }
+            StoreError::Busy { run, message } => write!(f, "run {run} is busy: {message}; retry later"),
+            StoreError::Unavailable { place, message } => {
+                write!(f, "the state database {place} is unavailable: {message}; retry later")
             }
         }
     }
@@ -311,16 +323,47 @@ impl fmt::Display for OpenError {
 
 impl std::error::Error for OpenError {}
 
+/// How a store is opened (`[state]` of savant-think.toml).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// fsync (file store) or wait for the WAL flush (PostgreSQL) on each write.
+    pub fsync: bool,
+    /// Waiting for a run's lock.
+    pub lock: LockPolicy,
+    /// PostgreSQL: the longest one database call may take, connecting included.
+    pub db_timeout: std::time::Duration,
+    /// PostgreSQL: connections for reads and writes (as many more may hold run locks).
+    pub pool_size: usize,
+}
+
+/// The default `[state] db_timeout`.
+pub const DEFAULT_DB_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// The default `[state] pool_size`.
+pub const DEFAULT_POOL_SIZE: usize = 16;
+
+impl Default for StoreOptions {
+    fn default() -> StoreOptions {
+        StoreOptions {
+            fsync: true,
+            lock: LockPolicy::default(),
+            db_timeout: DEFAULT_DB_TIMEOUT,
+            pool_size: DEFAULT_POOL_SIZE,
+        }
+    }
+}
+
 /// The store for the project at `project_root`: the file store when `url` is
 /// `None` or empty, PostgreSQL for `postgres://…` and `postgresql://…`
 /// (which connects and migrates the schema now, so a wrong URL fails here).
 pub fn open(
     project_root: &std::path::Path,
     url: Option<&str>,
-    fsync: bool,
+    options: &StoreOptions,
 ) -> Result<Box<dyn StateStore>, OpenError> {
     let url = url.map(str::trim).filter(|u| !u.is_empty());
-    let Some(url) = url else { return Ok(Box::new(FileStore::new(project_root, fsync))) };
+    let Some(url) = url else {
+        return Ok(Box::new(FileStore::new(project_root, options.fsync).with_lock_policy(options.lock)));
+    };
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
         let scheme = url.split_once("://").map_or("(none)", |(scheme, _)| scheme);
         return Err(OpenError::new(
@@ -331,11 +374,11 @@ pub fn open(
     }
     #[cfg(feature = "postgres")]
     {
-        Ok(Box::new(PgStore::open(url, fsync)?))
+        Ok(Box::new(PgStore::open_with(url, options)?))
     }
     #[cfg(not(feature = "postgres"))]
     {
-        let _ = fsync;
+        let _ = options;
         Err(OpenError::new(
             "STATE_URL_INVALID",
             "this savant-think was built without PostgreSQL support (the `postgres` feature)",

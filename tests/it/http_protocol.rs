@@ -16,7 +16,12 @@ fn start(root: &std::path::Path, extra: &[&str]) -> Server {
 }
 
 /// One raw HTTP/1.1 POST to /mcp: (status, headers, body).
-fn post(addr: &str, content_type: &str, body: &str, extra: &[(&str, &str)]) -> (u16, String, String) {
+pub(crate) fn post(
+    addr: &str,
+    content_type: &str,
+    body: &str,
+    extra: &[(&str, &str)],
+) -> (u16, String, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     let mut req = format!(
@@ -43,7 +48,7 @@ fn error_code(body: &str) -> i64 {
     v["error"]["code"].as_i64().unwrap_or_else(|| panic!("no error code: {v}"))
 }
 
-const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+pub(crate) const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
 
 #[test]
 fn malformed_requests_get_json_rpc_errors() {

@@ -34,6 +34,7 @@ mod first_hour;
 mod format_schema;
 #[cfg(unix)]
 mod hostile_fs;
+mod hostile_load;
 mod http_protocol;
 mod init;
 mod layering;

@@ -84,6 +84,8 @@ fn store_error(e: StoreError) -> EngineError {
             EngineError::new(ErrorCode::StateCorrupt, json!({"message": e.to_string()}))
         }
         StoreError::Io { .. } => EngineError::new(ErrorCode::StateIo, json!({"message": e.to_string()})),
+        StoreError::Busy { ref run, .. } => EngineError::run_busy(run, &e.to_string()),
+        StoreError::Unavailable { .. } => EngineError::state_unavailable(&e.to_string()),
     }
 }
 

@@ -66,6 +66,12 @@ impl PgStore {
     /// (`synchronous_commit = off`): a crash of the database may lose the
     /// last writes, never corrupt a run.
     pub fn open(url: &str, fsync: bool) -> Result<PgStore, OpenError> {
+        PgStore::open_with(url, &super::StoreOptions { fsync, ..Default::default() })
+    }
+
+    /// [`PgStore::open`] with every store setting.
+    pub fn open_with(url: &str, options: &super::StoreOptions) -> Result<PgStore, OpenError> {
+        let fsync = options.fsync;
         let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| {
             OpenError::new(
                 "STATE_URL_INVALID",

@@ -29,13 +29,13 @@ fn bad_urls_are_clear_errors_without_a_server() {
         ("postgres://u@h:notaport/db", "STATE_URL_INVALID", "not a valid PostgreSQL URL"),
         ("postgres://u:secret@127.0.0.1:1/db?connect_timeout=5", "STATE_UNAVAILABLE", "127.0.0.1:1"),
     ] {
-        let e = crate::state::open(std::path::Path::new("."), Some(url), true).err().unwrap();
+        let e = crate::state::open(std::path::Path::new("."), Some(url), &Default::default()).err().unwrap();
         assert_eq!(e.code, code, "{url}: {e}");
         assert!(e.message.contains(needle), "{url}: {e}");
         assert!(!e.hint.is_empty() && !e.to_string().contains("secret"), "{url}: {e}");
     }
     // No URL (or a blank one) is the file store.
-    assert!(crate::state::open(std::path::Path::new("."), Some("  "), true).is_ok());
+    assert!(crate::state::open(std::path::Path::new("."), Some("  "), &Default::default()).is_ok());
 }
 
 #[test]
