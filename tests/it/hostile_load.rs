@@ -121,3 +121,76 @@ fn past_max_in_flight_calls_are_refused_at_once_with_busy() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(root.ok(&["state", "get", "say", "--run-id", "r1"])["version"], 1);
 }
+
+/// A frozen database (every PostgreSQL process stopped with SIGSTOP): a
+/// call of a warm engine and a fresh CLI each fail with `STATE_UNAVAILABLE`
+/// (retryable) after `[state] db_timeout`, instead of hanging; once the
+/// database resumes, the same engine recovers by itself and the step is
+/// recorded exactly once.
+#[test]
+fn a_frozen_database_is_state_unavailable_in_time_and_the_engine_recovers() {
+    use savant_think::state::pg::cluster::{self, Cluster};
+    use std::time::Duration;
+    if cluster::shared().is_none() {
+        return; // not installed: the shared cluster said why (and fails in CI)
+    }
+    let own = Cluster::start(&cluster::find_bin().unwrap(), &[]).unwrap();
+    let url = own.fresh_schema("frozen").unwrap();
+    let root = root("frozen", "[state]\ndb_timeout = \"1s\"\n");
+    let options =
+        savant_think::state::StoreOptions { db_timeout: Duration::from_secs(1), ..Default::default() };
+    let store = savant_think::state::PgStore::open_with(&url, &options).unwrap();
+    let engine = std::sync::Arc::new(savant_think::runtime::Engine::with_store(
+        root.path.clone(),
+        Default::default(),
+        Box::new(store),
+    ));
+    engine.plan("say", Value::Null, Some("r1"), savant_think::runtime::args::IfExists::Error).unwrap();
+
+    own.freeze(true).unwrap();
+    struct Thaw<'a>(&'a Cluster);
+    impl Drop for Thaw<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.freeze(false);
+        }
+    }
+    let thaw = Thaw(&own);
+    // A warm engine: the call ends (a watchdog, not a timing assertion:
+    // without the deadline it would hang for good).
+    let (tx, rx) = std::sync::mpsc::channel();
+    let e = engine.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(crate::support::next_json(&e, "say", "r1", "a", serde_json::json!({})));
+    });
+    let answer = rx.recv_timeout(Duration::from_secs(60)).expect("a call on a frozen database must end");
+    let err = answer.expect_err("the database is frozen");
+    assert_eq!(err["error"], "STATE_UNAVAILABLE", "{err}");
+    assert_eq!(err["details"]["retryable"], true, "{err}");
+    assert!(err["details"]["message"].as_str().unwrap().contains("db_timeout"), "{err}");
+
+    // A fresh process: connecting times out too.
+    let mut cli = root.command(&["state", "list"]);
+    cli.env("SAVANT_STATE_URL", &url);
+    let out = crate::common::run_cmd(cli);
+    assert!(out.stdout.contains("STATE_UNAVAILABLE") || out.stderr.contains("STATE_UNAVAILABLE"), "{out:?}");
+
+    drop(thaw);
+    // The same engine recovers by itself (a connection that timed out is
+    // thrown away; the next call opens a new one).
+    let mut last = None;
+    for _ in 0..20 {
+        match crate::support::next_json(&engine, "say", "r1", "a", serde_json::json!({})) {
+            Ok(_) => {
+                last = None;
+                break;
+            }
+            Err(e) => {
+                last = Some(e);
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+    }
+    assert_eq!(last, None, "the engine did not recover");
+    let state = engine.state_get("say", "r1").unwrap();
+    assert_eq!(serde_json::to_value(state).unwrap()["version"], 1, "recorded exactly once");
+}

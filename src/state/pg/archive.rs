@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use super::pool::Outcome;
 use super::{PgStore, generation_text, offload, version_param};
 use crate::state::archive::{self, check_archive_id, entry_json, parse_entry};
 use crate::state::objects::{check_hash, verify};
@@ -48,10 +49,7 @@ impl ArchiveStore for PgStore {
         offload(|| {
             self.with_conn(Some(key), true, |c| {
                 let s = c.statement(ARCHIVE)?;
-                c.client.execute(
-                    &s,
-                    &[&key.workflow, &key.run_id, &archive_id, &archived_at, &snapshot, &journal],
-                )
+                c.execute(&s, &[&key.workflow, &key.run_id, &archive_id, &archived_at, &snapshot, &journal])
             })
         })?;
         Ok(Some(ArchivedRun { key: key.clone(), archive_id, archived_at: archived_at.to_owned() }))
@@ -64,7 +62,7 @@ impl ArchiveStore for PgStore {
         let rows = offload(|| {
             self.with_conn(None, true, |c| {
                 let s = c.statement(ARCHIVED)?;
-                c.client.query(&s, &[&workflow])
+                c.query(&s, &[&workflow])
             })
         })?;
         Ok(rows
@@ -82,7 +80,7 @@ impl ArchiveStore for PgStore {
         let row = offload(|| {
             self.with_conn(Some(key), true, |c| {
                 let s = c.statement(LOAD_ARCHIVED)?;
-                let row = c.client.query_opt(&s, &[&key.workflow, &key.run_id, &archive_id])?;
+                let row = c.query_opt(&s, &[&key.workflow, &key.run_id, &archive_id])?;
                 Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
             })
         })?;
@@ -96,22 +94,25 @@ impl ArchiveStore for PgStore {
             self.with_conn(Some(key), false, |c| {
                 let (take, insert_run, insert_event) =
                     (c.statement(TAKE_ARCHIVED)?, c.statement(INSERT_RUN)?, c.statement(INSERT_EVENT)?);
-                let mut tx = c.client.transaction()?;
-                let Some(row) = tx.query_opt(&take, &[&key.workflow, &key.run_id, &archive_id])? else {
-                    return Ok(None);
-                };
-                let row: (String, String, String) = (row.get(0), row.get(1), row.get(2));
-                let Ok(Some(loaded)) = self.entry(key, Some(row)) else { return Ok(Some(false)) };
-                let snapshot = loaded.snapshot.to_string();
-                let version = version_param(crate::state::journal::version_of(&loaded.snapshot).unwrap_or(0));
-                let generation = generation_text(&loaded.snapshot);
-                tx.execute(&insert_run, &[&key.workflow, &key.run_id, &snapshot, &version, &generation])?;
-                for event in &loaded.journal {
-                    let v = version_param(crate::state::journal::version_of(event).unwrap_or(0));
-                    tx.execute(&insert_event, &[&key.workflow, &key.run_id, &v, &event.to_string()])?;
-                }
-                tx.commit()?;
-                Ok(Some(true))
+                c.transaction(|tx| {
+                    let Some(row) = tx.query_opt(&take, &[&key.workflow, &key.run_id, &archive_id])? else {
+                        return Ok(Outcome::Rollback(None));
+                    };
+                    let row: (String, String, String) = (row.get(0), row.get(1), row.get(2));
+                    let Ok(Some(loaded)) = self.entry(key, Some(row)) else {
+                        return Ok(Outcome::Rollback(Some(false)));
+                    };
+                    let snapshot = loaded.snapshot.to_string();
+                    let version =
+                        version_param(crate::state::journal::version_of(&loaded.snapshot).unwrap_or(0));
+                    let generation = generation_text(&loaded.snapshot);
+                    tx.execute(&insert_run, &[&key.workflow, &key.run_id, &snapshot, &version, &generation])?;
+                    for event in &loaded.journal {
+                        let v = version_param(crate::state::journal::version_of(event).unwrap_or(0));
+                        tx.execute(&insert_event, &[&key.workflow, &key.run_id, &v, &event.to_string()])?;
+                    }
+                    Ok(Outcome::Commit(Some(true)))
+                })
             })
         })?;
         match restored {
@@ -127,7 +128,7 @@ impl ArchiveStore for PgStore {
         offload(|| {
             self.with_conn(Some(key), false, |c| {
                 let s = c.statement(DELETE_ARCHIVED)?;
-                Ok(c.client.execute(&s, &[&key.workflow, &key.run_id, &archive_id])? > 0)
+                Ok(c.execute(&s, &[&key.workflow, &key.run_id, &archive_id])? > 0)
             })
         })
     }
@@ -156,7 +157,7 @@ impl ObjectStore for PgStore {
         offload(|| {
             self.with_conn(None, true, |c| {
                 let s = c.statement(PUT_OBJECT)?;
-                c.client.execute(&s, &[&hash, &bytes]).map(drop)
+                c.execute(&s, &[&hash, &bytes]).map(drop)
             })
         })
     }
@@ -166,7 +167,7 @@ impl ObjectStore for PgStore {
         let bytes: Option<Vec<u8>> = offload(|| {
             self.with_conn(None, true, |c| {
                 let s = c.statement(GET_OBJECT)?;
-                Ok(c.client.query_opt(&s, &[&hash])?.map(|r| r.get(0)))
+                Ok(c.query_opt(&s, &[&hash])?.map(|r| r.get(0)))
             })
         })?;
         if let Some(bytes) = &bytes {
@@ -179,7 +180,7 @@ impl ObjectStore for PgStore {
         let rows = offload(|| {
             self.with_conn(None, true, |c| {
                 let s = c.statement(OBJECTS)?;
-                c.client.query(&s, &[])
+                c.query(&s, &[])
             })
         })?;
         Ok(rows.iter().map(|r| StoredObject { hash: r.get(0), stored_at: r.get(1) }).collect())
@@ -190,7 +191,7 @@ impl ObjectStore for PgStore {
         offload(|| {
             self.with_conn(None, false, |c| {
                 let s = c.statement(DELETE_OBJECT)?;
-                Ok(c.client.execute(&s, &[&hash])? > 0)
+                Ok(c.execute(&s, &[&hash])? > 0)
             })
         })
     }

@@ -136,6 +136,33 @@ impl Cluster {
         &self.bin
     }
 
+    /// Stops (`SIGSTOP`) or resumes (`SIGCONT`) the server and every process
+    /// it started, as a frozen database host would be: connections stay
+    /// open, nothing answers. For the tests of `[state] db_timeout`.
+    pub fn freeze(&self, frozen: bool) -> Result<(), String> {
+        let pid_file = self.dir.join("data").join("postmaster.pid");
+        let text = std::fs::read_to_string(&pid_file).map_err(|e| format!("{}: {e}", pid_file.display()))?;
+        let postmaster: u32 = text.lines().next().and_then(|l| l.trim().parse().ok()).ok_or("no pid")?;
+        let mut pids = vec![postmaster];
+        for entry in std::fs::read_dir("/proc").map_err(|e| e.to_string())?.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            // `pid (comm) state ppid …`; comm may hold spaces, so read after the last `)`.
+            let ppid =
+                stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse().ok());
+            if ppid == Some(postmaster) {
+                pids.push(pid);
+            }
+        }
+        let signal = if frozen { "-STOP" } else { "-CONT" };
+        let status = Command::new("kill")
+            .arg(signal)
+            .args(pids.iter().map(u32::to_string))
+            .status()
+            .map_err(|e| format!("cannot run kill: {e}"))?;
+        if status.success() { Ok(()) } else { Err(format!("kill {signal} {pids:?} failed")) }
+    }
+
     /// The URL of database `db` as the superuser `postgres`.
     pub fn url(&self, db: &str) -> String {
         format!("postgres://postgres@127.0.0.1:{}/{db}", self.port)

@@ -31,23 +31,21 @@ mod schema;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::journal::{generation_of, version_of};
+use super::turns::{Busy, LockPolicy, Turn, Turns, back_off};
 use super::{Loaded, OpenError, RunKey, RunLock, Stamp, StateStore, StoreError, check_workflow_id};
-use pool::{Conn, Pool, Pooled};
-
-/// How many idle connections a store keeps.
-const MAX_IDLE: usize = 32;
-
-/// The default connect timeout, when the URL sets none.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+use pool::{Conn, Kind, PgError, Pool, Pooled};
 
 /// The PostgreSQL-backed [`StateStore`].
 pub struct PgStore {
     pool: Arc<Pool>,
+    /// This process's callers of each run lock, and their waiters.
+    turns: Arc<Turns<RunKey>>,
+    lock_policy: LockPolicy,
     /// The database without the password, for messages:
     /// `postgres://user@host:port/dbname`.
     label: String,
@@ -71,23 +69,37 @@ impl PgStore {
 
     /// [`PgStore::open`] with every store setting.
     pub fn open_with(url: &str, options: &super::StoreOptions) -> Result<PgStore, OpenError> {
-        let fsync = options.fsync;
-        let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| {
+        let mut config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| {
             OpenError::new(
                 "STATE_URL_INVALID",
                 format!("the state URL is not a valid PostgreSQL URL: {e}"),
                 "write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE (see docs/deploy.md)",
             )
         })?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
+        // The whole connect has the call deadline; the socket-level attempt
+        // (per address) no longer than that either.
+        if config.get_connect_timeout().is_none_or(|t| *t > options.db_timeout) {
+            config.connect_timeout(options.db_timeout);
         }
+        // A peer that vanished (host down, network cut) is noticed by TCP too.
+        config.keepalives(true).keepalives_idle(Duration::from_secs(30));
         if config.get_application_name().is_none() {
             config.application_name("savant-think");
         }
+        // Server-side bounds behind the client's: no statement, and no
+        // transaction left idle by a client that died, outlives them long.
+        let server_timeouts = format!(
+            "-c statement_timeout={ms} -c idle_in_transaction_session_timeout={ms}",
+            ms = options.db_timeout.as_millis().max(1)
+        );
+        let existing = config.get_options().map(str::to_owned);
+        config.options(match existing {
+            Some(o) if !o.trim().is_empty() => format!("{o} {server_timeouts}"),
+            _ => server_timeouts,
+        });
         let label = label(&config);
-        let pool = Pool::new(config, MAX_IDLE, !fsync);
-        let store = PgStore { pool, label };
+        let pool = Pool::new(config, options.pool_size, options.db_timeout, !options.fsync);
+        let store = PgStore { pool, turns: Arc::default(), lock_policy: options.lock, label };
         offload(|| schema::migrate(&store.pool, &store.label))?;
         Ok(store)
     }
@@ -97,8 +109,28 @@ impl PgStore {
         &self.label
     }
 
-    fn io(&self, key: Option<&RunKey>, e: &postgres::Error) -> StoreError {
-        StoreError::Io { path: self.place(key), message: error_message(e) }
+    fn io(&self, key: Option<&RunKey>, e: &PgError) -> StoreError {
+        match e {
+            PgError::Db(db) if db.as_db_error().is_some() => {
+                StoreError::Io { path: self.place(key), message: error_message(db) }
+            }
+            _ => StoreError::Unavailable { place: self.label.clone(), message: self.unavailable(e) },
+        }
+    }
+
+    /// Why the database is unavailable, in a sentence.
+    fn unavailable(&self, e: &PgError) -> String {
+        match e {
+            PgError::Db(db) => format!("the connection failed: {}", error_message(db)),
+            PgError::Timeout(t) => {
+                format!("no answer within {} ([state] db_timeout)", humantime::format_duration(*t))
+            }
+            PgError::Exhausted { size, waited } => format!(
+                "all {size} connections stayed in use for {} ([state] pool_size)",
+                humantime::format_duration(Duration::from_millis(waited.as_millis() as u64))
+            ),
+            PgError::Io(io) => format!("cannot start a connection: {io}"),
+        }
     }
 
     fn corrupt(&self, key: &RunKey, message: impl Into<String>) -> StoreError {
@@ -122,18 +154,21 @@ impl PgStore {
         &self,
         key: Option<&RunKey>,
         retry: bool,
-        mut f: impl FnMut(&mut Conn) -> Result<R, postgres::Error>,
+        mut f: impl FnMut(&mut Conn) -> Result<R, PgError>,
     ) -> Result<R, StoreError> {
-        let mut conn = self.pool.get().map_err(|e| self.io(key, &e))?;
+        let deadline = Instant::now() + self.pool.timeout();
+        let mut conn = self.pool.get(Kind::Work, deadline).map_err(|e| self.io(key, &e))?;
         match f(&mut conn) {
             Ok(r) => Ok(r),
-            Err(e) if conn.client.is_closed() => {
+            // A broken connection (not a timeout: the database is there but
+            // slow, and a second try would double the wait).
+            Err(e @ PgError::Db(_)) if conn.is_broken() => {
                 drop(conn);
                 self.pool.clear();
                 if !retry {
                     return Err(self.io(key, &e));
                 }
-                let mut conn = self.pool.get().map_err(|e| self.io(key, &e))?;
+                let mut conn = self.pool.get(Kind::Work, deadline).map_err(|e| self.io(key, &e))?;
                 f(&mut conn).map_err(|e| self.io(key, &e))
             }
             Err(e) => Err(self.io(key, &e)),
@@ -155,6 +190,7 @@ fn lock_id(key: &RunKey) -> i64 {
 struct PgLock {
     conn: Option<Pooled>,
     id: i64,
+    _turn: Turn<RunKey>,
 }
 
 impl Drop for PgLock {
@@ -162,7 +198,7 @@ impl Drop for PgLock {
         let Some(mut conn) = self.conn.take() else { return };
         let id = self.id;
         offload(move || {
-            let unlocked = conn.statement(UNLOCK).and_then(|s| conn.client.query_one(&s, &[&id]));
+            let unlocked = conn.statement(UNLOCK).and_then(|s| conn.query_one(&s, &[&id]));
             // Unless the lock is known released, the connection is closed,
             // which releases it.
             if !matches!(unlocked.map(|row| row.get::<_, bool>(0)), Ok(true)) {
@@ -173,7 +209,7 @@ impl Drop for PgLock {
     }
 }
 
-const LOCK: &str = "SELECT pg_advisory_lock($1)";
+const TRY_LOCK: &str = "SELECT pg_try_advisory_lock($1)";
 const UNLOCK: &str = "SELECT pg_advisory_unlock($1)";
 const STAMP: &str = "SELECT stamp FROM savant_runs WHERE workflow = $1 AND run_id = $2";
 const LOAD: &str = "SELECT r.snapshot, r.stamp, \
@@ -223,28 +259,54 @@ impl StateStore for PgStore {
     fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError> {
         key.validate()?;
         let id = lock_id(key);
+        let deadline = self.lock_policy.deadline();
+        let busy = |why: Busy| StoreError::Busy { run: key.to_string(), message: why.describe() };
+        // One caller per run and process goes on to the database; the others
+        // wait here, holding no connection.
+        let turn = self.turns.take(key, &self.lock_policy, deadline).map_err(busy)?;
+        let started = Instant::now();
         offload(|| {
-            // Taking a lock is safe to repeat: one taken on a connection that
-            // then broke was released with it.
-            let conn = {
-                let mut attempt = 0;
-                loop {
-                    let mut conn = self.pool.get().map_err(|e| self.io(Some(key), &e))?;
-                    match conn.statement(LOCK).and_then(|s| conn.client.execute(&s, &[&id])) {
-                        Ok(_) => break conn,
-                        Err(_) if conn.client.is_closed() && attempt == 0 => {
-                            drop(conn);
-                            self.pool.clear();
-                            attempt += 1;
-                        }
-                        Err(e) => {
-                            conn.discard = true;
-                            return Err(self.io(Some(key), &e));
-                        }
+            let mut attempt = 0;
+            let mut broke = false;
+            loop {
+                // The lock's connection is lent only while trying: a caller
+                // that waits for another replica holds none.
+                let mut conn = match self.pool.get(Kind::Lock, deadline) {
+                    Ok(conn) => conn,
+                    Err(PgError::Exhausted { size, .. }) => {
+                        return Err(StoreError::Busy {
+                            run: key.to_string(),
+                            message: format!(
+                                "all {size} connections that hold run locks are in use ([state] pool_size)"
+                            ),
+                        });
+                    }
+                    Err(e) => return Err(self.io(Some(key), &e)),
+                };
+                match conn.statement(TRY_LOCK).and_then(|s| conn.query_one(&s, &[&id])) {
+                    Ok(row) if row.get::<_, bool>(0) => {
+                        return Ok(RunLock::new(PgLock { conn: Some(conn), id, _turn: turn }));
+                    }
+                    Ok(_) => {}
+                    // Taking a lock is safe to repeat: one taken on a
+                    // connection that then broke was released with it.
+                    Err(PgError::Db(_)) if conn.is_broken() && !broke => {
+                        drop(conn);
+                        self.pool.clear();
+                        broke = true;
+                        continue;
+                    }
+                    Err(e) => {
+                        conn.discard = true;
+                        return Err(self.io(Some(key), &e));
                     }
                 }
-            };
-            Ok(RunLock::new(PgLock { conn: Some(conn), id }))
+                drop(conn);
+                if !back_off(&mut attempt, deadline) {
+                    let waited = started.elapsed().max(self.lock_policy.timeout);
+                    return Err(busy(Busy::TimedOut { waited }));
+                }
+            }
         })
     }
 
@@ -253,7 +315,7 @@ impl StateStore for PgStore {
         offload(|| {
             self.with_conn(Some(key), true, |c| {
                 let s = c.statement(STAMP)?;
-                let row = c.client.query_opt(&s, &[&key.workflow, &key.run_id])?;
+                let row = c.query_opt(&s, &[&key.workflow, &key.run_id])?;
                 Ok(row.map(|r| stamp_of(r.get(0))))
             })
         })
@@ -264,7 +326,7 @@ impl StateStore for PgStore {
         let row = offload(|| {
             self.with_conn(Some(key), true, |c| {
                 let s = c.statement(LOAD)?;
-                let row = c.client.query_opt(&s, &[&key.workflow, &key.run_id])?;
+                let row = c.query_opt(&s, &[&key.workflow, &key.run_id])?;
                 Ok(row.map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1), r.get::<_, Vec<String>>(2))))
             })
         })?;
@@ -299,7 +361,7 @@ impl StateStore for PgStore {
         let row = offload(|| {
             self.with_conn(Some(key), false, |c| {
                 let s = c.statement(APPEND)?;
-                c.client.query_opt(&s, &[&key.workflow, &key.run_id, &v, &body, &generation])
+                c.query_opt(&s, &[&key.workflow, &key.run_id, &v, &body, &generation])
             })
         });
         let row = match row {
@@ -343,7 +405,7 @@ impl StateStore for PgStore {
         offload(|| {
             self.with_conn(Some(key), false, |c| {
                 let s = c.statement(WRITE_SNAPSHOT)?;
-                let row = c.client.query_one(&s, &[&key.workflow, &key.run_id, &text, &v, &generation])?;
+                let row = c.query_one(&s, &[&key.workflow, &key.run_id, &text, &v, &generation])?;
                 Ok(stamp_of(row.get(0)))
             })
         })
@@ -356,7 +418,7 @@ impl StateStore for PgStore {
         let rows = offload(|| {
             self.with_conn(None, true, |c| {
                 let s = c.statement(LIST)?;
-                c.client.query(&s, &[&workflow])
+                c.query(&s, &[&workflow])
             })
         })?;
         let mut keys: Vec<RunKey> = rows
@@ -372,15 +434,15 @@ impl StateStore for PgStore {
         offload(|| {
             self.with_conn(Some(key), false, |c| {
                 let s = c.statement(DELETE)?;
-                Ok(c.client.execute(&s, &[&key.workflow, &key.run_id])? > 0)
+                Ok(c.execute(&s, &[&key.workflow, &key.run_id])? > 0)
             })
         })
     }
 }
 
 /// `postgres://user@host:port/db` for messages (never the password).
-fn label(config: &postgres::Config) -> String {
-    use postgres::config::Host;
+fn label(config: &tokio_postgres::Config) -> String {
+    use tokio_postgres::config::Host;
     let hosts: Vec<String> = config
         .get_hosts()
         .iter()
@@ -400,7 +462,7 @@ fn label(config: &postgres::Config) -> String {
 
 /// The message of a database error with its SQLSTATE and detail, or of a
 /// connection error with its cause.
-fn error_message(e: &postgres::Error) -> String {
+fn error_message(e: &tokio_postgres::Error) -> String {
     if let Some(db) = e.as_db_error() {
         let mut message = format!("{} (SQLSTATE {})", db.message(), db.code().code());
         if let Some(detail) = db.detail() {

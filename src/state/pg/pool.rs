@@ -1,37 +1,199 @@
-//! A small connection pool for [`super::PgStore`]: idle connections in a
-//! `Mutex<Vec<_>>`, a new one opened whenever none is idle (so a caller
-//! holding a run lock on one connection can always get another for its
-//! writes: the number of connections is bounded by the number of calls in
-//! flight, not by a pool size that could deadlock), each with its prepared
-//! statements cached.
+//! A bounded connection pool for [`super::PgStore`], whose every database
+//! call has a deadline.
+//!
+//! Each connection is a `tokio_postgres` client driven by its own
+//! current-thread runtime (as the synchronous `postgres` crate does), so a
+//! call is `block_on(timeout(db_timeout, query))`: a database that stops
+//! answering (stopped, partitioned, overloaded) costs a caller at most
+//! `db_timeout`, never a hang, and the connection that timed out is thrown
+//! away (the server ends its session, releasing its locks, once it reads
+//! the closed socket).
+//!
+//! Two budgets of `size` connections each: *work* connections, lent for
+//! one statement or transaction and never held while waiting for anything
+//! else, and *lock* connections, held for a run lock's life. A lock holder
+//! that needs a work connection always gets one in time (work connections
+//! are never held by waiters), so the bound cannot deadlock; a caller that
+//! finds its budget spent waits for a free connection up to its deadline.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
-use postgres::{Client, NoTls, Statement};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{NoTls, Row, Statement};
 
-/// One connection and the statements prepared on it.
+/// Why a database call failed.
+#[derive(Debug)]
+pub(super) enum PgError {
+    /// The database answered with an error, or the connection broke.
+    Db(tokio_postgres::Error),
+    /// No answer within the deadline; the connection is not reusable.
+    Timeout(Duration),
+    /// Every connection of the budget stayed lent for the whole deadline.
+    Exhausted { size: usize, waited: Duration },
+    /// The runtime that drives a connection could not be made.
+    Io(std::io::Error),
+}
+
+impl From<tokio_postgres::Error> for PgError {
+    fn from(e: tokio_postgres::Error) -> PgError {
+        PgError::Db(e)
+    }
+}
+
+/// The two budgets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    Work,
+    Lock,
+}
+
+/// One connection, the runtime that drives it, and the statements prepared on it.
 pub(super) struct Conn {
-    pub client: Client,
+    client: tokio_postgres::Client,
+    runtime: Option<tokio::runtime::Runtime>,
     statements: HashMap<&'static str, Statement>,
+    timeout: Duration,
+    /// Set once a call timed out or broke: the connection's state is unknown.
+    broken: bool,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        // Never blocks (callers may be on an async worker): the connection
+        // task is dropped and its socket closed.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 impl Conn {
+    /// Runs `call` on this connection's runtime within its timeout.
+    fn block<T>(
+        &mut self,
+        call: impl AsyncFnOnce(&mut tokio_postgres::Client) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, PgError> {
+        let timeout = self.timeout;
+        let runtime = self.runtime.as_ref().expect("a connection has its runtime until drop");
+        let answer = runtime.block_on(async { tokio::time::timeout(timeout, call(&mut self.client)).await });
+        match answer {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => {
+                if self.client.is_closed() {
+                    self.broken = true;
+                }
+                Err(PgError::Db(e))
+            }
+            Err(_) => {
+                self.broken = true;
+                Err(PgError::Timeout(timeout))
+            }
+        }
+    }
+
+    /// True when the connection cannot be used again.
+    pub fn is_broken(&self) -> bool {
+        self.broken || self.client.is_closed()
+    }
+
     /// `sql` prepared on this connection, once.
-    pub fn statement(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
+    pub fn statement(&mut self, sql: &'static str) -> Result<Statement, PgError> {
         if let Some(statement) = self.statements.get(sql) {
             return Ok(statement.clone());
         }
-        let statement = self.client.prepare(sql)?;
+        let statement = self.block(async |c| c.prepare(sql).await)?;
         self.statements.insert(sql, statement.clone());
         Ok(statement)
+    }
+
+    pub fn execute(&mut self, s: &Statement, params: &[&(dyn ToSql + Sync)]) -> Result<u64, PgError> {
+        self.block(async |c| c.execute(s, params).await)
+    }
+
+    pub fn query(&mut self, s: &Statement, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, PgError> {
+        self.block(async |c| c.query(s, params).await)
+    }
+
+    pub fn query_one(&mut self, s: &Statement, params: &[&(dyn ToSql + Sync)]) -> Result<Row, PgError> {
+        self.block(async |c| c.query_one(s, params).await)
+    }
+
+    pub fn query_opt(
+        &mut self,
+        s: &Statement,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, PgError> {
+        self.block(async |c| c.query_opt(s, params).await)
+    }
+
+    /// Unprepared SQL (`BEGIN`, `COMMIT`, migrations), perhaps several statements.
+    pub fn batch_execute(&mut self, sql: &str) -> Result<(), PgError> {
+        self.block(async |c| c.batch_execute(sql).await)
+    }
+
+    /// An unprepared statement with parameters (used once, at open).
+    pub fn execute_sql(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, PgError> {
+        self.block(async |c| c.execute(sql, params).await)
+    }
+
+    /// An unprepared query with parameters (used once, at open).
+    pub fn query_one_sql(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, PgError> {
+        self.block(async |c| c.query_one(sql, params).await)
+    }
+
+    /// Runs `f` in a transaction, committed when it answers
+    /// [`Outcome::Commit`], rolled back on [`Outcome::Rollback`]; on an
+    /// error the connection is thrown away (which rolls back).
+    pub fn transaction<T>(
+        &mut self,
+        f: impl FnOnce(&mut Conn) -> Result<Outcome<T>, PgError>,
+    ) -> Result<T, PgError> {
+        self.batch_execute("BEGIN")?;
+        let (value, end) = match f(self) {
+            Ok(Outcome::Commit(value)) => (value, "COMMIT"),
+            Ok(Outcome::Rollback(value)) => (value, "ROLLBACK"),
+            Err(e) => {
+                self.broken = true;
+                return Err(e);
+            }
+        };
+        self.batch_execute(end).inspect_err(|_| self.broken = true)?;
+        Ok(value)
+    }
+}
+
+/// How a [`Conn::transaction`] ends.
+pub(super) enum Outcome<T> {
+    Commit(T),
+    Rollback(T),
+}
+
+#[derive(Default)]
+struct Lent {
+    work: usize,
+    lock: usize,
+}
+
+impl Lent {
+    fn count(&mut self, kind: Kind) -> &mut usize {
+        match kind {
+            Kind::Work => &mut self.work,
+            Kind::Lock => &mut self.lock,
+        }
     }
 }
 
 pub(super) struct Pool {
-    config: postgres::Config,
+    config: tokio_postgres::Config,
     idle: Mutex<Vec<Conn>>,
-    max_idle: usize,
+    lent: Mutex<Lent>,
+    returned: Condvar,
+    /// Connections of each budget.
+    size: usize,
+    /// The deadline of each call, connecting included.
+    timeout: Duration,
     /// `SET synchronous_commit = off` on each new connection
     /// (`SAVANT_STATE_FSYNC=0`).
     async_commit: bool,
@@ -41,48 +203,92 @@ pub(super) struct Pool {
 pub(super) struct Pooled {
     pool: Arc<Pool>,
     conn: Option<Conn>,
+    kind: Kind,
     /// Set when the connection may be in an unknown state (an error in the
     /// middle of a lock release): it is closed instead of reused.
     pub discard: bool,
 }
 
+fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl Pool {
-    pub fn new(config: postgres::Config, max_idle: usize, async_commit: bool) -> Arc<Pool> {
-        Arc::new(Pool { config, idle: Mutex::new(Vec::new()), max_idle, async_commit })
+    pub fn new(
+        config: tokio_postgres::Config,
+        size: usize,
+        timeout: Duration,
+        async_commit: bool,
+    ) -> Arc<Pool> {
+        Arc::new(Pool {
+            config,
+            idle: Mutex::new(Vec::new()),
+            lent: Mutex::default(),
+            returned: Condvar::new(),
+            size: size.max(1),
+            timeout,
+            async_commit,
+        })
     }
 
-    /// Opens a new connection.
-    pub fn connect(&self) -> Result<Conn, postgres::Error> {
-        let mut client = self.config.connect(NoTls)?;
-        if self.async_commit {
-            client.batch_execute("SET synchronous_commit = off")?;
-        }
-        Ok(Conn { client, statements: HashMap::new() })
+    /// The deadline of one call.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
-    /// An idle connection, or a new one.
-    pub fn get(self: &Arc<Pool>) -> Result<Pooled, postgres::Error> {
-        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let conn = match idle {
-            Some(conn) if !conn.client.is_closed() => conn,
-            _ => self.connect()?,
+    /// Opens a new connection, within the call deadline.
+    pub fn connect(&self) -> Result<Conn, PgError> {
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(PgError::Io)?;
+        let timeout = self.timeout;
+        let connected =
+            runtime.block_on(async { tokio::time::timeout(timeout, self.config.connect(NoTls)).await });
+        let (client, connection) = match connected {
+            Ok(Ok(pair)) => pair,
+            Ok(Err(e)) => return Err(PgError::Db(e)),
+            Err(_) => {
+                runtime.shutdown_background();
+                return Err(PgError::Timeout(timeout));
+            }
         };
-        Ok(Pooled { pool: Arc::clone(self), conn: Some(conn), discard: false })
+        runtime.spawn(connection);
+        let mut conn =
+            Conn { client, runtime: Some(runtime), statements: HashMap::new(), timeout, broken: false };
+        if self.async_commit {
+            conn.batch_execute("SET synchronous_commit = off")?;
+        }
+        Ok(conn)
+    }
+
+    /// A connection of `kind`'s budget: an idle one or a new one, once the
+    /// budget has room; waits for room until `deadline`.
+    pub fn get(self: &Arc<Pool>, kind: Kind, deadline: Instant) -> Result<Pooled, PgError> {
+        let started = Instant::now();
+        {
+            let mut lent = relock(&self.lent);
+            while *lent.count(kind) >= self.size {
+                let now = Instant::now();
+                if now >= deadline {
+                    return Err(PgError::Exhausted { size: self.size, waited: started.elapsed() });
+                }
+                lent = self.returned.wait_timeout(lent, deadline - now).unwrap_or_else(|e| e.into_inner()).0;
+            }
+            *lent.count(kind) += 1;
+        }
+        // From here the slot is ours; `Pooled`'s drop gives it back.
+        let mut pooled = Pooled { pool: Arc::clone(self), conn: None, kind, discard: false };
+        let idle = relock(&self.idle).pop();
+        pooled.conn = Some(match idle {
+            Some(conn) if !conn.is_broken() => conn,
+            _ => self.connect()?,
+        });
+        Ok(pooled)
     }
 
     /// Drops every idle connection (a database restart left them broken).
     pub fn clear(&self) {
-        let stale = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|e| e.into_inner()));
+        let stale = std::mem::take(&mut *relock(&self.idle));
         drop(stale);
-    }
-}
-
-impl Drop for Pool {
-    /// Closing a connection blocks on the client's runtime: never on an
-    /// async worker thread (the server drops its engine inside the runtime).
-    fn drop(&mut self) {
-        let idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|e| e.into_inner()));
-        super::offload(move || drop(idle));
     }
 }
 
@@ -101,13 +307,38 @@ impl std::ops::DerefMut for Pooled {
 
 impl Drop for Pooled {
     fn drop(&mut self) {
-        let Some(conn) = self.conn.take() else { return };
-        if self.discard || conn.client.is_closed() {
-            return;
+        if let Some(conn) = self.conn.take()
+            && !self.discard
+            && !conn.is_broken()
+        {
+            let mut idle = relock(&self.pool.idle);
+            if idle.len() < self.pool.size {
+                idle.push(conn);
+            }
         }
-        let mut idle = self.pool.idle.lock().unwrap_or_else(|e| e.into_inner());
-        if idle.len() < self.pool.max_idle {
-            idle.push(conn);
+        *relock(&self.pool.lent).count(self.kind) -= 1;
+        self.pool.returned.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spent_budget_waits_until_its_deadline_then_says_so() {
+        // Nothing listens on port 1: no connection is ever made, but the
+        // budget is counted before connecting.
+        let config: tokio_postgres::Config = "postgres://u@127.0.0.1:1/db".parse().unwrap();
+        let pool = Pool::new(config, 1, Duration::from_millis(200), false);
+        *relock(&pool.lent).count(Kind::Work) = 1;
+        let deadline = Instant::now() + Duration::from_millis(30);
+        match pool.get(Kind::Work, deadline) {
+            Err(PgError::Exhausted { size: 1, .. }) => {}
+            other => panic!("{:?}", other.err()),
         }
+        // The other budget is separate: it gets as far as connecting.
+        assert!(matches!(pool.get(Kind::Lock, deadline), Err(PgError::Db(_) | PgError::Timeout(_))));
+        assert_eq!(relock(&pool.lent).lock, 0, "a failed get gives its slot back");
     }
 }

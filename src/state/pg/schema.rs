@@ -7,7 +7,7 @@
 //! leaves the schema as it was. A database migrated by a newer savant-think
 //! (a version above the last one known here) is refused rather than used.
 
-use super::pool::Pool;
+use super::pool::{Outcome, PgError, Pool};
 use crate::state::OpenError;
 
 /// The advisory lock id that serializes migrations (`savant-think schema`
@@ -59,29 +59,48 @@ pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
 
 /// Creates or migrates the schema; `label` names the database in errors.
 pub(super) fn migrate(pool: &Pool, label: &str) -> Result<(), OpenError> {
-    let unavailable = |e: postgres::Error| {
+    let unavailable = |e: PgError| {
+        let why = match &e {
+            PgError::Db(db) => super::error_message(db),
+            PgError::Timeout(t) => {
+                format!("no answer within {} ([state] db_timeout)", humantime::format_duration(*t))
+            }
+            PgError::Exhausted { .. } => "no connection free".to_owned(),
+            PgError::Io(io) => io.to_string(),
+        };
         OpenError::new(
             "STATE_UNAVAILABLE",
-            format!("cannot use the state database {label}: {}", super::error_message(&e)),
+            format!("cannot use the state database {label}: {why}"),
             "check that PostgreSQL runs at that address, that the user, password and database in the \
              URL are right, and that the user may create tables (docs/deploy.md)",
         )
     };
     let mut conn = pool.connect().map_err(unavailable)?;
-    let mut tx = conn.client.transaction().map_err(unavailable)?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).map_err(unavailable)?;
-    tx.batch_execute(
-        "CREATE TABLE IF NOT EXISTS savant_schema_version (
-             version    integer PRIMARY KEY,
-             applied_at timestamptz NOT NULL DEFAULT now()
-         )",
-    )
-    .map_err(unavailable)?;
-    let current: i32 = tx
-        .query_one("SELECT coalesce(max(version), 0) FROM savant_schema_version", &[])
-        .map_err(unavailable)?
-        .get(0);
-    if current > SCHEMA_VERSION {
+    let newer = conn
+        .transaction(|tx| {
+            tx.execute_sql("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+            tx.batch_execute(
+                "CREATE TABLE IF NOT EXISTS savant_schema_version (
+                     version    integer PRIMARY KEY,
+                     applied_at timestamptz NOT NULL DEFAULT now()
+                 )",
+            )?;
+            let current: i32 =
+                tx.query_one_sql("SELECT coalesce(max(version), 0) FROM savant_schema_version", &[])?.get(0);
+            if current > SCHEMA_VERSION {
+                return Ok(Outcome::Rollback(Some(current)));
+            }
+            for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+                tx.batch_execute(sql)?;
+                tx.execute_sql(
+                    "INSERT INTO savant_schema_version (version) VALUES ($1)",
+                    &[&(i as i32 + 1)],
+                )?;
+            }
+            Ok(Outcome::Commit(None))
+        })
+        .map_err(unavailable)?;
+    if let Some(current) = newer {
         return Err(OpenError::new(
             "STATE_SCHEMA_NEWER",
             format!(
@@ -91,11 +110,5 @@ pub(super) fn migrate(pool: &Pool, label: &str) -> Result<(), OpenError> {
             "upgrade savant-think on this replica to the version the others run",
         ));
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-        tx.batch_execute(sql).map_err(unavailable)?;
-        tx.execute("INSERT INTO savant_schema_version (version) VALUES ($1)", &[&(i as i32 + 1)])
-            .map_err(unavailable)?;
-    }
-    tx.commit().map_err(unavailable)?;
     Ok(())
 }

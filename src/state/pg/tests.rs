@@ -108,6 +108,44 @@ fn the_lock_spans_replicas_and_dies_with_its_connection() {
     assert_eq!(a.load(&key()).unwrap().unwrap().snapshot, json!({"version": 1}));
 }
 
+/// A replica waits for another's lock at most `lock_timeout` (RUN_BUSY,
+/// naming the run), and a crowd of callers in one replica is bounded by
+/// `max_lock_waiters` without holding connections while they wait.
+#[test]
+fn lock_waits_are_bounded_across_and_within_replicas() {
+    let Some(url) = fresh("t_pg_busy") else { return };
+    let lock = crate::state::LockPolicy { timeout: Duration::from_millis(300), max_waiters: 2 };
+    let options = crate::state::StoreOptions { lock, pool_size: 2, ..Default::default() };
+    let (a, b) =
+        (PgStore::open_with(&url, &options).unwrap(), Arc::new(PgStore::open_with(&url, &options).unwrap()));
+    let held = a.lock(&key()).unwrap();
+    match b.lock(&key()).err() {
+        Some(StoreError::Busy { run, message }) => {
+            assert_eq!(run, key().to_string());
+            assert!(message.contains("lock_timeout"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Ten callers in replica b at once: two may wait (and time out), the
+    // rest are refused at once; every one is answered.
+    let answers: Vec<_> = (0..10)
+        .map(|_| {
+            let b = Arc::clone(&b);
+            std::thread::spawn(move || b.lock(&key()).map(drop))
+        })
+        .collect();
+    let answers: Vec<_> = answers.into_iter().map(|t| t.join().unwrap()).collect();
+    assert!(answers.iter().all(|a| matches!(a, Err(StoreError::Busy { .. }))), "{answers:?}");
+    let crowded = answers.iter().filter(|a| format!("{a:?}").contains("max_lock_waiters")).count();
+    assert!(crowded >= 1, "{answers:?}");
+    // Meanwhile b's reads and writes of other runs go on.
+    let other = RunKey::new("wf", "other").unwrap();
+    let _other = b.lock(&other).unwrap();
+    b.write_snapshot(&other, &json!({"version": 1})).unwrap();
+    drop(held);
+    let _now = b.lock(&key()).unwrap();
+}
+
 /// Calls from an async task (the MCP server's resource reads) move off the
 /// worker thread instead of panicking, on both runtime flavors.
 #[test]
