@@ -413,7 +413,7 @@ fn main() -> ExitCode {
         Command::Exec(args) => ExitCode::from(cli::exec::main(args)),
         #[cfg(feature = "agent")]
         Command::Run(args) => ExitCode::from(cli::run::main(args)),
-        Command::Lsp => match savant_think::lsp::run_stdio(cli::env::savant_path()) {
+        Command::Lsp => match savant_think::lsp::run_stdio(cli::env::savant_path(), cli::env::overrides()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(m) => fail(m),
         },

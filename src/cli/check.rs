@@ -547,8 +547,6 @@ fn shadowed_prompts(root: &Path, checked: &[(SourceFile, Vec<Diagnostic>)]) -> V
 /// dry-run upgraded to the file as it is now; every refusal becomes an
 /// `INCOMPATIBLE_UPGRADE` warning at its place in the file.
 fn stranded_runs(root: &Path, checked: &mut [(SourceFile, Vec<Diagnostic>)]) {
-    use savant_think::diagnostic::Code;
-    use savant_think::runtime::engine::UpgradeRequest;
     let engine = match super::env::engine(root.to_path_buf()) {
         Ok(e) => e,
         Err(e) => {
@@ -560,28 +558,7 @@ fn stranded_runs(root: &Path, checked: &mut [(SourceFile, Vec<Diagnostic>)]) {
         if diagnostics.iter().any(|d| d.severity == savant_think::diagnostic::Severity::Error) {
             continue; // a broken file cannot be upgraded to; its errors say why
         }
-        let request = UpgradeRequest { dry_run: true, ..UpgradeRequest::default() };
-        let Err(e) = engine.upgrade(&source.path, &request) else { continue };
-        if e.code != savant_think::runtime::ErrorCode::IncompatibleUpgrade {
-            continue;
-        }
-        for run in e.details["runs"].as_array().into_iter().flatten() {
-            let run_id = run["run_id"].as_str().unwrap_or("?");
-            for d in run["diagnostics"].as_array().into_iter().flatten() {
-                let at = |line: &str, column: &str| {
-                    let n = |k: &str| d[k].as_u64().unwrap_or(1) as usize;
-                    source.offset_of(savant_think::source::LineCol { line: n(line), column: n(column) })
-                };
-                let (start, end) = (at("line", "column"), at("end_line", "end_column"));
-                let span = savant_think::source::Span::new(start, end.max(start));
-                let message = format!(
-                    "run `{run_id}` cannot be upgraded to this file: {}",
-                    d["message"].as_str().unwrap_or("")
-                );
-                let help = d["help"].as_str().unwrap_or("").to_owned();
-                diagnostics.push(Diagnostic::new(Code::IncompatibleUpgrade, span, message).with_help(help));
-            }
-        }
+        diagnostics.extend(engine.stranded_runs(&source.path));
         savant_think::check::sort(diagnostics);
     }
 }

@@ -53,6 +53,8 @@ pub struct Projects {
     projects: HashMap<PathBuf, Project>,
     /// The value of `SAVANT_PATH`, which wins over discovery.
     savant_path: Option<std::ffi::OsString>,
+    /// The environment's state settings (`SAVANT_STATE_URL`, …).
+    overrides: crate::config::Overrides,
 }
 
 struct Project {
@@ -93,8 +95,8 @@ impl Project {
 }
 
 impl Projects {
-    pub fn new(savant_path: Option<std::ffi::OsString>) -> Projects {
-        Projects { projects: HashMap::new(), savant_path }
+    pub fn new(savant_path: Option<std::ffi::OsString>, overrides: crate::config::Overrides) -> Projects {
+        Projects { projects: HashMap::new(), savant_path, overrides }
     }
 
     /// The project root of a file (discovered upwards from its directory, as
@@ -170,12 +172,45 @@ impl Document {
         let mut a = analyze(&path, &self.text, root, &config);
         // Suppressions, exactly as `check` applies them.
         let ignored = crate::workspace::ignored_in(&settings, &path, &a.project);
-        a.diags = suppress::apply(&a.src, std::mem::take(&mut a.diags), &ignored);
+        let mut diags = std::mem::take(&mut a.diags);
+        if a.wf.is_some() && !diags.iter().any(|d| d.severity == crate::diagnostic::Severity::Error) {
+            diags.extend(stranded_runs(&a.project, &path, &self.text, &projects.overrides));
+            crate::check::sort(&mut diags);
+        }
+        a.diags = suppress::apply(&a.src, diags, &ignored);
         let a = Rc::new(a);
         if a.wf.is_some() {
             self.last_good = Some(a.clone());
         }
         self.current = Some(a.clone());
         a
+    }
+}
+
+/// `check --runs` in the editor: when the buffer is the file on disk (just
+/// opened or saved), the runs in flight that this version would strand, as
+/// `INCOMPATIBLE_UPGRADE` warnings. The state store is the project's
+/// (`[state]` of savant-think.toml; `SAVANT_STATE_URL` as the editor's
+/// environment sets it). Unsaved text is not compared with runs: the engine
+/// upgrades to files, not buffers.
+fn stranded_runs(
+    root: &Path,
+    path: &Path,
+    text: &str,
+    overrides: &crate::config::Overrides,
+) -> Vec<crate::diagnostic::Diagnostic> {
+    if crate::testing::suite::is_test_file(path)
+        || !std::fs::read(path).is_ok_and(|disk| disk == text.as_bytes())
+    {
+        return Vec::new();
+    }
+    let Ok(mut config) = crate::config::EngineConfig::load(root) else { return Vec::new() };
+    overrides.apply(&mut config);
+    if config.state.url.is_none() && !root.join(".savant").is_dir() {
+        return Vec::new(); // no run was ever made here
+    }
+    match config.open_engine(root.to_path_buf()) {
+        Ok(engine) => engine.stranded_runs(&path.to_string_lossy()),
+        Err(_) => Vec::new(),
     }
 }

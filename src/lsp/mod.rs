@@ -32,10 +32,14 @@ pub const DEBOUNCE: Duration = Duration::from_millis(60);
 
 /// Serves LSP on stdin/stdout until the client sends `exit`. `savant_path`
 /// is the value of `SAVANT_PATH` (the caller reads it), which wins over root
-/// discovery as for `check`.
-pub fn run_stdio(savant_path: Option<std::ffi::OsString>) -> Result<(), String> {
+/// discovery as for `check`; `overrides` are the state settings of the
+/// environment (`SAVANT_STATE_URL`, …) for finding the runs in flight.
+pub fn run_stdio(
+    savant_path: Option<std::ffi::OsString>,
+    overrides: crate::config::Overrides,
+) -> Result<(), String> {
     let (conn, io) = Connection::stdio();
-    serve_in(&conn, DEBOUNCE, savant_path)?;
+    serve_in(&conn, DEBOUNCE, savant_path, overrides)?;
     drop(conn);
     io.join().map_err(|e| format!("lsp: {e}"))
 }
@@ -48,13 +52,14 @@ pub fn serve(conn: &Connection) -> Result<(), String> {
 
 /// [`serve`] with another debounce (benchmarks measure with none).
 pub fn serve_with(conn: &Connection, debounce: Duration) -> Result<(), String> {
-    serve_in(conn, debounce, None)
+    serve_in(conn, debounce, None, Default::default())
 }
 
 fn serve_in(
     conn: &Connection,
     debounce: Duration,
     savant_path: Option<std::ffi::OsString>,
+    overrides: crate::config::Overrides,
 ) -> Result<(), String> {
     let (id, params) = conn.initialize_start().map_err(|e| format!("lsp: {e}"))?;
     let init: lt::InitializeParams = serde_json::from_value(params).unwrap_or_default();
@@ -64,7 +69,7 @@ fn serve_in(
         "serverInfo": { "name": "savant-think", "version": env!("CARGO_PKG_VERSION") },
     });
     conn.initialize_finish(id, result).map_err(|e| format!("lsp: {e}"))?;
-    let mut server = Server::new(encoding, debounce, savant_path);
+    let mut server = Server::new(encoding, debounce, savant_path, overrides);
     if init
         .capabilities
         .workspace
@@ -93,7 +98,14 @@ fn capabilities(encoding: Encoding) -> lt::ServerCapabilities {
             Encoding::Utf8 => lt::PositionEncodingKind::UTF8,
             Encoding::Utf16 => lt::PositionEncodingKind::UTF16,
         }),
-        text_document_sync: Some(lt::TextDocumentSyncCapability::Kind(lt::TextDocumentSyncKind::FULL)),
+        // Full sync, and saves: a saved workflow is also checked against
+        // the runs in flight (INCOMPATIBLE_UPGRADE warnings).
+        text_document_sync: Some(lt::TextDocumentSyncCapability::Options(lt::TextDocumentSyncOptions {
+            open_close: Some(true),
+            change: Some(lt::TextDocumentSyncKind::FULL),
+            save: Some(lt::TextDocumentSyncSaveOptions::Supported(true)),
+            ..Default::default()
+        })),
         hover_provider: Some(lt::HoverProviderCapability::Simple(true)),
         definition_provider: Some(lt::OneOf::Left(true)),
         references_provider: Some(lt::OneOf::Left(true)),
@@ -151,11 +163,16 @@ struct Server {
 }
 
 impl Server {
-    fn new(encoding: Encoding, debounce: Duration, savant_path: Option<std::ffi::OsString>) -> Server {
+    fn new(
+        encoding: Encoding,
+        debounce: Duration,
+        savant_path: Option<std::ffi::OsString>,
+        overrides: crate::config::Overrides,
+    ) -> Server {
         Server {
             encoding,
             docs: HashMap::new(),
-            projects: Projects::new(savant_path),
+            projects: Projects::new(savant_path, overrides),
             pending: BTreeMap::new(),
             debounce,
         }
@@ -244,6 +261,14 @@ impl Server {
                     doc.current = None;
                     self.pending.insert(p.text_document.uri, Instant::now() + self.debounce);
                 }
+            }
+            ln::DidSaveTextDocument::METHOD => {
+                let Ok(p) = serde_json::from_value::<lt::DidSaveTextDocumentParams>(n.params) else { return };
+                let Some(doc) = self.docs.get_mut(&p.text_document.uri) else { return };
+                // The file on disk is now the buffer: look at the runs again.
+                doc.current = None;
+                self.pending.remove(&p.text_document.uri);
+                self.publish(conn, &p.text_document.uri);
             }
             ln::DidCloseTextDocument::METHOD => {
                 let Ok(p) = serde_json::from_value::<lt::DidCloseTextDocumentParams>(n.params) else {

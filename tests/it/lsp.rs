@@ -11,7 +11,7 @@ use std::time::Duration;
 /// Only a guard against a hung server, never a speed assertion.
 const HANG: Duration = Duration::from_secs(60);
 
-struct Client {
+pub(crate) struct Client {
     child: Child,
     stdin: ChildStdin,
     rx: Receiver<Value>,
@@ -21,12 +21,12 @@ struct Client {
 }
 
 impl Client {
-    fn start(cwd: &Path, init_caps: Value) -> (Client, Value) {
+    pub(crate) fn start(cwd: &Path, init_caps: Value) -> (Client, Value) {
         Client::start_with(cwd, init_caps, None)
     }
 
     /// [`Client::start`] with `SAVANT_PATH` set to `savant_path`.
-    fn start_with(cwd: &Path, init_caps: Value, savant_path: Option<&Path>) -> (Client, Value) {
+    pub(crate) fn start_with(cwd: &Path, init_caps: Value, savant_path: Option<&Path>) -> (Client, Value) {
         let mut command = Command::new(env!("CARGO_BIN_EXE_savant-think"));
         command.arg("lsp").current_dir(cwd).env_remove("SAVANT_PATH");
         if let Some(p) = savant_path {
@@ -79,7 +79,7 @@ impl Client {
         self.stdin.flush().unwrap();
     }
 
-    fn notify(&mut self, method: &str, params: Value) {
+    pub(crate) fn notify(&mut self, method: &str, params: Value) {
         self.send(json!({ "jsonrpc": "2.0", "method": method, "params": params }));
     }
 
@@ -87,7 +87,7 @@ impl Client {
         self.rx.recv_timeout(HANG).expect("the server answered")
     }
 
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
@@ -102,7 +102,7 @@ impl Client {
     }
 
     /// The next notification `method` (queued ones first).
-    fn notification(&mut self, method: &str) -> Value {
+    pub(crate) fn notification(&mut self, method: &str) -> Value {
         if let Some(i) = self.queue.iter().position(|m| m["method"] == method) {
             return self.queue.remove(i)["params"].clone();
         }
@@ -115,7 +115,7 @@ impl Client {
         }
     }
 
-    fn open(&mut self, path: &Path, text: &str) -> Value {
+    pub(crate) fn open(&mut self, path: &Path, text: &str) -> Value {
         self.notify(
             "textDocument/didOpen",
             json!({ "textDocument": { "uri": url(path), "languageId": "yaml", "version": 1, "text": text } }),
@@ -131,7 +131,7 @@ impl Client {
         self.request(method, params)
     }
 
-    fn shutdown(mut self) {
+    pub(crate) fn shutdown(mut self) {
         self.request("shutdown", Value::Null);
         self.notify("exit", Value::Null);
         let status = self.child.wait().unwrap();
@@ -139,7 +139,7 @@ impl Client {
     }
 }
 
-fn url(p: &Path) -> String {
+pub(crate) fn url(p: &Path) -> String {
     format!("file://{}", p.display())
 }
 

@@ -40,6 +40,7 @@ mod init;
 mod layering;
 mod layering_scan;
 mod lsp;
+mod lsp_runs;
 mod mcp_http;
 mod mcp_stdio;
 mod migrate;

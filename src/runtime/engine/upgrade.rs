@@ -73,6 +73,36 @@ impl Engine {
         Ok(UpgradeReply { workflow: cw.wf.id.clone(), to: cw.hash.clone(), dry_run: req.dry_run, runs })
     }
 
+    /// `check --runs` and the language server: for each unfinished run of
+    /// `workflow` that the file as it is now could not be upgraded to, an
+    /// `INCOMPATIBLE_UPGRADE` warning at its place in the file, naming the
+    /// run. Nothing changes; a workflow that does not compile, or whose
+    /// runs cannot be read, has none.
+    pub fn stranded_runs(&self, workflow: &str) -> Vec<crate::diagnostic::Diagnostic> {
+        use crate::diagnostic::{Code, Diagnostic};
+        use crate::source::{LineCol, Span};
+        let Ok(cw) = self.workflow(workflow) else { return Vec::new() };
+        let Ok(keys) = self.store.list(Some(&cw.wf.id)) else { return Vec::new() };
+        let request = UpgradeRequest { dry_run: true, ..UpgradeRequest::default() };
+        let mut out = Vec::new();
+        for key in keys {
+            if self.list_entry(&key).ok().flatten().and_then(|e| e.status).as_deref() != Some("running") {
+                continue;
+            }
+            let Ok((report, false)) = self.upgrade_one(&cw, &key.run_id, &request, true) else { continue };
+            for d in report.diagnostics {
+                let at = |line, column| cw.source.offset_of(LineCol { line, column });
+                let (start, end) = (at(d.line, d.column), at(d.end_line, d.end_column));
+                let message = format!("run `{}` cannot be upgraded to this file: {}", key.run_id, d.message);
+                out.push(
+                    Diagnostic::new(Code::IncompatibleUpgrade, Span::new(start, end.max(start)), message)
+                        .with_help(d.help),
+                );
+            }
+        }
+        out
+    }
+
     /// Checks (and unless `check_only`, makes) the upgrade of one run.
     fn upgrade_one(
         &self,
