@@ -49,7 +49,7 @@ codes! {
     /// The file could not be read as YAML (syntax, encoding, duplicate keys).
     YamlSyntax = "YAML_SYNTAX", Error, "The file is not valid YAML.";
     /// The file exceeds a safety limit: size, nesting depth or alias expansion.
-    YamlLimit = "YAML_LIMIT", Error, "The file exceeds a safety limit (size, nesting or alias expansion).";
+    YamlLimit = "YAML_LIMIT", Error, "The file exceeds a safety limit (size, nesting, node count or alias expansion).";
     /// The YAML is well formed but not a workflow: missing, ill-typed or unknown keys.
     YamlSchemaViolation = "YAML_SCHEMA_VIOLATION", Error, "A key is missing, has the wrong type, or is unknown.";
     /// Two steps share one id.

@@ -548,12 +548,11 @@ fn run_engine(command: Command) -> ExitCode {
                 Ok(r) => r,
                 Err(m) => return fail(m),
             };
-            (
-                wf.root,
-                "think_next",
-                json!({"workflow": wf.workflow, "run_id": run_id, "step_id": step,
-                                           "result_snapshot": result, "expected_version": expected_version}),
-            )
+            let mut args = json!({"workflow": wf.workflow, "run_id": run_id, "step_id": step,
+                                  "expected_version": expected_version});
+            // Moved, not copied by `json!`: a result can be megabytes.
+            args["result_snapshot"] = result;
+            (wf.root, "think_next", args)
         }
         Command::Explain { wf, run_id, step } => {
             (wf.root, "think_explain", json!({"workflow": wf.workflow, "run_id": run_id, "step_id": step}))
@@ -590,7 +589,9 @@ fn run_engine(command: Command) -> ExitCode {
                         Ok(r) => r.unwrap_or(Value::Null),
                         Err(m) => return fail(m),
                     };
-                (root, "think_validate", json!({"schema": schema, "response": response}))
+                let mut args = json!({"schema": schema});
+                args["response"] = response;
+                (root, "think_validate", args)
             }
             (None, workflow) => (root, "think_validate", json!({"workflow": workflow})),
         },
@@ -626,14 +627,14 @@ fn run_engine(command: Command) -> ExitCode {
                 Ok(e) => e,
                 Err(code) => return code,
             };
-            return print_result(tools::call(&engine, &tool, &input));
+            return print_result(tools::call(&engine, &tool, input));
         }
     };
     let engine = match engine_at(root.as_deref()) {
         Ok(e) => e,
         Err(code) => return code,
     };
-    print_result(tools::call(&engine, tool, &args))
+    print_result(tools::call(&engine, tool, args))
 }
 
 pub(crate) fn fail(message: impl std::fmt::Display) -> ExitCode {

@@ -299,6 +299,11 @@ pub struct Limits {
     /// it repeats, so a few aliases of a large string stop here even though
     /// they are few nodes.
     pub max_alias_bytes: usize,
+    /// Maximum number of YAML nodes written in one file (default 500,000;
+    /// a 10,000-step workflow holds about 100,000): memory grows with the
+    /// nodes, not the bytes, so a file of a few bytes per node (`[1,1,1,…]`)
+    /// stops here instead of costing hundreds of bytes per input byte.
+    pub max_nodes: usize,
 }
 
 impl Limits {
@@ -319,6 +324,7 @@ impl Default for Limits {
             max_depth: 128,
             max_alias_nodes: 100_000,
             max_alias_bytes: 64 * 1024 * 1024,
+            max_nodes: 500_000,
         }
     }
 }

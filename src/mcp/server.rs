@@ -164,17 +164,17 @@ impl SavantServer {
         let given = json!({"workflow": arg("workflow"), "run_id": arg("run_id")});
         let out = if spec.pure {
             // No file or state to touch: answered on this task.
-            tools::call(&self.engine, tool, &args)
+            tools::call(&self.engine, tool, args)
         } else if self.inline {
             inline(|| {
                 check_workflow_arg(&self.root, &args)?;
-                tools::call(&self.engine, tool, &args)
+                tools::call(&self.engine, tool, args)
             })
         } else {
             let (engine, root) = (self.engine.clone(), self.root.clone());
             blocking(move || {
                 check_workflow_arg(&root, &args)?;
-                tools::call(&engine, tool, &args)
+                tools::call(&engine, tool, args)
             })
             .await
         };

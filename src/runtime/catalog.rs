@@ -37,7 +37,7 @@ struct Meta {
     pure: bool,
 }
 
-type Call = Box<dyn Fn(&Engine, &Value) -> EngineResult + Send + Sync>;
+type Call = Box<dyn Fn(&Engine, Value) -> EngineResult + Send + Sync>;
 
 /// One engine tool as a client sees it, and how it is called.
 pub struct ToolDef {
@@ -73,7 +73,7 @@ impl ToolDef {
 
     /// Calls the tool: the arguments are read into the tool's type (a
     /// mismatch is `INVALID_INPUT` saying which), the reply made JSON.
-    pub fn call(&self, engine: &Engine, args: &Value) -> EngineResult {
+    pub fn call(&self, engine: &Engine, args: Value) -> EngineResult {
         (self.call)(engine, args)
     }
 
@@ -258,10 +258,17 @@ where
         mcp: meta.mcp,
         pure: meta.pure,
         call: Box::new(move |engine, args| {
-            if let Some(e) = crate::runtime::tool_schema::unknown_arguments(name, &known, args) {
+            if let Some(e) = crate::runtime::tool_schema::unknown_arguments(name, &known, &args) {
                 return Err(e);
             }
-            let args = A::deserialize(args).map_err(|e| invalid(name, check.as_deref(), args, e))?;
+            // Arguments the schema takes are moved into `A`, not copied (a
+            // result can be megabytes); others are read borrowed, for the
+            // error's message.
+            let args = if check.as_deref().is_none_or(|v| v.is_valid(&args)) {
+                serde_json::from_value::<A>(args).map_err(|e| invalid(name, None, &Value::Null, e))?
+            } else {
+                A::deserialize(&args).map_err(|e| invalid(name, check.as_deref(), &args, e))?
+            };
             let reply = f(engine, args)?;
             Ok(serde_json::to_value(&reply).unwrap_or(Value::Null))
         }),

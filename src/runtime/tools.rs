@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 /// Calls a tool. Unknown tools and bad arguments are `INVALID_INPUT` /
 /// `UNKNOWN_TOOL` errors, never panics.
-pub fn call(engine: &Engine, name: &str, args: &Value) -> EngineResult {
-    let args = if args.is_null() { &json!({}) } else { args };
+pub fn call(engine: &Engine, name: &str, args: Value) -> EngineResult {
+    let args = if args.is_null() { json!({}) } else { args };
     if !args.is_object() {
         return Err(EngineError::new(
             ErrorCode::InvalidInput,
@@ -36,18 +36,18 @@ mod tests {
         std::fs::create_dir_all(dir.join("workflows")).unwrap();
         let engine = Engine::new(&dir).unwrap();
         for name in catalog::names() {
-            if let Err(e) = call(&engine, name, &json!({"workflow": 1})) {
+            if let Err(e) = call(&engine, name, json!({"workflow": 1})) {
                 assert_ne!(e.code, ErrorCode::UnknownTool, "{name} is in the table but not dispatched");
             }
         }
-        let e = call(&engine, "think_plann", &json!({})).unwrap_err();
+        let e = call(&engine, "think_plann", json!({})).unwrap_err();
         assert_eq!(e.code, ErrorCode::UnknownTool);
         assert_eq!(e.details["help"], "did you mean `think_plan`?");
         let listed = e.details["tools"].as_array().unwrap().len();
         assert_eq!(listed, catalog::all().len());
-        let e = call(&engine, "think_plan", &json!({})).unwrap_err();
+        let e = call(&engine, "think_plan", json!({})).unwrap_err();
         assert_eq!(e.details["message"], "missing required argument `workflow`");
-        let e = call(&engine, "think_plan", &json!({"workflow": 1})).unwrap_err();
+        let e = call(&engine, "think_plan", json!({"workflow": 1})).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidInput);
         assert_eq!(
             e.details["message"],
@@ -55,7 +55,7 @@ mod tests {
             "the message names the argument"
         );
         let args = json!({"workflow": "w", "run_id": "r", "step_id": "a", "expected_version": -1});
-        let e = call(&engine, "think_next", &args).unwrap_err();
+        let e = call(&engine, "think_next", args).unwrap_err();
         assert!(e.details["message"].as_str().unwrap().contains("`expected_version`"), "{e:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -224,6 +224,8 @@ struct Builder<'a> {
     /// What the aliases read so far expand to.
     alias_nodes: usize,
     alias_bytes: usize,
+    /// Nodes written in the file so far (scalars and collections).
+    nodes: usize,
     /// The byte where the previous event ended: a block scalar's header lies after it.
     last_end: usize,
     documents: usize,
@@ -241,6 +243,7 @@ impl<'a> Builder<'a> {
             anchors: HashMap::new(),
             alias_nodes: 0,
             alias_bytes: 0,
+            nodes: 0,
             last_end: 0,
             documents: 0,
             root: None,
@@ -269,6 +272,17 @@ impl<'a> Builder<'a> {
     }
 
     fn event(&mut self, event: Event<'_>, start: usize, end: usize) -> Result<(), Stop> {
+        if matches!(event, Event::Scalar(..) | Event::SequenceStart(..) | Event::MappingStart(..)) {
+            self.nodes += 1;
+            if self.nodes > self.limits.max_nodes {
+                let message = format!("the file holds more than {} YAML nodes", self.limits.max_nodes);
+                let span = if end > start { Span::new(start, end) } else { self.char_span(start) };
+                self.diagnostics.push(Diagnostic::new(Code::YamlLimit, span, message).with_help(
+                    "split the workflow, or move large data out of it (a params default, a schema file)",
+                ));
+                return Err(Stop { keep_root: false });
+            }
+        }
         match event {
             Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => Ok(()),
             Event::DocumentStart(_) => {

@@ -142,7 +142,7 @@ fn mcp_plan_takes_if_exists_and_the_older_start_fresh() {
     use savant_think::runtime::tools::call;
     let root = root("mcp-plan");
     let engine = root.engine();
-    let plan = |args: Value| call(&engine, "think_plan", &args);
+    let plan = |args: Value| call(&engine, "think_plan", args);
     plan(json!({"workflow": "hello", "run_id": "r"})).unwrap();
     let e = plan(json!({"workflow": "hello", "run_id": "r"})).unwrap_err();
     assert_eq!(e.code, "RUN_EXISTS");
@@ -153,7 +153,7 @@ fn mcp_plan_takes_if_exists_and_the_older_start_fresh() {
     call(
         &engine,
         "think_next",
-        &json!({"workflow": "hello", "run_id": "r", "step_id": "greet", "result": {"text": "a"}}),
+        json!({"workflow": "hello", "run_id": "r", "step_id": "greet", "result": {"text": "a"}}),
     )
     .unwrap();
     for resume in [json!({"if_exists": "resume"}), json!({"start_fresh": false})] {
@@ -168,10 +168,10 @@ fn mcp_plan_takes_if_exists_and_the_older_start_fresh() {
     assert_eq!(e.code, "INVALID_INPUT", "{e}");
     let e = plan(json!({"workflow": "hello", "run_id": "r", "if_exists": "keep"})).unwrap_err();
     assert_eq!(e.code, "INVALID_INPUT", "{e}");
-    let listed = call(&engine, "think_state_list", &json!({"archived": true})).unwrap();
+    let listed = call(&engine, "think_state_list", json!({"archived": true})).unwrap();
     assert_eq!(listed["runs"].as_array().unwrap().len(), 1, "{listed}");
     let restored =
-        call(&engine, "think_state_restore", &json!({"workflow": "hello", "run_id": "r"})).unwrap_err();
+        call(&engine, "think_state_restore", json!({"workflow": "hello", "run_id": "r"})).unwrap_err();
     assert_eq!(restored.code, "RUN_EXISTS");
 }
 
@@ -271,7 +271,7 @@ fn mcp_fork_is_a_tool() {
     let f = call(
         &engine,
         "think_fork",
-        &json!({"workflow": "chain", "run_id": "r1", "from": "draft", "new_run_id": "m"}),
+        json!({"workflow": "chain", "run_id": "r1", "from": "draft", "new_run_id": "m"}),
     )
     .unwrap();
     assert_eq!(f["ready"], json!(["draft"]));

@@ -197,10 +197,10 @@ fn mcp_upgrade_is_a_tool() {
     root.workflow("up", &V1.replace("{ q: rust }", "{ q: go }"));
     let engine = root.engine();
     let r =
-        call(&engine, "think_upgrade", &json!({"workflow": "up", "run_id": "r", "dry_run": true})).unwrap();
+        call(&engine, "think_upgrade", json!({"workflow": "up", "run_id": "r", "dry_run": true})).unwrap();
     assert_eq!(r["runs"][0]["status"], "would upgrade");
-    let e = call(&engine, "think_upgrade", &json!({"workflow": "up"})).unwrap_err();
+    let e = call(&engine, "think_upgrade", json!({"workflow": "up"})).unwrap_err();
     assert_eq!(e.code, "INVALID_INPUT");
-    let r = call(&engine, "think_upgrade", &json!({"workflow": "up", "all": true})).unwrap();
+    let r = call(&engine, "think_upgrade", json!({"workflow": "up", "all": true})).unwrap();
     assert_eq!(r["runs"][0]["status"], "upgraded");
 }

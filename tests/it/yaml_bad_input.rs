@@ -84,6 +84,21 @@ fn aliases_count_toward_the_depth() {
     assert!(parsed.diagnostics.is_empty());
 }
 
+/// A file of a few bytes per node (`[1,1,1,…]`) stops at `max_nodes`, at
+/// the node that crossed it: memory grows with nodes, not bytes.
+#[test]
+fn a_file_of_too_many_nodes_stops_at_the_node_limit() {
+    let yaml = format!("xs: [{}]\n", vec!["1"; 20].join(","));
+    // 20 items, the sequence and the map, and the key: 23 nodes.
+    assert!(read_with(&yaml, &Limits { max_nodes: 23, ..Limits::default() }).diagnostics.is_empty());
+    let parsed = read_with(&yaml, &Limits { max_nodes: 22, ..Limits::default() });
+    check_error(&parsed, Code::YamlLimit, "more than 22 YAML nodes");
+    assert_eq!(&yaml[parsed.diagnostics[0].span.range()], "1");
+    // The default: 600,000 numbers in 1.2 MB are refused.
+    let big = format!("xs: [{}]\n", vec!["1"; 600_000].join(","));
+    check_error(&read(&big), Code::YamlLimit, "more than 500000 YAML nodes");
+}
+
 #[test]
 fn a_file_over_the_size_limit_is_refused_unread() {
     let yaml = "a: 1\n".repeat(100);
@@ -135,7 +150,8 @@ fn huge_scalars_and_many_steps_are_fast() {
     assert!(parsed.diagnostics.is_empty());
     assert_eq!(parsed.root.unwrap().get("c").unwrap().as_scalar().unwrap().value.len(), big.len() + 1);
     let steps: String = (0..100_000).map(|i| format!("- id: step_{i}\n  when: \"é{i}\"\n")).collect();
-    let parsed = read_with(&steps, &Limits { max_file_bytes: usize::MAX, ..Limits::default() });
+    let unlimited = Limits { max_file_bytes: usize::MAX, max_nodes: usize::MAX, ..Limits::default() };
+    let parsed = read_with(&steps, &unlimited);
     assert!(parsed.diagnostics.is_empty());
     assert_eq!(parsed.root.unwrap().as_seq().unwrap().len(), 100_000);
     assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());

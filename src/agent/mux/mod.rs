@@ -203,7 +203,7 @@ impl Multiplexer {
             return (false, invalid);
         }
         let engine = self.engine.clone();
-        match tokio::task::spawn_blocking(move || engine_tools::call(&engine, tool, &args)).await {
+        match tokio::task::spawn_blocking(move || engine_tools::call(&engine, tool, args)).await {
             Ok(Ok(v)) => (true, v),
             Ok(Err(e)) => (false, e.to_json()),
             Err(e) => (false, failure("INTERNAL", json!({"tool": tool, "message": e.to_string()}))),

@@ -9,14 +9,21 @@ impl Engine {
 
     /// At most 50 errors of `instance` against `validator`.
     pub(super) fn schema_errors(validator: &jsonschema::Validator, instance: &Value) -> Vec<Value> {
-        // Bounded work and memory per request: at most 50 errors (the
-        // iterator is lazy, so validation stops there), each message cut to
-        // a few hundred bytes (a message can quote the whole failing value).
-        validator
-            .iter_errors(instance)
-            .take(50)
-            .map(|e| json!({ "path": e.instance_path().to_string(), "message": cut_message(e.to_string()) }))
-            .collect()
+        // Bounded work and memory per request. A valid value costs one
+        // pass and nothing kept. jsonschema gathers *every* error before
+        // its iterator yields one (hundreds of bytes each: a 4 MB array of
+        // wrong items cost 1 GB), so a large value gets only its first
+        // error, found by a pass that stops there; a small one its first
+        // 50. Each message is cut to a few hundred bytes (a message can
+        // quote the whole failing value).
+        let error = |e: jsonschema::ValidationError<'_>| json!({ "path": e.instance_path().to_string(), "message": cut_message(e.to_string()) });
+        if validator.is_valid(instance) {
+            return Vec::new();
+        }
+        if values_over(instance, ALL_ERRORS_UP_TO) {
+            return validator.validate(instance).err().map(error).into_iter().collect();
+        }
+        validator.iter_errors(instance).take(50).map(error).collect()
     }
 
     /// The JSON Schema an instruction's result must match: its inline
@@ -64,5 +71,55 @@ impl Engine {
             diagnostics: report["diagnostics"].take(),
             summary: report["summary"].take(),
         })
+    }
+}
+
+/// Values up to this many (nested values counted) get all their errors
+/// listed (at most 50); larger ones their first.
+const ALL_ERRORS_UP_TO: usize = 10_000;
+
+/// True when `value` holds more than `limit` values, counting itself and
+/// every nested one; stops counting past `limit`.
+fn values_over(value: &Value, limit: usize) -> bool {
+    let mut stack = vec![value];
+    let mut seen = 0usize;
+    while let Some(v) = stack.pop() {
+        seen += 1;
+        if seen > limit {
+            return true;
+        }
+        let children = match v {
+            Value::Array(items) => items.len(),
+            Value::Object(map) => map.len(),
+            _ => 0,
+        };
+        if seen + children > limit {
+            return true;
+        }
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_invalid_value_gets_its_first_error_and_a_small_one_fifty() {
+        let schema = json!({"type": "array", "items": {"type": "string"}});
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        assert!(Engine::schema_errors(&validator, &json!(["a", "b"])).is_empty());
+        let small = Engine::schema_errors(&validator, &json!(vec![1; 100]));
+        assert_eq!(small.len(), 50);
+        assert_eq!(small[1]["path"], "/1");
+        let large = Engine::schema_errors(&validator, &json!(vec![1; ALL_ERRORS_UP_TO + 1]));
+        assert_eq!(large, vec![json!({"path": "/0", "message": "1 is not of type \"string\""})]);
+        assert!(!values_over(&json!(vec![1; 9]), 10));
+        assert!(values_over(&json!({"a": vec![1; 10]}), 10));
     }
 }
