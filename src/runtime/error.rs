@@ -374,6 +374,22 @@ impl std::fmt::Display for EngineError {
     }
 }
 
+impl EngineError {
+    /// `STATE_CORRUPT`: stored state that is not a run (the message names
+    /// the file, or the store's place, and what is wrong), with what to do.
+    pub fn state_corrupt(message: impl Into<String>) -> EngineError {
+        EngineError::new(
+            ErrorCode::StateCorrupt,
+            json!({
+                "message": message.into(),
+                "help": "`savant-think state repair WORKFLOW --run-id RUN` shows the damage and, with --apply, \
+                         cuts a damaged journal back to its last good event (keeping a backup); \
+                         a damaged snapshot: `state restore` an archived copy, or `state delete` the run",
+            }),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -217,12 +217,7 @@ impl ArchiveStore for FileStore {
         if fs::symlink_metadata(&live).is_ok() {
             return Err(StoreError::corrupt(&live, "refusing to restore over a live run"));
         }
-        let mut lines = Vec::new();
-        for event in &journal {
-            serde_json::to_writer(&mut lines, event)
-                .map_err(|e| StoreError::corrupt(&path, e.to_string()))?;
-            lines.push(b'\n');
-        }
+        let lines = super::journal::encode_all(&journal).map_err(|m| StoreError::corrupt(&path, m))?;
         let journal_path = self.dir().join(format!("{stem}.journal"));
         self.forget_journal(&journal_path);
         // The journal first: without the snapshot it is debris, never loaded.

@@ -42,6 +42,8 @@ struct Appended {
     after: Stamp,
     last_version: u64,
     last_generation: Option<Value>,
+    /// The sequence number of the journal's next line.
+    next_seq: u64,
 }
 
 /// The outcome of one optimistic read of a run.
@@ -233,15 +235,12 @@ impl StateStore for FileStore {
         let version = journal::version_of(event).ok_or_else(|| {
             StoreError::corrupt(&p.journal, "refusing to append an event without an integer `version`")
         })?;
-        let mut line =
-            serde_json::to_vec(event).map_err(|e| StoreError::corrupt(&p.journal, e.to_string()))?;
-        line.push(b'\n');
         let Some(before) = self.stamp_of(&p)? else {
             return Err(StoreError::corrupt(&p.snapshot, "cannot append to a run that has no snapshot"));
         };
         let io = |e| StoreError::io(&p.journal, e);
         let kept = self.journals().remove(&p.journal).filter(|a| a.after == before);
-        let (mut file, cut) = match kept {
+        let (mut file, cut, seq) = match kept {
             // Unchanged since our own append, of the same incarnation: its
             // end is known and whole.
             Some(a) if a.last_generation.as_ref() == journal::generation_of(event) => {
@@ -251,10 +250,11 @@ impl StateStore for FileStore {
                         format!("refusing to append version {version} after version {}", a.last_version),
                     ));
                 }
-                (a.file, None)
+                (a.file, None, a.next_seq)
             }
             _ => self.open_journal(&p, event, version)?,
         };
+        let line = journal::encode(seq, event).map_err(|m| StoreError::corrupt(&p.journal, m))?;
         let created = before.journal == FileId::default();
         file.write_all(&line).map_err(io)?;
         if let Some(previous) = cut {
@@ -276,6 +276,7 @@ impl StateStore for FileStore {
             after,
             last_version: version,
             last_generation: journal::generation_of(event).cloned(),
+            next_seq: seq + 1,
         };
         let mut journals = self.journals();
         if journals.len() >= OPEN_JOURNALS {
@@ -373,20 +374,25 @@ impl StateStore for FileStore {
         }
         Ok(existed)
     }
+
+    fn check_journal(&self, key: &RunKey, apply: bool) -> Result<Option<super::JournalCheck>, StoreError> {
+        self.check_journal_file(key, apply)
+    }
 }
 
 impl FileStore {
     /// Opens the journal for an append of `event` at `version`, applying the
     /// torn-tail rule to its end: a torn tail, or events of another
     /// generation, are cut (then the answer carries the journal's earlier
-    /// modification time); a version that does not grow is refused.
+    /// modification time); a version that does not grow is refused. The
+    /// answer's last part is the sequence number of the line to write.
     #[allow(clippy::type_complexity)]
     fn open_journal(
         &self,
         p: &Paths,
         event: &Value,
         version: u64,
-    ) -> Result<(File, Option<Option<SystemTime>>), StoreError> {
+    ) -> Result<(File, Option<Option<SystemTime>>, u64), StoreError> {
         let io = |e| StoreError::io(&p.journal, e);
         let mut file =
             crate::fsx::open_nofollow(&p.journal, OpenOptions::new().read(true).append(true).create(true))
@@ -410,12 +416,12 @@ impl FileStore {
                 format!("refusing to append version {version} after version {last}"),
             ));
         }
-        let keep = if stale { 0 } else { tail.valid_len };
+        let (keep, seq) = if stale { (0, 1) } else { (tail.valid_len, tail.next_seq) };
         if keep < meta.len() {
             file.set_len(keep).map_err(io)?;
-            return Ok((file, Some(meta.modified().ok())));
+            return Ok((file, Some(meta.modified().ok()), seq));
         }
-        Ok((file, None))
+        Ok((file, None, seq))
     }
 
     /// Opens the journal before a snapshot at `version` replaces the current

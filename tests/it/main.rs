@@ -22,6 +22,7 @@ mod check_fix;
 mod check_scale;
 mod cli;
 mod corpus;
+mod corrupt_state;
 mod docs;
 mod durability;
 mod engine;
