@@ -37,6 +37,10 @@ pub struct StateConfig {
     /// `postgres://…` (docs/deploy.md); [`Overrides::state_url`] (the
     /// binary's `SAVANT_STATE_URL`) wins.
     pub url: Option<String>,
+    /// The file store's directory, named on purpose: an absolute path (a
+    /// relative one is `INVALID_CONFIG`). Unset: `<root>/.savant/state`,
+    /// refused when a symlink leads it out of the root.
+    pub dir: Option<PathBuf>,
     /// `[state.keep]`: the retention policy `serve` applies in the
     /// background, at most once a minute (as `state prune` would).
     pub keep: Option<crate::state::Keep>,
@@ -130,7 +134,7 @@ pub struct ServerConfig {
 
 impl Default for StateConfig {
     fn default() -> StateConfig {
-        StateConfig { fsync: true, url: None, keep: None }
+        StateConfig { fsync: true, url: None, dir: None, keep: None }
     }
 }
 
@@ -193,6 +197,14 @@ impl EngineConfig {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => EngineConfig::default(),
             Err(e) => return Err(invalid(format!("cannot read it: {e}"))),
         };
+        if let Some(dir) = &config.state.dir
+            && !dir.is_absolute()
+        {
+            return Err(invalid(format!(
+                "[state] dir = {:?} is relative; name an absolute directory (unset, runs live in <root>/.savant/state)",
+                dir.display().to_string()
+            )));
+        }
         for (name, server) in &config.servers {
             server.check(name).map_err(|message| ConfigError {
                 path: path.clone(),

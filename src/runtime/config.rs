@@ -22,7 +22,7 @@ impl From<ConfigError> for EngineError {
 impl StateConfig {
     /// Opens the store these settings name (`root` is the project root).
     pub fn open_store(&self, root: &Path) -> Result<Box<dyn crate::state::StateStore>, EngineError> {
-        crate::state::open(root, self.url.as_deref(), self.fsync).map_err(|e| {
+        crate::state::open_in(root, self.dir.as_deref(), self.url.as_deref(), self.fsync).map_err(|e| {
             let code = crate::runtime::ErrorCode::ALL
                 .iter()
                 .copied()

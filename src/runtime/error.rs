@@ -55,6 +55,8 @@ pub enum ErrorCode {
     StateCorrupt,
     /// the state store refused an operation.
     StateIo,
+    /// the state directory leads out of the project root through a symlink.
+    StateOutsideRoot,
     /// `SAVANT_STATE_URL` / `[state] url` is malformed or names an unknown store.
     StateUrlInvalid,
     /// the configured state database cannot be reached or used.
@@ -96,6 +98,7 @@ impl ErrorCode {
         ErrorCode::InvalidConfig,
         ErrorCode::StateCorrupt,
         ErrorCode::StateIo,
+        ErrorCode::StateOutsideRoot,
         ErrorCode::StateUrlInvalid,
         ErrorCode::StateUnavailable,
         ErrorCode::StateSchemaNewer,
@@ -130,6 +133,7 @@ impl ErrorCode {
             ErrorCode::InvalidConfig => "INVALID_CONFIG",
             ErrorCode::StateCorrupt => "STATE_CORRUPT",
             ErrorCode::StateIo => "STATE_IO",
+            ErrorCode::StateOutsideRoot => "STATE_OUTSIDE_ROOT",
             ErrorCode::StateUrlInvalid => "STATE_URL_INVALID",
             ErrorCode::StateUnavailable => "STATE_UNAVAILABLE",
             ErrorCode::StateSchemaNewer => "STATE_SCHEMA_NEWER",
@@ -169,6 +173,9 @@ impl ErrorCode {
             ErrorCode::InvalidConfig => "Savant-think.toml cannot be read or parsed.",
             ErrorCode::StateCorrupt => "Stored run state cannot be read as a run.",
             ErrorCode::StateIo => "The state store refused an operation.",
+            ErrorCode::StateOutsideRoot => {
+                "The state directory leads out of the project root through a symlink."
+            }
             ErrorCode::StateUrlInvalid => "The state URL is malformed or names an unknown store.",
             ErrorCode::StateUnavailable => "The state database cannot be reached or used.",
             ErrorCode::StateSchemaNewer => "The state database was migrated by a newer savant-think.",

@@ -112,6 +112,7 @@ impl FileStore {
 
     fn archive_path(&self, key: &RunKey, archive_id: &str) -> Result<PathBuf, StoreError> {
         key.validate()?;
+        self.check_confined()?;
         check_archive_id(archive_id)?;
         Ok(self.archive_dir().join(format!("{}__{}.{archive_id}.json", key.workflow, key.run_id)))
     }
@@ -119,6 +120,7 @@ impl FileStore {
     /// Writes `bytes` at `path` through a temporary file of its own, fsync'd
     /// and renamed into place (the directory made and synced as needed).
     pub(super) fn write_durably(&self, path: &std::path::Path, bytes: &[u8]) -> Result<(), StoreError> {
+        self.check_confined()?;
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let dir = path.parent().unwrap_or(self.dir());

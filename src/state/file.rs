@@ -24,6 +24,9 @@ const OPEN_JOURNALS: usize = 64;
 pub struct FileStore {
     /// `<project root>/.savant/state`.
     root: PathBuf,
+    /// The project root the state directory must stay inside (symlinks
+    /// followed), or `None` for a directory named on purpose (`[state] dir`).
+    confine_to: Option<PathBuf>,
     fsync: bool,
     /// Journals this store appended to last, kept open (see [`Appended`]).
     journals: Arc<Mutex<HashMap<PathBuf, Appended>>>,
@@ -72,9 +75,37 @@ impl FileStore {
     pub fn new(project_root: impl AsRef<Path>, fsync: bool) -> FileStore {
         FileStore {
             root: project_root.as_ref().join(".savant").join("state"),
+            confine_to: Some(project_root.as_ref().to_path_buf()),
             fsync,
             journals: Arc::default(),
         }
+    }
+
+    /// A store in `dir`, a state directory named on purpose (`[state] dir`):
+    /// not confined to a project root.
+    pub fn at_dir(dir: impl Into<PathBuf>, fsync: bool) -> FileStore {
+        FileStore { root: dir.into(), confine_to: None, fsync, journals: Arc::default() }
+    }
+
+    /// Refuses a state directory that leads out of the project root: when
+    /// `.savant`, `.savant/state` or its `archive/` or `objects/` is a
+    /// symlink (or a dangling one) resolving outside, nothing is read,
+    /// written or deleted through it. Called when the store is opened, and
+    /// before every lock, directory creation and archive or object access,
+    /// so a link planted later is refused too.
+    pub(super) fn check_confined(&self) -> Result<(), StoreError> {
+        let Some(root) = &self.confine_to else { return Ok(()) };
+        for rel in [".savant", ".savant/state", ".savant/state/archive", ".savant/state/objects"] {
+            match crate::fsx::confine(root, Path::new(rel)) {
+                Ok(_) => {}
+                Err(e) if e.is_not_found() => {}
+                Err(e) if e.is_outside() => {
+                    return Err(StoreError::OutsideRoot { path: root.join(rel), message: e.reason() });
+                }
+                Err(e) => return Err(StoreError::Io { path: root.join(rel), message: e.reason() }),
+            }
+        }
+        Ok(())
     }
 
     fn journals(&self) -> MutexGuard<'_, HashMap<PathBuf, Appended>> {
@@ -113,6 +144,7 @@ impl FileStore {
     /// Creates the state directory if needed, making the new directory
     /// entries durable.
     pub(super) fn ensure_dir(&self) -> Result<(), StoreError> {
+        self.check_confined()?;
         if self.root.is_dir() {
             return Ok(());
         }
@@ -168,6 +200,7 @@ impl FileStore {
 impl StateStore for FileStore {
     fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError> {
         let p = self.paths(key)?;
+        self.check_confined()?;
         // The directory is made only when the lock file cannot be created.
         if let Some(guard) = lock::acquire(&p.lock, true)? {
             return Ok(RunLock::new(guard));
@@ -181,6 +214,7 @@ impl StateStore for FileStore {
 
     fn lock_existing(&self, key: &RunKey) -> Result<Option<RunLock>, StoreError> {
         let p = self.paths(key)?;
+        self.check_confined()?;
         // A run's lock file exists while the run does (the snapshot's stamp
         // under the lock tells the rest): no need to look first.
         if let Some(guard) = lock::acquire(&p.lock, false)? {
@@ -338,6 +372,7 @@ impl StateStore for FileStore {
         if let Some(workflow) = workflow {
             check_workflow_id(workflow)?;
         }
+        self.check_confined()?;
         let entries = match fs::read_dir(&self.root) {
             Ok(entries) => entries,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),

@@ -199,6 +199,10 @@ pub enum StoreError {
     /// (an event or snapshot without an integer `version`, a version that
     /// does not grow, an event for a run that has no snapshot).
     Corrupt { path: PathBuf, message: String },
+    /// The state directory (`.savant`, `.savant/state` or one below it)
+    /// resolves outside the project root through a symlink: nothing is
+    /// read, written or deleted there.
+    OutsideRoot { path: PathBuf, message: String },
 }
 
 impl StoreError {
@@ -229,6 +233,12 @@ impl fmt::Display for StoreError {
             StoreError::Corrupt { path, message } => {
                 write!(f, "corrupt run state in {}: {message}", path.display())
             }
+            StoreError::OutsideRoot { path, message } => write!(
+                f,
+                "refusing the state directory {}: {message} (set `[state] dir` to an absolute directory \
+                 to keep run state elsewhere on purpose)",
+                path.display()
+            ),
         }
     }
 }
@@ -306,7 +316,8 @@ pub trait StateStore: ArchiveStore + ObjectStore + Send + Sync {
 /// Why a store could not be opened: a stable code, a message and a hint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenError {
-    /// `STATE_URL_INVALID`, `STATE_UNAVAILABLE` or `STATE_SCHEMA_NEWER`.
+    /// `STATE_URL_INVALID`, `STATE_UNAVAILABLE`, `STATE_SCHEMA_NEWER` or
+    /// `STATE_OUTSIDE_ROOT`.
     pub code: &'static str,
     pub message: String,
     pub hint: String,
@@ -329,13 +340,41 @@ impl std::error::Error for OpenError {}
 /// The store for the project at `project_root`: the file store when `url` is
 /// `None` or empty, PostgreSQL for `postgres://…` and `postgresql://…`
 /// (which connects and migrates the schema now, so a wrong URL fails here).
+/// The file store lives in `dir` when given (`[state] dir`, an absolute
+/// directory named on purpose), else in `<project_root>/.savant/state`,
+/// which must not lead out of the root through a symlink
+/// (`STATE_OUTSIDE_ROOT`).
 pub fn open(
     project_root: &std::path::Path,
     url: Option<&str>,
     fsync: bool,
 ) -> Result<Box<dyn StateStore>, OpenError> {
+    open_in(project_root, None, url, fsync)
+}
+
+/// [`open`], with the file store in `dir` when it is given.
+pub fn open_in(
+    project_root: &std::path::Path,
+    dir: Option<&std::path::Path>,
+    url: Option<&str>,
+    fsync: bool,
+) -> Result<Box<dyn StateStore>, OpenError> {
     let url = url.map(str::trim).filter(|u| !u.is_empty());
-    let Some(url) = url else { return Ok(Box::new(FileStore::new(project_root, fsync))) };
+    let Some(url) = url else {
+        let store = match dir {
+            Some(dir) => FileStore::at_dir(dir, fsync),
+            None => FileStore::new(project_root, fsync),
+        };
+        store.check_confined().map_err(|e| {
+            OpenError::new(
+                "STATE_OUTSIDE_ROOT",
+                e.to_string(),
+                "remove the symlink (or make it point inside the project), or set `[state] dir` in \
+                 savant-think.toml to an absolute directory",
+            )
+        })?;
+        return Ok(Box::new(store));
+    };
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
         let scheme = url.split_once("://").map_or("(none)", |(scheme, _)| scheme);
         return Err(OpenError::new(

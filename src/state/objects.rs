@@ -75,6 +75,7 @@ impl FileStore {
 
     fn object_path(&self, hash: &str) -> Result<PathBuf, StoreError> {
         check_hash(hash)?;
+        self.check_confined()?;
         Ok(self.objects_dir().join(hash.replacen(':', "-", 1)))
     }
 }

@@ -51,6 +51,8 @@ mod runs;
 mod runs_over_time;
 mod state_crash;
 mod store_once;
+#[cfg(unix)]
+mod symlinked_state;
 mod test_cmd;
 mod test_files;
 mod test_update;

@@ -83,6 +83,9 @@ fn store_error(e: StoreError) -> EngineError {
         }
         StoreError::Corrupt { .. } => EngineError::state_corrupt(e.to_string()),
         StoreError::Io { .. } => EngineError::new(ErrorCode::StateIo, json!({"message": e.to_string()})),
+        StoreError::OutsideRoot { .. } => {
+            EngineError::new(ErrorCode::StateOutsideRoot, json!({"message": e.to_string()}))
+        }
     }
 }
 
