@@ -3,7 +3,8 @@
 //! a [`ConfigError`] as the engine's `INVALID_CONFIG`.
 
 pub use crate::config::{
-    ConfigError, EngineConfig, LocalConfig, MAX_CONFIG_BYTES, Overrides, ServerConfig, StateConfig,
+    AgentConfig, ConfigError, EngineConfig, LocalConfig, MAX_CONFIG_BYTES, Overrides, ServerConfig,
+    StateConfig,
 };
 use crate::runtime::{EngineError, ErrorCode};
 use serde_json::json;

@@ -49,6 +49,7 @@ mod project_loader;
 mod replicas;
 mod runs;
 mod runs_over_time;
+mod side_files;
 mod state_crash;
 mod store_once;
 #[cfg(unix)]
