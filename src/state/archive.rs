@@ -182,6 +182,7 @@ impl ArchiveStore for FileStore {
         if let Some(workflow) = workflow {
             check_workflow_id(workflow)?;
         }
+        self.check_confined()?;
         let mut out = Vec::new();
         for entry in file_names(&self.archive_dir())? {
             let Some(stem) = entry.to_str().and_then(|n| n.strip_suffix(".json")) else { continue };

@@ -108,6 +108,7 @@ impl ObjectStore for FileStore {
     }
 
     fn objects(&self) -> Result<Vec<StoredObject>, StoreError> {
+        self.check_confined()?;
         let dir = self.objects_dir();
         let mut out = Vec::new();
         for entry in file_names(&dir)? {

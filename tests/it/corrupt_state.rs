@@ -256,3 +256,43 @@ async fn mcp_answers_state_corrupt() {
     tokio::time::timeout(Duration::from_secs(60), work).await.expect("no hang");
     client.cancel().await.unwrap();
 }
+
+/// The snapshot check is the engine's: a spoiled snapshot is refused the
+/// same way on the memory store and on PostgreSQL (when a throwaway cluster
+/// can be started; skipped with a note otherwise, as in `replicas.rs`).
+#[test]
+fn snapshot_validation_holds_on_every_store() {
+    use savant_think::state::{MemStore, RunKey, StateStore};
+    let root = Root::with_workflows("corrupt-stores", &[("flow", FLOW)]);
+    // Each: a name, the engine's store, and another handle on the same runs.
+    type Stores = Vec<(&'static str, Box<dyn StateStore>, Box<dyn StateStore>)>;
+    let mut stores: Stores = Vec::new();
+    let mem = MemStore::new();
+    stores.push(("memory", Box::new(mem.clone()), Box::new(mem)));
+    #[cfg(feature = "postgres")]
+    if let Some(cluster) = savant_think::state::pg::cluster::shared() {
+        let url = cluster.fresh_schema("it_corrupt").unwrap();
+        let open =
+            || Box::new(savant_think::state::PgStore::open(&url, true).unwrap()) as Box<dyn StateStore>;
+        stores.push(("postgres", open(), open()));
+    }
+    for (name, engine_store, store) in stores {
+        let engine =
+            savant_think::runtime::Engine::with_store(root.path.clone(), Default::default(), engine_store);
+        engine.plan("flow", Value::Null, Some("r"), savant_think::runtime::args::IfExists::Error).unwrap();
+        let key = RunKey::new("flow", "r").unwrap();
+        {
+            let _lock = store.lock(&key).unwrap();
+            let mut snapshot = store.load(&key).unwrap().unwrap().snapshot;
+            snapshot["steps"] = json!([]);
+            store.write_snapshot(&key, &snapshot).unwrap();
+        }
+        let e = engine.state_get("flow", "r").unwrap_err();
+        assert_eq!(e.code, "STATE_CORRUPT", "{name}: {e}");
+        assert!(e.details["message"].as_str().unwrap().contains("lists 0 steps"), "{name}: {e}");
+        let e = crate::support::next_json(&engine, "flow", "r", "a", json!({})).unwrap_err();
+        assert_eq!(e["error"], "STATE_CORRUPT", "{name}: {e}");
+        let repaired = engine.state_repair("flow", "r", true).unwrap();
+        assert!(!repaired.healthy && repaired.journal.is_none(), "{name}: {repaired:?}");
+    }
+}
