@@ -96,6 +96,15 @@ impl FileStore {
     pub(super) fn check_confined(&self) -> Result<(), StoreError> {
         let Some(root) = &self.confine_to else { return Ok(()) };
         for rel in [".savant", ".savant/state", ".savant/state/archive", ".savant/state/objects"] {
+            // One lstat each on the way of every lock: a directory that is
+            // no symlink keeps what is below it inside (its parent was
+            // checked first); only a symlink is resolved and confined.
+            match fs::symlink_metadata(root.join(rel)) {
+                Ok(meta) if !meta.file_type().is_symlink() => continue,
+                Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                Err(e) => return Err(StoreError::io(root.join(rel), e)),
+                Ok(_) => {}
+            }
             match crate::fsx::confine(root, Path::new(rel)) {
                 Ok(_) => {}
                 Err(e) if e.is_not_found() => {}

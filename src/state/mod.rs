@@ -365,14 +365,16 @@ pub fn open_in(
             Some(dir) => FileStore::at_dir(dir, fsync),
             None => FileStore::new(project_root, fsync),
         };
-        store.check_confined().map_err(|e| {
-            OpenError::new(
+        // Only a directory out of the root is refused here; a directory that
+        // cannot be looked at is the STATE_IO of the first call that needs it.
+        if let Err(e @ StoreError::OutsideRoot { .. }) = store.check_confined() {
+            return Err(OpenError::new(
                 "STATE_OUTSIDE_ROOT",
                 e.to_string(),
                 "remove the symlink (or make it point inside the project), or set `[state] dir` in \
                  savant-think.toml to an absolute directory",
-            )
-        })?;
+            ));
+        }
         return Ok(Box::new(store));
     };
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
