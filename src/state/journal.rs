@@ -339,29 +339,10 @@ fn read_range(file: &mut File, start: u64, end: u64) -> std::io::Result<Vec<u8>>
     Ok(buf)
 }
 
-/// CRC32C (Castagnoli, reflected polynomial 0x82F63B78), as iSCSI, ext4
-/// and SQLite's WAL use it.
+/// CRC32C (Castagnoli), as iSCSI, ext4 and SQLite's WAL use it (the
+/// `crc32c` crate: the CPU's instruction where there is one).
 pub(super) fn crc32c(bytes: &[u8]) -> u32 {
-    const TABLE: [u32; 256] = {
-        let mut table = [0u32; 256];
-        let mut i = 0;
-        while i < 256 {
-            let mut c = i as u32;
-            let mut k = 0;
-            while k < 8 {
-                c = if c & 1 != 0 { (c >> 1) ^ 0x82F6_3B78 } else { c >> 1 };
-                k += 1;
-            }
-            table[i] = c;
-            i += 1;
-        }
-        table
-    };
-    let mut crc = !0u32;
-    for &b in bytes {
-        crc = TABLE[((crc ^ u32::from(b)) & 0xff) as usize] ^ (crc >> 8);
-    }
-    !crc
+    crc32c::crc32c(bytes)
 }
 
 /// A journal's events as lines, numbered from 1 (an archived run restored).
