@@ -339,8 +339,8 @@ fn read_range(file: &mut File, start: u64, end: u64) -> std::io::Result<Vec<u8>>
     Ok(buf)
 }
 
-/// CRC32C (Castagnoli), as iSCSI, ext4 and SQLite's WAL use it (the
-/// `crc32c` crate: the CPU's instruction where there is one).
+/// CRC32C (Castagnoli), as iSCSI and ext4's metadata use it (the `crc32c`
+/// crate: the CPU's instruction where there is one).
 pub(super) fn crc32c(bytes: &[u8]) -> u32 {
     crc32c::crc32c(bytes)
 }

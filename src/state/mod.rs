@@ -13,8 +13,10 @@
 //!
 //! * `<workflow>__<run_id>.json` — the snapshot, compact JSON, replaced
 //!   atomically (write `….json.tmp`, fsync, rename, fsync the directory).
-//! * `<workflow>__<run_id>.journal` — NDJSON, one event per line, each line
-//!   written with one `write` and fsync'd before `append` returns. Writing a
+//! * `<workflow>__<run_id>.journal` — NDJSON, one event per line (with its
+//!   sequence number and a CRC32C: `journal.rs` says the format and what a
+//!   damaged line does), each line written with one `write` and fsync'd
+//!   before `append` returns. Writing a
 //!   snapshot truncates it after the rename, so a crash at any point leaves
 //!   either the old snapshot with its whole journal or the new snapshot.
 //!   Events whose version is not above the snapshot's, or whose generation is

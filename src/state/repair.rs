@@ -49,7 +49,8 @@ impl FileStore {
         key.validate()?;
         let path = self.dir().join(format!("{}__{}.journal", key.workflow, key.run_id));
         let io = |e| StoreError::io(&path, e);
-        let mut file = match crate::fsx::open_nofollow(&path, OpenOptions::new().read(true).write(true)) {
+        // A dry run only reads (a read-only state directory can be checked).
+        let mut file = match crate::fsx::open_nofollow(&path, OpenOptions::new().read(true).write(apply)) {
             Ok(file) => file,
             Err(e) if e.kind() == ErrorKind::NotFound => {
                 let empty = JournalCheck {
