@@ -20,6 +20,9 @@ pub struct EngineConfig {
     pub state: StateConfig,
     /// The built-in `local_read` / `local_exec` tools (`[local]`).
     pub local: LocalConfig,
+    /// `[agent]`: the logs of `run` and `exec` (`logs/agent_*.log`, MCP
+    /// servers' stderr logs), capped and rotated.
+    pub agent: AgentConfig,
     /// External MCP servers by name (`[servers.NAME]`).
     pub servers: BTreeMap<String, ServerConfig>,
     /// `[check]`: ignored codes, per-file ignores, deny-warnings.
@@ -37,6 +40,15 @@ pub struct StateConfig {
     /// `postgres://…` (docs/deploy.md); [`Overrides::state_url`] (the
     /// binary's `SAVANT_STATE_URL`) wins.
     pub url: Option<String>,
+    /// The file store's directory, named on purpose: an absolute path (a
+    /// relative one is `INVALID_CONFIG`). Unset: `<root>/.savant/state`,
+    /// refused when a symlink leads it out of the root.
+    pub dir: Option<PathBuf>,
+    /// The think tool's `.savant/session.log` (thoughts given without a
+    /// run) is rotated before it passes this many bytes (default 1 MiB).
+    pub thoughts_max_bytes: u64,
+    /// How many rotated copies of it are kept (`session.log.1` …; default 3).
+    pub thoughts_keep: u32,
     /// `[state.keep]`: the retention policy `serve` applies in the
     /// background, at most once a minute (as `state prune` would).
     pub keep: Option<crate::state::Keep>,
@@ -116,6 +128,38 @@ pub struct LocalConfig {
     pub exec_output_max_bytes: usize,
 }
 
+/// `[agent]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentConfig {
+    /// `logs/agent_trace.log`, `logs/agent_runtime.log` and each MCP
+    /// server's `.savant/logs/servers/NAME.log` are rotated before they pass
+    /// this many bytes (default 10 MiB; a server's log when it starts).
+    pub log_max_bytes: u64,
+    /// How many rotated copies of each are kept (`.1` …; default 3).
+    pub log_keep: u32,
+}
+
+impl Default for AgentConfig {
+    fn default() -> AgentConfig {
+        AgentConfig { log_max_bytes: 10 * 1024 * 1024, log_keep: 3 }
+    }
+}
+
+impl AgentConfig {
+    /// The logs' rotation.
+    pub fn log_rotation(&self) -> crate::fsx::Rotation {
+        crate::fsx::Rotation { max_bytes: self.log_max_bytes, keep: self.log_keep }
+    }
+}
+
+impl StateConfig {
+    /// `.savant/session.log`'s rotation.
+    pub fn thoughts_rotation(&self) -> crate::fsx::Rotation {
+        crate::fsx::Rotation { max_bytes: self.thoughts_max_bytes, keep: self.thoughts_keep }
+    }
+}
+
 impl Default for LocalConfig {
     fn default() -> LocalConfig {
         LocalConfig {
@@ -160,6 +204,9 @@ impl Default for StateConfig {
         StateConfig {
             fsync: true,
             url: None,
+            dir: None,
+            thoughts_max_bytes: 1024 * 1024,
+            thoughts_keep: 3,
             keep: None,
             lock_timeout: d.lock.timeout,
             max_lock_waiters: d.lock.max_waiters,
@@ -176,6 +223,7 @@ impl Default for EngineConfig {
             max_string_bytes: 5_000,
             state: StateConfig::default(),
             local: LocalConfig::default(),
+            agent: AgentConfig::default(),
             servers: BTreeMap::new(),
             check: Default::default(),
         }
@@ -228,6 +276,14 @@ impl EngineConfig {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => EngineConfig::default(),
             Err(e) => return Err(invalid(format!("cannot read it: {e}"))),
         };
+        if let Some(dir) = &config.state.dir
+            && !dir.is_absolute()
+        {
+            return Err(invalid(format!(
+                "[state] dir = {:?} is relative; name an absolute directory (unset, runs live in <root>/.savant/state)",
+                dir.display().to_string()
+            )));
+        }
         for (name, server) in &config.servers {
             server.check(name).map_err(|message| ConfigError {
                 path: path.clone(),

@@ -205,8 +205,8 @@ enum Command {
         #[arg(long)]
         expected_version: Option<u64>,
     },
-    /// Read, list or delete run state.
-    #[command(after_help = concat!("Examples:\n  savant-think state list\n  savant-think state get review --run-id r1\n\n", state_env!()))]
+    /// Read, list, delete, restore, prune or repair run state.
+    #[command(after_help = concat!("Examples:\n  savant-think state list\n  savant-think state get review --run-id r1\n  savant-think state repair review --run-id r1 --apply\n\n", state_env!()))]
     State {
         #[command(subcommand)]
         command: cli::state::StateCommand,

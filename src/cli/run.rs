@@ -292,6 +292,7 @@ pub fn main(args: RunArgs) -> u8 {
         Err(e) => return usage(e.to_string()),
     };
     options.driver = engine.driver_prompt(None).ok().map(|v| v.prompt_md);
+    options.log_rotation = engine.config().agent.log_rotation();
     let workflow = if autodetect_disabled() || options.forced_tool.is_some() || options.forced_finish {
         None
     } else {

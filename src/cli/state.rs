@@ -1,4 +1,4 @@
-//! `state get|list|delete|restore|prune`: run state from the command line,
+//! `state get|list|delete|restore|prune|repair`: run state from the command line,
 //! each a call of its engine tool.
 
 use super::WorkflowArg;
@@ -64,6 +64,23 @@ pub enum StateCommand {
         #[arg(long, value_name = "DIR")]
         root: Option<PathBuf>,
     },
+    /// Check a run's stored state; with --apply, cut a damaged journal back to its last good event.
+    ///
+    /// Without --apply nothing changes: the answer says which journal line is
+    /// damaged (a checksum that does not match, a missing or reordered line)
+    /// and which lines a repair would cut. With --apply the whole journal is
+    /// first copied to `<run>.journal.bak` (never overwritten: `.bak.2`, …)
+    /// beside it. A damaged snapshot is reported, never changed.
+    Repair {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        /// The run to check.
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(super::complete::runs))]
+        run_id: String,
+        /// Cut the journal (after a backup); without it, only say what would be cut.
+        #[arg(long)]
+        apply: bool,
+    },
     /// Make an archived run the live run again.
     Restore {
         #[command(flatten)]
@@ -101,6 +118,11 @@ pub fn call(command: StateCommand) -> (Option<PathBuf>, &'static str, Value) {
                 json!({"older_than": older_than, "status": status, "keep_last": keep_last, "dry_run": dry_run}),
             )
         }
+        StateCommand::Repair { wf, run_id, apply } => (
+            wf.root,
+            "think_state_repair",
+            json!({"workflow": wf.workflow, "run_id": run_id, "apply": apply}),
+        ),
         StateCommand::Restore { wf, run_id, archive_id } => (
             wf.root,
             "think_state_restore",

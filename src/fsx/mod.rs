@@ -13,7 +13,9 @@
 //!   compared by identity. `canonicalize` appears nowhere else.
 
 mod confine;
+mod rotate;
 pub use confine::{MAX_PATH_BYTES, PathError, canonical, confine, confine_file, normalize, same_file};
+pub use rotate::{RotatingFile, Rotation, append_rotating, rotate_if_full};
 
 use std::fs::{File, OpenOptions};
 use std::io;

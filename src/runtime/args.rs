@@ -226,6 +226,20 @@ pub struct DeleteArgs {
     pub purge: Option<bool>,
 }
 
+/// think_state_repair's arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct RepairArgs {
+    /// A workflow id from think_workflows_list (e.g. "release_notes").
+    pub workflow: WorkflowId,
+    /// The run to check.
+    pub run_id: String,
+    /// Cut a damaged journal back to its last good event, keeping a backup
+    /// (default false: only say what is damaged and what would be cut).
+    #[schemars(extend("default" = false))]
+    pub apply: Option<bool>,
+}
+
 /// think_state_restore's arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]

@@ -453,6 +453,17 @@ fn build() -> Vec<ToolDef> {
             },
             |e, a| e.state_delete(&a.workflow, &a.run_id, a.purge.unwrap_or(false)),
         ),
+        tool::<RepairArgs, Repaired>(
+            Meta {
+                name: "think_state_repair",
+                title: "Check and repair a run's stored state",
+                description: "Check a run's stored state: each journal line (checksum, sequence, version) and whether the run loads. apply: true cuts a damaged journal back to its last good event, keeping the whole journal in a backup file; nothing else is changed. The CLI's `state repair` and `call` use it, MCP does not offer it.",
+                annotations: Annotations { read_only: false, destructive: true, idempotent: true },
+                mcp: false,
+                pure: false,
+            },
+            |e, a| e.state_repair(&a.workflow, &a.run_id, a.apply.unwrap_or(false)),
+        ),
         tool::<PruneArgs, Pruned>(
             Meta {
                 name: "think_state_prune",

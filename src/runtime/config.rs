@@ -3,7 +3,8 @@
 //! a [`ConfigError`] as the engine's `INVALID_CONFIG`.
 
 pub use crate::config::{
-    ConfigError, EngineConfig, LocalConfig, MAX_CONFIG_BYTES, Overrides, ServerConfig, StateConfig,
+    AgentConfig, ConfigError, EngineConfig, LocalConfig, MAX_CONFIG_BYTES, Overrides, ServerConfig,
+    StateConfig,
 };
 use crate::runtime::{EngineError, ErrorCode};
 use serde_json::json;
@@ -22,14 +23,16 @@ impl From<ConfigError> for EngineError {
 impl StateConfig {
     /// Opens the store these settings name (`root` is the project root).
     pub fn open_store(&self, root: &Path) -> Result<Box<dyn crate::state::StateStore>, EngineError> {
-        crate::state::open(root, self.url.as_deref(), &self.store_options()).map_err(|e| {
-            let code = crate::runtime::ErrorCode::ALL
-                .iter()
-                .copied()
-                .find(|c| c.as_str() == e.code)
-                .unwrap_or(crate::runtime::ErrorCode::StateUnavailable);
-            EngineError::new(code, json!({"message": e.message, "hint": e.hint}))
-        })
+        crate::state::open_in(root, self.dir.as_deref(), self.url.as_deref(), &self.store_options()).map_err(
+            |e| {
+                let code = crate::runtime::ErrorCode::ALL
+                    .iter()
+                    .copied()
+                    .find(|c| c.as_str() == e.code)
+                    .unwrap_or(crate::runtime::ErrorCode::StateUnavailable);
+                EngineError::new(code, json!({"message": e.message, "hint": e.hint}))
+            },
+        )
     }
 }
 

@@ -59,6 +59,8 @@ pub enum ErrorCode {
     RunBusy,
     /// the server is at its limit of calls in flight (retryable).
     Busy,
+    /// the state directory leads out of the project root through a symlink.
+    StateOutsideRoot,
     /// `SAVANT_STATE_URL` / `[state] url` is malformed or names an unknown store.
     StateUrlInvalid,
     /// the configured state database cannot be reached or used.
@@ -102,6 +104,7 @@ impl ErrorCode {
         ErrorCode::StateIo,
         ErrorCode::RunBusy,
         ErrorCode::Busy,
+        ErrorCode::StateOutsideRoot,
         ErrorCode::StateUrlInvalid,
         ErrorCode::StateUnavailable,
         ErrorCode::StateSchemaNewer,
@@ -138,6 +141,7 @@ impl ErrorCode {
             ErrorCode::StateIo => "STATE_IO",
             ErrorCode::RunBusy => "RUN_BUSY",
             ErrorCode::Busy => "BUSY",
+            ErrorCode::StateOutsideRoot => "STATE_OUTSIDE_ROOT",
             ErrorCode::StateUrlInvalid => "STATE_URL_INVALID",
             ErrorCode::StateUnavailable => "STATE_UNAVAILABLE",
             ErrorCode::StateSchemaNewer => "STATE_SCHEMA_NEWER",
@@ -181,6 +185,9 @@ impl ErrorCode {
                 "The run's lock could not be had in time, or too many calls wait for it; retry."
             }
             ErrorCode::Busy => "The server is at its limit of calls in flight; retry.",
+            ErrorCode::StateOutsideRoot => {
+                "The state directory leads out of the project root through a symlink."
+            }
             ErrorCode::StateUrlInvalid => "The state URL is malformed or names an unknown store.",
             ErrorCode::StateUnavailable => {
                 "The state database cannot be reached or used, or did not answer in time; retry."
@@ -385,6 +392,22 @@ pub(crate) fn typed(code: ErrorCode, details: impl Serialize) -> EngineError {
 impl std::fmt::Display for EngineError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.code, self.details)
+    }
+}
+
+impl EngineError {
+    /// `STATE_CORRUPT`: stored state that is not a run (the message names
+    /// the file, or the store's place, and what is wrong), with what to do.
+    pub fn state_corrupt(message: impl Into<String>) -> EngineError {
+        EngineError::new(
+            ErrorCode::StateCorrupt,
+            json!({
+                "message": message.into(),
+                "help": "`savant-think state repair WORKFLOW --run-id RUN` shows the damage and, with --apply, \
+                         cuts a damaged journal back to its last good event (keeping a backup); \
+                         a damaged snapshot: `state restore` an archived copy, or `state delete` the run",
+            }),
+        )
     }
 }
 

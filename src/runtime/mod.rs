@@ -8,6 +8,7 @@ pub mod engine;
 mod error;
 pub mod eval;
 mod fork;
+mod integrity;
 pub mod payload;
 pub mod project;
 pub mod prompts;

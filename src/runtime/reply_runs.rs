@@ -76,6 +76,61 @@ pub struct Deleted {
     pub archive_id: Option<String>,
 }
 
+/// think_state_repair's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Repaired {
+    /// The workflow id.
+    pub workflow: String,
+    /// The run id.
+    pub run_id: String,
+    /// Whether the journal was cut (apply: true and something to cut).
+    pub applied: bool,
+    /// The journal as found (absent for a store that keeps no journal file:
+    /// PostgreSQL, memory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal: Option<JournalReport>,
+    /// Whether the run loads (after the repair, when one was made).
+    pub healthy: bool,
+    /// Why it does not: `{error, details}` (e.g. STATE_CORRUPT naming the
+    /// damaged file and line, or a snapshot that does not fit its workflow).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<Value>,
+}
+
+/// A journal checked line by line.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct JournalReport {
+    /// The journal file.
+    pub file: String,
+    /// Its size in bytes, as found.
+    pub bytes: u64,
+    /// The good lines (kept).
+    pub good_lines: usize,
+    /// The first damaged line (1-based), if a line other than a torn last
+    /// line is damaged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub damaged_line: Option<usize>,
+    /// What is wrong with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub damage: Option<String>,
+    /// The bytes after the last good line: what a repair cuts.
+    pub cut_bytes: u64,
+    /// The lines a repair cuts (or cut): `{line, text}` (the first 120 characters).
+    pub cut_lines: Vec<CutLine>,
+    /// Where the whole journal was copied before it was cut.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup: Option<String>,
+}
+
+/// A journal line a repair cuts.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct CutLine {
+    /// Its number (1-based).
+    pub line: usize,
+    /// Its first characters.
+    pub text: String,
+}
+
 /// think_state_restore's answer.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct Restored {

@@ -112,6 +112,7 @@ impl FileStore {
 
     fn archive_path(&self, key: &RunKey, archive_id: &str) -> Result<PathBuf, StoreError> {
         key.validate()?;
+        self.check_confined()?;
         check_archive_id(archive_id)?;
         Ok(self.archive_dir().join(format!("{}__{}.{archive_id}.json", key.workflow, key.run_id)))
     }
@@ -119,6 +120,7 @@ impl FileStore {
     /// Writes `bytes` at `path` through a temporary file of its own, fsync'd
     /// and renamed into place (the directory made and synced as needed).
     pub(super) fn write_durably(&self, path: &std::path::Path, bytes: &[u8]) -> Result<(), StoreError> {
+        self.check_confined()?;
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let dir = path.parent().unwrap_or(self.dir());
@@ -180,6 +182,7 @@ impl ArchiveStore for FileStore {
         if let Some(workflow) = workflow {
             check_workflow_id(workflow)?;
         }
+        self.check_confined()?;
         let mut out = Vec::new();
         for entry in file_names(&self.archive_dir())? {
             let Some(stem) = entry.to_str().and_then(|n| n.strip_suffix(".json")) else { continue };
@@ -217,12 +220,7 @@ impl ArchiveStore for FileStore {
         if fs::symlink_metadata(&live).is_ok() {
             return Err(StoreError::corrupt(&live, "refusing to restore over a live run"));
         }
-        let mut lines = Vec::new();
-        for event in &journal {
-            serde_json::to_writer(&mut lines, event)
-                .map_err(|e| StoreError::corrupt(&path, e.to_string()))?;
-            lines.push(b'\n');
-        }
+        let lines = super::journal::encode_all(&journal).map_err(|m| StoreError::corrupt(&path, m))?;
         let journal_path = self.dir().join(format!("{stem}.journal"));
         self.forget_journal(&journal_path);
         // The journal first: without the snapshot it is debris, never loaded.

@@ -26,6 +26,9 @@ const OPEN_JOURNALS: usize = 64;
 pub struct FileStore {
     /// `<project root>/.savant/state`.
     root: PathBuf,
+    /// The project root the state directory must stay inside (symlinks
+    /// followed), or `None` for a directory named on purpose (`[state] dir`).
+    confine_to: Option<PathBuf>,
     fsync: bool,
     /// How long and how many may wait for one run's lock.
     lock_policy: LockPolicy,
@@ -46,6 +49,8 @@ struct Appended {
     after: Stamp,
     last_version: u64,
     last_generation: Option<Value>,
+    /// The sequence number of the journal's next line.
+    next_seq: u64,
 }
 
 /// The outcome of one optimistic read of a run.
@@ -74,6 +79,7 @@ impl FileStore {
     pub fn new(project_root: impl AsRef<Path>, fsync: bool) -> FileStore {
         FileStore {
             root: project_root.as_ref().join(".savant").join("state"),
+            confine_to: Some(project_root.as_ref().to_path_buf()),
             fsync,
             lock_policy: LockPolicy::default(),
             journals: Arc::default(),
@@ -84,6 +90,48 @@ impl FileStore {
     pub fn with_lock_policy(mut self, policy: LockPolicy) -> FileStore {
         self.lock_policy = policy;
         self
+    }
+
+    /// A store in `dir`, a state directory named on purpose (`[state] dir`):
+    /// not confined to a project root.
+    pub fn at_dir(dir: impl Into<PathBuf>, fsync: bool) -> FileStore {
+        FileStore {
+            root: dir.into(),
+            confine_to: None,
+            fsync,
+            lock_policy: LockPolicy::default(),
+            journals: Arc::default(),
+        }
+    }
+
+    /// Refuses a state directory that leads out of the project root: when
+    /// `.savant`, `.savant/state` or its `archive/` or `objects/` is a
+    /// symlink (or a dangling one) resolving outside, nothing is read,
+    /// written or deleted through it. Called when the store is opened, and
+    /// before every lock, directory creation and archive or object access,
+    /// so a link planted later is refused too.
+    pub(super) fn check_confined(&self) -> Result<(), StoreError> {
+        let Some(root) = &self.confine_to else { return Ok(()) };
+        for rel in [".savant", ".savant/state", ".savant/state/archive", ".savant/state/objects"] {
+            // One lstat each on the way of every lock: a directory that is
+            // no symlink keeps what is below it inside (its parent was
+            // checked first); only a symlink is resolved and confined.
+            match fs::symlink_metadata(root.join(rel)) {
+                Ok(meta) if !meta.file_type().is_symlink() => continue,
+                Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                Err(e) => return Err(StoreError::io(root.join(rel), e)),
+                Ok(_) => {}
+            }
+            match crate::fsx::confine(root, Path::new(rel)) {
+                Ok(_) => {}
+                Err(e) if e.is_not_found() => {}
+                Err(e) if e.is_outside() => {
+                    return Err(StoreError::OutsideRoot { path: root.join(rel), message: e.reason() });
+                }
+                Err(e) => return Err(StoreError::Io { path: root.join(rel), message: e.reason() }),
+            }
+        }
+        Ok(())
     }
 
     fn journals(&self) -> MutexGuard<'_, HashMap<PathBuf, Appended>> {
@@ -122,6 +170,7 @@ impl FileStore {
     /// Creates the state directory if needed, making the new directory
     /// entries durable.
     pub(super) fn ensure_dir(&self) -> Result<(), StoreError> {
+        self.check_confined()?;
         if self.root.is_dir() {
             return Ok(());
         }
@@ -177,6 +226,7 @@ impl FileStore {
 impl StateStore for FileStore {
     fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError> {
         let p = self.paths(key)?;
+        self.check_confined()?;
         // The directory is made only when the lock file cannot be created.
         if let Some(guard) = lock::acquire(&p.lock, true, &self.lock_policy, key)? {
             return Ok(RunLock::new(guard));
@@ -190,6 +240,7 @@ impl StateStore for FileStore {
 
     fn lock_existing(&self, key: &RunKey) -> Result<Option<RunLock>, StoreError> {
         let p = self.paths(key)?;
+        self.check_confined()?;
         // A run's lock file exists while the run does (the snapshot's stamp
         // under the lock tells the rest): no need to look first.
         if let Some(guard) = lock::acquire(&p.lock, false, &self.lock_policy, key)? {
@@ -244,15 +295,12 @@ impl StateStore for FileStore {
         let version = journal::version_of(event).ok_or_else(|| {
             StoreError::corrupt(&p.journal, "refusing to append an event without an integer `version`")
         })?;
-        let mut line =
-            serde_json::to_vec(event).map_err(|e| StoreError::corrupt(&p.journal, e.to_string()))?;
-        line.push(b'\n');
         let Some(before) = self.stamp_of(&p)? else {
             return Err(StoreError::corrupt(&p.snapshot, "cannot append to a run that has no snapshot"));
         };
         let io = |e| StoreError::io(&p.journal, e);
         let kept = self.journals().remove(&p.journal).filter(|a| a.after == before);
-        let (mut file, cut) = match kept {
+        let (mut file, cut, seq) = match kept {
             // Unchanged since our own append, of the same incarnation: its
             // end is known and whole.
             Some(a) if a.last_generation.as_ref() == journal::generation_of(event) => {
@@ -262,10 +310,11 @@ impl StateStore for FileStore {
                         format!("refusing to append version {version} after version {}", a.last_version),
                     ));
                 }
-                (a.file, None)
+                (a.file, None, a.next_seq)
             }
             _ => self.open_journal(&p, event, version)?,
         };
+        let line = journal::encode(seq, event).map_err(|m| StoreError::corrupt(&p.journal, m))?;
         let created = before.journal == FileId::default();
         file.write_all(&line).map_err(io)?;
         if let Some(previous) = cut {
@@ -287,6 +336,7 @@ impl StateStore for FileStore {
             after,
             last_version: version,
             last_generation: journal::generation_of(event).cloned(),
+            next_seq: seq + 1,
         };
         let mut journals = self.journals();
         if journals.len() >= OPEN_JOURNALS {
@@ -348,6 +398,7 @@ impl StateStore for FileStore {
         if let Some(workflow) = workflow {
             check_workflow_id(workflow)?;
         }
+        self.check_confined()?;
         let entries = match fs::read_dir(&self.root) {
             Ok(entries) => entries,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
@@ -384,20 +435,25 @@ impl StateStore for FileStore {
         }
         Ok(existed)
     }
+
+    fn check_journal(&self, key: &RunKey, apply: bool) -> Result<Option<super::JournalCheck>, StoreError> {
+        self.check_journal_file(key, apply)
+    }
 }
 
 impl FileStore {
     /// Opens the journal for an append of `event` at `version`, applying the
     /// torn-tail rule to its end: a torn tail, or events of another
     /// generation, are cut (then the answer carries the journal's earlier
-    /// modification time); a version that does not grow is refused.
+    /// modification time); a version that does not grow is refused. The
+    /// answer's last part is the sequence number of the line to write.
     #[allow(clippy::type_complexity)]
     fn open_journal(
         &self,
         p: &Paths,
         event: &Value,
         version: u64,
-    ) -> Result<(File, Option<Option<SystemTime>>), StoreError> {
+    ) -> Result<(File, Option<Option<SystemTime>>, u64), StoreError> {
         let io = |e| StoreError::io(&p.journal, e);
         let mut file =
             crate::fsx::open_nofollow(&p.journal, OpenOptions::new().read(true).append(true).create(true))
@@ -421,12 +477,12 @@ impl FileStore {
                 format!("refusing to append version {version} after version {last}"),
             ));
         }
-        let keep = if stale { 0 } else { tail.valid_len };
+        let (keep, seq) = if stale { (0, 1) } else { (tail.valid_len, tail.next_seq) };
         if keep < meta.len() {
             file.set_len(keep).map_err(io)?;
-            return Ok((file, Some(meta.modified().ok())));
+            return Ok((file, Some(meta.modified().ok()), seq));
         }
-        Ok((file, None))
+        Ok((file, None, seq))
     }
 
     /// Opens the journal before a snapshot at `version` replaces the current

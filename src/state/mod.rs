@@ -13,8 +13,10 @@
 //!
 //! * `<workflow>__<run_id>.json` — the snapshot, compact JSON, replaced
 //!   atomically (write `….json.tmp`, fsync, rename, fsync the directory).
-//! * `<workflow>__<run_id>.journal` — NDJSON, one event per line, each line
-//!   written with one `write` and fsync'd before `append` returns. Writing a
+//! * `<workflow>__<run_id>.journal` — NDJSON, one event per line (with its
+//!   sequence number and a CRC32C: `journal.rs` says the format and what a
+//!   damaged line does), each line written with one `write` and fsync'd
+//!   before `append` returns. Writing a
 //!   snapshot truncates it after the rename, so a crash at any point leaves
 //!   either the old snapshot with its whole journal or the new snapshot.
 //!   Events whose version is not above the snapshot's, or whose generation is
@@ -37,11 +39,14 @@ mod archive;
 mod archive_tests;
 mod file;
 mod journal;
+#[cfg(test)]
+mod journal_tests;
 mod lock;
 mod memory;
 mod objects;
 #[cfg(feature = "postgres")]
 pub mod pg;
+mod repair;
 mod retention;
 #[cfg(test)]
 mod tests;
@@ -56,6 +61,7 @@ pub use memory::MemStore;
 pub use objects::{ObjectStore, StoredObject, valid_object_hash};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
+pub use repair::JournalCheck;
 pub use retention::{DEFAULT_PRUNE_STATUSES, Keep, PRUNE_STATUSES};
 pub use turns::{Busy, DEFAULT_LOCK_TIMEOUT, DEFAULT_MAX_WAITERS, LockPolicy};
 
@@ -203,6 +209,10 @@ pub enum StoreError {
     /// The state database did not answer in time, or the connection to it
     /// broke. Retryable: the call may or may not have taken effect.
     Unavailable { place: String, message: String },
+    /// The state directory (`.savant`, `.savant/state` or one below it)
+    /// resolves outside the project root through a symlink: nothing is
+    /// read, written or deleted there.
+    OutsideRoot { path: PathBuf, message: String },
 }
 
 impl StoreError {
@@ -237,6 +247,12 @@ impl fmt::Display for StoreError {
             StoreError::Unavailable { place, message } => {
                 write!(f, "the state database {place} is unavailable: {message}; retry later")
             }
+            StoreError::OutsideRoot { path, message } => write!(
+                f,
+                "refusing the state directory {}: {message} (set `[state] dir` to an absolute directory \
+                 to keep run state elsewhere on purpose)",
+                path.display()
+            ),
         }
     }
 }
@@ -298,12 +314,24 @@ pub trait StateStore: ArchiveStore + ObjectStore + Send + Sync {
         let loaded = self.load(key)?;
         self.archive_loaded(key, loaded, archived_at)
     }
+
+    /// Checks the run's journal line by line (`state repair`) and, with
+    /// `apply`, cuts it back to its last good line after copying it whole to
+    /// a backup file. `None` from a store whose journal is not a file of
+    /// lines (PostgreSQL keeps each event in a row, the memory store in
+    /// memory). Made under the run's lock.
+    fn check_journal(&self, key: &RunKey, apply: bool) -> Result<Option<JournalCheck>, StoreError> {
+        key.validate()?;
+        let _ = apply;
+        Ok(None)
+    }
 }
 
 /// Why a store could not be opened: a stable code, a message and a hint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenError {
-    /// `STATE_URL_INVALID`, `STATE_UNAVAILABLE` or `STATE_SCHEMA_NEWER`.
+    /// `STATE_URL_INVALID`, `STATE_UNAVAILABLE`, `STATE_SCHEMA_NEWER` or
+    /// `STATE_OUTSIDE_ROOT`.
     pub code: &'static str,
     pub message: String,
     pub hint: String,
@@ -355,14 +383,43 @@ impl Default for StoreOptions {
 /// The store for the project at `project_root`: the file store when `url` is
 /// `None` or empty, PostgreSQL for `postgres://…` and `postgresql://…`
 /// (which connects and migrates the schema now, so a wrong URL fails here).
+/// The file store lives in `dir` when given (`[state] dir`, an absolute
+/// directory named on purpose), else in `<project_root>/.savant/state`,
+/// which must not lead out of the root through a symlink
+/// (`STATE_OUTSIDE_ROOT`).
 pub fn open(
     project_root: &std::path::Path,
     url: Option<&str>,
     options: &StoreOptions,
 ) -> Result<Box<dyn StateStore>, OpenError> {
+    open_in(project_root, None, url, options)
+}
+
+/// [`open`], with the file store in `dir` when it is given.
+pub fn open_in(
+    project_root: &std::path::Path,
+    dir: Option<&std::path::Path>,
+    url: Option<&str>,
+    options: &StoreOptions,
+) -> Result<Box<dyn StateStore>, OpenError> {
     let url = url.map(str::trim).filter(|u| !u.is_empty());
     let Some(url) = url else {
-        return Ok(Box::new(FileStore::new(project_root, options.fsync).with_lock_policy(options.lock)));
+        let store = match dir {
+            Some(dir) => FileStore::at_dir(dir, options.fsync),
+            None => FileStore::new(project_root, options.fsync),
+        }
+        .with_lock_policy(options.lock);
+        // Only a directory out of the root is refused here; a directory that
+        // cannot be looked at is the STATE_IO of the first call that needs it.
+        if let Err(e @ StoreError::OutsideRoot { .. }) = store.check_confined() {
+            return Err(OpenError::new(
+                "STATE_OUTSIDE_ROOT",
+                e.to_string(),
+                "remove the symlink (or make it point inside the project), or set `[state] dir` in \
+                 savant-think.toml to an absolute directory",
+            ));
+        }
+        return Ok(Box::new(store));
     };
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
         let scheme = url.split_once("://").map_or("(none)", |(scheme, _)| scheme);

@@ -75,6 +75,7 @@ impl FileStore {
 
     fn object_path(&self, hash: &str) -> Result<PathBuf, StoreError> {
         check_hash(hash)?;
+        self.check_confined()?;
         Ok(self.objects_dir().join(hash.replacen(':', "-", 1)))
     }
 }
@@ -107,6 +108,7 @@ impl ObjectStore for FileStore {
     }
 
     fn objects(&self) -> Result<Vec<StoredObject>, StoreError> {
+        self.check_confined()?;
         let dir = self.objects_dir();
         let mut out = Vec::new();
         for entry in file_names(&dir)? {

@@ -101,7 +101,10 @@ impl Multiplexer {
         let servers = config
             .servers
             .iter()
-            .map(|(name, c)| Server::new(name, c.clone(), &root, options.env.clone()))
+            .map(|(name, c)| {
+                Server::new(name, c.clone(), &root, options.env.clone())
+                    .with_log_rotation(config.agent.log_rotation())
+            })
             .collect();
         Multiplexer {
             local: local::Local::new(root, config.local, options.allow_exec),

@@ -54,6 +54,8 @@ pub struct Server {
     state: tokio::sync::Mutex<State>,
     /// The server's tools, as of its last start (for listing and did-you-mean).
     tools: std::sync::Mutex<Vec<Tool>>,
+    /// How its stderr log is capped (`[agent]`).
+    log_rotation: crate::fsx::Rotation,
 }
 
 /// Why a connection could not be had: `(code, message)`.
@@ -84,7 +86,14 @@ impl Server {
             env,
             state: tokio::sync::Mutex::default(),
             tools: std::sync::Mutex::default(),
+            log_rotation: crate::config::AgentConfig::default().log_rotation(),
         }
+    }
+
+    /// With its stderr log capped and rotated by `rotation`.
+    pub fn with_log_rotation(mut self, rotation: crate::fsx::Rotation) -> Server {
+        self.log_rotation = rotation;
+        self
     }
 
     pub fn name(&self) -> &str {
@@ -163,12 +172,17 @@ impl Server {
         }
     }
 
-    /// Where a stdio child's stderr goes: a log file, or nowhere if it cannot be opened.
+    /// Where a stdio child's stderr goes: a log file (rotated when it is
+    /// full as the server starts, `[agent] log_max_bytes` / `log_keep`;
+    /// never through a symlink), or nowhere if it cannot be opened.
     fn stderr_log(&self) -> Stdio {
         let dir = self.root.join(".savant").join("logs").join("servers");
-        let file = std::fs::create_dir_all(&dir).and_then(|_| {
-            std::fs::OpenOptions::new().create(true).append(true).open(dir.join(format!("{}.log", self.name)))
-        });
+        let path = dir.join(format!("{}.log", self.name));
+        let file = std::fs::create_dir_all(&dir)
+            .and_then(|_| crate::fsx::rotate_if_full(&path, self.log_rotation))
+            .and_then(|_| {
+                crate::fsx::open_nofollow(&path, std::fs::OpenOptions::new().create(true).append(true))
+            });
         file.map_or_else(|_| Stdio::null(), Stdio::from)
     }
 

@@ -94,6 +94,9 @@ pub struct RunOptions {
     pub driver: Option<String>,
     /// `--verbose`: the runtime log's lines also go to stderr.
     pub verbose: bool,
+    /// How `logs/agent_trace.log` and `logs/agent_runtime.log` are capped
+    /// and rotated (`[agent]` of `savant-think.toml`).
+    pub log_rotation: crate::fsx::Rotation,
 }
 
 impl RunOptions {
@@ -117,6 +120,7 @@ impl RunOptions {
             persona: PERSONA.into(),
             driver: None,
             verbose: false,
+            log_rotation: crate::config::AgentConfig::default().log_rotation(),
         }
     }
 

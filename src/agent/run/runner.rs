@@ -118,7 +118,7 @@ pub async fn run(
     cancel: &CancellationToken,
 ) -> RunResult {
     let run_id = options.run_id.clone().unwrap_or_else(crate::runtime::engine::new_run_id);
-    let telemetry = match Telemetry::open(&options.root, &run_id) {
+    let telemetry = match Telemetry::open(&options.root, &run_id, options.log_rotation) {
         Ok(t) => t.echo(options.verbose),
         Err(message) => {
             return RunResult {

@@ -7,24 +7,21 @@
 //!   prompt sizes, model switches, retries, tool calls, the final summary.
 //!
 //! Each line is written with a single `write` call on a file opened in append
-//! mode, so concurrent runs interleave whole lines.
+//! mode, so concurrent runs interleave whole lines. Both are capped and
+//! rotated (`[agent] log_max_bytes`, `log_keep`: `agent_trace.log.1` …, see
+//! `fsx::RotatingFile`), and never written through a symlink.
 
+use crate::fsx::{RotatingFile, Rotation};
 use serde_json::{Map, Value, json};
-use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub struct Telemetry {
     run_id: String,
-    trace: File,
-    runtime: File,
+    trace: RotatingFile,
+    runtime: RotatingFile,
     trace_path: PathBuf,
     /// `--verbose`: every runtime log line also goes to stderr.
     echo: bool,
-}
-
-fn open(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new().create(true).append(true).open(path)
 }
 
 fn unix_seconds() -> u64 {
@@ -32,12 +29,14 @@ fn unix_seconds() -> u64 {
 }
 
 impl Telemetry {
-    /// Opens (creating) `<root>/logs/agent_trace.log` and `agent_runtime.log`.
-    pub fn open(root: &Path, run_id: &str) -> Result<Telemetry, String> {
+    /// Opens (creating) `<root>/logs/agent_trace.log` and `agent_runtime.log`,
+    /// each rotated by `rotation`.
+    pub fn open(root: &Path, run_id: &str, rotation: Rotation) -> Result<Telemetry, String> {
         let dir = root.join("logs");
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let trace_path = dir.join("agent_trace.log");
         let runtime_path = dir.join("agent_runtime.log");
+        let open = |path: &Path| RotatingFile::open(path, rotation);
         let trace = open(&trace_path).map_err(|e| format!("cannot open {}: {e}", trace_path.display()))?;
         let runtime =
             open(&runtime_path).map_err(|e| format!("cannot open {}: {e}", runtime_path.display()))?;
@@ -66,16 +65,43 @@ impl Telemetry {
         let mut line = Value::Object(m).to_string();
         line.push('\n');
         // Telemetry must never stop a run: a full disk loses log lines only.
-        let _ = self.trace.write_all(line.as_bytes());
+        let _ = self.trace.append(line.as_bytes());
     }
 
     /// Appends one human-readable line, prefixed with the time and run id.
     pub fn log(&mut self, message: &str) {
         let now = humantime::format_rfc3339_millis(std::time::SystemTime::now());
         let line = format!("{now} {} {message}\n", self.run_id);
-        let _ = self.runtime.write_all(line.as_bytes());
+        let _ = self.runtime.append(line.as_bytes());
         if self.echo {
             eprintln!("savant-think run: {message}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_logs_are_capped_and_rotated() {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let root = std::env::temp_dir().join(format!("savant-telemetry-{}-{nanos}", std::process::id()));
+        let mut t = Telemetry::open(&root, "r-1", Rotation { max_bytes: 400, keep: 1 }).unwrap();
+        for i in 0..60 {
+            t.event("tool_call_started", json!({"step": i, "tool": "x.y"}));
+            t.log(&format!("step {i}: called x.y"));
+        }
+        for name in ["agent_trace.log", "agent_runtime.log"] {
+            let dir = root.join("logs");
+            for file in [name.to_owned(), format!("{name}.1")] {
+                let len = std::fs::metadata(dir.join(&file)).unwrap().len();
+                assert!(len <= 400, "{file}: {len} bytes");
+            }
+            assert!(!dir.join(format!("{name}.2")).exists());
+        }
+        let trace = std::fs::read_to_string(root.join("logs/agent_trace.log")).unwrap();
+        assert!(trace.contains(r#""step":59"#), "{trace}");
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

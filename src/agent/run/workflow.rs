@@ -30,7 +30,7 @@ pub async fn run_workflow(
 ) -> RunResult {
     let started = Instant::now();
     let run_id = options.run_id.clone().unwrap_or_else(crate::runtime::engine::new_run_id);
-    let mut telemetry = Telemetry::open(&options.root, &run_id).ok();
+    let mut telemetry = Telemetry::open(&options.root, &run_id, options.log_rotation).ok();
     let note = format!("the goal names the workflow `{workflow}`: running it through exec");
     if let Some(t) = telemetry.as_mut() {
         t.event(

@@ -37,22 +37,35 @@ impl Engine {
                 Ok(reply("run", Some(run_id), at.clone()))
             }),
             None => {
-                let dir = self.root().join(".savant");
                 let line = serde_json::to_string(&json!({"type": "thought", "thought": thought, "at": at}))
                     .unwrap_or_default();
-                let written = std::fs::create_dir_all(&dir).and_then(|_| {
-                    use std::io::Write;
-                    let mut f = std::fs::OpenOptions::new()
-                        .create(true)
-                        .append(true)
-                        .open(dir.join("session.log"))?;
-                    writeln!(f, "{line}")
-                });
-                written
-                    .map_err(|e| EngineError::new(ErrorCode::StateIo, json!({"message": e.to_string()})))?;
+                self.append_session_log(&line)?;
                 Ok(reply("session_log", None, at))
             }
         }
+    }
+
+    /// Appends a line to `.savant/session.log`, rotated by `[state]
+    /// thoughts_max_bytes` / `thoughts_keep`; `.savant` may not lead out of
+    /// the root (`STATE_OUTSIDE_ROOT`), and the log is never written through
+    /// a symlink.
+    fn append_session_log(&self, line: &str) -> Result<(), EngineError> {
+        let dir = self.root().join(".savant");
+        let io = |e: std::io::Error| EngineError::new(ErrorCode::StateIo, json!({"message": e.to_string()}));
+        match crate::fsx::confine(self.root(), Path::new(".savant")) {
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => std::fs::create_dir_all(&dir).map_err(io)?,
+            Err(e) if !e.is_outside() => {
+                return Err(EngineError::new(ErrorCode::StateIo, json!({"message": e.to_string()})));
+            }
+            Err(e) => {
+                let e = crate::state::StoreError::OutsideRoot { path: dir, message: e.reason() };
+                return Err(store_error(e));
+            }
+        }
+        let rotation = self.config.state.thoughts_rotation();
+        crate::fsx::append_rotating(&dir.join("session.log"), rotation, format!("{line}\n").as_bytes())
+            .map_err(io)
     }
 
     /// prompt.say: a message for the user.

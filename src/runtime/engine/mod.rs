@@ -28,6 +28,7 @@ mod info;
 mod pins;
 mod plan;
 mod prune;
+mod repair;
 mod upgrade;
 
 pub use upgrade::UpgradeRequest;
@@ -80,12 +81,13 @@ fn store_error(e: StoreError) -> EngineError {
         StoreError::InvalidId { .. } => {
             EngineError::new(ErrorCode::InvalidId, json!({"message": e.to_string()}))
         }
-        StoreError::Corrupt { .. } => {
-            EngineError::new(ErrorCode::StateCorrupt, json!({"message": e.to_string()}))
-        }
+        StoreError::Corrupt { .. } => EngineError::state_corrupt(e.to_string()),
         StoreError::Io { .. } => EngineError::new(ErrorCode::StateIo, json!({"message": e.to_string()})),
         StoreError::Busy { ref run, .. } => EngineError::run_busy(run, &e.to_string()),
         StoreError::Unavailable { .. } => EngineError::state_unavailable(&e.to_string()),
+        StoreError::OutsideRoot { .. } => {
+            EngineError::new(ErrorCode::StateOutsideRoot, json!({"message": e.to_string()}))
+        }
     }
 }
 
@@ -361,21 +363,24 @@ impl Engine {
         current: Option<&Arc<CompiledWorkflow>>,
         loaded: Loaded,
     ) -> Result<Machine, EngineError> {
-        let state: RunState = serde_json::from_value(loaded.snapshot).map_err(|e| {
-            EngineError::new(
-                ErrorCode::StateCorrupt,
-                json!({"message": format!("the run state cannot be read: {e}")}),
-            )
-        })?;
+        let state: RunState = serde_json::from_value(loaded.snapshot)
+            .map_err(|e| EngineError::state_corrupt(format!("the run state of {key} cannot be read: {e}")))?;
         let cw = self.pinned_workflow(key, &state, current)?;
+        crate::runtime::integrity::check_snapshot(&cw, &state)
+            .map_err(|m| EngineError::state_corrupt(format!("the run state of {key}: {m}")))?;
         let mut machine = Machine::resume(cw.clone(), state);
         for e in loaded.journal {
             let event: Event = serde_json::from_value(e).map_err(|e| {
-                EngineError::new(
-                    ErrorCode::StateCorrupt,
-                    json!({"message": format!("a journal event cannot be read: {e}")}),
-                )
+                EngineError::state_corrupt(format!("a journal event of {key} cannot be read: {e}"))
             })?;
+            if let Some(step) = crate::runtime::integrity::event_step(&event.kind)
+                && machine.resolve(step).is_none()
+            {
+                return Err(EngineError::state_corrupt(format!(
+                    "the journal event at version {} of {key} is for step `{step}`, which the run does not have",
+                    event.version
+                )));
+            }
             machine.apply(event);
         }
         Ok(machine)
