@@ -204,6 +204,9 @@ enum Command {
         /// Refuse (STATE_CONFLICT) unless the run is at this version.
         #[arg(long)]
         expected_version: Option<u64>,
+        /// Output format: json (the reply, default) or, for people and CI, the plan and a refusal's diagnostics as `check` prints them (human, concise, sarif, github).
+        #[arg(long, value_enum, default_value = "json")]
+        format: cli::FormatArg,
     },
     /// Read, list, delete, restore, prune or repair run state.
     #[command(after_help = concat!("Examples:\n  savant-think state list\n  savant-think state get review --run-id r1\n  savant-think state repair review --run-id r1 --apply\n\n", state_env!()))]
@@ -575,12 +578,28 @@ fn run_engine(command: Command) -> ExitCode {
             json!({"workflow": wf.workflow, "run_id": run_id, "checkpoint": checkpoint, "force": force}),
         ),
         Command::State { command } => cli::state::call(command),
-        Command::Upgrade { wf, run_id, all, rename, dry_run, force, expected_version } => (
-            wf.root,
-            "think_upgrade",
-            json!({"workflow": wf.workflow, "run_id": run_id, "all": all, "rename": rename,
-                   "dry_run": dry_run, "force": force, "expected_version": expected_version}),
-        ),
+        Command::Upgrade { wf, run_id, all, rename, dry_run, force, expected_version, format } => {
+            if format.0 != savant_think::report::Format::Json {
+                let engine = match engine_at(wf.root.as_deref()) {
+                    Ok(e) => e,
+                    Err(code) => return code,
+                };
+                let req = savant_think::runtime::engine::UpgradeRequest {
+                    run_id: if all { None } else { run_id },
+                    renames: rename,
+                    dry_run,
+                    force,
+                    expected_version,
+                };
+                return cli::upgrade::run(&engine, &wf.workflow, &req, format.0, cli::check::auto_color());
+            }
+            (
+                wf.root,
+                "think_upgrade",
+                json!({"workflow": wf.workflow, "run_id": run_id, "all": all, "rename": rename,
+                       "dry_run": dry_run, "force": force, "expected_version": expected_version}),
+            )
+        }
         Command::Validate { schema, response, workflow, root } => match (schema, workflow) {
             (Some(schema), _) => {
                 let schema = serde_json::from_str::<Value>(&schema).unwrap_or(Value::String(schema));

@@ -425,6 +425,11 @@ fn is_test_file(path: &Path) -> bool {
     savant_think::testing::suite::is_test_file(path)
 }
 
+/// Whether the human format paints, for a command without `--color`.
+pub fn auto_color() -> bool {
+    color(ColorChoice::Auto)
+}
+
 /// Whether the human format paints: `--color`, then NO_COLOR, FORCE_COLOR /
 /// CLICOLOR_FORCE, then whether stdout is a terminal.
 fn color(choice: ColorChoice) -> bool {
@@ -518,7 +523,7 @@ fn display_paths(paths: &[PathBuf]) -> String {
     paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
 }
 
-fn terminal_width() -> usize {
+pub(super) fn terminal_width() -> usize {
     std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|&w: &usize| w >= 40).unwrap_or(100)
 }
 

@@ -19,6 +19,7 @@ pub mod runtime;
 pub mod serve;
 pub mod state;
 pub mod test;
+pub mod upgrade;
 
 use savant_think::report::Format;
 use std::path::PathBuf;

@@ -204,3 +204,47 @@ fn mcp_upgrade_is_a_tool() {
     let r = call(&engine, "think_upgrade", json!({"workflow": "up", "all": true})).unwrap();
     assert_eq!(r["runs"][0]["status"], "upgraded");
 }
+
+/// `--format human|concise|sarif|github`: a refusal's reasons are `check`
+/// diagnostics (errors) at the changed line of the new file, in each report
+/// format, exit 1; a compatible upgrade prints its plan for people.
+#[test]
+fn upgrade_speaks_every_report_format() {
+    let root = started("upgrade-formats");
+    let text = |args: &[&str]| {
+        let out = crate::common::run_cmd(root.command(args));
+        (out.code, out.stdout)
+    };
+    // The call of the done step `fetch` changed (line 4 of the new file).
+    root.workflow("up", &V1.replace("web.search", "web.find"));
+    let (code, out) = text(&["upgrade", "up", "--run-id", "r", "--dry-run", "--format", "concise"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("up.yaml:4:11: error[INCOMPATIBLE_UPGRADE] run `r` cannot be upgraded"), "{out}");
+    assert!(out.contains("INCOMPATIBLE_UPGRADE: 1 of 1 run(s) cannot be upgraded"), "{out}");
+    let (code, out) = text(&["upgrade", "up", "--run-id", "r", "--format", "human"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("web.find") && out.contains("help:"), "the line is shown and the help below: {out}");
+    let (code, out) = text(&["upgrade", "up", "--run-id", "r", "--format", "github"]);
+    assert_eq!(code, Some(1));
+    assert!(out.contains("::error file=") && out.contains("line=4"), "{out}");
+    let (code, out) = text(&["upgrade", "up", "--run-id", "r", "--format", "sarif"]);
+    assert_eq!(code, Some(1));
+    let sarif: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(sarif["runs"][0]["results"][0]["ruleId"], "INCOMPATIBLE_UPGRADE", "{sarif}");
+    assert_eq!(sarif["runs"][0]["results"][0]["level"], "error", "{sarif}");
+    // Nothing changed.
+    assert_eq!(root.ok(&["state", "get", "up", "--run-id", "r"])["version"], 1);
+
+    // A compatible change: the plan, for people; then made.
+    root.workflow("up", &V1.replace("<<text>>", "<<text>>!"));
+    let (code, out) = text(&["upgrade", "up", "--all", "--dry-run", "--format", "human"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("run `r`: would upgrade"), "{out}");
+    assert!(out.contains("kept      fetch") && out.contains("dry run: nothing was changed"), "{out}");
+    let (code, out) = text(&["upgrade", "up", "--run-id", "r", "--format", "concise"]);
+    assert_eq!((code, out.contains("run `r`: upgraded")), (Some(0), true), "{out}");
+    // Other errors stay the engine's JSON.
+    let (code, out) = text(&["upgrade", "up", "--run-id", "nope", "--format", "human"]);
+    assert_eq!(code, Some(1));
+    assert!(out.contains("UNKNOWN_RUN"), "{out}");
+}

@@ -31,7 +31,7 @@ mod prune;
 mod repair;
 mod upgrade;
 
-pub use upgrade::UpgradeRequest;
+pub use upgrade::{UpgradeFailed, UpgradeRequest};
 mod runs;
 mod state;
 mod validate;

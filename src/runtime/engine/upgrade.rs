@@ -5,8 +5,10 @@
 //! and changes nothing if one of them cannot be upgraded.
 
 use super::*;
+use crate::diagnostic::Diagnostic;
 use crate::runtime::reply::{RunUpgrade, UpgradeDiagnostic, UpgradeReply};
 use crate::runtime::upgrade::{UpgradeIssue, Upgraded};
+use crate::source::SourceFile;
 use std::collections::BTreeMap;
 
 /// What `upgrade` is asked to do.
@@ -29,6 +31,42 @@ impl Engine {
     /// as it is now. Any issue: `INCOMPATIBLE_UPGRADE` with the diagnostics
     /// and the plans, nothing changed.
     pub fn upgrade(&self, workflow: &str, req: &UpgradeRequest) -> EngineResult<UpgradeReply> {
+        self.upgrade_or_refuse(workflow, req)?.map_err(|r| r.error)
+    }
+
+    /// [`Engine::upgrade`] for the CLI's report formats: a refusal comes
+    /// with its diagnostics as `check` diagnostics (errors) in the new file.
+    pub fn upgrade_report(
+        &self,
+        workflow: &str,
+        req: &UpgradeRequest,
+    ) -> Result<UpgradeReply, Box<UpgradeFailed>> {
+        match self.upgrade_or_refuse(workflow, req) {
+            Ok(Ok(reply)) => Ok(reply),
+            Ok(Err(refusal)) => {
+                let mut diagnostics: Vec<Diagnostic> = refusal
+                    .runs
+                    .iter()
+                    .flat_map(|r| {
+                        r.diagnostics.iter().map(|d| as_diagnostic(&refusal.cw.source, &r.run_id, d))
+                    })
+                    .collect();
+                for d in &mut diagnostics {
+                    d.severity = crate::diagnostic::Severity::Error;
+                }
+                crate::check::sort(&mut diagnostics);
+                let report = Some((refusal.cw.source.clone(), diagnostics));
+                Err(Box::new(UpgradeFailed { error: refusal.error, report }))
+            }
+            Err(error) => Err(Box::new(UpgradeFailed { error, report: None })),
+        }
+    }
+
+    fn upgrade_or_refuse(
+        &self,
+        workflow: &str,
+        req: &UpgradeRequest,
+    ) -> EngineResult<Result<UpgradeReply, Refusal>> {
         let cw = self.workflow(workflow)?;
         let ids: Vec<String> = match &req.run_id {
             Some(id) => vec![id.clone()],
@@ -56,7 +94,8 @@ impl Engine {
                 runs.iter().filter(|r| !r.diagnostics.is_empty()).count(),
                 runs.len()
             );
-            return Err(EngineError::incompatible_upgrade(&cw.wf.id, message, &runs));
+            let error = EngineError::incompatible_upgrade(&cw.wf.id, message, &runs);
+            return Ok(Err(Refusal { cw, runs, error }));
         }
         if !req.dry_run {
             runs.clear();
@@ -65,12 +104,14 @@ impl Engine {
                 if !ok {
                     let message =
                         "the run changed while it was upgraded; nothing was changed for it".to_owned();
-                    return Err(EngineError::incompatible_upgrade(&cw.wf.id, message, &[report]));
+                    let runs = vec![report];
+                    let error = EngineError::incompatible_upgrade(&cw.wf.id, message, &runs);
+                    return Ok(Err(Refusal { cw, runs, error }));
                 }
                 runs.push(report);
             }
         }
-        Ok(UpgradeReply { workflow: cw.wf.id.clone(), to: cw.hash.clone(), dry_run: req.dry_run, runs })
+        Ok(Ok(UpgradeReply { workflow: cw.wf.id.clone(), to: cw.hash.clone(), dry_run: req.dry_run, runs }))
     }
 
     /// `check --runs` and the language server: for each unfinished run of
@@ -78,9 +119,7 @@ impl Engine {
     /// `INCOMPATIBLE_UPGRADE` warning at its place in the file, naming the
     /// run. Nothing changes; a workflow that does not compile, or whose
     /// runs cannot be read, has none.
-    pub fn stranded_runs(&self, workflow: &str) -> Vec<crate::diagnostic::Diagnostic> {
-        use crate::diagnostic::{Code, Diagnostic};
-        use crate::source::{LineCol, Span};
+    pub fn stranded_runs(&self, workflow: &str) -> Vec<Diagnostic> {
         let Ok(cw) = self.workflow(workflow) else { return Vec::new() };
         let Ok(keys) = self.store.list(Some(&cw.wf.id)) else { return Vec::new() };
         let request = UpgradeRequest { dry_run: true, ..UpgradeRequest::default() };
@@ -90,15 +129,7 @@ impl Engine {
                 continue;
             }
             let Ok((report, false)) = self.upgrade_one(&cw, &key.run_id, &request, true) else { continue };
-            for d in report.diagnostics {
-                let at = |line, column| cw.source.offset_of(LineCol { line, column });
-                let (start, end) = (at(d.line, d.column), at(d.end_line, d.end_column));
-                let message = format!("run `{}` cannot be upgraded to this file: {}", key.run_id, d.message);
-                out.push(
-                    Diagnostic::new(Code::IncompatibleUpgrade, Span::new(start, end.max(start)), message)
-                        .with_help(d.help),
-                );
-            }
+            out.extend(report.diagnostics.iter().map(|d| as_diagnostic(&cw.source, &key.run_id, d)));
         }
         out
     }
@@ -237,4 +268,33 @@ fn diagnostic(cw: &CompiledWorkflow, issue: &UpgradeIssue) -> UpgradeDiagnostic 
         end_column: end.column,
         help: issue.help.clone(),
     }
+}
+
+/// Why [`Engine::upgrade_report`] failed: the error and, for a refusal,
+/// its reasons as diagnostics in the new file.
+#[derive(Debug)]
+pub struct UpgradeFailed {
+    /// The engine's error (`INCOMPATIBLE_UPGRADE` for a refusal).
+    pub error: EngineError,
+    /// The new file and the diagnostics in it, for a refusal.
+    pub report: Option<(SourceFile, Vec<Diagnostic>)>,
+}
+
+/// A refused upgrade: the new version, each run's report, and the error.
+struct Refusal {
+    cw: Arc<CompiledWorkflow>,
+    runs: Vec<RunUpgrade>,
+    error: EngineError,
+}
+
+/// One reason a run cannot be upgraded, as a `check` diagnostic (a
+/// warning: `check --runs` reports it so; `upgrade` makes it an error)
+/// naming the run.
+fn as_diagnostic(source: &SourceFile, run_id: &str, d: &UpgradeDiagnostic) -> Diagnostic {
+    use crate::source::{LineCol, Span};
+    let at = |line, column| source.offset_of(LineCol { line, column });
+    let (start, end) = (at(d.line, d.column), at(d.end_line, d.end_column));
+    let message = format!("run `{run_id}` cannot be upgraded to this file: {}", d.message);
+    Diagnostic::new(crate::diagnostic::Code::IncompatibleUpgrade, Span::new(start, end.max(start)), message)
+        .with_help(d.help.clone())
 }
