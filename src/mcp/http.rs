@@ -131,9 +131,13 @@ struct Guard {
 /// is sent (or dropped, when the client goes away).
 struct InFlight(Arc<std::sync::atomic::AtomicUsize>);
 
+/// Calls (POSTs) received since the server started, for [`when_idle`].
+static SERVED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 impl InFlight {
     fn new(count: &Arc<std::sync::atomic::AtomicUsize>) -> InFlight {
         count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        SERVED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         InFlight(count.clone())
     }
 }
@@ -364,6 +368,21 @@ fn busy(message: &str) -> Response {
     response
 }
 
+/// Calls `hook` once the server is idle after calls (checked every 2 s):
+/// the binary hands the memory the calls freed back to the system there.
+async fn when_idle(in_flight: Arc<std::sync::atomic::AtomicUsize>, hook: fn()) {
+    let mut seen = 0;
+    let mut tick = tokio::time::interval(Duration::from_secs(2));
+    loop {
+        tick.tick().await;
+        let served = SERVED.load(std::sync::atomic::Ordering::Relaxed);
+        if served != seen && in_flight.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            seen = served;
+            hook();
+        }
+    }
+}
+
 /// The `Host` entries accepted: loopback names, a specific bind address and `--allowed-host`.
 fn allowed_hosts(options: &ServeOptions) -> Vec<String> {
     let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
@@ -456,6 +475,9 @@ pub async fn serve(server: SavantServer, addr: SocketAddr, options: &ServeOption
     let root = server.engine().root().display().to_string();
     let in_flight: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
     let app = router_counting(server, options, cancel.child_token(), in_flight.clone());
+    if let Some(hook) = options.when_idle {
+        tokio::spawn(when_idle(in_flight.clone(), hook));
+    }
     let listener =
         tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let local = listener.local_addr().map_err(|e| format!("cannot read the bound address: {e}"))?;

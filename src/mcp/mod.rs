@@ -46,6 +46,9 @@ pub struct ServeOptions {
     pub session_idle: std::time::Duration,
     /// The most HTTP calls (POSTs) answered at once; one more is 503 `BUSY`.
     pub max_in_flight: usize,
+    /// HTTP: called when the server is idle after calls (checked every 2 s);
+    /// the binary returns freed memory to the system there.
+    pub when_idle: Option<fn()>,
     /// On SIGTERM / SIGINT, how long in-flight HTTP requests may take to
     /// finish before the server exits anyway.
     pub shutdown_grace: std::time::Duration,
@@ -74,6 +77,7 @@ impl Default for ServeOptions {
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle: DEFAULT_SESSION_IDLE,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            when_idle: None,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         }
     }

@@ -74,8 +74,8 @@ fn a_zero_lock_timeout_answers_at_once_and_a_bad_setting_is_invalid_config() {
     assert!(out.stdout.contains("INVALID_CONFIG") || out.stderr.contains("INVALID_CONFIG"), "{out:?}");
 }
 
-/// `serve --http --max-in-flight 2`: two calls stuck on a held run lock
-/// fill the server; a third call (any call, even to another run) is 503
+/// `serve --http --max-in-flight 1`: a call stuck on a held run lock fills
+/// the server; the next call (any call, even to another run) is 503
 /// `BUSY` with Retry-After at once, not queued; once the lock is free the
 /// stuck calls are answered and the server takes calls again.
 #[test]
@@ -84,19 +84,27 @@ fn past_max_in_flight_calls_are_refused_at_once_with_busy() {
     let root = root("in-flight", "[state]\nlock_timeout = \"60s\"\n");
     root.ok(&["plan", "say", "--run-id", "r1"]);
     let mut command = crate::support::Server::command(&root.path);
-    command.args(["--stateless", "--max-in-flight", "2"]).env("LOG_LEVEL", "error");
+    command.args(["--stateless", "--max-in-flight", "1"]).env("LOG_LEVEL", "error");
     let server = crate::support::Server::start(command, false);
     let addr = server.addr.clone();
     let held = hold(&root, "r1");
 
     let next = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"think_next","arguments":{"workflow":"say","run_id":"r1","step_id":"a","result":{}}}}"#;
-    let stuck: Vec<_> = (0..2)
+    let stuck: Vec<_> = (0..1)
         .map(|_| {
             let addr = addr.clone();
-            std::thread::spawn(move || post(&addr, "application/json", next, &[]))
+            // Refused itself while a probe below was in flight: sent again.
+            std::thread::spawn(move || {
+                loop {
+                    let answer = post(&addr, "application/json", next, &[]);
+                    if answer.0 != 503 {
+                        return answer;
+                    }
+                }
+            })
         })
         .collect();
-    // Once both are in flight, the next call is refused without waiting.
+    // Once it is in flight, the next call is refused without waiting.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let (status, head, body) = loop {
         let answer = post(&addr, "application/json", INIT, &[]);
