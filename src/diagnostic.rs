@@ -68,8 +68,8 @@ codes! {
     TypeMismatch = "TYPE_MISMATCH", Error, "A value has the wrong type for where it is used.";
     /// An expression calls a function that does not exist.
     UnknownFunction = "UNKNOWN_FUNCTION", Error, "An expression calls a function that does not exist.";
-    /// A step calls a tool the manifest does not list, or passes it unknown keys.
-    UnknownTool = "UNKNOWN_TOOL", Error, "A step calls a tool the manifest does not list, or passes it unknown keys.";
+    /// A step calls a tool the manifest does not list, or gives a tool an input it does not take or omits one it requires.
+    UnknownTool = "UNKNOWN_TOOL", Error, "A step calls a tool the manifest does not list, or gives a tool an input it does not take or omits one it requires.";
     /// A `success_schema` names a missing schema, or is not a valid JSON Schema.
     UnknownSchema = "UNKNOWN_SCHEMA", Error, "A success_schema names a missing schema, or is not a valid JSON Schema.";
     /// `{{…}}` is literal text here, not interpolation (use `<<…>>`).

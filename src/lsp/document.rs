@@ -75,6 +75,7 @@ impl Project {
         let config = Config {
             schemas: crate::workspace::load_schemas(&root.join("schemas")),
             tools: tools.as_deref().and_then(|t| crate::workspace::load_manifest(t).ok()),
+            builtins: crate::runtime::contracts::builtin(),
             ..Config::default()
         };
         Project {

@@ -59,8 +59,11 @@ fn fixtures(dir: &Path, kind: &str) -> Vec<PathBuf> {
 }
 
 fn config_for(path: &Path) -> Config {
-    let mut config =
-        Config { schemas: workspace::load_schemas(&checks_dir().join("schemas")), ..Config::default() };
+    let mut config = Config {
+        schemas: workspace::load_schemas(&checks_dir().join("schemas")),
+        builtins: savant_think::runtime::contracts::builtin(),
+        ..Config::default()
+    };
     let manifest = path.with_extension("tools.json");
     if manifest.exists() {
         config.tools = Some(ToolManifest::parse(&std::fs::read_to_string(manifest).unwrap()).unwrap());
@@ -147,7 +150,11 @@ fn err_fixtures_match_their_snapshots() {
 #[test]
 fn bundled_workflows_check_clean() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let config = Config { schemas: workspace::load_schemas(&root.join("schemas")), ..Config::default() };
+    let config = Config {
+        schemas: workspace::load_schemas(&root.join("schemas")),
+        builtins: savant_think::runtime::contracts::builtin(),
+        ..Config::default()
+    };
     let (files, errors) = workspace::collect_files(&[root.join("workflows")]);
     assert!(errors.is_empty(), "{errors:?}");
     assert!(files.len() >= 3, "at least three bundled workflows");

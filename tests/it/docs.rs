@@ -178,7 +178,11 @@ fn checks_md_matches_the_checker() {
     let schemas = workspace::load_schemas(&crate_root().join("schemas"));
     for section in &sections {
         let code = section.code;
-        let mut config = Config { schemas: schemas.clone(), ..Config::default() };
+        let mut config = Config {
+            schemas: schemas.clone(),
+            builtins: savant_think::runtime::contracts::builtin(),
+            ..Config::default()
+        };
         let mut examples = 0;
         let mut blocks = section.blocks.iter().peekable();
         while let Some(block) = blocks.next() {
