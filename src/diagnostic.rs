@@ -92,6 +92,8 @@ codes! {
     TestNoExpect = "TEST_NO_EXPECT", Error, "A test has no `expect`: it asserts nothing.";
     /// `check --runs`: an unfinished run of this workflow could not be upgraded to the file as it is now.
     IncompatibleUpgrade = "INCOMPATIBLE_UPGRADE", Warning, "An unfinished run of the workflow could not be upgraded to the file as it is now (`check --runs`).";
+    /// `tools.lock.json` does not parse, or holds something that is not a lock (a schema that is not JSON Schema).
+    InvalidToolLock = "INVALID_TOOL_LOCK", Error, "`tools.lock.json` does not parse, or a schema in it is not a valid JSON Schema.";
 }
 
 impl std::fmt::Display for Code {

@@ -270,6 +270,8 @@ enum Command {
     /// Each step the model answers one JSON action: call a tool, reason, finish or give up.
     #[cfg(feature = "agent")]
     Run(cli::run::RunArgs),
+    #[cfg(feature = "agent")]
+    Tools(cli::tools::ToolsArgs),
     /// Rewrite the original system's workflows into the current language (docs/migrating.md in the savant-think repository).
     Migrate(cli::migrate::MigrateArgs),
     /// Run a workflow's unit tests (`tests/**/*.test.yaml`): mocked tool results, expected outcomes.
@@ -413,6 +415,8 @@ fn main() -> ExitCode {
         Command::Exec(args) => ExitCode::from(cli::exec::main(args)),
         #[cfg(feature = "agent")]
         Command::Run(args) => ExitCode::from(cli::run::main(args)),
+        #[cfg(feature = "agent")]
+        Command::Tools(args) => ExitCode::from(cli::tools::main(args)),
         Command::Lsp => match savant_think::lsp::run_stdio(cli::env::savant_path()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(m) => fail(m),
@@ -489,7 +493,7 @@ fn run_engine(command: Command) -> ExitCode {
         #[cfg(feature = "mcp")]
         Command::Serve(_) => unreachable!("dispatched in main"),
         #[cfg(feature = "agent")]
-        Command::Exec(_) | Command::Run(_) => unreachable!("dispatched in main"),
+        Command::Exec(_) | Command::Run(_) | Command::Tools(_) => unreachable!("dispatched in main"),
         Command::Compile { wf, params } => {
             let engine = match engine_at(wf.root.as_deref()) {
                 Ok(e) => e,

@@ -12,6 +12,7 @@ pub mod fix;
 pub mod graph;
 pub mod infer;
 mod legacy_interpolation;
+pub mod lock;
 pub mod manifest;
 pub mod rules;
 pub mod scope;

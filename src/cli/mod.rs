@@ -19,6 +19,8 @@ pub mod runtime;
 pub mod serve;
 pub mod state;
 pub mod test;
+#[cfg(feature = "agent")]
+pub mod tools;
 
 use savant_think::report::Format;
 use std::path::PathBuf;

@@ -238,11 +238,13 @@ fn checks_md_matches_the_checker() {
         // (tests/it/project.rs runs it for real). The TEST_* codes are about
         // test files, not workflows: tests/it/test_cmd.rs runs each.
         // INCOMPATIBLE_UPGRADE is about stored runs (`check --runs`):
-        // tests/it/first_hour.rs runs it for real.
+        // tests/it/first_hour.rs runs it for real. INVALID_TOOL_LOCK is
+        // about the lock file, not a workflow (src/check/lock.rs's tests).
         if examples == 0
             && !section.heading.starts_with("IO_ERROR")
             && !section.heading.starts_with("TEST_")
             && !section.heading.starts_with("INCOMPATIBLE_UPGRADE")
+            && !section.heading.starts_with("INVALID_TOOL_LOCK")
         {
             failures.push(format!("{}: no example (a yaml block followed by a text block)", section.heading));
         }

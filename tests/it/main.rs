@@ -53,5 +53,6 @@ mod store_once;
 mod test_cmd;
 mod test_files;
 mod test_update;
+mod tools_sync;
 mod upgrade;
 mod yaml_bad_input;

@@ -14,6 +14,8 @@
 
 use crate::agent::ToolInfo;
 use crate::agent::mux::{EnvLookup, failure};
+use crate::check::contract::Hints;
+use crate::check::lock::{LockedServer, LockedTool};
 use crate::runtime::config::ServerConfig;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::{RunningService, ServiceError};
@@ -73,6 +75,33 @@ pub fn result_value(r: &CallToolResult) -> Value {
     let text: Vec<&str> = r.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
     let text = text.join("\n");
     serde_json::from_str(&text).unwrap_or(Value::String(text))
+}
+
+/// A tool from `tools/list` as the lock holds it.
+pub fn locked(t: &Tool) -> LockedTool {
+    let a = t.annotations.as_ref();
+    LockedTool {
+        name: t.name.to_string(),
+        title: t.title.clone().or_else(|| a.and_then(|a| a.title.clone())),
+        description: t.description.as_ref().map(|d| d.to_string()),
+        input_schema: Value::Object((*t.input_schema).clone()),
+        output_schema: t.output_schema.as_ref().map(|o| Value::Object((**o).clone())),
+        annotations: Hints {
+            read_only: a.and_then(|a| a.read_only_hint),
+            destructive: a.and_then(|a| a.destructive_hint),
+            idempotent: a.and_then(|a| a.idempotent_hint),
+            open_world: a.and_then(|a| a.open_world_hint),
+        },
+    }
+}
+
+/// The last lines a child wrote to its stderr log since `from` (bytes).
+fn stderr_tail(log: &Path, from: u64) -> String {
+    let Ok(bytes) = std::fs::read(log) else { return String::new() };
+    let new = bytes.get(usize::try_from(from).unwrap_or(0)..).unwrap_or_default();
+    let text = String::from_utf8_lossy(new);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(20)..].iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
 }
 
 impl Server {
@@ -170,6 +199,35 @@ impl Server {
             std::fs::OpenOptions::new().create(true).append(true).open(dir.join(format!("{}.log", self.name)))
         });
         file.map_or_else(|_| Stdio::null(), Stdio::from)
+    }
+
+    /// Starts the server exactly as a call would (command, args, env, cwd;
+    /// URL and token), lists its tools (every page) and stops it: what
+    /// `tools sync` locks. The error names the server and how it was
+    /// started, and for a command ends with what it printed on stderr.
+    pub async fn listing(&self) -> Result<LockedServer, String> {
+        let log = self.root.join(".savant").join("logs").join("servers").join(format!("{}.log", self.name));
+        let before = std::fs::metadata(&log).map_or(0, |m| m.len());
+        let (client, tools) = match self.connect().await {
+            Ok(c) => c,
+            Err((_, message)) => {
+                let tail = stderr_tail(&log, before);
+                let printed = if self.config.command.is_none() {
+                    String::new()
+                } else if tail.is_empty() {
+                    "\nit printed nothing on stderr".to_owned()
+                } else {
+                    format!("\nits stderr ended with:\n{tail}")
+                };
+                return Err(format!("server `{}`: {message}{printed}", self.name));
+            }
+        };
+        let info = client.peer_info().and_then(|i| i.server_info.clone()).map(|s| (s.name, s.version));
+        stop(Arc::new(client)).await;
+        let (name, version) = info.unwrap_or_default();
+        let mut tools: Vec<LockedTool> = tools.iter().map(locked).collect();
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(LockedServer { name, version, tools })
     }
 
     /// The live connection, starting the server if needed.
