@@ -36,7 +36,8 @@ pub struct ToolContract {
     /// The server that serves it (`None` for the engine's own tools).
     pub server: Option<String>,
     /// Whether the result has exactly the output schema's properties (the
-    /// engine's own replies): reading another field is a mistake.
+    /// engine's own replies; a locked tool's unless its schema says
+    /// `additionalProperties`): reading another field is a mistake.
     pub closed_output: bool,
     /// Whether a step's capture is typed from the output schema. Not for a
     /// tool whose step is often a question the client driving the run
@@ -50,8 +51,9 @@ impl ToolContract {
     /// closed when the contract says so), `any` without one.
     pub fn output_type(&self) -> Type {
         let Some(schema) = &self.output else { return Type::Any };
+        let open = matches!(schema.get("additionalProperties"), Some(Value::Bool(true) | Value::Object(_)));
         match Type::from_schema(schema) {
-            Type::Object(mut o) if self.closed_output => {
+            Type::Object(mut o) if self.closed_output && !open => {
                 o.open = false;
                 Type::Object(o)
             }

@@ -19,6 +19,21 @@ pub const FILE_NAME: &str = "tools.lock.json";
 /// The lock format this build writes and reads.
 pub const FORMAT: u64 = 1;
 
+/// A lock as the checker reads it: the lock, and its tools as contracts
+/// (built once, when the lock is read).
+#[derive(Clone, Debug, Default)]
+pub struct LockTable {
+    pub lock: ToolLock,
+    pub contracts: Contracts,
+}
+
+impl From<ToolLock> for LockTable {
+    fn from(lock: ToolLock) -> LockTable {
+        let contracts = lock.contracts();
+        LockTable { lock, contracts }
+    }
+}
+
 /// Every locked server by its `[servers.NAME]`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ToolLock {
@@ -123,7 +138,10 @@ impl ToolLock {
                     output: t.output_schema.clone(),
                     hints: t.annotations,
                     server: Some(server.clone()),
-                    closed_output: false,
+                    // A field the output schema does not list is read as a
+                    // typo, as an input key is (`additionalProperties`
+                    // opens it).
+                    closed_output: true,
                     types_capture: true,
                 };
                 table.insert(contract, true);

@@ -50,6 +50,10 @@ pub struct Config {
     /// The engine's own tools (`runtime::contracts::builtin()`): always
     /// known, their inputs checked and their results typed.
     pub builtins: Arc<Contracts>,
+    /// `tools.lock.json`, when the project has one: a call to a locked
+    /// server's tool is checked against it, its capture typed from the
+    /// tool's `outputSchema`.
+    pub lock: Option<Arc<lock::LockTable>>,
     pub limits: Limits,
 }
 
@@ -102,9 +106,10 @@ impl<'a> Cx<'a> {
 }
 
 impl Config {
-    /// The contract of a tool the checker knows in detail.
+    /// The contract of a tool the checker knows in detail: the engine's
+    /// own, else the lock's.
     pub fn contract(&self, name: &str) -> Option<&ToolContract> {
-        self.builtins.get(name)
+        self.builtins.get(name).or_else(|| self.lock.as_ref()?.contracts.get(name))
     }
 }
 

@@ -46,12 +46,30 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
             );
             continue;
         }
+        if let Some(table) = &cx.config.lock
+            && let Some(server) = table.lock.server_of(&call.value)
+            && cx.contract(i).is_none()
+        {
+            let tools = table.lock.servers[server].tools.iter().map(|t| format!("{server}.{}", t.name));
+            let tools: Vec<String> = tools.collect();
+            let help = suggest(&call.value, tools.iter().map(String::as_str))
+                .unwrap_or_else(|| format!("`{server}` has: {} (tools.lock.json)", tools.join(", ")));
+            out.push(
+                Diagnostic::new(
+                    Code::UnknownTool,
+                    call.span,
+                    format!("server `{server}` has no tool `{}`", call.value),
+                )
+                .with_help(help),
+            );
+            continue;
+        }
         // The manifest's input schema, the engine's own tool's, or `model.generate`'s.
         let Some(schema) = crate::check::tool_input::input_schema(cx, i) else { continue };
         // An engine tool's step without `input_template` leaves the input to
         // the client driving the run (a `think` step: the model thinks).
         let listed = cx.config.tools.as_ref().is_some_and(|m| m.tools.contains_key(call.value.as_str()));
-        if step.input_template.is_none() && !listed && cx.contract(i).is_some() {
+        if step.input_template.is_none() && !listed && cx.config.builtins.get(&call.value).is_some() {
             continue;
         }
         check_inputs(step, call, &schema, out);

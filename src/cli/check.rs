@@ -150,6 +150,11 @@ pub fn run(args: CheckArgs) -> ExitCode {
             Err(e) => return fail(e),
         }
     }
+    // tools.lock.json at the root (`tools sync`): the locked servers' tools.
+    let lock_report = workspace::load_lock(&root).map(|(table, src, diags)| {
+        config.lock = Some(std::sync::Arc::new(table));
+        (src, diags)
+    });
 
     let mut checked: Vec<(SourceFile, Vec<Diagnostic>)> = Vec::new();
     let mut unreadable: Vec<Unreadable> = Vec::new();
@@ -200,6 +205,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
                     unreadable.push(Unreadable { path: e.path.display().to_string(), message: e.message })
                 }
             }
+        }
+        // A broken lock is reported once, as a diagnostic of the lock file.
+        if let Some(report) = lock_report.filter(|(_, d)| !d.is_empty()) {
+            checked.push(report);
         }
         if files.is_empty() && unreadable.is_empty() {
             searched = paths;

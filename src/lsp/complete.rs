@@ -153,9 +153,25 @@ pub fn complete(text: &str, offset: usize, a: &Analysis, config: &Config) -> Vec
     }
 }
 
-/// The tools a step can call: the engine's own, and those of the manifest
-/// (`[check] tools` in savant-think.toml) with the keys of their input.
+/// The tools a step can call: the engine's own and the lock's (with their
+/// descriptions and input keys), and those of the manifest (`[check] tools`
+/// in savant-think.toml) with the keys of their input.
 fn tools(config: &Config) -> Vec<CompletionItem> {
+    let keys_of = |schema: Option<&serde_json::Value>| -> Vec<String> {
+        let props = schema.and_then(|s| s.get("properties")).and_then(|p| p.as_object());
+        props
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| format!("{k}: {}", crate::ir::Type::from_schema(v)))
+            .collect()
+    };
+    let contract = |c: &crate::check::ToolContract, what: &str| {
+        let keys = keys_of(c.input.as_ref());
+        let detail = if keys.is_empty() { what.to_owned() } else { format!("{what}({})", keys.join(", ")) };
+        item(&c.name, CompletionItemKind::FUNCTION, detail, c.description.clone())
+    };
+    let locked = config.lock.iter().flat_map(|l| l.contracts.iter()).map(|c| contract(c, "tool"));
+    let engine = config.builtins.iter().map(|c| contract(c, "built-in tool"));
     let builtin = crate::check::manifest::BUILTIN_TOOLS
         .iter()
         .map(|t| item(t, CompletionItemKind::FUNCTION, "built-in tool".into(), None));
@@ -171,8 +187,9 @@ fn tools(config: &Config) -> Vec<CompletionItem> {
             schema.as_ref().and_then(|s| s.get("description")).and_then(|d| d.as_str()).map(str::to_owned);
         item(name, CompletionItemKind::FUNCTION, detail, doc)
     });
-    let mut out: Vec<CompletionItem> = listed.chain(builtin).collect();
-    out.dedup_by(|a, b| a.label == b.label);
+    let mut out: Vec<CompletionItem> = locked.chain(listed).chain(engine).chain(builtin).collect();
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|i| seen.insert(i.label.clone()));
     out
 }
 
@@ -307,7 +324,29 @@ mod tests {
         let (a, config) = analysis(text);
         let offset = text.find("params.n >").unwrap() + "params.".len();
         let hit = crate::lsp::navigate::at(&a, &config, offset).unwrap();
-        let hover = crate::lsp::navigate::hover(&a, &hit).unwrap();
+        let hover = crate::lsp::navigate::hover(&a, &config, &hit).unwrap();
         assert!(hover.contains("`integer`"), "{hover}");
+    }
+
+    /// A step's hover describes the tool it calls (from the engine's own
+    /// table here; a lock's the same way), and tool names complete with
+    /// their inputs; a capture's fields come from the tool's output.
+    #[test]
+    fn tools_hover_and_complete_from_their_contracts() {
+        let config = Config { builtins: crate::runtime::contracts::builtin(), ..Config::default() };
+        let text = "steps:\n  - id: idea\n    call: think\n    input_template: { thought: hi }\n    capture_as: idea\n  - id: b\n    call: x\n    input_template: { q: \"<<idea.\" }\n";
+        let a = crate::lsp::document::analyze(std::path::Path::new("w.yaml"), text, ".".into(), &config);
+        let hit = crate::lsp::navigate::at(&a, &config, text.find("idea\n").unwrap()).unwrap();
+        let hover = crate::lsp::navigate::hover(&a, &config, &hit).unwrap();
+        assert!(hover.contains("**tool `think`**") && hover.contains("`thought`: `string`"), "{hover}");
+        assert!(hover.contains("returns:") && hover.contains("`recorded_in`"), "{hover}");
+        let think = tools(&config).into_iter().find(|i| i.label == "think").unwrap();
+        assert!(think.detail.as_deref().is_some_and(|d| d.contains("thought: string")), "{think:?}");
+        let offset = text.find("<<idea.").unwrap() + "<<idea.".len();
+        let labels: Vec<String> = complete(text, offset, &a, &config).into_iter().map(|i| i.label).collect();
+        assert!(
+            labels.contains(&"thought".to_owned()) && labels.contains(&"timestamp".to_owned()),
+            "{labels:?}"
+        );
     }
 }

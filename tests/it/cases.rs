@@ -6,7 +6,8 @@
 //! - `err*.yaml` is rendered exactly as a user sees it (`check --format
 //!   human`, no colour) and compared with `err*.snap` in the same directory
 //!   (an insta snapshot: `cargo insta review` shows a change);
-//! - `NAME.tools.json`, when present, is the tool manifest for `NAME.yaml`;
+//! - `NAME.tools.json`, when present, is the tool manifest for `NAME.yaml`,
+//!   and `NAME.lock.json` its `tools.lock.json`;
 //!   `tests/checks/schemas/` holds the named schemas.
 //! - The `TEST_*` codes are about test files: the fixtures of their
 //!   directories are test files (named without `.test.yaml`, so that
@@ -64,6 +65,13 @@ fn config_for(path: &Path) -> Config {
         builtins: savant_think::runtime::contracts::builtin(),
         ..Config::default()
     };
+    let lock = path.with_extension("lock.json");
+    if lock.exists() {
+        let src = SourceFile::new("tools.lock.json", std::fs::read_to_string(lock).unwrap());
+        let (lock, diags) = savant_think::check::lock::ToolLock::parse(&src);
+        assert!(diags.is_empty(), "{diags:?}");
+        config.lock = Some(std::sync::Arc::new(lock.into()));
+    }
     let manifest = path.with_extension("tools.json");
     if manifest.exists() {
         config.tools = Some(ToolManifest::parse(&std::fs::read_to_string(manifest).unwrap()).unwrap());

@@ -119,3 +119,32 @@ fn a_failing_server_is_named_with_what_it_printed_and_the_lock_is_kept() {
     assert_exit(&r, 2);
     assert!(r.stderr.contains("did you mean `items`?"), "{r:?}");
 }
+
+#[test]
+fn check_reads_the_lock_at_the_root_and_reports_a_broken_one_in_it() {
+    let root = Root::new("tools-lock-check");
+    let lock =
+        std::fs::read_to_string(format!("{CRATE}/tests/checks/unknown_tool/ok_lock.lock.json")).unwrap();
+    root.write("tools.lock.json", &lock);
+    root.write(
+        "workflows/w.yaml",
+        "id: w\nsteps:\n  - id: fetch\n    call: items.get_item\n    input_template: { id: 7 }\n    capture_as: item\n  \
+         - id: show\n    call: prompt.say\n    input_template: { text: \"<<item.titel>>\" }\n",
+    );
+    let r = run(&root.path, &["check", "--format", "concise"]);
+    assert_exit(&r, 1);
+    assert!(r.stdout.contains("UNRESOLVED_VAR") && r.stdout.contains("did you mean `title`?"), "{r:?}");
+    // A lock that is not one: a diagnostic in the lock file, with its position; never a panic.
+    root.write(
+        "tools.lock.json",
+        "{\"format\": 1, \"servers\": {\"items\": {\"tools\": [\n  {\"name\": \"get_item\", \"outputSchema\": {\"type\": 12}}]}}}\n",
+    );
+    let r = run(&root.path, &["check", "--format", "concise"]);
+    assert_exit(&r, 1);
+    assert!(r.stdout.contains("tools.lock.json:2:40: error[INVALID_TOOL_LOCK]"), "{r:?}");
+    assert!(r.stdout.contains("not a valid JSON Schema"), "{r:?}");
+    root.write("tools.lock.json", "{ not json");
+    let r = run(&root.path, &["check", "--format", "concise"]);
+    assert_exit(&r, 1);
+    assert!(r.stdout.contains("error[INVALID_TOOL_LOCK]"), "{r:?}");
+}
