@@ -117,7 +117,7 @@ impl ToolLock {
         };
         for entry in entries {
             let Some(key) = entry.key.as_str() else { continue };
-            if let Some(server) = read_server(&entry.value, &mut out) {
+            if let Some(server) = read_server(key, &entry.value, &mut out) {
                 lock.servers.insert(key.to_owned(), server);
             }
         }
@@ -212,36 +212,42 @@ fn bad(span: Span, message: String) -> Diagnostic {
         .with_help("run `savant-think tools sync` to write it again from the servers")
 }
 
-fn read_server(node: &Node, out: &mut Vec<Diagnostic>) -> Option<LockedServer> {
+fn read_server(key: &str, node: &Node, out: &mut Vec<Diagnostic>) -> Option<LockedServer> {
     let Some(tools) = node.get("tools").and_then(Node::as_seq) else {
-        out.push(bad(node.span, "a server needs `tools`, a list".into()));
+        out.push(bad(node.span, format!("server `{key}` needs `tools`, a list")));
         return None;
     };
     let info = node.get("server");
     let field = |k: &str| info.and_then(|i| i.get(k)).and_then(Node::as_str).unwrap_or_default().to_owned();
     let mut server = LockedServer { name: field("name"), version: field("version"), tools: Vec::new() };
     for t in tools {
-        if let Some(tool) = read_tool(t, out) {
+        if let Some(tool) = read_tool(key, t, out) {
             server.tools.push(tool);
         }
     }
     Some(server)
 }
 
-fn read_tool(node: &Node, out: &mut Vec<Diagnostic>) -> Option<LockedTool> {
+fn read_tool(server: &str, node: &Node, out: &mut Vec<Diagnostic>) -> Option<LockedTool> {
     let Some(name) = node.get("name").and_then(Node::as_str) else {
-        out.push(bad(node.span, "a tool needs a `name`".into()));
+        out.push(bad(node.span, format!("a tool of server `{server}` needs a `name`")));
         return None;
     };
     let schema = |key: &str, out: &mut Vec<Diagnostic>| -> Option<Value> {
         let n = node.get(key)?;
         let v = n.to_json();
         if !matches!(v, Value::Object(_) | Value::Bool(_)) {
-            out.push(bad(n.span, format!("the `{key}` of `{name}` must be a JSON Schema (an object)")));
+            out.push(bad(
+                n.span,
+                format!("server `{server}`: the `{key}` of `{name}` must be a JSON Schema (an object)"),
+            ));
             return None;
         }
         if let Err(e) = jsonschema::validator_for(&v) {
-            out.push(bad(n.span, format!("the `{key}` of `{name}` is not a valid JSON Schema: {e}")));
+            out.push(bad(
+                n.span,
+                format!("server `{server}`: the `{key}` of `{name}` is not a valid JSON Schema: {e}"),
+            ));
             return None;
         }
         Some(v)

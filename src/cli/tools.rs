@@ -105,6 +105,11 @@ fn sync(args: &SyncArgs) -> Result<u8, String> {
         return Err(format!("{}{kept}", failed.join("\nerror: ")));
     }
     let text = lock.render();
+    // A schema a server publishes that is not JSON Schema: said now, against
+    // the server (`check` reports it too, as INVALID_TOOL_LOCK).
+    for d in ToolLock::parse(&SourceFile::new(FILE_NAME, text.as_str())).1 {
+        eprintln!("warning: {}", d.message);
+    }
     if args.check {
         if old_text.as_deref() == Some(text.as_str()) {
             println!("{FILE_NAME} is up to date ({})", count(&lock));

@@ -148,3 +148,32 @@ fn check_reads_the_lock_at_the_root_and_reports_a_broken_one_in_it() {
     assert_exit(&r, 1);
     assert!(r.stdout.contains("error[INVALID_TOOL_LOCK]"), "{r:?}");
 }
+
+#[test]
+fn exec_checks_a_result_against_the_tools_output_schema_and_blames_the_server() {
+    if !python() {
+        return;
+    }
+    let wf = "id: w\nsteps:\n  - id: fetch\n    call: items.get_item\n    input_template: { id: 7 }\n    capture_as: item\n";
+    let root = project("tools-output-ok", "");
+    root.write("workflows/w.yaml", wf);
+    let r = run(&root.path, &["exec", "w", "--json"]);
+    assert_exit(&r, 0);
+    assert!(r.stdout.contains("Item 7"), "{r:?}");
+    // The same tool breaking its own outputSchema: the step fails, the server is named.
+    let root = project("tools-output-wrong", "");
+    let toml = std::fs::read_to_string(root.join("savant-think.toml")).unwrap();
+    root.write(
+        "savant-think.toml",
+        toml.replacen(
+            &format!("args = [{:?}]", fixture()),
+            &format!("args = [{:?}, \"--wrong-output\"]", fixture()),
+            1,
+        ),
+    );
+    root.write("workflows/w.yaml", wf);
+    let r = run(&root.path, &["exec", "w", "--json"]);
+    assert_ne!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains("TOOL_OUTPUT_INVALID"), "{r:?}");
+    assert!(r.stdout.contains("server `items` returned a result of `get_item`"), "{r:?}");
+}

@@ -56,6 +56,8 @@ pub struct Server {
     state: tokio::sync::Mutex<State>,
     /// The server's tools, as of its last start (for listing and did-you-mean).
     tools: std::sync::Mutex<Vec<Tool>>,
+    /// Compiled output schemas by tool, of the tools above (emptied at a start).
+    validators: std::sync::Mutex<std::collections::HashMap<String, Option<Arc<jsonschema::Validator>>>>,
 }
 
 /// Why a connection could not be had: `(code, message)`.
@@ -113,6 +115,7 @@ impl Server {
             env,
             state: tokio::sync::Mutex::default(),
             tools: std::sync::Mutex::default(),
+            validators: std::sync::Mutex::default(),
         }
     }
 
@@ -242,6 +245,7 @@ impl Server {
         state.conn = None;
         let (client, tools) = self.connect().await?;
         *self.tools.lock().unwrap_or_else(|p| p.into_inner()) = tools;
+        self.validators.lock().unwrap_or_else(|p| p.into_inner()).clear();
         state.generation += 1;
         let client = Arc::new(client);
         state.conn = Some(Connection { client: client.clone(), generation: state.generation });
@@ -283,6 +287,53 @@ impl Server {
                 input_schema: Value::Object((*t.input_schema).clone()),
             })
             .collect()
+    }
+
+    /// A successful result, checked against the tool's `outputSchema` (as
+    /// listed at the server's start): a tool with one must return
+    /// `structuredContent` that matches it, else the result is
+    /// `TOOL_OUTPUT_INVALID` — the tool's fault, naming the server.
+    fn checked_output(&self, tool: &str, r: &CallToolResult) -> (bool, Value) {
+        let value = result_value(r);
+        let Some(validator) = self.output_validator(tool) else { return (true, value) };
+        let errors: Vec<Value> = match &r.structured_content {
+            None => vec![
+                json!({"path": "", "message": "the tool has an outputSchema but returned no structuredContent"}),
+            ],
+            Some(v) => validator
+                .iter_errors(v)
+                .take(10)
+                .map(|e| json!({"path": e.instance_path().to_string(), "message": e.to_string()}))
+                .collect(),
+        };
+        if errors.is_empty() {
+            return (true, value);
+        }
+        let first = errors[0]["message"].as_str().unwrap_or_default().to_owned();
+        (
+            false,
+            failure(
+                "TOOL_OUTPUT_INVALID",
+                json!({"server": self.name, "tool": tool, "errors": errors, "result": value,
+                       "message": format!("server `{}` returned a result of `{tool}` that does not match the tool's outputSchema: {first}", self.name),
+                       "help": format!("the server `{}` is at fault (its tool breaks its own outputSchema); report it there, or run `savant-think tools sync` if the tool changed", self.name)}),
+            ),
+        )
+    }
+
+    /// The compiled `outputSchema` of `tool`, compiled once per listing
+    /// (`None` when it has none, or it does not compile).
+    fn output_validator(&self, tool: &str) -> Option<Arc<jsonschema::Validator>> {
+        let mut cache = self.validators.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(v) = cache.get(tool) {
+            return v.clone();
+        }
+        let tools = self.tools.lock().unwrap_or_else(|p| p.into_inner());
+        let schema = tools.iter().find(|t| t.name == tool).and_then(|t| t.output_schema.clone());
+        let compiled =
+            schema.and_then(|s| jsonschema::validator_for(&Value::Object((*s).clone())).ok()).map(Arc::new);
+        cache.insert(tool.to_owned(), compiled.clone());
+        compiled
     }
 
     /// Calls `tool` with `args`: one retry after a transport failure.
@@ -337,7 +388,7 @@ impl Server {
                         ),
                     );
                 }
-                Ok(Ok(r)) => return (true, result_value(&r)),
+                Ok(Ok(r)) => return self.checked_output(tool, &r),
                 Ok(Err(e)) if is_transient(&e) => {
                     tracing::warn!(server = %self.name, tool, attempt, "transport failure: {e}");
                     self.drop_connection(generation).await;
