@@ -94,6 +94,15 @@ codes! {
     IncompatibleUpgrade = "INCOMPATIBLE_UPGRADE", Warning, "An unfinished run of the workflow could not be upgraded to the file as it is now (`check --runs`).";
     /// `tools.lock.json` does not parse, or holds something that is not a lock (a schema that is not JSON Schema).
     InvalidToolLock = "INVALID_TOOL_LOCK", Error, "`tools.lock.json` does not parse, or a schema in it is not a valid JSON Schema.";
+    /// Opt-in (`[check] select`): a step calls a tool marked `destructiveHint: true` with no `when:` guard and no confirmation before it.
+    DestructiveCall = "DESTRUCTIVE_CALL", Warning, "A step calls a destructive tool with no `when:` guard and no confirmation before it (opt-in).";
+}
+
+impl Code {
+    /// Reported only when `[check] select` names it.
+    pub fn is_opt_in(self) -> bool {
+        matches!(self, Code::DestructiveCall)
+    }
 }
 
 impl std::fmt::Display for Code {

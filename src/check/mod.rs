@@ -6,6 +6,7 @@
 
 pub mod contract;
 mod cyclic_dependency;
+mod destructive_call;
 mod duplicate_capture;
 mod duplicate_step;
 pub mod fix;
@@ -50,6 +51,8 @@ pub struct Config {
     /// The engine's own tools (`runtime::contracts::builtin()`): always
     /// known, their inputs checked and their results typed.
     pub builtins: Arc<Contracts>,
+    /// Opt-in codes to report (`[check] select`).
+    pub select: Vec<Code>,
     /// `tools.lock.json`, when the project has one: a call to a locked
     /// server's tool is checked against it, its capture typed from the
     /// tool's `outputSchema`.
@@ -176,6 +179,7 @@ pub const CHECKS: &[(Code, CheckFn)] = &[
     (Code::UnknownTool, unknown_tool::check),
     (Code::LegacyInterpolation, legacy_interpolation::check),
     (Code::UnusedCapture, unused_capture::check),
+    (Code::DestructiveCall, destructive_call::check),
 ];
 
 /// Checks one file's text: parse, lower, run every check. Never panics on

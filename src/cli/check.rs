@@ -139,7 +139,11 @@ pub fn run(args: CheckArgs) -> ExitCode {
     if let Some(problem) = settings.unknown_codes().first() {
         return fail(format!("INVALID_CONFIG: {}/savant-think.toml: {problem}", root.display()));
     }
-    let mut config = Config { builtins: savant_think::runtime::contracts::builtin(), ..Config::default() };
+    let mut config = Config {
+        builtins: savant_think::runtime::contracts::builtin(),
+        select: settings.selected(),
+        ..Config::default()
+    };
     config.limits.max_file_bytes = args.max_file_size;
     config.schemas = workspace::load_schemas(&args.schemas.clone().unwrap_or_else(|| root.join("schemas")));
     // --tools, else `[check] tools` (relative to the root).

@@ -81,6 +81,7 @@ impl Project {
             schemas: crate::workspace::load_schemas(&root.join("schemas")),
             tools: tools.as_deref().and_then(|t| crate::workspace::load_manifest(t).ok()),
             builtins: crate::runtime::contracts::builtin(),
+            select: settings.selected(),
             lock: crate::workspace::load_lock(root).map(|(table, _, _)| std::sync::Arc::new(table)),
             ..Config::default()
         };

@@ -65,6 +65,10 @@ fn config_for(path: &Path) -> Config {
         builtins: savant_think::runtime::contracts::builtin(),
         ..Config::default()
     };
+    // An opt-in code's fixtures are checked with it selected.
+    let dir = path.parent().and_then(|d| d.file_name()).map(|d| d.to_string_lossy().to_uppercase());
+    config.select =
+        Code::ALL.iter().copied().filter(|c| c.is_opt_in() && dir.as_deref() == Some(c.as_str())).collect();
     let lock = path.with_extension("lock.json");
     if lock.exists() {
         let src = SourceFile::new("tools.lock.json", std::fs::read_to_string(lock).unwrap());

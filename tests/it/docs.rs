@@ -181,6 +181,8 @@ fn checks_md_matches_the_checker() {
         let mut config = Config {
             schemas: schemas.clone(),
             builtins: savant_think::runtime::contracts::builtin(),
+            // Every example is checked with the opt-in codes selected.
+            select: Code::ALL.iter().copied().filter(|c| c.is_opt_in()).collect(),
             ..Config::default()
         };
         let mut examples = 0;
