@@ -12,6 +12,9 @@ use std::path::PathBuf;
 
 /// Lock the tools of the project's MCP servers (`tools.lock.json`).
 #[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Examples:\n  savant-think tools sync\n  savant-think tools sync --check\n\nMore: docs/config.md (tools.lock.json)."
+)]
 pub struct ToolsArgs {
     #[command(subcommand)]
     command: ToolsCommand,

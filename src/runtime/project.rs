@@ -102,6 +102,8 @@ impl Project {
         let config = Arc::new(Config {
             schemas: crate::workspace::load_schemas(&dir),
             builtins: crate::runtime::contracts::builtin(),
+            // `tools.lock.json`, read once: `plan` checks as `check` does.
+            lock: crate::workspace::load_lock(&root).map(|(table, _, _)| Arc::new(table)),
             ..Config::default()
         });
         Project {
@@ -141,6 +143,7 @@ impl Project {
                 schemas.config = Arc::new(Config {
                     schemas: crate::workspace::load_schemas(&dir),
                     builtins: crate::runtime::contracts::builtin(),
+                    lock: schemas.config.lock.clone(),
                     ..Config::default()
                 });
                 schemas.generation += 1;
