@@ -177,3 +177,20 @@ fn exec_checks_a_result_against_the_tools_output_schema_and_blames_the_server() 
     assert!(r.stdout.contains("TOOL_OUTPUT_INVALID"), "{r:?}");
     assert!(r.stdout.contains("server `items` returned a result of `get_item`"), "{r:?}");
 }
+
+#[test]
+fn a_url_server_is_synced_too() {
+    let served = Root::new("tools-sync-http-served");
+    let server = crate::mcp_http::start_with(&served.path, &["--token", "sync-token-0123456789"], &[]);
+    let root = Root::new("tools-sync-http");
+    root.write(
+        "savant-think.toml",
+        format!("[servers.web]\nurl = \"http://{}/mcp\"\ntoken = \"sync-token-0123456789\"\n", server.addr),
+    );
+    let r = run(&root.path, &["tools", "sync"]);
+    assert_exit(&r, 0);
+    let v = lock(&root);
+    let tools = v["servers"]["web"]["tools"].as_array().unwrap();
+    assert!(tools.iter().any(|t| t["name"] == "think_plan" && t["outputSchema"].is_object()), "{v}");
+    assert_exit(&run(&root.path, &["tools", "sync", "--check"]), 0);
+}
