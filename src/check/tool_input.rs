@@ -60,6 +60,62 @@ pub(crate) fn check_types(cx: &Cx, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// `TYPE_MISMATCH` for a `success_schema` that cannot hold what a server's
+/// tool returns (its `outputSchema`, which the result must match): a
+/// property both describe with disjoint types, or a required property the
+/// tool's output does not list. Not for the engine's own tools: a `think`
+/// step with a `success_schema` is answered by the client in its own shape.
+pub(crate) fn check_success_schema(cx: &Cx, out: &mut Vec<Diagnostic>) {
+    for (i, step) in cx.wf.steps.iter().enumerate() {
+        let Some(tool) = cx.contract(i).filter(|c| c.server.is_some()) else { continue };
+        let Some(output) = &tool.output else { continue };
+        let (schema, span) = match &step.success_schema {
+            Some(crate::ir::SchemaRef::Inline { schema, span }) => (&**schema, *span),
+            Some(crate::ir::SchemaRef::Named(n)) => match cx.config.schemas.get(n.value.as_str()) {
+                Some(Ok(s)) => (s, n.span),
+                _ => continue,
+            },
+            None => continue,
+        };
+        let props = |s: &Value| s.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+        let (mine, theirs) = (props(schema), props(output));
+        for (key, s) in &mine {
+            let (want, have) = (json_types(s), theirs.get(key).map(json_types).unwrap_or_default());
+            let meets =
+                |a: &str, b: &str| a == b || matches!((a, b), ("integer", "number") | ("number", "integer"));
+            if want.is_empty() || have.is_empty() || want.iter().any(|w| have.iter().any(|h| meets(w, h))) {
+                continue;
+            }
+            out.push(Diagnostic::new(
+                Code::TypeMismatch,
+                span,
+                format!(
+                    "`success_schema` wants `{key}` to be {}, but `{}` returns {} (its outputSchema)",
+                    want.iter().map(|w| article(w)).collect::<Vec<_>>().join(" or "),
+                    tool.name,
+                    have.iter().map(|h| article(h)).collect::<Vec<_>>().join(" or "),
+                ),
+            ));
+        }
+        let open = matches!(output.get("additionalProperties"), Some(Value::Bool(true) | Value::Object(_)));
+        let required = schema.get("required").and_then(Value::as_array).into_iter().flatten();
+        for key in required.filter_map(Value::as_str).filter(|k| !open && !theirs.contains_key(*k)) {
+            let help = crate::diagnostic::suggest(key, theirs.keys().map(String::as_str));
+            out.push(
+                Diagnostic::new(
+                    Code::TypeMismatch,
+                    span,
+                    format!(
+                        "`success_schema` requires `{key}`, which `{}` never returns (its outputSchema)",
+                        tool.name
+                    ),
+                )
+                .with_help_opt(help),
+            );
+        }
+    }
+}
+
 /// The JSON types a property schema allows (`type`, a string or a list);
 /// empty when it does not say.
 fn json_types(schema: &Value) -> Vec<&str> {
