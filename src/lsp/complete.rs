@@ -22,6 +22,8 @@ enum Context {
         site: ExprSite,
         path: Option<String>,
     },
+    /// At a key under a step's `input_template:`: the called tool's inputs.
+    InputKey,
     /// At a key of a mapping: a step's (indented) or the workflow's.
     Key {
         step: bool,
@@ -66,10 +68,57 @@ fn context(text: &str, offset: usize) -> Context {
         return Context::Deps;
     }
     let key_part = trimmed.strip_prefix("- ").unwrap_or(trimmed);
-    if key_part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+    let is_key = key_part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if is_key && !trimmed.starts_with("- ") && parent_key(text, offset, indent) == Some("input_template") {
+        return Context::InputKey;
+    }
+    if is_key {
         return Context::Key { step: indent > 0 || trimmed.starts_with("- ") };
     }
     Context::None
+}
+
+/// The key of the nearest line above that is indented less than `indent`
+/// (the mapping this line is in).
+fn parent_key(text: &str, offset: usize, indent: usize) -> Option<&str> {
+    let start = text[..offset].rfind('\n').unwrap_or(0);
+    let l = text[..start].lines().rev().find(|l| {
+        let t = l.trim_start();
+        !t.is_empty() && l.len() - t.len() < indent
+    })?;
+    let t = l.trim_start();
+    t.strip_prefix("- ").unwrap_or(t).split(':').next().map(str::trim)
+}
+
+/// The inputs of the tool the step at `offset` calls, with their types and
+/// descriptions (an engine tool, a locked tool, or the manifest's).
+fn input_keys(a: &Analysis, config: &Config, offset: usize) -> Vec<CompletionItem> {
+    let Some(wf) = &a.wf else { return Vec::new() };
+    let Some(call) = step_at(a, offset.min(a.src.text.len())).and_then(|i| wf.steps[i].call.as_ref()) else {
+        return Vec::new();
+    };
+    let listed =
+        config.tools.as_ref().and_then(|m| m.tools.get(call.value.as_str())).and_then(Option::as_ref);
+    let Some(schema) = listed.or_else(|| config.contract(&call.value).and_then(|c| c.input.as_ref())) else {
+        return Vec::new();
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.as_str())
+        .collect();
+    let props = schema.get("properties").and_then(|p| p.as_object());
+    props
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| {
+            let req = if required.contains(&k.as_str()) { " (required)" } else { "" };
+            let doc = v.get("description").and_then(|d| d.as_str()).map(str::to_owned);
+            item(k, CompletionItemKind::PROPERTY, format!("{}{req}", Type::from_schema(v)), doc)
+        })
+        .collect()
 }
 
 /// Whether the list item on this line belongs to a `deps:` key above it.
@@ -121,6 +170,7 @@ pub fn complete(text: &str, offset: usize, a: &Analysis, config: &Config) -> Vec
         return Vec::new();
     }
     match context(text, offset) {
+        Context::InputKey => input_keys(a, config, offset),
         Context::Key { step: true } => keys(STEP_KEYS),
         Context::Key { step: false } => keys(WORKFLOW_KEYS),
         Context::None => Vec::new(),
@@ -341,6 +391,11 @@ mod tests {
         assert!(hover.contains("**tool `think`**") && hover.contains("`thought`: `string`"), "{hover}");
         assert!(hover.contains("returns:") && hover.contains("`recorded_in`"), "{hover}");
         let think = tools(&config).into_iter().find(|i| i.label == "think").unwrap();
+        let block = "steps:\n  - id: idea\n    call: think\n    input_template:\n      th\n";
+        let b = crate::lsp::document::analyze(std::path::Path::new("w.yaml"), block, ".".into(), &config);
+        let at = block.find("th\n").unwrap() + 2;
+        let keys: Vec<String> = complete(block, at, &b, &config).into_iter().map(|i| i.label).collect();
+        assert_eq!(keys, ["thought", "thoughts", "workflow", "run_id"], "the inputs of `think`");
         assert!(think.detail.as_deref().is_some_and(|d| d.contains("thought: string")), "{think:?}");
         let offset = text.find("<<idea.").unwrap() + "<<idea.".len();
         let labels: Vec<String> = complete(text, offset, &a, &config).into_iter().map(|i| i.label).collect();
