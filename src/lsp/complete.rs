@@ -1,5 +1,7 @@
-//! Completion: tool names in `call:`, step ids in `deps`, names in scope and functions inside
-//! `<<…>>` and expressions, fields after `.`, and step and workflow keys.
+//! Completion: tool names in `call:`, the called tool's inputs under
+//! `input_template:`, step ids in `deps`, names in scope and functions
+//! inside `<<…>>` and expressions, fields after `.`, and step and workflow
+//! keys.
 
 use super::document::Analysis;
 use crate::check::infer::{Infer, loop_item_type};
