@@ -87,6 +87,11 @@ impl ToolLock {
     /// Reads a lock file's text. Never fails: what is not a lock is a
     /// diagnostic at its place in `src` (the lock file), and is left out.
     pub fn parse(src: &SourceFile) -> (ToolLock, Vec<Diagnostic>) {
+        // The common case, a lock as `tools sync` wrote it, is read as JSON;
+        // anything wrong is read again for its place in the file.
+        if let Some(lock) = serde_json::from_str::<Value>(&src.text).ok().as_ref().and_then(from_json) {
+            return (lock, Vec::new());
+        }
         let parsed = crate::syntax::yaml::parse(src, &Limits::default());
         let mut out: Vec<Diagnostic> = parsed
             .diagnostics
@@ -205,6 +210,52 @@ pub fn sorted(value: Value) -> Value {
         Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
         other => other,
     }
+}
+
+/// A lock from its JSON, or `None` at the first thing that is not right
+/// (the caller then reads the file again with positions, to say where).
+fn from_json(v: &Value) -> Option<ToolLock> {
+    if v.get("format")?.as_u64()? != FORMAT {
+        return None;
+    }
+    let mut lock = ToolLock::default();
+    for (key, s) in v.get("servers")?.as_object()? {
+        let text = |o: &Value, k: &str| o.get(k).and_then(Value::as_str).map(str::to_owned);
+        let info = s.get("server").cloned().unwrap_or(Value::Null);
+        let mut server = LockedServer {
+            name: text(&info, "name").unwrap_or_default(),
+            version: text(&info, "version").unwrap_or_default(),
+            tools: Vec::new(),
+        };
+        for t in s.get("tools")?.as_array()? {
+            let schema = |k: &str| -> Option<Option<Value>> {
+                match t.get(k) {
+                    None => Some(None),
+                    Some(s @ (Value::Object(_) | Value::Bool(_))) if jsonschema::validator_for(s).is_ok() => {
+                        Some(Some(s.clone()))
+                    }
+                    Some(_) => None,
+                }
+            };
+            let a = t.get("annotations").cloned().unwrap_or(Value::Null);
+            let hint = |k: &str| a.get(k).and_then(Value::as_bool);
+            server.tools.push(LockedTool {
+                name: text(t, "name")?,
+                title: text(t, "title"),
+                description: text(t, "description"),
+                input_schema: schema("inputSchema")?.unwrap_or_else(|| json!({"type": "object"})),
+                output_schema: schema("outputSchema")?,
+                annotations: Hints {
+                    read_only: hint("readOnlyHint"),
+                    destructive: hint("destructiveHint"),
+                    idempotent: hint("idempotentHint"),
+                    open_world: hint("openWorldHint"),
+                },
+            });
+        }
+        lock.servers.insert(key.clone(), server);
+    }
+    Some(lock)
 }
 
 fn bad(span: Span, message: String) -> Diagnostic {

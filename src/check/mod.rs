@@ -79,6 +79,8 @@ pub struct Cx<'a> {
     /// Per step: the contract of the tool whose output schema typed its
     /// capture (no `success_schema` and a known output).
     pub capture_tool: Vec<Option<&'a ToolContract>>,
+    /// Per step: the contract of the tool it calls, if known (looked up once).
+    pub contracts: Vec<Option<&'a ToolContract>>,
 }
 
 impl<'a> Cx<'a> {
@@ -91,15 +93,17 @@ impl<'a> Cx<'a> {
                 captures.entry(c.value.as_str()).or_insert(i);
             }
         }
-        let (capture_types, capture_tool) = capture_types(wf, config);
+        let contracts: Vec<Option<&ToolContract>> =
+            wf.steps.iter().map(|s| config.contract(&s.call.as_ref()?.value)).collect();
+        let (capture_types, capture_tool) = capture_types(wf, config, &contracts);
         let graph = DepGraph::build(wf, &step_index, &captures);
         let scalars = ScalarMap::new(&src.text);
-        Cx { src, scalars, wf, config, step_index, captures, graph, capture_types, capture_tool }
+        Cx { src, scalars, wf, config, step_index, captures, graph, capture_types, capture_tool, contracts }
     }
 
     /// The contract of the tool a step calls, if known.
     pub fn contract(&self, step: usize) -> Option<&'a ToolContract> {
-        self.config.contract(&self.wf.steps[step].call.as_ref()?.value)
+        self.contracts.get(step).copied().flatten()
     }
 
     /// Maps a span inside an expression's scalar to a file span.
@@ -120,17 +124,19 @@ impl Config {
 /// (generated workflows repeat one inline schema thousands of times); and
 /// the tool contract that typed it, if one did.
 #[allow(clippy::type_complexity)]
-fn capture_types<'a>(wf: &Workflow, config: &'a Config) -> (Vec<Arc<Type>>, Vec<Option<&'a ToolContract>>) {
+fn capture_types<'a>(
+    wf: &Workflow,
+    config: &Config,
+    contracts: &[Option<&'a ToolContract>],
+) -> (Vec<Arc<Type>>, Vec<Option<&'a ToolContract>>) {
     let mut seen: HashMap<(bool, Option<String>), Arc<Type>> = HashMap::new();
     let mut by_tool: HashMap<(bool, *const ToolContract), Arc<Type>> = HashMap::new();
     let mut out = Vec::with_capacity(wf.steps.len());
     let mut tools = Vec::with_capacity(wf.steps.len());
-    for step in &wf.steps {
+    for (step, known) in wf.steps.iter().zip(contracts) {
         // A tool with a known output schema, when the step has no success schema.
-        let contract = match (&step.success_schema, &step.call) {
-            (None, Some(call)) => {
-                config.contract(&call.value).filter(|c| c.types_capture && c.output.is_some())
-            }
+        let contract = match &step.success_schema {
+            None => known.filter(|c| c.types_capture && c.output.is_some()),
             _ => None,
         };
         tools.push(contract);
