@@ -1,10 +1,11 @@
 //! `UNKNOWN_TOOL`
 //!
 //! *What it does*: reports a `call` the tool manifest does not list (with a
-//! manifest), and — whenever the tool's input schema is known: the engine's
-//! own tools (`think`, `prompt.say`, `think_*`, `model.generate`) always,
-//! others from the manifest — `input_template` keys the tool does not take
-//! and required inputs that are missing.
+//! manifest), a call to a server of `tools.lock.json` that names none of its
+//! tools, and — whenever the tool's input schema is known: the engine's own
+//! tools (`think`, `prompt.say`, `think_*`, `model.generate`) always, the
+//! lock's, others from the manifest — `input_template` keys the tool does
+//! not take and required inputs that are missing.
 //!
 //! *Why is this bad?* The client cannot run a tool it does not have; a
 //! misspelled argument is silently dropped or rejected at run time.
@@ -52,8 +53,12 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
         {
             let tools = table.lock.servers[server].tools.iter().map(|t| format!("{server}.{}", t.name));
             let tools: Vec<String> = tools.collect();
-            let help = suggest(&call.value, tools.iter().map(String::as_str))
-                .unwrap_or_else(|| format!("`{server}` has: {} (tools.lock.json)", tools.join(", ")));
+            let help = suggest(&call.value, tools.iter().map(String::as_str)).unwrap_or_else(|| {
+                let more = tools.len().saturating_sub(20);
+                let shown = tools.iter().take(20).cloned().collect::<Vec<_>>().join(", ");
+                let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+                format!("`{server}` has: {shown}{more} (tools.lock.json)")
+            });
             out.push(
                 Diagnostic::new(
                     Code::UnknownTool,
