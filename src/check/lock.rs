@@ -354,6 +354,18 @@ mod tests {
     }
 
     #[test]
+    fn every_cut_of_a_lock_reads_without_panicking() {
+        let text = lock().render();
+        for end in (0..text.len()).filter(|&e| text.is_char_boundary(e)) {
+            let cut = &text[..end];
+            let (_, diags) = ToolLock::parse(&SourceFile::new(FILE_NAME, cut));
+            let whole = cut.trim_end() == text.trim_end();
+            assert_eq!(diags.is_empty(), whole, "a lock cut at byte {end}");
+            assert!(diags.iter().all(|d| d.code == Code::InvalidToolLock && d.span.end as usize <= end));
+        }
+    }
+
+    #[test]
     fn what_is_not_a_lock_is_a_diagnostic_at_its_place() {
         let text =
             "{\"format\": 1, \"servers\": {\"s\": {\"tools\": [{\"name\": \"t\", \"outputSchema\": 3}]}}}";
