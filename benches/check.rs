@@ -14,6 +14,12 @@
 //! Set `SAVANT_BENCH_PHASES=1` to print, instead, the wall time of each phase
 //! of `check::analyze` (parse, lower, `Cx::new`, each check, drop) on the
 //! 100k-step workflow: the median of 5 runs.
+//!
+//! Set `SAVANT_BENCH_LOCK=1` to print, instead, the time to check a project
+//! of 200 workflows (20 steps each, every step calling a server's tool)
+//! without a lock and with a 500-tool `tools.lock.json` (read from its text
+//! in the timing, as `check` does once per run): the median of 7 runs each,
+//! and their ratio (issue 27: within 1.5×).
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -279,7 +285,91 @@ fn phases() {
     }
 }
 
+/// A lock of 5 servers × 100 tools, each with an input and an output schema.
+fn lock_text() -> String {
+    use savant_think::check::lock::{LockedServer, LockedTool, ToolLock};
+    let mut lock = ToolLock::default();
+    for s in 0..5 {
+        let tools = (0..100)
+            .map(|t| LockedTool {
+                name: format!("tool{t}"),
+                description: Some(format!("Tool {t} of server {s}.")),
+                input_schema: serde_json::json!({"type": "object", "required": ["id"],
+                    "properties": {"id": {"type": "integer"}, "q": {"type": "string"}}}),
+                output_schema: Some(serde_json::json!({"type": "object", "properties": {
+                    "title": {"type": "string"},
+                    "items": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}}}})),
+                ..LockedTool::default()
+            })
+            .collect();
+        let server = LockedServer { name: format!("srv{s}"), version: "1.0.0".into(), tools };
+        lock.servers.insert(format!("srv{s}"), server);
+    }
+    lock.render()
+}
+
+/// Workflow `w` of the lock bench: 20 steps, each calling a locked tool with
+/// its inputs and reading the previous step's output fields.
+fn lock_workflow(w: usize) -> SourceFile {
+    let mut y = format!("id: w{w}\nparams:\n  q: {{ type: string }}\nsteps:\n");
+    for i in 0..20 {
+        let tool = format!("srv{}.tool{}", (w + i) % 5, (w * 7 + i) % 100);
+        let q = if i == 0 {
+            "<<params.q>>".to_owned()
+        } else {
+            format!("<<c{}.title>> <<len(c{}.items)>>", i - 1, i - 1)
+        };
+        let _ = write!(
+            y,
+            "  - id: s{i}\n    call: {tool}\n    input_template: {{ id: {i}, q: \"{q}\" }}\n    capture_as: c{i}\n"
+        );
+    }
+    let _ =
+        write!(y, "  - id: end\n    call: prompt.say\n    input_template: {{ text: \"<<c19.title>>\" }}\n");
+    SourceFile::new(format!("w{w}.yaml"), y)
+}
+
+/// Prints the medians of checking 200 workflows without and with the lock.
+fn lock_comparison() {
+    use savant_think::check::lock::ToolLock;
+    let files: Vec<SourceFile> = (0..200).map(lock_workflow).collect();
+    let text = lock_text();
+    let base = Config { builtins: savant_think::runtime::contracts::builtin(), ..Config::default() };
+    let mut without = Vec::new();
+    let mut with = Vec::new();
+    let mut reading = Vec::new();
+    for _ in 0..7 {
+        let t = Instant::now();
+        for f in &files {
+            black_box(check_source(f, &base));
+        }
+        without.push(t.elapsed());
+        let t = Instant::now();
+        let (lock, diags) = ToolLock::parse(&SourceFile::new("tools.lock.json", text.as_str()));
+        assert!(diags.is_empty(), "{:?}", diags.first());
+        let config = Config { lock: Some(std::sync::Arc::new(lock.into())), ..base.clone() };
+        reading.push(t.elapsed());
+        for f in &files {
+            let d = check_source(f, &config);
+            assert!(d.is_empty(), "{:?}", d.first());
+        }
+        with.push(t.elapsed());
+    }
+    without.sort();
+    with.sort();
+    reading.sort();
+    let (a, b) = (without[3].as_secs_f64() * 1e3, with[3].as_secs_f64() * 1e3);
+    println!("200 workflows × 21 steps, lock of 500 tools ({} bytes), median of 7:", text.len());
+    println!("without the lock {a:9.1} ms");
+    println!("with the lock    {b:9.1} ms   ({:.2}×)", b / a);
+    println!("  of which reading the lock {:9.1} ms", reading[3].as_secs_f64() * 1e3);
+}
+
 fn main() {
+    if std::env::var_os("SAVANT_BENCH_LOCK").is_some() {
+        lock_comparison();
+        return;
+    }
     if let Some(dir) = std::env::var_os("SAVANT_BENCH_WRITE") {
         write_fixtures(&dir.to_string_lossy());
         return;

@@ -68,8 +68,8 @@ codes! {
     TypeMismatch = "TYPE_MISMATCH", Error, "A value has the wrong type for where it is used.";
     /// An expression calls a function that does not exist.
     UnknownFunction = "UNKNOWN_FUNCTION", Error, "An expression calls a function that does not exist.";
-    /// A step calls a tool the manifest does not list, or passes it unknown keys.
-    UnknownTool = "UNKNOWN_TOOL", Error, "A step calls a tool the manifest does not list, or passes it unknown keys.";
+    /// A step calls a tool the manifest does not list, or gives a tool an input it does not take or omits one it requires.
+    UnknownTool = "UNKNOWN_TOOL", Error, "A step calls a tool the manifest does not list, or gives a tool an input it does not take or omits one it requires.";
     /// A `success_schema` names a missing schema, or is not a valid JSON Schema.
     UnknownSchema = "UNKNOWN_SCHEMA", Error, "A success_schema names a missing schema, or is not a valid JSON Schema.";
     /// `{{…}}` is literal text here, not interpolation (use `<<…>>`).
@@ -92,6 +92,17 @@ codes! {
     TestNoExpect = "TEST_NO_EXPECT", Error, "A test has no `expect`: it asserts nothing.";
     /// `check --runs`: an unfinished run of this workflow could not be upgraded to the file as it is now.
     IncompatibleUpgrade = "INCOMPATIBLE_UPGRADE", Warning, "An unfinished run of the workflow could not be upgraded to the file as it is now (`check --runs`).";
+    /// `tools.lock.json` does not parse, or holds something that is not a lock (a schema that is not JSON Schema).
+    InvalidToolLock = "INVALID_TOOL_LOCK", Error, "`tools.lock.json` does not parse, or a schema in it is not a valid JSON Schema.";
+    /// Opt-in (`[check] select`): a step calls a tool marked `destructiveHint: true` with no `when:` guard and no confirmation before it.
+    DestructiveCall = "DESTRUCTIVE_CALL", Warning, "A step calls a destructive tool with no `when:` guard and no confirmation before it (opt-in).";
+}
+
+impl Code {
+    /// Reported only when `[check] select` names it.
+    pub fn is_opt_in(self) -> bool {
+        matches!(self, Code::DestructiveCall)
+    }
 }
 
 impl std::fmt::Display for Code {

@@ -14,9 +14,6 @@ mod cli;
 use cli::WorkflowArg;
 
 use clap::{Parser, Subcommand};
-use savant_think::runtime::{Engine, EngineResult, tools};
-use savant_think::workspace;
-use serde_json::{Value, json};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -273,6 +270,8 @@ enum Command {
     /// Each step the model answers one JSON action: call a tool, reason, finish or give up.
     #[cfg(feature = "agent")]
     Run(cli::run::RunArgs),
+    #[cfg(feature = "agent")]
+    Tools(cli::tools::ToolsArgs),
     /// Rewrite the original system's workflows into the current language (docs/migrating.md in the savant-think repository).
     Migrate(cli::migrate::MigrateArgs),
     /// Run a workflow's unit tests (`tests/**/*.test.yaml`): mocked tool results, expected outcomes.
@@ -416,6 +415,8 @@ fn main() -> ExitCode {
         Command::Exec(args) => ExitCode::from(cli::exec::main(args)),
         #[cfg(feature = "agent")]
         Command::Run(args) => ExitCode::from(cli::run::main(args)),
+        #[cfg(feature = "agent")]
+        Command::Tools(args) => ExitCode::from(cli::tools::main(args)),
         Command::Lsp => match savant_think::lsp::run_stdio(cli::env::savant_path(), cli::env::overrides()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(m) => fail(m),
@@ -428,232 +429,8 @@ fn main() -> ExitCode {
             print!("{}", savant_think::schema::workflow_schema_text());
             ExitCode::SUCCESS
         }
-        other => run_engine(other),
+        other => cli::dispatch::run_engine(other),
     }
-}
-
-fn engine_at(root: Option<&std::path::Path>) -> Result<Engine, ExitCode> {
-    let root = cli::env::root(root).map_err(fail)?;
-    cli::env::engine(root).map_err(|e| print_result(Err(e)))
-}
-
-/// `savant-think root`: `{root, absolute, found_by}`.
-fn run_root(explicit: Option<&std::path::Path>, path: Option<&std::path::Path>) -> ExitCode {
-    let start = path.map(start_dir);
-    match cli::env::root_from(explicit, start.as_deref()) {
-        Ok(found) => {
-            let absolute = savant_think::fsx::canonical(&found.path).unwrap_or_else(|_| found.path.clone());
-            print_result(Ok(json!({
-                "root": found.path.display().to_string(),
-                "absolute": absolute.display().to_string(),
-                "found_by": found.source.describe(),
-            })))
-        }
-        Err(m) => fail(m),
-    }
-}
-
-/// Where root discovery starts for a path: a directory itself, a file's directory.
-pub(crate) fn start_dir(path: &std::path::Path) -> PathBuf {
-    if path.is_dir() {
-        return path.to_path_buf();
-    }
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
-/// Prints a tool result as JSON: exit 0 on success, 1 on an error object.
-fn print_result(result: EngineResult) -> ExitCode {
-    let (value, code) = match result {
-        Ok(v) => (v, ExitCode::SUCCESS),
-        Err(e) => (e.to_json(), ExitCode::from(1)),
-    };
-    let text = serde_json::to_string_pretty(&value).unwrap_or_default();
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{text}");
-    code
-}
-
-fn run_engine(command: Command) -> ExitCode {
-    let (root, tool, args): (Option<PathBuf>, &str, Value) = match command {
-        Command::Check(_)
-        | Command::Init(_)
-        | Command::Rule(_)
-        | Command::Completions { .. }
-        | Command::Man
-        | Command::Migrate(_)
-        | Command::Test(_)
-        | Command::Schema { .. }
-        | Command::Lsp => {
-            unreachable!("dispatched in main")
-        }
-        #[cfg(feature = "mcp")]
-        Command::Serve(_) => unreachable!("dispatched in main"),
-        #[cfg(feature = "agent")]
-        Command::Exec(_) | Command::Run(_) => unreachable!("dispatched in main"),
-        Command::Compile { wf, params } => {
-            let engine = match engine_at(wf.root.as_deref()) {
-                Ok(e) => e,
-                Err(code) => return code,
-            };
-            // Unreadable JSON is a usage error (exit 2), as for `plan`.
-            let params = match params.as_deref().map(|p| workspace::json_arg(p, "--params")).transpose() {
-                Ok(p) => p,
-                Err(m) => return fail(m),
-            };
-            let result = engine.workflow(&wf.workflow).and_then(|cw| {
-                if let Some(params) = params {
-                    engine.check_params(&cw, params)?;
-                }
-                Ok(cw.plan.to_json(cw.wf.version.as_deref()))
-            });
-            return print_result(result);
-        }
-        Command::Graph { wf, format } => {
-            let engine = match engine_at(wf.root.as_deref()) {
-                Ok(e) => e,
-                Err(code) => return code,
-            };
-            let result = engine.workflow(&wf.workflow);
-            return match (result, format) {
-                (Err(e), _) => print_result(Err(e)),
-                (Ok(cw), GraphFormat::Json) => print_result(Ok(cw.plan.to_json(cw.wf.version.as_deref()))),
-                (Ok(cw), GraphFormat::Mermaid) => {
-                    print!("{}", cw.plan.to_mermaid());
-                    ExitCode::SUCCESS
-                }
-                (Ok(cw), GraphFormat::Dot) => {
-                    print!("{}", cw.plan.to_dot());
-                    ExitCode::SUCCESS
-                }
-            };
-        }
-        Command::Plan { wf, params, run_id, resume, replace } => {
-            let params = match params.as_deref().map(|p| workspace::json_arg(p, "--params")).transpose() {
-                Ok(p) => p.unwrap_or(Value::Null),
-                Err(m) => return fail(m),
-            };
-            let if_exists = match (resume, replace) {
-                (true, _) => "resume",
-                (_, true) => "replace",
-                _ => "error",
-            };
-            (
-                wf.root,
-                "think_plan",
-                json!({"workflow": wf.workflow, "params": params, "run_id": run_id, "if_exists": if_exists}),
-            )
-        }
-        Command::Next { wf, run_id, step, result, expected_version } => {
-            let result = match workspace::json_arg(&result, "--result") {
-                Ok(r) => r,
-                Err(m) => return fail(m),
-            };
-            let mut args = json!({"workflow": wf.workflow, "run_id": run_id, "step_id": step,
-                                  "expected_version": expected_version});
-            // Moved, not copied by `json!`: a result can be megabytes.
-            args["result_snapshot"] = result;
-            (wf.root, "think_next", args)
-        }
-        Command::Explain { wf, run_id, step } => {
-            (wf.root, "think_explain", json!({"workflow": wf.workflow, "run_id": run_id, "step_id": step}))
-        }
-        Command::Fork { wf, run_id, from, new_run_id, params, expected_version } => {
-            let params = match params.as_deref().map(|p| workspace::json_arg(p, "--params")).transpose() {
-                Ok(p) => p,
-                Err(m) => return fail(m),
-            };
-            (
-                wf.root,
-                "think_fork",
-                json!({"workflow": wf.workflow, "run_id": run_id, "from": from, "new_run_id": new_run_id,
-                       "params": params, "expected_version": expected_version}),
-            )
-        }
-        Command::Reset { wf, run_id, checkpoint, force } => (
-            wf.root,
-            "think_reset",
-            json!({"workflow": wf.workflow, "run_id": run_id, "checkpoint": checkpoint, "force": force}),
-        ),
-        Command::State { command } => cli::state::call(command),
-        Command::Upgrade { wf, run_id, all, rename, dry_run, force, expected_version, format } => {
-            if format.0 != savant_think::report::Format::Json {
-                let engine = match engine_at(wf.root.as_deref()) {
-                    Ok(e) => e,
-                    Err(code) => return code,
-                };
-                let req = savant_think::runtime::engine::UpgradeRequest {
-                    run_id: if all { None } else { run_id },
-                    renames: rename,
-                    dry_run,
-                    force,
-                    expected_version,
-                };
-                return cli::upgrade::run(&engine, &wf.workflow, &req, format.0, cli::check::auto_color());
-            }
-            (
-                wf.root,
-                "think_upgrade",
-                json!({"workflow": wf.workflow, "run_id": run_id, "all": all, "rename": rename,
-                       "dry_run": dry_run, "force": force, "expected_version": expected_version}),
-            )
-        }
-        Command::Validate { schema, response, workflow, root } => match (schema, workflow) {
-            (Some(schema), _) => {
-                let schema = serde_json::from_str::<Value>(&schema).unwrap_or(Value::String(schema));
-                let response =
-                    match response.as_deref().map(|r| workspace::json_arg(r, "--response")).transpose() {
-                        Ok(r) => r.unwrap_or(Value::Null),
-                        Err(m) => return fail(m),
-                    };
-                let mut args = json!({"schema": schema});
-                args["response"] = response;
-                (root, "think_validate", args)
-            }
-            (None, workflow) => (root, "think_validate", json!({"workflow": workflow})),
-        },
-        Command::Prompt { list: true, root, .. } => {
-            let engine = match engine_at(root.as_deref()) {
-                Ok(e) => e,
-                Err(code) => return code,
-            };
-            let list = engine.project().prompt_list();
-            return print_result(list.map(|l| serde_json::to_value(l).unwrap_or_default()));
-        }
-        Command::Prompt { version, root, list: false } => {
-            (root, "think_driver_prompt", json!({"version": version}))
-        }
-        Command::Root { path, root } => return run_root(root.as_deref(), path.as_deref()),
-        Command::Workflows { command } => match command {
-            WorkflowsCommand::List { filter, root } => {
-                (root, "think_workflows_list", json!({"filter": filter}))
-            }
-            WorkflowsCommand::Read { wf } => {
-                (wf.root, "think_workflows_read", json!({"workflow": wf.workflow}))
-            }
-            WorkflowsCommand::Graph { wf } => {
-                (wf.root, "think_workflows_graph", json!({"workflow": wf.workflow, "format": "json"}))
-            }
-        },
-        Command::Call { tool, input, root } => {
-            let input = match workspace::json_arg(&input, "--input") {
-                Ok(v) => v,
-                Err(m) => return fail(m),
-            };
-            let engine = match engine_at(root.as_deref()) {
-                Ok(e) => e,
-                Err(code) => return code,
-            };
-            return print_result(tools::call(&engine, &tool, input));
-        }
-    };
-    let engine = match engine_at(root.as_deref()) {
-        Ok(e) => e,
-        Err(code) => return code,
-    };
-    print_result(tools::call(&engine, tool, args))
 }
 
 pub(crate) fn fail(message: impl std::fmt::Display) -> ExitCode {

@@ -297,6 +297,32 @@ pub fn load_manifest(path: &Path) -> Result<ToolManifest, String> {
     ToolManifest::parse(&text).map_err(|e| format!("tool manifest {}: {e}", path.display()))
 }
 
+/// Reads `tools.lock.json` at `root` when there is one: its tools as the
+/// checker's table, and the file with its `INVALID_TOOL_LOCK` diagnostics
+/// (what is broken is left out of the table; a file that cannot be read
+/// is one diagnostic and an empty table).
+pub fn load_lock(root: &Path) -> Option<(crate::check::lock::LockTable, SourceFile, Vec<Diagnostic>)> {
+    use crate::check::lock::{FILE_NAME, ToolLock};
+    let path = root.join(FILE_NAME);
+    let bytes = match crate::fsx::read_capped(&path, ToolManifest::MAX_BYTES) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        other => other,
+    };
+    let shown = path.display().to_string();
+    let broken = |why: String| {
+        let d = Diagnostic::new(Code::InvalidToolLock, Span::point(0), format!("{FILE_NAME}: {why}"));
+        Some((Default::default(), SourceFile::new(shown.clone(), ""), vec![d]))
+    };
+    let text = match bytes.map(String::from_utf8) {
+        Ok(Ok(text)) => text,
+        Ok(Err(_)) => return broken("the file is not valid UTF-8".into()),
+        Err(e) => return broken(format!("cannot read it: {e}")),
+    };
+    let src = SourceFile::new(shown, text);
+    let (lock, diags) = ToolLock::parse(&src);
+    Some((lock.into(), src, diags))
+}
+
 /// The codes `settings` ignore for the file at `path` in the project at
 /// `root` (what `check` and the language server both apply).
 pub fn ignored_in(settings: &CheckSettings, path: &Path, root: &Path) -> Vec<Code> {

@@ -113,6 +113,12 @@ impl Infer<'_, '_> {
         if let ExprKind::Var(root) = &base.kind {
             match scope::resolve(self.cx, self.step, self.site, root) {
                 Some(Binding::Steps) => return steps_status_type(),
+                // A field a tool's result does not have: UNRESOLVED_VAR reports it.
+                Some(Binding::Capture(i)) if self.cx.capture_tool[i].is_some() => {
+                    if let Type::Object(o) = &*self.cx.capture_types[i] {
+                        return o.fields.get(name).cloned().unwrap_or(Type::Any);
+                    }
+                }
                 Some(Binding::Params | Binding::Workflow | Binding::Run | Binding::Loop) => {
                     let bt = self.infer(base);
                     return match bt {

@@ -4,17 +4,21 @@
 //! `EXPR_SYNTAX` (ir::lower) come from reading the file; every other code is
 //! one file here, registered in [`CHECKS`].
 
+pub mod contract;
 mod cyclic_dependency;
+mod destructive_call;
 mod duplicate_capture;
 mod duplicate_step;
 pub mod fix;
 pub mod graph;
 pub mod infer;
 mod legacy_interpolation;
+pub mod lock;
 pub mod manifest;
 pub mod rules;
 pub mod scope;
 pub mod suppress;
+mod tool_input;
 mod type_mismatch;
 mod unknown_dep;
 mod unknown_function;
@@ -29,6 +33,7 @@ use crate::source::Limits;
 use crate::source::{SourceFile, Span};
 use crate::syntax::scalar::ScalarMap;
 use crate::syntax::yaml;
+pub use contract::{Contracts, ToolContract};
 use graph::DepGraph;
 pub use manifest::ToolManifest;
 use serde_json::Value;
@@ -43,6 +48,15 @@ pub struct Config {
     pub schemas: BTreeMap<String, Result<Value, String>>,
     /// When given, `call`s and their `input_template` keys are checked against it.
     pub tools: Option<ToolManifest>,
+    /// The engine's own tools (`runtime::contracts::builtin()`): always
+    /// known, their inputs checked and their results typed.
+    pub builtins: Arc<Contracts>,
+    /// Opt-in codes to report (`[check] select`).
+    pub select: Vec<Code>,
+    /// `tools.lock.json`, when the project has one: a call to a locked
+    /// server's tool is checked against it, its capture typed from the
+    /// tool's `outputSchema`.
+    pub lock: Option<Arc<lock::LockTable>>,
     pub limits: Limits,
 }
 
@@ -62,6 +76,11 @@ pub struct Cx<'a> {
     /// Per step: the type of its capture (`array<…>` for foreach steps).
     /// Steps with the same schema share one type.
     pub capture_types: Vec<Arc<Type>>,
+    /// Per step: the contract of the tool whose output schema typed its
+    /// capture (no `success_schema` and a known output).
+    pub capture_tool: Vec<Option<&'a ToolContract>>,
+    /// Per step: the contract of the tool it calls, if known (looked up once).
+    pub contracts: Vec<Option<&'a ToolContract>>,
 }
 
 impl<'a> Cx<'a> {
@@ -74,10 +93,17 @@ impl<'a> Cx<'a> {
                 captures.entry(c.value.as_str()).or_insert(i);
             }
         }
-        let capture_types = capture_types(wf, config);
+        let contracts: Vec<Option<&ToolContract>> =
+            wf.steps.iter().map(|s| config.contract(&s.call.as_ref()?.value)).collect();
+        let (capture_types, capture_tool) = capture_types(wf, config, &contracts);
         let graph = DepGraph::build(wf, &step_index, &captures);
         let scalars = ScalarMap::new(&src.text);
-        Cx { src, scalars, wf, config, step_index, captures, graph, capture_types }
+        Cx { src, scalars, wf, config, step_index, captures, graph, capture_types, capture_tool, contracts }
+    }
+
+    /// The contract of the tool a step calls, if known.
+    pub fn contract(&self, step: usize) -> Option<&'a ToolContract> {
+        self.contracts.get(step).copied().flatten()
     }
 
     /// Maps a span inside an expression's scalar to a file span.
@@ -86,12 +112,42 @@ impl<'a> Cx<'a> {
     }
 }
 
+impl Config {
+    /// The contract of a tool the checker knows in detail: the engine's
+    /// own, else the lock's.
+    pub fn contract(&self, name: &str) -> Option<&ToolContract> {
+        self.builtins.get(name).or_else(|| self.lock.as_ref()?.contracts.get(name))
+    }
+}
+
 /// The type of each step's capture; one shared value per distinct schema
-/// (generated workflows repeat one inline schema thousands of times).
-fn capture_types(wf: &Workflow, config: &Config) -> Vec<Arc<Type>> {
+/// (generated workflows repeat one inline schema thousands of times); and
+/// the tool contract that typed it, if one did.
+#[allow(clippy::type_complexity)]
+fn capture_types<'a>(
+    wf: &Workflow,
+    config: &Config,
+    contracts: &[Option<&'a ToolContract>],
+) -> (Vec<Arc<Type>>, Vec<Option<&'a ToolContract>>) {
     let mut seen: HashMap<(bool, Option<String>), Arc<Type>> = HashMap::new();
+    let mut by_tool: HashMap<(bool, *const ToolContract), Arc<Type>> = HashMap::new();
     let mut out = Vec::with_capacity(wf.steps.len());
-    for step in &wf.steps {
+    let mut tools = Vec::with_capacity(wf.steps.len());
+    for (step, known) in wf.steps.iter().zip(contracts) {
+        // A tool with a known output schema, when the step has no success schema.
+        let contract = match &step.success_schema {
+            None => known.filter(|c| c.types_capture && c.output.is_some()),
+            _ => None,
+        };
+        tools.push(contract);
+        if let Some(c) = contract {
+            let ty = by_tool.entry((step.foreach.is_some(), c as *const _)).or_insert_with(|| {
+                let item = c.output_type();
+                Arc::new(if step.foreach.is_some() { Type::array(item) } else { item })
+            });
+            out.push(Arc::clone(ty));
+            continue;
+        }
         let schema = match &step.success_schema {
             Some(SchemaRef::Inline { schema, .. }) => Some(&**schema),
             Some(SchemaRef::Named(n)) => match config.schemas.get(n.value.as_str()) {
@@ -110,7 +166,7 @@ fn capture_types(wf: &Workflow, config: &Config) -> Vec<Arc<Type>> {
         });
         out.push(Arc::clone(ty));
     }
-    out
+    (out, tools)
 }
 
 /// A check: reads the context, pushes diagnostics.
@@ -129,6 +185,7 @@ pub const CHECKS: &[(Code, CheckFn)] = &[
     (Code::UnknownTool, unknown_tool::check),
     (Code::LegacyInterpolation, legacy_interpolation::check),
     (Code::UnusedCapture, unused_capture::check),
+    (Code::DestructiveCall, destructive_call::check),
 ];
 
 /// Checks one file's text: parse, lower, run every check. Never panics on

@@ -34,12 +34,14 @@ pub struct CheckSettings {
     /// Globs (relative to the project root) of files `check` skips, even
     /// when named on the command line (fixtures, vendored workflows).
     pub exclude: Vec<String>,
+    /// Opt-in codes to report (`DESTRUCTIVE_CALL`).
+    pub select: Vec<String>,
 }
 
 impl CheckSettings {
     /// Every code named in the settings that is not a real code, with a hint.
     pub fn unknown_codes(&self) -> Vec<String> {
-        let named = self.ignore.iter().chain(self.per_file_ignores.values().flatten());
+        let named = self.ignore.iter().chain(self.per_file_ignores.values().flatten()).chain(&self.select);
         named
             .filter(|c| code_of(c).is_none())
             .map(|c| match suggest(c, Code::ALL.iter().map(|c| c.as_str())) {
@@ -47,6 +49,11 @@ impl CheckSettings {
                 None => format!("unknown code `{c}` in [check]"),
             })
             .collect()
+    }
+
+    /// The opt-in codes `select` names.
+    pub fn selected(&self) -> Vec<Code> {
+        self.select.iter().filter_map(|c| code_of(c)).filter(|c| c.is_opt_in()).collect()
     }
 
     /// The tool manifest `tools` names, resolved against the project root.

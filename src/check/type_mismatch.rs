@@ -4,7 +4,11 @@
 //! schema and the steps' `success_schema`s, and reports values used where
 //! their type cannot work: a `when:` that is not a bool, a `foreach:` that is
 //! not an array, operators and function arguments of the wrong type, and a
-//! field read from an object whose schema closes it (`additionalProperties: false`).
+//! field read from an object whose schema closes it (`additionalProperties: false`),
+//! and a tool input whose value cannot have the type the tool's input schema
+//! gives it (a literal of another type, or a lone `<<expr>>` of another
+//! type: `text: "<<idea>>"` when `idea` is an object), and a `success_schema`
+//! that cannot hold what a locked tool returns (its `outputSchema`).
 //!
 //! *Why is this bad?* The run would fail, or silently take the wrong branch,
 //! at the step that evaluates it — possibly hours into a workflow. There are
@@ -16,6 +20,8 @@ use crate::diagnostic::Diagnostic;
 use crate::ir::{ExprSite, Type};
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
+    crate::check::tool_input::check_types(cx, out);
+    crate::check::tool_input::check_success_schema(cx, out);
     for (i, step) in cx.wf.steps.iter().enumerate() {
         let loop_item = loop_item_type(cx, i);
         for (expr, text, loc, site) in step.expressions() {

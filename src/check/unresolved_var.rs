@@ -189,6 +189,24 @@ fn unresolved_root(
     (format!("`{name}` is not in scope"), help)
 }
 
+/// A field read from a capture typed by a tool's output schema that the
+/// result does not have.
+fn tool_field(cx: &Cx, step: usize, root: &str, name: &str) -> Option<(String, Option<String>)> {
+    let tool = cx.capture_tool[step]?;
+    let crate::ir::Type::Object(o) = &*cx.capture_types[step] else { return None };
+    if o.open || o.fields.contains_key(name) {
+        return None;
+    }
+    let help = suggest(name, o.fields.keys().map(String::as_str)).or_else(|| {
+        Some(format!(
+            "`{}` returns: {}; a step the client answers in its own shape says so with `success_schema`",
+            tool.name,
+            o.fields.keys().cloned().collect::<Vec<_>>().join(", ")
+        ))
+    });
+    Some((format!("`{root}.{name}`: `{}` returns no field `{name}`", tool.name), help))
+}
+
 fn bad_field(
     cx: &Cx,
     step: usize,
@@ -204,7 +222,8 @@ fn bad_field(
                 Binding::Workflow => WORKFLOW_FIELDS.contains(&name),
                 Binding::Run => RUN_FIELDS.contains(&name),
                 Binding::Loop => LOOP_FIELDS.contains(&name),
-                Binding::LoopVar | Binding::Capture(_) => true,
+                Binding::Capture(i) => return tool_field(cx, i, root, name),
+                Binding::LoopVar => true,
             };
             if known {
                 return None;

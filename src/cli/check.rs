@@ -1,7 +1,8 @@
 //! `savant-think check` and `savant-think rule`: arguments, reading the
 //! inputs (files, directories, stdin), suppressions, output and exit status.
 
-use crate::{fail, start_dir};
+use crate::cli::dispatch::start_dir;
+use crate::fail;
 use savant_think::check::{self, Config, fix, rules, suppress};
 use savant_think::diagnostic::{Code, Diagnostic};
 use savant_think::report::{self, FileReport, Format, HumanOptions, Summary};
@@ -139,7 +140,11 @@ pub fn run(args: CheckArgs) -> ExitCode {
     if let Some(problem) = settings.unknown_codes().first() {
         return fail(format!("INVALID_CONFIG: {}/savant-think.toml: {problem}", root.display()));
     }
-    let mut config = Config::default();
+    let mut config = Config {
+        builtins: savant_think::runtime::contracts::builtin(),
+        select: settings.selected(),
+        ..Config::default()
+    };
     config.limits.max_file_bytes = args.max_file_size;
     config.schemas = workspace::load_schemas(&args.schemas.clone().unwrap_or_else(|| root.join("schemas")));
     // --tools, else `[check] tools` (relative to the root).
@@ -150,6 +155,11 @@ pub fn run(args: CheckArgs) -> ExitCode {
             Err(e) => return fail(e),
         }
     }
+    // tools.lock.json at the root (`tools sync`): the locked servers' tools.
+    let lock_report = workspace::load_lock(&root).map(|(table, src, diags)| {
+        config.lock = Some(std::sync::Arc::new(table));
+        (src, diags)
+    });
 
     let mut checked: Vec<(SourceFile, Vec<Diagnostic>)> = Vec::new();
     let mut unreadable: Vec<Unreadable> = Vec::new();
@@ -200,6 +210,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
                     unreadable.push(Unreadable { path: e.path.display().to_string(), message: e.message })
                 }
             }
+        }
+        // A broken lock is reported once, as a diagnostic of the lock file.
+        if let Some(report) = lock_report.filter(|(_, d)| !d.is_empty()) {
+            checked.push(report);
         }
         if files.is_empty() && unreadable.is_empty() {
             searched = paths;

@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod complete;
+pub mod dispatch;
 pub mod env;
 #[cfg(feature = "agent")]
 pub mod exec;
@@ -19,6 +20,8 @@ pub mod runtime;
 pub mod serve;
 pub mod state;
 pub mod test;
+#[cfg(feature = "agent")]
+pub mod tools;
 pub mod upgrade;
 
 use savant_think::report::Format;

@@ -1,5 +1,7 @@
-//! Completion: tool names in `call:`, step ids in `deps`, names in scope and functions inside
-//! `<<…>>` and expressions, fields after `.`, and step and workflow keys.
+//! Completion: tool names in `call:`, the called tool's inputs under
+//! `input_template:`, step ids in `deps`, names in scope and functions
+//! inside `<<…>>` and expressions, fields after `.`, and step and workflow
+//! keys.
 
 use super::document::Analysis;
 use crate::check::infer::{Infer, loop_item_type};
@@ -22,6 +24,8 @@ enum Context {
         site: ExprSite,
         path: Option<String>,
     },
+    /// At a key under a step's `input_template:`: the called tool's inputs.
+    InputKey,
     /// At a key of a mapping: a step's (indented) or the workflow's.
     Key {
         step: bool,
@@ -66,10 +70,57 @@ fn context(text: &str, offset: usize) -> Context {
         return Context::Deps;
     }
     let key_part = trimmed.strip_prefix("- ").unwrap_or(trimmed);
-    if key_part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+    let is_key = key_part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if is_key && !trimmed.starts_with("- ") && parent_key(text, offset, indent) == Some("input_template") {
+        return Context::InputKey;
+    }
+    if is_key {
         return Context::Key { step: indent > 0 || trimmed.starts_with("- ") };
     }
     Context::None
+}
+
+/// The key of the nearest line above that is indented less than `indent`
+/// (the mapping this line is in).
+fn parent_key(text: &str, offset: usize, indent: usize) -> Option<&str> {
+    let start = text[..offset].rfind('\n').unwrap_or(0);
+    let l = text[..start].lines().rev().find(|l| {
+        let t = l.trim_start();
+        !t.is_empty() && l.len() - t.len() < indent
+    })?;
+    let t = l.trim_start();
+    t.strip_prefix("- ").unwrap_or(t).split(':').next().map(str::trim)
+}
+
+/// The inputs of the tool the step at `offset` calls, with their types and
+/// descriptions (an engine tool, a locked tool, or the manifest's).
+fn input_keys(a: &Analysis, config: &Config, offset: usize) -> Vec<CompletionItem> {
+    let Some(wf) = &a.wf else { return Vec::new() };
+    let Some(call) = step_at(a, offset.min(a.src.text.len())).and_then(|i| wf.steps[i].call.as_ref()) else {
+        return Vec::new();
+    };
+    let listed =
+        config.tools.as_ref().and_then(|m| m.tools.get(call.value.as_str())).and_then(Option::as_ref);
+    let Some(schema) = listed.or_else(|| config.contract(&call.value).and_then(|c| c.input.as_ref())) else {
+        return Vec::new();
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.as_str())
+        .collect();
+    let props = schema.get("properties").and_then(|p| p.as_object());
+    props
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| {
+            let req = if required.contains(&k.as_str()) { " (required)" } else { "" };
+            let doc = v.get("description").and_then(|d| d.as_str()).map(str::to_owned);
+            item(k, CompletionItemKind::PROPERTY, format!("{}{req}", Type::from_schema(v)), doc)
+        })
+        .collect()
 }
 
 /// Whether the list item on this line belongs to a `deps:` key above it.
@@ -121,6 +172,7 @@ pub fn complete(text: &str, offset: usize, a: &Analysis, config: &Config) -> Vec
         return Vec::new();
     }
     match context(text, offset) {
+        Context::InputKey => input_keys(a, config, offset),
         Context::Key { step: true } => keys(STEP_KEYS),
         Context::Key { step: false } => keys(WORKFLOW_KEYS),
         Context::None => Vec::new(),
@@ -153,9 +205,25 @@ pub fn complete(text: &str, offset: usize, a: &Analysis, config: &Config) -> Vec
     }
 }
 
-/// The tools a step can call: the engine's own, and those of the manifest
-/// (`[check] tools` in savant-think.toml) with the keys of their input.
+/// The tools a step can call: the engine's own and the lock's (with their
+/// descriptions and input keys), and those of the manifest (`[check] tools`
+/// in savant-think.toml) with the keys of their input.
 fn tools(config: &Config) -> Vec<CompletionItem> {
+    let keys_of = |schema: Option<&serde_json::Value>| -> Vec<String> {
+        let props = schema.and_then(|s| s.get("properties")).and_then(|p| p.as_object());
+        props
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| format!("{k}: {}", crate::ir::Type::from_schema(v)))
+            .collect()
+    };
+    let contract = |c: &crate::check::ToolContract, what: &str| {
+        let keys = keys_of(c.input.as_ref());
+        let detail = if keys.is_empty() { what.to_owned() } else { format!("{what}({})", keys.join(", ")) };
+        item(&c.name, CompletionItemKind::FUNCTION, detail, c.description.clone())
+    };
+    let locked = config.lock.iter().flat_map(|l| l.contracts.iter()).map(|c| contract(c, "tool"));
+    let engine = config.builtins.iter().map(|c| contract(c, "built-in tool"));
     let builtin = crate::check::manifest::BUILTIN_TOOLS
         .iter()
         .map(|t| item(t, CompletionItemKind::FUNCTION, "built-in tool".into(), None));
@@ -171,8 +239,9 @@ fn tools(config: &Config) -> Vec<CompletionItem> {
             schema.as_ref().and_then(|s| s.get("description")).and_then(|d| d.as_str()).map(str::to_owned);
         item(name, CompletionItemKind::FUNCTION, detail, doc)
     });
-    let mut out: Vec<CompletionItem> = listed.chain(builtin).collect();
-    out.dedup_by(|a, b| a.label == b.label);
+    let mut out: Vec<CompletionItem> = locked.chain(listed).chain(engine).chain(builtin).collect();
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|i| seen.insert(i.label.clone()));
     out
 }
 
@@ -307,7 +376,34 @@ mod tests {
         let (a, config) = analysis(text);
         let offset = text.find("params.n >").unwrap() + "params.".len();
         let hit = crate::lsp::navigate::at(&a, &config, offset).unwrap();
-        let hover = crate::lsp::navigate::hover(&a, &hit).unwrap();
+        let hover = crate::lsp::navigate::hover(&a, &config, &hit).unwrap();
         assert!(hover.contains("`integer`"), "{hover}");
+    }
+
+    /// A step's hover describes the tool it calls (from the engine's own
+    /// table here; a lock's the same way), and tool names complete with
+    /// their inputs; a capture's fields come from the tool's output.
+    #[test]
+    fn tools_hover_and_complete_from_their_contracts() {
+        let config = Config { builtins: crate::runtime::contracts::builtin(), ..Config::default() };
+        let text = "steps:\n  - id: idea\n    call: think\n    input_template: { thought: hi }\n    capture_as: idea\n  - id: b\n    call: x\n    input_template: { q: \"<<idea.\" }\n";
+        let a = crate::lsp::document::analyze(std::path::Path::new("w.yaml"), text, ".".into(), &config);
+        let hit = crate::lsp::navigate::at(&a, &config, text.find("idea\n").unwrap()).unwrap();
+        let hover = crate::lsp::navigate::hover(&a, &config, &hit).unwrap();
+        assert!(hover.contains("**tool `think`**") && hover.contains("`thought`: `string`"), "{hover}");
+        assert!(hover.contains("returns:") && hover.contains("`recorded_in`"), "{hover}");
+        let think = tools(&config).into_iter().find(|i| i.label == "think").unwrap();
+        let block = "steps:\n  - id: idea\n    call: think\n    input_template:\n      th\n";
+        let b = crate::lsp::document::analyze(std::path::Path::new("w.yaml"), block, ".".into(), &config);
+        let at = block.find("th\n").unwrap() + 2;
+        let keys: Vec<String> = complete(block, at, &b, &config).into_iter().map(|i| i.label).collect();
+        assert_eq!(keys, ["thought", "thoughts", "workflow", "run_id"], "the inputs of `think`");
+        assert!(think.detail.as_deref().is_some_and(|d| d.contains("thought: string")), "{think:?}");
+        let offset = text.find("<<idea.").unwrap() + "<<idea.".len();
+        let labels: Vec<String> = complete(text, offset, &a, &config).into_iter().map(|i| i.label).collect();
+        assert!(
+            labels.contains(&"thought".to_owned()) && labels.contains(&"timestamp".to_owned()),
+            "{labels:?}"
+        );
     }
 }

@@ -62,6 +62,9 @@ struct Project {
     settings: Rc<CheckSettings>,
     /// The manifest file and its modification time when it was read.
     tools: Option<(PathBuf, Option<std::time::SystemTime>)>,
+    /// `tools.lock.json` and its modification time when it was read (a
+    /// `tools sync` is seen at the next request).
+    lock: (PathBuf, Option<std::time::SystemTime>),
 }
 
 fn modified(path: &Path) -> Option<std::time::SystemTime> {
@@ -74,9 +77,14 @@ impl Project {
         // checks with the defaults (the file itself is not a workflow).
         let settings = crate::config::EngineConfig::load(root).map(|c| c.check).unwrap_or_default();
         let tools = settings.tools_path(root);
+        let lock_path = root.join(crate::check::lock::FILE_NAME);
+        let lock_at = modified(&lock_path);
         let config = Config {
             schemas: crate::workspace::load_schemas(&root.join("schemas")),
             tools: tools.as_deref().and_then(|t| crate::workspace::load_manifest(t).ok()),
+            builtins: crate::runtime::contracts::builtin(),
+            select: settings.selected(),
+            lock: crate::workspace::load_lock(root).map(|(table, _, _)| std::sync::Arc::new(table)),
             ..Config::default()
         };
         Project {
@@ -86,11 +94,13 @@ impl Project {
                 let at = modified(&t);
                 (t, at)
             }),
+            lock: (lock_path, lock_at),
         }
     }
 
     fn stale(&self) -> bool {
         self.tools.as_ref().is_some_and(|(path, at)| modified(path) != *at)
+            || modified(&self.lock.0) != self.lock.1
     }
 }
 

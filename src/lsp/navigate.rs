@@ -247,8 +247,39 @@ pub fn references(a: &Analysis, config: &Config, symbol: &Symbol) -> Vec<Span> {
     out
 }
 
+/// What a step's hover says of the tool it calls, when the tool is known
+/// (an engine tool, a tool of the lock): its description, inputs with
+/// their types, and the fields it returns.
+fn tool_doc(config: &Config, call: &str) -> Option<String> {
+    let c = config.contract(call)?;
+    let mut out = format!("\n\n**tool `{}`**", c.name);
+    if let Some(server) = &c.server {
+        out.push_str(&format!(" (server `{server}`, tools.lock.json)"));
+    }
+    if let Some(d) = c.description.as_deref().or(c.title.as_deref()) {
+        out.push_str(&format!(" — {d}"));
+    }
+    let fields = |schema: Option<&serde_json::Value>| -> Vec<String> {
+        let props = schema.and_then(|s| s.get("properties")).and_then(|p| p.as_object());
+        props
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| format!("`{k}`: `{}`", crate::ir::Type::from_schema(v)))
+            .collect()
+    };
+    let inputs = fields(c.input.as_ref());
+    if !inputs.is_empty() {
+        out.push_str(&format!("\n\ninputs: {}", inputs.join(", ")));
+    }
+    let outputs = fields(c.output.as_ref());
+    if !outputs.is_empty() {
+        out.push_str(&format!("\n\nreturns: {}", outputs.join(", ")));
+    }
+    Some(out)
+}
+
 /// Markdown for a hover.
-pub fn hover(a: &Analysis, hit: &Hit) -> Option<String> {
+pub fn hover(a: &Analysis, config: &Config, hit: &Hit) -> Option<String> {
     let wf = a.wf.as_ref()?;
     let ty = hit.ty.as_ref().map(|t| format!(": `{t}`")).unwrap_or_default();
     let text = match &hit.symbol {
@@ -257,6 +288,7 @@ pub fn hover(a: &Analysis, hit: &Hit) -> Option<String> {
             let mut out = format!("**step `{}`**", s.id.value);
             if let Some(c) = &s.call {
                 out.push_str(&format!(" — calls `{}`", c.value));
+                out.push_str(&tool_doc(config, &c.value).unwrap_or_default());
             }
             if let Some(r) = &s.rationale {
                 out.push_str(&format!("\n\n{}", r.text));
@@ -275,7 +307,15 @@ pub fn hover(a: &Analysis, hit: &Hit) -> Option<String> {
                 None => String::new(),
             };
             let each = if s.foreach.is_some() { " (one item per loop iteration)" } else { "" };
-            format!("**`{name}`**{ty}\n\ncapture of step `{}`{schema}{each}", s.id.value)
+            let typed = match (&s.success_schema, &s.call) {
+                (None, Some(c))
+                    if config.contract(&c.value).is_some_and(|t| t.types_capture && t.output.is_some()) =>
+                {
+                    format!(", typed by the output schema of `{}`", c.value)
+                }
+                _ => String::new(),
+            };
+            format!("**`{name}`**{ty}\n\ncapture of step `{}`{schema}{typed}{each}", s.id.value)
         }
         Symbol::Param(i) => {
             let p = &wf.params[*i];

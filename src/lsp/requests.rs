@@ -32,8 +32,8 @@ impl Server {
     }
 
     pub(super) fn hover(&mut self, p: lt::TextDocumentPositionParams) -> Option<lt::Hover> {
-        let (a, _, hit) = self.hit(&p)?;
-        let value = navigate::hover(&a, &hit)?;
+        let (a, config, hit) = self.hit(&p)?;
+        let value = navigate::hover(&a, &config, &hit)?;
         Some(lt::Hover {
             contents: lt::HoverContents::Markup(lt::MarkupContent { kind: lt::MarkupKind::Markdown, value }),
             range: Some(range(&a.src, hit.span, self.encoding)),

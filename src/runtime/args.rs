@@ -267,6 +267,7 @@ pub struct ValidateArgs {
 /// think's arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [{"required": ["thought"]}, {"required": ["thoughts"]}]))]
 pub struct ThinkArgs {
     /// The thought (non-empty).
     pub thought: Option<String>,
@@ -281,6 +282,7 @@ pub struct ThinkArgs {
 /// prompt_say's arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [{"required": ["message"]}, {"required": ["text"]}]))]
 pub struct SayArgs {
     /// The message to show.
     pub message: Option<String>,

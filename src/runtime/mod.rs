@@ -4,6 +4,7 @@
 pub mod args;
 pub mod catalog;
 pub mod config;
+pub mod contracts;
 pub mod engine;
 mod error;
 pub mod eval;

@@ -99,7 +99,13 @@ impl Project {
         let root = root.into();
         let dir = root.join("schemas");
         let stamp = schema_stamp(&dir);
-        let config = Arc::new(Config { schemas: crate::workspace::load_schemas(&dir), ..Config::default() });
+        let config = Arc::new(Config {
+            schemas: crate::workspace::load_schemas(&dir),
+            builtins: crate::runtime::contracts::builtin(),
+            // `tools.lock.json`, read once: `plan` checks as `check` does.
+            lock: crate::workspace::load_lock(&root).map(|(table, _, _)| Arc::new(table)),
+            ..Config::default()
+        });
         Project {
             root,
             schemas: Mutex::new(Schemas { config, stamp, looked_at: Instant::now(), generation: 0 }),
@@ -134,8 +140,12 @@ impl Project {
             let stamp = schema_stamp(&dir);
             if stamp != schemas.stamp {
                 schemas.stamp = stamp;
-                schemas.config =
-                    Arc::new(Config { schemas: crate::workspace::load_schemas(&dir), ..Config::default() });
+                schemas.config = Arc::new(Config {
+                    schemas: crate::workspace::load_schemas(&dir),
+                    builtins: crate::runtime::contracts::builtin(),
+                    lock: schemas.config.lock.clone(),
+                    ..Config::default()
+                });
                 schemas.generation += 1;
                 // Made from the old schemas (entries are checked against
                 // the generation too, for a call that raced this one).

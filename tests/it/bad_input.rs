@@ -107,7 +107,7 @@ fn when(expr: &str) -> String {
 
 /// A workflow whose only step's `input_template.t` is `value` (double-quoted).
 fn template(value: &str) -> String {
-    format!("steps:\n  - id: s\n    call: prompt.say\n    input_template: {{ t: \"{value}\" }}\n")
+    format!("steps:\n  - id: s\n    call: demo.say\n    input_template: {{ t: \"{value}\" }}\n")
 }
 
 // ---------------------------------------------------------------- the hostile files

@@ -6,7 +6,8 @@
 //! - `err*.yaml` is rendered exactly as a user sees it (`check --format
 //!   human`, no colour) and compared with `err*.snap` in the same directory
 //!   (an insta snapshot: `cargo insta review` shows a change);
-//! - `NAME.tools.json`, when present, is the tool manifest for `NAME.yaml`;
+//! - `NAME.tools.json`, when present, is the tool manifest for `NAME.yaml`,
+//!   and `NAME.lock.json` its `tools.lock.json`;
 //!   `tests/checks/schemas/` holds the named schemas.
 //! - The `TEST_*` codes are about test files: the fixtures of their
 //!   directories are test files (named without `.test.yaml`, so that
@@ -59,8 +60,22 @@ fn fixtures(dir: &Path, kind: &str) -> Vec<PathBuf> {
 }
 
 fn config_for(path: &Path) -> Config {
-    let mut config =
-        Config { schemas: workspace::load_schemas(&checks_dir().join("schemas")), ..Config::default() };
+    let mut config = Config {
+        schemas: workspace::load_schemas(&checks_dir().join("schemas")),
+        builtins: savant_think::runtime::contracts::builtin(),
+        ..Config::default()
+    };
+    // An opt-in code's fixtures are checked with it selected.
+    let dir = path.parent().and_then(|d| d.file_name()).map(|d| d.to_string_lossy().to_uppercase());
+    config.select =
+        Code::ALL.iter().copied().filter(|c| c.is_opt_in() && dir.as_deref() == Some(c.as_str())).collect();
+    let lock = path.with_extension("lock.json");
+    if lock.exists() {
+        let src = SourceFile::new("tools.lock.json", std::fs::read_to_string(lock).unwrap());
+        let (lock, diags) = savant_think::check::lock::ToolLock::parse(&src);
+        assert!(diags.is_empty(), "{diags:?}");
+        config.lock = Some(std::sync::Arc::new(lock.into()));
+    }
     let manifest = path.with_extension("tools.json");
     if manifest.exists() {
         config.tools = Some(ToolManifest::parse(&std::fs::read_to_string(manifest).unwrap()).unwrap());
@@ -108,7 +123,10 @@ fn every_code_has_its_fixture_pair_and_every_directory_is_a_code() {
     assert!(strays.is_empty(), "fixture directories that name no code: {strays:?}");
     // IO_ERROR is about files that cannot be read: tests/it/cli.rs covers it;
     // INCOMPATIBLE_UPGRADE about stored runs: tests/it/first_hour.rs.
-    for code in Code::ALL.iter().filter(|c| **c != Code::IoError && **c != Code::IncompatibleUpgrade) {
+    for code in Code::ALL
+        .iter()
+        .filter(|c| !matches!(c, Code::IoError | Code::IncompatibleUpgrade | Code::InvalidToolLock))
+    {
         let dir = checks_dir().join(code.as_str().to_lowercase());
         assert!(!fixtures(&dir, "ok").is_empty(), "{code}: no {}/ok.yaml", dir.display());
         assert!(!fixtures(&dir, "err").is_empty(), "{code}: no {}/err.yaml", dir.display());
@@ -147,7 +165,11 @@ fn err_fixtures_match_their_snapshots() {
 #[test]
 fn bundled_workflows_check_clean() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let config = Config { schemas: workspace::load_schemas(&root.join("schemas")), ..Config::default() };
+    let config = Config {
+        schemas: workspace::load_schemas(&root.join("schemas")),
+        builtins: savant_think::runtime::contracts::builtin(),
+        ..Config::default()
+    };
     let (files, errors) = workspace::collect_files(&[root.join("workflows")]);
     assert!(errors.is_empty(), "{errors:?}");
     assert!(files.len() >= 3, "at least three bundled workflows");

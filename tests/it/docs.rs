@@ -178,7 +178,13 @@ fn checks_md_matches_the_checker() {
     let schemas = workspace::load_schemas(&crate_root().join("schemas"));
     for section in &sections {
         let code = section.code;
-        let mut config = Config { schemas: schemas.clone(), ..Config::default() };
+        let mut config = Config {
+            schemas: schemas.clone(),
+            builtins: savant_think::runtime::contracts::builtin(),
+            // Every example is checked with the opt-in codes selected.
+            select: Code::ALL.iter().copied().filter(|c| c.is_opt_in()).collect(),
+            ..Config::default()
+        };
         let mut examples = 0;
         let mut blocks = section.blocks.iter().peekable();
         while let Some(block) = blocks.next() {
@@ -234,11 +240,13 @@ fn checks_md_matches_the_checker() {
         // (tests/it/project.rs runs it for real). The TEST_* codes are about
         // test files, not workflows: tests/it/test_cmd.rs runs each.
         // INCOMPATIBLE_UPGRADE is about stored runs (`check --runs`):
-        // tests/it/first_hour.rs runs it for real.
+        // tests/it/first_hour.rs runs it for real. INVALID_TOOL_LOCK is
+        // about the lock file, not a workflow (src/check/lock.rs's tests).
         if examples == 0
             && !section.heading.starts_with("IO_ERROR")
             && !section.heading.starts_with("TEST_")
             && !section.heading.starts_with("INCOMPATIBLE_UPGRADE")
+            && !section.heading.starts_with("INVALID_TOOL_LOCK")
         {
             failures.push(format!("{}: no example (a yaml block followed by a text block)", section.heading));
         }

@@ -872,6 +872,7 @@ steps:
   - id: a
     call: think
     capture_as: x
+    success_schema: { type: object }
   - id: b
     call: think
     input_template: { thought: \"n is <<x.n>>\" }

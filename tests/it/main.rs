@@ -59,5 +59,6 @@ mod symlinked_state;
 mod test_cmd;
 mod test_files;
 mod test_update;
+mod tools_sync;
 mod upgrade;
 mod yaml_bad_input;

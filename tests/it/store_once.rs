@@ -8,9 +8,11 @@ use savant_think::runtime::engine::NextArgs;
 use serde_json::{Value, json};
 
 /// The support module's foreach (`each`, captured as `out`), then a step
-/// that reads the first item's result.
+/// that reads the first item's result (the client answers in its own
+/// shape, `{mark}`, which the loop's `success_schema` says).
 fn workflow() -> String {
     crate::support::generate::foreach("loop")
+        .replace("    capture_as: out\n", "    capture_as: out\n    success_schema: { type: object }\n")
         + "  - id: last\n    call: think\n    deps: [each]\n    \
            input_template: { thought: \"<<out[0].mark>>\" }\n    capture_as: final\n"
 }

@@ -31,12 +31,15 @@ pub fn foreach_then_say(id: &str) -> String {
 }
 
 /// `n` sequential `think` steps `s0`…, each reading the previous capture
-/// (`c<i>`), then a step `end` (`prompt.say`) that reads the last.
+/// (`c<i>`), then a step `end` (`prompt.say`) that reads the last. The
+/// client answers each in its own shape (`{ok}`), not `think`'s reply:
+/// each step says so with a `success_schema`.
 pub fn sequential(id: &str, n: usize) -> String {
-    let mut y = format!("id: {id}\nsteps:\n  - id: s0\n    call: think\n    capture_as: c0\n");
+    let answer = "    success_schema: { type: object }\n";
+    let mut y = format!("id: {id}\nsteps:\n  - id: s0\n    call: think\n    capture_as: c0\n{answer}");
     for i in 1..n {
         y.push_str(&format!(
-            "  - id: s{i}\n    call: think\n    input_template: {{ thought: \"after <<c{}.ok>>\" }}\n    capture_as: c{i}\n",
+            "  - id: s{i}\n    call: think\n    input_template: {{ thought: \"after <<c{}.ok>>\" }}\n    capture_as: c{i}\n{answer}",
             i - 1
         ));
     }

@@ -14,6 +14,8 @@
 
 use crate::agent::ToolInfo;
 use crate::agent::mux::{EnvLookup, failure};
+use crate::check::contract::Hints;
+use crate::check::lock::{LockedServer, LockedTool};
 use crate::runtime::config::ServerConfig;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::{RunningService, ServiceError};
@@ -56,6 +58,8 @@ pub struct Server {
     tools: std::sync::Mutex<Vec<Tool>>,
     /// How its stderr log is capped (`[agent]`).
     log_rotation: crate::fsx::Rotation,
+    /// Compiled output schemas by tool, of the tools above (emptied at a start).
+    validators: std::sync::Mutex<std::collections::HashMap<String, Option<Arc<jsonschema::Validator>>>>,
 }
 
 /// Why a connection could not be had: `(code, message)`.
@@ -77,6 +81,33 @@ pub fn result_value(r: &CallToolResult) -> Value {
     serde_json::from_str(&text).unwrap_or(Value::String(text))
 }
 
+/// A tool from `tools/list` as the lock holds it.
+pub fn locked(t: &Tool) -> LockedTool {
+    let a = t.annotations.as_ref();
+    LockedTool {
+        name: t.name.to_string(),
+        title: t.title.clone().or_else(|| a.and_then(|a| a.title.clone())),
+        description: t.description.as_ref().map(|d| d.to_string()),
+        input_schema: Value::Object((*t.input_schema).clone()),
+        output_schema: t.output_schema.as_ref().map(|o| Value::Object((**o).clone())),
+        annotations: Hints {
+            read_only: a.and_then(|a| a.read_only_hint),
+            destructive: a.and_then(|a| a.destructive_hint),
+            idempotent: a.and_then(|a| a.idempotent_hint),
+            open_world: a.and_then(|a| a.open_world_hint),
+        },
+    }
+}
+
+/// The last lines a child wrote to its stderr log since `from` (bytes).
+fn stderr_tail(log: &Path, from: u64) -> String {
+    let Ok(bytes) = std::fs::read(log) else { return String::new() };
+    let new = bytes.get(usize::try_from(from).unwrap_or(0)..).unwrap_or_default();
+    let text = String::from_utf8_lossy(new);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(20)..].iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
+}
+
 impl Server {
     pub fn new(name: &str, config: ServerConfig, root: &Path, env: EnvLookup) -> Server {
         Server {
@@ -87,6 +118,7 @@ impl Server {
             state: tokio::sync::Mutex::default(),
             tools: std::sync::Mutex::default(),
             log_rotation: crate::config::AgentConfig::default().log_rotation(),
+            validators: std::sync::Mutex::default(),
         }
     }
 
@@ -186,6 +218,35 @@ impl Server {
         file.map_or_else(|_| Stdio::null(), Stdio::from)
     }
 
+    /// Starts the server exactly as a call would (command, args, env, cwd;
+    /// URL and token), lists its tools (every page) and stops it: what
+    /// `tools sync` locks. The error names the server and how it was
+    /// started, and for a command ends with what it printed on stderr.
+    pub async fn listing(&self) -> Result<LockedServer, String> {
+        let log = self.root.join(".savant").join("logs").join("servers").join(format!("{}.log", self.name));
+        let before = std::fs::metadata(&log).map_or(0, |m| m.len());
+        let (client, tools) = match self.connect().await {
+            Ok(c) => c,
+            Err((_, message)) => {
+                let tail = stderr_tail(&log, before);
+                let printed = if self.config.command.is_none() {
+                    String::new()
+                } else if tail.is_empty() {
+                    "\nit printed nothing on stderr".to_owned()
+                } else {
+                    format!("\nits stderr ended with:\n{tail}")
+                };
+                return Err(format!("server `{}`: {message}{printed}", self.name));
+            }
+        };
+        let info = client.peer_info().and_then(|i| i.server_info.clone()).map(|s| (s.name, s.version));
+        stop(Arc::new(client)).await;
+        let (name, version) = info.unwrap_or_default();
+        let mut tools: Vec<LockedTool> = tools.iter().map(locked).collect();
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(LockedServer { name, version, tools })
+    }
+
     /// The live connection, starting the server if needed.
     async fn client(&self) -> Result<(Arc<Client>, u64), Offline> {
         let mut state = self.state.lock().await;
@@ -198,6 +259,7 @@ impl Server {
         state.conn = None;
         let (client, tools) = self.connect().await?;
         *self.tools.lock().unwrap_or_else(|p| p.into_inner()) = tools;
+        self.validators.lock().unwrap_or_else(|p| p.into_inner()).clear();
         state.generation += 1;
         let client = Arc::new(client);
         state.conn = Some(Connection { client: client.clone(), generation: state.generation });
@@ -239,6 +301,53 @@ impl Server {
                 input_schema: Value::Object((*t.input_schema).clone()),
             })
             .collect()
+    }
+
+    /// A successful result, checked against the tool's `outputSchema` (as
+    /// listed at the server's start): a tool with one must return
+    /// `structuredContent` that matches it, else the result is
+    /// `TOOL_OUTPUT_INVALID` — the tool's fault, naming the server.
+    fn checked_output(&self, tool: &str, r: &CallToolResult) -> (bool, Value) {
+        let value = result_value(r);
+        let Some(validator) = self.output_validator(tool) else { return (true, value) };
+        let errors: Vec<Value> = match &r.structured_content {
+            None => vec![
+                json!({"path": "", "message": "the tool has an outputSchema but returned no structuredContent"}),
+            ],
+            Some(v) => validator
+                .iter_errors(v)
+                .take(10)
+                .map(|e| json!({"path": e.instance_path().to_string(), "message": e.to_string()}))
+                .collect(),
+        };
+        if errors.is_empty() {
+            return (true, value);
+        }
+        let first = errors[0]["message"].as_str().unwrap_or_default().to_owned();
+        (
+            false,
+            failure(
+                "TOOL_OUTPUT_INVALID",
+                json!({"server": self.name, "tool": tool, "errors": errors, "result": value,
+                       "message": format!("server `{}` returned a result of `{tool}` that does not match the tool's outputSchema: {first}", self.name),
+                       "help": format!("the server `{}` is at fault (its tool breaks its own outputSchema); report it there, or run `savant-think tools sync` if the tool changed", self.name)}),
+            ),
+        )
+    }
+
+    /// The compiled `outputSchema` of `tool`, compiled once per listing
+    /// (`None` when it has none, or it does not compile).
+    fn output_validator(&self, tool: &str) -> Option<Arc<jsonschema::Validator>> {
+        let mut cache = self.validators.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(v) = cache.get(tool) {
+            return v.clone();
+        }
+        let tools = self.tools.lock().unwrap_or_else(|p| p.into_inner());
+        let schema = tools.iter().find(|t| t.name == tool).and_then(|t| t.output_schema.clone());
+        let compiled =
+            schema.and_then(|s| jsonschema::validator_for(&Value::Object((*s).clone())).ok()).map(Arc::new);
+        cache.insert(tool.to_owned(), compiled.clone());
+        compiled
     }
 
     /// Calls `tool` with `args`: one retry after a transport failure.
@@ -293,7 +402,7 @@ impl Server {
                         ),
                     );
                 }
-                Ok(Ok(r)) => return (true, result_value(&r)),
+                Ok(Ok(r)) => return self.checked_output(tool, &r),
                 Ok(Err(e)) if is_transient(&e) => {
                     tracing::warn!(server = %self.name, tool, attempt, "transport failure: {e}");
                     self.drop_connection(generation).await;

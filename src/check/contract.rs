@@ -1,0 +1,137 @@
+//! Tool contracts: what the checker knows of a callee — its input schema,
+//! its output schema and its hints — whatever the callee is (an engine tool,
+//! a tool of the lock or of a manifest).
+//!
+//! The checker is handed the table (`Config::builtins`); it never builds
+//! the engine's own: `runtime::contracts::builtin()` does, from the same
+//! schemas the engine validates arguments with, so `check` and the engine
+//! cannot disagree about a built-in tool.
+
+use crate::ir::Type;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// MCP tool annotations (each a hint; `None` when the tool does not say).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Hints {
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+    pub idempotent: Option<bool>,
+    pub open_world: Option<bool>,
+}
+
+/// One callee as the checker sees it.
+#[derive(Clone, Debug, Default)]
+pub struct ToolContract {
+    /// The canonical name (`think`, `prompt_say`, `gitlab.get_mr`).
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    /// The arguments' JSON Schema, when known.
+    pub input: Option<Value>,
+    /// The result's JSON Schema (MCP `outputSchema`), when known.
+    pub output: Option<Value>,
+    pub hints: Hints,
+    /// The server that serves it (`None` for the engine's own tools).
+    pub server: Option<String>,
+    /// Whether the result has exactly the output schema's properties (the
+    /// engine's own replies; a locked tool's unless its schema says
+    /// `additionalProperties`): reading another field is a mistake.
+    pub closed_output: bool,
+    /// Whether a step's capture is typed from the output schema. Not for a
+    /// tool whose step is often a question the client driving the run
+    /// answers in its own shape: `prompt.say` ("Answer with {applicable,
+    /// confidence}"), whose capture stays `any`.
+    pub types_capture: bool,
+}
+
+impl ToolContract {
+    /// The type of the tool's result: from its output schema (top level
+    /// closed when the contract says so), `any` without one.
+    pub fn output_type(&self) -> Type {
+        let Some(schema) = &self.output else { return Type::Any };
+        let open = matches!(schema.get("additionalProperties"), Some(Value::Bool(true) | Value::Object(_)));
+        match Type::from_schema(schema) {
+            Type::Object(mut o) if self.closed_output && !open => {
+                o.open = false;
+                Type::Object(o)
+            }
+            t => t,
+        }
+    }
+
+    /// Who answers for the tool, in a message: "the engine" or "server `gitlab`".
+    pub fn owner(&self) -> String {
+        match &self.server {
+            Some(s) => format!("server `{s}`"),
+            None => "the engine".to_owned(),
+        }
+    }
+}
+
+/// A table of contracts, looked up by name. Engine tools are found with
+/// `.` or `_` between words (`prompt.say` is `prompt_say`), as the engine
+/// reads them.
+#[derive(Clone, Debug, Default)]
+pub struct Contracts {
+    tools: Vec<Arc<ToolContract>>,
+    by_name: HashMap<String, usize>,
+    /// `_`-separated form → index, for the engine's tools.
+    loose: HashMap<String, usize>,
+}
+
+impl Contracts {
+    /// Adds a tool; `loose_separators` makes `a.b` find `a_b`.
+    pub fn insert(&mut self, contract: ToolContract, loose_separators: bool) {
+        let i = self.tools.len();
+        self.by_name.entry(contract.name.clone()).or_insert(i);
+        if loose_separators {
+            self.loose.entry(contract.name.replace('.', "_")).or_insert(i);
+        }
+        self.tools.push(Arc::new(contract));
+    }
+
+    pub fn get(&self, name: &str) -> Option<&ToolContract> {
+        let i = match self.by_name.get(name) {
+            Some(i) => *i,
+            None => *self.loose.get(&name.replace('.', "_"))?,
+        };
+        Some(&self.tools[i])
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &ToolContract> {
+        self.tools.iter().map(|t| &**t)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn engine_tools_are_found_with_either_separator() {
+        let mut c = Contracts::default();
+        c.insert(ToolContract { name: "prompt_say".into(), ..ToolContract::default() }, true);
+        c.insert(ToolContract { name: "gitlab.get_mr".into(), ..ToolContract::default() }, false);
+        assert!(c.get("prompt.say").is_some() && c.get("prompt_say").is_some());
+        assert!(c.get("gitlab.get_mr").is_some() && c.get("gitlab_get_mr").is_none());
+    }
+
+    #[test]
+    fn a_closed_output_closes_the_top_level_only() {
+        let t = ToolContract {
+            output: Some(json!({"type": "object", "properties": {"a": {"type": "object"}}})),
+            closed_output: true,
+            ..ToolContract::default()
+        };
+        let Type::Object(o) = t.output_type() else { panic!("an object") };
+        assert!(!o.open);
+        assert!(matches!(&o.fields["a"], Type::Object(inner) if inner.open));
+    }
+}
