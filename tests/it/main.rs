@@ -36,6 +36,7 @@ mod format_schema;
 #[cfg(unix)]
 mod hostile_fs;
 mod hostile_load;
+mod hostile_load_stress;
 mod http_protocol;
 mod init;
 mod layering;
