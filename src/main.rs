@@ -67,16 +67,19 @@ enum Command {
         #[arg(long, value_name = "JSON|@FILE")]
         params: Option<String>,
     },
-    /// Draw a workflow's dependency graph (inferred edges dashed).
+    /// Draw a workflow's dependency graph (inferred edges dashed), or a run's with each step's status.
     #[command(
-        after_help = "Examples:\n  savant-think graph review_v1\n  savant-think graph review_v1 --format dot | dot -Tsvg > review.svg\n\nMore: docs/runtime.md."
+        after_help = "Examples:\n  savant-think graph review_v1\n  savant-think graph review_v1 --format dot | dot -Tsvg > review.svg\n  savant-think graph review_v1 --run-id r1\n\nMore: docs/runtime.md, docs/inspector.md."
     )]
     Graph {
         #[command(flatten)]
         wf: WorkflowArg,
-        /// Mermaid or DOT text, or the plan as JSON.
-        #[arg(long, value_enum, default_value_t = GraphFormat::Mermaid)]
-        format: GraphFormat,
+        /// Mermaid or DOT text, the plan as JSON, or text: Unicode boxes (the default with --run-id).
+        #[arg(long, value_enum)]
+        format: Option<cli::inspect::GraphFormat>,
+        /// Draw this run: each step with its status (text or json).
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
+        run_id: Option<String>,
     },
     /// Start a run and print its first instruction.
     ///
@@ -345,13 +348,6 @@ enum Command {
     },
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum GraphFormat {
-    Mermaid,
-    Dot,
-    Json,
-}
-
 #[derive(Subcommand)]
 enum WorkflowsCommand {
     /// List workflows with their names and whether they check clean.
@@ -508,24 +504,8 @@ fn run_engine(command: Command) -> ExitCode {
             });
             return print_result(result);
         }
-        Command::Graph { wf, format } => {
-            let engine = match engine_at(wf.root.as_deref()) {
-                Ok(e) => e,
-                Err(code) => return code,
-            };
-            let result = engine.workflow(&wf.workflow);
-            return match (result, format) {
-                (Err(e), _) => print_result(Err(e)),
-                (Ok(cw), GraphFormat::Json) => print_result(Ok(cw.plan.to_json(cw.wf.version.as_deref()))),
-                (Ok(cw), GraphFormat::Mermaid) => {
-                    print!("{}", cw.plan.to_mermaid());
-                    ExitCode::SUCCESS
-                }
-                (Ok(cw), GraphFormat::Dot) => {
-                    print!("{}", cw.plan.to_dot());
-                    ExitCode::SUCCESS
-                }
-            };
+        Command::Graph { wf, format, run_id } => {
+            return cli::inspect::graph(wf.root.as_deref(), &wf.workflow, run_id.as_deref(), format);
         }
         Command::Plan { wf, params, run_id, resume, replace } => {
             let params = match params.as_deref().map(|p| workspace::json_arg(p, "--params")).transpose() {
@@ -575,7 +555,10 @@ fn run_engine(command: Command) -> ExitCode {
             "think_reset",
             json!({"workflow": wf.workflow, "run_id": run_id, "checkpoint": checkpoint, "force": force}),
         ),
-        Command::State { command } => cli::state::call(command),
+        Command::State { command } => match cli::inspect::state(command) {
+            Ok(code) => return code,
+            Err(command) => cli::state::call(command),
+        },
         Command::Upgrade { wf, run_id, all, rename, dry_run, force, expected_version } => (
             wf.root,
             "think_upgrade",

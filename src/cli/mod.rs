@@ -8,6 +8,7 @@ pub mod env;
 #[cfg(feature = "agent")]
 pub mod exec;
 pub mod init;
+pub mod inspect;
 #[cfg(feature = "mcp")]
 pub mod logging;
 pub mod migrate;

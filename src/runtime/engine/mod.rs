@@ -25,11 +25,13 @@ use std::sync::{Arc, Mutex};
 mod explain;
 mod fork;
 mod info;
+mod inspect;
 mod pins;
 mod plan;
 mod prune;
 mod upgrade;
 
+pub use inspect::{RunBrief, RunSnapshot};
 pub use upgrade::UpgradeRequest;
 mod runs;
 mod state;
