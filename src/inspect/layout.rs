@@ -259,8 +259,8 @@ fn pull(row: &[usize], adjacent: &[Vec<usize>], x: &mut [f32], width_of: &impl F
     let wanted: Vec<f32> = row.iter().map(|&i| want(i)).collect();
     let step = |k: usize| (width_of(row[k - 1]) + width_of(row[k])) / 2.0 + gap;
     let mut blocks: Vec<Block> = Vec::new();
-    for k in 0..row.len() {
-        blocks.push(Block { first: k, len: 1, sum: wanted[k], at: wanted[k], span: 0.0 });
+    for (k, &w) in wanted.iter().enumerate() {
+        blocks.push(Block { first: k, len: 1, sum: w, at: w, span: 0.0 });
         // Merge while the new block overlaps the one before it.
         while blocks.len() > 1 {
             let b = blocks.pop().unwrap_or_else(|| unreachable!());
