@@ -266,6 +266,10 @@ enum Command {
     )]
     #[cfg(feature = "mcp")]
     Serve(cli::serve::ServeArgs),
+    /// Open the run inspector: runs as live DAGs in a browser, on 127.0.0.1 (docs/inspector.md).
+    #[command(after_help = concat!("Examples:\n  savant-think ui --open\n  savant-think ui --port 0 --read-only\n\n", state_env!()))]
+    #[cfg(feature = "mcp")]
+    Ui(cli::ui::UiArgs),
     #[cfg(feature = "agent")]
     Exec(cli::exec::ExecArgs),
     /// Pursue a goal with a model (Ollama, OpenAI-compatible, Reasoning API), one action per step.
@@ -403,6 +407,8 @@ fn main() -> ExitCode {
         }
         #[cfg(feature = "mcp")]
         Command::Serve(args) => cli::serve::run(args),
+        #[cfg(feature = "mcp")]
+        Command::Ui(args) => cli::ui::run(args),
         Command::Migrate(args) => ExitCode::from(args.run()),
         Command::Test(args) => cli::test::main(args),
         #[cfg(feature = "agent")]
@@ -483,7 +489,7 @@ fn run_engine(command: Command) -> ExitCode {
             unreachable!("dispatched in main")
         }
         #[cfg(feature = "mcp")]
-        Command::Serve(_) => unreachable!("dispatched in main"),
+        Command::Serve(_) | Command::Ui(_) => unreachable!("dispatched in main"),
         #[cfg(feature = "agent")]
         Command::Exec(_) | Command::Run(_) => unreachable!("dispatched in main"),
         Command::Compile { wf, params } => {

@@ -20,6 +20,8 @@ pub mod runtime;
 pub mod serve;
 pub mod state;
 pub mod test;
+#[cfg(feature = "mcp")]
+pub mod ui;
 
 use savant_think::report::Format;
 use std::path::PathBuf;

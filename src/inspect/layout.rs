@@ -12,17 +12,17 @@
 #[derive(Clone, Copy, Debug)]
 pub struct Sizes {
     /// A node's box.
-    pub node_w: f32,
+    pub node_w: f64,
     /// A node's box.
-    pub node_h: f32,
+    pub node_h: f64,
     /// The least space between two boxes of one layer.
-    pub h_gap: f32,
+    pub h_gap: f64,
     /// The space between two layers.
-    pub v_gap: f32,
+    pub v_gap: f64,
     /// The width a virtual point takes in its layer.
-    pub virtual_w: f32,
+    pub virtual_w: f64,
     /// Around the whole drawing.
-    pub margin: f32,
+    pub margin: f64,
 }
 
 impl Default for Sizes {
@@ -39,14 +39,14 @@ pub struct Layout {
     /// The real nodes of each layer, left to right.
     pub layers: Vec<Vec<usize>>,
     /// Each node's centre.
-    pub centre: Vec<(f32, f32)>,
+    pub centre: Vec<(f64, f64)>,
     /// Each edge's polyline, in the order the edges were given: from the
     /// bottom of its source through its virtual points to the top of its target.
-    pub edge_points: Vec<Vec<(f32, f32)>>,
+    pub edge_points: Vec<Vec<(f64, f64)>>,
     /// The drawing's size.
-    pub width: f32,
+    pub width: f64,
     /// The drawing's size.
-    pub height: f32,
+    pub height: f64,
 }
 
 /// An item of a layer: a node, or the virtual point of an edge crossing it.
@@ -134,11 +134,11 @@ pub fn layout(n: usize, edges: &[(usize, usize)], order: &[usize], sizes: Sizes)
         Item::Node(_) => sizes.node_w,
         Item::Virtual { .. } => sizes.virtual_w,
     };
-    let mut x = vec![0f32; items.len()];
-    let row_width = |row: &[usize]| -> f32 {
-        row.iter().map(|&i| width_of(i)).sum::<f32>() + sizes.h_gap * row.len().saturating_sub(1) as f32
+    let mut x = vec![0f64; items.len()];
+    let row_width = |row: &[usize]| -> f64 {
+        row.iter().map(|&i| width_of(i)).sum::<f64>() + sizes.h_gap * row.len().saturating_sub(1) as f64
     };
-    let widest = rows.iter().map(|r| row_width(r)).fold(0f32, f32::max);
+    let widest = rows.iter().map(|r| row_width(r)).fold(0f64, f64::max);
     for row in &rows {
         let mut at = (widest - row_width(row)) / 2.0;
         for &i in row {
@@ -157,11 +157,11 @@ pub fn layout(n: usize, edges: &[(usize, usize)], order: &[usize], sizes: Sizes)
     for row in rows.iter().skip(1) {
         pull(row, &up, &mut x, &width_of, sizes.h_gap);
     }
-    let left = (0..items.len()).map(|i| x[i] - width_of(i) / 2.0).fold(f32::INFINITY, f32::min);
+    let left = (0..items.len()).map(|i| x[i] - width_of(i) / 2.0).fold(f64::INFINITY, f64::min);
     let left = if left.is_finite() { left } else { 0.0 };
-    let right = (0..items.len()).map(|i| x[i] + width_of(i) / 2.0).fold(0f32, f32::max);
-    let y_of = |l: usize| sizes.margin + l as f32 * (sizes.node_h + sizes.v_gap) + sizes.node_h / 2.0;
-    let centre: Vec<(f32, f32)> =
+    let right = (0..items.len()).map(|i| x[i] + width_of(i) / 2.0).fold(0f64, f64::max);
+    let y_of = |l: usize| sizes.margin + l as f64 * (sizes.node_h + sizes.v_gap) + sizes.node_h / 2.0;
+    let centre: Vec<(f64, f64)> =
         (0..items.len()).map(|i| (round(x[i] - left + sizes.margin), round(y_of(item_layer[i])))).collect();
     let edge_points = chains
         .iter()
@@ -197,7 +197,7 @@ pub fn layout(n: usize, edges: &[(usize, usize)], order: &[usize], sizes: Sizes)
         edge_points,
         width: round(right - left + 2.0 * sizes.margin),
         height: round(
-            2.0 * sizes.margin + depth as f32 * sizes.node_h + depth.saturating_sub(1) as f32 * sizes.v_gap,
+            2.0 * sizes.margin + depth as f64 * sizes.node_h + depth.saturating_sub(1) as f64 * sizes.v_gap,
         ),
     }
 }
@@ -241,22 +241,22 @@ fn reorder(row: &mut [usize], adjacent: &[Vec<usize>], pos: &mut [usize]) {
 /// the row's order and the gap between boxes: items that would overlap
 /// form a block centred on the mean of what its items want (the least
 /// squares placement under the order).
-fn pull(row: &[usize], adjacent: &[Vec<usize>], x: &mut [f32], width_of: &impl Fn(usize) -> f32, gap: f32) {
+fn pull(row: &[usize], adjacent: &[Vec<usize>], x: &mut [f64], width_of: &impl Fn(usize) -> f64, gap: f64) {
     struct Block {
         first: usize,
         len: usize,
         /// Sum over the block's items of (wanted x − offset in the block).
-        sum: f32,
+        sum: f64,
         /// The block's first item's x.
-        at: f32,
+        at: f64,
         /// From the first item's centre to the last's.
-        span: f32,
+        span: f64,
     }
     let want = |i: usize| {
         let ns = &adjacent[i];
-        if ns.is_empty() { x[i] } else { ns.iter().map(|&j| x[j]).sum::<f32>() / ns.len() as f32 }
+        if ns.is_empty() { x[i] } else { ns.iter().map(|&j| x[j]).sum::<f64>() / ns.len() as f64 }
     };
-    let wanted: Vec<f32> = row.iter().map(|&i| want(i)).collect();
+    let wanted: Vec<f64> = row.iter().map(|&i| want(i)).collect();
     let step = |k: usize| (width_of(row[k - 1]) + width_of(row[k])) / 2.0 + gap;
     let mut blocks: Vec<Block> = Vec::new();
     for (k, &w) in wanted.iter().enumerate() {
@@ -271,10 +271,10 @@ fn pull(row: &[usize], adjacent: &[Vec<usize>], x: &mut [f32], width_of: &impl F
                 break;
             }
             let shift = a.span + joint;
-            a.sum += b.sum - shift * b.len as f32;
+            a.sum += b.sum - shift * b.len as f64;
             a.len += b.len;
             a.span += joint + b.span;
-            a.at = a.sum / a.len as f32;
+            a.at = a.sum / a.len as f64;
         }
     }
     for b in &blocks {
@@ -288,7 +288,7 @@ fn pull(row: &[usize], adjacent: &[Vec<usize>], x: &mut [f32], width_of: &impl F
     }
 }
 
-fn round(v: f32) -> f32 {
+fn round(v: f64) -> f64 {
     (v * 10.0).round() / 10.0
 }
 

@@ -8,7 +8,15 @@
 //! Everything is read and done through the engine's public calls, so the
 //! inspector shows what `state get` says and acts as the CLI does.
 
+#[cfg(feature = "mcp")]
+mod api;
+#[cfg(feature = "mcp")]
+mod guard;
+#[cfg(feature = "mcp")]
+pub mod http;
 pub mod layout;
+#[cfg(feature = "mcp")]
+mod live;
 pub mod step;
 pub mod term;
 pub mod view;

@@ -197,13 +197,13 @@ pub struct RunView {
 #[derive(Clone, Debug, Serialize)]
 pub struct GraphView {
     /// The drawing's size.
-    pub width: f32,
+    pub width: f64,
     /// The drawing's size.
-    pub height: f32,
+    pub height: f64,
     /// A node's box size.
-    pub node_w: f32,
+    pub node_w: f64,
     /// A node's box size.
-    pub node_h: f32,
+    pub node_h: f64,
     /// The steps, in declaration order.
     pub nodes: Vec<GraphNode>,
     /// The dependencies.
@@ -224,9 +224,9 @@ pub struct GraphNode {
     /// Its layer (0: the entry steps).
     pub layer: usize,
     /// Its centre.
-    pub x: f32,
+    pub x: f64,
     /// Its centre.
-    pub y: f32,
+    pub y: f64,
     /// A foreach step's items by status, once expanded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<BTreeMap<String, usize>>,
@@ -248,7 +248,7 @@ pub struct GraphEdge {
     /// `deps`, or the name read (`mr_data`, `steps.fetch`).
     pub label: String,
     /// The polyline: `[x, y]` points.
-    pub points: Vec<[f32; 2]>,
+    pub points: Vec<[f64; 2]>,
 }
 
 /// The DAG of `cw`, with the statuses of `state` (a run of it) if given.
@@ -337,9 +337,14 @@ pub fn status_name(s: StepStatus) -> &'static str {
     }
 }
 
-/// A run's page: its state, its DAG and its timeline.
+/// A run's page: its state, its DAG and its timeline (see [`run_view_of`]).
 pub fn run_view(snapshot: &RunSnapshot) -> RunView {
-    let st = &snapshot.state;
+    run_view_of(&snapshot.state, Some(&snapshot.workflow), &snapshot.ready)
+}
+
+/// A run's page from its state and the workflow version to draw it with
+/// (none for an archived run whose workflow no longer compiles: no DAG).
+pub fn run_view_of(st: &FullState, cw: Option<&CompiledWorkflow>, ready: &[String]) -> RunView {
     let mut counts = BTreeMap::new();
     for s in &st.steps {
         *counts.entry(status_name(s.status).to_owned()).or_insert(0) += 1;
@@ -356,12 +361,22 @@ pub fn run_view(snapshot: &RunSnapshot) -> RunView {
         workflow_hash: st.workflow_hash.clone(),
         file_differs: st.file_differs,
         forked_from: st.forked_from.clone(),
-        ready: snapshot.ready.clone(),
+        ready: ready.to_vec(),
         counts,
         events: st.history.len(),
         checkpoints: st.checkpoints.iter().map(|c| c.step_id.clone()).collect(),
-        graph: graph_view(&snapshot.workflow, Some(st)),
-        timeline: timeline(&snapshot.workflow, st),
+        graph: match cw {
+            Some(cw) => graph_view(cw, Some(st)),
+            None => GraphView {
+                width: 0.0,
+                height: 0.0,
+                node_w: 0.0,
+                node_h: 0.0,
+                nodes: Vec::new(),
+                edges: Vec::new(),
+            },
+        },
+        timeline: timeline(cw, st),
     }
 }
 
@@ -453,7 +468,7 @@ fn ms_between(start: &str, at: &str) -> Option<u64> {
 }
 
 /// The timeline of run `st` of `cw`.
-pub fn timeline(cw: &CompiledWorkflow, st: &FullState) -> Timeline {
+pub fn timeline(cw: Option<&CompiledWorkflow>, st: &FullState) -> Timeline {
     let index: HashMap<&str, usize> = st.steps.iter().enumerate().map(|(i, s)| (s.id.as_str(), i)).collect();
     let mut rows: Vec<TimelineRow> = st
         .steps
@@ -484,6 +499,7 @@ pub fn timeline(cw: &CompiledWorkflow, st: &FullState) -> Timeline {
         }
     }
     // A step could start once its last dependency finished (or at 0).
+    let Some(cw) = cw else { return Timeline { start: st.created_at.clone(), span_ms, rows, run_events } };
     for &i in &cw.plan.order {
         let Some(id) = cw.wf.steps.get(i).map(|s| s.id.value.as_str()) else { continue };
         let Some(&r) = index.get(id) else { continue };

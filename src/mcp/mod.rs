@@ -9,6 +9,7 @@
 
 pub mod http;
 pub mod notify;
+pub mod origin;
 pub mod prompts;
 pub mod retention;
 pub mod server;
@@ -47,6 +48,8 @@ pub struct ServeOptions {
     /// On SIGTERM / SIGINT, how long in-flight HTTP requests may take to
     /// finish before the server exits anyway.
     pub shutdown_grace: std::time::Duration,
+    /// The inspector at `/ui/` shows runs but offers no actions.
+    pub ui_read_only: bool,
 }
 
 /// The default of `--shutdown-grace`.
@@ -70,6 +73,7 @@ impl Default for ServeOptions {
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle: DEFAULT_SESSION_IDLE,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            ui_read_only: false,
         }
     }
 }

@@ -36,6 +36,7 @@ mod format_schema;
 mod hostile_fs;
 mod http_protocol;
 mod init;
+mod inspect_http;
 mod inspect_term;
 mod layering;
 mod layering_scan;
