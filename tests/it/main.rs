@@ -36,6 +36,8 @@ mod format_schema;
 mod hostile_fs;
 mod http_protocol;
 mod init;
+#[cfg(unix)]
+mod inspect_browser;
 mod inspect_http;
 mod inspect_term;
 mod layering;
