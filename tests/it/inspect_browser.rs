@@ -224,3 +224,105 @@ fn a_thousand_step_run_page_is_small_and_quick() {
     assert!(interactive < Duration::from_secs(5), "{interactive:?}");
     assert_eq!(b.errors(&page), Vec::<String>::new());
 }
+
+/// The demo of docs/inspector.md: a run part-way through, with a refused
+/// result, a foreach under way and a `when`.
+const DEMO: &str = r#"id: review
+name: Review a merge request
+params:
+  mr: { type: string }
+steps:
+  - id: fetch
+    call: gitlab.get_mr
+    input_template: { mr: "<<params.mr>>" }
+    capture_as: mr_data
+  - id: lint
+    call: tools.lint
+    deps: [fetch]
+  - id: files
+    call: gitlab.files
+    input_template: { title: "<<mr_data.title>>" }
+    success_schema: { type: array, items: { type: string } }
+    capture_as: file_list
+  - id: review_each
+    call: think
+    foreach: file_list
+    input_template: { file: "<<item>>" }
+  - id: summarize
+    call: prompt.say
+    deps: [lint]
+    when: "steps.review_each.status == 'done'"
+    input_template: { message: "Reviewed <<mr_data.title>>" }
+"#;
+
+/// Takes the screenshots of docs/inspector.md; writes them to docs/images/
+/// with SAVANT_BLESS_SCREENSHOTS=1 (docs/inspector-screenshots.sh).
+#[test]
+fn screenshots_of_the_docs() {
+    let Some(mut b) = browser("inspect_browser::screenshots_of_the_docs") else { return };
+    let root = Root::with_workflows("browser-shots", &[("review", DEMO)]);
+    root.ok(&["plan", "review", "--run-id", "demo", "--params", r#"{"mr": "!7"}"#]);
+    root.ok(&[
+        "next",
+        "review",
+        "--run-id",
+        "demo",
+        "--step",
+        "fetch",
+        "--result",
+        r#"{"title": "Fix the login redirect"}"#,
+    ]);
+    let mut refused = root.command(&[
+        "next",
+        "review",
+        "--run-id",
+        "demo",
+        "--step",
+        "files",
+        "--result",
+        r#"{"files": "a.rs"}"#,
+    ]);
+    assert_eq!(refused.output().unwrap().status.code(), Some(1));
+    let files = r#"["src/login.rs", "src/session.rs", "tests/login.rs"]"#;
+    root.ok(&["next", "review", "--run-id", "demo", "--step", "files", "--result", files]);
+    root.ok(&[
+        "next",
+        "review",
+        "--run-id",
+        "demo",
+        "--step",
+        "review_each[0]",
+        "--result",
+        r#"{"ok": true}"#,
+    ]);
+    let server = serve(&root, &["--token", "demo"]);
+    let base = format!("http://{}", server.addr);
+    let page = b.open(&format!("{base}/ui/?token=demo"));
+    let shots = [
+        ("inspector-runs.png", "/ui/", "document.querySelector('#runs-table')"),
+        ("inspector-run.png", "/ui/runs/review/demo#step=files", "document.getElementById('panel-events')"),
+        (
+            "inspector-timeline.png",
+            "/ui/runs/review/demo#tab=timeline",
+            "document.querySelector('.timeline .bar')",
+        ),
+        (
+            "inspector-source.png",
+            "/ui/runs/review/demo#tab=source",
+            "document.querySelector('#source .code')",
+        ),
+    ];
+    let bless = std::env::var("SAVANT_BLESS_SCREENSHOTS").is_ok_and(|v| v == "1");
+    for (name, path, ready) in shots {
+        b.goto(&page, "about:blank");
+        b.goto(&page, &format!("{base}{path}"));
+        b.wait_for(&page, &format!("document.body.dataset.ready === '1' && {ready}"), WAIT);
+        let png = b.screenshot(&page);
+        assert!(png.starts_with(b"\x89PNG"), "{name}");
+        if bless {
+            std::fs::write(std::path::Path::new(crate::common::CRATE).join("docs/images").join(name), png)
+                .unwrap();
+        }
+    }
+    assert_eq!(b.errors(&page), Vec::<String>::new());
+}

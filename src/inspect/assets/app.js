@@ -198,6 +198,7 @@ async function runPage(workflow, runId) {
   const tabBar = el('div', { class: 'tabs', role: 'tablist' });
   const body = el('div', {});
   const show = (name) => {
+    setHash('tab', name === 'graph' ? null : name);
     for (const b of tabBar.children) b.setAttribute('aria-selected', String(b.dataset.tab === name));
     body.replaceChildren(tabs[name]);
     if (name === 'timeline') drawTimeline(tabs.timeline, runState.view.timeline);
@@ -206,8 +207,9 @@ async function runPage(workflow, runId) {
   for (const name of Object.keys(tabs)) tabBar.append(el('button', { type: 'button', role: 'tab', 'data-tab': name, onclick: () => show(name) }, name));
   main().replaceChildren(el('div', { id: 'notice', class: 'notice' }), header(view), actions(view, archiveId), tabBar, body);
   drawGraph(graphBox, view.graph, (id) => openStep(panel, workflow, runId, id, !!view.archived));
-  show('graph');
-  const step = new URLSearchParams(location.hash.slice(1)).get('step');
+  const hash = new URLSearchParams(location.hash.slice(1));
+  show(tabs[hash.get('tab')] ? hash.get('tab') : 'graph');
+  const step = hash.get('step');
   if (step) openStep(panel, workflow, runId, step, !!view.archived);
   if (!view.archived) live(workflow, runId, panel);
 }
@@ -226,6 +228,14 @@ function header(view) {
     el('div', { class: 'meta', id: 'run-counts' }, countsText(view.counts)),
     el('div', { class: 'meta', id: 'run-ready' }, view.ready.length ? `ready: ${view.ready.join(', ')}` : ''),
     failure, differs);
+}
+
+/** Sets (or, with null, removes) one `key=value` of the address's #fragment. */
+function setHash(key, value) {
+  const hash = new URLSearchParams(location.hash.slice(1));
+  if (value === null) hash.delete(key); else hash.set(key, value);
+  const text = hash.toString();
+  history.replaceState(null, '', `${location.pathname}${location.search}${text ? '#' + text : ''}`);
 }
 
 function countsText(counts) {
@@ -324,7 +334,7 @@ async function openStep(panel, workflow, runId, id, archived, quiet) {
   if (previous) previous.g.classList.remove('selected');
   const node = runState.nodes.get(id);
   if (node) node.g.classList.add('selected');
-  history.replaceState(null, '', `${location.pathname}${location.search}#step=${enc(id)}`);
+  setHash('step', id);
   panel.hidden = false;
   if (archived) { panel.replaceChildren(el('p', { class: 'muted' }, 'Step details are shown for live runs (restore this one to see them).')); return; }
   if (!quiet) panel.replaceChildren(el('p', { class: 'muted' }, 'Loading…'));
