@@ -128,8 +128,13 @@ fn error_response(
     });
     body["message"] = json!(message);
     let help = e.details.get("help").and_then(Value::as_str);
-    if let Some(name) = help.and_then(crate::diagnostic::suggestion) {
-        let field = if e.code == ErrorCode::UnknownWorkflow { "workflow" } else { "run_id" };
+    let field = match e.code {
+        ErrorCode::UnknownWorkflow => Some("workflow"),
+        ErrorCode::UnknownRun => Some("run_id"),
+        ErrorCode::UnknownStep => Some("step"),
+        _ => None,
+    };
+    if let (Some(field), Some(name)) = (field, help.and_then(crate::diagnostic::suggestion)) {
         body["did_you_mean"] = json!({ field: name });
     }
     if let Some(w) = workflow {

@@ -38,12 +38,15 @@ pub(crate) enum Auth {
     Open,
     /// `Authorization: Bearer` (a script; a browser cannot forge it).
     Bearer,
-    /// The `savant_ui` cookie (a browser: actions need the CSRF token too).
+    /// The `savant_ui_PORT` cookie (a browser: actions need the CSRF token too).
     Cookie,
 }
 
-/// The cookie the page's first load sets from `?token=`.
-const COOKIE: &str = "savant_ui";
+/// The cookie the page's first load sets from `?token=`: `savant_ui_PORT`
+/// (cookies ignore ports, so two servers on one host keep one each).
+fn cookie_name(port: Option<u16>) -> String {
+    format!("savant_ui_{}", port.unwrap_or(80))
+}
 
 /// Every response's security headers.
 pub(crate) const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
@@ -202,12 +205,14 @@ pub(crate) async fn guard(State(ui): State<Arc<Ui>>, mut req: Request, next: Nex
             {
                 // The URL `ui` printed: keep the token in a cookie, drop it from the address bar.
                 let mut r = redirect(req.uri().path());
-                let value = format!("{COOKIE}={want}; Path=/ui; HttpOnly; SameSite=Strict");
+                let value = format!("{}={want}; Path=/ui; HttpOnly; SameSite=Strict", cookie_name(host.1));
                 if let Ok(v) = HeaderValue::from_str(&value) {
                     r.headers_mut().insert(header::SET_COOKIE, v);
                 }
                 return r;
-            } else if cookie(req.headers(), COOKIE).is_some_and(|g| same(g.as_bytes(), want.as_bytes())) {
+            } else if cookie(req.headers(), &cookie_name(host.1))
+                .is_some_and(|g| same(g.as_bytes(), want.as_bytes()))
+            {
                 Auth::Cookie
             } else {
                 let mut r = refuse(
@@ -309,7 +314,7 @@ mod tests {
         assert_eq!(percent_decode("a%20b+c%2F%zz"), "a b c/%zz");
         assert_eq!(query_param(Some("x=1&token=s%3Dt"), "token").as_deref(), Some("s=t"));
         let mut h = HeaderMap::new();
-        h.insert(header::COOKIE, HeaderValue::from_static("a=1; savant_ui=tok"));
-        assert_eq!(cookie(&h, COOKIE).as_deref(), Some("tok"));
+        h.insert(header::COOKIE, HeaderValue::from_static("a=1; savant_ui_7340=tok; savant_ui_80=other"));
+        assert_eq!(cookie(&h, &cookie_name(Some(7340))).as_deref(), Some("tok"));
     }
 }

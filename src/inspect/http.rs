@@ -7,7 +7,7 @@
 //! 400; one well-formed `Host` is required (400) and must be allowed (403,
 //! against DNS rebinding); a malformed or foreign `Origin` is 403; with a
 //! token, every request needs it (401) as `Authorization: Bearer`, or as
-//! the `savant_ui` cookie the page's first load sets from `?token=` (then
+//! the `savant_ui_PORT` cookie the page's first load sets from `?token=` (then
 //! redirected without it). Actions (POST) also need: a token at all (no
 //! actions without auth), no `--read-only`, and, when the token came from
 //! the cookie, the CSRF token of `/ui/api/session` in `X-Savant-Csrf` and an

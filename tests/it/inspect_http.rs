@@ -137,6 +137,7 @@ fn unknown_runs_workflows_and_steps_say_what_is_there() {
     assert_eq!(e["did_you_mean"], json!({"workflow": "review"}));
     let e = get(addr, "/ui/api/runs/review/r1/steps/lnt", &[]).json();
     assert_eq!(e["error"], "UNKNOWN_STEP", "{e}");
+    assert_eq!(e["did_you_mean"], json!({"step": "lint"}));
     assert!(e["message"].as_str().unwrap().contains("lnt"), "{e}");
     let r = get(addr, "/ui/api/nothing", &[]);
     assert_eq!((r.status, r.json()["error"].as_str()), (404, Some("NOT_FOUND")));
@@ -218,12 +219,16 @@ fn host_origin_and_token_rules_are_the_mcp_endpoints() {
     let r = get(addr, "/ui/runs/review/r1?token=s3cret", &[]);
     assert_eq!(r.status, 303);
     assert!(r.head.contains("location: /ui/runs/review/r1\r\n"), "{}", r.head);
-    assert!(
-        r.head.contains("set-cookie: savant_ui=s3cret; path=/ui; httponly; samesite=strict"),
-        "{}",
-        r.head
+    let port = addr.rsplit(':').next().unwrap();
+    let set = format!("set-cookie: savant_ui_{port}=s3cret; path=/ui; httponly; samesite=strict");
+    assert!(r.head.contains(&set), "{}", r.head);
+    let cookie = format!("savant_ui_{port}=s3cret");
+    assert_eq!(get(addr, "/ui/api/runs", &[("Cookie", &cookie)]).status, 200);
+    assert_eq!(
+        get(addr, "/ui/api/runs", &[("Cookie", "savant_ui_1=s3cret")]).status,
+        401,
+        "another server's cookie"
     );
-    assert_eq!(get(addr, "/ui/api/runs", &[("Cookie", "savant_ui=s3cret")]).status, 200);
     assert_eq!(get(addr, "/ui/api/runs?token=s3cret", &[]).status, 401, "the API takes no token in the URL");
     // DNS rebinding and foreign pages.
     let bearer = ("Authorization", "Bearer s3cret");
@@ -252,7 +257,8 @@ fn actions_need_auth_csrf_and_their_own_origin_and_are_the_clis_calls() {
     let server = serve(&root, &["--token", "s3cret"]);
     let addr = server.addr.as_str();
     let own = format!("http://{addr}");
-    let cookie = ("Cookie", "savant_ui=s3cret");
+    let cookie = format!("savant_ui_{}=s3cret", addr.rsplit(':').next().unwrap());
+    let cookie = ("Cookie", cookie.as_str());
     let session = get(addr, "/ui/api/session", &[cookie]).json();
     assert_eq!(session["can_act"], true);
     let csrf = session["csrf"].as_str().unwrap().to_owned();

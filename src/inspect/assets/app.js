@@ -91,6 +91,10 @@ function errorView(e, workflow) {
   if (b.did_you_mean && b.did_you_mean.run_id) {
     out.append(el('div', {}, 'Did you mean ', el('a', { href: runHref(workflow, b.did_you_mean.run_id) }, b.did_you_mean.run_id), '?'));
   }
+  if (b.did_you_mean && b.did_you_mean.step && runState.view) {
+    const v = runState.view;
+    out.append(el('div', {}, 'Did you mean ', el('a', { href: `${runHref(v.workflow, v.run_id)}#step=${enc(b.did_you_mean.step)}` }, b.did_you_mean.step), '?'));
+  }
   if (b.did_you_mean && b.did_you_mean.workflow) {
     out.append(el('div', {}, 'Did you mean ', el('a', { href: workflowHref(b.did_you_mean.workflow) }, b.did_you_mean.workflow), '?'));
   }
