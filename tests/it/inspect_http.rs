@@ -182,6 +182,20 @@ fn a_run_whose_workflow_broke_keeps_its_history_and_a_corrupt_run_shows_the_stor
     assert_eq!(e["stored"]["error"], "STATE_CORRUPT", "{e}");
     let runs = get(addr, "/ui/api/runs", &[]).json();
     assert_eq!(runs["statuses"]["unreadable"], 1, "{runs}");
+    // The pinned version gone too (a new server: this one holds the run in
+    // memory): the history as stored, event by event.
+    drop(server);
+    for object in std::fs::read_dir(root.join(".savant/state/objects")).unwrap() {
+        std::fs::remove_file(object.unwrap().path()).unwrap();
+    }
+    let server = serve(&root, &[]);
+    let r = get(&server.addr, "/ui/api/runs/review/r1", &[]);
+    assert_eq!(r.status, 422, "{}", r.body);
+    let e = r.json();
+    assert_eq!(e["error"], "WORKFLOW_CHANGED", "{e}");
+    let history = e["stored"]["history"].as_array().unwrap();
+    assert_eq!(history.len(), 2, "{e}");
+    assert_eq!(history[0]["step_id"], "fetch");
 }
 
 #[test]
@@ -302,7 +316,12 @@ fn actions_need_auth_csrf_and_their_own_origin_and_are_the_clis_calls() {
     assert!(r.json()["details"]["message"].as_str().unwrap().contains("did you mean `reset`?"));
     let r = request(addr, "POST", "/ui/api/runs/review/r1b/actions/archive", &[bearer, json_type], "{}");
     assert_eq!(r.status, 200, "{}", r.body);
-    assert_eq!(get(addr, "/ui/api/runs?archived=1", &[bearer]).json()["total"], 1);
+    let archived = get(addr, "/ui/api/runs?archived=1", &[bearer]).json();
+    assert_eq!(archived["total"], 1);
+    let archive_id = archived["runs"][0]["archive_id"].as_str().unwrap().to_owned();
+    let view = get(addr, &format!("/ui/api/runs/review/r1b?archive_id={archive_id}"), &[bearer]).json();
+    assert_eq!((&view["archived"], view["graph"]["nodes"].as_array().map(Vec::len)), (&json!(true), Some(5)));
+    assert_eq!(get(addr, "/ui/api/runs/review/r1b", &[bearer]).status, 404, "archived: no live run");
     drop(server);
     // --ui-read-only: nothing, even with the token.
     let server = serve(&root, &["--token", "s3cret", "--ui-read-only"]);
