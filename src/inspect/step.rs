@@ -48,8 +48,20 @@ pub struct StepPanel {
     pub items: Option<Vec<ItemView>>,
     /// Its results and refused results, oldest first.
     pub events: Vec<StepEvent>,
+    /// When it could start (its last dependency's result) and when its
+    /// (last) result came, in milliseconds from the run's start.
+    pub timing: Timing,
     /// The step's YAML in the version the run is pinned to.
     pub yaml: SourceExcerpt,
+}
+
+/// A step's place on the run's time axis (milliseconds from its start).
+#[derive(Clone, Debug, Serialize)]
+pub struct Timing {
+    /// When its dependencies were done.
+    pub from_ms: Option<u64>,
+    /// When its (last) result was accepted.
+    pub to_ms: Option<u64>,
 }
 
 /// A result or refused result of a step (or of one of its items).
@@ -178,6 +190,8 @@ pub fn step_panel(engine: &Engine, snapshot: &RunSnapshot, step_id: &str) -> Res
         None => Map::new(),
     };
     let all = diagnostics(engine, &cw.source.path, &cw.source.text);
+    let row = super::view::timeline(Some(cw), st).rows.into_iter().nth(i);
+    let timing = Timing { from_ms: row.as_ref().and_then(|r| r.from_ms), to_ms: row.and_then(|r| r.to_ms) };
     Ok(StepPanel {
         id: base.to_owned(),
         call: ex.call,
@@ -195,6 +209,7 @@ pub fn step_panel(engine: &Engine, snapshot: &RunSnapshot, step_id: &str) -> Res
         captures,
         items: view.and_then(|v| v.items),
         events,
+        timing,
         yaml: excerpt(&cw.source, cw.wf.steps[i].span, &all),
     })
 }

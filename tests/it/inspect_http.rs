@@ -110,6 +110,8 @@ fn the_page_and_its_api_show_what_state_get_says() {
     assert_eq!(panel["yaml"]["first_line"], 9);
     let panel = get(addr, "/ui/api/runs/review/r1/steps/fetch", &[]).json();
     assert_eq!(panel["captures"], json!({"mr_data": {"title": "Fix <b>it</b>"}}));
+    assert_eq!(panel["timing"]["from_ms"], 0);
+    assert!(panel["timing"]["to_ms"].is_u64(), "{panel}");
     let source = get(addr, "/ui/api/runs/review/r1/source", &[]).json();
     assert_eq!(source["text"], REVIEW);
     assert_eq!(source["differs"], false);

@@ -359,7 +359,8 @@ async function openStep(panel, workflow, runId, id, archived, quiet) {
       p.when ? [el('dt', {}, 'when'), el('dd', { class: 'mono' }, p.when)] : [],
       p.foreach ? [el('dt', {}, 'foreach'), el('dd', { class: 'mono' }, p.foreach)] : [],
       p.capture_as ? [el('dt', {}, 'captures'), el('dd', { class: 'mono' }, p.capture_as)] : [],
-      p.attempts ? [el('dt', {}, 'refused'), el('dd', {}, String(p.attempts))] : []),
+      p.attempts ? [el('dt', {}, 'refused'), el('dd', {}, String(p.attempts))] : [],
+      timingText(p.timing) ? [el('dt', {}, 'time'), el('dd', { id: 'panel-time' }, timingText(p.timing))] : []),
   ];
   if (p.instruction) parts.push(...section('Instruction (rendered)', el('pre', { id: 'panel-instruction' }, json(p.instruction))));
   else if (p.input !== undefined && p.input !== null) parts.push(...section('Input (rendered)', el('pre', {}, json(p.input))));
@@ -377,6 +378,13 @@ async function openStep(panel, workflow, runId, id, archived, quiet) {
   }
   parts.push(...section('YAML', codeView(p.yaml.text, p.yaml.first_line, p.yaml.diagnostics), diagList(p.yaml.diagnostics)));
   panel.replaceChildren(...parts);
+}
+
+function timingText(t) {
+  const has = (v) => v !== null && v !== undefined;
+  if (has(t.from_ms) && has(t.to_ms)) return `${t.to_ms - t.from_ms} ms from ready to result (at +${t.to_ms} ms)`;
+  if (has(t.from_ms)) return `could start at +${t.from_ms} ms`;
+  return '';
 }
 
 // ---- source with diagnostics ----------------------------------------------------
