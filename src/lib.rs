@@ -94,6 +94,8 @@ pub mod config;
 #[doc(hidden)]
 pub mod fsx;
 #[doc(hidden)]
+pub mod inspect;
+#[doc(hidden)]
 pub mod ir;
 #[doc(hidden)]
 pub mod lsp;

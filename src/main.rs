@@ -64,16 +64,19 @@ enum Command {
         #[arg(long, value_name = "JSON|@FILE")]
         params: Option<String>,
     },
-    /// Draw a workflow's dependency graph (inferred edges dashed).
+    /// Draw a workflow's dependency graph (inferred edges dashed), or a run's with each step's status.
     #[command(
-        after_help = "Examples:\n  savant-think graph review_v1\n  savant-think graph review_v1 --format dot | dot -Tsvg > review.svg\n\nMore: docs/runtime.md."
+        after_help = "Examples:\n  savant-think graph review_v1\n  savant-think graph review_v1 --format dot | dot -Tsvg > review.svg\n  savant-think graph review_v1 --run-id r1\n\nMore: docs/runtime.md, docs/inspector.md."
     )]
     Graph {
         #[command(flatten)]
         wf: WorkflowArg,
-        /// Mermaid or DOT text, or the plan as JSON.
-        #[arg(long, value_enum, default_value_t = GraphFormat::Mermaid)]
-        format: GraphFormat,
+        /// Mermaid or DOT text, the plan as JSON, or text: Unicode boxes (the default with --run-id).
+        #[arg(long, value_enum)]
+        format: Option<cli::inspect::GraphFormat>,
+        /// Draw this run: each step with its status (text or json).
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
+        run_id: Option<String>,
     },
     /// Start a run and print its first instruction.
     ///
@@ -263,6 +266,10 @@ enum Command {
     )]
     #[cfg(feature = "mcp")]
     Serve(cli::serve::ServeArgs),
+    /// Open the run inspector: runs as live DAGs in a browser, on 127.0.0.1 (docs/inspector.md).
+    #[command(after_help = concat!("Examples:\n  savant-think ui --open\n  savant-think ui --port 0 --read-only\n\n", state_env!()))]
+    #[cfg(feature = "mcp")]
+    Ui(cli::ui::UiArgs),
     #[cfg(feature = "agent")]
     Exec(cli::exec::ExecArgs),
     /// Pursue a goal with a model (Ollama, OpenAI-compatible, Reasoning API), one action per step.
@@ -347,13 +354,6 @@ enum Command {
     },
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum GraphFormat {
-    Mermaid,
-    Dot,
-    Json,
-}
-
 #[derive(Subcommand)]
 enum WorkflowsCommand {
     /// List workflows with their names and whether they check clean.
@@ -409,6 +409,8 @@ fn main() -> ExitCode {
         }
         #[cfg(feature = "mcp")]
         Command::Serve(args) => cli::serve::run(args),
+        #[cfg(feature = "mcp")]
+        Command::Ui(args) => cli::ui::run(args),
         Command::Migrate(args) => ExitCode::from(args.run()),
         Command::Test(args) => cli::test::main(args),
         #[cfg(feature = "agent")]

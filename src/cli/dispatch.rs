@@ -4,7 +4,7 @@
 //! that print something other than a reply.
 
 use crate::cli;
-use crate::{Command, GraphFormat, WorkflowsCommand, fail};
+use crate::{Command, WorkflowsCommand, fail};
 use savant_think::runtime::{Engine, EngineResult, tools};
 use savant_think::workspace;
 use serde_json::{Value, json};
@@ -70,7 +70,7 @@ pub(crate) fn run_engine(command: Command) -> ExitCode {
             unreachable!("dispatched in main")
         }
         #[cfg(feature = "mcp")]
-        Command::Serve(_) => unreachable!("dispatched in main"),
+        Command::Serve(_) | Command::Ui(_) => unreachable!("dispatched in main"),
         #[cfg(feature = "agent")]
         Command::Exec(_) | Command::Run(_) | Command::Tools(_) => unreachable!("dispatched in main"),
         Command::Compile { wf, params } => {
@@ -91,24 +91,8 @@ pub(crate) fn run_engine(command: Command) -> ExitCode {
             });
             return print_result(result);
         }
-        Command::Graph { wf, format } => {
-            let engine = match engine_at(wf.root.as_deref()) {
-                Ok(e) => e,
-                Err(code) => return code,
-            };
-            let result = engine.workflow(&wf.workflow);
-            return match (result, format) {
-                (Err(e), _) => print_result(Err(e)),
-                (Ok(cw), GraphFormat::Json) => print_result(Ok(cw.plan.to_json(cw.wf.version.as_deref()))),
-                (Ok(cw), GraphFormat::Mermaid) => {
-                    print!("{}", cw.plan.to_mermaid());
-                    ExitCode::SUCCESS
-                }
-                (Ok(cw), GraphFormat::Dot) => {
-                    print!("{}", cw.plan.to_dot());
-                    ExitCode::SUCCESS
-                }
-            };
+        Command::Graph { wf, format, run_id } => {
+            return cli::inspect::graph(wf.root.as_deref(), &wf.workflow, run_id.as_deref(), format);
         }
         Command::Plan { wf, params, run_id, resume, replace } => {
             let params = match params.as_deref().map(|p| workspace::json_arg(p, "--params")).transpose() {
@@ -157,7 +141,10 @@ pub(crate) fn run_engine(command: Command) -> ExitCode {
             "think_reset",
             json!({"workflow": wf.workflow, "run_id": run_id, "checkpoint": checkpoint, "force": force}),
         ),
-        Command::State { command } => cli::state::call(command),
+        Command::State { command } => match cli::inspect::state(command) {
+            Ok(code) => return code,
+            Err(command) => cli::state::call(command),
+        },
         Command::Upgrade { wf, run_id, all, rename, dry_run, force, expected_version, format } => {
             if format.0 != savant_think::report::Format::Json {
                 let engine = match engine_at(wf.root.as_deref()) {

@@ -9,6 +9,7 @@ pub mod env;
 #[cfg(feature = "agent")]
 pub mod exec;
 pub mod init;
+pub mod inspect;
 #[cfg(feature = "mcp")]
 pub mod logging;
 pub mod migrate;
@@ -22,6 +23,8 @@ pub mod state;
 pub mod test;
 #[cfg(feature = "agent")]
 pub mod tools;
+#[cfg(feature = "mcp")]
+pub mod ui;
 pub mod upgrade;
 
 use savant_think::report::Format;

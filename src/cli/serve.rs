@@ -40,6 +40,9 @@ pub struct ServeArgs {
     /// On SIGTERM / SIGINT (--http): stop accepting, let in-flight requests finish for up to this long, then exit 0; a second signal exits at once.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
     shutdown_grace: std::time::Duration,
+    /// The run inspector at http://ADDR/ui/ shows runs but offers no actions (reset, fork, upgrade, delete).
+    #[arg(long, requires = "http")]
+    ui_read_only: bool,
     /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
@@ -67,6 +70,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
         max_in_flight: args.max_in_flight,
         when_idle: Some(give_back_memory),
         shutdown_grace: args.shutdown_grace,
+        ui_read_only: args.ui_read_only,
     };
     if let Err(m) = options.check() {
         return fail(m);

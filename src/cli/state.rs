@@ -21,6 +21,9 @@ pub enum StateCommand {
         /// Which archived copy (from `state list --archived`).
         #[arg(long, value_name = "ID", requires = "archived")]
         archive_id: Option<String>,
+        /// json (default), or human: a summary with one line per step.
+        #[arg(long, value_enum)]
+        format: Option<OutputFormat>,
     },
     /// List runs (of one workflow, or all).
     List {
@@ -29,6 +32,9 @@ pub enum StateCommand {
         /// List the archived runs (replaced or deleted) instead.
         #[arg(long)]
         archived: bool,
+        /// human (a table; the default on a terminal) or json (the default when piped).
+        #[arg(long, value_enum)]
+        format: Option<OutputFormat>,
         /// Project root (default: discovered, see `savant-think root`).
         #[arg(long, value_name = "DIR")]
         root: Option<PathBuf>,
@@ -94,15 +100,24 @@ pub enum StateCommand {
     },
 }
 
+/// How `state get` and `state list` print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// For a person: a table or a summary (colour on a terminal).
+    Human,
+    /// The tool's JSON reply.
+    Json,
+}
+
 /// The tool a `state` command calls: (the root given, the tool, its arguments).
 pub fn call(command: StateCommand) -> (Option<PathBuf>, &'static str, Value) {
     match command {
-        StateCommand::Get { wf, run_id, archived, archive_id } => (
+        StateCommand::Get { wf, run_id, archived, archive_id, .. } => (
             wf.root,
             "think_state_get",
             json!({"workflow": wf.workflow, "run_id": run_id, "archived": archived, "archive_id": archive_id}),
         ),
-        StateCommand::List { workflow, archived, root } => {
+        StateCommand::List { workflow, archived, root, .. } => {
             (root, "think_state_list", json!({"workflow": workflow, "archived": archived}))
         }
         StateCommand::Delete { wf, run_id, purge } => (

@@ -18,6 +18,7 @@
 //! -32600): each refusal a JSON-RPC error object. Only `/mcp` exactly is
 //! served. A non-loopback bind without a token is refused unless `--insecure`.
 
+pub use super::origin::{LOOPBACK_HOSTS, LOOPBACK_ORIGINS, origin_is_well_formed, parse_authority};
 use crate::mcp::{SavantServer, ServeOptions};
 use axum::Router;
 use axum::extract::{Request, State};
@@ -38,19 +39,6 @@ use tokio_util::sync::CancellationToken;
 /// idle keep-alive connection is held.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Hosts always accepted in `Host` (any port).
-pub const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];
-
-/// Origins always accepted (any port).
-pub const LOOPBACK_ORIGINS: &[&str] = &[
-    "http://localhost:*",
-    "http://127.0.0.1:*",
-    "http://[::1]:*",
-    "https://localhost:*",
-    "https://127.0.0.1:*",
-    "https://[::1]:*",
-];
-
 /// Refuses a bind anyone on the network could reach without a token.
 pub fn check_bind(addr: SocketAddr, token: Option<&str>, insecure: bool) -> Result<(), String> {
     if token.is_some_and(|t| t.trim().is_empty()) {
@@ -70,47 +58,6 @@ pub fn check_bind(addr: SocketAddr, token: Option<&str>, insecure: bool) -> Resu
 /// Compares without an early exit, so timing does not leak the token.
 fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// A `host[:port]` authority, strictly: a bracketed IPv6 literal or a name of
-/// ASCII letters, digits, `-` and `.`, then an optional numeric port. No
-/// user info, no empty parts. The host is lowercased.
-pub fn parse_authority(s: &str) -> Option<(String, Option<u16>)> {
-    let (host, rest) = if let Some(r) = s.strip_prefix('[') {
-        let end = r.find(']')?;
-        r[..end].parse::<Ipv6Addr>().ok()?;
-        (r[..end].to_ascii_lowercase(), &r[end + 1..])
-    } else {
-        let end = s.find(':').unwrap_or(s.len());
-        let h = &s[..end];
-        if h.is_empty() || !h.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') {
-            return None;
-        }
-        (h.to_ascii_lowercase(), &s[end..])
-    };
-    let port = match rest {
-        "" => None,
-        r => {
-            let p = r.strip_prefix(':')?;
-            if p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            Some(p.parse::<u16>().ok()?)
-        }
-    };
-    Some((host, port))
-}
-
-/// An `Origin` value, strictly: `null`, or `scheme://host[:port]` with no
-/// path, user info or trailing garbage.
-pub fn origin_is_well_formed(s: &str) -> bool {
-    if s == "null" {
-        return true;
-    }
-    let Some((scheme, rest)) = s.split_once("://") else { return false };
-    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
-    scheme_ok && parse_authority(rest).is_some()
 }
 
 /// What the guard checks before rmcp sees a request.
@@ -396,7 +343,7 @@ fn allowed_hosts(options: &ServeOptions) -> Vec<String> {
     hosts
 }
 
-/// The axum router: `/mcp` exactly and nothing else (404).
+/// The axum router: `/mcp` exactly, and the inspector under `/ui` (`crate::inspect::http`).
 pub fn router(server: SavantServer, options: &ServeOptions, cancel: CancellationToken) -> Router {
     router_counting(server, options, cancel, Arc::default())
 }
@@ -409,7 +356,7 @@ fn router_counting(
     in_flight: Arc<std::sync::atomic::AtomicUsize>,
 ) -> Router {
     let hosts = allowed_hosts(options);
-    let parsed = hosts
+    let parsed: Vec<(String, Option<u16>)> = hosts
         .iter()
         .filter_map(|h| match h.parse::<Ipv6Addr>() {
             Ok(ip) => Some((ip.to_string(), None)),
@@ -423,7 +370,7 @@ fn router_counting(
     origins.extend(options.allowed_origins.iter().cloned());
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
-        .with_allowed_origins(origins)
+        .with_allowed_origins(origins.clone())
         .enforce_origin_validation()
         .with_max_request_body_bytes(options.max_message_bytes)
         .with_legacy_session_mode(!options.stateless)
@@ -431,8 +378,15 @@ fn router_counting(
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(options.session_idle);
     let sessions = Arc::new(manager);
+    let engine = server.shared_engine();
     let service: StreamableHttpService<SavantServer, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(server.session()), sessions.clone(), config);
+    let ui = crate::inspect::http::UiOptions {
+        token: options.token.clone(),
+        read_only: options.ui_read_only,
+        hosts: parsed.clone(),
+        origins: origins.clone(),
+    };
     let guard_state = Guard {
         token: options.token.clone(),
         hosts: parsed,
@@ -443,9 +397,11 @@ fn router_counting(
         in_flight,
         max_in_flight: options.max_in_flight,
     };
+    // The inspector at /ui/ has its own guard (same token, Host and Origin rules).
     Router::new()
         .route_service("/mcp", service)
         .layer(middleware::from_fn_with_state(Arc::new(guard_state), guard))
+        .merge(crate::inspect::http::router(engine, ui))
 }
 
 async fn shutdown_signal() {
@@ -552,34 +508,6 @@ mod tests {
         assert!(check_bind(public, Some("s3cret"), false).is_ok());
         assert!(check_bind(public, None, true).is_ok());
         assert!(check_bind(local, Some(" "), false).is_err());
-    }
-
-    #[test]
-    fn authorities_parse_strictly() {
-        assert_eq!(parse_authority("localhost:8080"), Some(("localhost".into(), Some(8080))));
-        assert_eq!(parse_authority("LocalHost"), Some(("localhost".into(), None)));
-        assert_eq!(parse_authority("[::1]:80"), Some(("::1".into(), Some(80))));
-        for bad in [
-            "evil.com@127.0.0.1",
-            "localhost:evil",
-            "localhost:",
-            ":80",
-            "[::1].evil.com",
-            "::1",
-            "a b",
-            "x:99999",
-            "[zz]",
-            "",
-        ] {
-            assert_eq!(parse_authority(bad), None, "{bad}");
-        }
-        assert!(origin_is_well_formed("http://[::1]:3000"));
-        assert!(origin_is_well_formed("null"));
-        for bad in
-            ["http://[::1].evil.com", "http://localhost:3000/", "http://u@localhost", "localhost", "://x"]
-        {
-            assert!(!origin_is_well_formed(bad), "{bad}");
-        }
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 pub mod http;
 pub mod notify;
+pub mod origin;
 pub mod prompts;
 pub mod retention;
 pub mod server;
@@ -52,6 +53,8 @@ pub struct ServeOptions {
     /// On SIGTERM / SIGINT, how long in-flight HTTP requests may take to
     /// finish before the server exits anyway.
     pub shutdown_grace: std::time::Duration,
+    /// The inspector at `/ui/` shows runs but offers no actions.
+    pub ui_read_only: bool,
 }
 
 /// The default of `--shutdown-grace`.
@@ -79,6 +82,7 @@ impl Default for ServeOptions {
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             when_idle: None,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            ui_read_only: false,
         }
     }
 }

@@ -39,6 +39,10 @@ mod hostile_load;
 mod hostile_load_stress;
 mod http_protocol;
 mod init;
+#[cfg(unix)]
+mod inspect_browser;
+mod inspect_http;
+mod inspect_term;
 mod layering;
 mod layering_scan;
 mod lsp;

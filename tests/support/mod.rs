@@ -6,12 +6,15 @@
 //! - [`generate`]: generated workflows and their params;
 //! - [`drive`]: `next` arguments and driving a run from `plan` to done;
 //! - [`serve`]: `serve --http` as a child process;
+//! - [`browser`]: headless chromium over the DevTools protocol;
 //! - [`skip`]: a test skipping itself for a missing tool (a failure in CI).
 //!
 //! Each bench uses only part of this, so what one of them leaves unused is
 //! not dead code of the project (nor an unused re-export).
 #![allow(dead_code, unused_imports)]
 
+#[cfg(unix)]
+pub mod browser;
 pub mod drive;
 pub mod generate;
 pub mod root;

@@ -25,12 +25,14 @@ use std::sync::{Arc, Mutex};
 mod explain;
 mod fork;
 mod info;
+mod inspect;
 mod pins;
 mod plan;
 mod prune;
 mod repair;
 mod upgrade;
 
+pub use inspect::{RunBrief, RunSnapshot};
 pub use upgrade::{UpgradeFailed, UpgradeRequest};
 mod runs;
 mod state;
