@@ -45,8 +45,9 @@ pub fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], b
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     req.push_str("\r\n");
-    req.push_str(body);
-    s.write_all(req.as_bytes()).unwrap();
+    // A server may answer and close before the body is sent (413): no panic.
+    let _ = s.write_all(req.as_bytes());
+    let _ = s.write_all(body.as_bytes());
     let mut out = Vec::new();
     let _ = s.read_to_end(&mut out);
     let text = String::from_utf8_lossy(&out).into_owned();

@@ -32,26 +32,11 @@ pub(crate) fn start_with(root: &std::path::Path, extra: &[&str], env: &[(&str, &
     Server::start(command, false)
 }
 
-/// One raw HTTP/1.1 request; returns (status, body).
+/// One raw HTTP/1.1 request; returns (status, the response's head (in
+/// lower case) and body).
 fn raw(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let mut req =
-        format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
-    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-        req.push_str(&format!("Host: {addr}\r\n"));
-    }
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    let _ = s.write_all(req.as_bytes());
-    let _ = s.write_all(body.as_bytes());
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    (status, text)
+    let reply = crate::inspect_http::request(addr, method, path, headers, body);
+    (reply.status, format!("{}\r\n\r\n{}", reply.head, reply.body))
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
