@@ -315,16 +315,24 @@ fn busy(message: &str) -> Response {
     response
 }
 
-/// Calls `hook` once the server is idle after calls (checked every 2 s):
-/// the binary hands the memory the calls freed back to the system there.
+/// Calls `hook` once the server is idle after calls (checked every 2 s),
+/// and once more 12 s later if it stayed idle (the runtime's extra threads
+/// have ended by then): the binary hands the memory the calls freed back to
+/// the system there.
 async fn when_idle(in_flight: Arc<std::sync::atomic::AtomicUsize>, hook: fn()) {
     let mut seen = 0;
+    let mut again: Option<tokio::time::Instant> = None;
     let mut tick = tokio::time::interval(Duration::from_secs(2));
     loop {
         tick.tick().await;
         let served = SERVED.load(std::sync::atomic::Ordering::Relaxed);
-        if served != seen && in_flight.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        let idle = in_flight.load(std::sync::atomic::Ordering::SeqCst) == 0;
+        if served != seen && idle {
             seen = served;
+            hook();
+            again = Some(tokio::time::Instant::now() + Duration::from_secs(12));
+        } else if served == seen && idle && again.is_some_and(|at| tokio::time::Instant::now() >= at) {
+            again = None;
             hook();
         }
     }
