@@ -161,8 +161,22 @@ impl Plan {
     }
 }
 
+/// A Mermaid label's text as Mermaid entity codes where it matters: a step
+/// id or call is text, never markup (Mermaid renders labels as HTML, so an
+/// id like `<img onerror=…>` would otherwise run where the chart is shown).
 fn escape_label(s: &str) -> String {
-    s.replace('"', "#quot;")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '#' => out.push_str("#35;"),
+            '"' => out.push_str("#quot;"),
+            '<' => out.push_str("#lt;"),
+            '>' => out.push_str("#gt;"),
+            '&' => out.push_str("#amp;"),
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 fn dot_escape(s: &str) -> String {
@@ -208,6 +222,16 @@ mod tests {
         assert_eq!((plan.steps[2].deps.as_slice(), plan.steps[2].inferred.as_slice()), (&[1][..], &[1][..]));
         assert_eq!(plan.order, [1, 0, 2]);
         assert_eq!(c.workflow.expect("a workflow").steps.len(), 3);
+    }
+
+    /// Markup in a step id or call is text in the Mermaid chart.
+    #[test]
+    fn mermaid_labels_are_text_not_markup() {
+        let c = compile_str("steps:\n  - {id: \"<script>alert(1)</script>\", call: t.get}\n");
+        let mermaid = c.plan.expect("a plan").to_mermaid();
+        assert!(!mermaid.contains("<script"), "{mermaid}");
+        assert!(mermaid.contains("#lt;script#gt;alert(1)#lt;/script#gt;"), "{mermaid}");
+        assert_eq!(escape_label("a&b#c\"d"), "a#amp;b#35;c#quot;d");
     }
 
     #[test]
