@@ -5,6 +5,10 @@
 
 use crate::cli;
 use crate::{Command, WorkflowsCommand, fail};
+use savant_think::runtime::args::{
+    DriverPromptArgs, ExplainArgs, ForkArgs, GraphArgs, GraphFormat, IfExists, ListArgs, NextArgs, PlanArgs,
+    ResetArgs, UpgradeArgs, ValidateArgs, WorkflowArgs,
+};
 use savant_think::runtime::{Engine, EngineResult, tools};
 use savant_think::workspace;
 use serde_json::{Value, json};
@@ -45,6 +49,13 @@ pub(crate) fn start_dir(path: &std::path::Path) -> PathBuf {
 }
 
 /// Prints a tool result as JSON: exit 0 on success, 1 on an error object.
+/// A tool's arguments as the JSON `tools::call` takes: the CLI fills the
+/// same typed structs the MCP tools deserialize, so both adapters share the
+/// field names, the validation and the error text.
+pub(crate) fn typed<A: serde::Serialize>(args: A) -> Value {
+    serde_json::to_value(args).unwrap_or(Value::Null)
+}
+
 pub(crate) fn print_result(result: EngineResult) -> ExitCode {
     let (value, code) = match result {
         Ok(v) => (v, ExitCode::SUCCESS),
@@ -96,50 +107,55 @@ pub(crate) fn run_engine(command: Command) -> ExitCode {
         }
         Command::Plan { wf, params, run_id, resume, replace } => {
             let params = match params.as_deref().map(|p| workspace::json_arg(p, "--params")).transpose() {
-                Ok(p) => p.unwrap_or(Value::Null),
+                Ok(p) => p,
                 Err(m) => return fail(m),
             };
             let if_exists = match (resume, replace) {
-                (true, _) => "resume",
-                (_, true) => "replace",
-                _ => "error",
+                (true, _) => IfExists::Resume,
+                (_, true) => IfExists::Replace,
+                _ => IfExists::Error,
             };
-            (
-                wf.root,
-                "think_plan",
-                json!({"workflow": wf.workflow, "params": params, "run_id": run_id, "if_exists": if_exists}),
-            )
+            let args = PlanArgs {
+                workflow: wf.workflow,
+                params,
+                run_id,
+                if_exists: Some(if_exists),
+                start_fresh: None,
+            };
+            (wf.root, "think_plan", typed(args))
         }
         Command::Next { wf, run_id, step, result, expected_version } => {
             let result = match workspace::json_arg(&result, "--result") {
                 Ok(r) => r,
                 Err(m) => return fail(m),
             };
-            let mut args = json!({"workflow": wf.workflow, "run_id": run_id, "step_id": step,
-                                  "expected_version": expected_version});
-            // Moved, not copied by `json!`: a result can be megabytes.
+            let args = NextArgs {
+                workflow: wf.workflow,
+                run_id,
+                step_id: step,
+                expected_version,
+                ..Default::default()
+            };
+            // The result is moved in after, not serialized (a copy): it can be megabytes.
+            let mut args = typed(args);
             args["result_snapshot"] = result;
             (wf.root, "think_next", args)
         }
         Command::Explain { wf, run_id, step } => {
-            (wf.root, "think_explain", json!({"workflow": wf.workflow, "run_id": run_id, "step_id": step}))
+            (wf.root, "think_explain", typed(ExplainArgs { workflow: wf.workflow, run_id, step_id: step }))
         }
         Command::Fork { wf, run_id, from, new_run_id, params, expected_version } => {
             let params = match params.as_deref().map(|p| workspace::json_arg(p, "--params")).transpose() {
                 Ok(p) => p,
                 Err(m) => return fail(m),
             };
-            (
-                wf.root,
-                "think_fork",
-                json!({"workflow": wf.workflow, "run_id": run_id, "from": from, "new_run_id": new_run_id,
-                       "params": params, "expected_version": expected_version}),
-            )
+            let args = ForkArgs { workflow: wf.workflow, run_id, from, new_run_id, params, expected_version };
+            (wf.root, "think_fork", typed(args))
         }
         Command::Reset { wf, run_id, checkpoint, force } => (
             wf.root,
             "think_reset",
-            json!({"workflow": wf.workflow, "run_id": run_id, "checkpoint": checkpoint, "force": force}),
+            typed(ResetArgs { workflow: wf.workflow, run_id, checkpoint, force: Some(force) }),
         ),
         Command::State { command } => match cli::inspect::state(command) {
             Ok(code) => return code,
@@ -160,12 +176,16 @@ pub(crate) fn run_engine(command: Command) -> ExitCode {
                 };
                 return cli::upgrade::run(&engine, &wf.workflow, &req, format.0, cli::check::auto_color());
             }
-            (
-                wf.root,
-                "think_upgrade",
-                json!({"workflow": wf.workflow, "run_id": run_id, "all": all, "rename": rename,
-                       "dry_run": dry_run, "force": force, "expected_version": expected_version}),
-            )
+            let args = UpgradeArgs {
+                workflow: wf.workflow,
+                run_id,
+                all: Some(all),
+                rename: Some(rename),
+                dry_run: Some(dry_run),
+                force: Some(force),
+                expected_version,
+            };
+            (wf.root, "think_upgrade", typed(args))
         }
         Command::Validate { schema, response, workflow, root } => match (schema, workflow) {
             (Some(schema), _) => {
@@ -175,11 +195,14 @@ pub(crate) fn run_engine(command: Command) -> ExitCode {
                         Ok(r) => r.unwrap_or(Value::Null),
                         Err(m) => return fail(m),
                     };
-                let mut args = json!({"schema": schema});
+                // The response is moved in after, not serialized (a copy).
+                let mut args = typed(ValidateArgs { schema: Some(schema), response: None, workflow: None });
                 args["response"] = response;
                 (root, "think_validate", args)
             }
-            (None, workflow) => (root, "think_validate", json!({"workflow": workflow})),
+            (None, workflow) => {
+                (root, "think_validate", typed(ValidateArgs { schema: None, response: None, workflow }))
+            }
         },
         Command::Prompt { list: true, root, .. } => {
             let engine = match engine_at(root.as_deref()) {
@@ -190,18 +213,19 @@ pub(crate) fn run_engine(command: Command) -> ExitCode {
             return print_result(list.map(|l| serde_json::to_value(l).unwrap_or_default()));
         }
         Command::Prompt { version, root, list: false } => {
-            (root, "think_driver_prompt", json!({"version": version}))
+            (root, "think_driver_prompt", typed(DriverPromptArgs { version }))
         }
         Command::Root { path, root } => return run_root(root.as_deref(), path.as_deref()),
         Command::Workflows { command } => match command {
             WorkflowsCommand::List { filter, root } => {
-                (root, "think_workflows_list", json!({"filter": filter}))
+                (root, "think_workflows_list", typed(ListArgs { filter }))
             }
             WorkflowsCommand::Read { wf } => {
-                (wf.root, "think_workflows_read", json!({"workflow": wf.workflow}))
+                (wf.root, "think_workflows_read", typed(WorkflowArgs { workflow: wf.workflow }))
             }
             WorkflowsCommand::Graph { wf } => {
-                (wf.root, "think_workflows_graph", json!({"workflow": wf.workflow, "format": "json"}))
+                let args = GraphArgs { workflow: wf.workflow, format: Some(GraphFormat::Json) };
+                (wf.root, "think_workflows_graph", typed(args))
             }
         },
         Command::Call { tool, input, root } => {

@@ -3,7 +3,10 @@
 
 use super::WorkflowArg;
 use clap::Subcommand;
-use serde_json::{Value, json};
+use savant_think::runtime::args::{
+    DeleteArgs, PruneArgs, RepairArgs, RestoreArgs, StateGetArgs, StateListArgs,
+};
+use serde_json::Value;
 use std::path::PathBuf;
 
 #[derive(Subcommand)]
@@ -111,37 +114,32 @@ pub enum OutputFormat {
 
 /// The tool a `state` command calls: (the root given, the tool, its arguments).
 pub fn call(command: StateCommand) -> (Option<PathBuf>, &'static str, Value) {
+    use super::dispatch::typed;
     match command {
-        StateCommand::Get { wf, run_id, archived, archive_id, .. } => (
-            wf.root,
-            "think_state_get",
-            json!({"workflow": wf.workflow, "run_id": run_id, "archived": archived, "archive_id": archive_id}),
-        ),
+        StateCommand::Get { wf, run_id, archived, archive_id, .. } => {
+            let args = StateGetArgs { workflow: wf.workflow, run_id, archived: Some(archived), archive_id };
+            (wf.root, "think_state_get", typed(args))
+        }
         StateCommand::List { workflow, archived, root, .. } => {
-            (root, "think_state_list", json!({"workflow": workflow, "archived": archived}))
+            (root, "think_state_list", typed(StateListArgs { workflow, archived: Some(archived) }))
         }
         StateCommand::Delete { wf, run_id, purge } => (
             wf.root,
             "think_state_delete",
-            json!({"workflow": wf.workflow, "run_id": run_id, "purge": purge}),
+            typed(DeleteArgs { workflow: wf.workflow, run_id, purge: Some(purge) }),
         ),
         StateCommand::Prune { older_than, status, keep_last, dry_run, root } => {
             let status = (!status.is_empty()).then_some(status);
-            (
-                root,
-                "think_state_prune",
-                json!({"older_than": older_than, "status": status, "keep_last": keep_last, "dry_run": dry_run}),
-            )
+            let args = PruneArgs { older_than, status, keep_last, dry_run: Some(dry_run) };
+            (root, "think_state_prune", typed(args))
         }
         StateCommand::Repair { wf, run_id, apply } => (
             wf.root,
             "think_state_repair",
-            json!({"workflow": wf.workflow, "run_id": run_id, "apply": apply}),
+            typed(RepairArgs { workflow: wf.workflow, run_id, apply: Some(apply) }),
         ),
-        StateCommand::Restore { wf, run_id, archive_id } => (
-            wf.root,
-            "think_state_restore",
-            json!({"workflow": wf.workflow, "run_id": run_id, "archive_id": archive_id}),
-        ),
+        StateCommand::Restore { wf, run_id, archive_id } => {
+            (wf.root, "think_state_restore", typed(RestoreArgs { workflow: wf.workflow, run_id, archive_id }))
+        }
     }
 }

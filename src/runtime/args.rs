@@ -5,14 +5,14 @@
 //! them, as the engine always has.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A workflow id from think_workflows_list (e.g. "release_notes").
 type WorkflowId = String;
 
 /// think_plan's arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct PlanArgs {
     /// A workflow id from think_workflows_list (e.g. "release_notes").
@@ -47,7 +47,7 @@ impl PlanArgs {
 }
 
 /// What think_plan does when the run id names an existing run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 #[allow(missing_docs)] // the field's doc says each (variant docs would change its JSON Schema)
 pub enum IfExists {
@@ -76,7 +76,7 @@ impl From<bool> for IfExists {
 }
 
 /// think_next's arguments.
-#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct NextArgs {
     /// A workflow id from think_workflows_list (e.g. "release_notes").
@@ -104,7 +104,7 @@ impl NextArgs {
 }
 
 /// think_explain's arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ExplainArgs {
     /// A workflow id from think_workflows_list (e.g. "release_notes").
@@ -116,7 +116,7 @@ pub struct ExplainArgs {
 }
 
 /// think_reset's arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ResetArgs {
     /// A workflow id from think_workflows_list (e.g. "release_notes").
@@ -131,7 +131,7 @@ pub struct ResetArgs {
 }
 
 /// The tools that take exactly a run.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct RunArgs {
     /// A workflow id from think_workflows_list (e.g. "release_notes").
@@ -141,7 +141,7 @@ pub struct RunArgs {
 }
 
 /// think_driver_prompt's arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct DriverPromptArgs {
     /// Optional prompt version (e.g. "stable", "code_review", or a workflow's driver_version). Default: the latest.
@@ -149,7 +149,7 @@ pub struct DriverPromptArgs {
 }
 
 /// think_workflows_list's arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ListArgs {
     /// Optional: only ids containing this text (case-insensitive).
@@ -157,7 +157,7 @@ pub struct ListArgs {
 }
 
 /// The tools that take exactly a workflow (think_workflows_read).
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct WorkflowArgs {
     /// A workflow id from think_workflows_list (e.g. "release_notes").
@@ -166,7 +166,7 @@ pub struct WorkflowArgs {
 
 /// How think_workflows_graph draws the graph: json ({workflow, graph,
 /// order, v}), mermaid or dot (text).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 #[allow(missing_docs)] // the enum's doc says each (variant docs would change its JSON Schema)
 pub enum GraphFormat {
@@ -177,7 +177,7 @@ pub enum GraphFormat {
 }
 
 /// think_workflows_graph's arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct GraphArgs {
     /// A workflow id from think_workflows_list (e.g. "release_notes").
@@ -188,7 +188,7 @@ pub struct GraphArgs {
 }
 
 /// think_state_list's arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct StateListArgs {
     /// Optional: only runs of this workflow id.
@@ -199,7 +199,7 @@ pub struct StateListArgs {
 }
 
 /// think_state_get's arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct StateGetArgs {
     /// A workflow id from think_workflows_list (e.g. "release_notes").
@@ -214,7 +214,7 @@ pub struct StateGetArgs {
 }
 
 /// think_state_delete's arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct DeleteArgs {
     /// A workflow id from think_workflows_list (e.g. "release_notes").
@@ -227,7 +227,7 @@ pub struct DeleteArgs {
 }
 
 /// think_state_repair's arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct RepairArgs {
     /// A workflow id from think_workflows_list (e.g. "release_notes").
@@ -241,7 +241,7 @@ pub struct RepairArgs {
 }
 
 /// think_state_restore's arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct RestoreArgs {
     /// A workflow id from think_workflows_list (e.g. "release_notes").
@@ -253,7 +253,7 @@ pub struct RestoreArgs {
 }
 
 /// think_validate's arguments: `schema` and `response`, or `workflow`.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ValidateArgs {
     /// A schema name (e.g. "MergeRequestV1", from the instruction's success_schema) or an inline JSON Schema object.
@@ -265,7 +265,7 @@ pub struct ValidateArgs {
 }
 
 /// think's arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 #[schemars(extend("anyOf" = [{"required": ["thought"]}, {"required": ["thoughts"]}]))]
 pub struct ThinkArgs {
@@ -280,7 +280,7 @@ pub struct ThinkArgs {
 }
 
 /// prompt_say's arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 #[schemars(extend("anyOf" = [{"required": ["message"]}, {"required": ["text"]}]))]
 pub struct SayArgs {
@@ -291,7 +291,7 @@ pub struct SayArgs {
 }
 
 /// think_fork's arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ForkArgs {
     /// A workflow id from think_workflows_list (e.g. "release_notes").
@@ -310,7 +310,7 @@ pub struct ForkArgs {
 }
 
 /// think_state_prune's arguments (also `[state] keep` in savant-think.toml).
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct PruneArgs {
     /// Only runs and archived copies last changed longer ago than this (30d, 12h, 90m). Default: any age.
@@ -325,7 +325,7 @@ pub struct PruneArgs {
 }
 
 /// think_upgrade's arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct UpgradeArgs {
     /// A workflow id from think_workflows_list (e.g. "release_notes").

@@ -81,7 +81,7 @@ impl Conn {
         match answer {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => {
-                if self.client.is_closed() {
+                if self.client.is_closed() || ends_the_session(&e) {
                     self.broken = true;
                 }
                 Err(PgError::Db(e))
@@ -168,6 +168,16 @@ impl Conn {
 pub(super) enum Outcome<T> {
     Commit(T),
     Rollback(T),
+}
+
+/// An error after which the server closes the session (an administrator's
+/// `pg_terminate_backend`, a shutdown, a connection failure): the client
+/// may not have seen the socket close yet, but the connection is gone.
+fn ends_the_session(e: &tokio_postgres::Error) -> bool {
+    e.code().is_some_and(|c| {
+        let code = c.code();
+        code.starts_with("57P") || code.starts_with("08")
+    })
 }
 
 #[derive(Default)]
