@@ -8,8 +8,6 @@
 
 use crate::common::Root;
 use crate::mcp_support::call;
-use rmcp::ServiceExt;
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -236,12 +234,7 @@ async fn mcp_answers_state_corrupt() {
     let mut l = lines(&root);
     l[0] = l[0].replace("a1", "a2");
     set_lines(&root, &l);
-    let path = root.path.clone();
-    let transport = TokioChildProcess::new(tokio::process::Command::new(crate::common::BIN).configure(|c| {
-        c.arg("serve").arg("--root").arg(&path).env("LOG_LEVEL", "warn").env("SAVANT_STATE_FSYNC", "0");
-    }))
-    .unwrap();
-    let client = tokio::time::timeout(Duration::from_secs(20), ().serve(transport)).await.unwrap().unwrap();
+    let client = crate::mcp_support::connect_stdio(&root.path, "0").await;
     let work = async {
         let (is_error, v) =
             call(&client, "think_state_get", json!({"workflow": "flow", "run_id": "r"})).await;

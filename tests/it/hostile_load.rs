@@ -26,7 +26,7 @@ fn root(name: &str, toml: &str) -> Root {
 }
 
 /// Holds `run`'s file lock from this (another) process, as a stuck replica would.
-fn hold(root: &Root, run: &str) -> File {
+pub(crate) fn hold(root: &Root, run: &str) -> File {
     let file = File::options()
         .read(true)
         .write(true)

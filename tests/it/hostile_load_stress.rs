@@ -95,12 +95,7 @@ fn six_hundred_clients_on_one_locked_run_file_store() {
     let root = Root::with_workflows("stress-file", &[("say", SAY)]);
     root.ok(&["plan", "say", "--run-id", "r1"]);
     root.ok(&["plan", "say", "--run-id", "r2"]);
-    let lock = std::fs::File::options()
-        .read(true)
-        .write(true)
-        .open(root.join(".savant/state/say__r1.lock"))
-        .unwrap();
-    lock.lock().unwrap();
+    let _held = crate::hostile_load::hold(&root, "r1");
     let mut command = Server::command(&root.path);
     command.args(["--stateless"]).env("LOG_LEVEL", "error");
     let server = Server::start(command, false);

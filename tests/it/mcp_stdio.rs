@@ -3,7 +3,9 @@
 //! results, and a server that survives malformed input.
 
 use crate::common::{BIN, Root};
-use crate::mcp_support::{Client, call, check_catalog, errors_are_results, full_loop, populate};
+use crate::mcp_support::{
+    Client, call, check_catalog, connect_stdio, errors_are_results, full_loop, populate,
+};
 use crate::support::copy_dir;
 use rmcp::model::{
     ArgumentInfo, CallToolRequestParams, CompleteRequestParams, CompletionContext, GetPromptRequestParams,
@@ -21,20 +23,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 async fn connect(root: &std::path::Path) -> Client {
-    connect_fsync(root, "1").await
-}
-
-/// A server whose `SAVANT_STATE_FSYNC` is `fsync` (with `0`, engine calls
-/// run on the request's task instead of handing the worker over first).
-async fn connect_fsync(root: &std::path::Path, fsync: &str) -> Client {
-    let transport = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
-        c.arg("serve").arg("--root").arg(root).env("LOG_LEVEL", "warn").env("SAVANT_STATE_FSYNC", fsync);
-    }))
-    .expect("spawn savant-think serve");
-    tokio::time::timeout(Duration::from_secs(20), ().serve(transport))
-        .await
-        .expect("initialize in time")
-        .expect("initialize")
+    connect_stdio(root, "1").await
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -58,7 +47,7 @@ async fn stdio_catalog_loop_and_errors() {
 async fn stdio_with_fsync_off_answers_on_the_task() {
     let scratch = Root::new("mcp-stdio-inline");
     populate(&scratch.path);
-    let client = connect_fsync(&scratch.path, "0").await;
+    let client = connect_stdio(&scratch.path, "0").await;
     let work = async {
         full_loop(&client, "inline-1").await;
         errors_are_results(&client).await;

@@ -36,6 +36,22 @@ pub const TOOLS: &[&str] = &[
     "think_test",
 ];
 
+/// `savant-think serve` over stdio for `root`, initialized, with
+/// `SAVANT_STATE_FSYNC` set to `fsync` (with `0`, engine calls run on the
+/// request's task instead of handing the worker over first).
+pub async fn connect_stdio(root: &Path, fsync: &str) -> Client {
+    use rmcp::ServiceExt;
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    let transport = TokioChildProcess::new(tokio::process::Command::new(crate::common::BIN).configure(|c| {
+        c.arg("serve").arg("--root").arg(root).env("LOG_LEVEL", "warn").env("SAVANT_STATE_FSYNC", fsync);
+    }))
+    .expect("spawn savant-think serve");
+    tokio::time::timeout(std::time::Duration::from_secs(20), ().serve(transport))
+        .await
+        .expect("initialize in time")
+        .expect("initialize")
+}
+
 /// Fills `root` with copies of the crate's workflows, schemas and prompts.
 pub fn populate(root: &Path) {
     let crate_dir = Path::new(CRATE);

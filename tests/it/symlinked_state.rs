@@ -8,8 +8,6 @@
 
 use crate::common::{Root, assert_exit};
 use crate::mcp_support::call;
-use rmcp::ServiceExt;
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::json;
 use std::os::unix::fs::symlink;
 use std::path::Path;
@@ -145,12 +143,7 @@ fn links_inside_the_root_and_an_explicit_dir_are_fine() {
 #[tokio::test(flavor = "multi_thread")]
 async fn mcp_refuses_a_link_planted_while_serving() {
     let (root, outside) = planted("mcp");
-    let path = root.path.clone();
-    let transport = TokioChildProcess::new(tokio::process::Command::new(crate::common::BIN).configure(|c| {
-        c.arg("serve").arg("--root").arg(&path).env("LOG_LEVEL", "warn").env("SAVANT_STATE_FSYNC", "0");
-    }))
-    .unwrap();
-    let client = tokio::time::timeout(Duration::from_secs(20), ().serve(transport)).await.unwrap().unwrap();
+    let client = crate::mcp_support::connect_stdio(&root.path, "0").await;
     let work = async {
         let (is_error, v) = call(&client, "think_plan", json!({"workflow": "flow", "run_id": "r0"})).await;
         assert!(!is_error, "{v}");

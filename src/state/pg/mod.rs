@@ -121,15 +121,8 @@ impl PgStore {
     /// Why the database is unavailable, in a sentence.
     fn unavailable(&self, e: &PgError) -> String {
         match e {
-            PgError::Db(db) => format!("the connection failed: {}", error_message(db)),
-            PgError::Timeout(t) => {
-                format!("no answer within {} ([state] db_timeout)", humantime::format_duration(*t))
-            }
-            PgError::Exhausted { size, waited } => format!(
-                "all {size} connections stayed in use for {} ([state] pool_size)",
-                humantime::format_duration(Duration::from_millis(waited.as_millis() as u64))
-            ),
-            PgError::Io(io) => format!("cannot start a connection: {io}"),
+            PgError::Db(_) => format!("the connection failed: {e}"),
+            _ => e.to_string(),
         }
     }
 

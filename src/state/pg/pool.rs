@@ -36,6 +36,25 @@ pub(super) enum PgError {
     Io(std::io::Error),
 }
 
+/// Why, in words: the database's message (with its SQLSTATE), or which
+/// setting's bound was met.
+impl std::fmt::Display for PgError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PgError::Db(db) => f.write_str(&super::error_message(db)),
+            PgError::Timeout(t) => {
+                write!(f, "no answer within {} ([state] db_timeout)", humantime::format_duration(*t))
+            }
+            PgError::Exhausted { size, waited } => write!(
+                f,
+                "all {size} connections stayed in use for {} ([state] pool_size)",
+                humantime::format_duration(Duration::from_millis(waited.as_millis() as u64))
+            ),
+            PgError::Io(io) => write!(f, "cannot start a connection: {io}"),
+        }
+    }
+}
+
 impl From<tokio_postgres::Error> for PgError {
     fn from(e: tokio_postgres::Error) -> PgError {
         PgError::Db(e)

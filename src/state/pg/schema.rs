@@ -60,17 +60,9 @@ pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
 /// Creates or migrates the schema; `label` names the database in errors.
 pub(super) fn migrate(pool: &Pool, label: &str) -> Result<(), OpenError> {
     let unavailable = |e: PgError| {
-        let why = match &e {
-            PgError::Db(db) => super::error_message(db),
-            PgError::Timeout(t) => {
-                format!("no answer within {} ([state] db_timeout)", humantime::format_duration(*t))
-            }
-            PgError::Exhausted { .. } => "no connection free".to_owned(),
-            PgError::Io(io) => io.to_string(),
-        };
         OpenError::new(
             "STATE_UNAVAILABLE",
-            format!("cannot use the state database {label}: {why}"),
+            format!("cannot use the state database {label}: {e}"),
             "check that PostgreSQL runs at that address, that the user, password and database in the \
              URL are right, and that the user may create tables (docs/deploy.md)",
         )
