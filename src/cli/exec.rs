@@ -26,7 +26,7 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// 130 when interrupted (resumable too).
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = concat!("Examples:\n  savant-think exec review_v1 --params '{\"project\": \"g/app\", \"mr_iid\": \"!7\"}'\n  savant-think exec review_v1 --dry-run\n  savant-think exec review_v1 --params @params.json --run-id nightly-42 --json --jobs 4\n\n", state_env!(), "\n  LOG_LEVEL           log level on stderr (default warn)\n\nFull documentation: docs/exec.md in the savant-think repository.")
+    after_help = concat!("Examples:\n  savant-think exec review_v1 --params '{\"project\": \"g/app\", \"mr_iid\": \"!7\"}'\n  savant-think exec review_v1 --dry-run\n  savant-think exec review_v1 --params @params.json --run-id nightly-42 --json --jobs 4\n\n", state_env!(traces), "\n  LOG_LEVEL           log level on stderr (default warn)\n\nFull documentation: docs/exec.md in the savant-think repository.")
 )]
 pub struct ExecArgs {
     /// A workflow id (resolved in <root>/workflows/) or a path to a file.
@@ -83,8 +83,8 @@ pub fn main(args: ExecArgs) -> u8 {
         Ok(r) => r,
         Err(m) => return usage(m),
     };
-    let engine = match super::env::engine(root) {
-        Ok(e) => Arc::new(e),
+    let (engine, _traces) = match super::env::traced_engine(root) {
+        Ok((e, traces)) => (Arc::new(e), traces),
         Err(e) => return usage(e),
     };
     let options = ExecOptions {

@@ -61,6 +61,7 @@ mod state_crash;
 mod store_once;
 #[cfg(unix)]
 mod symlinked_state;
+mod telemetry;
 mod test_cmd;
 mod test_files;
 mod test_update;

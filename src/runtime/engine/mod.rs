@@ -26,6 +26,7 @@ mod explain;
 mod fork;
 mod info;
 mod inspect;
+mod observe;
 mod pins;
 mod plan;
 mod prune;
@@ -33,6 +34,7 @@ mod repair;
 mod upgrade;
 
 pub use inspect::{RunBrief, RunSnapshot};
+pub use observe::{AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt};
 pub use upgrade::{UpgradeFailed, UpgradeRequest};
 mod runs;
 mod state;
@@ -58,6 +60,8 @@ pub struct Engine {
     runs: Mutex<HashMap<(String, String), Cached>>,
     /// The objects runs are pinned to (see `pins.rs`).
     pins: Mutex<pins::Pins>,
+    /// Told of step attempts and finished runs (see `observe.rs`).
+    observer: Option<Arc<dyn RunObserver>>,
 }
 
 fn now() -> String {
@@ -124,7 +128,14 @@ impl Engine {
 
     /// An engine over `root` with the given settings and state store.
     pub fn with_store(root: PathBuf, config: EngineConfig, store: Box<dyn StateStore>) -> Engine {
-        Engine { project: Project::open(root), config, store, runs: Mutex::default(), pins: Mutex::default() }
+        Engine {
+            project: Project::open(root),
+            config,
+            store,
+            runs: Mutex::default(),
+            pins: Mutex::default(),
+            observer: None,
+        }
     }
 
     /// The project root.
@@ -290,7 +301,12 @@ impl Engine {
         }
         cached.stamp = self.store.append(key, &value).map_err(store_error)?;
         cached.journal_len += 1;
+        let observed = self.observe_before(cached, &event);
+        let at = observed.as_ref().map(|_| event.at.clone());
         cached.machine.apply(event);
+        if let Some(at) = at {
+            self.observe_after(observed, &cached.machine, &at);
+        }
         if cached.journal_len > 32 && cached.journal_len * 2 >= cached.machine.state.history.len() {
             self.snapshot(key, cached)?;
         }

@@ -84,6 +84,7 @@ impl Engine {
         machine.state.generation = Some(new_generation());
         let snapshot = serde_json::to_value(&machine.state).unwrap_or(Value::Null);
         let stamp = self.store.write_snapshot(&key, &snapshot).map_err(store_error)?;
+        self.observe_finished(&machine, &machine.state.created_at);
         let mut out = self.progress(&machine);
         self.put(&key, Cached { stamp, machine, journal_len: 0 });
         if let (Ok(p), Some(w)) = (&mut out, warning) {
