@@ -392,7 +392,8 @@ pub(crate) mod tests {
         let c = load("").unwrap();
         assert_eq!(c.telemetry.traces(), None, "no traces unless asked for");
         assert_eq!(c.telemetry.service(), "savant-think");
-        let mut c = load("[telemetry]\notlp_endpoint = \"http://otel:4318/\"\nservice_name = \"ci\"\n").unwrap();
+        let mut c =
+            load("[telemetry]\notlp_endpoint = \"http://otel:4318/\"\nservice_name = \"ci\"\n").unwrap();
         assert_eq!(c.telemetry.traces().as_deref(), Some("http://otel:4318/v1/traces"));
         assert_eq!(c.telemetry.service(), "ci");
         let o = Overrides { otlp_traces_url: Some("http://h/t".into()), ..Overrides::default() };
