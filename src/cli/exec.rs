@@ -135,10 +135,8 @@ pub fn main(args: ExecArgs) -> u8 {
                         serde_json::json!({"event": "error", "error": e.code, "details": e.details})
                     );
                 }
-                let details =
-                    e.details["message"].as_str().map_or_else(|| e.details.to_string(), str::to_owned);
-                let help = e.details["help"].as_str().map(|h| format!("\n  help: {h}")).unwrap_or_default();
-                usage(format!("{}: {details}{help}", e.code))
+                let help = e.help_text().map(|h| format!("\n  help: {h}")).unwrap_or_default();
+                usage(format!("{}: {}{help}", e.code, e.describe()))
             }
         }
     });

@@ -7,6 +7,7 @@ use crate::ir::{SchemaRef, TemplateValue};
 use crate::runtime::ErrorCode;
 pub use crate::runtime::args::NextArgs;
 use crate::runtime::config::EngineConfig;
+use crate::runtime::error_details::{Conflict, FieldError, StepNotReady};
 use crate::runtime::payload;
 use crate::runtime::project::Project;
 use crate::runtime::reply::RunEntry;
@@ -82,18 +83,19 @@ fn cut_message(mut message: String) -> String {
     message
 }
 
+/// A step status as the replies write it (`ready`, `pending`, …).
+fn status_name(status: StepStatus) -> String {
+    serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
 fn store_error(e: StoreError) -> EngineError {
     match e {
-        StoreError::InvalidId { .. } => {
-            EngineError::new(ErrorCode::InvalidId, json!({"message": e.to_string()}))
-        }
+        StoreError::InvalidId { .. } => EngineError::message(ErrorCode::InvalidId, e.to_string()),
         StoreError::Corrupt { .. } => EngineError::state_corrupt(e.to_string()),
-        StoreError::Io { .. } => EngineError::new(ErrorCode::StateIo, json!({"message": e.to_string()})),
+        StoreError::Io { .. } => EngineError::message(ErrorCode::StateIo, e.to_string()),
         StoreError::Busy { ref run, .. } => EngineError::run_busy(run, &e.to_string()),
         StoreError::Unavailable { .. } => EngineError::state_unavailable(&e.to_string()),
-        StoreError::OutsideRoot { .. } => {
-            EngineError::new(ErrorCode::StateOutsideRoot, json!({"message": e.to_string()}))
-        }
+        StoreError::OutsideRoot { .. } => EngineError::message(ErrorCode::StateOutsideRoot, e.to_string()),
     }
 }
 
@@ -183,9 +185,13 @@ impl Engine {
                     ),
                     None => "pass params as a JSON object, e.g. \"params\": {\"name\": \"Ada\"}".to_owned(),
                 };
-                return Err(EngineError::new(
+                return Err(EngineError::fields(
                     ErrorCode::InvalidParams,
-                    json!([{"path": "", "message": format!("params must be an object, got {other}"), "help": help}]),
+                    &[FieldError {
+                        path: String::new(),
+                        message: format!("params must be an object, got {other}"),
+                        help: Some(help),
+                    }],
                 ));
             }
         };
@@ -202,7 +208,7 @@ impl Engine {
         let params = Value::Object(params);
         let errors = Self::schema_errors(&*self.project.inline_validator(&schema)?, &params);
         if !errors.is_empty() {
-            return Err(EngineError::new(ErrorCode::InvalidParams, Value::Array(errors)));
+            return Err(EngineError::fields(ErrorCode::InvalidParams, &errors));
         }
         Ok(params)
     }
@@ -238,9 +244,10 @@ impl Engine {
                 if m.result_of(w) == Some(&result) {
                     return self.progress(m);
                 }
-                return Err(EngineError::new(
+                let message = format!("`{}` is already done with a different result", args.step_id);
+                return Err(EngineError::with(
                     ErrorCode::StateConflict,
-                    json!({"step_id": args.step_id, "message": format!("`{}` is already done with a different result", args.step_id)}),
+                    Conflict { step_id: Some(args.step_id), message, ..Conflict::default() },
                 ));
             }
             StepStatus::Ready if m.state.status == RunStatus::Running => {}
@@ -248,11 +255,10 @@ impl Engine {
                 if m.state.status == RunStatus::Failed {
                     return Err(self.failed(m));
                 }
-                return Err(EngineError::new(
+                let message = format!("`{}` is {}, not ready", args.step_id, status_name(status));
+                return Err(EngineError::with(
                     ErrorCode::StepNotReady,
-                    json!({"step_id": args.step_id, "status": status,
-                           "message": format!("`{}` is {}, not ready", args.step_id, serde_json::to_value(status).unwrap_or_default().as_str().unwrap_or("")),
-                           "ready": self.ready_ids(m)}),
+                    StepNotReady { step_id: args.step_id, status, message, ready: self.ready_ids(m) },
                 ));
             }
         }
@@ -265,7 +271,7 @@ impl Engine {
                     at: now(),
                     kind: EventKind::ValidationFailed {
                         step_id: args.step_id.clone(),
-                        errors: Value::Array(errors.clone()),
+                        errors: serde_json::to_value(&errors).unwrap_or_default(),
                     },
                 };
                 self.commit(key, cached, event)?;
@@ -273,7 +279,7 @@ impl Engine {
                 if m.state.status == RunStatus::Failed {
                     return Err(self.failed(m));
                 }
-                return Err(EngineError::new(ErrorCode::ValidationFailed, Value::Array(errors))
+                return Err(EngineError::fields(ErrorCode::ValidationFailed, &errors)
                     .with_instruction(self.instruction(m, w))
                     .with_state(self.state_summary(m)));
             }
@@ -468,7 +474,7 @@ impl Engine {
             Some("VALIDATION_FAILED") => ErrorCode::ValidationFailed,
             _ => ErrorCode::RunFailed,
         };
-        EngineError::new(code, failure).with_run_id(&m.state.run_id).with_state(self.state_summary(m))
+        EngineError::recorded(code, failure).with_run_id(&m.state.run_id).with_state(self.state_summary(m))
     }
 
     /// The response after plan / next: the next instruction, or done.
@@ -527,10 +533,14 @@ fn statuses(m: &Machine) -> Map<String, Value> {
 /// `STATE_CONFLICT` unless the run is at `expected` (when given).
 fn expect_version(m: &Machine, expected: Option<u64>) -> Result<(), EngineError> {
     match expected {
-        Some(v) if v != m.state.version => Err(EngineError::new(
+        Some(v) if v != m.state.version => Err(EngineError::with(
             ErrorCode::StateConflict,
-            json!({"message": format!("expected version {v}, but the run is at version {}", m.state.version),
-                   "expected_version": v, "version": m.state.version}),
+            Conflict {
+                message: format!("expected version {v}, but the run is at version {}", m.state.version),
+                expected_version: Some(v),
+                version: Some(m.state.version),
+                ..Conflict::default()
+            },
         )),
         _ => Ok(()),
     }

@@ -106,9 +106,9 @@ impl Engine {
                 return Ok((key, lock, false));
             }
         }
-        Err(EngineError::new(
+        Err(EngineError::message(
             ErrorCode::StateIo,
-            json!({"message": format!("no unused run id found in {FRESH_ID_ATTEMPTS} attempts")}),
+            format!("no unused run id found in {FRESH_ID_ATTEMPTS} attempts"),
         ))
     }
 
