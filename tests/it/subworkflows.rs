@@ -165,6 +165,14 @@ fn a_failed_child_fails_its_parent_step() {
     assert_eq!(last["details"]["child"]["error"], "VALIDATION_FAILED");
     let child = j(e.state_get("review_file", "f1.r").unwrap());
     assert_eq!(child["status"], "failed");
+    // Outputs the step's success_schema refuses fail it too.
+    root.workflow(
+        "picky",
+        "steps:\n  - id: r\n    uses: review_file\n    with: {path: y.rs}\n    success_schema: {type: object, required: [score]}\n",
+    );
+    e.plan("picky", json!({}), Some("p1"), true).unwrap();
+    let err = next(&e, "picky", "p1", "r/ask", json!({"verdict": "ok"})).unwrap_err();
+    assert_eq!(err["details"]["child"]["error"], "VALIDATION_FAILED", "{err}");
     // A `uses:` of a workflow that is not there fails the step when it is reached.
     root.workflow("lost", "steps:\n  - id: r\n    uses: nowhere\n");
     let err = e.plan("lost", json!({}), Some("l1"), true).unwrap_err().to_json();
@@ -278,4 +286,21 @@ async fn mcp_plan_and_next_drive_parent_and_children_in_one_loop() {
         list["runs"].as_array().unwrap().iter().filter_map(|r| r["run_id"].as_str()).collect();
     assert!(ids.contains(&"m1.each.0") && ids.contains(&"m1.deeper.again"), "{list}");
     client.cancel().await.unwrap();
+}
+
+#[test]
+fn a_reset_past_a_uses_step_starts_a_fresh_child_and_archives_the_old_one() {
+    let root = project("subwf_reset");
+    let e = root.engine();
+    e.plan("review", json!({"files": ["a.rs"]}), Some("r2"), true).unwrap();
+    let r = next(&e, "review", "r2", "each[0]/ask", json!({"verdict": "ok"})).unwrap();
+    assert_eq!(r["instruction"]["step_id"], "report");
+    let r = j(e.reset("review", "r2", None, true).unwrap());
+    assert_eq!(r["instruction"]["step_id"], "each[0]/ask", "{r}");
+    let child = j(e.state_get("review_file", "r2.each.0").unwrap());
+    assert_eq!(child["status"], "running", "{child}");
+    let archived = j(e.state_list_archived(Some("review_file")).unwrap());
+    assert!(archived.to_string().contains("r2.each.0"), "{archived}");
+    let r = next(&e, "review", "r2", "each[0]/ask", json!({"verdict": "again"})).unwrap();
+    assert_eq!(r["instruction"]["input"]["text"], "a.rs: again and 1 in all");
 }

@@ -64,7 +64,7 @@ impl Engine {
                     }
                     return Ok(out);
                 }
-                Child::Done(outputs) => EventKind::Result { step_id, result: outputs, truncated: None },
+                Child::Done(outputs) => self.completion(key, m, w, step_id, outputs)?,
                 Child::Failed { child_run_id, failure } => {
                     EventKind::ChildFailed { step_id, child_run_id, failure }
                 }
@@ -73,6 +73,77 @@ impl Engine {
             self.commit(key, cached, event)?;
         }
         self.progress(&cached.machine)
+    }
+
+    /// The event that completes `uses:` work `w` with its child's outputs:
+    /// its result (within the payload caps), or — when the step's
+    /// `success_schema` refuses the outputs — its failure (running the same
+    /// child again would give the same outputs).
+    fn completion(
+        &self,
+        key: &RunKey,
+        m: &Machine,
+        w: WorkRef,
+        step_id: String,
+        mut outputs: Value,
+    ) -> Result<EventKind, EngineError> {
+        if let Some(schema) = &m.step(w.0).success_schema {
+            let errors = self.validate_pinned(key, m, schema, &outputs)?;
+            if !errors.is_empty() {
+                let child_run_id = Self::child_run_id(m, w);
+                let failure = json!({
+                    "error": "VALIDATION_FAILED",
+                    "message": "the sub-workflow's outputs do not match the step's success_schema",
+                    "errors": errors,
+                });
+                return Ok(EventKind::ChildFailed { step_id, child_run_id, failure });
+            }
+        }
+        let original_bytes = payload::json_len(&outputs);
+        let caps = (self.config.max_string_bytes, self.config.max_snapshot_bytes);
+        let truncated = payload::truncate(&mut outputs, caps.0, caps.1)
+            .map(|what| TruncationNote { original_bytes, what });
+        Ok(EventKind::Result { step_id, result: outputs, truncated })
+    }
+
+    /// After a reset of a run from `old` to `new`: archives the child runs
+    /// (and theirs) of `uses:` work that `new` has not finished, so that
+    /// the work starts a fresh child when it is reached again rather than
+    /// finding the old one by its id. The old child is archived, not lost:
+    /// `state restore` brings it back.
+    pub(super) fn archive_discarded_children(&self, old: &Machine, new: &Machine) -> Result<(), EngineError> {
+        for (w, uses) in uses_work(old) {
+            let kept = match w.1 {
+                Some(j) => new.state.steps[w.0].items.as_ref().and_then(|it| it.get(j)).map(|it| it.status),
+                None => Some(new.state.steps[w.0].status),
+            };
+            if !kept.is_some_and(|s| s.is_finished()) {
+                self.archive_child_tree(uses, &Self::child_run_id(old, w), 0)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Archives a child run and its own children, deepest first.
+    fn archive_child_tree(&self, workflow: &str, run_id: &str, depth: u32) -> Result<(), EngineError> {
+        if depth > MAX_CHILD_DEPTH {
+            return Ok(());
+        }
+        let Ok(cw) = self.workflow(workflow) else { return Ok(()) };
+        let key = self.key(&cw, run_id)?;
+        let _lock = self.store.lock(&key).map_err(store_error)?;
+        let Some(cached) = self.load(&key, Some(&cw))? else { return Ok(()) };
+        for (w, uses) in uses_work(&cached.machine) {
+            self.archive_child_tree(uses, &Self::child_run_id(&cached.machine, w), depth + 1)?;
+        }
+        drop(cached);
+        self.forget(&key);
+        // Archived first (as `state delete` does): a crash before the
+        // delete leaves the run whole.
+        self.archive_before_discard(&key)?
+            .map_err(|m| EngineError::new(ErrorCode::StateIo, json!({"message": m})))?;
+        self.store.delete(&key).map_err(store_error)?;
+        Ok(())
     }
 
     /// The instruction of `uses:` work `w`'s child (started if need be),
@@ -210,6 +281,20 @@ impl Engine {
             }
         })
     }
+}
+
+/// Every unit of `uses:` work a run has (a step, or each item of a
+/// foreach step), with the workflow it uses.
+fn uses_work(m: &Machine) -> Vec<(WorkRef, &str)> {
+    let mut out = Vec::new();
+    for (i, step) in m.cw.wf.steps.iter().enumerate() {
+        let Some(uses) = &step.uses else { continue };
+        match m.state.steps[i].items.as_ref().map(Vec::len) {
+            Some(n) => out.extend((0..n).map(|j| ((i, Some(j)), uses.value.as_str()))),
+            None => out.push(((i, None), uses.value.as_str())),
+        }
+    }
+    out
 }
 
 /// A done run's `outputs:`, rendered in its final scope: `{}` when it

@@ -231,7 +231,7 @@ impl Engine {
                 let mut result = original;
                 payload::truncate(&mut result, caps.0, caps.1);
                 if m.result_of(w) == Some(&result) {
-                    return self.progress(m);
+                    return self.advance(key, cached);
                 }
                 return Err(EngineError::new(
                     ErrorCode::StateConflict,
