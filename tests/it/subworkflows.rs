@@ -173,23 +173,42 @@ fn a_failed_child_fails_its_parent_step() {
     e.plan("picky", json!({}), Some("p1"), true).unwrap();
     let err = next(&e, "picky", "p1", "r/ask", json!({"verdict": "ok"})).unwrap_err();
     assert_eq!(err["details"]["child"]["error"], "VALIDATION_FAILED", "{err}");
-    // A `uses:` of a workflow that is not there fails the step when it is reached.
+    // A `uses:` of a workflow that is not there: refused at plan (check's UNKNOWN_WORKFLOW).
     root.workflow("lost", "steps:\n  - id: r\n    uses: nowhere\n");
     let err = e.plan("lost", json!({}), Some("l1"), true).unwrap_err().to_json();
-    assert_eq!(err["details"]["error"], "CHILD_FAILED", "{err}");
-    assert_eq!(err["details"]["child"]["error"], "UNKNOWN_WORKFLOW");
+    assert_eq!(err["error"], "YAML_SCHEMA_VIOLATION", "{err}");
+    assert_eq!(err["details"]["diagnostics"][0]["code"], "UNKNOWN_WORKFLOW");
 }
 
 #[test]
-fn a_runtime_cycle_stops_at_the_depth_limit() {
-    // Never checked together: the engine stops it at run time.
-    let root =
-        Root::with_workflows("subwf_cycle", &[("a", "steps:\n  - id: s\n    uses: a\n")]).crate_files();
+fn plan_refuses_what_check_refuses_across_files() {
+    let root = project("subwf_plan");
+    root.workflow("bad", "steps:\n  - id: r\n    uses: review_file\n    with: {pth: a.rs}\n");
+    root.workflow("loop_a", "steps:\n  - id: s\n    uses: loop_a\n");
     let e = root.engine();
-    let err = e.plan("a", json!({}), Some("c1"), true).unwrap_err().to_json();
+    for (wf, want) in [("bad", "has no param `pth`"), ("loop_a", "uses itself")] {
+        let err = e.plan(wf, json!({}), Some("p1"), true).unwrap_err().to_json();
+        assert_eq!(err["error"], "YAML_SCHEMA_VIOLATION", "{err}");
+        assert!(err.to_string().contains(want), "{want}: {err}");
+    }
+}
+
+#[test]
+fn a_cycle_made_while_a_run_goes_on_stops_at_the_depth_limit() {
+    // `outer` runs `inner` once per item; `inner` is edited into a cycle
+    // between the first item and the second: the check at plan could not
+    // see it, the engine stops it 16 deep.
+    let inner = "steps:\n  - id: x\n    call: prompt.say\n    input_template: {text: hi}\n";
+    let outer = "steps:\n  - id: each\n    uses: inner\n    foreach: \"[1, 2]\"\n";
+    let root = Root::with_workflows("subwf_cycle", &[("inner", inner), ("outer", outer)]).crate_files();
+    let e = root.engine();
+    let r = j(e.plan("outer", json!({}), Some("c1"), true).unwrap());
+    assert_eq!(r["instruction"]["step_id"], "each[0]/x");
+    root.workflow("inner", "steps:\n  - id: back\n    uses: outer\n");
+    let err = next(&e, "outer", "c1", "each[0]/x", json!({})).unwrap_err();
     assert_eq!(err["details"]["error"], "CHILD_FAILED", "{err}");
     let text = err.to_string();
-    assert!(text.contains("WORKFLOW_TOO_DEEP"), "{text}");
+    assert!(text.contains("WORKFLOW_TOO_DEEP") && text.contains("the limit is 16"), "{text}");
 }
 
 /// A parent and child for `exec --dry-run`: the child's tool is answered

@@ -40,6 +40,11 @@ impl Engine {
         let checked = self.check_params(&cw, params_arg);
         // Refused params leave nothing behind (not even a lock file).
         let checked = if if_exists == IfExists::Resume { checked } else { Ok(checked?) };
+        // `uses:` checked across the project's files before a new run
+        // starts, and before a replaced run is archived.
+        if if_exists != IfExists::Resume {
+            self.project.check_uses(&cw)?;
+        }
         let (key, _lock, exists) = match run_id {
             Some(run_id) => {
                 let key = self.key(&cw, run_id)?;
@@ -76,6 +81,10 @@ impl Engine {
             }
         }
         let params = checked?;
+        if if_exists == IfExists::Resume {
+            // A resume that starts the run: checked now (see below).
+            self.project.check_uses(&cw)?;
+        }
         self.forget(&key);
         let mut cached = self.start_run(&key, cw, params, None)?;
         let mut out = self.advance(&key, &mut cached);
