@@ -96,6 +96,12 @@ codes! {
     InvalidToolLock = "INVALID_TOOL_LOCK", Error, "`tools.lock.json` does not parse, or a schema in it is not a valid JSON Schema.";
     /// Opt-in (`[check] select`): a step calls a tool marked `destructiveHint: true` with no `when:` guard and no confirmation before it.
     DestructiveCall = "DESTRUCTIVE_CALL", Warning, "A step calls a destructive tool with no `when:` guard and no confirmation before it (opt-in).";
+    /// A step `uses:` a workflow the project does not have, or gives it a param (`with:`) it does not declare or omits one it requires.
+    UnknownWorkflow = "UNKNOWN_WORKFLOW", Error, "A step uses a workflow the project does not have, or gives it a param it does not declare or omits one it requires.";
+    /// Workflows use each other (`uses:`) in a cycle, across files.
+    WorkflowCycle = "WORKFLOW_CYCLE", Error, "Workflows use each other (`uses:`) in a cycle.";
+    /// A chain of `uses:` is deeper than the limit (16).
+    WorkflowTooDeep = "WORKFLOW_TOO_DEEP", Error, "A chain of sub-workflows (`uses:`) is deeper than 16.";
 }
 
 impl Code {

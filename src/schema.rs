@@ -33,7 +33,12 @@ pub fn workflow_schema() -> Value {
         "propertyNames": { "pattern": IDENTIFIER },
         "additionalProperties": { "type": ["object", "null"] },
     });
-    head.insert("definitions".into(), json!({ "step": object_schema(STEP_KEYS), "param_map": param_map }));
+    let mut step = object_schema(STEP_KEYS);
+    if let Some(m) = step.as_object_mut() {
+        // A step calls a tool or runs a workflow.
+        m.insert("anyOf".into(), json!([{ "required": ["call"] }, { "required": ["uses"] }]));
+    }
+    head.insert("definitions".into(), json!({ "step": step, "param_map": param_map }));
     Value::Object(head)
 }
 
@@ -103,5 +108,10 @@ fn shape_schema(shape: Shape) -> Value {
         }),
         Shape::Retry => object_schema(RETRY_KEYS),
         Shape::Count => json!({ "type": "integer", "minimum": 0, "maximum": 1000 }),
+        Shape::Outputs => json!({
+            "type": ["object", "null"],
+            "propertyNames": { "pattern": IDENTIFIER },
+            "additionalProperties": { "type": scalar },
+        }),
     }
 }

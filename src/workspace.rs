@@ -323,6 +323,60 @@ pub fn load_lock(root: &Path) -> Option<(crate::check::lock::LockTable, SourceFi
     Some((lock.into(), src, diags))
 }
 
+/// The project's workflows (`<root>/workflows/*.yaml`, by file stem) as
+/// callees of `uses:`, read with the rules of [`read_source`] (a file that
+/// cannot be read or decoded is left out: its own check reports it).
+/// With `also` (the texts being checked), `None` when no workflow of the
+/// project holds `uses:` and no text of `also` does either: then nothing
+/// needs the table, and a project without sub-workflows pays nothing for
+/// it. Without, the table is always built (the language server's, for a
+/// buffer that may gain a `uses:`).
+pub fn load_workflows(
+    root: &Path,
+    config: &Config,
+    also: Option<&[&str]>,
+) -> Option<std::sync::Arc<check::workflows::WorkflowTable>> {
+    let dir = root.join("workflows");
+    let mut sources = Vec::new();
+    let mut names: Vec<_> =
+        fs::read_dir(&dir).into_iter().flatten().filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    names.sort();
+    for path in names {
+        let Some(name) = path.file_name().and_then(OsStr::to_str) else { continue };
+        let Some(stem) = name.strip_suffix(".yaml").or_else(|| name.strip_suffix(".yml")) else { continue };
+        if !valid_workflow_id(stem) {
+            continue;
+        }
+        let Ok((src, diags)) = read_source(&path, &config.limits) else { continue };
+        if !diags.is_empty() {
+            continue;
+        }
+        let shown = relative_to_root(&path, root);
+        sources.push(check::workflows::WorkflowSource { id: stem.to_owned(), path: shown, text: src.text });
+    }
+    let needed = match also {
+        Some(also) => {
+            sources.iter().map(|s| s.text.as_str()).chain(also.iter().copied()).any(|t| t.contains("uses:"))
+        }
+        None => true,
+    };
+    needed.then(|| check::workflows::WorkflowTable::build(sources, config))
+}
+
+/// The workflow files of a project and their modification times: a change
+/// (an edit, a file added or removed) makes the language server read the
+/// project's workflows again.
+pub fn workflows_stamp(root: &Path) -> Vec<(std::ffi::OsString, Option<std::time::SystemTime>)> {
+    let mut stamp: Vec<_> = fs::read_dir(root.join("workflows"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .map(|e| (e.file_name(), e.metadata().and_then(|m| m.modified()).ok()))
+        .collect();
+    stamp.sort();
+    stamp
+}
+
 /// The codes `settings` ignore for the file at `path` in the project at
 /// `root` (what `check` and the language server both apply).
 pub fn ignored_in(settings: &CheckSettings, path: &Path, root: &Path) -> Vec<Code> {

@@ -44,6 +44,9 @@ pub struct ToolContract {
     /// answers in its own shape: `prompt.say` ("Answer with {applicable,
     /// confidence}"), whose capture stays `any`.
     pub types_capture: bool,
+    /// A workflow of the project run by `uses:` (its params in, its
+    /// `outputs:` out), not a tool.
+    pub sub_workflow: bool,
 }
 
 impl ToolContract {
@@ -65,6 +68,7 @@ impl ToolContract {
     pub fn owner(&self) -> String {
         match &self.server {
             Some(s) => format!("server `{s}`"),
+            None if self.sub_workflow => format!("workflow `{}`", self.name),
             None => "the engine".to_owned(),
         }
     }

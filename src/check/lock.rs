@@ -148,6 +148,7 @@ impl ToolLock {
                     // opens it).
                     closed_output: true,
                     types_capture: true,
+                    sub_workflow: false,
                 };
                 table.insert(contract, true);
             }

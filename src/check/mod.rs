@@ -24,8 +24,11 @@ mod unknown_dep;
 mod unknown_function;
 mod unknown_schema;
 mod unknown_tool;
+mod unknown_workflow;
 mod unresolved_var;
 mod unused_capture;
+mod workflow_cycle;
+pub mod workflows;
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{self, SchemaRef, Type, Workflow};
@@ -57,6 +60,9 @@ pub struct Config {
     /// server's tool is checked against it, its capture typed from the
     /// tool's `outputSchema`.
     pub lock: Option<Arc<lock::LockTable>>,
+    /// The project's workflows, when known: `uses:` is checked against
+    /// them (and across files); without, a `uses:` step is untyped.
+    pub workflows: Option<Arc<workflows::WorkflowTable>>,
     pub limits: Limits,
 }
 
@@ -93,8 +99,15 @@ impl<'a> Cx<'a> {
                 captures.entry(c.value.as_str()).or_insert(i);
             }
         }
-        let contracts: Vec<Option<&ToolContract>> =
-            wf.steps.iter().map(|s| config.contract(&s.call.as_ref()?.value)).collect();
+        let contracts: Vec<Option<&ToolContract>> = wf
+            .steps
+            .iter()
+            .map(|s| match (&s.call, &s.uses) {
+                (Some(call), _) => config.contract(&call.value),
+                (None, Some(uses)) => config.workflows.as_ref()?.contract(&uses.value),
+                (None, None) => None,
+            })
+            .collect();
         let (capture_types, capture_tool) = capture_types(wf, config, &contracts);
         let graph = DepGraph::build(wf, &step_index, &captures);
         let scalars = ScalarMap::new(&src.text);
@@ -186,6 +199,8 @@ pub const CHECKS: &[(Code, CheckFn)] = &[
     (Code::LegacyInterpolation, legacy_interpolation::check),
     (Code::UnusedCapture, unused_capture::check),
     (Code::DestructiveCall, destructive_call::check),
+    (Code::UnknownWorkflow, unknown_workflow::check),
+    (Code::WorkflowCycle, workflow_cycle::check),
 ];
 
 /// Checks one file's text: parse, lower, run every check. Never panics on

@@ -27,9 +27,12 @@ pub const STEP_FIELDS: &[&str] = &["status"];
 /// Resolves a root name used in step `step` at `site`. The loop variable
 /// shadows a capture of the same name.
 pub fn resolve(cx: &Cx, step: usize, site: ExprSite, name: &str) -> Option<Binding> {
-    let s = &cx.wf.steps[step];
-    let in_loop = s.foreach.is_some() && site != ExprSite::Foreach;
-    if in_loop && name == s.loop_var_name() {
+    let looping = looping(cx, step, site);
+    let in_loop = looping.is_some() && site != ExprSite::Foreach;
+    if let Some(s) = looping
+        && in_loop
+        && name == s.loop_var_name()
+    {
         return Some(Binding::LoopVar);
     }
     match name {
@@ -44,14 +47,25 @@ pub fn resolve(cx: &Cx, step: usize, site: ExprSite, name: &str) -> Option<Bindi
 
 /// Every root name visible in step `step` at `site`, for "did you mean".
 pub fn visible_names<'a>(cx: &'a Cx, step: usize, site: ExprSite) -> Vec<&'a str> {
-    let s = &cx.wf.steps[step];
     let mut names = vec!["params", "workflow", "run", "steps"];
-    if s.foreach.is_some() && site != ExprSite::Foreach {
+    if let Some(s) = looping(cx, step, site)
+        && site != ExprSite::Foreach
+    {
         names.push("loop");
         names.push(s.loop_var_name());
     }
     names.extend(cx.captures.keys().copied());
     names
+}
+
+/// The step whose `foreach` an expression at `site` of step `step` is in:
+/// a foreach step's, but not for `outputs:` (read after every step, `step`
+/// there is any index, even one past the end).
+pub fn looping<'a>(cx: &Cx<'a>, step: usize, site: ExprSite) -> Option<&'a crate::ir::Step> {
+    if site == ExprSite::Output {
+        return None;
+    }
+    cx.wf.steps.get(step).filter(|s| s.foreach.is_some())
 }
 
 /// The static type of a binding. `loop_item` is the type of the foreach

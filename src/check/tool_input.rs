@@ -12,6 +12,10 @@ use std::borrow::Cow;
 /// The input schema of the tool step `i` calls: the manifest's entry, the
 /// engine's own tool, or `model.generate`'s.
 pub(crate) fn input_schema<'a>(cx: &Cx<'a>, i: usize) -> Option<Cow<'a, Value>> {
+    if cx.wf.steps[i].uses.is_some() {
+        // A sub-workflow's params (its `with:`).
+        return cx.contract(i)?.input.as_ref().map(Cow::Borrowed);
+    }
     let call = cx.wf.steps[i].call.as_ref()?;
     if let Some(Some(schema)) = cx.config.tools.as_ref().and_then(|m| m.tools.get(call.value.as_str())) {
         return Some(Cow::Borrowed(schema));
@@ -30,7 +34,7 @@ pub(crate) fn check_types(cx: &Cx, out: &mut Vec<Diagnostic>) {
         let Some(TemplateValue::Object(entries, _)) = &step.input_template else { continue };
         let Some(schema) = input_schema(cx, i) else { continue };
         let Some(props) = schema.get("properties").and_then(Value::as_object) else { continue };
-        let Some(call) = &step.call else { continue };
+        let Some(call) = step.call.as_ref().or(step.uses.as_ref()) else { continue };
         for (key, value) in entries {
             let Some(want) = props.get(key.value.as_str()).map(json_types).filter(|w| !w.is_empty()) else {
                 continue;

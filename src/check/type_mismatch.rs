@@ -25,29 +25,42 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
     for (i, step) in cx.wf.steps.iter().enumerate() {
         let loop_item = loop_item_type(cx, i);
         for (expr, text, loc, site) in step.expressions() {
-            let mut inf =
-                Infer { cx, step: i, site, loc, text, loop_item: loop_item.clone(), out: Some(out) };
-            let t = inf.infer(expr);
-            match site {
-                ExprSite::When => inf.expect_bool(expr, &t, "`when`"),
-                ExprSite::Foreach if !matches!(t, Type::Array(_) | Type::Any | Type::Null) => {
-                    let help = match t {
-                        Type::Object(_) => Some("loop over `keys(x)` or `values(x)`".to_owned()),
-                        Type::String => Some("split it first, e.g. `split(x, ',')`".to_owned()),
-                        _ => None,
-                    };
-                    let span = cx.file_span(loc, text, expr.span);
-                    out.push(
-                        Diagnostic::new(
-                            crate::diagnostic::Code::TypeMismatch,
-                            span,
-                            format!("`foreach` must be an array, found {}", t.article()),
-                        )
-                        .with_help_opt(help),
-                    );
-                }
-                _ => {}
-            }
+            check_expr(cx, i, (expr, text, loc, site), &loop_item, out);
         }
+    }
+    for (expr, text, loc) in cx.wf.output_expressions() {
+        check_expr(cx, 0, (expr, text, loc, ExprSite::Output), &Type::Any, out);
+    }
+}
+
+/// `TYPE_MISMATCH` in one expression of step `i` (any index for `outputs:`).
+fn check_expr(
+    cx: &Cx,
+    i: usize,
+    (expr, text, loc, site): (&crate::ir::ast::Expr, &str, &crate::ir::ScalarLoc, ExprSite),
+    loop_item: &Type,
+    out: &mut Vec<Diagnostic>,
+) {
+    let mut inf = Infer { cx, step: i, site, loc, text, loop_item: loop_item.clone(), out: Some(&mut *out) };
+    let t = inf.infer(expr);
+    match site {
+        ExprSite::When => inf.expect_bool(expr, &t, "`when`"),
+        ExprSite::Foreach if !matches!(t, Type::Array(_) | Type::Any | Type::Null) => {
+            let help = match t {
+                Type::Object(_) => Some("loop over `keys(x)` or `values(x)`".to_owned()),
+                Type::String => Some("split it first, e.g. `split(x, ',')`".to_owned()),
+                _ => None,
+            };
+            let span = cx.file_span(loc, text, expr.span);
+            out.push(
+                Diagnostic::new(
+                    crate::diagnostic::Code::TypeMismatch,
+                    span,
+                    format!("`foreach` must be an array, found {}", t.article()),
+                )
+                .with_help_opt(help),
+            );
+        }
+        _ => {}
     }
 }

@@ -31,32 +31,29 @@ const ALIASES: &[(&str, &str)] = &[
 ];
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
-    for step in &cx.wf.steps {
-        for (expr, text, loc, _) in step.expressions() {
-            walk(expr, &mut |e| {
-                let ExprKind::Call { name, name_span, .. } = &e.kind else { return };
-                if lookup(name).is_some() {
-                    return;
-                }
-                // An alias, a typo of a function, or a typo of an alias
-                // (`lenght` → `length` → `len`).
-                let alias_of = |n: &str| ALIASES.iter().find(|(from, _)| *from == n).map(|(_, to)| *to);
-                let candidates =
-                    FUNCTIONS.iter().map(|f| f.name).chain(ALIASES.iter().map(|(from, _)| *from));
-                let help = alias_of(name)
-                    .or_else(|| did_you_mean(name, candidates).map(|c| alias_of(c).unwrap_or(c)))
-                    .map(|to| format!("did you mean `{to}`?"))
-                    .or_else(|| suggest(name, FUNCTIONS.iter().map(|f| f.name)))
-                    .or_else(|| {
-                        let names: Vec<&str> = FUNCTIONS.iter().map(|f| f.name).collect();
-                        Some(format!("functions are: {}", names.join(", ")))
-                    });
-                let span = cx.file_span(loc, text, *name_span);
-                out.push(
-                    Diagnostic::new(Code::UnknownFunction, span, format!("unknown function `{name}`"))
-                        .with_help_opt(help),
-                );
-            });
-        }
+    for (_, expr, text, loc, _) in cx.wf.expressions() {
+        walk(expr, &mut |e| {
+            let ExprKind::Call { name, name_span, .. } = &e.kind else { return };
+            if lookup(name).is_some() {
+                return;
+            }
+            // An alias, a typo of a function, or a typo of an alias
+            // (`lenght` → `length` → `len`).
+            let alias_of = |n: &str| ALIASES.iter().find(|(from, _)| *from == n).map(|(_, to)| *to);
+            let candidates = FUNCTIONS.iter().map(|f| f.name).chain(ALIASES.iter().map(|(from, _)| *from));
+            let help = alias_of(name)
+                .or_else(|| did_you_mean(name, candidates).map(|c| alias_of(c).unwrap_or(c)))
+                .map(|to| format!("did you mean `{to}`?"))
+                .or_else(|| suggest(name, FUNCTIONS.iter().map(|f| f.name)))
+                .or_else(|| {
+                    let names: Vec<&str> = FUNCTIONS.iter().map(|f| f.name).collect();
+                    Some(format!("functions are: {}", names.join(", ")))
+                });
+            let span = cx.file_span(loc, text, *name_span);
+            out.push(
+                Diagnostic::new(Code::UnknownFunction, span, format!("unknown function `{name}`"))
+                    .with_help_opt(help),
+            );
+        });
     }
 }

@@ -27,63 +27,55 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
     // "Did you mean" compares against every capture name: remember the answer
     // per name (and loop variable), so many errors stay linear.
     let mut memo: HashMap<(String, Option<String>), Option<String>> = HashMap::new();
-    for (i, step) in cx.wf.steps.iter().enumerate() {
-        for (expr, text, loc, site) in step.expressions() {
-            // A generated expression can name thousands of unknowns: report
-            // the first few, then one line for the rest.
-            let mut reported = 0usize;
-            let mut more = 0usize;
-            let mut report =
-                |span, message: String, help: Option<String>, label: Option<Label>, fix: Option<String>| {
-                    if reported == MAX_PER_EXPRESSION {
-                        more += 1;
-                        return;
-                    }
-                    reported += 1;
-                    let span = cx.file_span(loc, text, span);
-                    let mut d = Diagnostic::new(Code::UnresolvedVar, span, message).with_help_opt(help);
-                    if let Some(label) = label {
-                        d = d.with_label(label.span, label.message);
-                    }
-                    if let Some(to) = fix {
-                        d = d.with_fix(span, to);
-                    }
-                    out.push(d);
-                };
-            walk(expr, &mut |e| match &e.kind {
-                ExprKind::Var(name) if scope::resolve(cx, i, site, name).is_none() => {
-                    let (message, help) = unresolved_root(cx, i, site, name, &mut memo);
-                    report(
-                        e.span,
-                        message,
-                        help,
-                        defined_at(cx, i, site, name),
-                        replacement(cx, i, site, name),
-                    );
+    for (i, expr, text, loc, site) in cx.wf.expressions() {
+        // A generated expression can name thousands of unknowns: report
+        // the first few, then one line for the rest.
+        let mut reported = 0usize;
+        let mut more = 0usize;
+        let mut report =
+            |span, message: String, help: Option<String>, label: Option<Label>, fix: Option<String>| {
+                if reported == MAX_PER_EXPRESSION {
+                    more += 1;
+                    return;
                 }
-                ExprKind::Field { base, name, name_span, .. } => {
-                    if let Some((message, help)) = bad_field(cx, i, site, base, name) {
-                        report(*name_span, message, help, None, None);
-                    }
+                reported += 1;
+                let span = cx.file_span(loc, text, span);
+                let mut d = Diagnostic::new(Code::UnresolvedVar, span, message).with_help_opt(help);
+                if let Some(label) = label {
+                    d = d.with_label(label.span, label.message);
                 }
-                // `x['key']`: the same as `x.key` (step ids with `-` can only be read so).
-                ExprKind::Index { base, index, .. } => {
-                    if let ExprKind::Str(key) = &index.kind
-                        && let Some((message, help)) = bad_field(cx, i, site, base, key)
-                    {
-                        report(index.span, message, help, None, None);
-                    }
+                if let Some(to) = fix {
+                    d = d.with_fix(span, to);
                 }
-                _ => {}
-            });
-            if more > 0 {
-                let span = cx.file_span(loc, text, expr.span);
-                out.push(Diagnostic::new(
-                    Code::UnresolvedVar,
-                    span,
-                    format!("… and {more} more names in this expression that are not in scope"),
-                ));
+                out.push(d);
+            };
+        walk(expr, &mut |e| match &e.kind {
+            ExprKind::Var(name) if scope::resolve(cx, i, site, name).is_none() => {
+                let (message, help) = unresolved_root(cx, i, site, name, &mut memo);
+                report(e.span, message, help, defined_at(cx, i, site, name), replacement(cx, i, site, name));
             }
+            ExprKind::Field { base, name, name_span, .. } => {
+                if let Some((message, help)) = bad_field(cx, i, site, base, name) {
+                    report(*name_span, message, help, None, None);
+                }
+            }
+            // `x['key']`: the same as `x.key` (step ids with `-` can only be read so).
+            ExprKind::Index { base, index, .. } => {
+                if let ExprKind::Str(key) = &index.kind
+                    && let Some((message, help)) = bad_field(cx, i, site, base, key)
+                {
+                    report(index.span, message, help, None, None);
+                }
+            }
+            _ => {}
+        });
+        if more > 0 {
+            let span = cx.file_span(loc, text, expr.span);
+            out.push(Diagnostic::new(
+                Code::UnresolvedVar,
+                span,
+                format!("… and {more} more names in this expression that are not in scope"),
+            ));
         }
     }
 }
@@ -92,7 +84,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
 /// loop variable of another step (its `as:`, or its `foreach` for `item`),
 /// a param read without `params.`, a step id read as a value.
 fn defined_at(cx: &Cx, step: usize, site: ExprSite, name: &str) -> Option<Label> {
-    let s = &cx.wf.steps[step];
+    let looping = scope::looping(cx, step, site);
     let loop_of = |o: &crate::ir::Step| -> Option<Label> {
         let at = match &o.loop_var {
             Some(var) => var.span,
@@ -101,7 +93,9 @@ fn defined_at(cx: &Cx, step: usize, site: ExprSite, name: &str) -> Option<Label>
         let var = o.loop_var_name();
         Some(Label { span: at, message: format!("`{var}` is the loop variable of `{}` here", o.id.value) })
     };
-    if s.foreach.is_some() && (name == s.loop_var_name() || name == "item") {
+    if let Some(s) = looping
+        && (name == s.loop_var_name() || name == "item")
+    {
         // Its own loop variable, read in `foreach` or as `item` after `as:`.
         return if site == ExprSite::Foreach || name != s.loop_var_name() { loop_of(s) } else { None };
     }
@@ -119,8 +113,11 @@ fn defined_at(cx: &Cx, step: usize, site: ExprSite, name: &str) -> Option<Label>
 /// did-you-mean: a param read without `params.`, a step id read where its
 /// capture is meant, `item` in a step whose loop variable is renamed.
 fn replacement(cx: &Cx, step: usize, site: ExprSite, name: &str) -> Option<String> {
-    let s = &cx.wf.steps[step];
-    if s.foreach.is_some() && site != ExprSite::Foreach && name == "item" && s.loop_var_name() != "item" {
+    if let Some(s) = scope::looping(cx, step, site)
+        && site != ExprSite::Foreach
+        && name == "item"
+        && s.loop_var_name() != "item"
+    {
         return Some(s.loop_var_name().to_owned());
     }
     if cx.wf.params.iter().any(|p| p.name.value == name) && scope::resolve(cx, step, site, "params").is_some()
@@ -139,14 +136,20 @@ fn unresolved_root(
     name: &str,
     memo: &mut HashMap<(String, Option<String>), Option<String>>,
 ) -> (String, Option<String>) {
-    let s = &cx.wf.steps[step];
-    if s.foreach.is_some() && site == ExprSite::Foreach && (name == s.loop_var_name() || name == "loop") {
+    let looping = scope::looping(cx, step, site);
+    if let Some(s) = looping
+        && site == ExprSite::Foreach
+        && (name == s.loop_var_name() || name == "loop")
+    {
         return (
             format!("`{name}` is not in scope in `foreach`"),
             Some("the loop variable exists only inside the loop: in `when` and `input_template`".into()),
         );
     }
-    if s.foreach.is_some() && name == "item" && s.loop_var_name() != "item" {
+    if let Some(s) = looping
+        && name == "item"
+        && s.loop_var_name() != "item"
+    {
         let var = s.loop_var_name();
         return (
             format!("`item` is not in scope: this step's loop variable is `{var}`"),
@@ -176,8 +179,8 @@ fn unresolved_root(
         };
         return (format!("`{name}` is not in scope"), Some(help));
     }
-    let in_loop = s.foreach.is_some() && site != ExprSite::Foreach;
-    let key = (name.to_owned(), in_loop.then(|| s.loop_var_name().to_owned()));
+    let in_loop = looping.filter(|_| site != ExprSite::Foreach);
+    let key = (name.to_owned(), in_loop.map(|s| s.loop_var_name().to_owned()));
     if let Some(help) = memo.get(&key) {
         return (format!("`{name}` is not in scope"), help.clone());
     }
@@ -196,6 +199,18 @@ fn tool_field(cx: &Cx, step: usize, root: &str, name: &str) -> Option<(String, O
     let crate::ir::Type::Object(o) = &*cx.capture_types[step] else { return None };
     if o.open || o.fields.contains_key(name) {
         return None;
+    }
+    if tool.sub_workflow {
+        let help = suggest(name, o.fields.keys().map(String::as_str)).unwrap_or_else(|| {
+            if o.fields.is_empty() {
+                format!("`{}` declares no `outputs:`", tool.name)
+            } else {
+                let names = o.fields.keys().cloned().collect::<Vec<_>>().join(", ");
+                format!("`{}` declares these `outputs:`: {names}", tool.name)
+            }
+        });
+        let message = format!("`{root}.{name}`: workflow `{}` has no output `{name}`", tool.name);
+        return Some((message, Some(help)));
     }
     let help = suggest(name, o.fields.keys().map(String::as_str)).or_else(|| {
         Some(format!(

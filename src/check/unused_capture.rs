@@ -17,10 +17,8 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
         return;
     }
     let mut read: HashSet<&str> = HashSet::new();
-    for step in &cx.wf.steps {
-        for (expr, ..) in step.expressions() {
-            read.extend(references(expr).into_iter().filter(|r| !r.2).map(|r| r.0));
-        }
+    for (_, expr, ..) in cx.wf.expressions() {
+        read.extend(references(expr).into_iter().filter(|r| !r.2).map(|r| r.0));
     }
     for (i, step) in cx.wf.steps.iter().enumerate() {
         let Some(c) = &step.capture_as else { continue };

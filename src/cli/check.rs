@@ -177,7 +177,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
                         let diags = savant_think::testing::suite::check_text(&root, path, src.clone());
                         checked.push((src, diags));
                     }
-                    _ => checked.push(workspace::check_decoded(src, read_diags, &config)),
+                    _ => {
+                        config.workflows = workspace::load_workflows(&root, &config, Some(&[&src.text]));
+                        checked.push(workspace::check_decoded(src, read_diags, &config))
+                    }
                 }
             }
             Err(e) => unreadable.push(Unreadable { path: name, message: format!("cannot read stdin: {e}") }),
@@ -202,8 +205,18 @@ pub fn run(args: CheckArgs) -> ExitCode {
         let mut seen = std::collections::HashSet::new();
         files.retain(|f| seen.insert(savant_think::fsx::canonical(f).unwrap_or_else(|_| f.clone())));
         let mut tests = TestFiles::new(&root);
+        // The project's workflows, for `uses:` (built when a file uses one).
+        config.workflows = workspace::load_workflows(&root, &config, Some(&[]));
         for f in &files {
-            let result = if is_test_file(f) { tests.check(f) } else { workspace::check_file(f, &config) };
+            let mut result = if is_test_file(f) { tests.check(f) } else { workspace::check_file(f, &config) };
+            if let Ok((src, _)) = &result
+                && config.workflows.is_none()
+                && !is_test_file(f)
+                && src.text.contains("uses:")
+            {
+                config.workflows = workspace::load_workflows(&root, &config, Some(&[&src.text]));
+                result = workspace::check_file(f, &config);
+            }
             match result {
                 Ok(r) => checked.push(r),
                 Err(e) => {

@@ -200,6 +200,9 @@ pub fn run_summary(st: &FullState, ready: &[String], style: &Style) -> String {
     if let Some(f) = &st.forked_from {
         let _ = writeln!(out, "forked from run {} (version {}) at step {}", f.run_id, f.version, f.step);
     }
+    if let Some(p) = &st.parent {
+        let _ = writeln!(out, "sub-workflow of run {} ({}) at step {}", p.run_id, p.workflow, p.step_id);
+    }
     if st.file_differs {
         let _ = writeln!(
             out,

@@ -179,6 +179,9 @@ pub struct RunView {
     pub file_differs: bool,
     /// The run it was forked from.
     pub forked_from: Option<ForkedFrom>,
+    /// The run whose `uses:` step started it (a sub-workflow's run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<crate::runtime::record::ParentRun>,
     /// The ready steps and items.
     pub ready: Vec<String>,
     /// How many steps have each status.
@@ -361,6 +364,7 @@ pub fn run_view_of(st: &FullState, cw: Option<&CompiledWorkflow>, ready: &[Strin
         workflow_hash: st.workflow_hash.clone(),
         file_differs: st.file_differs,
         forked_from: st.forked_from.clone(),
+        parent: st.parent.clone(),
         ready: ready.to_vec(),
         counts,
         events: st.history.len(),
@@ -483,6 +487,7 @@ pub fn timeline(cw: Option<&CompiledWorkflow>, st: &FullState) -> Timeline {
         let (kind, step) = match &e.kind {
             EventKind::Result { step_id, .. } => ("result", Some(step_id)),
             EventKind::ValidationFailed { step_id, .. } => ("validation_failed", Some(step_id)),
+            EventKind::ChildFailed { step_id, .. } => ("child_failed", Some(step_id)),
             EventKind::Thought { .. } => ("thought", None),
             EventKind::Upgraded { .. } => ("upgraded", None),
         };

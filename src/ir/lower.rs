@@ -4,8 +4,8 @@
 
 use crate::diagnostic::{Code, Diagnostic, suggest};
 use crate::ir::{
-    ExprSource, Param, RESERVED_NAMES, ScalarLoc, SchemaRef, Step, Str, TemplateString, TemplateValue, Type,
-    Workflow,
+    ExprSource, Output, Param, RESERVED_NAMES, ScalarLoc, SchemaRef, Step, Str, TemplateString,
+    TemplateValue, Type, Workflow,
 };
 use crate::source::{SourceFile, Span};
 use crate::syntax::node::{Entry, Node, NodeKind, ScalarValue};
@@ -54,6 +54,8 @@ pub(crate) enum Shape {
     Duration,
     /// `{max: N}`.
     Retry,
+    /// `outputs`: name → a string that may hold `<<expr>>`.
+    Outputs,
     /// A whole number from 0 to 1000.
     Count,
 }
@@ -100,12 +102,27 @@ pub(crate) const WORKFLOW_KEYS: &[KeyDoc] = &[
     ),
     key("required", Shape::StringList, "The names of params a run must be given."),
     required("steps", Shape::Steps, "The steps, a non-empty list of `{id, call}` mappings."),
+    key(
+        "outputs",
+        Shape::Outputs,
+        "What a caller's `capture_as` holds when another workflow `uses:` this one: name → `<<expr>>`.",
+    ),
 ];
 
 /// Every key a step may have.
 pub(crate) const STEP_KEYS: &[KeyDoc] = &[
     required("id", Shape::StepId, "The step's unique id; other steps name it in `deps`."),
-    required("call", Shape::String, "The tool or agent this step calls, e.g. `gitlab.get_merge_request`."),
+    key("call", Shape::String, "The tool or agent this step calls, e.g. `gitlab.get_merge_request`."),
+    key(
+        "uses",
+        Shape::WorkflowId,
+        "Another workflow of the project this step runs as a sub-workflow (instead of `call`).",
+    ),
+    key(
+        "with",
+        Shape::TemplateValue,
+        "The params of the workflow `uses:` runs; strings may interpolate `<<expr>>`.",
+    ),
     key(
         "deps",
         Shape::StringList,
@@ -370,6 +387,7 @@ impl Lower<'_> {
             rules: Vec::new(),
             params: Vec::new(),
             steps: Vec::new(),
+            outputs: Vec::new(),
             has_expr_errors: false,
         };
         let Some(entries) = root.as_map() else {
@@ -430,6 +448,9 @@ impl Lower<'_> {
                     self.violation(s.span, format!("`steps` must be a list, found {}", s.kind_name()), None)
                 }
             },
+        }
+        if let Some(o) = root.get("outputs") {
+            wf.outputs = self.outputs(o);
         }
         // The steps are most of the tree: lower them one by one, dropping
         // each one's nodes once lowered.

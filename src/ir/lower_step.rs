@@ -12,7 +12,15 @@ impl Lower<'_> {
             );
             return None;
         };
-        self.check_keys(entries, STEP_KEYS, "step");
+        let uses_node = node.get("uses");
+        if uses_node.is_some() {
+            self.check_keys(entries, STEP_KEYS, "step");
+        } else {
+            // `with:` belongs to a `uses:` step; on a `call` step it is the
+            // original system's `input_template`, reported as before.
+            let keys: Vec<KeyDoc> = STEP_KEYS.iter().filter(|k| k.name != "with").copied().collect();
+            self.check_keys(entries, &keys, "step");
+        }
         let id = match node.get("id") {
             Some(n) => self.string(n, "step `id`")?,
             None => {
@@ -38,8 +46,18 @@ impl Lower<'_> {
         } else if id.value.is_empty() {
             self.violation(id.span, "step id is empty", None);
         }
+        let uses = uses_node.and_then(|n| self.workflow_ref(n));
         let call = match node.get("call") {
+            Some(n) if uses_node.is_some() => {
+                self.violation(
+                    n.span,
+                    format!("step `{}` has both `call` and `uses`", id.value),
+                    Some("a step either calls a tool (`call`) or runs a workflow (`uses`): keep one".into()),
+                );
+                None
+            }
             Some(n) => self.string(n, "`call`"),
+            None if uses_node.is_some() => None,
             None => {
                 // A legacy `tool:` / `agent:` or a misspelling is already reported as the key to rename.
                 if node.get("tool").is_none()
@@ -96,7 +114,44 @@ impl Lower<'_> {
             }
             _ => self.string(n, "`success_schema`").map(SchemaRef::Named),
         });
-        let input_template = node.get("input_template").map(|n| self.template_value(n));
+        let input_template = match (node.get("input_template"), node.get("with")) {
+            (Some(n), Some(_)) if uses_node.is_some() => {
+                self.violation(
+                    n.span,
+                    "a `uses:` step gives the workflow its params with `with:`, not `input_template`",
+                    Some("move these keys under `with:`".into()),
+                );
+                None
+            }
+            (Some(n), None) if uses_node.is_some() => {
+                let mut d = Diagnostic::new(
+                    Code::YamlSchemaViolation,
+                    n.span,
+                    "a `uses:` step gives the workflow its params with `with:`",
+                )
+                .with_help("rename `input_template` to `with`");
+                if let Some(key) = node.as_map().and_then(|es| {
+                    es.iter().find(|e| e.key.as_scalar().is_some_and(|k| k.value == "input_template"))
+                }) && let Some(k) = key.key.as_scalar()
+                {
+                    d.fix = key_fix(key.key.span, k, "with");
+                }
+                self.diags.push(d);
+                Some(self.template_value(n))
+            }
+            (Some(n), _) => Some(self.template_value(n)),
+            (None, Some(n)) if uses_node.is_some() => {
+                if !matches!(n.kind, NodeKind::Map(_)) && !n.is_null() {
+                    self.violation(
+                        n.span,
+                        format!("`with` must be a mapping of params, found {}", n.kind_name()),
+                        Some("write `with: {param: <<expr>>}`".into()),
+                    );
+                }
+                Some(self.template_value(n))
+            }
+            (None, _) => None,
+        };
         let rationale = node.get("rationale").and_then(|n| {
             let s = self.scalar_text(n, "`rationale`")?;
             Some(Box::new(self.template_string(n, s)))
@@ -108,6 +163,7 @@ impl Lower<'_> {
             id,
             span: node.span,
             call,
+            uses,
             deps,
             input_template,
             capture_as,
@@ -120,6 +176,53 @@ impl Lower<'_> {
             timeout,
             retry_max,
         })
+    }
+
+    /// The workflow id of `uses:`.
+    fn workflow_ref(&mut self, node: &Node) -> Option<Str> {
+        let id = self.string(node, "`uses`")?;
+        if !valid_workflow_id(&id.value) {
+            self.violation(
+                id.span,
+                format!("`uses: {}` is not a workflow id", id.value),
+                Some("name a workflow of the project by its id: the file stem under `workflows/`".into()),
+            );
+            return None;
+        }
+        Some(id)
+    }
+
+    /// `outputs:`: name → template string, each name an identifier.
+    pub(super) fn outputs(&mut self, node: &Node) -> Vec<Output> {
+        if node.is_null() {
+            return Vec::new();
+        }
+        let Some(entries) = node.as_map() else {
+            self.violation(
+                node.span,
+                format!("`outputs` must be a mapping of names to `<<expr>>`, found {}", node.kind_name()),
+                Some("write `outputs: {summary: <<review.text>>}`".into()),
+            );
+            return Vec::new();
+        };
+        let mut out: Vec<Output> = Vec::new();
+        for e in entries {
+            let Some(name) = self.string(&e.key, "an output name") else { continue };
+            if !is_identifier(&name.value) {
+                self.violation(
+                    name.span,
+                    format!("output `{}` is not an identifier", name.value),
+                    Some("a caller reads it as `capture.NAME`: use letters, digits and `_`".into()),
+                );
+                continue;
+            }
+            let Some(text) = self.scalar_text(&e.value, &format!("output `{}`", name.value)) else {
+                continue;
+            };
+            let value = self.template_string(&e.value, text);
+            out.push(Output { name, value });
+        }
+        out
     }
 
     pub(super) fn binding_name(&mut self, name: &Str, what: &str) {

@@ -43,3 +43,40 @@ fn ids() {
     assert!(is_identifier("mr_data"));
     assert!(!is_identifier("mr-data"));
 }
+
+fn lowered(text: &str) -> (Workflow, Vec<Diagnostic>) {
+    let src = SourceFile::new("wf.yaml", text);
+    let root = crate::syntax::yaml::parse(&src, &crate::source::Limits::default()).root.unwrap();
+    lower(&src, root, "wf")
+}
+
+#[test]
+fn a_uses_step_holds_its_with_as_the_input_and_outputs_are_read() {
+    let (wf, diags) = lowered(
+        "steps:\n  - id: a\n    uses: child\n    with: {n: <<1>>}\n    capture_as: r\noutputs:\n  total: <<r.n>>\n",
+    );
+    assert!(diags.is_empty(), "{diags:?}");
+    let step = &wf.steps[0];
+    assert_eq!(step.uses.as_ref().unwrap().value, "child");
+    assert!(step.call.is_none());
+    assert!(matches!(&step.input_template, Some(TemplateValue::Object(e, _)) if e[0].0.value == "n"));
+    assert_eq!(wf.outputs[0].name.value, "total");
+    assert_eq!(wf.output_expressions().len(), 1);
+}
+
+#[test]
+fn with_on_a_call_step_is_still_the_legacy_key_and_call_with_uses_is_one_too_many() {
+    let (_, diags) = lowered("steps:\n  - id: a\n    call: think\n    with: {thought: x}\n");
+    assert!(diags.iter().any(|d| d.message == "unknown step key `with`"), "{diags:?}");
+    let (_, diags) = lowered("steps:\n  - id: a\n    call: think\n    uses: child\n");
+    assert!(diags.iter().any(|d| d.message.contains("both `call` and `uses`")), "{diags:?}");
+    let (_, diags) = lowered("steps:\n  - id: a\n    uses: child\n    input_template: {n: 1}\n");
+    assert!(
+        diags.iter().any(|d| d.help.as_deref() == Some("rename `input_template` to `with`")),
+        "{diags:?}"
+    );
+    let (_, diags) = lowered("steps:\n  - id: a\n    uses: ../x\n");
+    assert!(diags.iter().any(|d| d.message.contains("is not a workflow id")), "{diags:?}");
+    let (_, diags) = lowered("steps:\n  - id: a\n    call: think\noutputs: [a]\n");
+    assert!(diags.iter().any(|d| d.message.contains("`outputs` must be a mapping")), "{diags:?}");
+}

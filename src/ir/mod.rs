@@ -111,8 +111,12 @@ pub struct Step {
     pub id: Str,
     /// The whole step mapping.
     pub span: Span,
-    /// `None` only when missing (reported).
+    /// `None` only when missing (reported), or when the step `uses` a workflow.
     pub call: Option<Str>,
+    /// `uses: WORKFLOW_ID`: the step runs another workflow of the project
+    /// (a sub-workflow); its `with:` is held in `input_template`, the
+    /// callee's params.
+    pub uses: Option<Str>,
     pub deps: Vec<Str>,
     pub input_template: Option<TemplateValue>,
     pub capture_as: Option<Str>,
@@ -178,6 +182,17 @@ pub enum ExprSite {
     When,
     /// Inside `<<…>>` in `input_template` or `rationale`.
     Template,
+    /// Inside `<<…>>` in the workflow's `outputs:`: every capture is in
+    /// scope (they are evaluated when the run is done), no loop variable.
+    Output,
+}
+
+/// One entry of a workflow's `outputs:`: what a caller's `capture_as`
+/// holds under `name` when the workflow runs as a sub-workflow (`uses:`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Output {
+    pub name: Str,
+    pub value: TemplateString,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -190,12 +205,48 @@ pub struct Workflow {
     pub rules: Vec<String>,
     pub params: Vec<Param>,
     pub steps: Vec<Step>,
+    /// `outputs:`, in file order.
+    pub outputs: Vec<Output>,
     /// Some expression or template failed to parse: checks that need to see
     /// every read (like `UNUSED_CAPTURE`) stay quiet rather than guess.
     pub has_expr_errors: bool,
 }
 
 impl Workflow {
+    /// Every expression of the workflow: each step's ([`Step::expressions`],
+    /// with the step's index), then `outputs:`'s (index 0, site `Output`).
+    pub fn expressions(&self) -> Vec<(usize, &Expr, &str, &ScalarLoc, ExprSite)> {
+        let steps = self.steps.iter().enumerate().flat_map(|(i, step)| {
+            step.expressions().into_iter().map(move |(e, text, loc, site)| (i, e, text, loc, site))
+        });
+        let outputs =
+            self.output_expressions().into_iter().map(|(e, text, loc)| (0, e, text, loc, ExprSite::Output));
+        steps.chain(outputs).collect()
+    }
+
+    /// Every `<<…>>` of `outputs:`, with the scalar it lives in, in file order.
+    pub fn output_expressions(&self) -> Vec<(&Expr, &str, &ScalarLoc)> {
+        let mut out = Vec::new();
+        for o in &self.outputs {
+            for seg in &o.value.template.segments {
+                if let crate::syntax::ast::Segment::Interp { expr, .. } = seg {
+                    out.push((expr, o.value.text.as_str(), &o.value.loc));
+                }
+            }
+        }
+        out
+    }
+
+    /// The JSON Schema of the `params` object, as a caller's `with:` is
+    /// checked against it: one property per param, `required`, closed.
+    pub fn params_schema(&self) -> Value {
+        let props: serde_json::Map<String, Value> =
+            self.params.iter().map(|p| (p.name.value.to_string(), p.schema.clone())).collect();
+        let required: Vec<&str> =
+            self.params.iter().filter(|p| p.required).map(|p| p.name.value.as_str()).collect();
+        serde_json::json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
+    }
+
     /// The `params` object's type: closed, one field per declared param.
     pub fn params_type(&self) -> Type {
         Type::Object(ObjectType {

@@ -1,5 +1,6 @@
 //! Completion: tool names in `call:`, the called tool's inputs under
-//! `input_template:`, step ids in `deps`, names in scope and functions
+//! `input_template:`, the project's workflows in `uses:` and the used
+//! workflow's params under `with:`, step ids in `deps`, names in scope and functions
 //! inside `<<…>>` and expressions, fields after `.`, and step and workflow
 //! keys.
 
@@ -19,6 +20,8 @@ enum Context {
     Deps,
     /// The value of `call:`.
     Call,
+    /// The value of `uses:`: the project's workflows.
+    Uses,
     /// In an expression; `path` is the text before a trailing `.` (`mr.changes`), if any.
     Expr {
         site: ExprSite,
@@ -66,12 +69,18 @@ fn context(text: &str, offset: usize) -> Context {
     if trimmed.strip_prefix("- ").unwrap_or(trimmed).starts_with("call:") {
         return Context::Call;
     }
+    if trimmed.strip_prefix("- ").unwrap_or(trimmed).starts_with("uses:") {
+        return Context::Uses;
+    }
     if trimmed.starts_with("deps:") || (trimmed.starts_with("- ") && under_deps(text, offset, indent)) {
         return Context::Deps;
     }
     let key_part = trimmed.strip_prefix("- ").unwrap_or(trimmed);
     let is_key = key_part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if is_key && !trimmed.starts_with("- ") && parent_key(text, offset, indent) == Some("input_template") {
+    if is_key
+        && !trimmed.starts_with("- ")
+        && matches!(parent_key(text, offset, indent), Some("input_template" | "with"))
+    {
         return Context::InputKey;
     }
     if is_key {
@@ -96,14 +105,21 @@ fn parent_key(text: &str, offset: usize, indent: usize) -> Option<&str> {
 /// descriptions (an engine tool, a locked tool, or the manifest's).
 fn input_keys(a: &Analysis, config: &Config, offset: usize) -> Vec<CompletionItem> {
     let Some(wf) = &a.wf else { return Vec::new() };
-    let Some(call) = step_at(a, offset.min(a.src.text.len())).and_then(|i| wf.steps[i].call.as_ref()) else {
+    let Some(step) = step_at(a, offset.min(a.src.text.len())).map(|i| &wf.steps[i]) else {
         return Vec::new();
     };
-    let listed =
-        config.tools.as_ref().and_then(|m| m.tools.get(call.value.as_str())).and_then(Option::as_ref);
-    let Some(schema) = listed.or_else(|| config.contract(&call.value).and_then(|c| c.input.as_ref())) else {
-        return Vec::new();
+    // A `uses:` step's `with:`: the workflow's params.
+    let used = step.uses.as_ref().and_then(|u| config.workflows.as_ref()?.contract(&u.value));
+    let schema = match (&step.call, used) {
+        (Some(call), _) => {
+            let listed =
+                config.tools.as_ref().and_then(|m| m.tools.get(call.value.as_str())).and_then(Option::as_ref);
+            listed.or_else(|| config.contract(&call.value).and_then(|c| c.input.as_ref()))
+        }
+        (None, Some(c)) => c.input.as_ref(),
+        (None, None) => None,
     };
+    let Some(schema) = schema else { return Vec::new() };
     let required: Vec<&str> = schema
         .get("required")
         .and_then(|r| r.as_array())
@@ -177,6 +193,7 @@ pub fn complete(text: &str, offset: usize, a: &Analysis, config: &Config) -> Vec
         Context::Key { step: false } => keys(WORKFLOW_KEYS),
         Context::None => Vec::new(),
         Context::Call => tools(config),
+        Context::Uses => workflows(config),
         Context::Deps => {
             let Some(wf) = &a.wf else { return Vec::new() };
             // Not the step itself, nor one that depends on it: either would
@@ -208,6 +225,25 @@ pub fn complete(text: &str, offset: usize, a: &Analysis, config: &Config) -> Vec
 /// The tools a step can call: the engine's own and the lock's (with their
 /// descriptions and input keys), and those of the manifest (`[check] tools`
 /// in savant-think.toml) with the keys of their input.
+/// The project's workflows, for `uses:`: each with its params.
+fn workflows(config: &Config) -> Vec<CompletionItem> {
+    let Some(table) = &config.workflows else { return Vec::new() };
+    table
+        .ids()
+        .filter_map(|id| {
+            let c = table.contract(id)?;
+            let props = c.input.as_ref().and_then(|s| s.get("properties")).and_then(|p| p.as_object());
+            let params: Vec<String> = props
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| format!("{k}: {}", crate::ir::Type::from_schema(v)))
+                .collect();
+            let detail = format!("workflow({})", params.join(", "));
+            Some(item(id, CompletionItemKind::MODULE, detail, c.description.clone()))
+        })
+        .collect()
+}
+
 fn tools(config: &Config) -> Vec<CompletionItem> {
     let keys_of = |schema: Option<&serde_json::Value>| -> Vec<String> {
         let props = schema.and_then(|s| s.get("properties")).and_then(|p| p.as_object());
@@ -332,6 +368,8 @@ mod tests {
         assert_eq!(at_end("ver"), Context::Key { step: false });
         assert_eq!(at_end("  - id: a\n    call: gitl"), Context::Call);
         assert_eq!(at_end("  - call: "), Context::Call);
+        assert_eq!(at_end("  - id: a\n    uses: rev"), Context::Uses);
+        assert_eq!(at_end("    uses: a\n    with:\n      pa"), Context::InputKey);
         // A multi-byte character before the word is skipped whole.
         assert_eq!(at_end("    q: \"<<é.x"), Context::Expr { site: ExprSite::Template, path: None });
         assert_eq!(at_end("    q: \"<<aé"), Context::Expr { site: ExprSite::Template, path: None });
@@ -405,5 +443,31 @@ mod tests {
             labels.contains(&"thought".to_owned()) && labels.contains(&"timestamp".to_owned()),
             "{labels:?}"
         );
+    }
+
+    /// `uses:` offers the project's workflows, `with:` the used one's params.
+    #[test]
+    fn uses_completes_workflows_and_with_their_params() {
+        let child = "params:\n  path: { type: string }\nrequired: [path]\nsteps:\n  - {id: a, call: x}\n";
+        let source = |id: &str, text: &str| crate::check::workflows::WorkflowSource {
+            id: id.into(),
+            path: format!("workflows/{id}.yaml"),
+            text: text.into(),
+        };
+        let table = crate::check::workflows::WorkflowTable::build(
+            vec![source("review_file", child)],
+            &Config::default(),
+        );
+        let config = Config { workflows: Some(table), ..Config::default() };
+        let text = "steps:\n  - id: r\n    uses: review_file\n    with:\n      pa\n";
+        let a = crate::lsp::document::analyze(std::path::Path::new("w.yaml"), text, ".".into(), &config);
+        let at = text.find("pa\n").unwrap() + 2;
+        let keys: Vec<String> = complete(text, at, &a, &config).into_iter().map(|i| i.label).collect();
+        assert_eq!(keys, ["path"]);
+        let at = text.find("uses: ").unwrap() + "uses: ".len();
+        let offered = complete(text, at, &a, &config);
+        assert_eq!(offered.len(), 1);
+        assert_eq!(offered[0].label, "review_file");
+        assert_eq!(offered[0].detail.as_deref(), Some("workflow(path: string)"));
     }
 }

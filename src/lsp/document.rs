@@ -65,6 +65,8 @@ struct Project {
     /// `tools.lock.json` and its modification time when it was read (a
     /// `tools sync` is seen at the next request).
     lock: (PathBuf, Option<std::time::SystemTime>),
+    /// The workflow files when they were read (`uses:` is checked against them).
+    workflows: (PathBuf, Vec<(std::ffi::OsString, Option<std::time::SystemTime>)>),
 }
 
 fn modified(path: &Path) -> Option<std::time::SystemTime> {
@@ -79,7 +81,7 @@ impl Project {
         let tools = settings.tools_path(root);
         let lock_path = root.join(crate::check::lock::FILE_NAME);
         let lock_at = modified(&lock_path);
-        let config = Config {
+        let mut config = Config {
             schemas: crate::workspace::load_schemas(&root.join("schemas")),
             tools: tools.as_deref().and_then(|t| crate::workspace::load_manifest(t).ok()),
             builtins: crate::runtime::contracts::builtin(),
@@ -87,7 +89,10 @@ impl Project {
             lock: crate::workspace::load_lock(root).map(|(table, _, _)| std::sync::Arc::new(table)),
             ..Config::default()
         };
+        let workflows = crate::workspace::workflows_stamp(root);
+        config.workflows = crate::workspace::load_workflows(root, &config, None);
         Project {
+            workflows: (root.to_path_buf(), workflows),
             config: Rc::new(config),
             settings: Rc::new(settings),
             tools: tools.map(|t| {
@@ -101,6 +106,7 @@ impl Project {
     fn stale(&self) -> bool {
         self.tools.as_ref().is_some_and(|(path, at)| modified(path) != *at)
             || modified(&self.lock.0) != self.lock.1
+            || self.workflows.1 != crate::workspace::workflows_stamp(&self.workflows.0)
     }
 }
 

@@ -40,6 +40,7 @@ pub fn builtin() -> std::sync::Arc<crate::check::Contracts> {
                 // A `prompt.say` step is often a question the client
                 // answers in its own shape (the corpus's gates).
                 types_capture: t.name != "prompt_say",
+                sub_workflow: false,
             };
             table.insert(contract, true);
         }

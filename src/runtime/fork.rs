@@ -32,7 +32,10 @@ impl Machine {
                 EventKind::Result { step_id, .. } | EventKind::ValidationFailed { step_id, .. } => {
                     Some(step_id)
                 }
-                EventKind::Thought { .. } | EventKind::Upgraded { .. } => None,
+                // A failed child failed the run: the fork runs the step again.
+                EventKind::ChildFailed { .. } | EventKind::Thought { .. } | EventKind::Upgraded { .. } => {
+                    None
+                }
             };
             if let Some(step_id) = step_id {
                 let (Some(w), Some(was)) = (fork.resolve(step_id), source.resolve(step_id)) else { continue };

@@ -356,6 +356,22 @@ impl Project {
         Ok(compiled)
     }
 
+    /// `plan`'s check of a workflow with `uses:` across the project's
+    /// files, as `check` does it (`UNKNOWN_WORKFLOW`, `WORKFLOW_CYCLE`,
+    /// a param of the wrong type…): refused with `YAML_SCHEMA_VIOLATION`
+    /// and the diagnostics, like a workflow with errors. Not cached: the
+    /// other files may have changed; a workflow without `uses:` costs
+    /// nothing.
+    pub fn check_uses(&self, cw: &CompiledWorkflow) -> Result<(), EngineError> {
+        if !cw.wf.steps.iter().any(|s| s.uses.is_some()) {
+            return Ok(());
+        }
+        let mut config = Config::clone(&self.check_config());
+        config.workflows = crate::workspace::load_workflows(&self.root, &config, None);
+        let bytes = cw.source.text.clone().into_bytes();
+        workflow::compile_bytes(&cw.path, bytes, &config).map(|_| ())
+    }
+
     /// The cached workflow `workflow` resolved to, if its file is unchanged.
     fn hot_workflow(&self, workflow: &str, generation: u64) -> Option<Arc<CompiledWorkflow>> {
         let path = lock(&self.resolved).get(workflow).cloned()?;

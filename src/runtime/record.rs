@@ -128,6 +128,16 @@ pub enum EventKind {
         /// The thought.
         thought: String,
     },
+    /// The sub-workflow run a `uses:` step (or item) started failed: the
+    /// step fails, and with it the run.
+    ChildFailed {
+        /// The `uses:` step (or item `id[i]`).
+        step_id: String,
+        /// The child run's id.
+        child_run_id: String,
+        /// Why it failed (the child's failure, or why it could not start).
+        failure: Value,
+    },
     /// The run moved to another version of its workflow (`upgrade`). The
     /// events before it are kept with their steps' new ids (`renames`
     /// applied), so replaying the history on the version it names rebuilds
@@ -233,6 +243,24 @@ pub struct RunState {
     /// The run this one was forked from, if it was (see `runtime::fork`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<ForkedFrom>,
+    /// The run whose `uses:` step started this one, if one did: this run is
+    /// a sub-workflow's (see `runtime::engine::children`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<ParentRun>,
+}
+
+/// The parent of a sub-workflow's run: the run and the `uses:` step (or
+/// foreach item, `id[i]`) that started it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ParentRun {
+    /// The parent run's workflow id.
+    pub workflow: String,
+    /// The parent run's id.
+    pub run_id: String,
+    /// The parent's step (or item) this run is the result of.
+    pub step_id: String,
+    /// How deep this run is: 1 for a child of a run started with plan.
+    pub depth: u32,
 }
 
 /// Where a forked run came from.

@@ -52,6 +52,20 @@ pub struct Instruction {
     /// The workflow's rules to respect.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<String>,
+    /// The sub-workflow run the step belongs to, when a `uses:` step handed
+    /// out its child's instruction: submit the result to the run you
+    /// called (its `step_id` routes it to the child).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sub_run: Option<SubRun>,
+}
+
+/// The run of a sub-workflow (`uses:`) an instruction is for.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct SubRun {
+    /// The child run's workflow id.
+    pub workflow: String,
+    /// The child run's id (`<parent run>.<step>`).
+    pub run_id: String,
 }
 
 /// The answer of think_plan, think_next and think_reset: the next
@@ -513,6 +527,9 @@ pub struct FullState {
     /// The run this one was forked from: {run_id, version, step}.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<crate::runtime::record::ForkedFrom>,
+    /// The run whose `uses:` step started this one: {workflow, run_id, step_id, depth}.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<crate::runtime::record::ParentRun>,
 }
 
 /// One step of a run, with its result.

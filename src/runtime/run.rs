@@ -64,6 +64,7 @@ impl Machine {
             updated_at: now.to_owned(),
             source: None,
             forked_from: None,
+            parent: None,
         };
         let roots: Vec<usize> =
             (0..cw.plan.steps.len()).filter(|&i| cw.plan.steps[i].deps.is_empty()).collect();
@@ -198,6 +199,7 @@ impl Machine {
             updated_at: st.updated_at.clone(),
             source: st.source.clone(),
             forked_from: st.forked_from.clone(),
+            parent: st.parent.clone(),
         }
     }
 
@@ -326,6 +328,20 @@ impl Machine {
                         }));
                     }
                 }
+            }
+            EventKind::ChildFailed { step_id, child_run_id, failure } => {
+                let message = format!(
+                    "`{step_id}` runs a sub-workflow, and its run `{child_run_id}` failed: {}",
+                    failure.get("message").and_then(Value::as_str).unwrap_or("no reason given")
+                );
+                let failure = json!({
+                    "error": "CHILD_FAILED",
+                    "step_id": step_id,
+                    "child_run_id": child_run_id,
+                    "message": message,
+                    "child": failure,
+                });
+                self.fail(failure);
             }
             EventKind::Thought { .. } | EventKind::Upgraded { .. } => {}
         }

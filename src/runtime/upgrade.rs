@@ -165,6 +165,10 @@ impl Machine {
                         _ => continue,
                     }
                 }
+                EventKind::ChildFailed { step_id, .. } => {
+                    let Some(new_id) = map(step_id) else { continue };
+                    *step_id = new_id;
+                }
                 EventKind::Thought { .. } | EventKind::Upgraded { .. } => {}
             }
             m.apply(event);

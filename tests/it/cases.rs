@@ -8,7 +8,8 @@
 //!   (an insta snapshot: `cargo insta review` shows a change);
 //! - `NAME.tools.json`, when present, is the tool manifest for `NAME.yaml`,
 //!   and `NAME.lock.json` its `tools.lock.json`;
-//!   `tests/checks/schemas/` holds the named schemas.
+//!   `tests/checks/schemas/` holds the named schemas, `tests/checks/workflows/`
+//!   the project's workflows a fixture `uses:`.
 //! - The `TEST_*` codes are about test files: the fixtures of their
 //!   directories are test files (named without `.test.yaml`, so that
 //!   `savant-think test` in this repository does not run them), checked as
@@ -33,7 +34,7 @@ fn code_dirs() -> Vec<(Option<Code>, PathBuf)> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(checks_dir())
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n != "schemas"))
+        .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n != "schemas" && n != "workflows"))
         .collect();
     dirs.sort();
     dirs.into_iter()
@@ -69,6 +70,8 @@ fn config_for(path: &Path) -> Config {
     let dir = path.parent().and_then(|d| d.file_name()).map(|d| d.to_string_lossy().to_uppercase());
     config.select =
         Code::ALL.iter().copied().filter(|c| c.is_opt_in() && dir.as_deref() == Some(c.as_str())).collect();
+    // The fixtures' project: `tests/checks/workflows/`, as `check` reads a project's.
+    config.workflows = workspace::load_workflows(&checks_dir(), &config, None);
     let lock = path.with_extension("lock.json");
     if lock.exists() {
         let src = SourceFile::new("tools.lock.json", std::fs::read_to_string(lock).unwrap());

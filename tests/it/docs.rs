@@ -15,6 +15,9 @@
 //!   - Otherwise the yaml is a *fix*: it must check clean.
 //! - A ```` ```json tools ```` block is a tool manifest (as for `--tools`): it
 //!   applies to every yaml block after it in the same section.
+//! - A ```` ```yaml workflows/NAME.yaml ```` block is a workflow of the
+//!   example's project: every yaml block after it in the same section may
+//!   `uses: NAME` it (it is not an example itself).
 //! - Fenced blocks outside code sections (the introduction) are not checked.
 //! - The introduction has an index table, `| code | severity | summary |`,
 //!   with one row per code, its severity and [`Code::summary`].
@@ -186,6 +189,7 @@ fn checks_md_matches_the_checker() {
             ..Config::default()
         };
         let mut examples = 0;
+        let mut project: Vec<check::workflows::WorkflowSource> = Vec::new();
         let mut blocks = section.blocks.iter().peekable();
         while let Some(block) = blocks.next() {
             let at = block.start; // 1-based line of the opening fence
@@ -196,6 +200,12 @@ fn checks_md_matches_the_checker() {
                         failures.push(format!("{}: line {at}: bad tool manifest: {e}", section.heading))
                     }
                 },
+                info if info.starts_with("yaml workflows/") => {
+                    let path = info.trim_start_matches("yaml ").to_owned();
+                    let id = check::default_id(&path);
+                    project.push(check::workflows::WorkflowSource { id, path, text: block.content.clone() });
+                    config.workflows = Some(check::workflows::WorkflowTable::build(project.clone(), &config));
+                }
                 "yaml" => {
                     let (diagnostics, rendered) = run(&block.content, &config);
                     match blocks.next_if(|b| b.info == "text") {
@@ -242,11 +252,14 @@ fn checks_md_matches_the_checker() {
         // INCOMPATIBLE_UPGRADE is about stored runs (`check --runs`):
         // tests/it/first_hour.rs runs it for real. INVALID_TOOL_LOCK is
         // about the lock file, not a workflow (src/check/lock.rs's tests).
+        // WORKFLOW_TOO_DEEP needs a project of 17 workflows: its fixtures
+        // (tests/checks/workflow_too_deep/) show it.
         if examples == 0
             && !section.heading.starts_with("IO_ERROR")
             && !section.heading.starts_with("TEST_")
             && !section.heading.starts_with("INCOMPATIBLE_UPGRADE")
             && !section.heading.starts_with("INVALID_TOOL_LOCK")
+            && !section.heading.starts_with("WORKFLOW_TOO_DEEP")
         {
             failures.push(format!("{}: no example (a yaml block followed by a text block)", section.heading));
         }

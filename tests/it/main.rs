@@ -59,6 +59,7 @@ mod runs_over_time;
 mod side_files;
 mod state_crash;
 mod store_once;
+mod subworkflows;
 #[cfg(unix)]
 mod symlinked_state;
 mod telemetry;

@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+mod children;
 mod explain;
 mod fork;
 mod info;
@@ -227,6 +228,11 @@ impl Engine {
         let m = &cached.machine;
         expect_version(m, args.expected_version)?;
         let Some(w) = m.resolve(&args.step_id) else {
+            // `USES_STEP/STEP`: a result for the child of a `uses:` step.
+            if let Some(out) = self.next_in_child(key, cached, &mut args) {
+                return out;
+            }
+            let m = &cached.machine;
             return Err(EngineError::unknown_step(
                 &args.step_id,
                 format!("no step `{}` in this run", args.step_id),
@@ -242,7 +248,7 @@ impl Engine {
                 let mut result = original;
                 payload::truncate(&mut result, caps.0, caps.1);
                 if m.result_of(w) == Some(&result) {
-                    return self.progress(m);
+                    return self.advance(key, cached);
                 }
                 let message = format!("`{}` is already done with a different result", args.step_id);
                 return Err(EngineError::with(
@@ -295,7 +301,7 @@ impl Engine {
             kind: EventKind::Result { step_id: args.step_id, result, truncated },
         };
         self.commit(key, cached, event)?;
-        self.progress(&cached.machine)
+        self.advance(key, cached)
     }
 
     /// Appends an event durably, then applies it; compacts the journal into a
@@ -334,9 +340,20 @@ impl Engine {
         run_id: &str,
         limit: usize,
     ) -> Result<Vec<Instruction>, EngineError> {
-        self.with_run(workflow, run_id, |engine, _, cached| {
+        self.with_run(workflow, run_id, |engine, key, cached| {
+            // `uses:` steps whose children are done complete first.
+            engine.advance(key, cached)?;
             let m = &cached.machine;
-            Ok(m.ready().take(limit).map(|w| engine.instruction(m, w)).collect())
+            let ready: Vec<WorkRef> = m.ready().take(limit).collect();
+            let mut out = Vec::with_capacity(ready.len());
+            for w in ready {
+                // A `uses:` step: its child's instruction, as `next` hands it out.
+                match m.step(w.0).uses {
+                    Some(_) => out.extend(engine.child_instruction(m, w)?),
+                    None => out.push(engine.instruction(m, w)),
+                }
+            }
+            Ok(out)
         })
     }
 
@@ -464,6 +481,7 @@ impl Engine {
             attempt: m.attempts_of(w) + 1,
             done: false,
             rules: m.cw.wf.rules.clone(),
+            sub_run: None,
         }
     }
 

@@ -29,8 +29,8 @@ impl Engine {
             (Ok(cw), _) => cw,
             // A run carries its own version: resuming it needs no file.
             (Err(_), Some(run_id)) if if_exists == IfExists::Resume => {
-                let (key, _lock, cached) = self.open_run(workflow, run_id)?;
-                let out = self.progress(&cached.machine);
+                let (key, _lock, mut cached) = self.open_run(workflow, run_id)?;
+                let out = self.advance(&key, &mut cached);
                 self.put(&key, cached);
                 return out;
             }
@@ -40,6 +40,11 @@ impl Engine {
         let checked = self.check_params(&cw, params_arg);
         // Refused params leave nothing behind (not even a lock file).
         let checked = if if_exists == IfExists::Resume { checked } else { Ok(checked?) };
+        // `uses:` checked across the project's files before a new run
+        // starts, and before a replaced run is archived.
+        if if_exists != IfExists::Resume {
+            self.project.check_uses(&cw)?;
+        }
         let (key, _lock, exists) = match run_id {
             Some(run_id) => {
                 let key = self.key(&cw, run_id)?;
@@ -57,12 +62,12 @@ impl Engine {
                     return Err(EngineError::run_exists(&key, &entry, false));
                 }
                 IfExists::Resume => {
-                    if let Some(cached) = self.load(&key, Some(&cw))? {
+                    if let Some(mut cached) = self.load(&key, Some(&cw))? {
                         // Resuming keeps the run's own params; say so rather
                         // than silently ignoring different ones.
                         let stored = &cached.machine.state.params;
                         let ignored = given && !checked.as_ref().is_ok_and(|p| p == stored);
-                        let mut out = self.progress(&cached.machine);
+                        let mut out = self.advance(&key, &mut cached);
                         self.put(&key, cached);
                         if ignored && let Ok(p) = &mut out {
                             p.warnings.push(
@@ -76,21 +81,40 @@ impl Engine {
             }
         }
         let params = checked?;
+        if if_exists == IfExists::Resume {
+            // A resume that starts the run: checked now (see below).
+            self.project.check_uses(&cw)?;
+        }
         self.forget(&key);
+        let mut cached = self.start_run(&key, cw, params, None)?;
+        let mut out = self.advance(&key, &mut cached);
+        self.put(&key, cached);
+        if let (Ok(p), Some(w)) = (&mut out, warning) {
+            p.warnings.push(w);
+        }
+        out
+    }
+
+    /// Starts run `key` (its lock held by the caller): pinned to the
+    /// workflow and schema versions it starts with, its first snapshot
+    /// written. `parent` links a sub-workflow's run to its parent.
+    pub(super) fn start_run(
+        &self,
+        key: &RunKey,
+        cw: Arc<CompiledWorkflow>,
+        params: Value,
+        parent: Option<crate::runtime::record::ParentRun>,
+    ) -> Result<Cached, EngineError> {
         let schemas = self.pin(&cw)?;
         let mut machine = Machine::start(cw, &key.run_id, params, &now());
         machine.state.schemas = schemas;
         machine.state.source = self.source_of(&machine.cw);
         machine.state.generation = Some(new_generation());
+        machine.state.parent = parent;
         let snapshot = serde_json::to_value(&machine.state).unwrap_or(Value::Null);
-        let stamp = self.store.write_snapshot(&key, &snapshot).map_err(store_error)?;
+        let stamp = self.store.write_snapshot(key, &snapshot).map_err(store_error)?;
         self.observe_finished(&machine, &machine.state.created_at);
-        let mut out = self.progress(&machine);
-        self.put(&key, Cached { stamp, machine, journal_len: 0 });
-        if let (Ok(p), Some(w)) = (&mut out, warning) {
-            p.warnings.push(w);
-        }
-        out
+        Ok(Cached { stamp, machine, journal_len: 0 })
     }
 
     /// A new run id that names no run (live or archived), with its lock.

@@ -169,12 +169,16 @@ impl Engine {
             machine.state.generation = state.generation.clone();
             machine.state.updated_at = now();
             machine.state.source = state.source.clone();
+            // A sub-workflow's run stays linked to its parent.
+            machine.state.parent = state.parent.clone();
+            // Children of `uses:` work the reset took back start afresh.
+            engine.archive_discarded_children(&cached.machine, &machine)?;
             cached.machine = machine;
             engine.snapshot(key, cached)?;
             // The reset is done either way; a run whose next instruction
             // cannot be rendered answers with that error (and the reset).
             let reset = ResetNote { checkpoint: checkpoint.map(str::to_owned), discarded };
-            match engine.progress(&cached.machine) {
+            match engine.advance(key, cached) {
                 Ok(mut out) => {
                     out.reset = Some(reset);
                     Ok(out)
