@@ -139,11 +139,17 @@ fn attempt_span_id(run: &RunRef<'_>, step_id: &str, attempt: u32) -> SpanId {
 }
 
 fn run_attributes(run: &RunRef<'_>) -> Vec<KeyValue> {
-    vec![
+    let mut attributes = vec![
         KeyValue::new("savant.workflow", run.workflow.to_owned()),
         KeyValue::new("savant.run_id", run.run_id.to_owned()),
         KeyValue::new("savant.workflow_version", run.workflow_version.to_owned()),
-    ]
+    ];
+    if let Some(p) = run.parent {
+        attributes.push(KeyValue::new("savant.parent_workflow", p.workflow.clone()));
+        attributes.push(KeyValue::new("savant.parent_run_id", p.run_id.clone()));
+        attributes.push(KeyValue::new("savant.parent_step_id", p.step_id.clone()));
+    }
+    attributes
 }
 
 impl RunObserver for Tracer {
@@ -209,6 +215,7 @@ mod tests {
             generation: g,
             created_at: "2026-11-27T10:00:00Z",
             workflow_version: "sha256:0",
+            parent: None,
         };
         assert_eq!(run_ids(&run(Some("g1"))), run_ids(&run(Some("g1"))));
         assert_ne!(

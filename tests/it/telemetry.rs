@@ -235,3 +235,27 @@ fn a_bad_endpoint_is_a_clear_error() {
     assert_eq!(r.code, Some(2), "{r:?}");
     assert!(r.stderr.contains("not a url"), "{r:?}");
 }
+
+/// A sub-workflow's run is a trace of its own, whose spans name the run
+/// and `uses:` step that started it.
+#[test]
+fn a_child_runs_spans_name_its_parent() {
+    const CHILD: &str = "params:\n  q: { type: string }\nrequired: [q]\nsteps:\n  - id: ask\n    call: web.fetch\n    input_template: { text: \"<<params.q>>\" }\n    capture_as: a\n    success_schema: { type: object, required: [text], properties: { text: { type: string } } }\noutputs:\n  text: <<a.text>>\n";
+    const PARENT: &str = "steps:\n  - id: sub\n    uses: child\n    with: { q: hi }\n    capture_as: got\n";
+    let receiver = Receiver::start();
+    let root = Root::with_workflows("otel-child", &[("child", CHILD), ("parent", PARENT)]);
+    let mut c = cmd(&root.path, &["exec", "parent", "--dry-run", "--run-id", "p1", "--json"]);
+    c.env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url);
+    let r = run_cmd(c);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let spans = receiver.wait_for(4);
+    let child_run = named(&spans, "run child");
+    assert_eq!(child_run.len(), 1, "{spans:#?}");
+    let child_run = child_run[0];
+    assert_eq!(attr(child_run, "savant.parent_run_id").as_deref(), Some("p1"), "{child_run:#?}");
+    assert_eq!(attr(child_run, "savant.parent_step_id").as_deref(), Some("sub"));
+    assert_eq!(attr(child_run, "savant.parent_workflow").as_deref(), Some("parent"));
+    let parent_run = named(&spans, "run parent")[0];
+    assert_eq!(attr(parent_run, "savant.status").as_deref(), Some("done"));
+    assert!(attr(parent_run, "savant.parent_run_id").is_none());
+}

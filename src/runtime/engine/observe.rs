@@ -31,6 +31,8 @@ pub struct RunRef<'a> {
     pub created_at: &'a str,
     /// The workflow version the run is pinned to (`sha256:…`).
     pub workflow_version: &'a str,
+    /// The run and `uses:` step that started it, for a sub-workflow's run.
+    pub parent: Option<&'a crate::runtime::record::ParentRun>,
 }
 
 /// How an attempt ended.
@@ -89,6 +91,7 @@ fn run_ref(m: &Machine) -> RunRef<'_> {
         generation: m.state.generation.as_deref(),
         created_at: &m.state.created_at,
         workflow_version: &m.state.workflow_hash,
+        parent: m.state.parent.as_ref(),
     }
 }
 
