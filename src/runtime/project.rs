@@ -47,6 +47,8 @@ pub const SCHEMAS_LOOK_EVERY: Duration = Duration::from_secs(1);
 struct Schemas {
     config: Arc<Config>,
     stamp: SchemaStamp,
+    /// `tools.lock.json`'s identity when it was read (`None`: no file).
+    lock_stamp: Option<FileIdentity>,
     looked_at: Instant,
     /// Counts the reads of `schemas/`: what was made from one read is
     /// valid while this is unchanged.
@@ -89,6 +91,11 @@ pub struct Project {
     resolved: Mutex<HashMap<String, PathBuf>>,
 }
 
+/// The project's `tools.lock.json` as the checker's table (`None`: no file).
+fn load_lock(root: &Path) -> Option<Arc<crate::check::lock::LockTable>> {
+    crate::workspace::load_lock(root).map(|(table, _, _)| Arc::new(table))
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -100,16 +107,24 @@ impl Project {
         let root = root.into();
         let dir = root.join("schemas");
         let stamp = schema_stamp(&dir);
+        let lock_stamp = FileIdentity::of(&root.join(crate::check::lock::FILE_NAME));
         let config = Arc::new(Config {
             schemas: crate::workspace::load_schemas(&dir),
             builtins: crate::runtime::contracts::builtin(),
-            // `tools.lock.json`, read once: `plan` checks as `check` does.
-            lock: crate::workspace::load_lock(&root).map(|(table, _, _)| Arc::new(table)),
+            // `tools.lock.json`: `plan` checks as `check` does (read again
+            // when it changes, as `schemas/` is).
+            lock: load_lock(&root),
             ..Config::default()
         });
         Project {
             root,
-            schemas: Mutex::new(Schemas { config, stamp, looked_at: Instant::now(), generation: 0 }),
+            schemas: Mutex::new(Schemas {
+                config,
+                stamp,
+                lock_stamp,
+                looked_at: Instant::now(),
+                generation: 0,
+            }),
             named_validators: Mutex::default(),
             inline_validators: Mutex::default(),
             step_validators: Mutex::default(),
@@ -139,12 +154,15 @@ impl Project {
             // The stamp is taken before the files are read: a change made
             // while they are read is seen at the next look.
             let stamp = schema_stamp(&dir);
-            if stamp != schemas.stamp {
+            let lock_stamp = FileIdentity::of(&self.root.join(crate::check::lock::FILE_NAME));
+            if stamp != schemas.stamp || lock_stamp != schemas.lock_stamp {
+                let lock_changed = lock_stamp != schemas.lock_stamp;
                 schemas.stamp = stamp;
+                schemas.lock_stamp = lock_stamp;
                 schemas.config = Arc::new(Config {
                     schemas: crate::workspace::load_schemas(&dir),
                     builtins: crate::runtime::contracts::builtin(),
-                    lock: schemas.config.lock.clone(),
+                    lock: if lock_changed { load_lock(&self.root) } else { schemas.config.lock.clone() },
                     ..Config::default()
                 });
                 schemas.generation += 1;

@@ -194,3 +194,28 @@ fn a_url_server_is_synced_too() {
     assert!(tools.iter().any(|t| t["name"] == "think_plan" && t["outputSchema"].is_object()), "{v}");
     assert_exit(&run(&root.path, &["tools", "sync", "--check"]), 0);
 }
+
+/// A long-running engine (`serve`) sees a new `tools.lock.json` as it sees
+/// a new schema: `plan` checks with the lock as it is now, not as it was
+/// when the process started.
+#[test]
+fn a_running_engine_reads_a_changed_lock() {
+    let root = Root::new("tools-lock-reload");
+    let lock =
+        std::fs::read_to_string(format!("{CRATE}/tests/checks/unknown_tool/ok_lock.lock.json")).unwrap();
+    root.write(
+        "workflows/w.yaml",
+        "id: w\nsteps:\n  - id: fetch\n    call: items.get_item\n    input_template: { id: 7 }\n    capture_as: item\n  \
+         - id: show\n    call: prompt.say\n    input_template: { text: \"<<item.titel>>\" }\n",
+    );
+    let engine = root.engine();
+    // No lock: the tool's output is untyped, so the typo passes.
+    engine.plan("w", Value::Null, Some("r1"), false).unwrap();
+    root.write("tools.lock.json", &lock);
+    std::thread::sleep(
+        savant_think::runtime::project::SCHEMAS_LOOK_EVERY + std::time::Duration::from_millis(100),
+    );
+    let e = engine.plan("w", Value::Null, Some("r2"), false).unwrap_err();
+    assert_eq!(e.code, "YAML_SCHEMA_VIOLATION", "{e}");
+    assert!(e.to_string().contains("did you mean `title`?"), "{e}");
+}
