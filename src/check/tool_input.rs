@@ -33,33 +33,73 @@ pub(crate) fn check_types(cx: &Cx, out: &mut Vec<Diagnostic>) {
     for (i, step) in cx.wf.steps.iter().enumerate() {
         let Some(TemplateValue::Object(entries, _)) = &step.input_template else { continue };
         let Some(schema) = input_schema(cx, i) else { continue };
-        let Some(props) = schema.get("properties").and_then(Value::as_object) else { continue };
         let Some(call) = step.call.as_ref().or(step.uses.as_ref()) else { continue };
+        let at = Site { cx, i, step, call: &call.value };
+        at.object(entries, &schema, "", out);
+    }
+}
+
+/// Where a value being checked sits: the step and the tool it calls.
+struct Site<'s, 'a> {
+    cx: &'s Cx<'a>,
+    i: usize,
+    step: &'s Step,
+    call: &'s str,
+}
+
+impl Site<'_, '_> {
+    /// The entries of an object literal against an object schema, into
+    /// nested object literals (and arrays of them) as deep as the schema
+    /// describes them; `path` is the keys above (`options.`).
+    fn object(
+        &self,
+        entries: &[(crate::ir::Str, TemplateValue)],
+        schema: &Value,
+        path: &str,
+        out: &mut Vec<Diagnostic>,
+    ) {
+        let Some(props) = schema.get("properties").and_then(Value::as_object) else { return };
         for (key, value) in entries {
-            let Some(want) = props.get(key.value.as_str()).map(json_types).filter(|w| !w.is_empty()) else {
-                continue;
-            };
-            let Some((found, ty)) = value_type(cx, i, step, value) else { continue };
+            let Some(prop) = props.get(key.value.as_str()) else { continue };
+            let name = format!("{path}{}", key.value);
+            self.value(value, prop, &name, out);
+        }
+    }
+
+    fn value(&self, value: &TemplateValue, prop: &Value, name: &str, out: &mut Vec<Diagnostic>) {
+        let want = json_types(prop);
+        if let Some((found, ty)) = value_type(self.cx, self.i, self.step, value).filter(|_| !want.is_empty())
+        {
             let fits = want.contains(&found)
                 || (found == "number" && want.contains(&"integer"))
                 || (found == "integer" && want.contains(&"number"));
-            if fits {
-                continue;
+            if !fits {
+                let message = format!(
+                    "`{name}` of `{}` takes {}, found {}",
+                    self.call,
+                    // `null` is how an optional input is written: not worth saying.
+                    want.iter()
+                        .filter(|w| **w != "null" || want.len() == 1)
+                        .map(|w| article(w))
+                        .collect::<Vec<_>>()
+                        .join(" or "),
+                    article(found),
+                );
+                let help = fix_help(value, ty.as_ref(), name, &want);
+                out.push(Diagnostic::new(Code::TypeMismatch, span_of(value), message).with_help_opt(help));
+                return;
             }
-            let message = format!(
-                "`{}` of `{}` takes {}, found {}",
-                key.value,
-                call.value,
-                // `null` is how an optional input is written: not worth saying.
-                want.iter()
-                    .filter(|w| **w != "null" || want.len() == 1)
-                    .map(|w| article(w))
-                    .collect::<Vec<_>>()
-                    .join(" or "),
-                article(found),
-            );
-            let help = fix_help(value, ty.as_ref(), &key.value, &want);
-            out.push(Diagnostic::new(Code::TypeMismatch, span_of(value), message).with_help_opt(help));
+        }
+        match value {
+            TemplateValue::Object(entries, _) => self.object(entries, prop, &format!("{name}."), out),
+            TemplateValue::Array(items, _) => {
+                if let Some(item) = prop.get("items").filter(|s| s.is_object()) {
+                    for (k, v) in items.iter().enumerate() {
+                        self.value(v, item, &format!("{name}[{k}]"), out);
+                    }
+                }
+            }
+            _ => {}
         }
     }
 }
