@@ -11,6 +11,12 @@
 //! - `exec_dry_run_1000_jobs4`: the same with `--jobs 4` (the workflow is
 //!   four independent chains, so four steps are ready at a time).
 //!
+//! - `exec_dry_run_corpus_69`: `exec --dry-run` of the original system's
+//!   `code_review_initial` (69 steps), migrated, from the corpus beside the
+//!   repository (`SAVANT_CORPUS`, default `../shared/corpus/legacy`;
+//!   skipped when absent). Its time divided by 70 (plan and 69 nexts) is the
+//!   engine's per-call path as `exec` drives it (issue 29.5).
+//!
 //! Run with `cargo bench --bench exec`; figures in `docs/PERFORMANCE.md`
 //! (section "Executor"). The state goes to a directory under the system temp
 //! dir (`SAVANT_BENCH_DIR` to choose another file system).
@@ -96,6 +102,36 @@ fn exec_run(rt: &tokio::runtime::Runtime, mux: &Arc<Multiplexer>, jobs: usize) -
     elapsed
 }
 
+/// The corpus's `code_review_initial`, migrated, or `None` without the corpus.
+fn corpus_workflow() -> Option<String> {
+    let dir = std::env::var_os("SAVANT_CORPUS").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/legacy"),
+        std::path::PathBuf::from,
+    );
+    let path = dir.join("code_review_initial__31c6b870.yaml");
+    let text = std::fs::read_to_string(&path).ok()?;
+    let src = savant_think::source::SourceFile::new(path.display().to_string(), text);
+    match savant_think::migrate::migrate(&src, &Default::default()).outcome {
+        savant_think::migrate::Outcome::Migrated { text, .. } => Some(text),
+        _ => None,
+    }
+}
+
+fn exec_corpus(rt: &tokio::runtime::Runtime, mux: &Arc<Multiplexer>) -> Duration {
+    let options = ExecOptions {
+        workflow: "cri".into(),
+        params: json!({"mr_iid": "7"}),
+        run_id: Some(run_id()),
+        dry_run: true,
+        jobs: 1,
+    };
+    let started = Instant::now();
+    let report = rt.block_on(exec(mux.clone(), &options, &mut |_| {})).unwrap();
+    let elapsed = started.elapsed();
+    assert_eq!(report.status, ExecStatus::Done);
+    elapsed
+}
+
 fn bench(c: &mut Criterion) {
     let root = Root::with_workflows("exec", &[("thousand", &workflow())]);
     let engine = Arc::new(root.engine_fsync(false));
@@ -112,6 +148,16 @@ fn bench(c: &mut Criterion) {
     g.bench_function("exec_dry_run_1000_jobs4", |b| {
         b.iter_custom(|iters| (0..iters).map(|_| exec_run(&rt, &mux, 4)).sum())
     });
+    if let Some(cri) = corpus_workflow() {
+        let root = Root::with_workflows("exec-corpus", &[("cri", &cri)]);
+        let engine = Arc::new(root.engine_fsync(false));
+        let mux = Arc::new(Multiplexer::new(engine, MuxOptions::default()));
+        g.bench_function("exec_dry_run_corpus_69", |b| {
+            b.iter_custom(|iters| (0..iters).map(|_| exec_corpus(&rt, &mux)).sum())
+        });
+    } else {
+        eprintln!("exec_dry_run_corpus_69: skipped (no corpus; set SAVANT_CORPUS)");
+    }
     g.finish();
 }
 

@@ -27,6 +27,40 @@ pub struct EngineConfig {
     pub servers: BTreeMap<String, ServerConfig>,
     /// `[check]`: ignored codes, per-file ignores, deny-warnings.
     pub check: crate::check::suppress::CheckSettings,
+    /// `[telemetry]`: OpenTelemetry traces of runs.
+    pub telemetry: TelemetryConfig,
+}
+
+/// `[telemetry]`: where `serve` and `exec` send OpenTelemetry traces of the
+/// runs they drive (docs/config.md). Unset: no traces.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TelemetryConfig {
+    /// The OTLP/HTTP endpoint's base URL (`http://localhost:4318`); spans
+    /// go to its `/v1/traces`. [`Overrides::otlp_traces_url`] (the binary's
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) wins.
+    pub otlp_endpoint: Option<String>,
+    /// The spans' `service.name` (default `savant-think`; the binary's
+    /// `OTEL_SERVICE_NAME` wins).
+    pub service_name: Option<String>,
+    /// The full traces URL given outside the file ([`Overrides`]).
+    #[serde(skip)]
+    pub traces_url: Option<String>,
+}
+
+impl TelemetryConfig {
+    /// Where spans go: the override as given, else `otlp_endpoint` with
+    /// `/v1/traces` added (as OTLP/HTTP exporters read a base endpoint);
+    /// `None`: no traces.
+    pub fn traces(&self) -> Option<String> {
+        let base = self.otlp_endpoint.as_deref().filter(|u| !u.trim().is_empty());
+        self.traces_url.clone().or_else(|| base.map(|b| format!("{}/v1/traces", b.trim_end_matches('/'))))
+    }
+
+    /// The spans' `service.name`.
+    pub fn service(&self) -> &str {
+        self.service_name.as_deref().filter(|n| !n.trim().is_empty()).unwrap_or("savant-think")
+    }
 }
 
 /// `[state]`.
@@ -90,6 +124,11 @@ pub struct Overrides {
     pub state_fsync: Option<bool>,
     /// `state.url`.
     pub state_url: Option<String>,
+    /// Where traces go, as a full URL (`…/v1/traces`): wins over
+    /// `telemetry.otlp_endpoint`.
+    pub otlp_traces_url: Option<String>,
+    /// `telemetry.service_name`.
+    pub service_name: Option<String>,
 }
 
 impl Overrides {
@@ -99,6 +138,7 @@ impl Overrides {
         Overrides {
             state_fsync: state_fsync.and_then(crate::state::parse_fsync),
             state_url: state_url.filter(|u| !u.trim().is_empty()).map(str::to_owned),
+            ..Overrides::default()
         }
     }
 
@@ -109,6 +149,12 @@ impl Overrides {
         }
         if let Some(url) = &self.state_url {
             config.state.url = Some(url.clone());
+        }
+        if let Some(url) = &self.otlp_traces_url {
+            config.telemetry.traces_url = Some(url.clone());
+        }
+        if let Some(name) = &self.service_name {
+            config.telemetry.service_name = Some(name.clone());
         }
     }
 }
@@ -226,6 +272,7 @@ impl Default for EngineConfig {
             agent: AgentConfig::default(),
             servers: BTreeMap::new(),
             check: Default::default(),
+            telemetry: TelemetryConfig::default(),
         }
     }
 }
@@ -338,6 +385,22 @@ pub(crate) mod tests {
         let out = EngineConfig::load(&dir);
         let _ = std::fs::remove_dir_all(&dir);
         out
+    }
+
+    #[test]
+    fn telemetry_endpoint_and_its_overrides() {
+        let c = load("").unwrap();
+        assert_eq!(c.telemetry.traces(), None, "no traces unless asked for");
+        assert_eq!(c.telemetry.service(), "savant-think");
+        let mut c =
+            load("[telemetry]\notlp_endpoint = \"http://otel:4318/\"\nservice_name = \"ci\"\n").unwrap();
+        assert_eq!(c.telemetry.traces().as_deref(), Some("http://otel:4318/v1/traces"));
+        assert_eq!(c.telemetry.service(), "ci");
+        let o = Overrides { otlp_traces_url: Some("http://h/t".into()), ..Overrides::default() };
+        o.apply(&mut c);
+        assert_eq!(c.telemetry.traces().as_deref(), Some("http://h/t"), "the environment wins");
+        let e = load("[telemetry]\nendpoint = \"x\"\n").unwrap_err();
+        assert!(e.message.contains("otlp_endpoint"), "{e}");
     }
 
     #[test]

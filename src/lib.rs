@@ -114,6 +114,9 @@ pub mod source;
 pub mod state;
 #[doc(hidden)]
 pub mod syntax;
+#[cfg(feature = "telemetry")]
+#[doc(hidden)]
+pub mod telemetry;
 #[doc(hidden)]
 pub mod testing;
 #[doc(hidden)]

@@ -4,6 +4,12 @@
 /// The environment every command that opens run state reads: its `--help`
 /// ends with it (docs/config.md has the whole table).
 macro_rules! state_env {
+    (traces) => {
+        concat!(
+            state_env!(),
+            "\n  OTEL_EXPORTER_OTLP_ENDPOINT  OTLP/HTTP collector to send run traces to (overrides [telemetry] otlp_endpoint)\n  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME, OTEL_SDK_DISABLED  as OpenTelemetry defines them"
+        )
+    };
     () => {
         "Environment:\n  SAVANT_PATH         the project root when --root is not given\n  SAVANT_STATE_URL    postgres://… keeps runs in PostgreSQL (overrides [state] url; docs/deploy.md)\n  SAVANT_STATE_FSYNC  0|1: fsync run-state writes (overrides [state] fsync)"
     };
@@ -262,7 +268,7 @@ enum Command {
     ///
     /// Logs go to stderr, at the level in LOG_LEVEL (default info).
     #[command(
-        after_help = concat!("Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost\n\n", state_env!(), "\n  SAVANT_THINK_TOKEN  the bearer token of --http (same as --token)\n  LOG_LEVEL           log level on stderr (default info)\n\nMore: docs/mcp.md, docs/deploy.md.")
+        after_help = concat!("Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost\n\n", state_env!(traces), "\n  SAVANT_THINK_TOKEN  the bearer token of --http (same as --token)\n  LOG_LEVEL           log level on stderr (default info)\n\nMore: docs/mcp.md, docs/deploy.md.")
     )]
     #[cfg(feature = "mcp")]
     Serve(cli::serve::ServeArgs),

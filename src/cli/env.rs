@@ -35,12 +35,62 @@ pub fn root(explicit: Option<&Path>) -> Result<PathBuf, String> {
     root_from(explicit, None).map(|r| r.path)
 }
 
-/// `SAVANT_STATE_FSYNC` and `SAVANT_STATE_URL`, which win over `[state]`.
+/// `SAVANT_STATE_FSYNC` and `SAVANT_STATE_URL`, which win over `[state]`;
+/// OpenTelemetry's `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (a full URL),
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` (a base URL) and `OTEL_SERVICE_NAME`, which
+/// win over `[telemetry]`.
 pub fn overrides() -> Overrides {
-    Overrides::from_values(
+    let mut o = Overrides::from_values(
         std::env::var(state::FSYNC_ENV).ok().as_deref(),
         std::env::var(state::URL_ENV).ok().as_deref(),
-    )
+    );
+    let set = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    o.otlp_traces_url = set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").or_else(|| {
+        set("OTEL_EXPORTER_OTLP_ENDPOINT").map(|b| format!("{}/v1/traces", b.trim_end_matches('/')))
+    });
+    o.service_name = set("OTEL_SERVICE_NAME");
+    o
+}
+
+/// Stops the trace exporter when dropped, sending the spans still queued
+/// (drop it outside the async runtime, after the engine's work is done).
+pub struct Traces {
+    #[cfg(feature = "telemetry")]
+    tracer: Option<std::sync::Arc<savant_think::telemetry::Tracer>>,
+}
+
+impl Drop for Traces {
+    fn drop(&mut self) {
+        #[cfg(feature = "telemetry")]
+        if let Some(t) = &self.tracer {
+            t.shutdown();
+        }
+    }
+}
+
+/// [`engine`], exporting OpenTelemetry traces of its runs when
+/// `[telemetry] otlp_endpoint` or `OTEL_EXPORTER_OTLP_ENDPOINT` names a
+/// collector (and `OTEL_SDK_DISABLED` is not `true`); `serve` and `exec`.
+pub fn traced_engine(root: impl Into<PathBuf>) -> Result<(Engine, Traces), String> {
+    #[allow(unused_mut)]
+    let mut engine = engine(root).map_err(|e| e.to_string())?;
+    let disabled = std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    #[cfg(feature = "telemetry")]
+    if let Some(url) = engine.config().telemetry.traces().filter(|_| !disabled) {
+        let service = engine.config().telemetry.service().to_owned();
+        let tracer = savant_think::telemetry::Tracer::new(&url, &service).map_err(|e| e.to_string())?;
+        let tracer = std::sync::Arc::new(tracer);
+        engine.set_observer(tracer.clone());
+        return Ok((engine, Traces { tracer: Some(tracer) }));
+    }
+    let _ = disabled;
+    Ok((
+        engine,
+        Traces {
+            #[cfg(feature = "telemetry")]
+            tracer: None,
+        },
+    ))
 }
 
 /// An engine over `root`: its `savant-think.toml` with [`overrides`], and

@@ -26,7 +26,7 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// 130 when interrupted (resumable too).
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = concat!("Examples:\n  savant-think exec review_v1 --params '{\"project\": \"g/app\", \"mr_iid\": \"!7\"}'\n  savant-think exec review_v1 --dry-run\n  savant-think exec review_v1 --params @params.json --run-id nightly-42 --json --jobs 4\n\n", state_env!(), "\n  LOG_LEVEL           log level on stderr (default warn)\n\nFull documentation: docs/exec.md in the savant-think repository.")
+    after_help = concat!("Examples:\n  savant-think exec review_v1 --params '{\"project\": \"g/app\", \"mr_iid\": \"!7\"}'\n  savant-think exec review_v1 --dry-run\n  savant-think exec review_v1 --params @params.json --run-id nightly-42 --json --jobs 4\n\n", state_env!(traces), "\n  LOG_LEVEL           log level on stderr (default warn)\n\nFull documentation: docs/exec.md in the savant-think repository.")
 )]
 pub struct ExecArgs {
     /// A workflow id (resolved in <root>/workflows/) or a path to a file.
@@ -83,8 +83,8 @@ pub fn main(args: ExecArgs) -> u8 {
         Ok(r) => r,
         Err(m) => return usage(m),
     };
-    let engine = match super::env::engine(root) {
-        Ok(e) => Arc::new(e),
+    let (engine, _traces) = match super::env::traced_engine(root) {
+        Ok((e, traces)) => (Arc::new(e), traces),
         Err(e) => return usage(e),
     };
     let options = ExecOptions {
@@ -135,10 +135,8 @@ pub fn main(args: ExecArgs) -> u8 {
                         serde_json::json!({"event": "error", "error": e.code, "details": e.details})
                     );
                 }
-                let details =
-                    e.details["message"].as_str().map_or_else(|| e.details.to_string(), str::to_owned);
-                let help = e.details["help"].as_str().map(|h| format!("\n  help: {h}")).unwrap_or_default();
-                usage(format!("{}: {details}{help}", e.code))
+                let help = e.help_text().map(|h| format!("\n  help: {h}")).unwrap_or_default();
+                usage(format!("{}: {}{help}", e.code, e.describe()))
             }
         }
     });

@@ -75,7 +75,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
     if let Err(m) = options.check() {
         return fail(m);
     }
-    let engine = match super::env::engine(root) {
+    let (engine, _traces) = match super::env::traced_engine(root) {
         Ok(e) => e,
         Err(e) => return fail(format!("cannot start the engine: {e}")),
     };

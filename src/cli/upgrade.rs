@@ -27,7 +27,7 @@ pub fn run(engine: &Engine, workflow: &str, req: &UpgradeRequest, format: Format
                 let report = FileReport { source: &source, diagnostics: &diagnostics };
                 let mut out = report::render(format, &[report], &opts);
                 if matches!(format, Format::Human | Format::Concise) {
-                    let message = error.details["message"].as_str().unwrap_or_default();
+                    let message = error.message_text().unwrap_or_default();
                     out.push_str(&format!("{}: {message}\n", error.code));
                 }
                 (out, ExitCode::from(1))

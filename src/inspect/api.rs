@@ -120,14 +120,8 @@ fn error_response(
     run_id: Option<&str>,
 ) -> Response {
     let mut body = e.to_json();
-    let message = e.details.get("message").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| {
-        match &e.details {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        }
-    });
-    body["message"] = json!(message);
-    let help = e.details.get("help").and_then(Value::as_str);
+    body["message"] = json!(e.describe());
+    let help = e.help_text();
     let field = match e.code {
         ErrorCode::UnknownWorkflow => Some("workflow"),
         ErrorCode::UnknownRun => Some("run_id"),

@@ -405,11 +405,29 @@ fn router_counting(
         in_flight,
         max_in_flight: options.max_in_flight,
     };
-    // The inspector at /ui/ has its own guard (same token, Host and Origin rules).
+    // The inspector at /ui/ has its own guard (same token, Host and Origin
+    // rules); its actions (POSTs) count as in flight too, so a graceful
+    // shutdown lets a reset or an upgrade under way finish.
+    let counted = guard_state.in_flight.clone();
+    let inspector =
+        crate::inspect::http::router(engine, ui).layer(middleware::from_fn_with_state(counted, count_posts));
     Router::new()
         .route_service("/mcp", service)
         .layer(middleware::from_fn_with_state(Arc::new(guard_state), guard))
-        .merge(crate::inspect::http::router(engine, ui))
+        .merge(inspector)
+}
+
+/// Counts a POST in flight until its response is sent (see [`InFlight`]).
+async fn count_posts(
+    State(in_flight): State<Arc<std::sync::atomic::AtomicUsize>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    if req.method() != Method::POST {
+        return next.run(req).await;
+    }
+    let flight = InFlight::new(&in_flight);
+    next.run(req).await.map(|inner| axum::body::Body::new(Tracked { inner, _flight: flight }))
 }
 
 async fn shutdown_signal() {

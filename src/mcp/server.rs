@@ -8,6 +8,7 @@ use crate::mcp::notify::{Hub, Session};
 use crate::mcp::prompts as mcp_prompts;
 use crate::runtime::ErrorCode;
 use crate::runtime::catalog;
+use crate::runtime::error_details::{MissingRun, UnknownResource, UnknownWorkflow};
 use crate::runtime::{Engine, EngineError, tools};
 use rmcp::ErrorData as McpError;
 #[allow(deprecated)] // MCP logging: see notify.rs
@@ -81,7 +82,7 @@ fn inline<T>(f: impl FnOnce() -> Result<T, EngineError>) -> Result<T, EngineErro
 
 fn did_not_complete(why: &dyn std::fmt::Display) -> EngineError {
     tracing::error!("engine call failed: {why}");
-    EngineError::new(ErrorCode::Internal, json!({"message": "the engine call did not complete"}))
+    EngineError::message(ErrorCode::Internal, "the engine call did not complete")
 }
 
 impl SavantServer {
@@ -252,9 +253,9 @@ impl SavantServer {
     fn read(&self, uri: &str) -> Result<ResourceContents, EngineError> {
         if let Some(id) = uri.strip_prefix("workflow://") {
             if !crate::workspace::valid_workflow_id(id) {
-                return Err(EngineError::new(
+                return Err(EngineError::with(
                     ErrorCode::UnknownWorkflow,
-                    json!({"workflow": id, "message": "not a workflow id"}),
+                    UnknownWorkflow::new(id, "not a workflow id".into()),
                 ));
             }
             let yaml = self.engine.workflows_read(id)?.yaml;
@@ -264,9 +265,9 @@ impl SavantServer {
             && let Some((w, id)) = rest.split_once('/')
         {
             if !crate::workspace::valid_workflow_id(w) {
-                return Err(EngineError::new(
+                return Err(EngineError::with(
                     ErrorCode::UnknownWorkflow,
-                    json!({"workflow": w, "message": "not a workflow id"}),
+                    UnknownWorkflow::new(w, "not a workflow id".into()),
                 ));
             }
             let text = match self.engine.state_get(w, id) {
@@ -276,9 +277,12 @@ impl SavantServer {
             .unwrap_or_default();
             return Ok(ResourceContents::text(text, uri).with_mime_type("application/json"));
         }
-        Err(EngineError::new(
+        Err(EngineError::with(
             ErrorCode::UnknownResource,
-            json!({"uri": uri, "message": "resources are workflow://<id> and run://<workflow>/<run_id>"}),
+            UnknownResource {
+                uri: uri.to_owned(),
+                message: "resources are workflow://<id> and run://<workflow>/<run_id>".into(),
+            },
         ))
     }
 }
@@ -297,9 +301,13 @@ impl SavantServer {
             .and_then(|l| l.runs.into_iter().find(|r| r.run_id == run_id))
             .and_then(|r| serde_json::to_value(r).ok());
         let Some(mut entry) = entry else {
-            return Err(EngineError::new(
+            return Err(EngineError::with(
                 ErrorCode::UnknownRun,
-                json!({"workflow": workflow, "run_id": run_id, "message": format!("no run `{run_id}` of `{workflow}`")}),
+                MissingRun {
+                    workflow: workflow.to_owned(),
+                    run_id: run_id.to_owned(),
+                    message: format!("no run `{run_id}` of `{workflow}`"),
+                },
             ));
         };
         entry["complete"] = json!(false);
@@ -348,7 +356,7 @@ fn check_workflow_arg(root: &Path, args: &Value) -> Result<(), EngineError> {
 /// exist, -32603 only for a real internal failure, else -32602 with the
 /// engine's `{error, details}` as data.
 fn resource_error(e: &EngineError) -> McpError {
-    let message = e.details.get("message").and_then(Value::as_str).unwrap_or(e.code.as_str()).to_owned();
+    let message = e.message_text().unwrap_or(e.code.as_str()).to_owned();
     match e.code {
         ErrorCode::UnknownWorkflow
         | ErrorCode::UnknownRun

@@ -219,7 +219,7 @@ fn invalid(
     let text = e.to_string();
     if let Some(field) = text.strip_prefix("missing field ") {
         let message = format!("missing required argument {field}");
-        return EngineError::new(ErrorCode::InvalidInput, json!({ "message": message }));
+        return EngineError::message(ErrorCode::InvalidInput, message);
     }
     // Unknown arguments are refused before (`tool_schema::unknown_arguments`);
     // a nested object's extra field is not the reason serde gave either.
@@ -234,7 +234,7 @@ fn invalid(
             })
     });
     let message = format!("invalid arguments for `{tool}`: {}", why.unwrap_or(text));
-    EngineError::new(ErrorCode::InvalidInput, json!({ "message": message }))
+    EngineError::message(ErrorCode::InvalidInput, message)
 }
 
 fn tool<A, R>(meta: Meta, f: impl Fn(&Engine, A) -> EngineResult<R> + Send + Sync + 'static) -> ToolDef
@@ -276,7 +276,7 @@ where
 }
 
 fn bad(message: &str) -> EngineError {
-    EngineError::new(ErrorCode::InvalidInput, json!({ "message": message }))
+    EngineError::message(ErrorCode::InvalidInput, message)
 }
 
 fn state_get_call(e: &Engine, a: StateGetArgs) -> EngineResult<FullState> {

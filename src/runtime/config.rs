@@ -6,17 +6,16 @@ pub use crate::config::{
     AgentConfig, ConfigError, EngineConfig, LocalConfig, MAX_CONFIG_BYTES, Overrides, ServerConfig,
     StateConfig,
 };
+use crate::runtime::error_details::{InvalidConfig, StoreOpen};
 use crate::runtime::{EngineError, ErrorCode};
-use serde_json::json;
 use std::path::{Path, PathBuf};
 
 impl From<ConfigError> for EngineError {
     fn from(e: ConfigError) -> EngineError {
-        let mut details = json!({"path": e.path.display().to_string(), "message": e.message});
-        if let Some(server) = e.server {
-            details["server"] = json!(server);
-        }
-        EngineError::new(ErrorCode::InvalidConfig, details)
+        EngineError::with(
+            ErrorCode::InvalidConfig,
+            InvalidConfig { path: e.path.display().to_string(), message: e.message, server: e.server },
+        )
     }
 }
 
@@ -30,7 +29,7 @@ impl StateConfig {
                     .copied()
                     .find(|c| c.as_str() == e.code)
                     .unwrap_or(crate::runtime::ErrorCode::StateUnavailable);
-                EngineError::new(code, json!({"message": e.message, "hint": e.hint}))
+                EngineError::with(code, StoreOpen { message: e.message, hint: e.hint })
             },
         )
     }

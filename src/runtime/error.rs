@@ -258,8 +258,9 @@ pub struct ErrorContext {
 }
 
 impl EngineError {
-    /// An error with no run context.
-    pub fn new(code: ErrorCode, details: Value) -> EngineError {
+    /// An error with no run context, its details as given: only
+    /// `error_details.rs` and this module build one, from typed details.
+    pub(super) fn new(code: ErrorCode, details: Value) -> EngineError {
         EngineError { code, details, context: None }
     }
 
@@ -371,15 +372,10 @@ impl EngineError {
 }
 
 impl EngineError {
-    /// `UNKNOWN_WORKFLOW` for a workflow path the confinement refused
-    /// (outside the root, a symlink out, not a regular file): the one
-    /// answer of every adapter (CLI, MCP, exec) to that mistake.
-    pub fn workflow_refused(workflow: &str, e: &crate::fsx::PathError) -> EngineError {
-        EngineError::new(
-            ErrorCode::UnknownWorkflow,
-            json!({"workflow": workflow, "message": format!("{workflow}: {}", e.reason()),
-                   "help": "workflow files must be inside the project root; give a workflow id (think_workflows_list), or pass --root to use another project"}),
-        )
+    /// `code` with details that are already JSON because they were
+    /// recorded so: a stored run's failure, kept as the run has it.
+    pub fn recorded(code: ErrorCode, details: Value) -> EngineError {
+        EngineError::new(code, details)
     }
 }
 
@@ -399,15 +395,10 @@ impl EngineError {
     /// `STATE_CORRUPT`: stored state that is not a run (the message names
     /// the file, or the store's place, and what is wrong), with what to do.
     pub fn state_corrupt(message: impl Into<String>) -> EngineError {
-        EngineError::new(
-            ErrorCode::StateCorrupt,
-            json!({
-                "message": message.into(),
-                "help": "`savant-think state repair WORKFLOW --run-id RUN` shows the damage and, with --apply, \
-                         cuts a damaged journal back to its last good event (keeping a backup); \
-                         a damaged snapshot: `state restore` an archived copy, or `state delete` the run",
-            }),
-        )
+        let help = "`savant-think state repair WORKFLOW --run-id RUN` shows the damage and, with --apply, \
+                    cuts a damaged journal back to its last good event (keeping a backup); \
+                    a damaged snapshot: `state restore` an archived copy, or `state delete` the run";
+        EngineError::message_help(ErrorCode::StateCorrupt, message, Some(help.into()))
     }
 }
 

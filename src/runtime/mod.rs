@@ -7,6 +7,7 @@ pub mod config;
 pub mod contracts;
 pub mod engine;
 mod error;
+pub mod error_details;
 pub mod eval;
 mod fork;
 mod integrity;

@@ -13,13 +13,14 @@
 use crate::check::Config;
 use crate::diagnostic::Diagnostic;
 use crate::fsx::FileIdentity;
+use crate::runtime::error_details::{UnknownSchema, UnknownWorkflow};
 use crate::runtime::prompts::{self, Registry};
 use crate::runtime::reply::{DriverPrompt, PromptList};
 use crate::runtime::workflow::{self, CompiledWorkflow};
 use crate::runtime::{EngineError, ErrorCode};
 use crate::source::Limits;
 use crate::source::SourceFile;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -224,21 +225,23 @@ impl Project {
         }
         if looks_like_path {
             let why = if as_path.exists() { "not a regular file" } else { "no such file" };
-            return Err(EngineError::new(
+            return Err(EngineError::with(
                 ErrorCode::UnknownWorkflow,
-                json!({"workflow": workflow, "message": format!("{workflow}: {why}")}),
+                UnknownWorkflow::new(workflow, format!("{workflow}: {why}")),
             ));
         }
         let known = self.ids();
         let help = crate::diagnostic::suggest(workflow, known.iter().map(String::as_str));
-        Err(EngineError::new(
+        Err(EngineError::with(
             ErrorCode::UnknownWorkflow,
-            json!({
-                "workflow": workflow,
-                "message": format!("no workflow `{workflow}` in {}", root.join("workflows").display()),
-                "help": help,
-                "available": known,
-            }),
+            UnknownWorkflow {
+                help,
+                available: Some(known),
+                ..UnknownWorkflow::new(
+                    workflow,
+                    format!("no workflow `{workflow}` in {}", root.join("workflows").display()),
+                )
+            },
         ))
     }
 
@@ -266,9 +269,12 @@ impl Project {
     /// is read, so the checker reports the limit).
     fn read_bytes(&self, workflow: &str, path: &Path) -> Result<Vec<u8>, EngineError> {
         crate::workspace::read_workflow_bytes(path, &Limits::default()).map_err(|e| {
-            EngineError::new(
+            EngineError::with(
                 ErrorCode::UnknownWorkflow,
-                json!({"workflow": workflow, "path": path.display().to_string(), "message": e.to_string()}),
+                UnknownWorkflow {
+                    path: Some(path.display().to_string()),
+                    ..UnknownWorkflow::new(workflow, e.to_string())
+                },
             )
         })
     }
@@ -280,10 +286,12 @@ impl Project {
         let path = self.resolve(workflow)?;
         let (source, diags) = self.source(workflow, &path)?;
         if let Some(d) = diags.first() {
-            return Err(EngineError::new(
+            return Err(EngineError::with(
                 ErrorCode::UnknownWorkflow,
-                json!({"workflow": workflow, "message": format!("{}: {}", path.display(), d.message),
-                       "help": d.help}),
+                UnknownWorkflow {
+                    help: d.help.clone(),
+                    ..UnknownWorkflow::new(workflow, format!("{}: {}", path.display(), d.message))
+                },
             ));
         }
         Ok((path, source.text))
@@ -423,22 +431,30 @@ fn bounded_insert<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>, key: K, v
 fn named<'c>(config: &'c Config, name: &str) -> Result<&'c Value, EngineError> {
     match config.schemas.get(name) {
         Some(Ok(s)) => Ok(s),
-        Some(Err(why)) => {
-            Err(EngineError::new(ErrorCode::UnknownSchema, json!({"schema": name, "message": why})))
-        }
-        None => Err(EngineError::new(
+        Some(Err(why)) => Err(EngineError::with(
             ErrorCode::UnknownSchema,
-            json!({"schema": name, "message": format!("no schemas/{name}.json"),
-                   "available": config.schemas.keys().collect::<Vec<_>>()}),
+            UnknownSchema { schema: name.to_owned(), message: why.clone(), available: None },
+        )),
+        None => Err(EngineError::with(
+            ErrorCode::UnknownSchema,
+            UnknownSchema {
+                schema: name.to_owned(),
+                message: format!("no schemas/{name}.json"),
+                available: Some(config.schemas.keys().cloned().collect()),
+            },
         )),
     }
 }
 
 fn compile_schema(key: &str, schema: &Value) -> Result<jsonschema::Validator, EngineError> {
     jsonschema::validator_for(schema).map_err(|e| {
-        EngineError::new(
+        EngineError::with(
             ErrorCode::UnknownSchema,
-            json!({"schema": key, "message": format!("invalid JSON Schema: {e}")}),
+            UnknownSchema {
+                schema: key.to_owned(),
+                message: format!("invalid JSON Schema: {e}"),
+                available: None,
+            },
         )
     })
 }

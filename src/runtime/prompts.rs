@@ -10,10 +10,11 @@
 
 use crate::runtime::EngineError;
 use crate::runtime::ErrorCode;
+use crate::runtime::error_details::PromptNotFound;
 use crate::runtime::reply::{PromptList, PromptVersion};
 use crate::runtime::workflow::sha256_hex;
 use crate::source::SourceFile;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::Path;
 
 /// The bundled registry and its files, as shipped in `prompts/`.
@@ -105,10 +106,7 @@ fn parse_registry(path: &str, text: String) -> (Vec<(String, String)>, Option<St
 }
 
 fn io_error(path: &Path, message: impl std::fmt::Display) -> EngineError {
-    EngineError::new(
-        ErrorCode::PromptNotFound,
-        json!({"message": format!("cannot read {}: {message}", path.display())}),
-    )
+    EngineError::message(ErrorCode::PromptNotFound, format!("cannot read {}: {message}", path.display()))
 }
 
 /// Reads a file of the project's `prompts/` directory: it must resolve inside
@@ -186,9 +184,13 @@ pub fn driver_prompt(
         if let Some(why) = why {
             message = format!("{message}: {why}");
         }
-        EngineError::new(
+        EngineError::with(
             ErrorCode::PromptNotFound,
-            json!({"version": v, "message": message, "available": registry.names()}),
+            PromptNotFound {
+                version: v.to_owned(),
+                message,
+                available: registry.names().into_iter().map(str::to_owned).collect(),
+            },
         )
     };
     let Some(want) = want else { return Err(not_found("", None)) };
@@ -197,7 +199,7 @@ pub fn driver_prompt(
         Ok(Some(md)) => md,
         Ok(None) => return Err(not_found(&want, Some(format!("{} does not exist", entry.location())))),
         Err(e) => {
-            let why = e.details["message"].as_str().map(str::to_owned);
+            let why = e.message_text().map(str::to_owned);
             return Err(not_found(&want, why));
         }
     };

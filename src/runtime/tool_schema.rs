@@ -2,6 +2,7 @@
 //! standard JSON Schema only (no schemars `format`s a strict validator
 //! rejects), and arguments a tool does not take refused by name.
 
+use crate::runtime::error_details::{UnknownArgument, UnknownArguments};
 use crate::runtime::{EngineError, ErrorCode};
 use serde_json::{Value, json};
 
@@ -55,7 +56,7 @@ pub(crate) fn standard_formats(v: &mut Value) {
 pub(crate) fn unknown_arguments(tool: &str, input: &Value, args: &Value) -> Option<EngineError> {
     let props = input.get("properties").and_then(Value::as_object)?;
     let given = args.as_object()?;
-    let unknown: Vec<Value> = given
+    let unknown: Vec<UnknownArgument> = given
         .keys()
         .filter(|k| !props.contains_key(*k))
         .map(|k| {
@@ -65,29 +66,28 @@ pub(crate) fn unknown_arguments(tool: &str, input: &Value, args: &Value) -> Opti
             } else {
                 crate::diagnostic::suggest(k, props.keys().map(String::as_str))
             };
-            json!({"argument": k, "help": help})
+            UnknownArgument { argument: k.to_string(), help }
         })
         .collect();
     if unknown.is_empty() {
         return None;
     }
-    let names: Vec<String> =
-        unknown.iter().map(|u| format!("`{}`", u["argument"].as_str().unwrap_or(""))).collect();
+    let names: Vec<String> = unknown.iter().map(|u| format!("`{}`", u.argument)).collect();
     let mut message = format!(
         "`{tool}` does not take {} {}",
         if names.len() == 1 { "argument" } else { "arguments" },
         names.join(", ")
     );
     if let [only] = unknown.as_slice()
-        && let Some(help) = only["help"].as_str()
+        && let Some(help) = &only.help
     {
         message.push_str(&format!(" ({help})"));
     }
-    let known: Vec<&str> = props.keys().map(String::as_str).collect();
-    Some(EngineError::new(
+    let known: Vec<String> = props.keys().cloned().collect();
+    let help = format!("the arguments of `{tool}` are: {}", known.join(", "));
+    Some(EngineError::with(
         ErrorCode::InvalidParams,
-        json!({"message": message, "unknown": unknown, "arguments": known,
-               "help": format!("the arguments of `{tool}` are: {}", known.join(", "))}),
+        UnknownArguments { message, unknown, arguments: known, help },
     ))
 }
 

@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 pub fn call(engine: &Engine, name: &str, args: Value) -> EngineResult {
     let args = if args.is_null() { json!({}) } else { args };
     if !args.is_object() {
-        return Err(EngineError::new(
+        return Err(EngineError::message(
             ErrorCode::InvalidInput,
-            json!({ "message": format!("arguments must be a JSON object, got {args}") }),
+            format!("arguments must be a JSON object, got {args}"),
         ));
     }
     match ToolName::parse(name) {

@@ -8,8 +8,9 @@ use crate::ir::Workflow;
 use crate::report::FileReport;
 use crate::runtime::EngineError;
 use crate::runtime::ErrorCode;
+use crate::runtime::error_details::WorkflowErrors;
 use crate::source::SourceFile;
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
@@ -58,19 +59,19 @@ pub fn compile_bytes(path: &Path, bytes: Vec<u8>, config: &Config) -> Result<Com
     };
     if diags.iter().any(|d| d.severity == Severity::Error) {
         let parsed = crate::report::json_value(&[FileReport { source: &source, diagnostics: &diags }]);
-        return Err(EngineError::new(
+        return Err(EngineError::with(
             ErrorCode::YamlSchemaViolation,
-            json!({
-                "path": path.display().to_string(),
-                "message": format!("the workflow has errors; run `savant-think check {}`", path.display()),
-                "diagnostics": parsed.get("diagnostics").cloned().unwrap_or(Value::Null),
-                "name": wf.as_ref().and_then(|w| w.name.clone()),
-                "description": wf.as_ref().and_then(|w| w.description.clone()),
-            }),
+            WorkflowErrors {
+                path: path.display().to_string(),
+                message: format!("the workflow has errors; run `savant-think check {}`", path.display()),
+                diagnostics: parsed.get("diagnostics").cloned().unwrap_or(Value::Null),
+                name: wf.as_ref().and_then(|w| w.name.clone()),
+                description: wf.as_ref().and_then(|w| w.description.clone()),
+            },
         ));
     }
     let (Some(wf), Some(plan)) = (wf, plan) else {
-        return Err(EngineError::new(ErrorCode::YamlSchemaViolation, json!("the workflow is empty")));
+        return Err(EngineError::message(ErrorCode::YamlSchemaViolation, "the workflow is empty"));
     };
     let capture_steps = wf
         .steps

@@ -28,9 +28,8 @@ pub fn workflow_of(
 }
 
 fn unknown_workflow(name: &Spanned<String>, e: &EngineError) -> Diagnostic {
-    let detail =
-        e.details.get("message").and_then(Value::as_str).map_or_else(|| e.details.to_string(), str::to_owned);
-    let help = e.details.get("help").and_then(Value::as_str).map(str::to_owned);
+    let detail = e.describe();
+    let help = e.help_text().map(str::to_owned);
     Diagnostic::new(
         Code::TestUnknownWorkflow,
         name.span,

@@ -39,13 +39,8 @@ pub struct TestError {
 
 impl TestError {
     fn engine(e: &EngineError) -> TestError {
-        let message = e
-            .details
-            .get("message")
-            .and_then(Value::as_str)
-            .map_or_else(|| e.details.to_string(), str::to_owned);
-        let help = e.details.get("help").and_then(Value::as_str).map(str::to_owned);
-        TestError { code: e.code.as_str().to_owned(), message, help, step_id: None }
+        let help = e.help_text().map(str::to_owned);
+        TestError { code: e.code.as_str().to_owned(), message: e.describe(), help, step_id: None }
     }
 }
 

@@ -4,12 +4,13 @@
 //! test a workflow it just edited. Paths are confined to the project root;
 //! nothing is written (no `--update` here).
 
+use crate::runtime::error_details::BadPath;
 use crate::runtime::{Engine, EngineError, EngineResult, ErrorCode};
 use crate::testing::report::json_value;
 use crate::testing::suite::{Options, run};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// think_test's arguments.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
@@ -42,9 +43,9 @@ pub fn think_test(engine: &Engine, args: TestArgs) -> EngineResult<TestReply> {
     let mut paths = Vec::new();
     for p in args.paths.unwrap_or_default() {
         let confined = crate::fsx::confine(&root, std::path::Path::new(&p)).map_err(|e| {
-            EngineError::new(
+            EngineError::with(
                 ErrorCode::InvalidInput,
-                json!({"message": format!("`{p}`: {}", e.reason()), "path": p}),
+                BadPath { message: format!("`{p}`: {}", e.reason()), path: p.to_owned() },
             )
         })?;
         paths.push(confined);

@@ -399,3 +399,34 @@ fn ui_serves_the_inspector_alone_with_a_token_of_its_own() {
     let session = get(&server.addr, "/ui/api/session", &[bearer]).json();
     assert_eq!((&session["can_act"], &session["read_only"]), (&json!(false), &json!(true)));
 }
+
+/// SIGTERM while an inspector action waits for its run's lock: the action
+/// is in flight like an MCP call, so it finishes, its client gets the
+/// answer, and the server exits 0 (a graceful shutdown waits for it).
+#[test]
+fn sigterm_lets_an_inspector_action_finish() {
+    let root = review_run("ui-shutdown");
+    let lock = root.path.join(".savant/state/review__r1.lock");
+    assert!(lock.exists(), "the run's lock file");
+    let mut command = Server::command(&root.path);
+    command.args(["--token", "s3cret", "--shutdown-grace", "20s"]).env("LOG_LEVEL", "error");
+    let mut server = Server::start(command, false);
+    // Another process holds the run's lock for two seconds.
+    let mut holder = std::process::Command::new("flock").arg(&lock).args(["sleep", "2"]).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let addr = server.addr.clone();
+    let action = std::thread::spawn(move || {
+        let headers = [("Authorization", "Bearer s3cret"), ("Content-Type", "application/json")];
+        request(&addr, "POST", "/ui/api/runs/review/r1/actions/reset", &headers, reset_body())
+    });
+    std::thread::sleep(Duration::from_millis(400));
+    let pid = server.child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let r = action.join().unwrap();
+    assert_eq!(r.status, 200, "the action finished: {}", r.body);
+    let exit = server.child.wait().unwrap();
+    assert!(exit.success(), "exit 0 after a graceful shutdown: {exit:?}");
+    let _ = holder.wait();
+    let after = root.ok(&["state", "get", "review", "--run-id", "r1"]);
+    assert_eq!(after["history"].as_array().unwrap().len(), 1, "the reset is in the run: {after}");
+}

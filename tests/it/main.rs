@@ -62,6 +62,7 @@ mod store_once;
 mod subworkflows;
 #[cfg(unix)]
 mod symlinked_state;
+mod telemetry;
 mod test_cmd;
 mod test_files;
 mod test_update;

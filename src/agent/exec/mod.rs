@@ -231,10 +231,7 @@ pub async fn exec(
             }
         };
         if batch.is_empty() {
-            let e = EngineError::new(
-                ErrorCode::NoReadyStep,
-                json!({"message": "the run is not done but no step is ready"}),
-            );
+            let e = EngineError::message(ErrorCode::NoReadyStep, "the run is not done but no step is ready");
             return Ok(stop(report, e, started, events));
         }
         for i in &batch {

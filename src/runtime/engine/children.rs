@@ -140,8 +140,7 @@ impl Engine {
         self.forget(&key);
         // Archived first (as `state delete` does): a crash before the
         // delete leaves the run whole.
-        self.archive_before_discard(&key)?
-            .map_err(|m| EngineError::new(ErrorCode::StateIo, json!({"message": m})))?;
+        self.archive_before_discard(&key)?.map_err(|m| EngineError::message(ErrorCode::StateIo, m))?;
         self.store.delete(&key).map_err(store_error)?;
         Ok(())
     }

@@ -4,6 +4,7 @@
 //! the second finds the first's fork there and gets `STATE_CONFLICT`.
 
 use super::*;
+use crate::runtime::error_details::Conflict;
 
 impl Engine {
     /// Forks run `run_id` of `workflow` from step `from` into `new_run_id`
@@ -87,10 +88,16 @@ impl Engine {
         let forked = loaded.as_ref().and_then(|l| l.snapshot.get("forked_from"));
         let same = forked.is_some_and(|f| f["run_id"] == source.run_id.as_str() && f["step"] == from);
         if same {
-            return EngineError::new(
+            return EngineError::with(
                 ErrorCode::StateConflict,
-                json!({"message": format!("run `{}` was just forked from `{}` at `{from}` by another call", key.run_id, source.run_id),
-                       "run_id": key.run_id}),
+                Conflict {
+                    message: format!(
+                        "run `{}` was just forked from `{}` at `{from}` by another call",
+                        key.run_id, source.run_id
+                    ),
+                    run_id: Some(key.run_id.clone()),
+                    ..Conflict::default()
+                },
             );
         }
         let entry = self.entry_locked(key).ok().flatten().unwrap_or_else(|| RunEntry::new(key, None));

@@ -13,10 +13,7 @@ impl Engine {
     pub fn think(&self, thought: &str, run: Option<(&str, &str)>) -> EngineResult<Thought> {
         let thought = thought.trim();
         if thought.is_empty() {
-            return Err(EngineError::new(
-                ErrorCode::InvalidInput,
-                json!({"message": "a thought must not be empty"}),
-            ));
+            return Err(EngineError::message(ErrorCode::InvalidInput, "a thought must not be empty"));
         }
         let at = now();
         let reply = |recorded_in: &str, run_id: Option<&str>, at: String| Thought {
@@ -51,12 +48,12 @@ impl Engine {
     /// a symlink.
     fn append_session_log(&self, line: &str) -> Result<(), EngineError> {
         let dir = self.root().join(".savant");
-        let io = |e: std::io::Error| EngineError::new(ErrorCode::StateIo, json!({"message": e.to_string()}));
+        let io = |e: std::io::Error| EngineError::message(ErrorCode::StateIo, e.to_string());
         match crate::fsx::confine(self.root(), Path::new(".savant")) {
             Ok(_) => {}
             Err(e) if e.is_not_found() => std::fs::create_dir_all(&dir).map_err(io)?,
             Err(e) if !e.is_outside() => {
-                return Err(EngineError::new(ErrorCode::StateIo, json!({"message": e.to_string()})));
+                return Err(EngineError::message(ErrorCode::StateIo, e.to_string()));
             }
             Err(e) => {
                 let e = crate::state::StoreError::OutsideRoot { path: dir, message: e.reason() };

@@ -7,6 +7,7 @@ use crate::ir::{SchemaRef, TemplateValue};
 use crate::runtime::ErrorCode;
 pub use crate::runtime::args::NextArgs;
 use crate::runtime::config::EngineConfig;
+use crate::runtime::error_details::{Conflict, FieldError, StepNotReady};
 use crate::runtime::payload;
 use crate::runtime::project::Project;
 use crate::runtime::reply::RunEntry;
@@ -27,6 +28,7 @@ mod explain;
 mod fork;
 mod info;
 mod inspect;
+mod observe;
 mod pins;
 mod plan;
 mod prune;
@@ -34,6 +36,7 @@ mod repair;
 mod upgrade;
 
 pub use inspect::{RunBrief, RunSnapshot};
+pub use observe::{AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt};
 pub use upgrade::{UpgradeFailed, UpgradeRequest};
 mod runs;
 mod state;
@@ -59,6 +62,8 @@ pub struct Engine {
     runs: Mutex<HashMap<(String, String), Cached>>,
     /// The objects runs are pinned to (see `pins.rs`).
     pins: Mutex<pins::Pins>,
+    /// Told of step attempts and finished runs (see `observe.rs`).
+    observer: Option<Arc<dyn RunObserver>>,
 }
 
 fn now() -> String {
@@ -79,18 +84,19 @@ fn cut_message(mut message: String) -> String {
     message
 }
 
+/// A step status as the replies write it (`ready`, `pending`, …).
+fn status_name(status: StepStatus) -> String {
+    serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
 fn store_error(e: StoreError) -> EngineError {
     match e {
-        StoreError::InvalidId { .. } => {
-            EngineError::new(ErrorCode::InvalidId, json!({"message": e.to_string()}))
-        }
+        StoreError::InvalidId { .. } => EngineError::message(ErrorCode::InvalidId, e.to_string()),
         StoreError::Corrupt { .. } => EngineError::state_corrupt(e.to_string()),
-        StoreError::Io { .. } => EngineError::new(ErrorCode::StateIo, json!({"message": e.to_string()})),
+        StoreError::Io { .. } => EngineError::message(ErrorCode::StateIo, e.to_string()),
         StoreError::Busy { ref run, .. } => EngineError::run_busy(run, &e.to_string()),
         StoreError::Unavailable { .. } => EngineError::state_unavailable(&e.to_string()),
-        StoreError::OutsideRoot { .. } => {
-            EngineError::new(ErrorCode::StateOutsideRoot, json!({"message": e.to_string()}))
-        }
+        StoreError::OutsideRoot { .. } => EngineError::message(ErrorCode::StateOutsideRoot, e.to_string()),
     }
 }
 
@@ -125,7 +131,14 @@ impl Engine {
 
     /// An engine over `root` with the given settings and state store.
     pub fn with_store(root: PathBuf, config: EngineConfig, store: Box<dyn StateStore>) -> Engine {
-        Engine { project: Project::open(root), config, store, runs: Mutex::default(), pins: Mutex::default() }
+        Engine {
+            project: Project::open(root),
+            config,
+            store,
+            runs: Mutex::default(),
+            pins: Mutex::default(),
+            observer: None,
+        }
     }
 
     /// The project root.
@@ -173,9 +186,13 @@ impl Engine {
                     ),
                     None => "pass params as a JSON object, e.g. \"params\": {\"name\": \"Ada\"}".to_owned(),
                 };
-                return Err(EngineError::new(
+                return Err(EngineError::fields(
                     ErrorCode::InvalidParams,
-                    json!([{"path": "", "message": format!("params must be an object, got {other}"), "help": help}]),
+                    &[FieldError {
+                        path: String::new(),
+                        message: format!("params must be an object, got {other}"),
+                        help: Some(help),
+                    }],
                 ));
             }
         };
@@ -192,7 +209,7 @@ impl Engine {
         let params = Value::Object(params);
         let errors = Self::schema_errors(&*self.project.inline_validator(&schema)?, &params);
         if !errors.is_empty() {
-            return Err(EngineError::new(ErrorCode::InvalidParams, Value::Array(errors)));
+            return Err(EngineError::fields(ErrorCode::InvalidParams, &errors));
         }
         Ok(params)
     }
@@ -233,9 +250,10 @@ impl Engine {
                 if m.result_of(w) == Some(&result) {
                     return self.advance(key, cached);
                 }
-                return Err(EngineError::new(
+                let message = format!("`{}` is already done with a different result", args.step_id);
+                return Err(EngineError::with(
                     ErrorCode::StateConflict,
-                    json!({"step_id": args.step_id, "message": format!("`{}` is already done with a different result", args.step_id)}),
+                    Conflict { step_id: Some(args.step_id), message, ..Conflict::default() },
                 ));
             }
             StepStatus::Ready if m.state.status == RunStatus::Running => {}
@@ -243,11 +261,10 @@ impl Engine {
                 if m.state.status == RunStatus::Failed {
                     return Err(self.failed(m));
                 }
-                return Err(EngineError::new(
+                let message = format!("`{}` is {}, not ready", args.step_id, status_name(status));
+                return Err(EngineError::with(
                     ErrorCode::StepNotReady,
-                    json!({"step_id": args.step_id, "status": status,
-                           "message": format!("`{}` is {}, not ready", args.step_id, serde_json::to_value(status).unwrap_or_default().as_str().unwrap_or("")),
-                           "ready": self.ready_ids(m)}),
+                    StepNotReady { step_id: args.step_id, status, message, ready: self.ready_ids(m) },
                 ));
             }
         }
@@ -260,7 +277,7 @@ impl Engine {
                     at: now(),
                     kind: EventKind::ValidationFailed {
                         step_id: args.step_id.clone(),
-                        errors: Value::Array(errors.clone()),
+                        errors: serde_json::to_value(&errors).unwrap_or_default(),
                     },
                 };
                 self.commit(key, cached, event)?;
@@ -268,7 +285,7 @@ impl Engine {
                 if m.state.status == RunStatus::Failed {
                     return Err(self.failed(m));
                 }
-                return Err(EngineError::new(ErrorCode::ValidationFailed, Value::Array(errors))
+                return Err(EngineError::fields(ErrorCode::ValidationFailed, &errors)
                     .with_instruction(self.instruction(m, w))
                     .with_state(self.state_summary(m)));
             }
@@ -296,7 +313,12 @@ impl Engine {
         }
         cached.stamp = self.store.append(key, &value).map_err(store_error)?;
         cached.journal_len += 1;
+        let observed = self.observe_before(cached, &event);
+        let at = observed.as_ref().map(|_| event.at.clone());
         cached.machine.apply(event);
+        if let Some(at) = at {
+            self.observe_after(observed, &cached.machine, &at);
+        }
         if cached.journal_len > 32 && cached.journal_len * 2 >= cached.machine.state.history.len() {
             self.snapshot(key, cached)?;
         }
@@ -470,7 +492,7 @@ impl Engine {
             Some("VALIDATION_FAILED") => ErrorCode::ValidationFailed,
             _ => ErrorCode::RunFailed,
         };
-        EngineError::new(code, failure).with_run_id(&m.state.run_id).with_state(self.state_summary(m))
+        EngineError::recorded(code, failure).with_run_id(&m.state.run_id).with_state(self.state_summary(m))
     }
 
     /// The response after plan / next: the next instruction, or done.
@@ -529,10 +551,14 @@ fn statuses(m: &Machine) -> Map<String, Value> {
 /// `STATE_CONFLICT` unless the run is at `expected` (when given).
 fn expect_version(m: &Machine, expected: Option<u64>) -> Result<(), EngineError> {
     match expected {
-        Some(v) if v != m.state.version => Err(EngineError::new(
+        Some(v) if v != m.state.version => Err(EngineError::with(
             ErrorCode::StateConflict,
-            json!({"message": format!("expected version {v}, but the run is at version {}", m.state.version),
-                   "expected_version": v, "version": m.state.version}),
+            Conflict {
+                message: format!("expected version {v}, but the run is at version {}", m.state.version),
+                expected_version: Some(v),
+                version: Some(m.state.version),
+                ..Conflict::default()
+            },
         )),
         _ => Ok(()),
     }

@@ -160,7 +160,7 @@ impl Engine {
         m: &Machine,
         schema: &SchemaRef,
         result: &Value,
-    ) -> Result<Vec<Value>, EngineError> {
+    ) -> Result<Vec<crate::runtime::error_details::FieldError>, EngineError> {
         if let SchemaRef::Named(name) = schema
             && let Some(hash) = m.state.schemas.get(name.value.as_str())
         {

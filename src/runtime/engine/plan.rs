@@ -113,6 +113,7 @@ impl Engine {
         machine.state.parent = parent;
         let snapshot = serde_json::to_value(&machine.state).unwrap_or(Value::Null);
         let stamp = self.store.write_snapshot(key, &snapshot).map_err(store_error)?;
+        self.observe_finished(&machine, &machine.state.created_at);
         Ok(Cached { stamp, machine, journal_len: 0 })
     }
 
@@ -129,9 +130,9 @@ impl Engine {
                 return Ok((key, lock, false));
             }
         }
-        Err(EngineError::new(
+        Err(EngineError::message(
             ErrorCode::StateIo,
-            json!({"message": format!("no unused run id found in {FRESH_ID_ATTEMPTS} attempts")}),
+            format!("no unused run id found in {FRESH_ID_ATTEMPTS} attempts"),
         ))
     }
 

@@ -170,9 +170,10 @@ fn prune_statuses(keep: &Keep) -> Result<HashSet<&'static str>, EngineError> {
             let s = s.trim();
             PRUNE_STATUSES.iter().copied().find(|&known| known == s).ok_or_else(|| {
                 let help = crate::diagnostic::suggest(s, PRUNE_STATUSES.iter().copied());
-                EngineError::new(
+                EngineError::message_help(
                     ErrorCode::InvalidInput,
-                    json!({"message": format!("unknown status `{s}`: give done, failed, archived or running"), "help": help}),
+                    format!("unknown status `{s}`: give done, failed, archived or running"),
+                    help,
                 )
             })
         })
@@ -182,9 +183,10 @@ fn prune_statuses(keep: &Keep) -> Result<HashSet<&'static str>, EngineError> {
 /// `30d`, `12h`, `90m` (humantime), or `INVALID_INPUT`.
 fn parse_age(text: &str) -> Result<Duration, EngineError> {
     humantime::parse_duration(text.trim()).map_err(|e| {
-        EngineError::new(
+        EngineError::message_help(
             ErrorCode::InvalidInput,
-            json!({"message": format!("older_than `{text}` is not a duration ({e})"), "help": "write it like 30d, 12h or 90m"}),
+            format!("older_than `{text}` is not a duration ({e})"),
+            Some("write it like 30d, 12h or 90m".into()),
         )
     })
 }

@@ -1,6 +1,7 @@
 //! Run state as tools see it: get, list, delete and reset.
 
 use super::*;
+use crate::runtime::error_details::{CheckpointNotFound, ResetNotAllowed};
 use crate::runtime::reply::{Deleted, FullState, ResetNote, RunEntry, RunList};
 
 impl Engine {
@@ -135,10 +136,13 @@ impl Engine {
                     .find(|c| c.step_id == step)
                     .map(|c| c.history_len)
                     .ok_or_else(|| {
-                        EngineError::new(
+                        EngineError::with(
                             ErrorCode::CheckpointNotFound,
-                            json!({"checkpoint": step, "message": format!("no checkpoint for step `{step}`"),
-                                   "available": state.checkpoints.iter().map(|c| c.step_id.as_str()).collect::<Vec<_>>()}),
+                            CheckpointNotFound {
+                                checkpoint: step.to_owned(),
+                                message: format!("no checkpoint for step `{step}`"),
+                                available: state.checkpoints.iter().map(|c| c.step_id.clone()).collect(),
+                            },
                         )
                     })?,
             };
@@ -147,10 +151,12 @@ impl Engine {
                 .filter(|e| matches!(e.kind, EventKind::Result { .. }))
                 .count();
             if discarded > 0 && !force {
-                return Err(EngineError::new(
+                return Err(EngineError::with(
                     ErrorCode::ResetNotAllowed,
-                    json!({"message": format!("the reset would discard {discarded} accepted result(s); pass force: true (on the command line, --force)"),
-                           "discarded": discarded}),
+                    ResetNotAllowed {
+                        message: format!("the reset would discard {discarded} accepted result(s); pass force: true (on the command line, --force)"),
+                        discarded,
+                    },
                 ));
             }
             let old_version = state.version;

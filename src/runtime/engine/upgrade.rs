@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::diagnostic::Diagnostic;
+use crate::runtime::error_details::Conflict;
 use crate::runtime::reply::{RunUpgrade, UpgradeDiagnostic, UpgradeReply};
 use crate::runtime::upgrade::{UpgradeIssue, Upgraded};
 use crate::source::SourceFile;
@@ -167,9 +168,16 @@ impl Engine {
                 && req.expected_version.is_none_or(|v| v < *version)
                 && !check_only
             {
-                return Err(EngineError::new(
+                return Err(EngineError::with(
                     ErrorCode::StateConflict,
-                    json!({"message": format!("run `{}` was already upgraded to this version (at version {version})", key.run_id), "version": version}),
+                    Conflict {
+                        message: format!(
+                            "run `{}` was already upgraded to this version (at version {version})",
+                            key.run_id
+                        ),
+                        version: Some(*version),
+                        ..Conflict::default()
+                    },
                 ));
             }
             let report = RunUpgrade {
@@ -227,9 +235,10 @@ impl Engine {
         let mut out = BTreeMap::new();
         for pair in pairs {
             let Some((a, b)) = pair.split_once('=') else {
-                return Err(EngineError::new(
+                return Err(EngineError::message_help(
                     ErrorCode::InvalidInput,
-                    json!({"message": format!("rename `{pair}` is not OLD=NEW"), "help": "write --rename old_step=new_step"}),
+                    format!("rename `{pair}` is not OLD=NEW"),
+                    Some("write --rename old_step=new_step".into()),
                 ));
             };
             let (a, b) = (a.trim(), b.trim());

@@ -2,13 +2,14 @@
 //! cached), and workflows against the checker.
 
 use super::*;
+use crate::runtime::error_details::FieldError;
 use crate::runtime::reply::Validation;
 
 impl Engine {
     // ---- validation -----------------------------------------------------
 
     /// At most 50 errors of `instance` against `validator`.
-    pub(super) fn schema_errors(validator: &jsonschema::Validator, instance: &Value) -> Vec<Value> {
+    pub(super) fn schema_errors(validator: &jsonschema::Validator, instance: &Value) -> Vec<FieldError> {
         // Bounded work and memory per request. A valid value costs one
         // pass and nothing kept. jsonschema gathers *every* error before
         // its iterator yields one (hundreds of bytes each: a 4 MB array of
@@ -16,7 +17,11 @@ impl Engine {
         // error, found by a pass that stops there; a small one its first
         // 50. Each message is cut to a few hundred bytes (a message can
         // quote the whole failing value).
-        let error = |e: jsonschema::ValidationError<'_>| json!({ "path": e.instance_path().to_string(), "message": cut_message(e.to_string()) });
+        let error = |e: jsonschema::ValidationError<'_>| FieldError {
+            path: e.instance_path().to_string(),
+            message: cut_message(e.to_string()),
+            help: None,
+        };
         if validator.is_valid(instance) {
             return Vec::new();
         }
@@ -41,7 +46,7 @@ impl Engine {
         &self,
         schema: &SchemaRef,
         result: &Value,
-    ) -> Result<Vec<Value>, EngineError> {
+    ) -> Result<Vec<FieldError>, EngineError> {
         let validator = match schema {
             SchemaRef::Named(n) => self.project.named_validator(&n.value)?,
             SchemaRef::Inline { schema, .. } => self.project.step_validator(schema)?,
@@ -56,6 +61,7 @@ impl Engine {
             inline => self.project.inline_validator(inline)?,
         };
         let errors = Self::schema_errors(&validator, response);
+        let errors: Vec<Value> = errors.iter().map(|e| serde_json::to_value(e).unwrap_or_default()).collect();
         Ok(Validation::Response { valid: errors.is_empty(), errors })
     }
 
@@ -116,9 +122,12 @@ mod tests {
         assert!(Engine::schema_errors(&validator, &json!(["a", "b"])).is_empty());
         let small = Engine::schema_errors(&validator, &json!(vec![1; 100]));
         assert_eq!(small.len(), 50);
-        assert_eq!(small[1]["path"], "/1");
+        assert_eq!(small[1].path, "/1");
         let large = Engine::schema_errors(&validator, &json!(vec![1; ALL_ERRORS_UP_TO + 1]));
-        assert_eq!(large, vec![json!({"path": "/0", "message": "1 is not of type \"string\""})]);
+        assert_eq!(
+            serde_json::to_value(&large).unwrap(),
+            json!([{"path": "/0", "message": "1 is not of type \"string\""}])
+        );
         assert!(!values_over(&json!(vec![1; 9]), 10));
         assert!(values_over(&json!({"a": vec![1; 10]}), 10));
     }

@@ -1,0 +1,193 @@
+//! What the engine tells an observer of its runs (the binary's OpenTelemetry
+//! exporter, `crate::telemetry`): every step attempt once its result is
+//! durable (accepted or refused by its success schema), and every run once
+//! it has finished. The engine knows no tracing library: an observer gets
+//! plain values, after the event is in the state store, and never slows the
+//! call beyond what it does itself (the exporter only queues).
+
+use super::{Cached, Engine};
+use crate::runtime::run::{Event, EventKind, Machine, RunStatus, WorkRef};
+use serde_json::Value;
+
+/// Receives the engine's finished step attempts and runs.
+pub trait RunObserver: Send + Sync {
+    /// A step (or foreach item) attempt whose result was just recorded.
+    fn step_attempt(&self, attempt: &StepAttempt<'_>);
+    /// A run that just reached `done` or `failed`.
+    fn run_finished(&self, run: &RunFinished<'_>);
+}
+
+/// The run an observation is about.
+#[derive(Clone, Copy, Debug)]
+pub struct RunRef<'a> {
+    /// The workflow id.
+    pub workflow: &'a str,
+    /// The run id.
+    pub run_id: &'a str,
+    /// The run's incarnation (a run started over under the same id has
+    /// another); absent in runs written before it existed.
+    pub generation: Option<&'a str>,
+    /// When the run started (RFC 3339).
+    pub created_at: &'a str,
+    /// The workflow version the run is pinned to (`sha256:…`).
+    pub workflow_version: &'a str,
+}
+
+/// How an attempt ended.
+#[derive(Clone, Copy, Debug)]
+pub enum AttemptOutcome<'a> {
+    /// The result was accepted.
+    Accepted,
+    /// The result broke the step's success schema: the errors, `[{path, message}]`.
+    ValidationFailed {
+        /// The schema errors.
+        errors: &'a Value,
+    },
+}
+
+/// One attempt at one step.
+#[derive(Clone, Copy, Debug)]
+pub struct StepAttempt<'a> {
+    /// The run.
+    pub run: RunRef<'a>,
+    /// The step id, or `id[N]` for a foreach item.
+    pub step_id: &'a str,
+    /// The tool the step calls, if it names one.
+    pub call: Option<&'a str>,
+    /// 1 for the first attempt, 2 after one refused result, …
+    pub attempt: u32,
+    /// When the attempt could start (RFC 3339): the last of the run's start,
+    /// its dependencies' results and its previous refused result.
+    pub started_at: &'a str,
+    /// When its result was recorded (RFC 3339).
+    pub ended_at: &'a str,
+    /// Accepted or refused.
+    pub outcome: AttemptOutcome<'a>,
+}
+
+/// A run that finished.
+#[derive(Clone, Copy, Debug)]
+pub struct RunFinished<'a> {
+    /// The run.
+    pub run: RunRef<'a>,
+    /// `done` or `failed`.
+    pub status: RunStatus,
+    /// Why it failed (`{error, …}`), when it did.
+    pub failure: Option<&'a Value>,
+    /// When it finished (RFC 3339).
+    pub ended_at: &'a str,
+    /// Steps done or skipped.
+    pub completed: usize,
+    /// Steps in the run.
+    pub steps: usize,
+}
+
+fn run_ref(m: &Machine) -> RunRef<'_> {
+    RunRef {
+        workflow: &m.state.workflow,
+        run_id: &m.state.run_id,
+        generation: m.state.generation.as_deref(),
+        created_at: &m.state.created_at,
+        workflow_version: &m.state.workflow_hash,
+    }
+}
+
+/// When work `w` (id `work_id`) could start: the latest of the run's start,
+/// its dependencies' accepted results and its own refused results, read
+/// from the newest event back (the history is in time order).
+fn ready_since<'m>(m: &'m Machine, w: WorkRef, work_id: &str) -> &'m str {
+    let plan = &m.cw.plan.steps;
+    let deps: Vec<&str> = plan
+        .get(w.0)
+        .map_or(Vec::new(), |s| s.deps.iter().filter_map(|&d| plan.get(d)).map(|d| d.id.as_str()).collect());
+    let is_dep = |id: &str| deps.contains(&id.split_once('[').map_or(id, |(b, _)| b));
+    for e in m.state.history.iter().rev() {
+        match &e.kind {
+            EventKind::Result { step_id, .. } if is_dep(step_id) => return &e.at,
+            EventKind::ValidationFailed { step_id, .. } if step_id == work_id => return &e.at,
+            _ => {}
+        }
+    }
+    &m.state.created_at
+}
+
+impl Engine {
+    /// Has `observer` told of this engine's step attempts and finished runs.
+    pub fn set_observer(&mut self, observer: std::sync::Arc<dyn RunObserver>) {
+        self.observer = Some(observer);
+    }
+
+    /// Tells the observer, if any, what `event` (just made durable, not yet
+    /// applied to `cached`) is about to do; call [`Engine::observe_after`] once applied.
+    pub(super) fn observe_before(&self, cached: &Cached, event: &Event) -> Option<Pending> {
+        self.observer.as_ref()?;
+        let m = &cached.machine;
+        let (step_id, errors) = match &event.kind {
+            EventKind::Result { step_id, .. } => (step_id, None),
+            EventKind::ValidationFailed { step_id, errors } => (step_id, Some(errors.clone())),
+            _ => return Some(Pending { was_running: m.state.status == RunStatus::Running, attempt: None }),
+        };
+        let attempt = m.resolve(step_id).map(|w| PendingAttempt {
+            step_id: step_id.clone(),
+            call: m.step(w.0).call.as_ref().map(|c| c.value.to_string()),
+            attempt: m.attempts_of(w) + 1,
+            started_at: ready_since(m, w, step_id).to_owned(),
+            errors,
+        });
+        Some(Pending { was_running: m.state.status == RunStatus::Running, attempt })
+    }
+
+    /// Reports what [`Engine::observe_before`] saw, now that `event` is applied.
+    pub(super) fn observe_after(&self, pending: Option<Pending>, m: &Machine, at: &str) {
+        let (Some(observer), Some(pending)) = (&self.observer, pending) else { return };
+        if let Some(a) = &pending.attempt {
+            let outcome = match &a.errors {
+                Some(errors) => AttemptOutcome::ValidationFailed { errors },
+                None => AttemptOutcome::Accepted,
+            };
+            observer.step_attempt(&StepAttempt {
+                run: run_ref(m),
+                step_id: &a.step_id,
+                call: a.call.as_deref(),
+                attempt: a.attempt,
+                started_at: &a.started_at,
+                ended_at: at,
+                outcome,
+            });
+        }
+        if pending.was_running && m.state.status != RunStatus::Running {
+            self.observe_finished(m, at);
+        }
+    }
+
+    /// Reports a finished run (also one that finished as it started: every
+    /// step skipped, or a render error at `plan`).
+    pub(super) fn observe_finished(&self, m: &Machine, at: &str) {
+        let Some(observer) = &self.observer else { return };
+        if m.state.status == RunStatus::Running {
+            return;
+        }
+        observer.run_finished(&RunFinished {
+            run: run_ref(m),
+            status: m.state.status,
+            failure: m.state.failure.as_ref(),
+            ended_at: at,
+            completed: m.completed(),
+            steps: m.state.steps.len(),
+        });
+    }
+}
+
+/// What an event will report, taken before it is applied.
+pub(super) struct Pending {
+    was_running: bool,
+    attempt: Option<PendingAttempt>,
+}
+
+struct PendingAttempt {
+    step_id: String,
+    call: Option<String>,
+    attempt: u32,
+    started_at: String,
+    errors: Option<Value>,
+}

@@ -1,0 +1,237 @@
+//! OpenTelemetry traces (docs/runtime.md, "Traces"): `exec` and `serve`
+//! export a span per run and a child span per step attempt over OTLP/HTTP
+//! (protobuf) to a receiver this test starts on 127.0.0.1, which decodes
+//! what arrives with the OpenTelemetry protocol's own message types.
+
+use crate::common::{Root, cmd, run_cmd};
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
+use opentelemetry_proto::tonic::trace::v1::{Span, status::StatusCode};
+use prost::Message;
+use serde_json::json;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const TRACED: &str = "id: traced
+steps:
+  - id: fetch
+    call: web.fetch
+    input_template: { text: \"fetch\" }
+    capture_as: page
+    success_schema: { type: object, required: [text], properties: { text: { type: string } } }
+  - id: summarize
+    call: web.fetch
+    input_template: { text: \"summarize <<page.text>>\" }
+    success_schema: { type: object, required: [text], properties: { text: { type: string } } }
+";
+
+/// An OTLP/HTTP receiver: every `POST /v1/traces` body decoded, its spans kept.
+struct Receiver {
+    url: String,
+    spans: Arc<Mutex<Vec<Span>>>,
+    paths: Arc<Mutex<Vec<String>>>,
+}
+
+impl Receiver {
+    fn start() -> Receiver {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let spans = Arc::new(Mutex::new(Vec::new()));
+        let paths = Arc::new(Mutex::new(Vec::new()));
+        let (s, p) = (spans.clone(), paths.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { continue };
+                let (s, p) = (s.clone(), p.clone());
+                std::thread::spawn(move || serve_connection(conn, &s, &p));
+            }
+        });
+        Receiver { url, spans, paths }
+    }
+
+    /// The spans received, once `n` have arrived (or the time is up).
+    fn wait_for(&self, n: usize) -> Vec<Span> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let spans = self.spans.lock().unwrap().clone();
+            if spans.len() >= n || Instant::now() > deadline {
+                return spans;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn serve_connection(conn: std::net::TcpStream, spans: &Mutex<Vec<Span>>, paths: &Mutex<Vec<String>>) {
+    let mut reader = BufReader::new(conn.try_clone().unwrap());
+    let mut conn = conn;
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut length = 0usize;
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                return;
+            }
+            let header = header.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = header.split_once(':')
+                && k.eq_ignore_ascii_case("content-length")
+            {
+                length = v.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        paths.lock().unwrap().push(request_line.split_whitespace().nth(1).unwrap_or("").to_owned());
+        let request = ExportTraceServiceRequest::decode(body.as_slice()).expect("an OTLP trace export");
+        for r in request.resource_spans {
+            let service = r.resource.iter().flat_map(|r| &r.attributes).find(|a| a.key == "service.name");
+            assert!(service.is_some(), "the resource names the service");
+            for scope in r.scope_spans {
+                spans.lock().unwrap().extend(scope.spans);
+            }
+        }
+        let reply = "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
+        if conn.write_all(reply.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+fn attr(span: &Span, key: &str) -> Option<String> {
+    let v = span.attributes.iter().find(|a| a.key == key)?.value.as_ref()?.value.as_ref()?;
+    Some(match v {
+        AnyValue::StringValue(s) => s.clone(),
+        AnyValue::IntValue(i) => i.to_string(),
+        other => format!("{other:?}"),
+    })
+}
+
+fn named<'a>(spans: &'a [Span], name: &str) -> Vec<&'a Span> {
+    spans.iter().filter(|s| s.name == name).collect()
+}
+
+/// `exec` of a two-step workflow: one trace, a run span, a child per step
+/// with the workflow, run id, step id, call, attempt and status.
+#[test]
+fn exec_exports_a_run_span_with_a_child_per_step() {
+    let receiver = Receiver::start();
+    let root = Root::with_workflows("otel-exec", &[("traced", TRACED)]);
+    let mut c = cmd(&root.path, &["exec", "traced", "--dry-run", "--run-id", "r1", "--json"]);
+    c.env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url).env("OTEL_SERVICE_NAME", "otel-test");
+    let r = run_cmd(c);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let spans = receiver.wait_for(3);
+    assert_eq!(spans.len(), 3, "{spans:#?}");
+    assert!(receiver.paths.lock().unwrap().iter().all(|p| p == "/v1/traces"));
+    let run = named(&spans, "run traced");
+    assert_eq!(run.len(), 1, "{spans:#?}");
+    let run = run[0];
+    assert!(run.parent_span_id.is_empty(), "the run span is the trace's root");
+    assert_eq!(attr(run, "savant.run_id").as_deref(), Some("r1"));
+    assert_eq!(attr(run, "savant.status").as_deref(), Some("done"));
+    assert_eq!(run.status.as_ref().map(|s| s.code), Some(StatusCode::Ok as i32));
+    for step in ["fetch", "summarize"] {
+        let s = named(&spans, &format!("step {step}"));
+        assert_eq!(s.len(), 1, "{step}: {spans:#?}");
+        let s = s[0];
+        assert_eq!(s.trace_id, run.trace_id, "one trace per run");
+        assert_eq!(s.parent_span_id, run.span_id, "{step} hangs under the run span");
+        assert_eq!(attr(s, "savant.workflow").as_deref(), Some("traced"));
+        assert_eq!(attr(s, "savant.step_id").as_deref(), Some(step));
+        assert_eq!(attr(s, "savant.call").as_deref(), Some("web.fetch"));
+        assert_eq!(attr(s, "savant.attempt").as_deref(), Some("1"));
+        assert_eq!(attr(s, "savant.status").as_deref(), Some("accepted"));
+        assert!(s.start_time_unix_nano <= s.end_time_unix_nano);
+        assert!(run.start_time_unix_nano <= s.start_time_unix_nano, "{step} starts within the run");
+        assert!(s.end_time_unix_nano <= run.end_time_unix_nano, "{step} ends within the run");
+    }
+    // The second step could start only when the first one's result came.
+    let (a, b) = (named(&spans, "step fetch")[0], named(&spans, "step summarize")[0]);
+    assert!(b.start_time_unix_nano >= a.end_time_unix_nano);
+}
+
+/// Through `serve` (MCP over stdio): a refused result is its own attempt
+/// span, with status error and the schema errors; the retry is attempt 2.
+/// The spans of one run share its trace whichever process records them.
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_exports_refused_attempts_and_one_trace_per_run() {
+    use rmcp::ServiceExt;
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    let receiver = Receiver::start();
+    let root = Root::with_workflows("otel-serve", &[("traced", TRACED)]);
+    root.write("savant-think.toml", format!("[telemetry]\notlp_endpoint = \"{}/\"\n", receiver.url));
+    let connect = || async {
+        let transport =
+            TokioChildProcess::new(tokio::process::Command::new(crate::common::BIN).configure(|c| {
+                c.arg("serve").arg("--root").arg(&root.path).env("LOG_LEVEL", "warn");
+                c.env_remove("OTEL_EXPORTER_OTLP_ENDPOINT").env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+            }))
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(20), ().serve(transport)).await.unwrap().unwrap()
+    };
+    let call = crate::mcp_support::call;
+    let client = connect().await;
+    let (e, _) = call(&client, "think_plan", json!({"workflow": "traced", "run_id": "r2"})).await;
+    assert!(!e);
+    let (e, out) = call(
+        &client,
+        "think_next",
+        json!({"workflow": "traced", "run_id": "r2", "step_id": "fetch", "result": {"text": 7}}),
+    )
+    .await;
+    assert!(e, "a number is not a string: {out}");
+    client.cancel().await.unwrap();
+    // Another process goes on with the same run.
+    let client = connect().await;
+    for (step, result) in [("fetch", json!({"text": "page"})), ("summarize", json!({"text": "short"}))] {
+        let (e, out) = call(
+            &client,
+            "think_next",
+            json!({"workflow": "traced", "run_id": "r2", "step_id": step, "result": result}),
+        )
+        .await;
+        assert!(!e, "{out}");
+    }
+    client.cancel().await.unwrap();
+    let spans = receiver.wait_for(4);
+    assert_eq!(spans.len(), 4, "{spans:#?}");
+    let run = named(&spans, "run traced")[0];
+    let fetch = named(&spans, "step fetch");
+    assert_eq!(fetch.len(), 2, "{spans:#?}");
+    let refused = fetch.iter().find(|s| attr(s, "savant.attempt").as_deref() == Some("1")).unwrap();
+    let accepted = fetch.iter().find(|s| attr(s, "savant.attempt").as_deref() == Some("2")).unwrap();
+    assert_eq!(attr(refused, "savant.status").as_deref(), Some("validation_failed"));
+    assert_eq!(refused.status.as_ref().map(|s| s.code), Some(StatusCode::Error as i32));
+    let errors = attr(refused, "savant.validation_errors").unwrap();
+    assert!(errors.contains("/text"), "{errors}");
+    assert_eq!(attr(accepted, "savant.status").as_deref(), Some("accepted"));
+    assert!(accepted.start_time_unix_nano >= refused.end_time_unix_nano, "the retry starts at the refusal");
+    for s in &spans {
+        assert_eq!(s.trace_id, run.trace_id, "{}: one trace across both processes", s.name);
+        if s.name != "run traced" {
+            assert_eq!(s.parent_span_id, run.span_id, "{}", s.name);
+        }
+    }
+}
+
+/// An endpoint that is not a URL stops the command with a message naming it.
+#[test]
+fn a_bad_endpoint_is_a_clear_error() {
+    let root = Root::with_workflows("otel-bad", &[("traced", TRACED)]);
+    let mut c = cmd(&root.path, &["exec", "traced", "--dry-run"]);
+    c.env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "not a url");
+    let r = run_cmd(c);
+    assert_eq!(r.code, Some(2), "{r:?}");
+    assert!(r.stderr.contains("not a url"), "{r:?}");
+}
