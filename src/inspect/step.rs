@@ -172,6 +172,9 @@ pub fn step_panel(engine: &Engine, snapshot: &RunSnapshot, step_id: &str) -> Res
                 EventKind::ValidationFailed { step_id, errors } => {
                     (step_id, "validation_failed", Some(errors.clone()), None)
                 }
+                EventKind::ChildFailed { step_id, failure, .. } => {
+                    (step_id, "child_failed", Some(failure.clone()), None)
+                }
                 _ => return None,
             };
             let same = id == base || id.strip_prefix(base).is_some_and(|rest| rest.starts_with('['));
