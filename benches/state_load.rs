@@ -24,13 +24,19 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
+/// The floors and the cell of `benches/durable` (this bench uses only the
+/// own-file floor).
+#[path = "durable/floor.rs"]
+#[allow(dead_code)]
+mod floor;
+
+use floor::Cell;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
 use savant_think::state::pg::cluster::{self, Cluster};
 use serde_json::{Value, json};
-use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
@@ -66,25 +72,6 @@ async fn call(client: &Client, name: &str, args: Value) -> Value {
     let out = r.structured_content.expect("structuredContent");
     assert!(r.is_error != Some(true), "{name}: {out}");
     out
-}
-
-struct Cell {
-    per_second: f64,
-    p50: Duration,
-    p99: Duration,
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1]
-}
-
-fn cell(latencies: &mut [Duration], count: usize, elapsed: Duration) -> Cell {
-    latencies.sort();
-    Cell {
-        per_second: count as f64 / elapsed.as_secs_f64(),
-        p50: percentile(latencies, 0.50),
-        p99: percentile(latencies, 0.99),
-    }
 }
 
 /// `concurrency` runs of `per_run` transitions each, driven at once; call
@@ -126,40 +113,8 @@ async fn drive(clients: &Arc<Vec<Client>>, tag: &str, concurrency: usize, per_ru
         latencies.extend(t.await.unwrap());
     }
     let elapsed = started.elapsed();
-    let count = latencies.len();
-    assert_eq!(count, concurrency * per_run);
-    cell(&mut latencies, count, elapsed)
-}
-
-/// The file store's floor: `threads` threads, each appending 200-byte lines
-/// to its own file with `fdatasync` after each.
-fn fsync_floor(dir: &Path, threads: usize, total: usize) -> Cell {
-    let per_thread = total.div_ceil(threads);
-    let line = [b'x'; 199].iter().copied().chain([b'\n']).collect::<Vec<u8>>();
-    let started = Instant::now();
-    let workers: Vec<_> = (0..threads)
-        .map(|t| {
-            let path = dir.join(format!("floor-{t}.ndjson"));
-            let line = line.clone();
-            std::thread::spawn(move || {
-                let mut file =
-                    std::fs::OpenOptions::new().create(true).append(true).open(&path).expect("floor file");
-                let mut latencies = Vec::with_capacity(per_thread);
-                for _ in 0..per_thread {
-                    let t = Instant::now();
-                    file.write_all(&line).unwrap();
-                    file.sync_data().unwrap();
-                    latencies.push(t.elapsed());
-                }
-                let _ = std::fs::remove_file(&path);
-                latencies
-            })
-        })
-        .collect();
-    let mut latencies: Vec<Duration> = workers.into_iter().flat_map(|w| w.join().unwrap()).collect();
-    let elapsed = started.elapsed();
-    let count = latencies.len();
-    cell(&mut latencies, count, elapsed)
+    assert_eq!(latencies.len(), concurrency * per_run);
+    Cell::new(latencies, elapsed)
 }
 
 /// pgbench's simple-update TPS with `clients` clients.
@@ -216,7 +171,7 @@ fn main() {
         std::fs::create_dir_all(&floor_dir).unwrap();
         for c in CONCURRENCY {
             let load = runtime.block_on(drive(&clients, "file", c, total.div_ceil(c)));
-            let floor = fsync_floor(&floor_dir, c, total);
+            let floor = floor::own_files(&floor_dir, c, total);
             row("file", 1, c, &load, floor.per_second, "append+fdatasync");
         }
     }

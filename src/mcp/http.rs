@@ -382,6 +382,10 @@ fn router_counting(
         .enforce_origin_validation()
         .with_max_request_body_bytes(options.max_message_bytes)
         .with_legacy_session_mode(!options.stateless)
+        // Stateless: a tool's answer as one JSON body, not an SSE stream
+        // of one event (rmcp falls back to SSE when the handler sends a
+        // notification first): less work per call (issue 29).
+        .with_json_response(options.stateless)
         .with_cancellation_token(cancel);
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(options.session_idle);

@@ -177,12 +177,27 @@ type FileId = crate::fsx::FileIdentity;
 #[must_use = "the run is unlocked as soon as the RunLock is dropped"]
 pub struct RunLock {
     _guard: Box<dyn Send>,
+    stamp: Option<Stamp>,
 }
 
 impl RunLock {
     /// Wraps a backend's guard; the lock lasts as long as the guard lives.
     pub fn new(guard: impl Send + 'static) -> RunLock {
-        RunLock { _guard: Box::new(guard) }
+        RunLock { _guard: Box::new(guard), stamp: None }
+    }
+
+    /// This lock, knowing the run's stamp as it was read under the lock,
+    /// in the same round trip that took it (PostgreSQL).
+    pub fn with_stamp(mut self, stamp: Stamp) -> RunLock {
+        self.stamp = Some(stamp);
+        self
+    }
+
+    /// The run's stamp read under this lock as it was taken, when the
+    /// store read it then (saving the holder a [`StateStore::stamp`]);
+    /// stale once the holder writes.
+    pub fn stamp(&self) -> Option<Stamp> {
+        self.stamp
     }
 }
 

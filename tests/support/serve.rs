@@ -16,7 +16,12 @@ impl Server {
     /// `serve --http 127.0.0.1:0 --root <root>` with no inherited token;
     /// add arguments and environment before [`Server::start`].
     pub fn command(root: &Path) -> Command {
-        let mut c = Command::new(super::BIN);
+        Server::command_of(Path::new(super::BIN), root)
+    }
+
+    /// [`Server::command`] with another build of the binary (a bench's A/B).
+    pub fn command_of(bin: &Path, root: &Path) -> Command {
+        let mut c = Command::new(bin);
         c.args(["serve", "--http", "127.0.0.1:0", "--root"])
             .arg(root)
             .env_remove("SAVANT_THINK_TOKEN")

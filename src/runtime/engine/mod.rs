@@ -379,7 +379,24 @@ impl Engine {
         key: &RunKey,
         current: Option<&Arc<CompiledWorkflow>>,
     ) -> Result<Option<Cached>, EngineError> {
-        let Some(stamp) = self.store.stamp(key).map_err(store_error)? else { return Ok(None) };
+        self.load_stamped(key, current, None)
+    }
+
+    /// [`Engine::load`] with the run's stamp when the lock already read it
+    /// ([`RunLock::stamp`]), so that it is not read again.
+    fn load_stamped(
+        &self,
+        key: &RunKey,
+        current: Option<&Arc<CompiledWorkflow>>,
+        known: Option<Stamp>,
+    ) -> Result<Option<Cached>, EngineError> {
+        let stamp = match known {
+            Some(stamp) => stamp,
+            None => match self.store.stamp(key).map_err(store_error)? {
+                Some(stamp) => stamp,
+                None => return Ok(None),
+            },
+        };
         let cache_key = (key.workflow.clone(), key.run_id.clone());
         let cached = self.runs.lock().unwrap_or_else(|p| p.into_inner()).remove(&cache_key);
         // The run holds the version it is pinned to: the stamp alone says

@@ -206,7 +206,7 @@ impl Engine {
             Ok(lock) => lock,
             Err(e) => return Err(current.err().unwrap_or(e)),
         };
-        match self.load(&key, current.as_ref().ok())? {
+        match self.load_stamped(&key, current.as_ref().ok(), lock.stamp())? {
             Some(cached) => Ok((key, lock, cached)),
             None => Err(current.err().unwrap_or_else(|| self.unknown_run(&key))),
         }

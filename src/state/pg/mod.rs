@@ -26,6 +26,7 @@
 
 mod archive;
 pub mod cluster;
+mod lock;
 mod pool;
 mod schema;
 
@@ -36,9 +37,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::journal::{generation_of, version_of};
-use super::turns::{Busy, LockPolicy, Turn, Turns, back_off};
+use super::turns::{Busy, LockPolicy, Turns, back_off};
 use super::{Loaded, OpenError, RunKey, RunLock, Stamp, StateStore, StoreError, check_workflow_id};
-use pool::{Conn, Kind, PgError, Pool, Pooled};
+use lock::{PgLock, lock_id, try_lock};
+use pool::{Conn, Kind, PgError, Pool};
 
 /// The PostgreSQL-backed [`StateStore`].
 pub struct PgStore {
@@ -169,41 +171,6 @@ impl PgStore {
     }
 }
 
-/// The advisory lock id of a run: the first 8 bytes of a SHA-256 of its
-/// key, the same in every replica.
-fn lock_id(key: &RunKey) -> i64 {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(format!("savant-think run\0{}\0{}", key.workflow, key.run_id));
-    let mut bytes = [0u8; 8];
-    bytes.copy_from_slice(&digest[..8]);
-    i64::from_be_bytes(bytes)
-}
-
-/// The run lock: the connection that holds the advisory lock.
-struct PgLock {
-    conn: Option<Pooled>,
-    id: i64,
-    _turn: Turn<RunKey>,
-}
-
-impl Drop for PgLock {
-    fn drop(&mut self) {
-        let Some(mut conn) = self.conn.take() else { return };
-        let id = self.id;
-        offload(move || {
-            let unlocked = conn.statement(UNLOCK).and_then(|s| conn.query_one(&s, &[&id]));
-            // Unless the lock is known released, the connection is closed,
-            // which releases it.
-            if !matches!(unlocked.map(|row| row.get::<_, bool>(0)), Ok(true)) {
-                conn.discard = true;
-            }
-            drop(conn);
-        });
-    }
-}
-
-const TRY_LOCK: &str = "SELECT pg_try_advisory_lock($1)";
-const UNLOCK: &str = "SELECT pg_advisory_unlock($1)";
 const STAMP: &str = "SELECT stamp FROM savant_runs WHERE workflow = $1 AND run_id = $2";
 const LOAD: &str = "SELECT r.snapshot, r.stamp, \
      ARRAY(SELECT e.body FROM savant_events e \
@@ -248,8 +215,12 @@ fn version_param(version: u64) -> i64 {
     i64::try_from(version).unwrap_or(i64::MAX)
 }
 
-impl StateStore for PgStore {
-    fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError> {
+impl PgStore {
+    /// Takes the run's lock. With `existing`, the run's stamp is read in
+    /// the same round trip, pipelined right after the lock (so under it):
+    /// the lock then carries it ([`RunLock::stamp`]), and a run that does
+    /// not exist is `None`, its lock released.
+    fn take_lock(&self, key: &RunKey, existing: bool) -> Result<Option<RunLock>, StoreError> {
         key.validate()?;
         let id = lock_id(key);
         let deadline = self.lock_policy.deadline();
@@ -258,7 +229,7 @@ impl StateStore for PgStore {
         // wait here, holding no connection.
         let turn = self.turns.take(key, &self.lock_policy, deadline).map_err(busy)?;
         let started = Instant::now();
-        offload(|| {
+        let (lock, stamp) = offload(|| {
             let mut attempt = 0;
             let mut broke = false;
             loop {
@@ -276,10 +247,8 @@ impl StateStore for PgStore {
                     }
                     Err(e) => return Err(self.io(Some(key), &e)),
                 };
-                match conn.statement(TRY_LOCK).and_then(|s| conn.query_one(&s, &[&id])) {
-                    Ok(row) if row.get::<_, bool>(0) => {
-                        return Ok(RunLock::new(PgLock { conn: Some(conn), id, _turn: turn }));
-                    }
+                match try_lock(&mut conn, id, existing.then_some(key)) {
+                    Ok((true, stamp)) => return Ok((PgLock::new(conn, id, turn), stamp)),
                     Ok(_) => {}
                     // Taking a lock is safe to repeat: one taken on a
                     // connection that then broke was released with it.
@@ -300,7 +269,23 @@ impl StateStore for PgStore {
                     return Err(busy(Busy::TimedOut { waited }));
                 }
             }
-        })
+        })?;
+        // (Dropped out here, not inside `offload`: the drop offloads too.)
+        match (existing, stamp) {
+            (false, _) => Ok(Some(RunLock::new(lock))),
+            (true, Some(stamp)) => Ok(Some(RunLock::new(lock).with_stamp(stamp_of(stamp)))),
+            (true, None) => Ok(None),
+        }
+    }
+}
+
+impl StateStore for PgStore {
+    fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError> {
+        self.take_lock(key, false)?.ok_or_else(|| self.corrupt(key, "the lock was had but not kept"))
+    }
+
+    fn lock_existing(&self, key: &RunKey) -> Result<Option<RunLock>, StoreError> {
+        self.take_lock(key, true)
     }
 
     fn stamp(&self, key: &RunKey) -> Result<Option<Stamp>, StoreError> {

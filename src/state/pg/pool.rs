@@ -147,6 +147,21 @@ impl Conn {
         self.block(async |c| c.query_opt(s, params).await)
     }
 
+    /// Two prepared statements sent together, pipelined: one round trip.
+    /// Each runs in its own implicit transaction, so the second's snapshot
+    /// is taken after the first has run (a read after a lock sees every
+    /// write committed before the lock was had).
+    pub fn query_pair(
+        &mut self,
+        (a, a_params): (&Statement, &[&(dyn ToSql + Sync)]),
+        (b, b_params): (&Statement, &[&(dyn ToSql + Sync)]),
+    ) -> Result<(Vec<Row>, Vec<Row>), PgError> {
+        self.block(async |c| {
+            let (first, second) = tokio::join!(c.query(a, a_params), c.query(b, b_params));
+            Ok((first?, second?))
+        })
+    }
+
     /// Unprepared SQL (`BEGIN`, `COMMIT`, migrations), perhaps several statements.
     pub fn batch_execute(&mut self, sql: &str) -> Result<(), PgError> {
         self.block(async |c| c.batch_execute(sql).await)

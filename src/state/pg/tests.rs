@@ -108,6 +108,32 @@ fn the_lock_spans_replicas_and_dies_with_its_connection() {
     assert_eq!(a.load(&key()).unwrap().unwrap().snapshot, json!({"version": 1}));
 }
 
+/// The stamp read with the lock, in the same round trip, is read under it:
+/// it is the stamp of the other replica's last write, released only after
+/// that write committed; a run that does not exist gives its lock back.
+#[test]
+fn the_lock_reads_the_stamp_under_it() {
+    let Some(url) = fresh("t_pg_lock_stamp") else { return };
+    let (a, b) = (PgStore::open(&url, true).unwrap(), PgStore::open(&url, true).unwrap());
+    assert!(b.lock_existing(&key()).unwrap().is_none(), "no run yet");
+    {
+        // Free again: the lock of the missing run was given back.
+        let _lock = a.lock(&key()).unwrap();
+        a.write_snapshot(&key(), &json!({"version": 1})).unwrap();
+    }
+    for v in 2..8 {
+        let (writer, reader) = if v % 2 == 0 { (&a, &b) } else { (&b, &a) };
+        let written = {
+            let lock = writer.lock_existing(&key()).unwrap().expect("the run exists");
+            assert!(lock.stamp().is_some());
+            writer.append(&key(), &json!({"version": v})).unwrap()
+        };
+        let lock = reader.lock_existing(&key()).unwrap().expect("the run exists");
+        assert_eq!(lock.stamp(), Some(written), "version {v}");
+        assert_eq!(reader.stamp(&key()).unwrap(), Some(written));
+    }
+}
+
 /// A replica waits for another's lock at most `lock_timeout` (RUN_BUSY,
 /// naming the run), and a crowd of callers in one replica is bounded by
 /// `max_lock_waiters` without holding connections while they wait.

@@ -1,0 +1,185 @@
+//! The floors: what the disk and the database do with no engine in front.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// One measured cell.
+pub struct Cell {
+    pub per_second: f64,
+    pub p50: Duration,
+    pub p99: Duration,
+    /// The latencies are an average (pgbench), not percentiles.
+    pub averaged: bool,
+}
+
+impl Cell {
+    pub fn new(mut latencies: Vec<Duration>, elapsed: Duration) -> Cell {
+        latencies.sort();
+        let at =
+            |p: f64| latencies[((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1];
+        Cell {
+            per_second: latencies.len() as f64 / elapsed.as_secs_f64(),
+            p50: at(0.50),
+            p99: at(0.99),
+            averaged: false,
+        }
+    }
+}
+
+/// A journal-sized line: about what one `next` appends (a result event
+/// with its sequence number and checksum).
+pub const LINE_BYTES: usize = 200;
+
+fn line() -> Vec<u8> {
+    let mut line = vec![b'x'; LINE_BYTES - 1];
+    line.push(b'\n');
+    line
+}
+
+/// `threads` threads, each appending lines to its own file with an
+/// `fdatasync` after each: the file store's design, bare.
+pub fn own_files(dir: &Path, threads: usize, total: usize) -> Cell {
+    let per_thread = total.div_ceil(threads);
+    let started = Instant::now();
+    let workers: Vec<_> = (0..threads)
+        .map(|t| {
+            let path = dir.join(format!("floor-{t}.ndjson"));
+            std::thread::spawn(move || {
+                let line = line();
+                let mut file =
+                    std::fs::OpenOptions::new().create(true).append(true).open(&path).expect("floor file");
+                let mut latencies = Vec::with_capacity(per_thread);
+                for _ in 0..per_thread {
+                    let t = Instant::now();
+                    file.write_all(&line).unwrap();
+                    file.sync_data().unwrap();
+                    latencies.push(t.elapsed());
+                }
+                let _ = std::fs::remove_file(&path);
+                latencies
+            })
+        })
+        .collect();
+    let latencies = workers.into_iter().flat_map(|w| w.join().unwrap()).collect();
+    Cell::new(latencies, started.elapsed())
+}
+
+/// The log of [`group_log`]: lines waiting to be written, and how far the
+/// file is durable.
+struct Log {
+    pending: Vec<u8>,
+    /// Lines handed in so far (the last one's number).
+    appended: u64,
+    /// Lines known durable.
+    durable: u64,
+    /// True while some thread writes and syncs a batch.
+    syncing: bool,
+}
+
+/// `threads` threads appending lines to one shared log, group-committed:
+/// a thread whose line is not yet durable either leads (writes every
+/// pending line with one `write` and one `fdatasync`) or waits for the
+/// leader's sync to cover it. The floor of a single write-ahead log.
+pub fn group_log(dir: &Path, threads: usize, total: usize) -> Cell {
+    let per_thread = total.div_ceil(threads);
+    let path = dir.join("floor-group.log");
+    let file = Arc::new(std::fs::OpenOptions::new().create(true).append(true).open(&path).expect("log"));
+    let log = Arc::new((
+        Mutex::new(Log { pending: Vec::new(), appended: 0, durable: 0, syncing: false }),
+        Condvar::new(),
+    ));
+    let started = Instant::now();
+    let workers: Vec<_> = (0..threads)
+        .map(|_| {
+            let (file, log) = (Arc::clone(&file), Arc::clone(&log));
+            std::thread::spawn(move || {
+                let line = line();
+                let mut latencies = Vec::with_capacity(per_thread);
+                for _ in 0..per_thread {
+                    let t = Instant::now();
+                    commit(&file, &log, &line);
+                    latencies.push(t.elapsed());
+                }
+                latencies
+            })
+        })
+        .collect();
+    let latencies = workers.into_iter().flat_map(|w| w.join().unwrap()).collect();
+    let elapsed = started.elapsed();
+    let _ = std::fs::remove_file(&path);
+    Cell::new(latencies, elapsed)
+}
+
+fn commit(file: &std::fs::File, log: &(Mutex<Log>, Condvar), line: &[u8]) {
+    let (lock, cond) = log;
+    let mut state = lock.lock().unwrap();
+    state.pending.extend_from_slice(line);
+    state.appended += 1;
+    let mine = state.appended;
+    while state.durable < mine {
+        if state.syncing {
+            state = cond.wait(state).unwrap();
+            continue;
+        }
+        let batch = std::mem::take(&mut state.pending);
+        let upto = state.appended;
+        state.syncing = true;
+        drop(state);
+        (&*file).write_all(&batch).unwrap();
+        file.sync_data().unwrap();
+        state = lock.lock().unwrap();
+        state.durable = upto;
+        state.syncing = false;
+        cond.notify_all();
+    }
+}
+
+/// A single-row `UPDATE` per transaction (pgbench's own accounts table, a
+/// random row), committed durably, with `clients` clients.
+pub fn pgbench(bin: &Path, conninfo: &str, script: &Path, clients: usize, total: usize) -> Cell {
+    let per_client = total.div_ceil(clients);
+    let out = Command::new(bin.join("pgbench"))
+        .args(["-n", "-r", "-f"])
+        .arg(script)
+        .args(["-c", &clients.to_string(), "-j", &clients.min(4).to_string()])
+        .args(["-t", &per_client.to_string()])
+        .arg(conninfo)
+        .output()
+        .expect("run pgbench");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "pgbench: {text}{}", String::from_utf8_lossy(&out.stderr));
+    let field = |prefix: &str| -> f64 {
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .and_then(|l| l[prefix.len()..].split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no `{prefix}` in pgbench's output: {text}"))
+    };
+    let tps = field("tps = ");
+    // pgbench reports an average latency, not percentiles: p50 and p99 are
+    // both that average here (marked `avg` in the table).
+    let avg = Duration::from_secs_f64(field("latency average = ") / 1000.0);
+    Cell { per_second: tps, p50: avg, p99: avg, averaged: true }
+}
+
+/// Creates pgbench's tables (scale 1) in the database at `conninfo`, and
+/// the script of [`pgbench`] in `dir`.
+pub fn pgbench_init(bin: &Path, conninfo: &str, dir: &Path) -> std::path::PathBuf {
+    let init = Command::new(bin.join("pgbench"))
+        .args(["-i", "-q", "-s", "1"])
+        .arg(conninfo)
+        .output()
+        .expect("pgbench -i");
+    assert!(init.status.success(), "pgbench -i: {}", String::from_utf8_lossy(&init.stderr));
+    let script = dir.join("single-row-update.sql");
+    std::fs::write(
+        &script,
+        "\\set aid random(1, 100000 * :scale)\n\
+         UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :aid;\n",
+    )
+    .unwrap();
+    script
+}
