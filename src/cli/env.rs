@@ -54,11 +54,13 @@ pub fn overrides() -> Overrides {
 
 /// Stops the trace exporter when dropped, sending the spans still queued
 /// (drop it outside the async runtime, after the engine's work is done).
+#[cfg(feature = "mcp")]
 pub struct Traces {
     #[cfg(feature = "telemetry")]
     tracer: Option<std::sync::Arc<savant_think::telemetry::Tracer>>,
 }
 
+#[cfg(feature = "mcp")]
 impl Drop for Traces {
     fn drop(&mut self) {
         #[cfg(feature = "telemetry")]
@@ -71,6 +73,7 @@ impl Drop for Traces {
 /// [`engine`], exporting OpenTelemetry traces of its runs when
 /// `[telemetry] otlp_endpoint` or `OTEL_EXPORTER_OTLP_ENDPOINT` names a
 /// collector (and `OTEL_SDK_DISABLED` is not `true`); `serve` and `exec`.
+#[cfg(feature = "mcp")]
 pub fn traced_engine(root: impl Into<PathBuf>) -> Result<(Engine, Traces), String> {
     #[allow(unused_mut)]
     let mut engine = engine(root).map_err(|e| e.to_string())?;
