@@ -48,13 +48,20 @@ pub struct TelemetryConfig {
     pub traces_url: Option<String>,
 }
 
+/// The traces URL of an OTLP/HTTP base endpoint (`http://h:4318/` →
+/// `http://h:4318/v1/traces`), as `[telemetry] otlp_endpoint` and
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` are read.
+pub fn traces_url(base: &str) -> String {
+    format!("{}/v1/traces", base.trim_end_matches('/'))
+}
+
 impl TelemetryConfig {
     /// Where spans go: the override as given, else `otlp_endpoint` with
     /// `/v1/traces` added (as OTLP/HTTP exporters read a base endpoint);
     /// `None`: no traces.
     pub fn traces(&self) -> Option<String> {
         let base = self.otlp_endpoint.as_deref().filter(|u| !u.trim().is_empty());
-        self.traces_url.clone().or_else(|| base.map(|b| format!("{}/v1/traces", b.trim_end_matches('/'))))
+        self.traces_url.clone().or_else(|| base.map(traces_url))
     }
 
     /// The spans' `service.name`.

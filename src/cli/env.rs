@@ -14,7 +14,6 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// A variable's value, `None` when unset, not UTF-8, or blank.
-#[cfg(feature = "mcp")]
 pub fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
@@ -44,11 +43,9 @@ pub fn overrides() -> Overrides {
         std::env::var(state::FSYNC_ENV).ok().as_deref(),
         std::env::var(state::URL_ENV).ok().as_deref(),
     );
-    let set = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    o.otlp_traces_url = set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").or_else(|| {
-        set("OTEL_EXPORTER_OTLP_ENDPOINT").map(|b| format!("{}/v1/traces", b.trim_end_matches('/')))
-    });
-    o.service_name = set("OTEL_SERVICE_NAME");
+    o.otlp_traces_url = var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        .or_else(|| var("OTEL_EXPORTER_OTLP_ENDPOINT").map(|b| savant_think::config::traces_url(&b)));
+    o.service_name = var("OTEL_SERVICE_NAME");
     o
 }
 

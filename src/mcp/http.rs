@@ -95,6 +95,11 @@ impl Drop for InFlight {
     }
 }
 
+/// `response` with its request counted in flight until its body is sent.
+fn tracked(response: Response, flight: InFlight) -> Response {
+    response.map(|inner| axum::body::Body::new(Tracked { inner, _flight: flight }))
+}
+
 /// A response body that keeps its request counted in flight until sent.
 struct Tracked {
     inner: axum::body::Body,
@@ -303,7 +308,7 @@ async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Res
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
     match flight {
-        Some(flight) => response.map(|inner| axum::body::Body::new(Tracked { inner, _flight: flight })),
+        Some(flight) => tracked(response, flight),
         None => response,
     }
 }
@@ -431,7 +436,7 @@ async fn count_posts(
         return next.run(req).await;
     }
     let flight = InFlight::new(&in_flight);
-    next.run(req).await.map(|inner| axum::body::Body::new(Tracked { inner, _flight: flight }))
+    tracked(next.run(req).await, flight)
 }
 
 async fn shutdown_signal() {
