@@ -14,7 +14,7 @@ use schemars::generate::SchemaSettings;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock, OnceLock};
 
 /// MCP tool annotations (hints for a client).
 #[derive(Clone, Copy, Debug)]
@@ -60,8 +60,10 @@ pub struct ToolDef {
     /// Touches no file and no state (`prompt_say`): a server may answer it
     /// without a trip to a blocking thread.
     pub pure: bool,
-    /// The input schema, compiled (shared with `call`, for its messages).
-    validator: Option<std::sync::Arc<jsonschema::Validator>>,
+    /// The input schema, compiled when first needed (shared with `call`, for
+    /// its messages): a command that only reads the schemas, like `check`,
+    /// compiles none of them.
+    validator: Arc<OnceLock<Option<jsonschema::Validator>>>,
     call: Call,
 }
 
@@ -80,7 +82,7 @@ impl ToolDef {
     /// The compiled input schema (it refuses unknown fields, where `call`
     /// ignores them).
     pub fn validator(&self) -> Option<&jsonschema::Validator> {
-        self.validator.as_deref()
+        compiled(&self.validator, &self.input)
     }
 }
 
@@ -237,6 +239,14 @@ fn invalid(
     EngineError::message(ErrorCode::InvalidInput, message)
 }
 
+/// The validator of `schema` in `cell`, compiled on first use.
+fn compiled<'a>(
+    cell: &'a OnceLock<Option<jsonschema::Validator>>,
+    schema: &Value,
+) -> Option<&'a jsonschema::Validator> {
+    cell.get_or_init(|| jsonschema::validator_for(schema).ok()).as_ref()
+}
+
 fn tool<A, R>(meta: Meta, f: impl Fn(&Engine, A) -> EngineResult<R> + Send + Sync + 'static) -> ToolDef
 where
     A: DeserializeOwned + JsonSchema,
@@ -244,7 +254,7 @@ where
 {
     let input = schema::<A>(SchemaSettings::draft2020_12().for_deserialize());
     let name = meta.name;
-    let validator = jsonschema::validator_for(&input).ok().map(std::sync::Arc::new);
+    let validator = Arc::new(OnceLock::new());
     let check = validator.clone();
     let known = input.clone();
     ToolDef {
@@ -264,10 +274,11 @@ where
             // Arguments the schema takes are moved into `A`, not copied (a
             // result can be megabytes); others are read borrowed, for the
             // error's message.
-            let args = if check.as_deref().is_none_or(|v| v.is_valid(&args)) {
+            let validator = compiled(&check, &known);
+            let args = if validator.is_none_or(|v| v.is_valid(&args)) {
                 serde_json::from_value::<A>(args).map_err(|e| invalid(name, None, &Value::Null, e))?
             } else {
-                A::deserialize(&args).map_err(|e| invalid(name, check.as_deref(), &args, e))?
+                A::deserialize(&args).map_err(|e| invalid(name, validator, &args, e))?
             };
             let reply = f(engine, args)?;
             Ok(serde_json::to_value(&reply).unwrap_or(Value::Null))

@@ -27,7 +27,7 @@ pub mod upgrade;
 pub mod workflow;
 
 pub use config::EngineConfig;
-pub use engine::Engine;
+pub use engine::{COMPACT_AFTER, Engine};
 pub use error::{EngineError, ErrorCode, ErrorContext};
 pub use project::Project;
 

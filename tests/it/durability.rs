@@ -256,10 +256,11 @@ fn a_kill_at_any_state_write_keeps_the_old_run_or_the_new_one() {
     let fork = ["fork", "crashy", "--run-id", "r", "--from", "each", "--new-run-id", "f"];
     kill_everywhere_seen("fork", &template, &fork, run_and_fork);
 
-    // A `next` that compacts: the journal holds 32 events, the 33rd folds
-    // them into the snapshot.
-    let template = seeded("compact", 40, 32);
-    let next = next_args(32);
+    // A `next` that compacts: the journal holds COMPACT_AFTER events, the
+    // next one folds them into the snapshot.
+    const C: usize = savant_think::runtime::COMPACT_AFTER;
+    let template = seeded("compact", C + 8, C);
+    let next = next_args(C);
     let next: Vec<&str> = next.iter().map(String::as_str).collect();
     kill_everywhere("compact", &template, &next);
 }

@@ -271,20 +271,21 @@ fn file_len(p: &Path) -> u64 {
 
 #[test]
 fn the_journal_grows_then_is_compacted_into_the_snapshot() {
+    const C: usize = savant_think::runtime::COMPACT_AFTER;
     let root = root("compact");
-    root.ok(&["plan", "crashy", "--run-id", "c", "--params", &items(40).to_string()]);
+    root.ok(&["plan", "crashy", "--run-id", "c", "--params", &items(C + 8).to_string()]);
     let journal = state_dir(&root).join("crashy__c.journal");
     let mut lens = Vec::new();
-    for j in 0..40 {
+    for j in 0..C + 8 {
         root.ok(&["next", "crashy", "--run-id", "c", "--step", &format!("each[{j}]"), "--result", "1"]);
         lens.push(file_len(&journal));
     }
-    // 33 events in the journal, then a snapshot that holds them all.
-    assert!(lens[31] > lens[30] && lens[30] > 0, "{lens:?}");
-    assert_eq!(lens[32], 0, "compacted after 33 events: {lens:?}");
-    assert!(lens[39] > 0, "{lens:?}");
+    // C + 1 events in the journal, then a snapshot that holds them all.
+    assert!(lens[C - 1] > lens[C - 2] && lens[C - 2] > 0, "{lens:?}");
+    assert_eq!(lens[C], 0, "compacted after {} events: {lens:?}", C + 1);
+    assert!(lens[C + 7] > 0, "{lens:?}");
     let snapshot: Value =
         serde_json::from_slice(&std::fs::read(state_dir(&root).join("crashy__c.json")).unwrap()).unwrap();
-    assert_eq!(snapshot["version"], 33);
-    assert_eq!(state(&root, "c")["version"], 40);
+    assert_eq!(snapshot["version"], C + 1);
+    assert_eq!(state(&root, "c")["version"], C + 8);
 }

@@ -34,9 +34,10 @@ fn root(name: &str) -> Root {
     s
 }
 
-const N: usize = 40;
+/// Enough results for the journal to be compacted into the snapshot.
+const N: usize = savant_think::runtime::COMPACT_AFTER + 12;
 
-/// Runs the foreach to the end (40 results: the journal is compacted into a
+/// Runs the foreach to the end (N results: the journal is compacted into a
 /// snapshot on the way); `last` stays ready.
 fn run_items(e: &Engine) -> Value {
     let items: Vec<String> = (0..N).map(|i| format!("i{i}")).collect();
@@ -72,7 +73,7 @@ fn a_snapshot_holds_each_result_once_and_the_views_are_rebuilt_on_load() {
     let state = j(Engine::new(&s.path).unwrap().state_get("loop", "r").unwrap());
     assert_eq!(state, j(e.state_get("loop", "r").unwrap()));
     assert_eq!(state["steps"][0]["items"][7]["result"], json!({"mark": "MARK-007-"}));
-    assert_eq!(state["captures"]["out"][39], json!({"mark": "MARK-039-"}));
+    assert_eq!(state["captures"]["out"][N - 1], json!({"mark": format!("MARK-{:03}-", N - 1)}));
     let done = next(&Engine::new(&s.path).unwrap(), "last", json!("ok"));
     assert_eq!(done["done"], true);
     assert_eq!(done["artifacts"]["out"].as_array().unwrap().len(), N);

@@ -5,6 +5,7 @@
 use super::BackendError;
 use crate::agent::error::ErrorCode;
 use serde_json::Value;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// How long to wait for a TCP connection before calling a backend unreachable.
@@ -13,14 +14,32 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest `Retry-After` honoured; a longer one is cut to this.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
-/// A client with a connect timeout and an overall request timeout.
-pub fn client(timeout: Duration) -> Result<reqwest::Client, String> {
-    reqwest::Client::builder()
-        .connect_timeout(CONNECT_TIMEOUT.min(timeout))
-        .timeout(timeout)
-        .user_agent(concat!("savant-think/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+/// A client with a connect timeout and an overall request timeout, built
+/// when the first request is made: building one reads the system's root
+/// certificates (milliseconds), which an `exec` that never asks the model
+/// should not pay for.
+pub struct Client {
+    timeout: Duration,
+    built: OnceLock<Result<reqwest::Client, String>>,
+}
+
+impl Client {
+    pub fn new(timeout: Duration) -> Client {
+        Client { timeout, built: OnceLock::new() }
+    }
+
+    /// The client, or `BACKEND_UNREACHABLE` (TLS set-up failed) naming `url`.
+    fn get(&self, url: &str) -> Result<&reqwest::Client, BackendError> {
+        let built = self.built.get_or_init(|| {
+            reqwest::Client::builder()
+                .connect_timeout(CONNECT_TIMEOUT.min(self.timeout))
+                .timeout(self.timeout)
+                .user_agent(concat!("savant-think/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .map_err(|e| format!("cannot build the HTTP client: {e}"))
+        });
+        built.as_ref().map_err(|m| error(ErrorCode::BackendUnreachable, url, m.clone(), false))
+    }
 }
 
 /// Joins a base URL and a path without doubling or dropping the slash.
@@ -50,12 +69,12 @@ fn error(code: ErrorCode, url: &str, message: String, transient: bool) -> Backen
 /// timeouts, 5xx and 429 are transient; other statuses and bodies that are
 /// not JSON are not.
 pub async fn post_json(
-    client: &reqwest::Client,
+    client: &Client,
     url: &str,
     bearer: Option<&str>,
     body: &Value,
 ) -> Result<Value, BackendError> {
-    let mut request = client.post(url).json(body);
+    let mut request = client.get(url)?.post(url).json(body);
     if let Some(token) = bearer.filter(|t| !t.is_empty()) {
         request = request.bearer_auth(token);
     }
@@ -88,7 +107,8 @@ pub async fn post_json(
 
 /// GETs (or POSTs `body`, when given) and returns the JSON answer, or `None`
 /// on any failure: for optional facts a server may tell (its context size).
-pub async fn fetch_optional(client: &reqwest::Client, url: &str, body: Option<&Value>) -> Option<Value> {
+pub async fn fetch_optional(client: &Client, url: &str, body: Option<&Value>) -> Option<Value> {
+    let client = client.get(url).ok()?;
     let request = match body {
         Some(b) => client.post(url).json(b),
         None => client.get(url),

@@ -42,13 +42,13 @@ impl Default for OllamaConfig {
 pub struct Ollama {
     config: OllamaConfig,
     url: String,
-    client: reqwest::Client,
+    client: http::Client,
 }
 
 impl Ollama {
     pub fn new(config: OllamaConfig) -> Result<Ollama, String> {
         let url = http::join(&http::with_scheme(&config.host), "/api/chat");
-        Ok(Ollama { client: http::client(config.timeout)?, url, config })
+        Ok(Ollama { client: http::Client::new(config.timeout), url, config })
     }
 
     pub fn url(&self) -> &str {

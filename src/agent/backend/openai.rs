@@ -96,7 +96,7 @@ impl Default for OpenAiConfig {
 pub struct OpenAi {
     config: OpenAiConfig,
     url: String,
-    client: reqwest::Client,
+    client: http::Client,
     /// The index in [`FORMATS`] of the format in use: only ever moves on.
     format: AtomicUsize,
 }
@@ -114,7 +114,7 @@ pub fn completions_url(base: &str) -> String {
 impl OpenAi {
     pub fn new(config: OpenAiConfig) -> Result<OpenAi, String> {
         let url = completions_url(&http::with_scheme(&config.base_url));
-        Ok(OpenAi { client: http::client(config.timeout)?, url, config, format: AtomicUsize::new(0) })
+        Ok(OpenAi { client: http::Client::new(config.timeout), url, config, format: AtomicUsize::new(0) })
     }
 
     pub fn url(&self) -> &str {

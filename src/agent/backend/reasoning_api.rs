@@ -36,7 +36,7 @@ impl Default for ReasoningApiConfig {
 pub struct ReasoningApi {
     config: ReasoningApiConfig,
     url: String,
-    client: reqwest::Client,
+    client: http::Client,
 }
 
 impl ReasoningApi {
@@ -45,7 +45,7 @@ impl ReasoningApi {
             return Err("REASONING_API_URL is not set (e.g. REASONING_API_URL=http://127.0.0.1:9000)".into());
         }
         let url = http::join(&http::with_scheme(&config.url), "/agent_intent");
-        Ok(ReasoningApi { client: http::client(config.timeout)?, url, config })
+        Ok(ReasoningApi { client: http::Client::new(config.timeout), url, config })
     }
 
     pub fn url(&self) -> &str {

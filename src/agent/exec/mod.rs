@@ -171,7 +171,7 @@ pub async fn exec(
     let workflow = options.workflow.as_str();
     let jobs = options.jobs.max(1);
     let run_id = options.run_id.clone().unwrap_or_else(new_run_id);
-    let resumed = options.run_id.is_some() && engine.state_get(workflow, &run_id).is_ok();
+    let resumed = options.run_id.is_some() && engine.run_exists(workflow, &run_id);
     if resumed && !options.params.is_null() {
         tracing::warn!(run_id, "--params is ignored: a resumed run keeps the params it started with");
     }

@@ -42,6 +42,13 @@ mod runs;
 mod state;
 mod validate;
 
+/// A run's journal is folded into its snapshot once it holds more than this
+/// many events and at least half the history (so the cost stays amortised
+/// linear). A run shorter than this never rewrites its snapshot: each
+/// compaction creates a file and frees another, which a busy state
+/// directory pays for in the file system's inode allocation.
+pub const COMPACT_AFTER: usize = 128;
+
 /// How many ready ids a response lists (`ready_total` has the full count).
 pub const READY_LIST_CAP: usize = 50;
 
@@ -319,7 +326,8 @@ impl Engine {
         if let Some(at) = at {
             self.observe_after(observed, &cached.machine, &at);
         }
-        if cached.journal_len > 32 && cached.journal_len * 2 >= cached.machine.state.history.len() {
+        if cached.journal_len > COMPACT_AFTER && cached.journal_len * 2 >= cached.machine.state.history.len()
+        {
             self.snapshot(key, cached)?;
         }
         Ok(())

@@ -14,6 +14,12 @@ impl Engine {
         Ok(state)
     }
 
+    /// Whether the run `run_id` of `workflow` is stored: a look at its files,
+    /// without loading it or listing the other runs.
+    pub fn run_exists(&self, workflow: &str, run_id: &str) -> bool {
+        self.run_key(workflow, run_id).is_ok_and(|(key, _)| matches!(self.store.stamp(&key), Ok(Some(_))))
+    }
+
     /// Fills in how the workflow file on disk compares with the version
     /// `state` is pinned to.
     pub(super) fn compare_with_file(&self, workflow: &str, state: &mut FullState) {
