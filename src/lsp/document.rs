@@ -236,9 +236,16 @@ impl Document {
         }
         let state = self.base.take()?;
         let prev = match self.last_good.take().map(Rc::try_unwrap) {
-            Some(Ok(prev)) if prev.wf.is_some() && prev.project == project => prev,
+            // The same project and depth limit (the other steps were read under it).
+            Some(Ok(prev))
+                if prev.wf.is_some()
+                    && prev.project == project
+                    && prev.limits.max_depth == config.limits.max_depth =>
+            {
+                prev
+            }
             other => {
-                // Still shared (or not this project's): check the whole text.
+                // Still shared, or read under other settings: check the whole text.
                 self.last_good = other.map(|p| p.map_or_else(|rc| rc, Rc::new));
                 self.base = Some(state);
                 return None;

@@ -4,7 +4,9 @@
 //! editor shows every problem `check` finds at the same characters.
 //!
 //! - diagnostics on open (at once) and on change (debounced: a burst of edits
-//!   settles to one publish), in the negotiated position encoding;
+//!   settles to one publish), in the negotiated position encoding; text
+//!   sync is incremental, and an edit inside one step is checked from the
+//!   last analysis (`check::incremental`), with `check`'s exact result;
 //! - hover, go to definition, references, rename, document symbols,
 //!   completion and quick fixes (each did-you-mean's [`crate::diagnostic::Fix`]);
 //! - open documents are re-checked when a file under `schemas/` or a
