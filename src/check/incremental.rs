@@ -13,8 +13,8 @@
 //! lines are not one block item at the step's indentation (a line at or
 //! left of the `-`, a tab in an indentation, a lone carriage return);
 //! when they hold a YAML diagnostic on their own or an alias (`*`) is
-//! anywhere in the file; and when the file's nodes or expression bytes
-//! would pass their limits.
+//! anywhere in the file; and when the file's size, nodes or expression
+//! bytes would pass their limits.
 
 use super::{Config, Cx, default_id, no_document, run_checks};
 use crate::diagnostic::{Code, Diagnostic};
@@ -145,7 +145,7 @@ fn block_item(chunk: &str, dash: usize) -> bool {
 fn relower(old: &str, new: &SourceFile, limits: &Limits, state: &State) -> Option<Relowered> {
     let text = new.text.as_str();
     let (a, b) = (old.as_bytes(), text.as_bytes());
-    if a == b || b.contains(&b'*') {
+    if a == b || b.len() > limits.file_cap() || b.contains(&b'*') {
         return None;
     }
     let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();

@@ -270,3 +270,17 @@ fn edits_inside_a_step_are_checked_incrementally() {
     let incremental = run(&text, &edits, true).unwrap();
     assert_eq!(incremental, edits.len(), "every edit inside a step is incremental");
 }
+
+/// A character typed into a file at the size cap makes it too large: the
+/// incremental check declines, and the full check reports `YAML_LIMIT`.
+#[test]
+fn an_edit_past_the_size_cap_is_checked_as_check_checks_it() {
+    let text = generated(20);
+    let limits = savant_think::Limits { max_file_bytes: text.len(), ..Default::default() };
+    let mut editor = Editor { base: None, config: Config { limits, ..Config::default() }, incremental: 0 };
+    editor.check(&text).unwrap();
+    let mut edited = text.clone();
+    edited.insert(text.find("Step 7 ").unwrap(), 'x');
+    editor.check(&edited).unwrap();
+    assert_eq!(editor.incremental, 0);
+}
