@@ -1,11 +1,18 @@
-//! Edit-to-diagnostics latency of `savant-think lsp`: a `didChange` with the
-//! whole text in, the `publishDiagnostics` out, through the real server loop
-//! over an in-memory connection (JSON-RPC, analysis, position conversion),
-//! with the debounce set to zero so only the work is measured.
+//! Edit-to-diagnostics latency of `savant-think lsp`, driven as an editor
+//! drives it: a `didChange` carrying a one-character edit (a range and its
+//! new text, incremental sync) in, the `publishDiagnostics` out, through the
+//! real server loop over an in-memory connection (JSON-RPC, analysis,
+//! position conversion), with the debounce set to zero so only the work is
+//! measured. Iterations alternate inserting the character and deleting it,
+//! so every edit is a real change.
 //!
-//! Groups: `edit_to_diagnostics/1k_steps` (a generated 1,000-step workflow)
-//! and one per bundled workflow. Run with `cargo bench --bench lsp`; figures in
-//! docs/PERFORMANCE.md.
+//! Groups of `edit_to_diagnostics`: `1k_steps` and `10k_steps` (generated
+//! workflows; a character typed into a step's rationale, after an emoji),
+//! `1k_steps_expr` and `10k_steps_expr` (a digit typed into a `when:`
+//! expression), `1k_steps_whole_text` (the same rationale edit sent as the
+//! whole text, as a client without incremental sync sends it) and one per
+//! bundled workflow (a space typed into its first `<<…>>` after the middle).
+//! Run with `cargo bench --bench lsp`; figures in docs/PERFORMANCE.md.
 
 use criterion::Criterion;
 use lsp_server::{Connection, Message, Notification, Request, RequestId};
@@ -99,11 +106,16 @@ impl Server {
         self.published()
     }
 
-    fn edit(&mut self, uri: &str, text: &str) -> usize {
+    /// A change: the whole text (`range` none), or `range` replaced by `text`.
+    fn edit(&mut self, uri: &str, range: Option<Value>, text: &str) -> usize {
         self.version += 1;
+        let change = match range {
+            Some(range) => json!({ "range": range, "text": text }),
+            None => json!({ "text": text }),
+        };
         self.notify(
             "textDocument/didChange",
-            json!({ "textDocument": { "uri": uri, "version": self.version }, "contentChanges": [{ "text": text }] }),
+            json!({ "textDocument": { "uri": uri, "version": self.version }, "contentChanges": [change] }),
         );
         self.published()
     }
@@ -121,31 +133,87 @@ impl Drop for Server {
     }
 }
 
+/// The LSP position (UTF-16 characters) of a byte offset.
+fn position(text: &str, offset: usize) -> Value {
+    let before = &text[..offset];
+    let line = before.matches('\n').count();
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    json!({ "line": line, "character": before[start..].encode_utf16().count() })
+}
+
+/// One benchmark case: a document and the place a character is typed.
+struct Case {
+    name: String,
+    uri: String,
+    text: String,
+    /// The byte offset the character goes in at.
+    at: usize,
+    typed: &'static str,
+    /// Send the whole text instead of the range.
+    whole: bool,
+}
+
+/// The offset just after `needle`, searched from the first `from`.
+fn after(text: &str, from: &str, needle: &str) -> usize {
+    let base = text.find(from).unwrap();
+    base + text[base..].find(needle).unwrap() + needle.len()
+}
+
 fn bench(c: &mut Criterion) {
     let dir = std::env::temp_dir().join(format!("savant-lsp-bench-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("workflows")).unwrap();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut cases: Vec<(String, String, String)> =
-        vec![("1k_steps".into(), format!("file://{}/workflows/gen.yaml", dir.display()), generated(1_000))];
+    let mut cases = Vec::new();
+    for (n, label, mid) in [(1_000, "1k", 500), (10_000, "10k", 5_000)] {
+        let uri = format!("file://{}/workflows/gen{label}.yaml", dir.display());
+        let text = generated(n);
+        let rationale = after(&text, &format!("id: s{mid}\n"), &format!("Step {mid} 😀"));
+        let when = after(&text, &format!("id: s{}\n", mid + 7), "params.limit > 3");
+        let case = |name: String, at: usize, typed: &'static str, whole: bool| Case {
+            name,
+            uri: uri.clone(),
+            text: text.clone(),
+            at,
+            typed,
+            whole,
+        };
+        cases.push(case(format!("{label}_steps"), rationale, "x", false));
+        cases.push(case(format!("{label}_steps_expr"), when, "5", false));
+        if n == 1_000 {
+            cases.push(case(format!("{label}_steps_whole_text"), rationale, "x", true));
+        }
+    }
     for name in ["review_v1", "release_notes", "ticket_grooming"] {
         let path = repo.join("workflows").join(format!("{name}.yaml"));
-        cases.push((
-            name.into(),
-            format!("file://{}", path.display()),
-            std::fs::read_to_string(&path).unwrap(),
-        ));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let middle = text[..text.len() / 2].rfind('\n').map_or(0, |i| i + 1);
+        let at = middle + text[middle..].find("<<").unwrap() + 2;
+        let uri = format!("file://{}", path.display());
+        cases.push(Case { name: name.into(), uri, text, at, typed: " ", whole: false });
     }
     let mut group = c.benchmark_group("edit_to_diagnostics");
-    for (name, uri, text) in &cases {
+    for case in &cases {
+        let Case { name, uri, text, at, typed, whole } = case;
         let mut server = Server::start();
         assert_eq!(server.open(uri, text), 0, "{name} checks clean");
-        // Alternate two texts so every edit is a real change.
-        let edited = format!("{text}# edited\n");
+        let mut typed_text = text.clone();
+        typed_text.insert_str(*at, typed);
+        assert_eq!(server.edit(uri, None, &typed_text), 0, "{name} still checks clean when typed into");
+        assert_eq!(server.edit(uri, None, text), 0);
+        let start = position(text, *at);
+        let end = position(&typed_text, at + typed.len());
+        let insert = json!({ "start": start, "end": start });
+        let delete = json!({ "start": start, "end": end });
         let mut flip = false;
         group.bench_function(name.as_str(), |b| {
             b.iter(|| {
                 flip = !flip;
-                server.edit(uri, if flip { &edited } else { text })
+                match (whole, flip) {
+                    (true, true) => server.edit(uri, None, &typed_text),
+                    (true, false) => server.edit(uri, None, text),
+                    (false, true) => server.edit(uri, Some(insert.clone()), typed),
+                    (false, false) => server.edit(uri, Some(delete.clone()), ""),
+                }
             })
         });
     }

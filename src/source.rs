@@ -38,6 +38,14 @@ impl Span {
     pub fn range(self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
     }
+
+    /// The span after `delta` bytes were inserted (or removed, when
+    /// negative) at `at`: each end at or after `at` moves by `delta`.
+    pub fn moved(self, at: u32, delta: i64) -> Span {
+        let m =
+            |x: u32| if x >= at { (i64::from(x) + delta).clamp(0, i64::from(u32::MAX)) as u32 } else { x };
+        Span { start: m(self.start), end: m(self.end) }
+    }
 }
 
 impl fmt::Display for Span {

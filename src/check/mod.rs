@@ -11,6 +11,7 @@ mod duplicate_capture;
 mod duplicate_step;
 pub mod fix;
 pub mod graph;
+pub mod incremental;
 pub mod infer;
 mod legacy_interpolation;
 pub mod lock;
@@ -229,24 +230,35 @@ pub fn analyze_with<R>(
     let parsed = yaml::parse(src, &config.limits);
     let mut diags = parsed.diagnostics;
     let Some(root) = parsed.root else {
-        if diags.is_empty() {
-            diags.push(
-                Diagnostic::new(Code::YamlSchemaViolation, Span::point(0), "the file is empty")
-                    .with_help("a workflow needs at least `steps:` with one `{id, call}` step"),
-            );
-        }
-        return (None, diags, None);
+        return (None, no_document(diags), None);
     };
     let (wf, lower_diags) = ir::lower(src, root, &default_id(&src.path));
     diags.extend(lower_diags);
     let cx = Cx::new(src, &wf, config);
-    for (_, check) in CHECKS {
-        check(&cx, &mut diags);
-    }
-    sort(&mut diags);
+    run_checks(&cx, &mut diags);
     let out = then(&cx, &diags);
     drop(cx);
     (Some(wf), diags, Some(out))
+}
+
+/// The diagnostics of a file without a YAML document: the parser's, or
+/// that the file is empty.
+fn no_document(mut diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    if diags.is_empty() {
+        diags.push(
+            Diagnostic::new(Code::YamlSchemaViolation, Span::point(0), "the file is empty")
+                .with_help("a workflow needs at least `steps:` with one `{id, call}` step"),
+        );
+    }
+    diags
+}
+
+/// Runs every check after the reading diagnostics `diags`, and sorts.
+fn run_checks(cx: &Cx, diags: &mut Vec<Diagnostic>) {
+    for (_, check) in CHECKS {
+        check(cx, diags);
+    }
+    sort(diags);
 }
 
 /// The file stem, the workflow's id when it declares none.

@@ -19,6 +19,9 @@ use std::sync::Arc;
 mod expr;
 #[path = "lower_params.rs"]
 mod params;
+#[path = "lower_parts.rs"]
+mod parts;
+pub use parts::{Item, Parts, lower_item, lower_parts, move_spans};
 #[path = "lower_step.rs"]
 mod step;
 
@@ -208,6 +211,7 @@ pub fn lower(src: &SourceFile, root: Node, default_id: &str) -> (Workflow, Vec<D
         expr_bytes: 0,
         expr_budget: expr_budget(src.text.len()),
         inline_schemas: Default::default(),
+        items: None,
     };
     let mut wf = cx.workflow(root, default_id);
     cx.diags.shrink_to_fit();
@@ -226,6 +230,8 @@ struct Lower<'a> {
     /// Inline schemas already read, by JSON text: one shared value each,
     /// and whether it compiled without error.
     inline_schemas: std::collections::HashMap<String, (Arc<serde_json::Value>, bool)>,
+    /// When recording ([`lower_parts`]): what each item of `steps:` gave.
+    items: Option<Vec<parts::Record>>,
 }
 
 /// `text` is one `<<expr>>` and nothing else (but blanks): the offset of
@@ -463,7 +469,19 @@ impl Lower<'_> {
             drop(root);
             let mut steps = Vec::with_capacity(items.len());
             for item in items {
-                steps.extend(self.step(&item));
+                let (diags, bytes) = (self.diags.len(), self.expr_bytes);
+                let nodes = if self.items.is_some() { item.count() } else { 0 };
+                let step = self.step(&item);
+                if let Some(records) = &mut self.items {
+                    records.push(parts::Record {
+                        span: item.span,
+                        lowered: step.is_some(),
+                        diags: diags..self.diags.len(),
+                        expr_bytes: self.expr_bytes - bytes,
+                        nodes,
+                    });
+                }
+                steps.extend(step);
             }
             steps.shrink_to_fit();
             wf.steps = steps;

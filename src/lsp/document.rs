@@ -3,7 +3,7 @@
 //! is checked with.
 
 use crate::check::suppress::{self, CheckSettings};
-use crate::check::{self, Config};
+use crate::check::{Config, incremental};
 use crate::diagnostic::Diagnostic;
 use crate::ir::Workflow;
 use crate::source::SourceFile;
@@ -38,6 +38,9 @@ pub struct Document {
     /// The latest analysis that produced a workflow (completion while the
     /// YAML is briefly broken mid-edit).
     pub last_good: Option<Rc<Analysis>>,
+    /// What the checker kept of `last_good` to check the next version from
+    /// it ([`incremental::reanalyze`]).
+    pub base: Option<incremental::State>,
 }
 
 /// The file path a `file:` URI names (the URI itself otherwise, for display).
@@ -143,18 +146,31 @@ impl Projects {
 }
 
 /// Checks one text as `check` would check the file at `path`.
+#[cfg(test)]
 pub fn analyze(path: &Path, text: &str, project: PathBuf, config: &Config) -> Analysis {
+    analyze_keeping(path, text, project, config).0
+}
+
+/// [`analyze`], and what the checker keeps to check the next version
+/// incrementally (a workflow file that reads without a YAML diagnostic).
+fn analyze_keeping(
+    path: &Path,
+    text: &str,
+    project: PathBuf,
+    config: &Config,
+) -> (Analysis, Option<incremental::State>) {
     let src = SourceFile::new(path.to_string_lossy().into_owned(), text);
-    let (wf, diags) = if text.len() > config.limits.file_cap() {
+    let (wf, diags, state) = if text.len() > config.limits.file_cap() {
         let (_, d) = check_oversized(config);
-        (None, d)
+        (None, d, None)
     } else if crate::testing::suite::is_test_file(path) {
         // A test file: checked against its workflow, as `check` and `test` do.
-        (None, crate::testing::suite::check_text(&project, path, src.clone()))
+        (None, crate::testing::suite::check_text(&project, path, src.clone()), None)
     } else {
-        check::analyze(&src, config)
+        incremental::analyze(&src, config)
     };
-    Analysis { src, root: Default::default(), limits: config.limits.clone(), wf, diags, project }
+    let limits = config.limits.clone();
+    (Analysis { src, root: Default::default(), limits, wf, diags, project }, state)
 }
 
 impl Analysis {
@@ -185,7 +201,10 @@ impl Document {
         }
         let path = uri_path(&self.uri);
         let (root, config, settings) = projects.project_for(&path);
-        let mut a = analyze(&path, &self.text, root, &config);
+        let (mut a, state) = match self.reanalyze(&path, &root, &config) {
+            Some((a, state)) => (a, Some(state)),
+            None => analyze_keeping(&path, &self.text, root, &config),
+        };
         // Suppressions, exactly as `check` applies them.
         let ignored = crate::workspace::ignored_in(&settings, &path, &a.project);
         let mut diags = std::mem::take(&mut a.diags);
@@ -197,9 +216,60 @@ impl Document {
         let a = Rc::new(a);
         if a.wf.is_some() {
             self.last_good = Some(a.clone());
+            self.base = state;
         }
         self.current = Some(a.clone());
         a
+    }
+
+    /// The analysis of the current text from `last_good`'s, when the edits
+    /// since allow it ([`incremental::reanalyze`]); `None` leaves
+    /// `last_good` and `base` as they were.
+    fn reanalyze(
+        &mut self,
+        path: &Path,
+        project: &Path,
+        config: &Config,
+    ) -> Option<(Analysis, incremental::State)> {
+        if self.text.len() > config.limits.file_cap() || crate::testing::suite::is_test_file(path) {
+            return None;
+        }
+        let state = self.base.take()?;
+        let prev = match self.last_good.take().map(Rc::try_unwrap) {
+            // The same project and depth limit (the other steps were read under it).
+            Some(Ok(prev))
+                if prev.wf.is_some()
+                    && prev.project == project
+                    && prev.limits.max_depth == config.limits.max_depth =>
+            {
+                prev
+            }
+            other => {
+                // Still shared, or read under other settings: check the whole text.
+                self.last_good = other.map(|p| p.map_or_else(|rc| rc, Rc::new));
+                self.base = Some(state);
+                return None;
+            }
+        };
+        let src = SourceFile::new(path.to_string_lossy().into_owned(), self.text.as_str());
+        let Analysis { src: old, root, limits, wf, diags, project } = prev;
+        let mut wf = wf?;
+        let mut state = state;
+        match incremental::reanalyze(&old, &mut wf, &mut state, &src, config) {
+            Some(diags) => {
+                let limits = config.limits.clone();
+                Some((
+                    Analysis { src, root: Default::default(), limits, wf: Some(wf), diags, project },
+                    state,
+                ))
+            }
+            None => {
+                let prev = Analysis { src: old, root, limits, wf: Some(wf), diags, project };
+                self.last_good = Some(Rc::new(prev));
+                self.base = Some(state);
+                None
+            }
+        }
     }
 }
 

@@ -4,7 +4,9 @@
 //! editor shows every problem `check` finds at the same characters.
 //!
 //! - diagnostics on open (at once) and on change (debounced: a burst of edits
-//!   settles to one publish), in the negotiated position encoding;
+//!   settles to one publish), in the negotiated position encoding; text
+//!   sync is incremental, and an edit inside one step is checked from the
+//!   last analysis (`check::incremental`), with `check`'s exact result;
 //! - hover, go to definition, references, rename, document symbols,
 //!   completion and quick fixes (each did-you-mean's [`crate::diagnostic::Fix`]);
 //! - open documents are re-checked when a file under `schemas/` or a
@@ -98,11 +100,12 @@ fn capabilities(encoding: Encoding) -> lt::ServerCapabilities {
             Encoding::Utf8 => lt::PositionEncodingKind::UTF8,
             Encoding::Utf16 => lt::PositionEncodingKind::UTF16,
         }),
-        // Full sync, and saves: a saved workflow is also checked against
-        // the runs in flight (INCOMPATIBLE_UPGRADE warnings).
+        // Incremental sync (ranges in the negotiated encoding), and saves:
+        // a saved workflow is also checked against the runs in flight
+        // (INCOMPATIBLE_UPGRADE warnings).
         text_document_sync: Some(lt::TextDocumentSyncCapability::Options(lt::TextDocumentSyncOptions {
             open_close: Some(true),
-            change: Some(lt::TextDocumentSyncKind::FULL),
+            change: Some(lt::TextDocumentSyncKind::INCREMENTAL),
             save: Some(lt::TextDocumentSyncSaveOptions::Supported(true)),
             ..Default::default()
         })),
@@ -244,6 +247,7 @@ impl Server {
                     text: d.text,
                     current: None,
                     last_good: None,
+                    base: None,
                 };
                 self.docs.insert(d.uri.clone(), doc);
                 self.pending.remove(&d.uri);
@@ -254,13 +258,16 @@ impl Server {
                     return;
                 };
                 let Some(doc) = self.docs.get_mut(&p.text_document.uri) else { return };
-                // Full sync: the last change holds the whole text.
-                if let Some(c) = p.content_changes.into_iter().last() {
-                    doc.text = c.text;
-                    doc.version = p.text_document.version;
-                    doc.current = None;
-                    self.pending.insert(p.text_document.uri, Instant::now() + self.debounce);
+                // Incremental sync: each change applies to the text the one before left.
+                if p.content_changes.is_empty() {
+                    return;
                 }
+                for c in p.content_changes {
+                    text::apply(&mut doc.text, c.range, &c.text, self.encoding);
+                }
+                doc.version = p.text_document.version;
+                doc.current = None;
+                self.pending.insert(p.text_document.uri, Instant::now() + self.debounce);
             }
             ln::DidSaveTextDocument::METHOD => {
                 let Ok(p) = serde_json::from_value::<lt::DidSaveTextDocumentParams>(n.params) else { return };

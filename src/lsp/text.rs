@@ -65,6 +65,42 @@ pub fn offset(src: &SourceFile, pos: Position, enc: Encoding) -> usize {
     bounds.end
 }
 
+/// The byte offset of a position in `text`, as [`offset`] finds it in a
+/// [`SourceFile`], without a line index (an edit is applied before the
+/// text is indexed again).
+pub fn offset_in(text: &str, pos: Position, enc: Encoding) -> usize {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    for _ in 0..pos.line {
+        let Some(i) = bytes[start..].iter().position(|&b| b == b'\n' || b == b'\r') else {
+            return text.len();
+        };
+        let at = start + i;
+        start = if bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n') { at + 2 } else { at + 1 };
+    }
+    let mut units = 0usize;
+    for (i, c) in text[start..].char_indices() {
+        let w = enc.width(c);
+        if c == '\n' || c == '\r' || units + w > pos.character as usize {
+            return start + i;
+        }
+        units += w;
+    }
+    text.len()
+}
+
+/// Applies one change of a `didChange`: `range` replaced by `new` (a range
+/// past the end is clamped to it, a reversed one read forwards), or the
+/// whole text when there is no range.
+pub fn apply(text: &mut String, range: Option<Range>, new: &str, enc: Encoding) {
+    let Some(range) = range else {
+        new.clone_into(text);
+        return;
+    };
+    let (a, b) = (offset_in(text, range.start, enc), offset_in(text, range.end, enc));
+    text.replace_range(a.min(b)..a.max(b), new);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,5 +118,65 @@ mod tests {
         assert_eq!(offset(&src, Position { line: 9, character: 0 }, Encoding::Utf16), src.text.len());
         // Past the end of line 0: its end, not the next line.
         assert_eq!(offset(&src, Position { line: 0, character: 99 }, Encoding::Utf16), 4);
+    }
+
+    fn edit(text: &str, range: ((u32, u32), (u32, u32)), new: &str, enc: Encoding) -> String {
+        let pos = |(line, character)| Position { line, character };
+        let mut text = text.to_owned();
+        apply(&mut text, Some(Range { start: pos(range.0), end: pos(range.1) }), new, enc);
+        text
+    }
+
+    #[test]
+    fn offset_in_agrees_with_the_line_index() {
+        let text = "a: 1\nb: \"😀 é 中文 x\"\r\nc\rd\n\n";
+        let src = SourceFile::new("x.yaml", text);
+        for enc in [Encoding::Utf8, Encoding::Utf16] {
+            for line in 0..7 {
+                for character in 0..20 {
+                    let pos = Position { line, character };
+                    assert_eq!(offset_in(text, pos, enc), offset(&src, pos, enc), "{pos:?} {enc:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_range_edit_counts_in_the_negotiated_encoding() {
+        let text = "x: \"😀中b\"\ny: 2\n";
+        // After the emoji (2 UTF-16 units, 4 bytes) and the CJK character (1 unit, 3 bytes).
+        assert_eq!(edit(text, ((0, 7), (0, 7)), "Z", Encoding::Utf16), "x: \"😀中Zb\"\ny: 2\n");
+        assert_eq!(edit(text, ((0, 11), (0, 11)), "Z", Encoding::Utf8), "x: \"😀中Zb\"\ny: 2\n");
+        // Deleting the emoji; a position inside it (half a surrogate pair) is its start.
+        assert_eq!(edit(text, ((0, 4), (0, 6)), "", Encoding::Utf16), "x: \"中b\"\ny: 2\n");
+        assert_eq!(edit(text, ((0, 5), (0, 6)), "", Encoding::Utf16), "x: \"中b\"\ny: 2\n");
+        // Across a line break.
+        assert_eq!(edit(text, ((0, 9), (1, 1)), "", Encoding::Utf16), "x: \"😀中b\": 2\n");
+    }
+
+    #[test]
+    fn edits_out_of_range_are_clamped() {
+        let text = "a: 1\nb: 2";
+        assert_eq!(edit(text, ((0, 99), (0, 120)), "!", Encoding::Utf16), "a: 1!\nb: 2");
+        assert_eq!(edit(text, ((9, 0), (12, 3)), "\nc: 3", Encoding::Utf8), "a: 1\nb: 2\nc: 3");
+        assert_eq!(edit(text, ((1, 0), (0, 3)), "", Encoding::Utf16), "a: b: 2");
+        assert_eq!(edit("", ((3, 3), (0, 0)), "x", Encoding::Utf16), "x");
+    }
+
+    #[test]
+    fn several_changes_apply_in_order() {
+        let mut text = "id: 😀\n".to_owned();
+        let r = |a: (u32, u32), b: (u32, u32)| {
+            Some(Range {
+                start: Position { line: a.0, character: a.1 },
+                end: Position { line: b.0, character: b.1 },
+            })
+        };
+        apply(&mut text, r((0, 6), (0, 6)), "é", Encoding::Utf16);
+        apply(&mut text, r((0, 7), (0, 7)), "\nsteps: []", Encoding::Utf16);
+        apply(&mut text, r((0, 0), (0, 2)), "ID", Encoding::Utf16);
+        assert_eq!(text, "ID: 😀é\nsteps: []\n");
+        apply(&mut text, None, "whole", Encoding::Utf8);
+        assert_eq!(text, "whole");
     }
 }

@@ -126,6 +126,32 @@ pub struct Node {
 }
 
 impl Node {
+    /// The number of nodes in the tree (as the parser counts them against
+    /// [`crate::source::Limits::max_nodes`]: scalars and collections).
+    pub fn count(&self) -> usize {
+        match &self.kind {
+            NodeKind::Scalar(_) => 1,
+            NodeKind::Seq(items) => 1 + items.iter().map(Node::count).sum::<usize>(),
+            NodeKind::Map(entries) => {
+                1 + entries.iter().map(|e| e.key.count() + e.value.count()).sum::<usize>()
+            }
+        }
+    }
+
+    /// Moves every span of the tree `by` bytes later (a tree parsed from a
+    /// part of a file, placed where that part is).
+    pub fn offset(&mut self, by: usize) {
+        self.span = self.span.offset(by);
+        match &mut self.kind {
+            NodeKind::Scalar(_) => {}
+            NodeKind::Seq(items) => items.iter_mut().for_each(|n| n.offset(by)),
+            NodeKind::Map(entries) => entries.iter_mut().for_each(|e| {
+                e.key.offset(by);
+                e.value.offset(by);
+            }),
+        }
+    }
+
     pub fn as_scalar(&self) -> Option<&Scalar> {
         match &self.kind {
             NodeKind::Scalar(s) => Some(s),

@@ -144,7 +144,7 @@ pub(crate) fn url(p: &Path) -> String {
 }
 
 /// A scratch project: `workflows/` and `schemas/` under a fresh directory.
-fn project(name: &str) -> PathBuf {
+pub(crate) fn project(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("savant-lsp-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("workflows")).unwrap();
@@ -152,7 +152,7 @@ fn project(name: &str) -> PathBuf {
     std::fs::canonicalize(dir).unwrap()
 }
 
-const BROKEN: &str = "id: demo
+pub(crate) const BROKEN: &str = "id: demo
 params:
   topic: { type: string, description: What to research. }
 steps:
@@ -175,7 +175,7 @@ fn lsp_pos(text: &str, line: u64, column: u64, utf16: bool) -> (u64, u64) {
     (line - 1, units as u64)
 }
 
-fn assert_same_as_check(dir: &Path, file: &Path, text: &str, published: &Value, utf16: bool) {
+pub(crate) fn assert_same_as_check(dir: &Path, file: &Path, text: &str, published: &Value, utf16: bool) {
     let out = Command::new(env!("CARGO_BIN_EXE_savant-think"))
         .args(["check", "--format", "json"])
         .arg(file)

@@ -46,6 +46,7 @@ mod inspect_term;
 mod layering;
 mod layering_scan;
 mod lsp;
+mod lsp_incremental;
 mod lsp_runs;
 mod mcp_http;
 mod mcp_stdio;

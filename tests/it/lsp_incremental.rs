@@ -1,0 +1,286 @@
+//! The language server's incremental check (`check::incremental`) against
+//! a fresh full check: random one-character edits (inserted or deleted
+//! anywhere, often inside expressions, keys and indentation) to a generated
+//! 1,000-step workflow, the bundled workflows and every check's fixtures;
+//! after each edit the workflow and the diagnostics (codes, spans,
+//! messages, fixes) must equal `check::analyze`'s of the same text.
+
+use crate::support::CRATE;
+use proptest::prelude::*;
+use savant_think::check::{self, Config, incremental};
+use savant_think::ir::Workflow;
+use savant_think::source::SourceFile;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// A 1,000-step workflow like the LSP bench's: deps, captures read by the
+/// next step, `when:` and `foreach:` expressions, a rationale with an emoji.
+fn generated(n: usize) -> String {
+    let mut s =
+        String::from("id: gen\nparams:\n  topic: { type: string }\n  limit: { type: integer }\nsteps:\n");
+    for i in 0..n {
+        let _ = write!(s, "  - id: s{i}\n    call: tool.t{}\n", i % 7);
+        if i > 0 {
+            let _ = writeln!(s, "    deps: [s{}]", i - 1);
+        }
+        if i % 20 == 13 {
+            let _ = write!(s, "    foreach: c{}.items\n    as: it\n", i - 1);
+        }
+        if i % 10 == 7 {
+            s.push_str("    when: \"params.limit > 3 && len(params.topic) > 0\"\n");
+        }
+        let read = if i == 0 { String::new() } else { format!(" after <<c{}.title>>", i - 1) };
+        let _ = writeln!(s, "    input_template: {{ q: \"<<params.topic>>{read}\" }}");
+        let _ = write!(
+            s,
+            "    capture_as: c{i}\n    success_schema: {{ type: object, properties: {{ title: {{ type: string }}, items: {{ type: array }} }} }}\n"
+        );
+        let _ = writeln!(s, "    rationale: \"Step {i} 😀 of the generated workflow.\"");
+    }
+    let _ = write!(s, "outputs:\n  last: \"<<c{}.title>>\"\n", n - 1);
+    s
+}
+
+/// Shapes the generated file does not have: CRLF lines, block scalars,
+/// comments, flow items, an anchor, nested input templates.
+const EDGES: &str = "id: edges\r\nsteps:\r\n  - id: a   # first\r\n    call: t\r\n    capture_as: r\r\n    rationale: |\r\n      Why <<params.x>>\r\n      more\r\n\r\n  - id: b\r\n    call: t\r\n    input_template:\r\n      nested: { list: [1, \"<<r.y>>\", null, true] }\r\n      text: >-\r\n        folded <<r.z>>\r\n  - {id: c, call: t, deps: [b]}\r\n  - id: d\r\n    call: &tool t\r\n    when: r.ok == true\r\n    description: 'quoted ''x'''\r\n  - id: e\r\n    call: t\r\n";
+
+/// What the server would hold after each version: the last analysis that
+/// gave a workflow, with its state (as `lsp::document::Document` keeps it).
+struct Editor {
+    base: Option<(SourceFile, Workflow, incremental::State)>,
+    config: Config,
+    incremental: usize,
+}
+
+impl Editor {
+    fn check(&mut self, text: &str) -> Result<(), TestCaseError> {
+        let src = SourceFile::new("w.yaml", text);
+        let (want_wf, want) = check::analyze(&src, &self.config);
+        let got = match self.base.take() {
+            Some((old, mut wf, mut state)) => {
+                match incremental::reanalyze(&old, &mut wf, &mut state, &src, &self.config) {
+                    Some(diags) => {
+                        self.incremental += 1;
+                        Some((Some(wf), diags, Some(state)))
+                    }
+                    None => {
+                        self.base = Some((old, wf, state));
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        let (wf, diags, state) = got.unwrap_or_else(|| incremental::analyze(&src, &self.config));
+        prop_assert_eq!(&diags, &want, "diagnostics of {:?}", text);
+        prop_assert_eq!(&wf, &want_wf);
+        if let Some(wf) = wf {
+            self.base = state.map(|s| (src, wf, s));
+        }
+        Ok(())
+    }
+}
+
+/// One edit: where (a fraction of the file, or the nth occurrence of an
+/// interesting character), insert or delete, and what.
+#[derive(Clone, Debug)]
+struct Edit {
+    at: f64,
+    near: Option<char>,
+    insert: Option<char>,
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    let near = prop_oneof![
+        Just(None),
+        prop::sample::select(vec!['<', '.', ':', '-', '"', '\n', '{', '[', '#', 'c', 's', '>', '|'])
+            .prop_map(Some),
+    ];
+    // Mostly what typing inserts, sometimes what breaks the YAML.
+    let insert = prop_oneof![
+        2 => Just(None),
+        3 => prop::sample::select(vec!['x', 'e', '1', '_', ' ', '.', 'é', '😀', '中']).prop_map(Some),
+        2 => prop::sample::select(vec![
+            ':', '-', '"', '\'', '<', '>', '\n', '#', '{', '}', '[', ']', '*', '&', '\t', '|', ',', '!', '%', '\r',
+        ])
+        .prop_map(Some),
+    ];
+    (0.0..1.0f64, near, insert).prop_map(|(at, near, insert)| Edit { at, near, insert })
+}
+
+fn apply(text: &mut String, e: &Edit) {
+    let mut at = (e.at * text.len() as f64) as usize;
+    if let Some(c) = e.near {
+        let hits: Vec<usize> = text.match_indices(c).map(|(i, _)| i).collect();
+        if !hits.is_empty() {
+            // Just after the character, or on it.
+            at = hits[(e.at * hits.len() as f64) as usize % hits.len()] + usize::from(e.insert.is_some());
+        }
+    }
+    while !text.is_char_boundary(at.min(text.len())) {
+        at -= 1;
+    }
+    let at = at.min(text.len());
+    match e.insert {
+        Some(c) => text.insert(at, c),
+        None => {
+            if let Some(c) = text[at..].chars().next() {
+                text.replace_range(at..at + c.len_utf8(), "");
+            }
+        }
+    }
+}
+
+/// Checks `text`, then after each edit (each applied to the last text when
+/// `cumulative`, else each alone to `text`); returns how many edits were
+/// checked incrementally.
+fn run(text: &str, edits: &[Edit], cumulative: bool) -> Result<usize, TestCaseError> {
+    let mut editor = Editor { base: None, config: Config::default(), incremental: 0 };
+    editor.check(text)?;
+    let start = editor.base.clone();
+    let mut edited = text.to_owned();
+    for e in edits {
+        if !cumulative {
+            editor.base.clone_from(&start);
+            text.clone_into(&mut edited);
+        }
+        apply(&mut edited, e);
+        editor.check(&edited)?;
+    }
+    Ok(editor.incremental)
+}
+
+fn fixtures() -> Vec<(String, String)> {
+    let mut files = vec![("edges".to_owned(), EDGES.to_owned())];
+    let repo = Path::new(CRATE);
+    let mut dirs = vec![repo.join("workflows")];
+    for d in std::fs::read_dir(repo.join("tests/checks")).unwrap() {
+        dirs.push(d.unwrap().path());
+    }
+    for dir in dirs {
+        for f in std::fs::read_dir(dir).unwrap() {
+            let path = f.unwrap().path();
+            if path.extension().is_some_and(|e| e == "yaml") {
+                files.push((path.display().to_string(), std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn small_files_check_the_same_after_every_edit(
+        file in prop::sample::select(fixtures()),
+        edits in prop::collection::vec(edit(), 1..40),
+    ) {
+        run(&file.1, &edits, true)?;
+    }
+
+    #[test]
+    fn small_files_check_the_same_after_any_one_edit(
+        file in prop::sample::select(fixtures()),
+        edits in prop::collection::vec(edit(), 1..40),
+    ) {
+        run(&file.1, &edits, false)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_1k_step_workflow_checks_the_same_after_every_edit(edits in prop::collection::vec(edit(), 8..16)) {
+        run(&generated(1_000), &edits, true)?;
+    }
+
+    #[test]
+    fn a_1k_step_workflow_checks_the_same_after_any_one_edit(edits in prop::collection::vec(edit(), 8..16)) {
+        run(&generated(1_000), &edits, false)?;
+    }
+}
+
+/// Range edits through the real server (UTF-16 positions after an emoji,
+/// two changes in one notification): the published diagnostics are
+/// `check`'s for the edited text.
+#[test]
+fn range_edits_publish_checks_diagnostics_of_the_edited_text() {
+    use crate::lsp::{BROKEN, Client, assert_same_as_check, project, url};
+    use serde_json::json;
+    let dir = project("incremental");
+    let file = dir.join("workflows/demo.yaml");
+    let (mut c, init) = Client::start(&dir, json!({}));
+    assert_eq!(init["capabilities"]["textDocumentSync"]["change"], 2, "incremental: {init}");
+    c.open(&file, BROKEN);
+    let lines: Vec<&str> = BROKEN.lines().collect();
+    let col =
+        |line: usize, needle: &str| lines[line][..lines[line].find(needle).unwrap()].encode_utf16().count();
+    let change = |line: usize, from: usize, to: usize, text: &str| json!({ "range": { "start": { "line": line, "character": from }, "end": { "line": line, "character": to } }, "text": text });
+    let uri = url(&file);
+    let h = col(11, "h]");
+    c.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri, "version": 2 }, "contentChanges": [change(11, h, h + 1, "")] }),
+    );
+    let t = col(12, "ta.x");
+    let first = col(8, "first");
+    c.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri, "version": 3 }, "contentChanges": [
+            change(12, t, t, "a"),
+            change(8, first, first, "really\n      "),
+        ] }),
+    );
+    let published = loop {
+        let p = c.notification("textDocument/publishDiagnostics");
+        if p["version"] == 3 {
+            break p;
+        }
+    };
+    let text = BROKEN
+        .replace("[fetchh]", "[fetch]")
+        .replace("mr_dta", "mr_data")
+        .replace("data first", "data really\n      first");
+    std::fs::write(&file, &text).unwrap();
+    assert_same_as_check(&dir, &file, &text, &published, true);
+    c.shutdown();
+}
+
+/// The incremental path is taken: a test that always fell back to the full
+/// check would prove nothing.
+#[test]
+fn edits_inside_a_step_are_checked_incrementally() {
+    let text = generated(50);
+    let at = |needle: &str| text.find(needle).unwrap() as f64 / text.len() as f64;
+    let edits: Vec<Edit> = [
+        ("Step 7 ", Some('z')),
+        ("Step 7 ", None),
+        ("c20.title", Some('x')),
+        ("c20.title", None),
+        ("id: s30", Some('9')),
+        ("deps: [s12]", Some('x')),
+    ]
+    .into_iter()
+    .map(|(needle, insert)| Edit { at: at(needle) + 1e-9, near: None, insert })
+    .collect();
+    let incremental = run(&text, &edits, true).unwrap();
+    assert_eq!(incremental, edits.len(), "every edit inside a step is incremental");
+}
+
+/// A character typed into a file at the size cap makes it too large: the
+/// incremental check declines, and the full check reports `YAML_LIMIT`.
+#[test]
+fn an_edit_past_the_size_cap_is_checked_as_check_checks_it() {
+    let text = generated(20);
+    let limits = savant_think::Limits { max_file_bytes: text.len(), ..Default::default() };
+    let mut editor = Editor { base: None, config: Config { limits, ..Config::default() }, incremental: 0 };
+    editor.check(&text).unwrap();
+    let mut edited = text.clone();
+    edited.insert(text.find("Step 7 ").unwrap(), 'x');
+    editor.check(&edited).unwrap();
+    assert_eq!(editor.incremental, 0);
+}
