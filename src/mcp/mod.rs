@@ -105,6 +105,9 @@ impl ServeOptions {
 /// sends it to stderr and, through [`notify::McpLogLayer`], to clients).
 pub async fn serve(engine: Engine, options: &ServeOptions) -> Result<(), String> {
     options.check()?;
+    // A server compiles every tool's input schema before its first request
+    // (a one-shot command compiles only the one it calls).
+    crate::runtime::catalog::compile_validators();
     let server = SavantServer::new(engine);
     retention::spawn(server.shared_engine());
     match options.http {

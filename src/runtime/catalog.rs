@@ -157,6 +157,13 @@ pub fn find(name: &str) -> Option<&'static ToolDef> {
     ToolName::parse(name).map(ToolName::def)
 }
 
+/// Compiles every tool's input schema now rather than at its first call.
+pub fn compile_validators() {
+    for t in all() {
+        t.validator();
+    }
+}
+
 /// The compiled input schema of a tool.
 pub fn input_validator(name: &str) -> Option<&'static jsonschema::Validator> {
     find(name)?.validator()
