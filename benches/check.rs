@@ -157,9 +157,10 @@ fn generate(n: usize) -> String {
     s
 }
 
-/// Limits that let the 100k-step file (about 25 MB) through the size cap.
+/// Limits that let the 100k-step file (about 25 MB) through the size cap
+/// and the node cap (it holds about a million nodes).
 fn limits() -> Limits {
-    Limits { max_file_bytes: usize::MAX, ..Limits::default() }
+    Limits { max_file_bytes: usize::MAX, max_nodes: usize::MAX, ..Limits::default() }
 }
 
 fn fixtures() -> Vec<(&'static str, SourceFile)> {

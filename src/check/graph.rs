@@ -1,7 +1,7 @@
 //! The dependency graph: explicit `deps` plus edges inferred from reading a
 //! capture (or `steps.<id>.status`). Shared by the checks and the compiler.
 
-use crate::ir::ast::references;
+use crate::ir::ast::{ExprKind, walk};
 use crate::ir::{ScalarLoc, Workflow};
 use crate::source::Span;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -82,7 +82,15 @@ impl DepGraph {
             }
             let loop_var = step.foreach.as_ref().map(|_| step.loop_var_name());
             for (site, (expr, ..)) in step.expressions().into_iter().enumerate() {
-                for (name, span, is_status) in references(expr) {
+                // The names of `references(expr)`, in its order, without collecting them.
+                walk(expr, &mut |e| {
+                    let (name, span, is_status) = match &e.kind {
+                        ExprKind::Var(name) => (name.as_str(), e.span, false),
+                        ExprKind::Field { base, name, name_span, .. } if matches!(&base.kind, ExprKind::Var(v) if v == "steps") => {
+                            (name.as_str(), *name_span, true)
+                        }
+                        _ => return,
+                    };
                     let from = if is_status {
                         step_index.get(name).copied()
                     } else if Some(name) == loop_var {
@@ -90,15 +98,15 @@ impl DepGraph {
                     } else {
                         captures.get(name).copied()
                     };
-                    let Some(from) = from else { continue };
+                    let Some(from) = from else { return };
                     if seen.contains(&from) {
-                        continue;
+                        return;
                     }
                     seen.push(from);
                     let kind = EdgeKind::Inferred { site: site as u32, status: is_status, span };
                     let e = Edge::new(from, to, kind);
                     graph.add_edge(NodeIndex::new(from), NodeIndex::new(to), e);
-                }
+                });
             }
         }
         DepGraph { graph }

@@ -119,12 +119,8 @@ impl Infer<'_, '_> {
                         return o.fields.get(name).cloned().unwrap_or(Type::Any);
                     }
                 }
-                Some(Binding::Params | Binding::Workflow | Binding::Run | Binding::Loop) => {
-                    let bt = self.infer(base);
-                    return match bt {
-                        Type::Object(o) => o.fields.get(name).cloned().unwrap_or(Type::Any),
-                        _ => Type::Any,
-                    };
+                Some(b @ (Binding::Params | Binding::Workflow | Binding::Run | Binding::Loop)) => {
+                    return scope::builtin_field_type(self.cx, b, name);
                 }
                 _ => {}
             }
@@ -133,8 +129,23 @@ impl Infer<'_, '_> {
         if is_step_ref(self.cx, self.step, self.site, base) {
             return if name == "status" { Type::String } else { Type::Any };
         }
-        let bt = self.infer(base);
-        match &bt {
+        // A capture's type is read in place, not copied.
+        let cx = self.cx;
+        let owned;
+        let bt: &Type = match &base.kind {
+            ExprKind::Var(root) => match scope::resolve(cx, self.step, self.site, root) {
+                Some(Binding::Capture(i)) => &cx.capture_types[i],
+                _ => {
+                    owned = self.infer(base);
+                    &owned
+                }
+            },
+            _ => {
+                owned = self.infer(base);
+                &owned
+            }
+        };
+        match bt {
             Type::Any | Type::Null => Type::Any,
             Type::Object(o) => match o.fields.get(name) {
                 Some(t) => t.clone(),

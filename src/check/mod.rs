@@ -42,6 +42,7 @@ use graph::DepGraph;
 pub use manifest::ToolManifest;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
 
 /// What the checker knows beyond the file itself. Built by the caller (which
@@ -88,6 +89,8 @@ pub struct Cx<'a> {
     pub capture_tool: Vec<Option<&'a ToolContract>>,
     /// Per step: the contract of the tool it calls, if known (looked up once).
     pub contracts: Vec<Option<&'a ToolContract>>,
+    /// The type of `params` ([`Workflow::params_type`]), built once.
+    pub params_type: Type,
 }
 
 impl<'a> Cx<'a> {
@@ -112,7 +115,20 @@ impl<'a> Cx<'a> {
         let (capture_types, capture_tool) = capture_types(wf, config, &contracts);
         let graph = DepGraph::build(wf, &step_index, &captures);
         let scalars = ScalarMap::new(&src.text);
-        Cx { src, scalars, wf, config, step_index, captures, graph, capture_types, capture_tool, contracts }
+        let params_type = wf.params_type();
+        Cx {
+            src,
+            scalars,
+            wf,
+            config,
+            step_index,
+            captures,
+            graph,
+            capture_types,
+            capture_tool,
+            contracts,
+            params_type,
+        }
     }
 
     /// The contract of the tool a step calls, if known.
@@ -143,7 +159,8 @@ fn capture_types<'a>(
     config: &Config,
     contracts: &[Option<&'a ToolContract>],
 ) -> (Vec<Arc<Type>>, Vec<Option<&'a ToolContract>>) {
-    let mut seen: HashMap<(bool, Option<String>), Arc<Type>> = HashMap::new();
+    let mut seen: HashMap<(bool, Option<SchemaKey>), Arc<Type>, BuildHasherDefault<QuickHash>> =
+        HashMap::default();
     let mut by_tool: HashMap<(bool, *const ToolContract), Arc<Type>> = HashMap::new();
     let mut out = Vec::with_capacity(wf.steps.len());
     let mut tools = Vec::with_capacity(wf.steps.len());
@@ -172,15 +189,106 @@ fn capture_types<'a>(
         };
         // A `model.generate` step without a success schema: its result has the input's `schema`.
         let generated = if schema.is_none() { manifest::model_generate_output(step) } else { None };
-        let schema = schema.or(generated.as_ref());
-        let key = (step.foreach.is_some(), schema.map(Value::to_string));
-        let ty = seen.entry(key).or_insert_with(|| {
-            let item = schema.map_or(Type::Any, Type::from_schema);
+        let schema = match (schema, generated) {
+            (Some(s), _) => Some(std::borrow::Cow::Borrowed(s)),
+            (None, g) => g.map(std::borrow::Cow::Owned),
+        };
+        let key = (step.foreach.is_some(), schema.map(SchemaKey));
+        let ty = seen.entry(key).or_insert_with_key(|(_, schema)| {
+            let item = schema.as_ref().map_or(Type::Any, |s| Type::from_schema(&s.0));
             Arc::new(if step.foreach.is_some() { Type::array(item) } else { item })
         });
         out.push(Arc::clone(ty));
     }
     (out, tools)
+}
+
+/// A schema as a map key: two are the same exactly when their JSON texts
+/// are (keys in order, numbers as written), without writing the text.
+struct SchemaKey<'v>(std::borrow::Cow<'v, Value>);
+
+impl PartialEq for SchemaKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        fn same(a: &Value, b: &Value) -> bool {
+            match (a, b) {
+                (Value::Null, Value::Null) => true,
+                (Value::Bool(x), Value::Bool(y)) => x == y,
+                // `1` and `1.0`, `0.0` and `-0.0` are written differently.
+                (Value::Number(x), Value::Number(y)) => {
+                    x.as_u64() == y.as_u64()
+                        && x.as_i64() == y.as_i64()
+                        && x.as_f64().map(f64::to_bits) == y.as_f64().map(f64::to_bits)
+                        && x.is_f64() == y.is_f64()
+                }
+                (Value::String(x), Value::String(y)) => x == y,
+                (Value::Array(x), Value::Array(y)) => {
+                    x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+                }
+                (Value::Object(x), Value::Object(y)) => {
+                    x.len() == y.len() && x.iter().zip(y).all(|((k, a), (l, b))| k == l && same(a, b))
+                }
+                _ => false,
+            }
+        }
+        same(&self.0, &other.0)
+    }
+}
+
+impl Eq for SchemaKey<'_> {}
+
+impl Hash for SchemaKey<'_> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        fn walk<H: Hasher>(v: &Value, h: &mut H) {
+            std::mem::discriminant(v).hash(h);
+            match v {
+                Value::Null => {}
+                Value::Bool(b) => b.hash(h),
+                Value::Number(n) => n.as_f64().map(f64::to_bits).hash(h),
+                Value::String(s) => s.hash(h),
+                Value::Array(items) => {
+                    items.len().hash(h);
+                    items.iter().for_each(|i| walk(i, h));
+                }
+                Value::Object(map) => {
+                    map.len().hash(h);
+                    for (k, v) in map {
+                        k.hash(h);
+                        walk(v, h);
+                    }
+                }
+            }
+        }
+        walk(&self.0, h)
+    }
+}
+
+/// A fast multiply-rotate hasher (as rustc's `FxHasher`) for keys built
+/// from the file's own schemas, which are hashed whole for every step.
+#[derive(Default)]
+struct QuickHash(u64);
+
+impl Hasher for QuickHash {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.write_u64(u64::from_le_bytes(c.try_into().unwrap_or_default()));
+        }
+        for &b in chunks.remainder() {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// A check: reads the context, pushes diagnostics.

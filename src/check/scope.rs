@@ -72,7 +72,7 @@ pub fn looping<'a>(cx: &Cx<'a>, step: usize, site: ExprSite) -> Option<&'a crate
 /// collection's items (computed by the caller, which can infer it).
 pub fn binding_type(cx: &Cx, binding: Binding, loop_item: &Type) -> Type {
     match binding {
-        Binding::Params => cx.wf.params_type(),
+        Binding::Params => cx.params_type.clone(),
         Binding::Workflow => Type::Object(ObjectType::closed([
             ("id", Type::String),
             ("name", Type::String),
@@ -84,5 +84,21 @@ pub fn binding_type(cx: &Cx, binding: Binding, loop_item: &Type) -> Type {
         Binding::Steps => Type::Any,
         Binding::LoopVar => loop_item.clone(),
         Binding::Capture(i) => Type::clone(&cx.capture_types[i]),
+    }
+}
+
+/// The type of field `name` of `params`, `workflow`, `run` or `loop`: the
+/// field's type in [`binding_type`]'s object (`any` when it has none),
+/// without building that object.
+pub fn builtin_field_type(cx: &Cx, binding: Binding, name: &str) -> Type {
+    match binding {
+        Binding::Params => match &cx.params_type {
+            Type::Object(o) => o.fields.get(name).cloned().unwrap_or(Type::Any),
+            _ => Type::Any,
+        },
+        Binding::Workflow if WORKFLOW_FIELDS.contains(&name) => Type::String,
+        Binding::Run if RUN_FIELDS.contains(&name) => Type::String,
+        Binding::Loop if LOOP_FIELDS.contains(&name) => Type::Number,
+        _ => Type::Any,
     }
 }

@@ -9,17 +9,26 @@
 
 use crate::check::Cx;
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::ast::references;
+use crate::ir::ast::{ExprKind, walk};
 use std::collections::HashSet;
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
     if cx.wf.has_expr_errors {
         return;
     }
+    // Every root name an expression reads (a capture is read by name only).
     let mut read: HashSet<&str> = HashSet::new();
-    for (_, expr, ..) in cx.wf.expressions() {
-        read.extend(references(expr).into_iter().filter(|r| !r.2).map(|r| r.0));
+    let mut add = |expr| {
+        walk(expr, &mut |e| {
+            if let ExprKind::Var(name) = &e.kind {
+                read.insert(name.as_str());
+            }
+        })
+    };
+    for step in &cx.wf.steps {
+        step.expressions().into_iter().for_each(|(expr, ..)| add(expr));
     }
+    cx.wf.output_expressions().into_iter().for_each(|(expr, ..)| add(expr));
     for (i, step) in cx.wf.steps.iter().enumerate() {
         let Some(c) = &step.capture_as else { continue };
         if read.contains(c.value.as_str())
