@@ -42,7 +42,7 @@ use graph::DepGraph;
 pub use manifest::ToolManifest;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 /// What the checker knows beyond the file itself. Built by the caller (which
@@ -159,7 +159,7 @@ fn capture_types<'a>(
     config: &Config,
     contracts: &[Option<&'a ToolContract>],
 ) -> (Vec<Arc<Type>>, Vec<Option<&'a ToolContract>>) {
-    let mut seen: HashMap<(bool, Option<SchemaKey>), Arc<Type>, BuildHasherDefault<QuickHash>> =
+    let mut seen: HashMap<(bool, Option<SchemaKey>), Arc<Type>, rustc_hash::FxBuildHasher> =
         HashMap::default();
     let mut by_tool: HashMap<(bool, *const ToolContract), Arc<Type>> = HashMap::new();
     let mut out = Vec::with_capacity(wf.steps.len());
@@ -259,35 +259,6 @@ impl Hash for SchemaKey<'_> {
             }
         }
         walk(&self.0, h)
-    }
-}
-
-/// A fast multiply-rotate hasher (as rustc's `FxHasher`) for keys built
-/// from the file's own schemas, which are hashed whole for every step.
-#[derive(Default)]
-struct QuickHash(u64);
-
-impl Hasher for QuickHash {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.write_u64(u64::from_le_bytes(c.try_into().unwrap_or_default()));
-        }
-        for &b in chunks.remainder() {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
     }
 }
 
