@@ -205,14 +205,7 @@ fn key_fix(span: Span, scalar: &crate::syntax::node::Scalar, to: &str) -> Option
 /// Takes the tree: each step's subtree is dropped as soon as the step is
 /// lowered, so the tree and the IR are not both whole in memory at once.
 pub fn lower(src: &SourceFile, root: Node, default_id: &str) -> (Workflow, Vec<Diagnostic>) {
-    let mut cx = Lower {
-        scalars: ScalarMap::new(&src.text),
-        diags: Vec::new(),
-        expr_bytes: 0,
-        expr_budget: expr_budget(src.text.len()),
-        inline_schemas: Default::default(),
-        items: None,
-    };
+    let mut cx = Lower::new(src, expr_budget(src.text.len()), None);
     let mut wf = cx.workflow(root, default_id);
     cx.diags.shrink_to_fit();
     wf.has_expr_errors = cx.diags.iter().any(|d| d.code == Code::ExprSyntax);
@@ -275,7 +268,19 @@ pub fn expr_budget(file_bytes: usize) -> usize {
     MAX_FILE_EXPR_BYTES.max(file_bytes / 4)
 }
 
-impl Lower<'_> {
+impl<'a> Lower<'a> {
+    /// A lowering of `src` that may parse `expr_budget` bytes of
+    /// expressions, recording each item of `steps:` when `items` is given.
+    fn new(src: &'a SourceFile, expr_budget: usize, items: Option<Vec<parts::Record>>) -> Lower<'a> {
+        Lower {
+            scalars: ScalarMap::new(&src.text),
+            diags: Vec::new(),
+            expr_bytes: 0,
+            expr_budget,
+            inline_schemas: Default::default(),
+            items,
+        }
+    }
     fn violation(&mut self, span: Span, message: impl Into<String>, help: Option<String>) {
         self.diags.push(Diagnostic::new(Code::YamlSchemaViolation, span, message).with_help_opt(help));
     }

@@ -49,14 +49,7 @@ pub(super) struct Record {
 /// diagnostics (head and items together) are exactly [`lower`]'s.
 pub fn lower_parts(src: &SourceFile, root: Node, default_id: &str) -> Parts {
     let nodes = root.count();
-    let mut cx = Lower {
-        scalars: ScalarMap::new(&src.text),
-        diags: Vec::new(),
-        expr_bytes: 0,
-        expr_budget: expr_budget(src.text.len()),
-        inline_schemas: Default::default(),
-        items: Some(Vec::new()),
-    };
+    let mut cx = Lower::new(src, expr_budget(src.text.len()), Some(Vec::new()));
     let mut wf = cx.workflow(root, default_id);
     wf.has_expr_errors = cx.diags.iter().any(|d| d.code == Code::ExprSyntax);
     let records = cx.items.take().unwrap_or_default();
@@ -85,14 +78,7 @@ pub fn lower_parts(src: &SourceFile, root: Node, default_id: &str) -> Parts {
 /// file), as [`lower_parts`] would within the whole file when the file's
 /// expressions stay under budget.
 pub fn lower_item(src: &SourceFile, node: &Node) -> (Option<Step>, Item) {
-    let mut cx = Lower {
-        scalars: ScalarMap::new(&src.text),
-        diags: Vec::new(),
-        expr_bytes: 0,
-        expr_budget: usize::MAX,
-        inline_schemas: Default::default(),
-        items: None,
-    };
+    let mut cx = Lower::new(src, usize::MAX, None);
     let step = cx.step(node);
     let item = Item {
         span: node.span,
