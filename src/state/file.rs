@@ -111,8 +111,19 @@ impl FileStore {
     /// before every lock, directory creation and archive or object access,
     /// so a link planted later is refused too.
     pub(super) fn check_confined(&self) -> Result<(), StoreError> {
+        self.confine(&[".savant", ".savant/state", ".savant/state/archive", ".savant/state/objects"])
+    }
+
+    /// [`FileStore::check_confined`] for what a lock, and the reads and
+    /// writes made under it, reach: the state directory and its parent, not
+    /// `archive/` or `objects/` (their own accesses check those).
+    fn check_state_confined(&self) -> Result<(), StoreError> {
+        self.confine(&[".savant", ".savant/state"])
+    }
+
+    fn confine(&self, dirs: &[&str]) -> Result<(), StoreError> {
         let Some(root) = &self.confine_to else { return Ok(()) };
-        for rel in [".savant", ".savant/state", ".savant/state/archive", ".savant/state/objects"] {
+        for &rel in dirs {
             // One lstat each on the way of every lock: a directory that is
             // no symlink keeps what is below it inside (its parent was
             // checked first); only a symlink is resolved and confined.
@@ -157,8 +168,18 @@ impl FileStore {
 
     fn paths(&self, key: &RunKey) -> Result<Paths, StoreError> {
         key.validate()?;
-        let stem = key.stem();
-        let file = |ext: &str| self.root.join(format!("{stem}.{ext}"));
+        // `<root>/<workflow>__<run>.` once, then each extension on a copy:
+        // this is on every call's path (three times per `next`).
+        let mut base = self.root.join(&key.workflow).into_os_string();
+        base.push("__");
+        base.push(&key.run_id);
+        base.push(".");
+        let file = |ext: &str| {
+            let mut name = std::ffi::OsString::with_capacity(base.len() + ext.len());
+            name.push(&base);
+            name.push(ext);
+            PathBuf::from(name)
+        };
         Ok(Paths {
             snapshot: file("json"),
             journal: file("journal"),
@@ -170,7 +191,7 @@ impl FileStore {
     /// Creates the state directory if needed, making the new directory
     /// entries durable.
     pub(super) fn ensure_dir(&self) -> Result<(), StoreError> {
-        self.check_confined()?;
+        self.check_state_confined()?;
         if self.root.is_dir() {
             return Ok(());
         }
@@ -181,6 +202,68 @@ impl FileStore {
             }
         }
         Ok(())
+    }
+
+    /// [`StateStore::append`], from the run's stamp when the caller knows
+    /// it (it holds the lock and read or wrote the run last), else read.
+    fn append_at(&self, key: &RunKey, event: &Value, current: Option<&Stamp>) -> Result<Stamp, StoreError> {
+        let p = self.paths(key)?;
+        debug_assert!(lock::is_held(&p.lock), "StateStore::append on {key} without holding its lock");
+        let version = journal::version_of(event).ok_or_else(|| {
+            StoreError::corrupt(&p.journal, "refusing to append an event without an integer `version`")
+        })?;
+        let before = match current {
+            Some(stamp) => *stamp,
+            None => self.stamp_of(&p)?.ok_or_else(|| {
+                StoreError::corrupt(&p.snapshot, "cannot append to a run that has no snapshot")
+            })?,
+        };
+        let io = |e| StoreError::io(&p.journal, e);
+        let kept = self.journals().remove(&p.journal).filter(|a| a.after == before);
+        let (mut file, cut, seq) = match kept {
+            // Unchanged since our own append, of the same incarnation: its
+            // end is known and whole.
+            Some(a) if a.last_generation.as_ref() == journal::generation_of(event) => {
+                if version <= a.last_version {
+                    return Err(StoreError::corrupt(
+                        &p.journal,
+                        format!("refusing to append version {version} after version {}", a.last_version),
+                    ));
+                }
+                (a.file, None, a.next_seq)
+            }
+            _ => self.open_journal(&p, event, version)?,
+        };
+        let line = journal::encode(seq, event).map_err(|m| StoreError::corrupt(&p.journal, m))?;
+        let created = before.journal == FileId::default();
+        file.write_all(&line).map_err(io)?;
+        if let Some(previous) = cut {
+            // The length may now equal the torn length; a fresh mtime keeps
+            // the stamp distinct. Best effort: it needs file ownership.
+            let _ = file.set_modified(next_mtime(previous));
+        }
+        if self.fsync {
+            file.sync_data().map_err(io)?;
+            if created {
+                sync_dir(&self.root)?;
+            }
+        }
+        // Only this append changed the run (we hold its lock): the snapshot
+        // is the one just seen, the journal is the open file.
+        let after = Stamp { snapshot: before.snapshot, journal: file_id(&file.metadata().map_err(io)?) };
+        let appended = Appended {
+            file,
+            after,
+            last_version: version,
+            last_generation: journal::generation_of(event).cloned(),
+            next_seq: seq + 1,
+        };
+        let mut journals = self.journals();
+        if journals.len() >= OPEN_JOURNALS {
+            journals.clear();
+        }
+        journals.insert(p.journal.clone(), appended);
+        Ok(after)
     }
 
     fn stamp_of(&self, p: &Paths) -> Result<Option<Stamp>, StoreError> {
@@ -226,7 +309,7 @@ impl FileStore {
 impl StateStore for FileStore {
     fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError> {
         let p = self.paths(key)?;
-        self.check_confined()?;
+        self.check_state_confined()?;
         // The directory is made only when the lock file cannot be created.
         if let Some(guard) = lock::acquire(&p.lock, true, &self.lock_policy, key)? {
             return Ok(RunLock::new(guard));
@@ -240,7 +323,7 @@ impl StateStore for FileStore {
 
     fn lock_existing(&self, key: &RunKey) -> Result<Option<RunLock>, StoreError> {
         let p = self.paths(key)?;
-        self.check_confined()?;
+        self.check_state_confined()?;
         // A run's lock file exists while the run does (the snapshot's stamp
         // under the lock tells the rest): no need to look first.
         if let Some(guard) = lock::acquire(&p.lock, false, &self.lock_policy, key)? {
@@ -290,60 +373,11 @@ impl StateStore for FileStore {
     }
 
     fn append(&self, key: &RunKey, event: &Value) -> Result<Stamp, StoreError> {
-        let p = self.paths(key)?;
-        debug_assert!(lock::is_held(&p.lock), "StateStore::append on {key} without holding its lock");
-        let version = journal::version_of(event).ok_or_else(|| {
-            StoreError::corrupt(&p.journal, "refusing to append an event without an integer `version`")
-        })?;
-        let Some(before) = self.stamp_of(&p)? else {
-            return Err(StoreError::corrupt(&p.snapshot, "cannot append to a run that has no snapshot"));
-        };
-        let io = |e| StoreError::io(&p.journal, e);
-        let kept = self.journals().remove(&p.journal).filter(|a| a.after == before);
-        let (mut file, cut, seq) = match kept {
-            // Unchanged since our own append, of the same incarnation: its
-            // end is known and whole.
-            Some(a) if a.last_generation.as_ref() == journal::generation_of(event) => {
-                if version <= a.last_version {
-                    return Err(StoreError::corrupt(
-                        &p.journal,
-                        format!("refusing to append version {version} after version {}", a.last_version),
-                    ));
-                }
-                (a.file, None, a.next_seq)
-            }
-            _ => self.open_journal(&p, event, version)?,
-        };
-        let line = journal::encode(seq, event).map_err(|m| StoreError::corrupt(&p.journal, m))?;
-        let created = before.journal == FileId::default();
-        file.write_all(&line).map_err(io)?;
-        if let Some(previous) = cut {
-            // The length may now equal the torn length; a fresh mtime keeps
-            // the stamp distinct. Best effort: it needs file ownership.
-            let _ = file.set_modified(next_mtime(previous));
-        }
-        if self.fsync {
-            file.sync_data().map_err(io)?;
-            if created {
-                sync_dir(&self.root)?;
-            }
-        }
-        // Only this append changed the run (we hold its lock): the snapshot
-        // is the one just seen, the journal is the open file.
-        let after = Stamp { snapshot: before.snapshot, journal: file_id(&file.metadata().map_err(io)?) };
-        let appended = Appended {
-            file,
-            after,
-            last_version: version,
-            last_generation: journal::generation_of(event).cloned(),
-            next_seq: seq + 1,
-        };
-        let mut journals = self.journals();
-        if journals.len() >= OPEN_JOURNALS {
-            journals.clear();
-        }
-        journals.insert(p.journal.clone(), appended);
-        Ok(after)
+        self.append_at(key, event, None)
+    }
+
+    fn append_after(&self, key: &RunKey, event: &Value, current: &Stamp) -> Result<Stamp, StoreError> {
+        self.append_at(key, event, Some(current))
     }
 
     fn write_snapshot(&self, key: &RunKey, snapshot: &Value) -> Result<Stamp, StoreError> {

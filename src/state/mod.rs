@@ -101,11 +101,6 @@ impl RunKey {
         Ok(())
     }
 
-    /// The file name stem `<workflow>__<run_id>`.
-    fn stem(&self) -> String {
-        format!("{}__{}", self.workflow, self.run_id)
-    }
-
     /// Parses a file name stem back into a key; the separator is the last
     /// `__`, since run ids never contain one.
     fn from_stem(stem: &str) -> Option<RunKey> {
@@ -304,6 +299,21 @@ pub trait StateStore: ArchiveStore + ObjectStore + Send + Sync {
     /// last event's, and the snapshot's `generation`) to an existing run;
     /// durable before returning.
     fn append(&self, key: &RunKey, event: &serde_json::Value) -> Result<Stamp, StoreError>;
+
+    /// [`StateStore::append`] by a holder of the lock that knows the run's
+    /// `current` stamp (it read the run under this lock, or this is what its
+    /// last write returned), so a store may skip reading it again. A wrong
+    /// `current` is a caller's bug: the file store trusts it to reuse its
+    /// open journal. The default reads it anyway.
+    fn append_after(
+        &self,
+        key: &RunKey,
+        event: &serde_json::Value,
+        current: &Stamp,
+    ) -> Result<Stamp, StoreError> {
+        let _ = current;
+        self.append(key, event)
+    }
 
     /// Atomically replaces the run's whole state with `snapshot` (creating
     /// the run if needed) and empties the journal. A snapshot may carry a

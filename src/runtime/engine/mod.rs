@@ -318,7 +318,7 @@ impl Engine {
         if let Some(generation) = &cached.machine.state.generation {
             value["generation"] = json!(generation);
         }
-        cached.stamp = self.store.append(key, &value).map_err(store_error)?;
+        cached.stamp = self.store.append_after(key, &value, &cached.stamp).map_err(store_error)?;
         cached.journal_len += 1;
         let observed = self.observe_before(cached, &event);
         let at = observed.as_ref().map(|_| event.at.clone());
