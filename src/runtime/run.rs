@@ -223,7 +223,17 @@ impl Machine {
     pub fn work_id(&self, w: WorkRef) -> String {
         let id = &self.state.steps[w.0].id;
         match w.1 {
-            Some(j) => format!("{id}[{j}]"),
+            // Not `format!`: a reply lists up to 50 of these (`ready`).
+            Some(j) => {
+                let mut buf = itoa::Buffer::new();
+                let j = buf.format(j);
+                let mut out = String::with_capacity(id.len() + j.len() + 2);
+                out.push_str(id);
+                out.push('[');
+                out.push_str(j);
+                out.push(']');
+                out
+            }
             None => id.clone(),
         }
     }

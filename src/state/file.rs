@@ -107,9 +107,10 @@ impl FileStore {
     /// Refuses a state directory that leads out of the project root: when
     /// `.savant`, `.savant/state` or its `archive/` or `objects/` is a
     /// symlink (or a dangling one) resolving outside, nothing is read,
-    /// written or deleted through it. Called when the store is opened, and
-    /// before every lock, directory creation and archive or object access,
-    /// so a link planted later is refused too.
+    /// written or deleted through it. Called when the store is opened and
+    /// before every archive or object access (and the state directory's
+    /// part before every lock and directory creation), so a link planted
+    /// later is refused too.
     pub(super) fn check_confined(&self) -> Result<(), StoreError> {
         self.confine(&[".savant", ".savant/state", ".savant/state/archive", ".savant/state/objects"])
     }
