@@ -92,10 +92,16 @@ impl SourceFile {
         let text = text.into();
         let bytes = text.as_bytes();
         let mut line_starts = vec![0];
-        for (i, &b) in bytes.iter().enumerate() {
-            // `\r\n` is one break: it ends at its `\n`.
-            if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
-                line_starts.push(i as u32 + 1);
+        if !bytes.contains(&b'\r') {
+            // Only `\n` breaks: found with `memchr` (a language server
+            // indexes the whole text after every keystroke).
+            line_starts.extend(text.match_indices('\n').map(|(i, _)| i as u32 + 1));
+        } else {
+            for (i, &b) in bytes.iter().enumerate() {
+                // `\r\n` is one break: it ends at its `\n`.
+                if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
+                    line_starts.push(i as u32 + 1);
+                }
             }
         }
         let mut char_marks = Vec::new();

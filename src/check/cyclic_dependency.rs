@@ -18,6 +18,9 @@ use petgraph::visit::EdgeRef;
 const MAX_SHOWN: usize = 24;
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
+    if !cx.whole() {
+        return;
+    }
     let g = &cx.graph.graph;
     // Kosaraju's DFS is iterative: a 100k-step chain cannot overflow the stack.
     let mut sccs = petgraph::algo::kosaraju_scc(g);

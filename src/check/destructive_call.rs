@@ -17,7 +17,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
     if !cx.config.select.contains(&Code::DestructiveCall) {
         return;
     }
-    for (i, step) in cx.wf.steps.iter().enumerate() {
+    for (i, step) in cx.steps() {
         let Some(call) = &step.call else { continue };
         let Some(tool) = cx.contract(i).filter(|c| c.hints.destructive == Some(true)) else { continue };
         if step.when.is_some() {

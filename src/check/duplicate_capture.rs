@@ -10,16 +10,15 @@
 
 use crate::check::Cx;
 use crate::diagnostic::{Code, Diagnostic};
-use std::collections::HashMap;
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
-    let mut first: HashMap<&str, usize> = HashMap::new();
-    for (i, step) in cx.wf.steps.iter().enumerate() {
+    for (i, step) in cx.steps() {
         let Some(c) = &step.capture_as else { continue };
-        let Some(&j) = first.get(c.value.as_str()) else {
-            first.insert(c.value.as_str(), i);
+        // The first step that captures the name.
+        let j = cx.captures.get(c.value.as_str()).copied().unwrap_or(i);
+        if j == i {
             continue;
-        };
+        }
         let earlier = &cx.wf.steps[j];
         let span = earlier.capture_as.as_ref().map_or(earlier.id.span, |c| c.span);
         out.push(

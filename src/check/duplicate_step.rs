@@ -9,7 +9,7 @@ use crate::check::Cx;
 use crate::diagnostic::{Code, Diagnostic};
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
-    for (i, step) in cx.wf.steps.iter().enumerate() {
+    for (i, step) in cx.steps() {
         let first = cx.step_index[step.id.value.as_str()];
         if first == i {
             continue;

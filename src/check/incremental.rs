@@ -15,10 +15,15 @@
 //! when they hold a YAML diagnostic on their own or an alias (`*`) is
 //! anywhere in the file; and when the file's size, nodes or expression
 //! bytes would pass their limits.
+//!
+//! The checks, too, run again only over the edited step when what the
+//! other steps see of it is unchanged (its face, see `check::recheck`);
+//! otherwise every check runs over the whole workflow.
 
-use super::{Config, Cx, default_id, no_document, run_checks};
+use super::recheck::{Checked, Face, move_diagnostic};
+use super::{Config, Cx, default_id, no_document, run_checks, sort};
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::lower::{Item, Parts, expr_budget, lower_item, lower_parts, move_spans};
+use crate::ir::lower::{Item, Parts, expr_budget, lower_item, lower_parts, move_spans, move_step};
 use crate::ir::{Step, Workflow};
 use crate::source::{Limits, SourceFile};
 use crate::syntax::node::NodeKind;
@@ -33,6 +38,40 @@ pub struct State {
     items: Vec<Item>,
     head_expr_bytes: usize,
     nodes: usize,
+    /// The checks' diagnostics by step, when they can be reused.
+    checked: Option<Checked>,
+    /// How many versions had only their edited step checked.
+    rechecked: usize,
+}
+
+impl State {
+    /// Forgets the checks' diagnostics (the configuration they were
+    /// checked with changed): the next version runs every check.
+    pub fn forget_checks(&mut self) {
+        self.checked = None;
+    }
+
+    /// How many versions since the first had only their edited step
+    /// checked (for tests: the path is taken).
+    pub fn rechecked(&self) -> usize {
+        self.rechecked
+    }
+}
+
+/// Every check over `cx`, appended to `diags` and sorted; also kept by
+/// step when `keep` and that gives the same ([`Checked::run`]).
+fn check_all(cx: &mut Cx, diags: &mut Vec<Diagnostic>, keep: bool) -> Option<Checked> {
+    match keep.then(|| Checked::run(cx)).flatten() {
+        Some(checked) => {
+            diags.extend(checked.diagnostics().cloned());
+            sort(diags);
+            Some(checked)
+        }
+        None => {
+            run_checks(cx, diags);
+            None
+        }
+    }
 }
 
 /// [`super::analyze`], and the state for [`reanalyze`].
@@ -46,10 +85,10 @@ pub fn analyze(src: &SourceFile, config: &Config) -> (Option<Workflow>, Vec<Diag
     let Parts { wf, head, items, head_expr_bytes, nodes } = lower_parts(src, root, &default_id(&src.path));
     diags.extend(head.iter().cloned());
     diags.extend(items.iter().flat_map(|i| i.diags.iter().cloned()));
-    let cx = Cx::new(src, &wf, config);
-    run_checks(&cx, &mut diags);
+    let mut cx = Cx::new(src, &wf, config);
+    let checked = check_all(&mut cx, &mut diags, clean);
     drop(cx);
-    let state = clean.then_some(State { head, items, head_expr_bytes, nodes });
+    let state = clean.then_some(State { head, items, head_expr_bytes, nodes, checked, rechecked: 0 });
     (Some(wf), diags, state)
 }
 
@@ -65,12 +104,20 @@ pub fn reanalyze(
     new: &SourceFile,
     config: &Config,
 ) -> Option<Vec<Diagnostic>> {
-    let Relowered { index, step, item, at, delta } = relower(&old.text, new, &config.limits, state)?;
+    let Relowered { index, step, item, at, edit_end, delta } =
+        relower(&old.text, new, &config.limits, state)?;
     let k = state.items[..index].iter().filter(|i| i.lowered).count();
-    if state.items[index].lowered {
-        wf.steps.remove(k);
-    }
+    let old = state.items[index].lowered.then(|| wf.steps.remove(k));
     move_spans(wf, at, delta);
+    // Whether the other steps see the same step (its spans after the edit
+    // moved, as the reused diagnostics' labels into it will be).
+    let same_face = match (old, &step) {
+        (Some(mut old), Some(new)) => {
+            move_step(&mut old, edit_end, delta);
+            Face::of(&old) == Face::of(new)
+        }
+        _ => false,
+    };
     if let Some(step) = step {
         wf.steps.insert(k, step);
     }
@@ -84,9 +131,19 @@ pub fn reanalyze(
     }
     let mut diags: Vec<Diagnostic> = state.head.clone();
     diags.extend(state.items.iter().flat_map(|i| i.diags.iter().cloned()));
-    wf.has_expr_errors = diags.iter().any(|d| d.code == Code::ExprSyntax);
-    let cx = Cx::new(new, wf, config);
-    run_checks(&cx, &mut diags);
+    let errors = diags.iter().any(|d| d.code == Code::ExprSyntax);
+    let had_errors = std::mem::replace(&mut wf.has_expr_errors, errors);
+    let reuse = state.checked.take().filter(|_| same_face && had_errors == errors);
+    let mut cx = Cx::new(new, wf, config);
+    state.checked = match reuse.and_then(|c| c.recheck(&mut cx, k, edit_end, delta)) {
+        Some(checked) => {
+            state.rechecked += 1;
+            diags.extend(checked.diagnostics().cloned());
+            sort(&mut diags);
+            Some(checked)
+        }
+        None => check_all(&mut cx, &mut diags, true),
+    };
     drop(cx);
     Some(diags)
 }
@@ -96,17 +153,11 @@ struct Relowered {
     index: usize,
     step: Option<Step>,
     item: Item,
-    /// Where the old item's lines ended, and how much longer the text is.
+    /// Where the old item's lines ended, where the edit ended in the old
+    /// text (what follows is unchanged), and how much longer the text is.
     at: u32,
+    edit_end: u32,
     delta: i64,
-}
-
-fn move_diagnostic(d: &mut Diagnostic, at: u32, delta: i64) {
-    d.span = d.span.moved(at, delta);
-    d.labels.iter_mut().for_each(|l| l.span = l.span.moved(at, delta));
-    if let Some(f) = &mut d.fix {
-        f.span = f.span.moved(at, delta);
-    }
 }
 
 /// The start of the line `offset` is on (lines break at `\n`; a lone `\r`
@@ -194,5 +245,5 @@ fn relower(old: &str, new: &SourceFile, limits: &Limits, state: &State) -> Optio
     if old_bytes > expr_budget(a.len()) || new_bytes > expr_budget(b.len()) || nodes > limits.max_nodes {
         return None;
     }
-    Some(Relowered { index, step, item, at: end as u32, delta })
+    Some(Relowered { index, step, item, at: end as u32, edit_end: old_end as u32, delta })
 }

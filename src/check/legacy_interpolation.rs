@@ -37,7 +37,7 @@ fn resolvable_path(cx: &Cx, step: usize, inner: &str) -> bool {
 }
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
-    for (i, step) in cx.wf.steps.iter().enumerate() {
+    for (i, step) in cx.steps() {
         let mut visit = |t: &TemplateString| {
             let mut from = 0;
             while let Some(open) = t.text[from..].find("{{").map(|i| i + from) {

@@ -16,6 +16,7 @@ pub mod infer;
 mod legacy_interpolation;
 pub mod lock;
 pub mod manifest;
+mod recheck;
 pub mod rules;
 pub mod scope;
 pub mod suppress;
@@ -91,6 +92,22 @@ pub struct Cx<'a> {
     pub contracts: Vec<Option<&'a ToolContract>>,
     /// The type of `params` ([`Workflow::params_type`]), built once.
     pub params_type: Type,
+    /// What the checks look at: everything unless the language server
+    /// re-checks one step ([`incremental`]).
+    pub scope: Scope,
+}
+
+/// The part of a workflow the checks run over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Every step and the whole-workflow parts: what `check` reports.
+    All,
+    /// One step's own diagnostics: those a check reports while visiting
+    /// that step (its expressions, keys, call, deps).
+    Step(usize),
+    /// Only what belongs to no one step: `outputs:`, dependency cycles,
+    /// unused captures.
+    Whole,
 }
 
 impl<'a> Cx<'a> {
@@ -128,7 +145,44 @@ impl<'a> Cx<'a> {
             capture_tool,
             contracts,
             params_type,
+            scope: Scope::All,
         }
+    }
+
+    /// The steps a check visits, with their indices: every step, or the
+    /// one of [`Scope::Step`].
+    pub fn steps(&self) -> impl Iterator<Item = (usize, &'a ir::Step)> + 'a {
+        let n = self.wf.steps.len();
+        let range = match self.scope {
+            Scope::All => 0..n,
+            Scope::Step(k) => k.min(n)..(k + 1).min(n),
+            Scope::Whole => 0..0,
+        };
+        let wf = self.wf;
+        range.map(move |i| (i, &wf.steps[i]))
+    }
+
+    /// Whether the whole-workflow parts run (`outputs:`, cycles, unused
+    /// captures): not when one step is re-checked.
+    pub fn whole(&self) -> bool {
+        !matches!(self.scope, Scope::Step(_))
+    }
+
+    /// [`Workflow::expressions`] of the steps a check visits, and
+    /// `outputs:`'s when [`Cx::whole`].
+    pub fn expressions(&self) -> Vec<(usize, &'a ir::ast::Expr, &'a str, &'a ir::ScalarLoc, ir::ExprSite)> {
+        if self.scope == Scope::All {
+            return self.wf.expressions();
+        }
+        let mut out: Vec<_> = self
+            .steps()
+            .flat_map(|(i, step)| step.expressions().into_iter().map(move |(e, t, l, s)| (i, e, t, l, s)))
+            .collect();
+        if self.whole() {
+            let outputs = self.wf.output_expressions().into_iter();
+            out.extend(outputs.map(|(e, t, l)| (0, e, t, l, ir::ExprSite::Output)));
+        }
+        out
     }
 
     /// The contract of the tool a step calls, if known.
@@ -262,7 +316,11 @@ impl Hash for SchemaKey<'_> {
     }
 }
 
-/// A check: reads the context, pushes diagnostics.
+/// A check: reads the context, pushes diagnostics. It visits the steps
+/// of [`Cx::steps`] (or [`Cx::expressions`]), each diagnostic inside the
+/// step being visited, and reports what belongs to no one step only when
+/// [`Cx::whole`]: the language server checks one step at a time
+/// ([`Scope`]).
 pub type CheckFn = fn(&Cx, &mut Vec<Diagnostic>);
 
 /// The registry: one row per code a check produces.

@@ -136,9 +136,19 @@ const MARKER: &str = "# savant-think:";
 fn comments(source: &SourceFile) -> Vec<Comment> {
     let text = &source.text;
     let mut out = Vec::new();
-    let mut line_start = 0usize;
-    for (line_no, line) in text.split_inclusive('\n').enumerate() {
-        let mut from = 0;
+    // The marker is searched in the whole text at once (a large file has
+    // none, and a search per line costs more than the check of an edit).
+    // The line a match is on, counted as `split_inclusive('\n')` counts.
+    let (mut line_no, mut counted) = (0usize, 0usize);
+    let mut next = 0;
+    while let Some(found) = text.get(next..).and_then(|t| t.find(MARKER)) {
+        let line_start = text[..next + found].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[next + found..].find('\n').map_or(text.len(), |i| next + found + i + 1);
+        line_no += text.as_bytes()[counted..line_start].iter().filter(|&&b| b == b'\n').count();
+        counted = line_start;
+        let line = &text[line_start..line_end];
+        let mut from = next + found - line_start;
+        next = line_end;
         while let Some(at) = line[from..].find(MARKER) {
             let at = from + at;
             from = at + MARKER.len();
@@ -174,7 +184,6 @@ fn comments(source: &SourceFile) -> Vec<Comment> {
             }
             out.push(Comment { line: line_no, file_wide, codes });
         }
-        line_start += line.len();
     }
     out
 }

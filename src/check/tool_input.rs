@@ -30,7 +30,7 @@ pub(crate) fn input_schema<'a>(cx: &Cx<'a>, i: usize) -> Option<Cow<'a, Value>> 
 /// tool's schema gives it: a literal of another type, or a lone `<<expr>>`
 /// (which renders to the expression's value as is) of another type.
 pub(crate) fn check_types(cx: &Cx, out: &mut Vec<Diagnostic>) {
-    for (i, step) in cx.wf.steps.iter().enumerate() {
+    for (i, step) in cx.steps() {
         let Some(TemplateValue::Object(entries, _)) = &step.input_template else { continue };
         let Some(schema) = input_schema(cx, i) else { continue };
         let Some(call) = step.call.as_ref().or(step.uses.as_ref()) else { continue };
@@ -110,7 +110,7 @@ impl Site<'_, '_> {
 /// tool's output does not list. Not for the engine's own tools: a `think`
 /// step with a `success_schema` is answered by the client in its own shape.
 pub(crate) fn check_success_schema(cx: &Cx, out: &mut Vec<Diagnostic>) {
-    for (i, step) in cx.wf.steps.iter().enumerate() {
+    for (i, step) in cx.steps() {
         let Some(tool) = cx.contract(i).filter(|c| c.server.is_some()) else { continue };
         let Some(output) = &tool.output else { continue };
         let (schema, span) = match &step.success_schema {

@@ -22,13 +22,14 @@ use crate::ir::{ExprSite, Type};
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
     crate::check::tool_input::check_types(cx, out);
     crate::check::tool_input::check_success_schema(cx, out);
-    for (i, step) in cx.wf.steps.iter().enumerate() {
+    for (i, step) in cx.steps() {
         let loop_item = loop_item_type(cx, i);
         for (expr, text, loc, site) in step.expressions() {
             check_expr(cx, i, (expr, text, loc, site), &loop_item, out);
         }
     }
-    for (expr, text, loc) in cx.wf.output_expressions() {
+    let outputs = if cx.whole() { cx.wf.output_expressions() } else { Vec::new() };
+    for (expr, text, loc) in outputs {
         check_expr(cx, 0, (expr, text, loc, ExprSite::Output), &Type::Any, out);
     }
 }

@@ -13,7 +13,7 @@ const MAX_SUGGESTIONS: usize = 256;
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
     let mut memo: std::collections::HashMap<&str, Option<String>> = Default::default();
-    for step in &cx.wf.steps {
+    for (_, step) in cx.steps() {
         for dep in &step.deps {
             if cx.step_index.contains_key(dep.value.as_str()) {
                 continue;

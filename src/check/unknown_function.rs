@@ -31,7 +31,7 @@ const ALIASES: &[(&str, &str)] = &[
 ];
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
-    for (_, expr, text, loc, _) in cx.wf.expressions() {
+    for (_, expr, text, loc, _) in cx.expressions() {
         walk(expr, &mut |e| {
             let ExprKind::Call { name, name_span, .. } = &e.kind else { return };
             if lookup(name).is_some() {

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
     // A named schema is compiled once, however many steps name it.
     let mut named: HashMap<&str, Option<String>> = HashMap::new();
-    for step in &cx.wf.steps {
+    for (_, step) in cx.steps() {
         match &step.success_schema {
             None => {}
             // Inline schemas are compiled while lowering, where the YAML

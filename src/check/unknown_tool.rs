@@ -32,7 +32,7 @@ fn required_sets(schema: &Value) -> Vec<Vec<&str>> {
 }
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
-    for (i, step) in cx.wf.steps.iter().enumerate() {
+    for (i, step) in cx.steps() {
         let Some(call) = &step.call else { continue };
         if let Some(manifest) = &cx.config.tools
             && !manifest.contains(&call.value)

@@ -17,7 +17,7 @@ use serde_json::Value;
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
     let Some(table) = &cx.config.workflows else { return };
     let me = crate::check::workflow_cycle::self_id(cx, table);
-    for (i, step) in cx.wf.steps.iter().enumerate() {
+    for (i, step) in cx.steps() {
         let Some(uses) = &step.uses else { continue };
         // Using itself is a `WORKFLOW_CYCLE`, wherever the file is.
         if table.get(&uses.value).is_none() && uses.value != me {

@@ -27,7 +27,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
     // "Did you mean" compares against every capture name: remember the answer
     // per name (and loop variable), so many errors stay linear.
     let mut memo: HashMap<(String, Option<String>), Option<String>> = HashMap::new();
-    for (i, expr, text, loc, site) in cx.wf.expressions() {
+    for (i, expr, text, loc, site) in cx.expressions() {
         // A generated expression can name thousands of unknowns: report
         // the first few, then one line for the rest.
         let mut reported = 0usize;

@@ -13,7 +13,7 @@ use crate::ir::ast::{ExprKind, walk};
 use std::collections::HashSet;
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
-    if cx.wf.has_expr_errors {
+    if cx.wf.has_expr_errors || !cx.whole() {
         return;
     }
     // Every root name an expression reads (a capture is read by name only).

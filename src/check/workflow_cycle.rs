@@ -21,7 +21,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
     let Some(table) = &cx.config.workflows else { return };
     let me = self_id(cx, table);
     let mut depths = Depths { table, memo: HashMap::new(), on_path: HashSet::new() };
-    for step in &cx.wf.steps {
+    for (_, step) in cx.steps() {
         let Some(uses) = &step.uses else { continue };
         let here = format!("`{me}` uses `{}` (step `{}`)", uses.value, step.id.value);
         if let Some(path) = path_back(table, &uses.value, &me) {

@@ -21,7 +21,7 @@ mod expr;
 mod params;
 #[path = "lower_parts.rs"]
 mod parts;
-pub use parts::{Item, Parts, lower_item, lower_parts, move_spans};
+pub use parts::{Item, Parts, lower_item, lower_parts, move_spans, move_step};
 #[path = "lower_step.rs"]
 mod step;
 

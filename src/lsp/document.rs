@@ -41,6 +41,9 @@ pub struct Document {
     /// What the checker kept of `last_good` to check the next version from
     /// it ([`incremental::reanalyze`]).
     pub base: Option<incremental::State>,
+    /// The configuration `base` was checked with: its checks' diagnostics
+    /// are reused only with the same one.
+    pub base_config: Option<Rc<Config>>,
 }
 
 /// The file path a `file:` URI names (the URI itself otherwise, for display).
@@ -217,6 +220,7 @@ impl Document {
         if a.wf.is_some() {
             self.last_good = Some(a.clone());
             self.base = state;
+            self.base_config = Some(config.clone());
         }
         self.current = Some(a.clone());
         a
@@ -234,7 +238,10 @@ impl Document {
         if self.text.len() > config.limits.file_cap() || crate::testing::suite::is_test_file(path) {
             return None;
         }
-        let state = self.base.take()?;
+        let mut state = self.base.take()?;
+        if !self.base_config.as_ref().is_some_and(|c| std::ptr::eq(&**c, config)) {
+            state.forget_checks();
+        }
         let prev = match self.last_good.take().map(Rc::try_unwrap) {
             // The same project and depth limit (the other steps were read under it).
             Some(Ok(prev))
@@ -254,7 +261,6 @@ impl Document {
         let src = SourceFile::new(path.to_string_lossy().into_owned(), self.text.as_str());
         let Analysis { src: old, root, limits, wf, diags, project } = prev;
         let mut wf = wf?;
-        let mut state = state;
         match incremental::reanalyze(&old, &mut wf, &mut state, &src, config) {
             Some(diags) => {
                 let limits = config.limits.clone();

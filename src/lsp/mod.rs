@@ -248,6 +248,7 @@ impl Server {
                     current: None,
                     last_good: None,
                     base: None,
+                    base_config: None,
                 };
                 self.docs.insert(d.uri.clone(), doc);
                 self.pending.remove(&d.uri);

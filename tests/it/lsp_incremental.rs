@@ -51,6 +51,8 @@ struct Editor {
     base: Option<(SourceFile, Workflow, incremental::State)>,
     config: Config,
     incremental: usize,
+    /// Of those, how many checked only the edited step.
+    rechecked: usize,
 }
 
 impl Editor {
@@ -59,9 +61,11 @@ impl Editor {
         let (want_wf, want) = check::analyze(&src, &self.config);
         let got = match self.base.take() {
             Some((old, mut wf, mut state)) => {
+                let before = state.rechecked();
                 match incremental::reanalyze(&old, &mut wf, &mut state, &src, &self.config) {
                     Some(diags) => {
                         self.incremental += 1;
+                        self.rechecked += state.rechecked() - before;
                         Some((Some(wf), diags, Some(state)))
                     }
                     None => {
@@ -136,7 +140,12 @@ fn apply(text: &mut String, e: &Edit) {
 /// `cumulative`, else each alone to `text`); returns how many edits were
 /// checked incrementally.
 fn run(text: &str, edits: &[Edit], cumulative: bool) -> Result<usize, TestCaseError> {
-    let mut editor = Editor { base: None, config: Config::default(), incremental: 0 };
+    run_counting(text, edits, cumulative).map(|(incremental, _)| incremental)
+}
+
+/// [`run`], and how many edits had only their step checked.
+fn run_counting(text: &str, edits: &[Edit], cumulative: bool) -> Result<(usize, usize), TestCaseError> {
+    let mut editor = Editor { base: None, config: Config::default(), incremental: 0, rechecked: 0 };
     editor.check(text)?;
     let start = editor.base.clone();
     let mut edited = text.to_owned();
@@ -148,7 +157,7 @@ fn run(text: &str, edits: &[Edit], cumulative: bool) -> Result<usize, TestCaseEr
         apply(&mut edited, e);
         editor.check(&edited)?;
     }
-    Ok(editor.incremental)
+    Ok((editor.incremental, editor.rechecked))
 }
 
 fn fixtures() -> Vec<(String, String)> {
@@ -267,8 +276,102 @@ fn edits_inside_a_step_are_checked_incrementally() {
     .into_iter()
     .map(|(needle, insert)| Edit { at: at(needle) + 1e-9, near: None, insert })
     .collect();
-    let incremental = run(&text, &edits, true).unwrap();
+    let (incremental, rechecked) = run_counting(&text, &edits, true).unwrap();
     assert_eq!(incremental, edits.len(), "every edit inside a step is incremental");
+    // The rationale leaves what other steps see of the step as it was; a
+    // new name read, a new id, a new dep do not.
+    assert_eq!(rechecked, 2, "only the edited step is checked again");
+}
+
+/// Steps whose diagnostics depend on another step (its id, capture, loop
+/// variable, `deps`, what its `when:` reads): edits to that step, one
+/// after the other, each checked as `check` checks the text. Reused
+/// diagnostics of the other steps would go stale if the re-check missed
+/// what they read.
+const FACES: &str = "id: faces
+params:
+  topic: { type: string }
+steps:
+  - id: a
+    call: tool.t
+    when: \"params.topic != 'a'\"
+    capture_as: ca
+    success_schema: { type: object, properties: { title: { type: string }, items: { type: array } }, additionalProperties: false }
+    rationale: \"first\"
+  - id: b
+    call: tool.t
+    deps: [a]
+    foreach: ca.items
+    as: it
+    input_template: { q: \"<<ca.title>> <<it>> <<cb.x>> <<steps.a.status>>\" }
+    capture_as: cb
+    rationale: \"second\"
+  - id: c
+    call: tool.t
+    deps: [b, zz]
+    when: \"ca.title == 'x' && cb != null && ca.nope == 1\"
+    input_template: { q: \"<<item>> {{ca.title}} <<it>> <<steps.b.status>>\" }
+    capture_as: ca
+    rationale: \"third\"
+  - id: d
+    call: tool.t
+    input_template: { q: \"<<cc>> <<a>> <<topic>> {{cd.x}}\" }
+    capture_as: cd
+    rationale: \"fourth\"
+  - id: e
+    call: tool.t
+outputs:
+  last: \"<<cd.title>> <<ca.nope>>\"
+";
+
+#[test]
+fn edits_to_what_other_steps_read_check_as_check_checks() {
+    // (the text to change, what it becomes): each applied to the last text.
+    let edits = [
+        ("\"first\"", "\"firstx\""),
+        // Before a capture another step's diagnostic points at.
+        ("!= 'a'", "!= 'ab'"),
+        // Before the `as:` another step's diagnostic points at.
+        ("foreach: ca.items", "foreach: ca.items "),
+        ("!= 'ab'", "!= 'a'"),
+        ("capture_as: ca\n    success", "capture_as: cc\n    success"),
+        ("\"second\"", "\"secondx\""),
+        ("capture_as: cc\n    success", "capture_as: ca\n    success"),
+        ("  - id: a\n", "  - id: aa\n"),
+        ("\"third\"", "\"thirdx\""),
+        ("  - id: aa\n", "  - id: a\n"),
+        ("as: it\n", "as: item\n"),
+        ("\"fourth\"", "\"fourthx\""),
+        ("deps: [a]", "deps: [a, c]"),
+        ("\"secondx\"", "\"secon\""),
+        ("\"thirdx\"", "\"third\""),
+        ("cb != null", "cbb != null"),
+        ("\"secon\"", "\"second\""),
+        ("deps: [b, zz]", "deps: [zz]"),
+        ("\"third\"", "\"thirdy\""),
+        ("cbb != null", "cb != null"),
+        ("ca.title == 'x'", "cd.title == 'x'"),
+        ("\"fourthx\"", "\"fourth\""),
+        ("  - id: a\n    call: tool.t", "  - id: a\n    call: think"),
+        ("\"firstx\"", "\"first\""),
+        ("<<cc>> <<a>>", "<<cc>> <<c>>"),
+        ("\"second\"", "\"seco\""),
+        ("  - id: b\n", "  - id:  b\n"),
+        ("\"seco\"", "\"second\""),
+        ("deps: [a, c]", "deps: [a]"),
+        ("\"thirdy\"", "\"third\""),
+        ("foreach: ca.items ", "foreach: ca.items"),
+    ];
+    let mut editor = Editor { base: None, config: Config::default(), incremental: 0, rechecked: 0 };
+    let mut text = FACES.to_owned();
+    editor.check(&text).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{from:?} in {text}");
+        text = text.replacen(from, to, 1);
+        editor.check(&text).unwrap();
+    }
+    assert!(editor.incremental >= edits.len() - 2, "{} of {} incremental", editor.incremental, edits.len());
+    assert!(editor.rechecked >= 12, "{} rechecked", editor.rechecked);
 }
 
 /// A character typed into a file at the size cap makes it too large: the
@@ -277,7 +380,8 @@ fn edits_inside_a_step_are_checked_incrementally() {
 fn an_edit_past_the_size_cap_is_checked_as_check_checks_it() {
     let text = generated(20);
     let limits = savant_think::Limits { max_file_bytes: text.len(), ..Default::default() };
-    let mut editor = Editor { base: None, config: Config { limits, ..Config::default() }, incremental: 0 };
+    let mut editor =
+        Editor { base: None, config: Config { limits, ..Config::default() }, incremental: 0, rechecked: 0 };
     editor.check(&text).unwrap();
     let mut edited = text.clone();
     edited.insert(text.find("Step 7 ").unwrap(), 'x');

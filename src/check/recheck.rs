@@ -1,0 +1,168 @@
+//! The checks' diagnostics kept by step, for the language server
+//! ([`super::incremental`]): after an edit inside one step that leaves
+//! what the other steps see of it unchanged (its [`Face`]), only that step
+//! is checked again ([`Scope::Step`]) and the other steps' diagnostics are
+//! reused, moved with the text.
+//!
+//! The result equals a run of every check over the whole workflow because:
+//! a check visiting one step reads of the others only what their faces
+//! hold (ids, captures, loop variables and their spans, what types a
+//! capture, the names a step reads and its `deps`, which make the
+//! dependency graph); the whole-workflow parts (unused captures,
+//! `outputs:`, cycles) depend on the faces too, except a cycle's labels,
+//! which point into the steps: those are computed again whenever there is
+//! a cycle. The did-you-mean memos of `UNRESOLVED_VAR` and `UNKNOWN_DEP`,
+//! shared by every step in a whole run, stop suggesting past a cap of
+//! distinct names; below it they are only a cache, so the diagnostics are
+//! kept only while there are fewer of those codes than the cap (and none
+//! cut short with "… and N more"). The sort breaks ties (same span, same
+//! code: one check) in the order pushed, which is the same step by step as
+//! check by check as long as no two steps share text: with an alias in the
+//! file nothing is kept.
+
+use super::{CHECKS, Cx, Scope};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::ir::ast::{ExprKind, walk};
+use crate::ir::{SchemaRef, Step, Str};
+use crate::source::Span;
+use serde_json::Value;
+
+/// Distinct names `UNRESOLVED_VAR` and `UNKNOWN_DEP` each suggest for per
+/// run (their `MAX_SUGGESTIONS`).
+const SUGGESTION_CAP: usize = 256;
+
+/// Every check's diagnostics: each step's own, and the rest.
+#[derive(Clone, Debug, Default)]
+pub struct Checked {
+    steps: Vec<Vec<Diagnostic>>,
+    whole: Vec<Diagnostic>,
+}
+
+impl Checked {
+    /// Runs every check step by step, then the whole-workflow parts;
+    /// `None` when that could differ from one run over everything (see the
+    /// module's doc): the caller runs that instead.
+    pub fn run(cx: &mut Cx) -> Option<Checked> {
+        if cx.src.text.contains('*') {
+            return None;
+        }
+        let steps = (0..cx.wf.steps.len()).map(|k| one(cx, Scope::Step(k))).collect();
+        let whole = one(cx, Scope::Whole);
+        Some(Checked { steps, whole }).filter(Checked::below_caps)
+    }
+
+    /// After step `k` was lowered again and the text moved by `delta`
+    /// bytes at `at` (where the edit ended in the old text: labels into
+    /// the step after it move too), its face the same:
+    /// checks step `k` again, and the cycles when there are any; the rest
+    /// is moved. `None` as for [`Checked::run`].
+    pub fn recheck(mut self, cx: &mut Cx, k: usize, at: u32, delta: i64) -> Option<Checked> {
+        if self.steps.len() != cx.wf.steps.len() || cx.src.text.contains('*') {
+            return None;
+        }
+        for d in self.steps.iter_mut().skip(k + 1).flatten().chain(&mut self.whole) {
+            move_diagnostic(d, at, delta);
+        }
+        self.steps[k] = one(cx, Scope::Step(k));
+        if self.whole.iter().any(|d| d.code == Code::CyclicDependency) {
+            self.whole = one(cx, Scope::Whole);
+        }
+        Some(self).filter(Checked::below_caps)
+    }
+
+    /// The diagnostics, in the order a run over everything would push them
+    /// up to ties of the sort (see the module's doc).
+    pub fn diagnostics(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.steps.iter().flatten().chain(&self.whole)
+    }
+
+    fn below_caps(&self) -> bool {
+        let mut suggesting = 0;
+        for d in self.diagnostics().filter(|d| matches!(d.code, Code::UnresolvedVar | Code::UnknownDep)) {
+            if d.message.starts_with("… and ") {
+                return false;
+            }
+            suggesting += 1;
+        }
+        suggesting < SUGGESTION_CAP
+    }
+}
+
+/// Every check over `scope`.
+fn one(cx: &mut Cx, scope: Scope) -> Vec<Diagnostic> {
+    cx.scope = scope;
+    let mut out = Vec::new();
+    for (_, check) in CHECKS {
+        check(cx, &mut out);
+    }
+    cx.scope = Scope::All;
+    out
+}
+
+/// A diagnostic after `delta` bytes were inserted (or removed) at `at`.
+pub fn move_diagnostic(d: &mut Diagnostic, at: u32, delta: i64) {
+    d.span = d.span.moved(at, delta);
+    d.labels.iter_mut().for_each(|l| l.span = l.span.moved(at, delta));
+    if let Some(f) = &mut d.fix {
+        f.span = f.span.moved(at, delta);
+    }
+}
+
+/// What the checks of the other steps, and the whole-workflow parts, read
+/// of a step. Two steps with equal faces (spans included) leave every
+/// other step's diagnostics as they were.
+#[derive(Debug, PartialEq)]
+pub struct Face<'s> {
+    id: &'s Str,
+    capture: Option<&'s Str>,
+    call: Option<&'s str>,
+    uses: Option<&'s str>,
+    /// A foreach step's loop variable, its `as:` and its `foreach:`.
+    looping: Option<(&'s str, Option<Span>, Span)>,
+    schema: Option<Schema<'s>>,
+    /// A `model.generate` step's result schema (from its input).
+    generated: Option<Value>,
+    deps: Vec<&'s str>,
+    /// The root names its expressions read, and the `X` of `steps.X`.
+    reads: Vec<(&'s str, bool)>,
+}
+
+#[derive(Debug, PartialEq)]
+enum Schema<'s> {
+    Named(&'s str),
+    Inline(&'s Value),
+}
+
+impl<'s> Face<'s> {
+    pub fn of(step: &'s Step) -> Face<'s> {
+        let mut reads = Vec::new();
+        for (expr, ..) in step.expressions() {
+            walk(expr, &mut |e| match &e.kind {
+                ExprKind::Var(name) => reads.push((name.as_str(), false)),
+                ExprKind::Field { base, name, .. } if matches!(&base.kind, ExprKind::Var(v) if v == "steps") => {
+                    reads.push((name.as_str(), true))
+                }
+                _ => {}
+            });
+        }
+        reads.sort_unstable();
+        reads.dedup();
+        Face {
+            id: &step.id,
+            capture: step.capture_as.as_ref(),
+            call: step.call.as_ref().map(|c| c.value.as_str()),
+            uses: step.uses.as_ref().map(|u| u.value.as_str()),
+            looping: step
+                .foreach
+                .as_ref()
+                .map(|f| (step.loop_var_name(), step.loop_var.as_ref().map(|v| v.span), f.loc.span)),
+            schema: step.success_schema.as_ref().map(|s| match s {
+                SchemaRef::Named(n) => Schema::Named(n.value.as_str()),
+                SchemaRef::Inline { schema, .. } => Schema::Inline(schema),
+            }),
+            generated: super::manifest::model_generate_output(step),
+            deps: step.deps.iter().map(|d| d.value.as_str()).collect(),
+            reads,
+        }
+    }
+}
