@@ -9,7 +9,10 @@
 //! Groups of `edit_to_diagnostics`: `1k_steps` and `10k_steps` (generated
 //! workflows; a character typed into a step's rationale, after an emoji),
 //! `1k_steps_expr` and `10k_steps_expr` (a digit typed into a `when:`
-//! expression), `1k_steps_whole_text` (the same rationale edit sent as the
+//! expression), `1k_steps_name` and `10k_steps_name` (a letter typed into
+//! the name of a capture a step reads, so what the step reads changes and
+//! every step is checked again; it publishes an `UNRESOLVED_VAR`),
+//! `1k_steps_whole_text` (the same rationale edit sent as the
 //! whole text, as a client without incremental sync sends it) and one per
 //! bundled workflow (a space typed into its first `<<…>>` after the middle).
 //! Run with `cargo bench --bench lsp`; figures in docs/PERFORMANCE.md.
@@ -151,6 +154,8 @@ struct Case {
     typed: &'static str,
     /// Send the whole text instead of the range.
     whole: bool,
+    /// Whether the typed text still checks clean.
+    clean: bool,
 }
 
 /// The offset just after `needle`, searched from the first `from`.
@@ -169,6 +174,7 @@ fn bench(c: &mut Criterion) {
         let text = generated(n);
         let rationale = after(&text, &format!("id: s{mid}\n"), &format!("Step {mid} 😀"));
         let when = after(&text, &format!("id: s{}\n", mid + 7), "params.limit > 3");
+        let capture_ref = after(&text, &format!("id: s{mid}\n"), &format!("<<c{}", mid - 1));
         let case = |name: String, at: usize, typed: &'static str, whole: bool| Case {
             name,
             uri: uri.clone(),
@@ -176,9 +182,11 @@ fn bench(c: &mut Criterion) {
             at,
             typed,
             whole,
+            clean: true,
         };
         cases.push(case(format!("{label}_steps"), rationale, "x", false));
         cases.push(case(format!("{label}_steps_expr"), when, "5", false));
+        cases.push(Case { clean: false, ..case(format!("{label}_steps_name"), capture_ref, "x", false) });
         if n == 1_000 {
             cases.push(case(format!("{label}_steps_whole_text"), rationale, "x", true));
         }
@@ -189,16 +197,21 @@ fn bench(c: &mut Criterion) {
         let middle = text[..text.len() / 2].rfind('\n').map_or(0, |i| i + 1);
         let at = middle + text[middle..].find("<<").unwrap() + 2;
         let uri = format!("file://{}", path.display());
-        cases.push(Case { name: name.into(), uri, text, at, typed: " ", whole: false });
+        cases.push(Case { name: name.into(), uri, text, at, typed: " ", whole: false, clean: true });
     }
     let mut group = c.benchmark_group("edit_to_diagnostics");
     for case in &cases {
-        let Case { name, uri, text, at, typed, whole } = case;
+        let Case { name, uri, text, at, typed, whole, clean } = case;
         let mut server = Server::start();
         assert_eq!(server.open(uri, text), 0, "{name} checks clean");
         let mut typed_text = text.clone();
         typed_text.insert_str(*at, typed);
-        assert_eq!(server.edit(uri, None, &typed_text), 0, "{name} still checks clean when typed into");
+        let typed_diagnostics = server.edit(uri, None, &typed_text);
+        assert_eq!(
+            typed_diagnostics == 0,
+            *clean,
+            "{name}: {typed_diagnostics} diagnostic(s) when typed into"
+        );
         assert_eq!(server.edit(uri, None, text), 0);
         let start = position(text, *at);
         let end = position(&typed_text, at + typed.len());
