@@ -62,16 +62,20 @@ impl State {
 /// step when `keep` and that gives the same ([`Checked::run`]).
 fn check_all(cx: &mut Cx, diags: &mut Vec<Diagnostic>, keep: bool) -> Option<Checked> {
     match keep.then(|| Checked::run(cx)).flatten() {
-        Some(checked) => {
-            diags.extend(checked.diagnostics().cloned());
-            sort(diags);
-            Some(checked)
-        }
+        Some(checked) => Some(reported(checked, diags)),
         None => {
             run_checks(cx, diags);
             None
         }
     }
+}
+
+/// `checked`'s diagnostics appended to `diags` and sorted, as one run of
+/// every check reports them.
+fn reported(checked: Checked, diags: &mut Vec<Diagnostic>) -> Checked {
+    diags.extend(checked.diagnostics().cloned());
+    sort(diags);
+    checked
 }
 
 /// [`super::analyze`], and the state for [`reanalyze`].
@@ -138,9 +142,7 @@ pub fn reanalyze(
     state.checked = match reuse.and_then(|c| c.recheck(&mut cx, k, edit_end, delta)) {
         Some(checked) => {
             state.rechecked += 1;
-            diags.extend(checked.diagnostics().cloned());
-            sort(&mut diags);
-            Some(checked)
+            Some(reported(checked, &mut diags))
         }
         None => check_all(&mut cx, &mut diags, true),
     };
