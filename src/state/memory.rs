@@ -68,6 +68,24 @@ impl MemStore {
         runs.writes += 1;
         Stamp::counter(runs.writes)
     }
+
+    /// Appends `event` to the run's journal: the body of both appends.
+    fn push(runs: &mut Runs, key: &RunKey, event: &Value) -> Result<Stamp, StoreError> {
+        let Some(version) = version_of(event) else {
+            return Err(corrupt(key, "an event without an integer version"));
+        };
+        let stamp = MemStore::next_stamp(runs);
+        let Some(stored) = runs.runs.get_mut(key) else {
+            return Err(corrupt(key, "an event for a run that has no snapshot"));
+        };
+        let last = stored.journal.last().or(Some(&stored.snapshot)).and_then(version_of).unwrap_or(0);
+        if version <= last && !stored.journal.is_empty() {
+            return Err(corrupt(key, "an event whose version does not grow"));
+        }
+        stored.journal.push(event.clone());
+        stored.stamp = stamp;
+        Ok(stamp)
+    }
 }
 
 impl ObjectStore for MemStore {
@@ -178,21 +196,28 @@ impl StateStore for MemStore {
 
     fn append(&self, key: &RunKey, event: &Value) -> Result<Stamp, StoreError> {
         key.validate()?;
-        let Some(version) = version_of(event) else {
-            return Err(corrupt(key, "an event without an integer version"));
-        };
+        MemStore::push(&mut relock(&self.runs), key, event)
+    }
+
+    fn appends_unlocked(&self) -> bool {
+        true
+    }
+
+    fn append_unlocked(
+        &self,
+        key: &RunKey,
+        event: &Value,
+        expected: &Stamp,
+    ) -> Result<Option<Stamp>, StoreError> {
+        key.validate()?;
+        // Both checked under the runs' mutex, which a lock holder's first
+        // read of the run takes too: a lock taken after the check sees the
+        // event.
         let mut runs = relock(&self.runs);
-        let stamp = MemStore::next_stamp(&mut runs);
-        let Some(stored) = runs.runs.get_mut(key) else {
-            return Err(corrupt(key, "an event for a run that has no snapshot"));
-        };
-        let last = stored.journal.last().or(Some(&stored.snapshot)).and_then(version_of).unwrap_or(0);
-        if version <= last && !stored.journal.is_empty() {
-            return Err(corrupt(key, "an event whose version does not grow"));
+        if self.locks.is_held(key) || runs.runs.get(key).map(|s| s.stamp) != Some(*expected) {
+            return Ok(None);
         }
-        stored.journal.push(event.clone());
-        stored.stamp = stamp;
-        Ok(stamp)
+        MemStore::push(&mut runs, key, event).map(Some)
     }
 
     fn write_snapshot(&self, key: &RunKey, snapshot: &Value) -> Result<Stamp, StoreError> {

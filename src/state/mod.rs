@@ -161,6 +161,12 @@ impl Stamp {
     fn counter(n: u64) -> Stamp {
         Stamp { snapshot: FileId::default(), journal: FileId { len: n, ..FileId::default() } }
     }
+
+    /// The counter of a [`Stamp::counter`] stamp.
+    #[cfg(feature = "postgres")]
+    fn counter_value(&self) -> u64 {
+        self.journal.len
+    }
 }
 
 /// Identity and size of one file; all zero for a missing file.
@@ -313,6 +319,31 @@ pub trait StateStore: ArchiveStore + ObjectStore + Send + Sync {
     ) -> Result<Stamp, StoreError> {
         let _ = current;
         self.append(key, event)
+    }
+
+    /// Whether [`StateStore::append_unlocked`] can succeed. A store says so
+    /// when its lock costs more than the check that replaces it: on
+    /// PostgreSQL, taking and releasing the lock are a round trip each.
+    fn appends_unlocked(&self) -> bool {
+        false
+    }
+
+    /// [`StateStore::append`] without the run's lock, by a caller whose view
+    /// of the run is the state stamped `expected`: the event is appended
+    /// only if no one holds the run's lock and its stamp is still
+    /// `expected`, checked and written at once (on PostgreSQL one
+    /// statement). `None`, nothing written, when either does not hold or the
+    /// run is gone; the caller then takes the lock and reads the run again.
+    /// So a lock holder never sees a write it did not make, and two callers
+    /// with the same view never both append. The default: always `None`.
+    fn append_unlocked(
+        &self,
+        key: &RunKey,
+        event: &serde_json::Value,
+        expected: &Stamp,
+    ) -> Result<Option<Stamp>, StoreError> {
+        let _ = (key, event, expected);
+        Ok(None)
     }
 
     /// Atomically replaces the run's whole state with `snapshot` (creating

@@ -68,5 +68,6 @@ mod test_cmd;
 mod test_files;
 mod test_update;
 mod tools_sync;
+mod unlocked_next;
 mod upgrade;
 mod yaml_bad_input;

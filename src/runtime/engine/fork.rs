@@ -74,7 +74,7 @@ impl Engine {
         self.forget(&key);
         let snapshot = serde_json::to_value(&fork.state).unwrap_or(Value::Null);
         let stamp = self.store.write_snapshot(&key, &snapshot).map_err(store_error)?;
-        let mut cached = Cached { stamp, machine: fork, journal_len: 0 };
+        let mut cached = Cached::new(stamp, fork, 0);
         let out = self.advance(&key, &mut cached);
         self.put(&key, cached);
         out

@@ -40,6 +40,7 @@ pub use observe::{AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt}
 pub use upgrade::{UpgradeFailed, UpgradeRequest};
 mod runs;
 mod state;
+mod unlocked;
 mod validate;
 
 /// A run's journal is folded into its snapshot once it holds more than this
@@ -57,6 +58,22 @@ struct Cached {
     machine: Machine,
     /// Events in the journal since the last snapshot.
     journal_len: usize,
+    /// Set while a call works on the run without its lock (see
+    /// `unlocked.rs`): its writes are then conditional.
+    unlocked: Option<unlocked::Writes>,
+}
+
+impl Cached {
+    fn new(stamp: Stamp, machine: Machine, journal_len: usize) -> Cached {
+        Cached { stamp, machine, journal_len, unlocked: None }
+    }
+
+    /// Whether the journal is due to be folded into a new snapshot: it holds
+    /// more than [`COMPACT_AFTER`] events and at least half the history
+    /// (amortised linear cost).
+    fn compaction_due(&self) -> bool {
+        self.journal_len > COMPACT_AFTER && self.journal_len * 2 >= self.machine.state.history.len()
+    }
 }
 
 /// The run engine over one project root: `plan`, `next` and the other tools, over durable run state.
@@ -225,6 +242,9 @@ impl Engine {
 
     /// Submits the result of a ready step and returns the next instruction.
     pub fn next(&self, args: NextArgs) -> EngineResult<Progress> {
+        if let Some(out) = self.next_unlocked(&args) {
+            return out;
+        }
         let (key, _lock, mut cached) = self.open_run(&args.workflow, &args.run_id)?;
         let out = self.next_locked(&key, &mut cached, args);
         self.put(&key, cached);
@@ -318,7 +338,10 @@ impl Engine {
         if let Some(generation) = &cached.machine.state.generation {
             value["generation"] = json!(generation);
         }
-        cached.stamp = self.store.append_after(key, &value, &cached.stamp).map_err(store_error)?;
+        cached.stamp = match &mut cached.unlocked {
+            None => self.store.append_after(key, &value, &cached.stamp).map_err(store_error)?,
+            Some(writes) => self.append_unlocked(key, &value, &cached.stamp, writes)?,
+        };
         cached.journal_len += 1;
         let observed = self.observe_before(cached, &event);
         let at = observed.as_ref().map(|_| event.at.clone());
@@ -326,8 +349,8 @@ impl Engine {
         if let Some(at) = at {
             self.observe_after(observed, &cached.machine, &at);
         }
-        if cached.journal_len > COMPACT_AFTER && cached.journal_len * 2 >= cached.machine.state.history.len()
-        {
+        // (Without the lock, after the call: see `unlocked.rs`.)
+        if cached.unlocked.is_none() && cached.compaction_due() {
             self.snapshot(key, cached)?;
         }
         Ok(())
@@ -405,8 +428,7 @@ impl Engine {
                 None => return Ok(None),
             },
         };
-        let cache_key = (key.workflow.clone(), key.run_id.clone());
-        let cached = self.runs.lock().unwrap_or_else(|p| p.into_inner()).remove(&cache_key);
+        let cached = self.take_cached(key);
         // The run holds the version it is pinned to: the stamp alone says
         // whether the cached machine is still the stored run.
         if let Some(c) = cached
@@ -418,7 +440,7 @@ impl Engine {
         let stamp = loaded.stamp;
         let journal_len = loaded.journal.len();
         let machine = self.replay(key, current, loaded)?;
-        Ok(Some(Cached { stamp, machine, journal_len }))
+        Ok(Some(Cached::new(stamp, machine, journal_len)))
     }
 
     /// A stored run (live or archived) rebuilt: its snapshot, then its
@@ -450,6 +472,13 @@ impl Engine {
             machine.apply(event);
         }
         Ok(machine)
+    }
+
+    /// Takes the run out of the cache: no other call of this process
+    /// works on it until it is [put](Engine::put) back.
+    fn take_cached(&self, key: &RunKey) -> Option<Cached> {
+        let cache_key = (key.workflow.clone(), key.run_id.clone());
+        self.runs.lock().unwrap_or_else(|p| p.into_inner()).remove(&cache_key)
     }
 
     fn put(&self, key: &RunKey, cached: Cached) {

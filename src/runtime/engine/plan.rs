@@ -114,7 +114,7 @@ impl Engine {
         let snapshot = serde_json::to_value(&machine.state).unwrap_or(Value::Null);
         let stamp = self.store.write_snapshot(key, &snapshot).map_err(store_error)?;
         self.observe_finished(&machine, &machine.state.created_at);
-        Ok(Cached { stamp, machine, journal_len: 0 })
+        Ok(Cached::new(stamp, machine, 0))
     }
 
     /// A new run id that names no run (live or archived), with its lock.

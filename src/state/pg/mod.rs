@@ -19,6 +19,9 @@
 //! replica that dies releases it with its connection. Every write takes the
 //! next value of the database-wide sequence `savant_stamp` as the run's
 //! stamp, so a stamp never repeats, whichever replica wrote.
+//! [`StateStore::append_unlocked`] appends without the session lock, in one
+//! statement that tries the same advisory lock for its transaction and
+//! checks the stamp (see `APPEND_UNLOCKED`, and docs/runtime.md).
 //!
 //! Calls block. Inside an async runtime they move off its worker threads
 //! (see `offload`): the synchronous `postgres` client drives its own
@@ -176,20 +179,40 @@ const LOAD: &str = "SELECT r.snapshot, r.stamp, \
      ARRAY(SELECT e.body FROM savant_events e \
            WHERE e.workflow = r.workflow AND e.run_id = r.run_id ORDER BY e.version) \
      FROM savant_runs r WHERE r.workflow = $1 AND r.run_id = $2";
-/// One statement: bump the run's stamp (which also row-locks it), then
-/// insert the event only if it is of the run's generation and above the
-/// last event's version.
-const APPEND: &str = "WITH run AS ( \
-       UPDATE savant_runs SET stamp = nextval('savant_stamp'), updated_at = now() \
-       WHERE workflow = $1 AND run_id = $2 RETURNING stamp, generation), \
-     last AS (SELECT max(version) AS version FROM savant_events WHERE workflow = $1 AND run_id = $2), \
-     ins AS ( \
-       INSERT INTO savant_events (workflow, run_id, version, body) \
-       SELECT $1, $2, $3, $4 FROM run, last \
-       WHERE run.generation IS NOT DISTINCT FROM $5::text \
-         AND (last.version IS NULL OR last.version < $3) \
-       RETURNING 1) \
-     SELECT run.stamp, run.generation, last.version, (SELECT count(*) FROM ins) FROM run, last";
+/// The appends' one statement: bump the run's stamp (which also row-locks
+/// it), then insert the event only if it is of the run's generation and
+/// above the last event's version. `$free` and `$cond` add the unlocked
+/// append's checks (see [`APPEND_UNLOCKED`]).
+macro_rules! append_sql {
+    ($free:literal, $cond:literal) => {
+        concat!(
+            "WITH ",
+            $free,
+            "run AS ( \
+               UPDATE savant_runs SET stamp = nextval('savant_stamp'), updated_at = now() \
+               WHERE workflow = $1 AND run_id = $2",
+            $cond,
+            " RETURNING stamp, generation), \
+             last AS (SELECT max(version) AS version FROM savant_events WHERE workflow = $1 AND run_id = $2), \
+             ins AS ( \
+               INSERT INTO savant_events (workflow, run_id, version, body) \
+               SELECT $1, $2, $3, $4 FROM run, last \
+               WHERE run.generation IS NOT DISTINCT FROM $5::text \
+                 AND (last.version IS NULL OR last.version < $3) \
+               RETURNING 1) \
+             SELECT run.stamp, run.generation, last.version, (SELECT count(*) FROM ins) FROM run, last"
+        )
+    };
+}
+const APPEND: &str = append_sql!("", "");
+/// [`APPEND`] by a caller without the run's lock: only while no session
+/// holds it (the transaction's own try of the same advisory lock, `$6`,
+/// held to the commit) and the stamp is still `$7`. No row when either
+/// fails.
+const APPEND_UNLOCKED: &str = append_sql!(
+    "free AS (SELECT pg_try_advisory_xact_lock($6) AS ok), ",
+    " AND stamp = $7 AND (SELECT ok FROM free)"
+);
 /// One statement: drop the journal and upsert the snapshot.
 const WRITE_SNAPSHOT: &str = "WITH gone AS (DELETE FROM savant_events WHERE workflow = $1 AND run_id = $2) \
      INSERT INTO savant_runs (workflow, run_id, snapshot, version, generation, stamp, updated_at) \
@@ -279,6 +302,65 @@ impl PgStore {
     }
 }
 
+impl PgStore {
+    /// Both appends: [`APPEND`], or with `expected` [`APPEND_UNLOCKED`];
+    /// `None` when no row came back (no run, or the unlocked append's
+    /// checks failed).
+    fn append_with(
+        &self,
+        key: &RunKey,
+        event: &Value,
+        expected: Option<&Stamp>,
+    ) -> Result<Option<Stamp>, StoreError> {
+        key.validate()?;
+        let version = version_of(event)
+            .ok_or_else(|| self.corrupt(key, "refusing to append an event without an integer `version`"))?;
+        let body = serde_json::to_string(event).map_err(|e| self.corrupt(key, e.to_string()))?;
+        let generation = generation_text(event);
+        let v = version_param(version);
+        let unlocked = expected.map(|stamp| (lock_id(key), version_param(stamp.counter_value())));
+        let row = offload(|| {
+            self.with_conn(Some(key), false, |c| match &unlocked {
+                None => {
+                    let s = c.statement(APPEND)?;
+                    c.query_opt(&s, &[&key.workflow, &key.run_id, &v, &body, &generation])
+                }
+                Some((id, stamp)) => {
+                    let s = c.statement(APPEND_UNLOCKED)?;
+                    c.query_opt(&s, &[&key.workflow, &key.run_id, &v, &body, &generation, id, stamp])
+                }
+            })
+        });
+        let row = match row {
+            Ok(Some(row)) => row,
+            Ok(None) => return Ok(None),
+            Err(StoreError::Io { message, .. }) if message.contains("savant_events_pkey") => {
+                return Err(self.corrupt(key, format!("refusing to append version {version}: it exists")));
+            }
+            Err(e) => return Err(e),
+        };
+        let (stamp, run_generation, last, inserted): (i64, Option<String>, Option<i64>, i64) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
+        if inserted == 1 {
+            return Ok(Some(stamp_of(stamp)));
+        }
+        if run_generation != generation {
+            return Err(self.corrupt(
+                key,
+                format!(
+                    "refusing to append an event of generation {} to a run of generation {}",
+                    generation.as_deref().unwrap_or("(none)"),
+                    run_generation.as_deref().unwrap_or("(none)")
+                ),
+            ));
+        }
+        Err(self.corrupt(
+            key,
+            format!("refusing to append version {version} after version {}", last.unwrap_or_default()),
+        ))
+    }
+}
+
 impl StateStore for PgStore {
     fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError> {
         self.take_lock(key, false)?.ok_or_else(|| self.corrupt(key, "the lock was had but not kept"))
@@ -330,47 +412,21 @@ impl StateStore for PgStore {
     }
 
     fn append(&self, key: &RunKey, event: &Value) -> Result<Stamp, StoreError> {
-        key.validate()?;
-        let version = version_of(event)
-            .ok_or_else(|| self.corrupt(key, "refusing to append an event without an integer `version`"))?;
-        let body = serde_json::to_string(event).map_err(|e| self.corrupt(key, e.to_string()))?;
-        let generation = generation_text(event);
-        let v = version_param(version);
-        let row = offload(|| {
-            self.with_conn(Some(key), false, |c| {
-                let s = c.statement(APPEND)?;
-                c.query_opt(&s, &[&key.workflow, &key.run_id, &v, &body, &generation])
-            })
-        });
-        let row = match row {
-            Ok(row) => row,
-            Err(StoreError::Io { message, .. }) if message.contains("savant_events_pkey") => {
-                return Err(self.corrupt(key, format!("refusing to append version {version}: it exists")));
-            }
-            Err(e) => return Err(e),
-        };
-        let Some(row) = row else {
-            return Err(self.corrupt(key, "cannot append to a run that has no snapshot"));
-        };
-        let (stamp, run_generation, last, inserted): (i64, Option<String>, Option<i64>, i64) =
-            (row.get(0), row.get(1), row.get(2), row.get(3));
-        if inserted == 1 {
-            return Ok(stamp_of(stamp));
-        }
-        if run_generation != generation {
-            return Err(self.corrupt(
-                key,
-                format!(
-                    "refusing to append an event of generation {} to a run of generation {}",
-                    generation.as_deref().unwrap_or("(none)"),
-                    run_generation.as_deref().unwrap_or("(none)")
-                ),
-            ));
-        }
-        Err(self.corrupt(
-            key,
-            format!("refusing to append version {version} after version {}", last.unwrap_or_default()),
-        ))
+        let row = self.append_with(key, event, None)?;
+        row.ok_or_else(|| self.corrupt(key, "cannot append to a run that has no snapshot"))
+    }
+
+    fn appends_unlocked(&self) -> bool {
+        true
+    }
+
+    fn append_unlocked(
+        &self,
+        key: &RunKey,
+        event: &Value,
+        expected: &Stamp,
+    ) -> Result<Option<Stamp>, StoreError> {
+        self.append_with(key, event, Some(expected))
     }
 
     fn write_snapshot(&self, key: &RunKey, snapshot: &Value) -> Result<Stamp, StoreError> {

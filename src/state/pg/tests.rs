@@ -239,3 +239,39 @@ fn stale_connections_are_replaced() {
     let _lock = store.lock(&key()).unwrap();
     store.append(&key(), &json!({"version": 2})).unwrap();
 }
+
+/// An append without the lock is made only while no session holds the
+/// run's lock and the run's stamp is still the caller's: one statement
+/// that checks both, takes nothing it keeps (the lock is free right after)
+/// and writes nothing when either fails.
+#[test]
+fn an_unlocked_append_needs_the_lock_free_and_the_stamp_unchanged() {
+    let Some(url) = fresh("t_pg_unlocked") else { return };
+    let (a, b) = (PgStore::open(&url, true).unwrap(), PgStore::open(&url, true).unwrap());
+    assert!(a.appends_unlocked());
+    let gone = b.append_unlocked(&key(), &json!({"version": 2}), &stamp_of(1)).unwrap();
+    assert_eq!(gone, None, "no run");
+    let first = {
+        let _lock = a.lock(&key()).unwrap();
+        a.write_snapshot(&key(), &json!({"version": 1})).unwrap()
+    };
+    let held = a.lock(&key()).unwrap();
+    assert_eq!(b.append_unlocked(&key(), &json!({"version": 2}), &first).unwrap(), None, "locked by a");
+    drop(held);
+    let second =
+        b.append_unlocked(&key(), &json!({"version": 2}), &first).unwrap().expect("free and unchanged");
+    assert_ne!(second, first);
+    assert_eq!(a.stamp(&key()).unwrap(), Some(second));
+    // A stale view (the first stamp) is refused, the current one is not.
+    assert_eq!(a.append_unlocked(&key(), &json!({"version": 3}), &first).unwrap(), None, "stale");
+    let third = a.append_unlocked(&key(), &json!({"version": 3}), &second).unwrap().expect("current");
+    // The transaction's lock ended with it: b takes the lock at once.
+    let lock = b.lock_existing(&key()).unwrap().expect("the run exists");
+    assert_eq!(lock.stamp(), Some(third));
+    drop(lock);
+    let loaded = b.load(&key()).unwrap().unwrap();
+    assert_eq!(loaded.journal, vec![json!({"version": 2}), json!({"version": 3})]);
+    // The append's own checks still hold: a version not above the last.
+    let e = b.append_unlocked(&key(), &json!({"version": 3}), &third).unwrap_err();
+    assert!(e.to_string().contains("after version 3"), "{e}");
+}

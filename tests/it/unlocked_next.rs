@@ -1,0 +1,162 @@
+//! `next` without the run's lock (`runtime/engine/unlocked.rs`): on a
+//! store that appends conditionally, an engine that holds the run in its
+//! cache writes without taking the lock, only while no one holds it and the
+//! run is unchanged. Two engines on one store stand for two replicas; each
+//! test runs on the memory store and on PostgreSQL (when a throwaway cluster
+//! can be started; skipped with a note otherwise, as in `replicas.rs`).
+
+use crate::common::Root;
+use crate::support::{generate, next_args, next_json};
+use savant_think::runtime::args::IfExists;
+use savant_think::runtime::{Engine, ErrorCode};
+use savant_think::state::{LockPolicy, MemStore, RunKey, StateStore};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const ITEMS: usize = 6;
+
+/// A lock wait short enough for a test that expects it to time out.
+fn short_wait() -> LockPolicy {
+    LockPolicy { timeout: Duration::from_millis(300), ..LockPolicy::default() }
+}
+
+/// Three handles on one store's runs, per store: engine A's, engine B's,
+/// and one for the test itself. `wait` is how A and B wait for a lock.
+fn stores(name: &str, wait: LockPolicy) -> Vec<(&'static str, [Box<dyn StateStore>; 3])> {
+    let mem = MemStore::new().with_lock_policy(wait);
+    let mut out: Vec<(&'static str, [Box<dyn StateStore>; 3])> =
+        vec![("memory", [Box::new(mem.clone()), Box::new(mem.clone()), Box::new(mem)])];
+    #[cfg(feature = "postgres")]
+    if let Some(cluster) = savant_think::state::pg::cluster::shared() {
+        let url = cluster.fresh_schema(name).unwrap();
+        let options = savant_think::state::StoreOptions { lock: wait, ..Default::default() };
+        let open = || {
+            Box::new(savant_think::state::PgStore::open_with(&url, &options).unwrap()) as Box<dyn StateStore>
+        };
+        out.push(("postgres", [open(), open(), open()]));
+    }
+    #[cfg(not(feature = "postgres"))]
+    let _ = name;
+    out
+}
+
+fn engines(root: &Root, [a, b, raw]: [Box<dyn StateStore>; 3]) -> (Engine, Engine, Box<dyn StateStore>) {
+    let engine = |store| Engine::with_store(root.path.clone(), Default::default(), store);
+    (engine(a), engine(b), raw)
+}
+
+fn plan(engine: &Engine) {
+    let params = json!({"items": (0..ITEMS).map(|i| format!("i{i}")).collect::<Vec<_>>()});
+    engine.plan("loop", params, Some("r"), IfExists::Error).unwrap();
+}
+
+/// The run's results, `(step_id, result)`, in history order.
+fn results(engine: &Engine) -> Vec<(String, Value)> {
+    let state = serde_json::to_value(engine.state_get("loop", "r").unwrap()).unwrap();
+    let history = state["history"].as_array().cloned().unwrap_or_default();
+    history
+        .iter()
+        .filter(|e| e["type"] == "result")
+        .map(|e| (e["step_id"].as_str().unwrap_or_default().to_owned(), e["result"].clone()))
+        .collect()
+}
+
+fn item(i: usize) -> String {
+    format!("each[{i}]")
+}
+
+/// Results sent to A and B in turn: each engine's cached run is stale at
+/// every other call, so every such call finds the run changed and answers
+/// under the lock. Each result is applied once, and the engines' answers
+/// are those of one engine driving the run alone.
+#[test]
+fn replicas_taking_turns_apply_each_result_once() {
+    let root = Root::with_workflows("unlocked-turns", &[("loop", &generate::foreach("loop"))]);
+    for (name, handles) in stores("it_unlocked_turns", LockPolicy::default()) {
+        let (a, b, _) = engines(&root, handles);
+        plan(&a);
+        for i in 0..ITEMS {
+            let engine = if i % 2 == 0 { &a } else { &b };
+            let reply = next_json(engine, "loop", "r", &item(i), json!({"mark": i})).unwrap();
+            let expected = if i + 1 < ITEMS { "running" } else { "done" };
+            assert_eq!(reply["state"]["status"], expected, "{name}, item {i}: {reply}");
+            assert_eq!(reply["state"]["version"], json!(i + 1), "{name}, item {i}: {reply}");
+            // The other engine's cache is stale now: the same result again
+            // is accepted as a repeat, another one refused.
+            let other = if i % 2 == 0 { &b } else { &a };
+            next_json(other, "loop", "r", &item(i), json!({"mark": i})).unwrap();
+            let e = next_json(other, "loop", "r", &item(i), json!({"mark": "other"})).unwrap_err();
+            assert_eq!(e["error"], "STATE_CONFLICT", "{name}, item {i}: {e}");
+        }
+        let expected: Vec<(String, Value)> = (0..ITEMS).map(|i| (item(i), json!({"mark": i}))).collect();
+        assert_eq!(results(&a), expected, "{name}");
+        assert_eq!(results(&b), expected, "{name}");
+    }
+}
+
+/// While someone else holds the run's lock, an engine that holds the run
+/// in its cache writes nothing: it waits for the lock (here past its
+/// timeout: RUN_BUSY), and the run is as the lock holder left it.
+#[test]
+fn a_held_lock_keeps_out_a_cached_engine() {
+    let root = Root::with_workflows("unlocked-held", &[("loop", &generate::foreach("loop"))]);
+    let key = RunKey::new("loop", "r").unwrap();
+    for (name, handles) in stores("it_unlocked_held", short_wait()) {
+        let (a, _, raw) = engines(&root, handles);
+        plan(&a);
+        next_json(&a, "loop", "r", &item(0), json!({"mark": 0})).unwrap();
+        let before = raw.load(&key).unwrap().unwrap();
+        {
+            let _lock = raw.lock(&key).unwrap();
+            let e = a.next(next_args("loop", "r", item(1), json!({"mark": 1}))).map(|_| ()).unwrap_err();
+            assert_eq!(e.code, ErrorCode::RunBusy, "{name}: {e:?}");
+            assert_eq!(
+                raw.load(&key).unwrap().unwrap(),
+                before,
+                "{name}: nothing written under another's lock"
+            );
+        }
+        next_json(&a, "loop", "r", &item(1), json!({"mark": 1})).unwrap();
+        assert_eq!(results(&a).len(), 2, "{name}");
+    }
+}
+
+/// Four threads on two engines send every item's result at once: each is
+/// applied exactly once, whoever wins, and every sender is told it was
+/// taken (the winner) or is a repeat (the others).
+#[test]
+fn racing_replicas_apply_each_result_exactly_once() {
+    let root = Root::with_workflows("unlocked-race", &[("loop", &generate::foreach("loop"))]);
+    for (name, handles) in stores("it_unlocked_race", LockPolicy::default()) {
+        let (a, b, _) = engines(&root, handles);
+        plan(&a);
+        // B has the run cached too (it read it), so both start without the lock.
+        b.state_get("loop", "r").unwrap();
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let engine = if t % 2 == 0 { &a } else { &b };
+                s.spawn(move || {
+                    for k in 0..ITEMS {
+                        let i = (k + t) % ITEMS;
+                        let reply = loop {
+                            match next_json(engine, "loop", "r", &item(i), json!({"mark": i})) {
+                                Err(e) if e["error"] == "RUN_BUSY" => continue,
+                                other => break other,
+                            }
+                        };
+                        assert!(reply.is_ok(), "{name}, thread {t}, item {i}: {reply:?}");
+                    }
+                });
+            }
+        });
+        let mut got = results(&b);
+        got.sort_by(|x, y| x.0.cmp(&y.0));
+        let expected: Vec<(String, Value)> = (0..ITEMS).map(|i| (item(i), json!({"mark": i}))).collect();
+        assert_eq!(got, expected, "{name}: each item once");
+        assert_eq!(
+            serde_json::to_value(a.state_get("loop", "r").unwrap()).unwrap()["status"],
+            "done",
+            "{name}"
+        );
+    }
+}
