@@ -46,7 +46,11 @@ fn engines(root: &Root, [a, b, raw]: [Box<dyn StateStore>; 3]) -> (Engine, Engin
 }
 
 fn plan(engine: &Engine) {
-    let params = json!({"items": (0..ITEMS).map(|i| format!("i{i}")).collect::<Vec<_>>()});
+    plan_of(engine, ITEMS);
+}
+
+fn plan_of(engine: &Engine, items: usize) {
+    let params = json!({"items": (0..items).map(|i| format!("i{i}")).collect::<Vec<_>>()});
     engine.plan("loop", params, Some("r"), IfExists::Error).unwrap();
 }
 
@@ -159,4 +163,136 @@ fn racing_replicas_apply_each_result_exactly_once() {
             "{name}"
         );
     }
+}
+
+/// The memory store, counting the calls that are round trips on
+/// PostgreSQL: locks taken and appends tried without the lock.
+#[derive(Clone, Default)]
+struct Counting {
+    inner: MemStore,
+    locks: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    unlocked: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Counting {
+    fn counts(&self) -> (usize, usize) {
+        use std::sync::atomic::Ordering::SeqCst;
+        (self.locks.load(SeqCst), self.unlocked.load(SeqCst))
+    }
+}
+
+mod counting {
+    use super::Counting;
+    use savant_think::state::*;
+    use serde_json::Value;
+    use std::sync::atomic::Ordering::SeqCst;
+
+    impl ObjectStore for Counting {
+        fn put_object(&self, hash: &str, bytes: &[u8]) -> Result<(), StoreError> {
+            self.inner.put_object(hash, bytes)
+        }
+        fn get_object(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {
+            self.inner.get_object(hash)
+        }
+        fn objects(&self) -> Result<Vec<StoredObject>, StoreError> {
+            self.inner.objects()
+        }
+        fn delete_object(&self, hash: &str) -> Result<bool, StoreError> {
+            self.inner.delete_object(hash)
+        }
+    }
+
+    impl ArchiveStore for Counting {
+        fn archive_loaded(
+            &self,
+            k: &RunKey,
+            l: Option<Loaded>,
+            at: &str,
+        ) -> Result<Option<ArchivedRun>, StoreError> {
+            self.inner.archive_loaded(k, l, at)
+        }
+        fn archived(&self, workflow: Option<&str>) -> Result<Vec<ArchivedRun>, StoreError> {
+            self.inner.archived(workflow)
+        }
+        fn load_archived(&self, key: &RunKey, id: &str) -> Result<Option<Loaded>, StoreError> {
+            self.inner.load_archived(key, id)
+        }
+        fn restore(&self, key: &RunKey, id: &str) -> Result<bool, StoreError> {
+            self.inner.restore(key, id)
+        }
+        fn delete_archived(&self, key: &RunKey, id: &str) -> Result<bool, StoreError> {
+            self.inner.delete_archived(key, id)
+        }
+    }
+
+    impl StateStore for Counting {
+        fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError> {
+            self.locks.fetch_add(1, SeqCst);
+            self.inner.lock(key)
+        }
+        fn stamp(&self, key: &RunKey) -> Result<Option<Stamp>, StoreError> {
+            self.inner.stamp(key)
+        }
+        fn load(&self, key: &RunKey) -> Result<Option<Loaded>, StoreError> {
+            self.inner.load(key)
+        }
+        fn append(&self, key: &RunKey, event: &Value) -> Result<Stamp, StoreError> {
+            self.inner.append(key, event)
+        }
+        fn appends_unlocked(&self) -> bool {
+            true
+        }
+        fn append_unlocked(
+            &self,
+            key: &RunKey,
+            event: &Value,
+            expected: &Stamp,
+        ) -> Result<Option<Stamp>, StoreError> {
+            self.unlocked.fetch_add(1, SeqCst);
+            self.inner.append_unlocked(key, event, expected)
+        }
+        fn write_snapshot(&self, key: &RunKey, snapshot: &Value) -> Result<Stamp, StoreError> {
+            self.inner.write_snapshot(key, snapshot)
+        }
+        fn list(&self, workflow: Option<&str>) -> Result<Vec<RunKey>, StoreError> {
+            self.inner.list(workflow)
+        }
+        fn delete(&self, key: &RunKey) -> Result<bool, StoreError> {
+            self.inner.delete(key)
+        }
+    }
+}
+
+/// What makes it one round trip: an engine driving its run alone takes no
+/// lock after `plan`, each result one conditional append. Two engines that
+/// take turns on a run (replicas behind a round-robin balancer) find it
+/// changed at every call; after the first such miss each takes the lock
+/// at once rather than trying without it and failing every time.
+#[test]
+fn a_run_driven_alone_takes_no_lock_and_replicas_taking_turns_stop_trying() {
+    let root = Root::with_workflows("unlocked-count", &[("loop", &generate::foreach("loop"))]);
+    let store = Counting::default();
+    let engine =
+        |store: &Counting| Engine::with_store(root.path.clone(), Default::default(), Box::new(store.clone()));
+    let (a, b) = (engine(&store), engine(&store));
+    const N: usize = 16;
+    plan_of(&a, N);
+    let planned = store.counts();
+    for i in 0..4 {
+        next_json(&a, "loop", "r", &item(i), json!({"mark": i})).unwrap();
+    }
+    let alone = store.counts();
+    assert_eq!(alone.0, planned.0, "no lock taken: {planned:?} -> {alone:?}");
+    assert_eq!(alone.1 - planned.1, 4, "one conditional append per result");
+
+    for i in 4..N {
+        let engine = if i % 2 == 0 { &a } else { &b };
+        next_json(engine, "loop", "r", &item(i), json!({"mark": i})).unwrap();
+    }
+    let turns = store.counts();
+    // A's first turn finds its cache current (one try, made); then each
+    // engine fails one try and takes the lock from there on.
+    assert!(turns.1 - alone.1 <= 3, "at most one failed try per engine: {alone:?} -> {turns:?}");
+    let expected: Vec<(String, Value)> = (0..N).map(|i| (item(i), json!({"mark": i}))).collect();
+    assert_eq!(results(&a), expected);
 }

@@ -61,11 +61,15 @@ struct Cached {
     /// Set while a call works on the run without its lock (see
     /// `unlocked.rs`): its writes are then conditional.
     unlocked: Option<unlocked::Writes>,
+    /// Someone else wrote the run since this engine last did (it was read
+    /// again for that): its next call takes the lock rather than trying
+    /// without it, until a call finds the cache current (`unlocked.rs`).
+    shared: bool,
 }
 
 impl Cached {
     fn new(stamp: Stamp, machine: Machine, journal_len: usize) -> Cached {
-        Cached { stamp, machine, journal_len, unlocked: None }
+        Cached { stamp, machine, journal_len, unlocked: None, shared: false }
     }
 
     /// Whether the journal is due to be folded into a new snapshot: it holds
@@ -428,19 +432,22 @@ impl Engine {
                 None => return Ok(None),
             },
         };
-        let cached = self.take_cached(key);
         // The run holds the version it is pinned to: the stamp alone says
         // whether the cached machine is still the stored run.
-        if let Some(c) = cached
-            && c.stamp == stamp
-        {
-            return Ok(Some(c));
-        }
+        let shared = match self.take_cached(key) {
+            Some(mut c) if c.stamp == stamp => {
+                c.shared = false;
+                return Ok(Some(c));
+            }
+            // Written by someone else since this engine last did.
+            Some(_) => true,
+            None => false,
+        };
         let Some(loaded) = self.store.load(key).map_err(store_error)? else { return Ok(None) };
         let stamp = loaded.stamp;
         let journal_len = loaded.journal.len();
         let machine = self.replay(key, current, loaded)?;
-        Ok(Some(Cached::new(stamp, machine, journal_len)))
+        Ok(Some(Cached { shared, ..Cached::new(stamp, machine, journal_len) }))
     }
 
     /// A stored run (live or archived) rebuilt: its snapshot, then its

@@ -20,6 +20,11 @@
 //!
 //! - the run is in the cache, and no other call of this process has it (the
 //!   entry is taken out while the call works);
+//! - the run is not shared: when the last call under the lock found that
+//!   someone else had written it (another replica: replicas that take turns
+//!   on a run behind a load balancer), trying without the lock would fail
+//!   and cost a round trip, so the lock is taken until a call finds the
+//!   cache current again;
 //! - the step is the run's own, and the workflow has no `uses:` steps (their
 //!   completion reads and writes other runs, which needs this one locked);
 //! - the call writes. One that writes nothing (a refusal, a result sent
@@ -52,7 +57,10 @@ impl Engine {
         let (key, _) = self.run_key(&args.workflow, &args.run_id).ok()?;
         let mut cached = self.take_cached(&key)?;
         let m = &cached.machine;
-        if m.resolve(&args.step_id).is_none() || m.cw.wf.steps.iter().any(|s| s.uses.is_some()) {
+        if cached.shared
+            || m.resolve(&args.step_id).is_none()
+            || m.cw.wf.steps.iter().any(|s| s.uses.is_some())
+        {
             self.put(&key, cached);
             return None;
         }
@@ -66,10 +74,12 @@ impl Engine {
             return None;
         }
         if writes.lost {
-            // Changed by someone else: the cache is stale (dropped). With
+            // Changed by someone else: the cache is stale, and kept only so
+            // that the lock's reading of the run marks it shared. With
             // nothing written, the whole call again under the lock; after
             // a write (not made today: one `next` without `uses:` steps
             // writes once), the rest of it.
+            self.put(&key, cached);
             return match writes.written {
                 false => None,
                 true => Some(self.with_run(&args.workflow, &args.run_id, |e, k, c| e.advance(k, c))),
