@@ -30,6 +30,8 @@ pub struct CompiledWorkflow {
     /// Capture name → the step that captures it (names are unique in a
     /// workflow that compiles: `DUPLICATE_CAPTURE` is an error).
     pub capture_steps: std::collections::HashMap<String, usize>,
+    /// Whether a step is a `uses:` step (runs another workflow as a child).
+    pub has_uses: bool,
 }
 
 /// `sha256:<hex>` of `bytes`.
@@ -79,5 +81,6 @@ pub fn compile_bytes(path: &Path, bytes: Vec<u8>, config: &Config) -> Result<Com
         .enumerate()
         .filter_map(|(i, s)| Some((s.capture_as.as_ref()?.value.to_string(), i)))
         .collect();
-    Ok(CompiledWorkflow { path: path.to_path_buf(), hash, source, wf, plan, capture_steps })
+    let has_uses = wf.steps.iter().any(|s| s.uses.is_some());
+    Ok(CompiledWorkflow { path: path.to_path_buf(), hash, source, wf, plan, capture_steps, has_uses })
 }

@@ -172,6 +172,8 @@ struct Counting {
     inner: MemStore,
     locks: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     unlocked: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// The runs appended to without the lock.
+    unlocked_runs: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Counting {
@@ -249,6 +251,7 @@ mod counting {
             expected: &Stamp,
         ) -> Result<Option<Stamp>, StoreError> {
             self.unlocked.fetch_add(1, SeqCst);
+            self.unlocked_runs.lock().unwrap().push(key.to_string());
             self.inner.append_unlocked(key, event, expected)
         }
         fn write_snapshot(&self, key: &RunKey, snapshot: &Value) -> Result<Stamp, StoreError> {
@@ -295,4 +298,29 @@ fn a_run_driven_alone_takes_no_lock_and_replicas_taking_turns_stop_trying() {
     assert!(turns.1 - alone.1 <= 3, "at most one failed try per engine: {alone:?} -> {turns:?}");
     let expected: Vec<(String, Value)> = (0..N).map(|i| (item(i), json!({"mark": i}))).collect();
     assert_eq!(results(&a), expected);
+}
+
+/// A workflow with `uses:` steps takes the lock for every `next` (a child's
+/// completion reads and writes other runs): driven on a store that appends
+/// unlocked, the parent and its child finish with each result once.
+#[test]
+fn a_workflow_with_uses_steps_runs_under_the_lock() {
+    const CHILD: &str = "params:\n  n: { type: string }\nrequired: [n]\nsteps:\n  - id: ask\n    call: think\n    \
+                         capture_as: a\noutputs:\n  said: <<a.thought>>\n";
+    const PARENT: &str = "steps:\n  - id: sub\n    uses: child\n    with: { n: \"x\" }\n    capture_as: s\n  \
+                          - id: after\n    call: think\n    deps: [sub]\n";
+    let root = Root::with_workflows("unlocked-uses", &[("child", CHILD), ("parent", PARENT)]);
+    let store = Counting::default();
+    let engine = Engine::with_store(root.path.clone(), Default::default(), Box::new(store.clone()));
+    engine.plan("parent", Value::Null, Some("r"), IfExists::Error).unwrap();
+    let reply = next_json(&engine, "parent", "r", "sub/ask", json!({"thought": "hi"})).unwrap();
+    assert_eq!(reply["instruction"]["step_id"], "after", "{reply}");
+    let reply = next_json(&engine, "parent", "r", "after", json!({"thought": "done"})).unwrap();
+    assert_eq!(reply["state"]["status"], "done", "{reply}");
+    // The child's result is routed to the child run, whose workflow has no
+    // `uses:`: that append may go without the child's lock; the parent's never.
+    let runs = store.unlocked_runs.lock().unwrap().clone();
+    assert!(runs.iter().all(|r| !r.starts_with("parent/")), "{runs:?}");
+    let state = serde_json::to_value(engine.state_get("parent", "r").unwrap()).unwrap();
+    assert_eq!(state["captures"]["s"], json!({"said": "hi"}), "{state}");
 }

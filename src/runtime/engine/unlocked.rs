@@ -57,10 +57,7 @@ impl Engine {
         let (key, _) = self.run_key(&args.workflow, &args.run_id).ok()?;
         let mut cached = self.take_cached(&key)?;
         let m = &cached.machine;
-        if cached.shared
-            || m.resolve(&args.step_id).is_none()
-            || m.cw.wf.steps.iter().any(|s| s.uses.is_some())
-        {
+        if cached.shared || m.resolve(&args.step_id).is_none() || m.cw.has_uses {
             self.put(&key, cached);
             return None;
         }
