@@ -17,10 +17,12 @@
 //! bytes would pass their limits.
 //!
 //! The checks, too, run again only over the edited step when what the
-//! other steps see of it is unchanged (its face, see `check::recheck`);
-//! otherwise every check runs over the whole workflow.
+//! other steps see of it is unchanged (its face, see `check::recheck`),
+//! or over it and the few steps that read the dependency graph when only
+//! the names it reads or its `deps` changed; otherwise every check runs
+//! over the whole workflow.
 
-use super::recheck::{Checked, Face, move_diagnostic};
+use super::recheck::{Change, Checked, Face, move_diagnostic};
 use super::{Config, Cx, default_id, no_document, run_checks, sort};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::lower::{Item, Parts, expr_budget, lower_item, lower_parts, move_spans, move_step};
@@ -40,7 +42,8 @@ pub struct State {
     nodes: usize,
     /// The checks' diagnostics by step, when they can be reused.
     checked: Option<Checked>,
-    /// How many versions had only their edited step checked.
+    /// How many versions had only their edited step (and the steps it
+    /// may affect) checked.
     rechecked: usize,
 }
 
@@ -51,8 +54,9 @@ impl State {
         self.checked = None;
     }
 
-    /// How many versions since the first had only their edited step
-    /// checked (for tests: the path is taken).
+    /// How many versions since the first had only their edited step (and
+    /// the steps it may affect, see `check::recheck`) checked, not every
+    /// step (for tests: the path is taken).
     pub fn rechecked(&self) -> usize {
         self.rechecked
     }
@@ -115,12 +119,12 @@ pub fn reanalyze(
     move_spans(wf, at, delta);
     // Whether the other steps see the same step (its spans after the edit
     // moved, as the reused diagnostics' labels into it will be).
-    let same_face = match (old, &step) {
+    let change = match (old, &step) {
         (Some(mut old), Some(new)) => {
             move_step(&mut old, edit_end, delta);
-            Face::of(&old) == Face::of(new)
+            Change::of(&Face::of(&old), &Face::of(new))
         }
-        _ => false,
+        _ => Change::Names,
     };
     if let Some(step) = step {
         wf.steps.insert(k, step);
@@ -137,9 +141,9 @@ pub fn reanalyze(
     diags.extend(state.items.iter().flat_map(|i| i.diags.iter().cloned()));
     let errors = diags.iter().any(|d| d.code == Code::ExprSyntax);
     let had_errors = std::mem::replace(&mut wf.has_expr_errors, errors);
-    let reuse = state.checked.take().filter(|_| same_face && had_errors == errors);
+    let reuse = state.checked.take().filter(|_| had_errors == errors);
     let mut cx = Cx::new(new, wf, config);
-    state.checked = match reuse.and_then(|c| c.recheck(&mut cx, k, edit_end, delta)) {
+    state.checked = match reuse.and_then(|c| c.recheck(&mut cx, k, change, edit_end, delta)) {
         Some(checked) => {
             state.rechecked += 1;
             Some(reported(checked, &mut diags))
