@@ -115,15 +115,15 @@ pub fn reanalyze(
     let Relowered { index, step, item, at, edit_end, delta } =
         relower(&old.text, new, &config.limits, state)?;
     let k = state.items[..index].iter().filter(|i| i.lowered).count();
-    let old = state.items[index].lowered.then(|| wf.steps.remove(k));
+    let mut old = state.items[index].lowered.then(|| wf.steps.remove(k));
     move_spans(wf, at, delta);
-    // Whether the other steps see the same step (its spans after the edit
-    // moved, as the reused diagnostics' labels into it will be).
-    let change = match (old, &step) {
-        (Some(mut old), Some(new)) => {
-            move_step(&mut old, edit_end, delta);
-            Change::of(&Face::of(&old), &Face::of(new))
-        }
+    // How what the other steps see of the step changed (its spans after
+    // the edit moved, as the reused diagnostics' labels into it will be).
+    if let Some(old) = &mut old {
+        move_step(old, edit_end, delta);
+    }
+    let change = match (&old, &step) {
+        (Some(old), Some(new)) => Change::of(&Face::of(old), &Face::of(new)),
         _ => Change::Names,
     };
     if let Some(step) = step {
@@ -143,7 +143,11 @@ pub fn reanalyze(
     let had_errors = std::mem::replace(&mut wf.has_expr_errors, errors);
     let reuse = state.checked.take().filter(|_| had_errors == errors);
     let mut cx = Cx::new(new, wf, config);
-    state.checked = match reuse.and_then(|c| c.recheck(&mut cx, k, change, edit_end, delta)) {
+    let rechecked = match (reuse, &old) {
+        (Some(c), Some(old)) => c.recheck(&mut cx, k, old, change, edit_end, delta),
+        _ => None,
+    };
+    state.checked = match rechecked {
         Some(checked) => {
             state.rechecked += 1;
             Some(reported(checked, &mut diags))

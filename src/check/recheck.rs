@@ -20,8 +20,11 @@
 //! A check visiting another step reads the graph only for that step's own
 //! edges (`DESTRUCTIVE_CALL`: unchanged) or through `depends_on`, which
 //! walks the graph (`LEGACY_INTERPOLATION`'s fix, offered on every `{{…}}`
-//! it reports): the steps with that code are checked again, and the
-//! whole-workflow parts (cycles, unused captures) always are.
+//! it reports): the steps with that code are checked again. Of the
+//! whole-workflow parts, `outputs:` reads only the indexes; the cycles and
+//! unused captures are computed again when there is a cycle (one made by
+//! the edit passes through the step), else updated for the few steps at
+//! the ends of the changed edges (`check::rewire`).
 //! The did-you-mean memos of `UNRESOLVED_VAR` and `UNKNOWN_DEP`,
 //! shared by every step in a whole run, stop suggesting past a cap of
 //! distinct names; below it they are only a cache, so the diagnostics are
@@ -31,9 +34,9 @@
 //! check by check as long as no two steps share text: with an alias in the
 //! file nothing is kept.
 
+use super::rewire::{self, Reads};
 use super::{CHECKS, Cx, Scope};
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::ast::{ExprKind, walk};
 use crate::ir::{SchemaRef, Step, Str};
 use crate::source::Span;
 use serde_json::Value;
@@ -47,6 +50,9 @@ const SUGGESTION_CAP: usize = 256;
 pub struct Checked {
     steps: Vec<Vec<Diagnostic>>,
     whole: Vec<Diagnostic>,
+    /// Who reads each name, counted at the first [`Change::Reads`] and
+    /// kept up to date by the next ones.
+    reads: Option<Reads>,
 }
 
 impl Checked {
@@ -59,16 +65,25 @@ impl Checked {
         }
         let steps = (0..cx.wf.steps.len()).map(|k| one(cx, Scope::Step(k))).collect();
         let whole = one(cx, Scope::Whole);
-        Some(Checked { steps, whole }).filter(Checked::below_caps)
+        Some(Checked { steps, whole, reads: None }).filter(Checked::below_caps)
     }
 
-    /// After step `k` was lowered again and the text moved by `delta`
-    /// bytes at `at` (where the edit ended in the old text: labels into
-    /// the step after it move too), its face changed by `change`: checks
-    /// step `k` again, and what else `change` may have changed (see the
-    /// module's doc); the rest is moved. `None` as for [`Checked::run`],
-    /// and for [`Change::Names`]: the caller checks every step.
-    pub fn recheck(mut self, cx: &mut Cx, k: usize, change: Change, at: u32, delta: i64) -> Option<Checked> {
+    /// After step `k` (`old`, its spans moved) was lowered again and the
+    /// text moved by `delta` bytes at `at` (where the edit ended in the old
+    /// text: labels into the step after it move too), its face changed by
+    /// `change`: checks step `k` again, and what else `change` may have
+    /// changed (see the module's doc); the rest is moved. `None` as for
+    /// [`Checked::run`], and for [`Change::Names`]: the caller checks
+    /// every step.
+    pub fn recheck(
+        mut self,
+        cx: &mut Cx,
+        k: usize,
+        old: &Step,
+        change: Change,
+        at: u32,
+        delta: i64,
+    ) -> Option<Checked> {
         if self.steps.len() != cx.wf.steps.len() || cx.src.text.contains('*') || change == Change::Names {
             return None;
         }
@@ -84,8 +99,18 @@ impl Checked {
                 }
             }
         }
-        if change == Change::Reads || self.whole.iter().any(|d| d.code == Code::CyclicDependency) {
+        let cycles = self.whole.iter().any(|d| d.code == Code::CyclicDependency);
+        if cycles || (change == Change::Reads && rewire::on_cycle(cx, k)) {
             self.whole = one(cx, Scope::Whole);
+            self.reads = None;
+        } else if change == Change::Reads {
+            match &mut self.reads {
+                Some(reads) => reads.unused(cx, old, &cx.wf.steps[k], &mut self.whole),
+                None => {
+                    self.whole = one(cx, Scope::Whole);
+                    self.reads = Some(Reads::of(cx));
+                }
+            }
         }
         Some(self).filter(Checked::below_caps)
     }
@@ -184,18 +209,7 @@ enum Schema<'s> {
 
 impl<'s> Face<'s> {
     pub fn of(step: &'s Step) -> Face<'s> {
-        let mut reads = Vec::new();
-        for (expr, ..) in step.expressions() {
-            walk(expr, &mut |e| match &e.kind {
-                ExprKind::Var(name) => reads.push((name.as_str(), false)),
-                ExprKind::Field { base, name, .. } if matches!(&base.kind, ExprKind::Var(v) if v == "steps") => {
-                    reads.push((name.as_str(), true))
-                }
-                _ => {}
-            });
-        }
-        reads.sort_unstable();
-        reads.dedup();
+        let reads = rewire::reads(step);
         Face {
             id: &step.id,
             capture: step.capture_as.as_ref(),

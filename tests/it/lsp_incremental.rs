@@ -380,7 +380,8 @@ fn edits_to_what_other_steps_read_check_as_check_checks() {
 /// names: edits that change only what a step reads or its `deps` (checked
 /// again selectively) and renames (every step checked), one after the
 /// other, each checked as `check` checks the text. `c`'s `{{ra.x}}` is
-/// offered a fix only while `a` does not depend on `c`.
+/// offered a fix only while `a` does not depend on `c`; a capture is
+/// unused while its step has dependents and no expression reads it.
 const GRAPH: &str = "id: graph
 params:
   x: { type: string }
@@ -417,8 +418,20 @@ fn edits_to_the_graph_and_the_names_check_as_check_checks() {
     // (the text to change, what it becomes, whether only the names read
     // or `deps` change): each applied to the last text.
     let edits = [
-        // `a` now depends on `c`: `{{ra.x}}` in `c` loses its fix.
-        ("<<params.x>>", "<<rc.x>>", true),
+        // A name that does not resolve: from here on who reads what is counted.
+        ("<<params.x>>", "<<params.x>> <<zz>>", true),
+        // `rb` is read by no expression: unused while `c` depends on `b`.
+        ("deps: [b]", "deps: [bx]", true),
+        ("deps: [bx]", "deps: [b]", true),
+        // `rc`, read once, stops being read, and is read again.
+        ("\"<<rc>>\"", "\"<<rcy>>\"", true),
+        ("\"<<rcy>>\"", "\"<<rc>>\"", true),
+        // `ra` is no longer read, but `b` still depends on `a` (its status).
+        ("<<ra.title>>", "<<steps.a.status>>", true),
+        ("<<steps.a.status>>", "<<steps.ax.status>>", true),
+        ("<<steps.ax.status>>", "<<ra.title>>", true),
+        // `a` now depends on `c`, a cycle: `{{ra.x}}` in `c` loses its fix.
+        ("<<params.x>> <<zz>>", "<<rc.x>>", true),
         // A name that stops resolving (a did-you-mean), then resolves again.
         ("<<rc.x>>", "<<rcx.x>>", true),
         ("<<rcx.x>>", "<<rd.x>>", true),
@@ -426,7 +439,7 @@ fn edits_to_the_graph_and_the_names_check_as_check_checks() {
         (
             "call: tool.t\n    input_template: { q: \"<<rd.x>>",
             "call: tool.t\n    deps: [d]\n    input_template: { q: \"<<rd.x>>",
-            false,
+            true,
         ),
         ("deps: [d]", "deps: [dd]", true),
         ("deps: [dd]", "deps: [d, b]", true),
