@@ -22,6 +22,7 @@
 //! the names it reads or its `deps` changed; otherwise every check runs
 //! over the whole workflow.
 
+pub use super::recheck::Stopped;
 use super::recheck::{Change, Checked, Face, move_diagnostic};
 use super::{Config, Cx, default_id, no_document, run_checks, sort};
 use crate::diagnostic::{Code, Diagnostic};
@@ -63,15 +64,22 @@ impl State {
 }
 
 /// Every check over `cx`, appended to `diags` and sorted; also kept by
-/// step when `keep` and that gives the same ([`Checked::run`]).
-fn check_all(cx: &mut Cx, diags: &mut Vec<Diagnostic>, keep: bool) -> Option<Checked> {
-    match keep.then(|| Checked::run(cx)).flatten() {
+/// step when `keep` and that gives the same ([`Checked::run`]). Checking
+/// step by step stops when `stop` says so.
+fn check_all(
+    cx: &mut Cx,
+    diags: &mut Vec<Diagnostic>,
+    keep: bool,
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<Checked>, Stopped> {
+    let kept = if keep { Checked::run(cx, stop)? } else { None };
+    Ok(match kept {
         Some(checked) => Some(reported(checked, diags)),
         None => {
             run_checks(cx, diags);
             None
         }
-    }
+    })
 }
 
 /// `checked`'s diagnostics appended to `diags` and sorted, as one run of
@@ -82,22 +90,36 @@ fn reported(checked: Checked, diags: &mut Vec<Diagnostic>) -> Checked {
     checked
 }
 
+/// What [`analyze`] returns: the workflow, the diagnostics, the state.
+pub type Analyzed = (Option<Workflow>, Vec<Diagnostic>, Option<State>);
+
 /// [`super::analyze`], and the state for [`reanalyze`].
-pub fn analyze(src: &SourceFile, config: &Config) -> (Option<Workflow>, Vec<Diagnostic>, Option<State>) {
+pub fn analyze(src: &SourceFile, config: &Config) -> Analyzed {
+    // Never stopped.
+    analyze_until(src, config, &|| false).unwrap_or_default()
+}
+
+/// [`analyze`], abandoned when `stop` says so (asked between steps while
+/// the checks run step by step).
+pub fn analyze_until(
+    src: &SourceFile,
+    config: &Config,
+    stop: &dyn Fn() -> bool,
+) -> Result<Analyzed, Stopped> {
     let parsed = yaml::parse(src, &config.limits);
     let mut diags = parsed.diagnostics;
     let Some(root) = parsed.root else {
-        return (None, no_document(diags), None);
+        return Ok((None, no_document(diags), None));
     };
     let clean = diags.is_empty();
     let Parts { wf, head, items, head_expr_bytes, nodes } = lower_parts(src, root, &default_id(&src.path));
     diags.extend(head.iter().cloned());
     diags.extend(items.iter().flat_map(|i| i.diags.iter().cloned()));
     let mut cx = Cx::new(src, &wf, config);
-    let checked = check_all(&mut cx, &mut diags, clean);
+    let checked = check_all(&mut cx, &mut diags, clean, stop)?;
     drop(cx);
     let state = clean.then_some(State { head, items, head_expr_bytes, nodes, checked, rechecked: 0 });
-    (Some(wf), diags, state)
+    Ok((Some(wf), diags, state))
 }
 
 /// Checks `new` from the check of `old` (its workflow and state): `wf`
@@ -112,6 +134,21 @@ pub fn reanalyze(
     new: &SourceFile,
     config: &Config,
 ) -> Option<Vec<Diagnostic>> {
+    // Never stopped.
+    reanalyze_until(old, wf, state, new, config, &|| false)?.ok()
+}
+
+/// [`reanalyze`], abandoned (`Some(Err)`) when `stop` says so (asked
+/// between steps while the checks run step by step): `wf` and `state` are
+/// then of neither version, to be dropped.
+pub fn reanalyze_until(
+    old: &SourceFile,
+    wf: &mut Workflow,
+    state: &mut State,
+    new: &SourceFile,
+    config: &Config,
+    stop: &dyn Fn() -> bool,
+) -> Option<Result<Vec<Diagnostic>, Stopped>> {
     let Relowered { index, step, item, at, edit_end, delta } =
         relower(&old.text, new, &config.limits, state)?;
     let k = state.items[..index].iter().filter(|i| i.lowered).count();
@@ -152,10 +189,13 @@ pub fn reanalyze(
             state.rechecked += 1;
             Some(reported(checked, &mut diags))
         }
-        None => check_all(&mut cx, &mut diags, true),
+        None => match check_all(&mut cx, &mut diags, true, stop) {
+            Ok(checked) => checked,
+            Err(stopped) => return Some(Err(stopped)),
+        },
     };
     drop(cx);
-    Some(diags)
+    Some(Ok(diags))
 }
 
 /// One item of `steps:` read again.

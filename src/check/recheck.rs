@@ -58,14 +58,21 @@ pub struct Checked {
 impl Checked {
     /// Runs every check step by step, then the whole-workflow parts;
     /// `None` when that could differ from one run over everything (see the
-    /// module's doc): the caller runs that instead.
-    pub fn run(cx: &mut Cx) -> Option<Checked> {
+    /// module's doc): the caller runs that instead. Abandoned (`Err`) as
+    /// soon as `stop`, asked before each step, says so.
+    pub fn run(cx: &mut Cx, stop: &dyn Fn() -> bool) -> Result<Option<Checked>, Stopped> {
         if cx.src.text.contains('*') {
-            return None;
+            return Ok(None);
         }
-        let steps = (0..cx.wf.steps.len()).map(|k| one(cx, Scope::Step(k))).collect();
+        let mut steps = Vec::with_capacity(cx.wf.steps.len());
+        for k in 0..cx.wf.steps.len() {
+            if stop() {
+                return Err(Stopped);
+            }
+            steps.push(one(cx, Scope::Step(k)));
+        }
         let whole = one(cx, Scope::Whole);
-        Some(Checked { steps, whole, reads: None }).filter(Checked::below_caps)
+        Ok(Some(Checked { steps, whole, reads: None }).filter(Checked::below_caps))
     }
 
     /// After step `k` (`old`, its spans moved) was lowered again and the
@@ -152,6 +159,11 @@ pub fn move_diagnostic(d: &mut Diagnostic, at: u32, delta: i64) {
         f.span = f.span.moved(at, delta);
     }
 }
+
+/// A check abandoned because its result was no longer wanted (a newer
+/// version of the text arrived).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stopped;
 
 /// How an edited step's [`Face`] changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
