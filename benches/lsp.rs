@@ -10,8 +10,10 @@
 //! workflows; a character typed into a step's rationale, after an emoji),
 //! `1k_steps_expr` and `10k_steps_expr` (a digit typed into a `when:`
 //! expression), `1k_steps_name` and `10k_steps_name` (a letter typed into
-//! the name of a capture a step reads, so what the step reads changes and
-//! every step is checked again; it publishes an `UNRESOLVED_VAR`),
+//! the name of a capture a step reads, so what the step reads changes: the
+//! dependency graph's edges into it, the cycles and unused captures are
+//! looked at again beyond the step; it publishes an `UNRESOLVED_VAR`, and an
+//! `UNUSED_CAPTURE` for the capture no longer read),
 //! `1k_steps_whole_text` (the same rationale edit sent as the
 //! whole text, as a client without incremental sync sends it) and one per
 //! bundled workflow (a space typed into its first `<<…>>` after the middle).

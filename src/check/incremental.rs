@@ -17,10 +17,13 @@
 //! bytes would pass their limits.
 //!
 //! The checks, too, run again only over the edited step when what the
-//! other steps see of it is unchanged (its face, see `check::recheck`);
-//! otherwise every check runs over the whole workflow.
+//! other steps see of it is unchanged (its face, see `check::recheck`),
+//! or over it and the few steps that read the dependency graph when only
+//! the names it reads or its `deps` changed; otherwise every check runs
+//! over the whole workflow.
 
-use super::recheck::{Checked, Face, move_diagnostic};
+pub use super::recheck::Stopped;
+use super::recheck::{Change, Checked, Face, move_diagnostic};
 use super::{Config, Cx, default_id, no_document, run_checks, sort};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::lower::{Item, Parts, expr_budget, lower_item, lower_parts, move_spans, move_step};
@@ -40,7 +43,8 @@ pub struct State {
     nodes: usize,
     /// The checks' diagnostics by step, when they can be reused.
     checked: Option<Checked>,
-    /// How many versions had only their edited step checked.
+    /// How many versions had only their edited step (and the steps it
+    /// may affect) checked.
     rechecked: usize,
 }
 
@@ -51,23 +55,31 @@ impl State {
         self.checked = None;
     }
 
-    /// How many versions since the first had only their edited step
-    /// checked (for tests: the path is taken).
+    /// How many versions since the first had only their edited step (and
+    /// the steps it may affect, see `check::recheck`) checked, not every
+    /// step (for tests: the path is taken).
     pub fn rechecked(&self) -> usize {
         self.rechecked
     }
 }
 
 /// Every check over `cx`, appended to `diags` and sorted; also kept by
-/// step when `keep` and that gives the same ([`Checked::run`]).
-fn check_all(cx: &mut Cx, diags: &mut Vec<Diagnostic>, keep: bool) -> Option<Checked> {
-    match keep.then(|| Checked::run(cx)).flatten() {
+/// step when `keep` and that gives the same ([`Checked::run`]). Checking
+/// step by step stops when `stop` says so.
+fn check_all(
+    cx: &mut Cx,
+    diags: &mut Vec<Diagnostic>,
+    keep: bool,
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<Checked>, Stopped> {
+    let kept = if keep { Checked::run(cx, stop)? } else { None };
+    Ok(match kept {
         Some(checked) => Some(reported(checked, diags)),
         None => {
             run_checks(cx, diags);
             None
         }
-    }
+    })
 }
 
 /// `checked`'s diagnostics appended to `diags` and sorted, as one run of
@@ -78,22 +90,36 @@ fn reported(checked: Checked, diags: &mut Vec<Diagnostic>) -> Checked {
     checked
 }
 
+/// What [`analyze`] returns: the workflow, the diagnostics, the state.
+pub type Analyzed = (Option<Workflow>, Vec<Diagnostic>, Option<State>);
+
 /// [`super::analyze`], and the state for [`reanalyze`].
-pub fn analyze(src: &SourceFile, config: &Config) -> (Option<Workflow>, Vec<Diagnostic>, Option<State>) {
+pub fn analyze(src: &SourceFile, config: &Config) -> Analyzed {
+    // Never stopped.
+    analyze_until(src, config, &|| false).unwrap_or_default()
+}
+
+/// [`analyze`], abandoned when `stop` says so (asked between steps while
+/// the checks run step by step).
+pub fn analyze_until(
+    src: &SourceFile,
+    config: &Config,
+    stop: &dyn Fn() -> bool,
+) -> Result<Analyzed, Stopped> {
     let parsed = yaml::parse(src, &config.limits);
     let mut diags = parsed.diagnostics;
     let Some(root) = parsed.root else {
-        return (None, no_document(diags), None);
+        return Ok((None, no_document(diags), None));
     };
     let clean = diags.is_empty();
     let Parts { wf, head, items, head_expr_bytes, nodes } = lower_parts(src, root, &default_id(&src.path));
     diags.extend(head.iter().cloned());
     diags.extend(items.iter().flat_map(|i| i.diags.iter().cloned()));
     let mut cx = Cx::new(src, &wf, config);
-    let checked = check_all(&mut cx, &mut diags, clean);
+    let checked = check_all(&mut cx, &mut diags, clean, stop)?;
     drop(cx);
     let state = clean.then_some(State { head, items, head_expr_bytes, nodes, checked, rechecked: 0 });
-    (Some(wf), diags, state)
+    Ok((Some(wf), diags, state))
 }
 
 /// Checks `new` from the check of `old` (its workflow and state): `wf`
@@ -108,19 +134,34 @@ pub fn reanalyze(
     new: &SourceFile,
     config: &Config,
 ) -> Option<Vec<Diagnostic>> {
+    // Never stopped.
+    reanalyze_until(old, wf, state, new, config, &|| false)?.ok()
+}
+
+/// [`reanalyze`], abandoned (`Some(Err)`) when `stop` says so (asked
+/// between steps while the checks run step by step): `wf` and `state` are
+/// then of neither version, to be dropped.
+pub fn reanalyze_until(
+    old: &SourceFile,
+    wf: &mut Workflow,
+    state: &mut State,
+    new: &SourceFile,
+    config: &Config,
+    stop: &dyn Fn() -> bool,
+) -> Option<Result<Vec<Diagnostic>, Stopped>> {
     let Relowered { index, step, item, at, edit_end, delta } =
         relower(&old.text, new, &config.limits, state)?;
     let k = state.items[..index].iter().filter(|i| i.lowered).count();
-    let old = state.items[index].lowered.then(|| wf.steps.remove(k));
+    let mut old = state.items[index].lowered.then(|| wf.steps.remove(k));
     move_spans(wf, at, delta);
-    // Whether the other steps see the same step (its spans after the edit
-    // moved, as the reused diagnostics' labels into it will be).
-    let same_face = match (old, &step) {
-        (Some(mut old), Some(new)) => {
-            move_step(&mut old, edit_end, delta);
-            Face::of(&old) == Face::of(new)
-        }
-        _ => false,
+    // How what the other steps see of the step changed (its spans after
+    // the edit moved, as the reused diagnostics' labels into it will be).
+    if let Some(old) = &mut old {
+        move_step(old, edit_end, delta);
+    }
+    let change = match (&old, &step) {
+        (Some(old), Some(new)) => Change::of(&Face::of(old), &Face::of(new)),
+        _ => Change::Names,
     };
     if let Some(step) = step {
         wf.steps.insert(k, step);
@@ -137,17 +178,24 @@ pub fn reanalyze(
     diags.extend(state.items.iter().flat_map(|i| i.diags.iter().cloned()));
     let errors = diags.iter().any(|d| d.code == Code::ExprSyntax);
     let had_errors = std::mem::replace(&mut wf.has_expr_errors, errors);
-    let reuse = state.checked.take().filter(|_| same_face && had_errors == errors);
+    let reuse = state.checked.take().filter(|_| had_errors == errors);
     let mut cx = Cx::new(new, wf, config);
-    state.checked = match reuse.and_then(|c| c.recheck(&mut cx, k, edit_end, delta)) {
+    let rechecked = match (reuse, &old) {
+        (Some(c), Some(old)) => c.recheck(&mut cx, k, old, change, edit_end, delta),
+        _ => None,
+    };
+    state.checked = match rechecked {
         Some(checked) => {
             state.rechecked += 1;
             Some(reported(checked, &mut diags))
         }
-        None => check_all(&mut cx, &mut diags, true),
+        None => match check_all(&mut cx, &mut diags, true, stop) {
+            Ok(checked) => checked,
+            Err(stopped) => return Some(Err(stopped)),
+        },
     };
     drop(cx);
-    Some(diags)
+    Some(Ok(diags))
 }
 
 /// One item of `steps:` read again.

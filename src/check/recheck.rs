@@ -1,8 +1,11 @@
 //! The checks' diagnostics kept by step, for the language server
-//! ([`super::incremental`]): after an edit inside one step that leaves
-//! what the other steps see of it unchanged (its [`Face`]), only that step
-//! is checked again ([`Scope::Step`]) and the other steps' diagnostics are
-//! reused, moved with the text.
+//! ([`super::incremental`]): after an edit inside one step, only the steps
+//! whose diagnostics can change are checked again ([`Scope::Step`]) and the
+//! other steps' diagnostics are reused, moved with the text. Which steps
+//! that is depends on how what the other steps see of the edited step (its
+//! [`Face`]) changed ([`Change`]): not at all, only the edited step; only
+//! in the names it reads and its `deps`, also the steps whose diagnostics
+//! read the dependency graph; otherwise every step is checked.
 //!
 //! The result equals a run of every check over the whole workflow because:
 //! a check visiting one step reads of the others only what their faces
@@ -11,7 +14,18 @@
 //! dependency graph); the whole-workflow parts (unused captures,
 //! `outputs:`, cycles) depend on the faces too, except a cycle's labels,
 //! which point into the steps: those are computed again whenever there is
-//! a cycle. The did-you-mean memos of `UNRESOLVED_VAR` and `UNKNOWN_DEP`,
+//! a cycle. When only the names a step reads or its `deps` change, the
+//! indexes of names (ids, captures, loop variables) and the capture types
+//! stay as they were; only the graph's edges into the edited step change.
+//! A check visiting another step reads the graph only for that step's own
+//! edges (`DESTRUCTIVE_CALL`: unchanged) or through `depends_on`, which
+//! walks the graph (`LEGACY_INTERPOLATION`'s fix, offered on every `{{…}}`
+//! it reports): the steps with that code are checked again. Of the
+//! whole-workflow parts, `outputs:` reads only the indexes; the cycles and
+//! unused captures are computed again when there is a cycle (one made by
+//! the edit passes through the step), else updated for the few steps at
+//! the ends of the changed edges (`check::rewire`).
+//! The did-you-mean memos of `UNRESOLVED_VAR` and `UNKNOWN_DEP`,
 //! shared by every step in a whole run, stop suggesting past a cap of
 //! distinct names; below it they are only a cache, so the diagnostics are
 //! kept only while there are fewer of those codes than the cap (and none
@@ -20,9 +34,9 @@
 //! check by check as long as no two steps share text: with an alias in the
 //! file nothing is kept.
 
+use super::rewire::{self, Reads};
 use super::{CHECKS, Cx, Scope};
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::ast::{ExprKind, walk};
 use crate::ir::{SchemaRef, Step, Str};
 use crate::source::Span;
 use serde_json::Value;
@@ -36,36 +50,74 @@ const SUGGESTION_CAP: usize = 256;
 pub struct Checked {
     steps: Vec<Vec<Diagnostic>>,
     whole: Vec<Diagnostic>,
+    /// Who reads each name, counted at the first [`Change::Reads`] and
+    /// kept up to date by the next ones.
+    reads: Option<Reads>,
 }
 
 impl Checked {
     /// Runs every check step by step, then the whole-workflow parts;
     /// `None` when that could differ from one run over everything (see the
-    /// module's doc): the caller runs that instead.
-    pub fn run(cx: &mut Cx) -> Option<Checked> {
+    /// module's doc): the caller runs that instead. Abandoned (`Err`) as
+    /// soon as `stop`, asked before each step, says so.
+    pub fn run(cx: &mut Cx, stop: &dyn Fn() -> bool) -> Result<Option<Checked>, Stopped> {
         if cx.src.text.contains('*') {
-            return None;
+            return Ok(None);
         }
-        let steps = (0..cx.wf.steps.len()).map(|k| one(cx, Scope::Step(k))).collect();
+        let mut steps = Vec::with_capacity(cx.wf.steps.len());
+        for k in 0..cx.wf.steps.len() {
+            if stop() {
+                return Err(Stopped);
+            }
+            steps.push(one(cx, Scope::Step(k)));
+        }
         let whole = one(cx, Scope::Whole);
-        Some(Checked { steps, whole }).filter(Checked::below_caps)
+        Ok(Some(Checked { steps, whole, reads: None }).filter(Checked::below_caps))
     }
 
-    /// After step `k` was lowered again and the text moved by `delta`
-    /// bytes at `at` (where the edit ended in the old text: labels into
-    /// the step after it move too), its face the same:
-    /// checks step `k` again, and the cycles when there are any; the rest
-    /// is moved. `None` as for [`Checked::run`].
-    pub fn recheck(mut self, cx: &mut Cx, k: usize, at: u32, delta: i64) -> Option<Checked> {
-        if self.steps.len() != cx.wf.steps.len() || cx.src.text.contains('*') {
+    /// After step `k` (`old`, its spans moved) was lowered again and the
+    /// text moved by `delta` bytes at `at` (where the edit ended in the old
+    /// text: labels into the step after it move too), its face changed by
+    /// `change`: checks step `k` again, and what else `change` may have
+    /// changed (see the module's doc); the rest is moved. `None` as for
+    /// [`Checked::run`], and for [`Change::Names`]: the caller checks
+    /// every step.
+    pub fn recheck(
+        mut self,
+        cx: &mut Cx,
+        k: usize,
+        old: &Step,
+        change: Change,
+        at: u32,
+        delta: i64,
+    ) -> Option<Checked> {
+        if self.steps.len() != cx.wf.steps.len() || cx.src.text.contains('*') || change == Change::Names {
             return None;
         }
         for d in self.steps.iter_mut().skip(k + 1).flatten().chain(&mut self.whole) {
             move_diagnostic(d, at, delta);
         }
         self.steps[k] = one(cx, Scope::Step(k));
-        if self.whole.iter().any(|d| d.code == Code::CyclicDependency) {
+        if change == Change::Reads {
+            // The steps that walk the graph, which lost or gained the edges into `k`.
+            for j in 0..self.steps.len() {
+                if j != k && self.steps[j].iter().any(|d| d.code == Code::LegacyInterpolation) {
+                    self.steps[j] = one(cx, Scope::Step(j));
+                }
+            }
+        }
+        let cycles = self.whole.iter().any(|d| d.code == Code::CyclicDependency);
+        if cycles || (change == Change::Reads && rewire::on_cycle(cx, k)) {
             self.whole = one(cx, Scope::Whole);
+            self.reads = None;
+        } else if change == Change::Reads {
+            match &mut self.reads {
+                Some(reads) => reads.unused(cx, old, &cx.wf.steps[k], &mut self.whole),
+                None => {
+                    self.whole = one(cx, Scope::Whole);
+                    self.reads = Some(Reads::of(cx));
+                }
+            }
         }
         Some(self).filter(Checked::below_caps)
     }
@@ -108,6 +160,40 @@ pub fn move_diagnostic(d: &mut Diagnostic, at: u32, delta: i64) {
     }
 }
 
+/// A check abandoned because its result was no longer wanted (a newer
+/// version of the text arrived).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stopped;
+
+/// How an edited step's [`Face`] changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// Not at all: the other steps see the same step.
+    Same,
+    /// Only in the names it reads and its `deps` (the graph's edges into it).
+    Reads,
+    /// In its id, capture, loop variable, what types its capture, or a
+    /// span another step's diagnostic may point at.
+    Names,
+}
+
+impl Change {
+    /// How the face changed from `old` to `new` (spans as after the edit).
+    pub fn of(old: &Face, new: &Face) -> Change {
+        if old == new {
+            return Change::Same;
+        }
+        let names = old.id == new.id
+            && old.capture == new.capture
+            && old.call == new.call
+            && old.uses == new.uses
+            && old.looping == new.looping
+            && old.schema == new.schema
+            && old.generated == new.generated;
+        if names { Change::Reads } else { Change::Names }
+    }
+}
+
 /// What the checks of the other steps, and the whole-workflow parts, read
 /// of a step. Two steps with equal faces (spans included) leave every
 /// other step's diagnostics as they were.
@@ -135,18 +221,7 @@ enum Schema<'s> {
 
 impl<'s> Face<'s> {
     pub fn of(step: &'s Step) -> Face<'s> {
-        let mut reads = Vec::new();
-        for (expr, ..) in step.expressions() {
-            walk(expr, &mut |e| match &e.kind {
-                ExprKind::Var(name) => reads.push((name.as_str(), false)),
-                ExprKind::Field { base, name, .. } if matches!(&base.kind, ExprKind::Var(v) if v == "steps") => {
-                    reads.push((name.as_str(), true))
-                }
-                _ => {}
-            });
-        }
-        reads.sort_unstable();
-        reads.dedup();
+        let reads = rewire::reads(step);
         Face {
             id: &step.id,
             capture: step.capture_as.as_ref(),

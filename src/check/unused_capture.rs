@@ -9,6 +9,7 @@
 
 use crate::check::Cx;
 use crate::diagnostic::{Code, Diagnostic};
+use crate::ir::Str;
 use crate::ir::ast::{ExprKind, walk};
 use std::collections::HashSet;
 
@@ -29,17 +30,23 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
         step.expressions().into_iter().for_each(|(expr, ..)| add(expr));
     }
     cx.wf.output_expressions().into_iter().for_each(|(expr, ..)| add(expr));
-    for (i, step) in cx.wf.steps.iter().enumerate() {
-        let Some(c) = &step.capture_as else { continue };
-        if read.contains(c.value.as_str())
-            || !cx.graph.has_dependents(i)
-            || cx.captures[c.value.as_str()] != i
-        {
-            continue;
+    for i in 0..cx.wf.steps.len() {
+        if let Some(c) = unused(cx, i, |name| read.contains(name)) {
+            out.push(diagnostic(c));
         }
-        out.push(
-            Diagnostic::new(Code::UnusedCapture, c.span, format!("capture `{}` is never read", c.value))
-                .with_help(format!("read it in a later step as `<<{}>>`, or remove `capture_as`", c.value)),
-        );
     }
+}
+
+/// Step `i`'s capture when it is reported: `read` says whether any
+/// expression reads a root name. (Not when the workflow has an expression
+/// error: the check is silent then.)
+pub(crate) fn unused<'a>(cx: &Cx<'a>, i: usize, read: impl Fn(&str) -> bool) -> Option<&'a Str> {
+    let c = cx.wf.steps.get(i)?.capture_as.as_ref()?;
+    let first = cx.captures.get(c.value.as_str()) == Some(&i);
+    (first && cx.graph.has_dependents(i) && !read(c.value.as_str())).then_some(c)
+}
+
+pub(crate) fn diagnostic(c: &Str) -> Diagnostic {
+    Diagnostic::new(Code::UnusedCapture, c.span, format!("capture `{}` is never read", c.value))
+        .with_help(format!("read it in a later step as `<<{}>>`, or remove `capture_as`", c.value))
 }

@@ -2,8 +2,9 @@
 //! configuration (named schemas, tool manifest, `[check]` settings) each
 //! is checked with.
 
+use crate::check::Config;
+use crate::check::incremental::{self, Stopped};
 use crate::check::suppress::{self, CheckSettings};
-use crate::check::{Config, incremental};
 use crate::diagnostic::Diagnostic;
 use crate::ir::Workflow;
 use crate::source::SourceFile;
@@ -151,7 +152,10 @@ impl Projects {
 /// Checks one text as `check` would check the file at `path`.
 #[cfg(test)]
 pub fn analyze(path: &Path, text: &str, project: PathBuf, config: &Config) -> Analysis {
-    analyze_keeping(path, text, project, config).0
+    match analyze_keeping(path, text, project, config, &|| false) {
+        Ok((a, _)) => a,
+        Err(Stopped) => unreachable!("never stopped"),
+    }
 }
 
 /// [`analyze`], and what the checker keeps to check the next version
@@ -161,7 +165,8 @@ fn analyze_keeping(
     text: &str,
     project: PathBuf,
     config: &Config,
-) -> (Analysis, Option<incremental::State>) {
+    stop: &dyn Fn() -> bool,
+) -> Result<(Analysis, Option<incremental::State>), Stopped> {
     let src = SourceFile::new(path.to_string_lossy().into_owned(), text);
     let (wf, diags, state) = if text.len() > config.limits.file_cap() {
         let (_, d) = check_oversized(config);
@@ -170,10 +175,10 @@ fn analyze_keeping(
         // A test file: checked against its workflow, as `check` and `test` do.
         (None, crate::testing::suite::check_text(&project, path, src.clone()), None)
     } else {
-        incremental::analyze(&src, config)
+        incremental::analyze_until(&src, config, stop)?
     };
     let limits = config.limits.clone();
-    (Analysis { src, root: Default::default(), limits, wf, diags, project }, state)
+    Ok((Analysis { src, root: Default::default(), limits, wf, diags, project }, state))
 }
 
 impl Analysis {
@@ -199,14 +204,34 @@ fn check_oversized(config: &Config) -> (Option<Workflow>, Vec<Diagnostic>) {
 impl Document {
     /// The analysis of the current text, computing it when stale.
     pub fn analysis(&mut self, projects: &mut Projects) -> Rc<Analysis> {
+        loop {
+            // Never stopped: the first call answers.
+            if let Some(a) = self.analysis_until(projects, &|| false) {
+                return a;
+            }
+        }
+    }
+
+    /// [`Document::analysis`], abandoned (`None`) when `stop`, asked
+    /// between steps while the checks run step by step, says so: the
+    /// analysis of a version a newer one already replaces. Nothing of it
+    /// is kept; when it had started from the last version's workflow and
+    /// state, those are dropped too (the next analysis checks the whole
+    /// text).
+    pub fn analysis_until(
+        &mut self,
+        projects: &mut Projects,
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Rc<Analysis>> {
         if let Some(a) = &self.current {
-            return a.clone();
+            return Some(a.clone());
         }
         let path = uri_path(&self.uri);
         let (root, config, settings) = projects.project_for(&path);
-        let (mut a, state) = match self.reanalyze(&path, &root, &config) {
-            Some((a, state)) => (a, Some(state)),
-            None => analyze_keeping(&path, &self.text, root, &config),
+        let (mut a, state) = match self.reanalyze(&path, &root, &config, stop) {
+            Some(Ok((a, state))) => (a, Some(state)),
+            Some(Err(Stopped)) => return None,
+            None => analyze_keeping(&path, &self.text, root, &config, stop).ok()?,
         };
         // Suppressions, exactly as `check` applies them.
         let ignored = crate::workspace::ignored_in(&settings, &path, &a.project);
@@ -223,7 +248,7 @@ impl Document {
             self.base_config = Some(config.clone());
         }
         self.current = Some(a.clone());
-        a
+        Some(a)
     }
 
     /// The analysis of the current text from `last_good`'s, when the edits
@@ -234,7 +259,8 @@ impl Document {
         path: &Path,
         project: &Path,
         config: &Config,
-    ) -> Option<(Analysis, incremental::State)> {
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Result<(Analysis, incremental::State), Stopped>> {
         if self.text.len() > config.limits.file_cap() || crate::testing::suite::is_test_file(path) {
             return None;
         }
@@ -261,14 +287,17 @@ impl Document {
         let src = SourceFile::new(path.to_string_lossy().into_owned(), self.text.as_str());
         let Analysis { src: old, root, limits, wf, diags, project } = prev;
         let mut wf = wf?;
-        match incremental::reanalyze(&old, &mut wf, &mut state, &src, config) {
-            Some(diags) => {
+        match incremental::reanalyze_until(&old, &mut wf, &mut state, &src, config, stop) {
+            Some(Ok(diags)) => {
                 let limits = config.limits.clone();
-                Some((
+                Some(Ok((
                     Analysis { src, root: Default::default(), limits, wf: Some(wf), diags, project },
                     state,
-                ))
+                )))
             }
+            // The workflow and state are of neither version: the next
+            // analysis checks the whole text.
+            Some(Err(Stopped)) => Some(Err(Stopped)),
             None => {
                 let prev = Analysis { src: old, root, limits, wf: Some(wf), diags, project };
                 self.last_good = Some(Rc::new(prev));

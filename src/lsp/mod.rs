@@ -227,8 +227,19 @@ impl Server {
         }
     }
 
+    /// Publishes a document's diagnostics, unless another message (maybe a
+    /// newer version) waits: then its analysis is abandoned at the next
+    /// step boundary (or kept, when complete, but not published), and the
+    /// document is published again once the waiting messages are handled.
+    /// A version already replaced when its analysis ends is not published.
     fn publish(&mut self, conn: &Connection, uri: &lt::Url) {
         let Some(doc) = self.docs.get_mut(uri) else { return };
+        let waiting = || !conn.receiver.is_empty();
+        // Kept (`current`) when complete: publishing it later costs nothing.
+        if doc.analysis_until(&mut self.projects, &waiting).is_none_or(|_| waiting()) {
+            self.pending.insert(uri.clone(), Instant::now());
+            return;
+        }
         let a = doc.analysis(&mut self.projects);
         let params = convert::publish_params(uri, doc.version, &a, self.encoding);
         let n = Notification::new(lt::notification::PublishDiagnostics::METHOD.into(), params);
@@ -389,7 +400,8 @@ mod tests {
     /// Every message of a burst is queued before the server reads any: the
     /// server drains the queue before a deadline can pass (a queued message
     /// is always received first), so exactly one publish follows, for the
-    /// last version. No timing is involved.
+    /// last version; the open's analysis is not published either, a newer
+    /// version waiting when it ends. No timing is involved.
     #[test]
     fn a_queued_burst_publishes_once_for_the_last_version() {
         let (server, client) = Connection::memory();
@@ -415,7 +427,7 @@ mod tests {
         }
         let thread = std::thread::spawn(move || serve_with(&server, Duration::from_millis(20)));
         let mut publishes = Vec::new();
-        while publishes.len() < 2 {
+        while publishes.last().is_none_or(|(v, _)| *v != json!(30)) {
             if let Message::Notification(n) = client.receiver.recv().unwrap()
                 && n.method == "textDocument/publishDiagnostics"
             {
@@ -429,7 +441,52 @@ mod tests {
             .collect();
         send(Message::Notification(Notification::new("exit".into(), Value::Null)));
         thread.join().unwrap().unwrap();
-        assert_eq!(publishes, [(json!(1), 1), (json!(30), 0)], "open, then one publish for the burst");
+        assert_eq!(publishes, [(json!(30), 0)], "one publish, for the last version");
         assert!(rest.is_empty(), "nothing more was published: {rest:?}");
+    }
+
+    /// An analysis stopped between steps (a newer version waiting) returns
+    /// nothing and keeps nothing of its version, nor the workflow and state
+    /// it started from: the next analysis, of a newer text, is `check`'s.
+    #[test]
+    fn a_stopped_analysis_keeps_nothing_and_the_next_is_checks() {
+        let mut text = String::from("id: w\nsteps:\n");
+        for i in 0..6 {
+            text += &format!("  - id: s{i}\n    call: t\n");
+            if i > 0 {
+                text += &format!("    when: \"c{} != null\"\n", i - 1);
+            }
+            text += &format!("    capture_as: c{i}\n");
+        }
+        let uri = lt::Url::parse("file:///nonexistent/savant-lsp-stop/workflows/w.yaml").unwrap();
+        let mut projects = Projects::new(None, Default::default());
+        let mut doc = Document {
+            uri: uri.clone(),
+            version: 1,
+            text: text.clone(),
+            current: None,
+            last_good: None,
+            base: None,
+            base_config: None,
+        };
+        assert!(doc.analysis(&mut projects).diags.is_empty(), "{text}");
+        // A renamed capture: every step is checked again, step by step.
+        doc.text = text.replacen("capture_as: c2", "capture_as: c2x", 1);
+        doc.current = None;
+        let asked = std::cell::Cell::new(0);
+        let stopped = doc.analysis_until(&mut projects, &|| {
+            asked.set(asked.get() + 1);
+            asked.get() > 2
+        });
+        assert!(stopped.is_none() && asked.get() == 3, "stopped at the third step");
+        assert!(doc.current.is_none() && doc.last_good.is_none() && doc.base.is_none());
+        doc.text = text.replacen("capture_as: c2", "capture_as: c2y", 1);
+        let a = doc.analysis(&mut projects);
+        let (_, config) = projects.config_for(&uri_path(&uri));
+        let want = crate::check::check_source(&a.src, &config);
+        assert!(!want.is_empty());
+        assert_eq!(a.diags, want);
+        // And from that analysis on, edits are incremental again.
+        assert!(doc.base.is_some());
     }
 }

@@ -279,8 +279,10 @@ fn edits_inside_a_step_are_checked_incrementally() {
     let (incremental, rechecked) = run_counting(&text, &edits, true).unwrap();
     assert_eq!(incremental, edits.len(), "every edit inside a step is incremental");
     // The rationale leaves what other steps see of the step as it was; a
-    // new name read, a new id, a new dep do not.
-    assert_eq!(rechecked, 2, "only the edited step is checked again");
+    // new name read and a new dep change only the graph's edges into it
+    // (the step and the steps that walk the graph are checked again); a
+    // new id changes what the other steps resolve (every step is).
+    assert_eq!(rechecked, 5, "only the edited step and those it may affect are checked again");
 }
 
 /// Steps whose diagnostics depend on another step (its id, capture, loop
@@ -372,6 +374,101 @@ fn edits_to_what_other_steps_read_check_as_check_checks() {
     }
     assert!(editor.incremental >= edits.len() - 2, "{} of {} incremental", editor.incremental, edits.len());
     assert!(editor.rechecked >= 12, "{} rechecked", editor.rechecked);
+}
+
+/// Steps whose diagnostics depend on the dependency graph or on the set of
+/// names: edits that change only what a step reads or its `deps` (checked
+/// again selectively) and renames (every step checked), one after the
+/// other, each checked as `check` checks the text. `c`'s `{{ra.x}}` is
+/// offered a fix only while `a` does not depend on `c`; a capture is
+/// unused while its step has dependents and no expression reads it.
+const GRAPH: &str = "id: graph
+params:
+  x: { type: string }
+steps:
+  - id: a
+    call: tool.t
+    input_template: { q: \"<<params.x>>\" }
+    capture_as: ra
+    success_schema: { type: object, properties: { title: { type: string } } }
+  - id: b
+    call: tool.t
+    input_template: { q: \"<<ra.title>>\" }
+    capture_as: rb
+  - id: c
+    call: tool.t
+    deps: [b]
+    input_template: { q: \"{{rb.title}} {{ra.x}}\" }
+    capture_as: rc
+  - id: d
+    call: tool.t
+    input_template: { q: \"<<rc>>\" }
+    capture_as: rd
+  - id: e
+    call: tool.t
+    when: \"rd != null\"
+  - id: f
+    call: tool.t
+outputs:
+  last: \"<<rd>>\"
+";
+
+#[test]
+fn edits_to_the_graph_and_the_names_check_as_check_checks() {
+    // (the text to change, what it becomes, whether only the names read
+    // or `deps` change): each applied to the last text.
+    let edits = [
+        // A name that does not resolve: from here on who reads what is counted.
+        ("<<params.x>>", "<<params.x>> <<zz>>", true),
+        // `rb` is read by no expression: unused while `c` depends on `b`.
+        ("deps: [b]", "deps: [bx]", true),
+        ("deps: [bx]", "deps: [b]", true),
+        // `rc`, read once, stops being read, and is read again.
+        ("\"<<rc>>\"", "\"<<rcy>>\"", true),
+        ("\"<<rcy>>\"", "\"<<rc>>\"", true),
+        // `ra` is no longer read, but `b` still depends on `a` (its status).
+        ("<<ra.title>>", "<<steps.a.status>>", true),
+        ("<<steps.a.status>>", "<<steps.ax.status>>", true),
+        ("<<steps.ax.status>>", "<<ra.title>>", true),
+        // `a` now depends on `c`, a cycle: `{{ra.x}}` in `c` loses its fix.
+        ("<<params.x>> <<zz>>", "<<rc.x>>", true),
+        // A name that stops resolving (a did-you-mean), then resolves again.
+        ("<<rc.x>>", "<<rcx.x>>", true),
+        ("<<rcx.x>>", "<<rd.x>>", true),
+        // A cycle through `deps` (a on d, d on c, c on b, b on a), then broken.
+        (
+            "call: tool.t\n    input_template: { q: \"<<rd.x>>",
+            "call: tool.t\n    deps: [d]\n    input_template: { q: \"<<rd.x>>",
+            true,
+        ),
+        ("deps: [d]", "deps: [dd]", true),
+        ("deps: [dd]", "deps: [d, b]", true),
+        ("deps: [d, b]", "deps: [e]", true),
+        // `rc` stops being read: unused; then read again.
+        ("\"<<rc>>\"", "\"<<rcz>>\"", true),
+        ("\"<<rcz>>\"", "\"<<rc>>\"", true),
+        // Renames: a capture that collides with another, an id another
+        // step's `deps` names, a name a did-you-mean suggests.
+        ("capture_as: rd", "capture_as: rb", false),
+        ("capture_as: rb\n  - id: e", "capture_as: rd\n  - id: e", false),
+        ("  - id: b\n", "  - id: bb\n", false),
+        ("deps: [b]", "deps: [bb]", true),
+        ("when: \"rd != null\"", "when: \"rc != null && r != null\"", true),
+        ("capture_as: rc", "capture_as: r", false),
+    ];
+    let mut editor = Editor { base: None, config: Config::default(), incremental: 0, rechecked: 0 };
+    let mut text = GRAPH.to_owned();
+    editor.check(&text).unwrap();
+    for (from, to, reads) in edits {
+        assert!(text.contains(from), "{from:?} in {text}");
+        text = text.replacen(from, to, 1);
+        let before = editor.rechecked;
+        editor.check(&text).unwrap();
+        if reads {
+            assert_eq!(editor.rechecked, before + 1, "{to:?} is checked selectively");
+        }
+    }
+    assert_eq!(editor.incremental, edits.len(), "every edit is inside a step");
 }
 
 /// A character typed into a file at the size cap makes it too large: the
