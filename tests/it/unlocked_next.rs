@@ -45,18 +45,20 @@ fn engines(root: &Root, [a, b, raw]: [Box<dyn StateStore>; 3]) -> (Engine, Engin
     (engine(a), engine(b), raw)
 }
 
-fn plan(engine: &Engine) {
-    plan_of(engine, ITEMS);
+/// Plans run `run` of `loop`. Each test has its own run id: the tests run
+/// at once, and PostgreSQL's advisory locks are per database, not per schema.
+fn plan(engine: &Engine, run: &str) {
+    plan_of(engine, run, ITEMS);
 }
 
-fn plan_of(engine: &Engine, items: usize) {
+fn plan_of(engine: &Engine, run: &str, items: usize) {
     let params = json!({"items": (0..items).map(|i| format!("i{i}")).collect::<Vec<_>>()});
-    engine.plan("loop", params, Some("r"), IfExists::Error).unwrap();
+    engine.plan("loop", params, Some(run), IfExists::Error).unwrap();
 }
 
 /// The run's results, `(step_id, result)`, in history order.
-fn results(engine: &Engine) -> Vec<(String, Value)> {
-    let state = serde_json::to_value(engine.state_get("loop", "r").unwrap()).unwrap();
+fn results(engine: &Engine, run: &str) -> Vec<(String, Value)> {
+    let state = serde_json::to_value(engine.state_get("loop", run).unwrap()).unwrap();
     let history = state["history"].as_array().cloned().unwrap_or_default();
     history
         .iter()
@@ -75,26 +77,27 @@ fn item(i: usize) -> String {
 /// are those of one engine driving the run alone.
 #[test]
 fn replicas_taking_turns_apply_each_result_once() {
+    let run = "turns";
     let root = Root::with_workflows("unlocked-turns", &[("loop", &generate::foreach("loop"))]);
     for (name, handles) in stores("it_unlocked_turns", LockPolicy::default()) {
         let (a, b, _) = engines(&root, handles);
-        plan(&a);
+        plan(&a, run);
         for i in 0..ITEMS {
             let engine = if i % 2 == 0 { &a } else { &b };
-            let reply = next_json(engine, "loop", "r", &item(i), json!({"mark": i})).unwrap();
+            let reply = next_json(engine, "loop", run, &item(i), json!({"mark": i})).unwrap();
             let expected = if i + 1 < ITEMS { "running" } else { "done" };
             assert_eq!(reply["state"]["status"], expected, "{name}, item {i}: {reply}");
             assert_eq!(reply["state"]["version"], json!(i + 1), "{name}, item {i}: {reply}");
             // The other engine's cache is stale now: the same result again
             // is accepted as a repeat, another one refused.
             let other = if i % 2 == 0 { &b } else { &a };
-            next_json(other, "loop", "r", &item(i), json!({"mark": i})).unwrap();
-            let e = next_json(other, "loop", "r", &item(i), json!({"mark": "other"})).unwrap_err();
+            next_json(other, "loop", run, &item(i), json!({"mark": i})).unwrap();
+            let e = next_json(other, "loop", run, &item(i), json!({"mark": "other"})).unwrap_err();
             assert_eq!(e["error"], "STATE_CONFLICT", "{name}, item {i}: {e}");
         }
         let expected: Vec<(String, Value)> = (0..ITEMS).map(|i| (item(i), json!({"mark": i}))).collect();
-        assert_eq!(results(&a), expected, "{name}");
-        assert_eq!(results(&b), expected, "{name}");
+        assert_eq!(results(&a, run), expected, "{name}");
+        assert_eq!(results(&b, run), expected, "{name}");
     }
 }
 
@@ -103,16 +106,17 @@ fn replicas_taking_turns_apply_each_result_once() {
 /// timeout: RUN_BUSY), and the run is as the lock holder left it.
 #[test]
 fn a_held_lock_keeps_out_a_cached_engine() {
+    let run = "held";
     let root = Root::with_workflows("unlocked-held", &[("loop", &generate::foreach("loop"))]);
-    let key = RunKey::new("loop", "r").unwrap();
+    let key = RunKey::new("loop", run).unwrap();
     for (name, handles) in stores("it_unlocked_held", short_wait()) {
         let (a, _, raw) = engines(&root, handles);
-        plan(&a);
-        next_json(&a, "loop", "r", &item(0), json!({"mark": 0})).unwrap();
+        plan(&a, run);
+        next_json(&a, "loop", run, &item(0), json!({"mark": 0})).unwrap();
         let before = raw.load(&key).unwrap().unwrap();
         {
             let _lock = raw.lock(&key).unwrap();
-            let e = a.next(next_args("loop", "r", item(1), json!({"mark": 1}))).map(|_| ()).unwrap_err();
+            let e = a.next(next_args("loop", run, item(1), json!({"mark": 1}))).map(|_| ()).unwrap_err();
             assert_eq!(e.code, ErrorCode::RunBusy, "{name}: {e:?}");
             assert_eq!(
                 raw.load(&key).unwrap().unwrap(),
@@ -120,8 +124,8 @@ fn a_held_lock_keeps_out_a_cached_engine() {
                 "{name}: nothing written under another's lock"
             );
         }
-        next_json(&a, "loop", "r", &item(1), json!({"mark": 1})).unwrap();
-        assert_eq!(results(&a).len(), 2, "{name}");
+        next_json(&a, "loop", run, &item(1), json!({"mark": 1})).unwrap();
+        assert_eq!(results(&a, run).len(), 2, "{name}");
     }
 }
 
@@ -130,12 +134,13 @@ fn a_held_lock_keeps_out_a_cached_engine() {
 /// taken (the winner) or is a repeat (the others).
 #[test]
 fn racing_replicas_apply_each_result_exactly_once() {
+    let run = "race";
     let root = Root::with_workflows("unlocked-race", &[("loop", &generate::foreach("loop"))]);
     for (name, handles) in stores("it_unlocked_race", LockPolicy::default()) {
         let (a, b, _) = engines(&root, handles);
-        plan(&a);
+        plan(&a, run);
         // B has the run cached too (it read it), so both start without the lock.
-        b.state_get("loop", "r").unwrap();
+        b.state_get("loop", run).unwrap();
         std::thread::scope(|s| {
             for t in 0..4 {
                 let engine = if t % 2 == 0 { &a } else { &b };
@@ -143,7 +148,7 @@ fn racing_replicas_apply_each_result_exactly_once() {
                     for k in 0..ITEMS {
                         let i = (k + t) % ITEMS;
                         let reply = loop {
-                            match next_json(engine, "loop", "r", &item(i), json!({"mark": i})) {
+                            match next_json(engine, "loop", run, &item(i), json!({"mark": i})) {
                                 Err(e) if e["error"] == "RUN_BUSY" => continue,
                                 other => break other,
                             }
@@ -153,12 +158,12 @@ fn racing_replicas_apply_each_result_exactly_once() {
                 });
             }
         });
-        let mut got = results(&b);
+        let mut got = results(&b, run);
         got.sort_by(|x, y| x.0.cmp(&y.0));
         let expected: Vec<(String, Value)> = (0..ITEMS).map(|i| (item(i), json!({"mark": i}))).collect();
         assert_eq!(got, expected, "{name}: each item once");
         assert_eq!(
-            serde_json::to_value(a.state_get("loop", "r").unwrap()).unwrap()["status"],
+            serde_json::to_value(a.state_get("loop", run).unwrap()).unwrap()["status"],
             "done",
             "{name}"
         );
@@ -273,16 +278,17 @@ mod counting {
 /// at once rather than trying without it and failing every time.
 #[test]
 fn a_run_driven_alone_takes_no_lock_and_replicas_taking_turns_stop_trying() {
+    let run = "count";
     let root = Root::with_workflows("unlocked-count", &[("loop", &generate::foreach("loop"))]);
     let store = Counting::default();
     let engine =
         |store: &Counting| Engine::with_store(root.path.clone(), Default::default(), Box::new(store.clone()));
     let (a, b) = (engine(&store), engine(&store));
     const N: usize = 16;
-    plan_of(&a, N);
+    plan_of(&a, run, N);
     let planned = store.counts();
     for i in 0..4 {
-        next_json(&a, "loop", "r", &item(i), json!({"mark": i})).unwrap();
+        next_json(&a, "loop", run, &item(i), json!({"mark": i})).unwrap();
     }
     let alone = store.counts();
     assert_eq!(alone.0, planned.0, "no lock taken: {planned:?} -> {alone:?}");
@@ -290,14 +296,14 @@ fn a_run_driven_alone_takes_no_lock_and_replicas_taking_turns_stop_trying() {
 
     for i in 4..N {
         let engine = if i % 2 == 0 { &a } else { &b };
-        next_json(engine, "loop", "r", &item(i), json!({"mark": i})).unwrap();
+        next_json(engine, "loop", run, &item(i), json!({"mark": i})).unwrap();
     }
     let turns = store.counts();
     // A's first turn finds its cache current (one try, made); then each
     // engine fails one try and takes the lock from there on.
     assert!(turns.1 - alone.1 <= 3, "at most one failed try per engine: {alone:?} -> {turns:?}");
     let expected: Vec<(String, Value)> = (0..N).map(|i| (item(i), json!({"mark": i}))).collect();
-    assert_eq!(results(&a), expected);
+    assert_eq!(results(&a, run), expected);
 }
 
 /// A workflow with `uses:` steps takes the lock for every `next` (a child's
