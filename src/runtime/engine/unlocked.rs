@@ -125,10 +125,7 @@ impl Engine {
     /// its event is durable in the journal.
     fn compact_locked(&self, key: &RunKey, mut cached: Cached) {
         let Ok(Some(lock)) = self.store.lock_existing(key) else { return };
-        let stamp = match lock.stamp() {
-            Some(stamp) => Some(stamp),
-            None => self.store.stamp(key).ok().flatten(),
-        };
+        let stamp = lock.stamp().or_else(|| self.store.stamp(key).ok().flatten());
         if stamp == Some(cached.stamp) && self.snapshot(key, &mut cached).is_ok() {
             self.put(key, cached);
         }

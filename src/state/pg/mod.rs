@@ -300,9 +300,7 @@ impl PgStore {
             (true, None) => Ok(None),
         }
     }
-}
 
-impl PgStore {
     /// Both appends: [`APPEND`], or with `expected` [`APPEND_UNLOCKED`];
     /// `None` when no row came back (no run, or the unlocked append's
     /// checks failed).
