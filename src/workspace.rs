@@ -203,6 +203,47 @@ pub fn check_file(path: &Path, config: &Config) -> Result<(SourceFile, Vec<Diagn
     Ok(check_decoded(src, read_diags, config))
 }
 
+/// Checks each of `paths` with [`check_file`], on up to one thread per
+/// core, and returns the results in the order of `paths`. A file's check
+/// reads only that file and `config`, so how the files are shared out
+/// changes the time and nothing else.
+pub fn check_files(
+    paths: &[PathBuf],
+    config: &Config,
+) -> Vec<Result<(SourceFile, Vec<Diagnostic>), IoError>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(paths.len());
+    if threads <= 1 {
+        return paths.iter().map(|p| check_file(p, config)).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut mine = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(path) = paths.get(i) else { return mine };
+            mine.push((i, check_file(path, config)));
+        }
+    };
+    let mut done: Vec<_> = std::thread::scope(|s| {
+        // The main thread's stack size, so that a deep file checks on a
+        // worker wherever it checks alone.
+        let workers: Vec<_> = (0..threads)
+            .map(|_| std::thread::Builder::new().stack_size(8 << 20).spawn_scoped(s, work))
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| match w.map(|w| w.join()) {
+                Ok(Ok(mine)) => mine,
+                Ok(Err(panic)) => std::panic::resume_unwind(panic),
+                // No thread to be had: this one does what is left.
+                Err(_) => work(),
+            })
+            .collect()
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
 /// Checks a decoded source: the decoding diagnostics if any, else the checker's.
 pub fn check_decoded(
     src: SourceFile,

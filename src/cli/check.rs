@@ -207,16 +207,23 @@ pub fn run(args: CheckArgs) -> ExitCode {
         let mut tests = TestFiles::new(&root);
         // The project's workflows, for `uses:` (built when a file uses one).
         config.workflows = workspace::load_workflows(&root, &config, Some(&[]));
+        let workflows: Vec<PathBuf> = files.iter().filter(|f| !is_test_file(f)).cloned().collect();
+        let mut results = workspace::check_files(&workflows, &config);
+        // A file outside workflows/ with a `uses:`, when none inside has
+        // one: the table is built now, and every file checked against it.
+        let uses = results.iter().flatten().find(|(src, _)| src.text.contains("uses:"));
+        if let (None, Some((src, _))) = (&config.workflows, uses) {
+            config.workflows = workspace::load_workflows(&root, &config, Some(&[&src.text]));
+            results = workspace::check_files(&workflows, &config);
+        }
+        // In the order of `files`: test files are checked here, one by one
+        // (they share one engine).
+        let mut results = results.into_iter();
         for f in &files {
-            let mut result = if is_test_file(f) { tests.check(f) } else { workspace::check_file(f, &config) };
-            if let Ok((src, _)) = &result
-                && config.workflows.is_none()
-                && !is_test_file(f)
-                && src.text.contains("uses:")
-            {
-                config.workflows = workspace::load_workflows(&root, &config, Some(&[&src.text]));
-                result = workspace::check_file(f, &config);
-            }
+            let result = match is_test_file(f) {
+                true => tests.check(f),
+                false => results.next().expect("one result per workflow file"),
+            };
             match result {
                 Ok(r) => checked.push(r),
                 Err(e) => {

@@ -268,6 +268,72 @@ fn directories_are_searched_recursively_for_yaml_only() {
     assert_eq!(files, BTreeSet::from(["workflows/a/b/c/deep.yaml", "workflows/a/short.yml"]), "{r:?}");
 }
 
+/// Files are checked on several threads; what is reported is in the order
+/// of the files, as one at a time would report it.
+#[test]
+fn many_files_report_in_file_order() {
+    let s = Root::new("many-files");
+    let mut expected = Vec::new();
+    for i in 0..40 {
+        let name = format!("workflows/w{i:02}.yaml");
+        match i % 3 {
+            0 => {
+                s.write(&name, CLEAN);
+            }
+            1 => {
+                s.write(&name, ERROR);
+                expected.push((name, "UNRESOLVED_VAR"));
+            }
+            _ => {
+                s.write(&name, WARNING);
+                expected.push((name, "UNUSED_CAPTURE"));
+            }
+        }
+    }
+    s.write("workflows/flow.test.yaml", "workflow: missing\ntests: []\n");
+    let r = run(&s.path, &["check", "--format", "json"]);
+    assert_exit(&r, 1);
+    let v = r.json();
+    assert_eq!(v["summary"]["files"], 41, "{r:?}");
+    let got: Vec<(String, &str)> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (d["file"].as_str().unwrap().trim_start_matches("./").to_owned(), d["code"].as_str().unwrap())
+        })
+        .filter(|(f, _)| !f.ends_with(".test.yaml"))
+        .collect();
+    assert_eq!(got, expected, "{r:?}");
+    let concise = run(&s.path, &["check", "--format", "concise"]);
+    let files: Vec<&str> = concise.stdout.lines().filter_map(|l| l.split(':').next()).collect();
+    let mut sorted = files.clone();
+    sorted.sort();
+    assert_eq!(files, sorted, "{concise:?}");
+}
+
+/// A `uses:` in a file outside workflows/, when no workflow inside has one:
+/// every file is checked against the project's workflows, not only the
+/// files after the first `uses:`.
+#[test]
+fn a_uses_outside_workflows_checks_every_file_against_them() {
+    let s = Root::new("uses-outside");
+    s.write(
+        "workflows/child.yaml",
+        "params:\n  path: { type: string }\nrequired: [path]\nsteps:\n  - id: s\n    call: tool.x\n",
+    );
+    let call = |with: &str| format!("steps:\n  - id: r\n    uses: child\n    with: {{{with}}}\n");
+    for i in 0..6 {
+        s.write(&format!("flows/a{i}.yaml"), call("pth: a.rs"));
+    }
+    let r = run(&s.path, &["check", "flows", "--format", "json"]);
+    assert_exit(&r, 1);
+    let v = r.json();
+    let files: BTreeSet<&str> =
+        v["diagnostics"].as_array().unwrap().iter().map(|d| d["file"].as_str().unwrap()).collect();
+    assert_eq!(files.len(), 6, "every file is checked against `child`: {r:?}");
+}
+
 #[test]
 fn a_file_given_by_name_is_checked_whatever_its_extension() {
     let s = Root::new("explicit-file");
