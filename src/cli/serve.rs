@@ -56,7 +56,10 @@ pub fn run(args: ServeArgs) -> ExitCode {
     };
     warn_if_not_a_project(&found);
     let root = found.path;
-    super::logging::init("info");
+    // rmcp's own `info` lines are per session (and, stateless, per
+    // request: three lines and a dump of the client's capabilities for
+    // every call); `LOG_LEVEL=info` brings them back.
+    super::logging::init("info,rmcp=warn");
     let options = savant_think::mcp::ServeOptions {
         http: args.http,
         token: args.token,

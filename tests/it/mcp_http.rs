@@ -236,3 +236,35 @@ fn stateless_http_needs_no_session() {
     assert!(body.contains("list_changes"), "{body}");
     assert!(scratch.path.join(".savant/state/release_notes__sl-1.json").is_file());
 }
+
+/// By default a stateless server logs one line per tool call, not the MCP
+/// library's session start and end around every request.
+#[test]
+fn stateless_http_logs_one_line_per_call_by_default() {
+    let scratch = Root::new("mcp-http-quiet-log");
+    populate(&scratch.path);
+    let log = scratch.path.join("serve.log");
+    let mut command = Server::command(&scratch.path);
+    command.arg("--stateless").env_remove("LOG_LEVEL").stderr(std::fs::File::create(&log).unwrap());
+    let child = command.spawn().expect("start savant-think serve");
+    let mut server = Server { child, addr: String::new() };
+    for _ in 0..300 {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if let Some(rest) = text.split("http://").nth(1) {
+            server.addr = rest.split('/').next().unwrap_or_default().to_owned();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!server.addr.is_empty(), "serve prints its address");
+    let json = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    let plan = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"think_plan","arguments":{"workflow":"release_notes","params":{"milestone":"v1"},"run_id":"log-1"}}}"#;
+    for _ in 0..2 {
+        let (status, body) = raw(&server.addr, "POST", "/mcp", &json, plan);
+        assert_eq!(status, 200, "{body}");
+    }
+    drop(server);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(text.matches("tool=\"think_plan\"").count(), 2, "{text}");
+    assert!(!text.contains("rmcp::service"), "{text}");
+}
