@@ -225,20 +225,20 @@ pub fn check_files(
         }
     };
     let mut done: Vec<_> = std::thread::scope(|s| {
-        // The main thread's stack size, so that a deep file checks on a
-        // worker wherever it checks alone.
-        let workers: Vec<_> = (0..threads)
-            .map(|_| std::thread::Builder::new().stack_size(8 << 20).spawn_scoped(s, work))
+        // This thread is one of the workers. The others get the main
+        // thread's stack size, so that a deep file checks on any of them
+        // wherever it checks alone; if none can be had, this one does all.
+        let helpers: Vec<_> = (1..threads)
+            .filter_map(|_| std::thread::Builder::new().stack_size(8 << 20).spawn_scoped(s, work).ok())
             .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| match w.map(|w| w.join()) {
-                Ok(Ok(mine)) => mine,
-                Ok(Err(panic)) => std::panic::resume_unwind(panic),
-                // No thread to be had: this one does what is left.
-                Err(_) => work(),
-            })
-            .collect()
+        let mut done = work();
+        for helper in helpers {
+            match helper.join() {
+                Ok(theirs) => done.extend(theirs),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        done
     });
     done.sort_unstable_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, r)| r).collect()
