@@ -417,7 +417,7 @@ outputs:
 #[test]
 fn edits_to_the_graph_and_the_names_check_as_check_checks() {
     // (the text to change, what it becomes, whether only the names read
-    // or `deps` change): each applied to the last text.
+    // or `deps` change, or only a name: checked selectively).
     let edits = [
         // A name that does not resolve: from here on who reads what is counted.
         ("<<params.x>>", "<<params.x>> <<zz>>", true),
@@ -450,22 +450,29 @@ fn edits_to_the_graph_and_the_names_check_as_check_checks() {
         ("\"<<rcz>>\"", "\"<<rc>>\"", true),
         // Renames: a capture that collides with another, an id another
         // step's `deps` names, a name a did-you-mean suggests.
-        ("capture_as: rd", "capture_as: rb", false),
-        ("capture_as: rb\n  - id: e", "capture_as: rd\n  - id: e", false),
-        ("  - id: b\n", "  - id: bb\n", false),
+        ("capture_as: rd", "capture_as: rb", true),
+        ("capture_as: rb\n  - id: e", "capture_as: rd\n  - id: e", true),
+        ("  - id: b\n", "  - id: bb\n", true),
         ("deps: [b]", "deps: [bb]", true),
         ("when: \"rd != null\"", "when: \"rc != null && r != null\"", true),
-        ("capture_as: rc", "capture_as: r", false),
+        ("capture_as: rc", "capture_as: r", true),
     ];
+    edit_in_turn(GRAPH, &edits);
+}
+
+/// Checks `text`, then each edit of `edits` (the text to change, what it
+/// becomes, whether it must be checked selectively) applied to the last
+/// text, each as `check` checks it; every edit must be inside a step.
+fn edit_in_turn(text: &str, edits: &[(&str, &str, bool)]) {
     let mut editor = Editor { base: None, config: Config::default(), incremental: 0, rechecked: 0 };
-    let mut text = GRAPH.to_owned();
+    let mut text = text.to_owned();
     editor.check(&text).unwrap();
-    for (from, to, reads) in edits {
+    for &(from, to, selective) in edits {
         assert!(text.contains(from), "{from:?} in {text}");
         text = text.replacen(from, to, 1);
         let before = editor.rechecked;
         editor.check(&text).unwrap();
-        if reads {
+        if selective {
             assert_eq!(editor.rechecked, before + 1, "{to:?} is checked selectively");
         }
     }
@@ -580,17 +587,5 @@ fn renames_check_as_check_checks() {
         ("  - id: e\n", "  - id: \n", false),
         ("  - id: \n", "  - id: d\n", false),
     ];
-    let mut editor = Editor { base: None, config: Config::default(), incremental: 0, rechecked: 0 };
-    let mut text = RENAMES.to_owned();
-    editor.check(&text).unwrap();
-    for (from, to, rename) in edits {
-        assert!(text.contains(from), "{from:?} in {text}");
-        text = text.replacen(from, to, 1);
-        let before = editor.rechecked;
-        editor.check(&text).unwrap();
-        if rename {
-            assert_eq!(editor.rechecked, before + 1, "{to:?} is checked selectively");
-        }
-    }
-    assert_eq!(editor.incremental, edits.len(), "every edit is inside a step");
+    edit_in_turn(RENAMES, &edits);
 }
