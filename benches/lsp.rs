@@ -14,6 +14,14 @@
 //! dependency graph's edges into it, the cycles and unused captures are
 //! looked at again beyond the step; it publishes an `UNRESOLVED_VAR`, and an
 //! `UNUSED_CAPTURE` for the capture no longer read),
+//! `1k_steps_rename` and `10k_steps_rename` (a letter typed at the end of
+//! the middle step's `id`, which the next step lists in `deps`: a rename,
+//! so the step's name changes for the others; it publishes an
+//! `UNKNOWN_DEP` with a did-you-mean over every step id),
+//! `1k_steps_rename_capture` and `10k_steps_rename_capture` (a letter typed
+//! at the end of the middle step's `capture_as`, which the next step reads:
+//! an `UNRESOLVED_VAR` with a did-you-mean over every capture, and an
+//! `UNUSED_CAPTURE` for the renamed one),
 //! `1k_steps_whole_text` (the same rationale edit sent as the
 //! whole text, as a client without incremental sync sends it) and one per
 //! bundled workflow (a space typed into its first `<<…>>` after the middle).
@@ -177,6 +185,8 @@ fn bench(c: &mut Criterion) {
         let rationale = after(&text, &format!("id: s{mid}\n"), &format!("Step {mid} 😀"));
         let when = after(&text, &format!("id: s{}\n", mid + 7), "params.limit > 3");
         let capture_ref = after(&text, &format!("id: s{mid}\n"), &format!("<<c{}", mid - 1));
+        let id = after(&text, &format!("- id: s{mid}\n"), &format!("- id: s{mid}"));
+        let capture = after(&text, &format!("id: s{mid}\n"), &format!("capture_as: c{mid}"));
         let case = |name: String, at: usize, typed: &'static str, whole: bool| Case {
             name,
             uri: uri.clone(),
@@ -189,6 +199,9 @@ fn bench(c: &mut Criterion) {
         cases.push(case(format!("{label}_steps"), rationale, "x", false));
         cases.push(case(format!("{label}_steps_expr"), when, "5", false));
         cases.push(Case { clean: false, ..case(format!("{label}_steps_name"), capture_ref, "x", false) });
+        cases.push(Case { clean: false, ..case(format!("{label}_steps_rename"), id, "x", false) });
+        let rename_capture = case(format!("{label}_steps_rename_capture"), capture, "x", false);
+        cases.push(Case { clean: false, ..rename_capture });
         if n == 1_000 {
             cases.push(case(format!("{label}_steps_whole_text"), rationale, "x", true));
         }

@@ -19,8 +19,10 @@
 //! The checks, too, run again only over the edited step when what the
 //! other steps see of it is unchanged (its face, see `check::recheck`),
 //! or over it and the few steps that read the dependency graph when only
-//! the names it reads or its `deps` changed; otherwise every check runs
-//! over the whole workflow.
+//! the names it reads or its `deps` changed, or over it and the steps that
+//! mention or hold its old or new names when only its id, capture name or
+//! loop variable changed (a rename, see `check::rename`); otherwise every
+//! check runs over the whole workflow.
 
 pub use super::recheck::Stopped;
 use super::recheck::{Change, Checked, Face, move_diagnostic};

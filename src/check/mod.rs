@@ -17,6 +17,7 @@ mod legacy_interpolation;
 pub mod lock;
 pub mod manifest;
 mod recheck;
+mod rename;
 mod rewire;
 pub mod rules;
 pub mod scope;

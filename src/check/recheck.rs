@@ -5,7 +5,9 @@
 //! that is depends on how what the other steps see of the edited step (its
 //! [`Face`]) changed ([`Change`]): not at all, only the edited step; only
 //! in the names it reads and its `deps`, also the steps whose diagnostics
-//! read the dependency graph; otherwise every step is checked.
+//! read the dependency graph; only in its id, capture name or loop
+//! variable (a rename), the steps those names can reach (`check::rename`);
+//! otherwise every step is checked.
 //!
 //! The result equals a run of every check over the whole workflow because:
 //! a check visiting one step reads of the others only what their faces
@@ -24,7 +26,9 @@
 //! whole-workflow parts, `outputs:` reads only the indexes; the cycles and
 //! unused captures are computed again when there is a cycle (one made by
 //! the edit passes through the step), else updated for the few steps at
-//! the ends of the changed edges (`check::rewire`).
+//! the ends of the changed edges (`check::rewire`). When only its names
+//! change, the indexes differ only at those names: what else is checked
+//! again, and why that is enough, is `check::rename`'s doc.
 //! The did-you-mean memos of `UNRESOLVED_VAR` and `UNKNOWN_DEP`,
 //! shared by every step in a whole run, stop suggesting past a cap of
 //! distinct names; below it they are only a cache, so the diagnostics are
@@ -34,6 +38,7 @@
 //! check by check as long as no two steps share text: with an alias in the
 //! file nothing is kept.
 
+use super::rename::{self, Readers};
 use super::rewire::{self, Reads};
 use super::{CHECKS, Cx, Scope};
 use crate::diagnostic::{Code, Diagnostic};
@@ -45,14 +50,20 @@ use serde_json::Value;
 /// run (their `MAX_SUGGESTIONS`).
 const SUGGESTION_CAP: usize = 256;
 
+/// Steps a rename looks for a new cycle through, one walk each, at most.
+const WALKS: usize = 16;
+
 /// Every check's diagnostics: each step's own, and the rest.
 #[derive(Clone, Debug, Default)]
 pub struct Checked {
     steps: Vec<Vec<Diagnostic>>,
     whole: Vec<Diagnostic>,
-    /// Who reads each name, counted at the first [`Change::Reads`] and
-    /// kept up to date by the next ones.
+    /// Who reads each name, counted at the first [`Change::Reads`] or
+    /// [`Change::Rename`] and kept up to date by the next ones.
     reads: Option<Reads>,
+    /// Which steps mention each name, indexed at the first
+    /// [`Change::Rename`] and kept up to date by every edit after it.
+    readers: Option<Readers>,
 }
 
 impl Checked {
@@ -72,7 +83,7 @@ impl Checked {
             steps.push(one(cx, Scope::Step(k)));
         }
         let whole = one(cx, Scope::Whole);
-        Ok(Some(Checked { steps, whole, reads: None }).filter(Checked::below_caps))
+        Ok(Some(Checked { steps, whole, reads: None, readers: None }).filter(Checked::below_caps))
     }
 
     /// After step `k` (`old`, its spans moved) was lowered again and the
@@ -81,7 +92,8 @@ impl Checked {
     /// `change`: checks step `k` again, and what else `change` may have
     /// changed (see the module's doc); the rest is moved. `None` as for
     /// [`Checked::run`], and for [`Change::Names`]: the caller checks
-    /// every step.
+    /// every step. The index of who mentions each name, when there is
+    /// one, is updated for every change.
     pub fn recheck(
         mut self,
         cx: &mut Cx,
@@ -96,6 +108,12 @@ impl Checked {
         }
         for d in self.steps.iter_mut().skip(k + 1).flatten().chain(&mut self.whole) {
             move_diagnostic(d, at, delta);
+        }
+        if let Some(readers) = &mut self.readers {
+            readers.replace(k, old, &cx.wf.steps[k]);
+        }
+        if change == Change::Rename {
+            return self.renamed(cx, k, old).filter(Checked::below_caps);
         }
         self.steps[k] = one(cx, Scope::Step(k));
         if change == Change::Reads {
@@ -120,6 +138,49 @@ impl Checked {
             }
         }
         Some(self).filter(Checked::below_caps)
+    }
+
+    /// After step `k`, once `old`, was renamed ([`Change::Rename`]): checks
+    /// again the steps and whole-workflow parts a rename may change (see
+    /// `check::rename`).
+    fn renamed(mut self, cx: &mut Cx, k: usize, old: &Step) -> Option<Checked> {
+        let wf = cx.wf;
+        let names = rename::names(old, &wf.steps[k]);
+        let readers = self.readers.get_or_insert_with(|| Readers::of(&wf.steps));
+        // The steps whose edges in may have changed, and the ends they come from.
+        let mut wired = readers.of_names(&names);
+        wired.push(k);
+        let mut holders = rename::holders(&wf.steps, &names);
+        holders.push(k);
+        let suggesting = [Code::UnresolvedVar, Code::UnknownDep, Code::LegacyInterpolation];
+        let mut again: Vec<usize> = (0..self.steps.len())
+            .filter(|&j| self.steps[j].iter().any(|d| suggesting.contains(&d.code)))
+            .chain(wired.iter().copied())
+            .chain(holders.iter().copied())
+            .collect();
+        again.sort_unstable();
+        again.dedup();
+        for j in again {
+            self.steps[j] = one(cx, Scope::Step(j));
+        }
+        // Each look for a cycle may walk the whole graph: past a few, one
+        // run of the whole-workflow checks costs less.
+        wired.sort_unstable();
+        wired.dedup();
+        let cycles = self.whole.iter().any(|d| d.code == Code::CyclicDependency)
+            || wired.len() > WALKS
+            || wired.iter().any(|&j| rewire::on_cycle(cx, j));
+        let outputs =
+            self.whole.iter().any(|d| d.code != Code::UnusedCapture) || rename::outputs_mention(cx, &names);
+        if cycles || outputs {
+            self.whole = one(cx, Scope::Whole);
+        } else {
+            let reads = self.reads.get_or_insert_with(|| Reads::of(cx));
+            holders.sort_unstable();
+            holders.dedup();
+            rename::unused(cx, reads, &holders, &mut self.whole);
+        }
+        Some(self)
     }
 
     /// The diagnostics, in the order a run over everything would push them
@@ -172,8 +233,11 @@ pub enum Change {
     Same,
     /// Only in the names it reads and its `deps` (the graph's edges into it).
     Reads,
-    /// In its id, capture, loop variable, what types its capture, or a
-    /// span another step's diagnostic may point at.
+    /// Only in its id, capture or loop variable (names and spans): not in
+    /// what types its capture, the names it reads or its `deps`.
+    Rename,
+    /// Otherwise: what types its capture, or a span another step's
+    /// diagnostic may point at, changed too.
     Names,
 }
 
@@ -183,14 +247,19 @@ impl Change {
         if old == new {
             return Change::Same;
         }
-        let names = old.id == new.id
-            && old.capture == new.capture
-            && old.call == new.call
+        let typed = old.call == new.call
             && old.uses == new.uses
-            && old.looping == new.looping
             && old.schema == new.schema
             && old.generated == new.generated;
-        if names { Change::Reads } else { Change::Names }
+        let names = old.id == new.id && old.capture == new.capture && old.looping == new.looping;
+        // A loop's `foreach:` (its span) is not a name.
+        let foreach = |f: &Face| f.looping.map(|(_, _, span)| span);
+        let renamed = old.deps == new.deps && old.reads == new.reads && foreach(old) == foreach(new);
+        match (typed, names) {
+            (true, true) => Change::Reads,
+            (true, false) if renamed => Change::Rename,
+            _ => Change::Names,
+        }
     }
 }
 

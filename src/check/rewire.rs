@@ -69,12 +69,15 @@ impl Reads {
         for i in touched {
             let Some(c) = &cx.wf.steps[i].capture_as else { continue };
             whole.retain(|d| !(d.code == Code::UnusedCapture && d.span == c.span));
-            if let Some(c) =
-                unused_capture::unused(cx, i, |name| self.count.get(name).is_some_and(|&n| n > 0))
-            {
+            if let Some(c) = unused_capture::unused(cx, i, |name| self.any(name)) {
                 whole.push(unused_capture::diagnostic(c));
             }
         }
+    }
+
+    /// Whether a step (or `outputs:`) reads `name`.
+    pub fn any(&self, name: &str) -> bool {
+        self.count.get(name).is_some_and(|&n| n > 0)
     }
 
     fn add(&mut self, step: &Step) {

@@ -470,8 +470,9 @@ mod tests {
             base_config: None,
         };
         assert!(doc.analysis(&mut projects).diags.is_empty(), "{text}");
-        // A renamed capture: every step is checked again, step by step.
-        doc.text = text.replacen("capture_as: c2", "capture_as: c2x", 1);
+        // Another tool (what types a capture): every step is checked
+        // again, step by step.
+        doc.text = text.replacen("s2\n    call: t", "s2\n    call: tx", 1);
         doc.current = None;
         let asked = std::cell::Cell::new(0);
         let stopped = doc.analysis_until(&mut projects, &|| {

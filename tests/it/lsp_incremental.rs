@@ -378,7 +378,8 @@ fn edits_to_what_other_steps_read_check_as_check_checks() {
 
 /// Steps whose diagnostics depend on the dependency graph or on the set of
 /// names: edits that change only what a step reads or its `deps` (checked
-/// again selectively) and renames (every step checked), one after the
+/// again selectively) and renames (selective too, see
+/// [`renames_check_as_check_checks`]), one after the
 /// other, each checked as `check` checks the text. `c`'s `{{ra.x}}` is
 /// offered a fix only while `a` does not depend on `c`; a capture is
 /// unused while its step has dependents and no expression reads it.
@@ -416,7 +417,7 @@ outputs:
 #[test]
 fn edits_to_the_graph_and_the_names_check_as_check_checks() {
     // (the text to change, what it becomes, whether only the names read
-    // or `deps` change): each applied to the last text.
+    // or `deps` change, or only a name: checked selectively).
     let edits = [
         // A name that does not resolve: from here on who reads what is counted.
         ("<<params.x>>", "<<params.x>> <<zz>>", true),
@@ -449,22 +450,29 @@ fn edits_to_the_graph_and_the_names_check_as_check_checks() {
         ("\"<<rcz>>\"", "\"<<rc>>\"", true),
         // Renames: a capture that collides with another, an id another
         // step's `deps` names, a name a did-you-mean suggests.
-        ("capture_as: rd", "capture_as: rb", false),
-        ("capture_as: rb\n  - id: e", "capture_as: rd\n  - id: e", false),
-        ("  - id: b\n", "  - id: bb\n", false),
+        ("capture_as: rd", "capture_as: rb", true),
+        ("capture_as: rb\n  - id: e", "capture_as: rd\n  - id: e", true),
+        ("  - id: b\n", "  - id: bb\n", true),
         ("deps: [b]", "deps: [bb]", true),
         ("when: \"rd != null\"", "when: \"rc != null && r != null\"", true),
-        ("capture_as: rc", "capture_as: r", false),
+        ("capture_as: rc", "capture_as: r", true),
     ];
+    edit_in_turn(GRAPH, &edits);
+}
+
+/// Checks `text`, then each edit of `edits` (the text to change, what it
+/// becomes, whether it must be checked selectively) applied to the last
+/// text, each as `check` checks it; every edit must be inside a step.
+fn edit_in_turn(text: &str, edits: &[(&str, &str, bool)]) {
     let mut editor = Editor { base: None, config: Config::default(), incremental: 0, rechecked: 0 };
-    let mut text = GRAPH.to_owned();
+    let mut text = text.to_owned();
     editor.check(&text).unwrap();
-    for (from, to, reads) in edits {
+    for &(from, to, selective) in edits {
         assert!(text.contains(from), "{from:?} in {text}");
         text = text.replacen(from, to, 1);
         let before = editor.rechecked;
         editor.check(&text).unwrap();
-        if reads {
+        if selective {
             assert_eq!(editor.rechecked, before + 1, "{to:?} is checked selectively");
         }
     }
@@ -484,4 +492,100 @@ fn an_edit_past_the_size_cap_is_checked_as_check_checks_it() {
     edited.insert(text.find("Step 7 ").unwrap(), 'x');
     editor.check(&edited).unwrap();
     assert_eq!(editor.incremental, 0);
+}
+
+/// Names other steps read, `deps` on ids, `steps.X` and `steps['X']`, a
+/// loop variable, names that do not resolve (with and without a
+/// did-you-mean), `{{…}}` with fixes and `outputs:`, for renames.
+const RENAMES: &str = "id: renames
+params:
+  x: { type: string }
+steps:
+  - id: a
+    call: tool.t
+    input_template: { q: \"<<params.x>> <<rq>>\" }
+    capture_as: ra
+    success_schema: { type: object, properties: { title: { type: string }, items: { type: array } } }
+  - id: b
+    call: tool.t
+    deps: [a]
+    input_template: { q: \"<<ra.title>> <<steps.a.status>> <<steps['x'].status>>\" }
+    capture_as: rb
+  - id: c
+    call: tool.t
+    foreach: ra.items
+    as: it
+    input_template: { q: \"<<it>> {{rb.title}}\" }
+    capture_as: rc
+  - id: d
+    call: tool.t
+    deps: [c]
+    when: \"zz != null\"
+    capture_as: rd
+  - id: e
+    call: tool.t
+  - id: f
+    call: tool.t
+    capture_as: rf
+outputs:
+  last: \"<<rc>>\"
+";
+
+/// Renames (an id, a capture, a loop variable), each applied to the last
+/// text, between edits to what a step reads: each checked as `check`
+/// checks the text, and each rename checked selectively (not every step).
+#[test]
+fn renames_check_as_check_checks() {
+    // (the text to change, what it becomes, whether it is a rename).
+    let edits = [
+        // Away from a name others read (`deps`, `steps.a`), and back.
+        ("  - id: a\n", "  - id: ax\n", true),
+        ("  - id: ax\n", "  - id: a\n", true),
+        // A capture read by `b` and `c`'s `foreach:`, away and back.
+        ("capture_as: ra", "capture_as: rax", true),
+        ("capture_as: rax", "capture_as: ra", true),
+        // To a name `d`'s did-you-mean then suggests, to the name `d`
+        // reads (resolving it), and away.
+        ("capture_as: rb", "capture_as: zy", true),
+        ("capture_as: zy", "capture_as: zz", true),
+        ("capture_as: zz", "capture_as: rb", true),
+        // A colliding id (a duplicate), and back.
+        ("  - id: c\n", "  - id: b\n", true),
+        ("  - id: b\n    call: tool.t\n    foreach", "  - id: c\n    call: tool.t\n    foreach", true),
+        // An id and a capture colliding with a later step's (which becomes the duplicate).
+        ("  - id: b\n", "  - id: e\n", true),
+        ("  - id: e\n    call: tool.t\n    deps: [a]", "  - id: b\n    call: tool.t\n    deps: [a]", true),
+        ("capture_as: rb", "capture_as: rf", true),
+        ("capture_as: rf\n  - id: c", "capture_as: rb\n  - id: c", true),
+        // A colliding capture, and back.
+        ("capture_as: rd", "capture_as: rc", true),
+        ("capture_as: rc\n  - id: e", "capture_as: rd\n  - id: e", true),
+        // The loop variable, away from what the step reads and back.
+        ("as: it\n", "as: itx\n", true),
+        ("as: itx\n", "as: it\n", true),
+        // A step key read only as `steps['…']` (the face is unchanged), then
+        // renamed to: who mentions a name is kept up to date.
+        ("steps['x']", "steps['e']", false),
+        ("  - id: e\n", "  - id: ex\n", true),
+        ("  - id: ex\n", "  - id: e\n", true),
+        // `d` now reads `ra` too (its edges change), then `ra` is renamed.
+        ("zz != null", "zz != null && ra != null", false),
+        ("capture_as: ra", "capture_as: r", true),
+        ("capture_as: r\n", "capture_as: ra\n", true),
+        // `e` reads `rb` (its edges change), then `rb` is renamed.
+        ("  - id: e\n    call", "  - id: e\n    when: \"rb != null\"\n    call", false),
+        ("capture_as: rb", "capture_as: rbx", true),
+        ("capture_as: rbx", "capture_as: rb", true),
+        // A rename that makes a cycle (`a` reads `rq`: `d` → `a` → `c` → `d`), and breaks it.
+        ("capture_as: rd", "capture_as: rq", true),
+        ("capture_as: rq", "capture_as: rd", true),
+        // What `outputs:` reads.
+        ("capture_as: rc", "capture_as: rcc", true),
+        ("capture_as: rcc", "capture_as: rc", true),
+        // An id emptied (a step without an id: every step is checked),
+        // then typed into, colliding with `d`.
+        ("  - id: e\n", "  - id: \n", false),
+        ("  - id: \n", "  - id: d\n", false),
+    ];
+    edit_in_turn(RENAMES, &edits);
 }
