@@ -22,6 +22,9 @@
 //! at the end of the middle step's `capture_as`, which the next step reads:
 //! an `UNRESOLVED_VAR` with a did-you-mean over every capture, and an
 //! `UNUSED_CAPTURE` for the renamed one),
+//! `1k_steps_call` and `10k_steps_call` (a letter typed at the end of the
+//! middle step's `call:`: another tool, so what types its capture changes
+//! for the steps that read it),
 //! `1k_steps_whole_text` (the same rationale edit sent as the
 //! whole text, as a client without incremental sync sends it) and one per
 //! bundled workflow (a space typed into its first `<<…>>` after the middle).
@@ -187,6 +190,7 @@ fn bench(c: &mut Criterion) {
         let capture_ref = after(&text, &format!("id: s{mid}\n"), &format!("<<c{}", mid - 1));
         let id = after(&text, &format!("- id: s{mid}\n"), &format!("- id: s{mid}"));
         let capture = after(&text, &format!("id: s{mid}\n"), &format!("capture_as: c{mid}"));
+        let call = after(&text, &format!("- id: s{mid}\n"), &format!("call: tool.t{}", mid % 7));
         let case = |name: String, at: usize, typed: &'static str, whole: bool| Case {
             name,
             uri: uri.clone(),
@@ -202,6 +206,7 @@ fn bench(c: &mut Criterion) {
         cases.push(Case { clean: false, ..case(format!("{label}_steps_rename"), id, "x", false) });
         let rename_capture = case(format!("{label}_steps_rename_capture"), capture, "x", false);
         cases.push(Case { clean: false, ..rename_capture });
+        cases.push(case(format!("{label}_steps_call"), call, "x", false));
         if n == 1_000 {
             cases.push(case(format!("{label}_steps_whole_text"), rationale, "x", true));
         }

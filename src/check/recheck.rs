@@ -7,6 +7,8 @@
 //! in the names it reads and its `deps`, also the steps whose diagnostics
 //! read the dependency graph; only in its id, capture name or loop
 //! variable (a rename), the steps those names can reach (`check::rename`);
+//! only in what types its capture (its `call`, `uses` or schema), the
+//! steps that mention its id or capture, and `outputs:` if it does;
 //! otherwise every step is checked.
 //!
 //! The result equals a run of every check over the whole workflow because:
@@ -115,6 +117,9 @@ impl Checked {
         if change == Change::Rename {
             return self.renamed(cx, k, old).filter(Checked::below_caps);
         }
+        if change == Change::Retype {
+            return Some(self.retyped(cx, k)).filter(Checked::below_caps);
+        }
         self.steps[k] = one(cx, Scope::Step(k));
         if change == Change::Reads {
             // The steps that walk the graph, which lost or gained the edges into `k`.
@@ -183,6 +188,40 @@ impl Checked {
         Some(self)
     }
 
+    /// After what types step `k`'s capture changed, and nothing else of
+    /// its face ([`Change::Retype`]): the names, the graph and who reads
+    /// what are as they were, so another step's diagnostics can change
+    /// only if it mentions the step's id or capture (a field of it, its
+    /// `steps.X`, a `deps` entry: also the dependents, whose
+    /// `DESTRUCTIVE_CALL` looks at the calls of what they depend on), and
+    /// the whole-workflow parts only through `outputs:`. The steps that
+    /// hold those names and those with a did-you-mean are checked again
+    /// too, as after a rename.
+    fn retyped(mut self, cx: &mut Cx, k: usize) -> Checked {
+        let wf = cx.wf;
+        let step = &wf.steps[k];
+        let names = rename::names(step, step);
+        let readers = self.readers.get_or_insert_with(|| Readers::of(&wf.steps));
+        let suggesting = [Code::UnresolvedVar, Code::UnknownDep, Code::LegacyInterpolation];
+        let mut again: Vec<usize> = (0..self.steps.len())
+            .filter(|&j| self.steps[j].iter().any(|d| suggesting.contains(&d.code)))
+            .chain(readers.of_names(&names))
+            .chain(rename::holders(&wf.steps, &names))
+            .chain([k])
+            .collect();
+        again.sort_unstable();
+        again.dedup();
+        for j in again {
+            self.steps[j] = one(cx, Scope::Step(j));
+        }
+        let whole_reads =
+            self.whole.iter().any(|d| d.code != Code::UnusedCapture) || rename::outputs_mention(cx, &names);
+        if whole_reads {
+            self.whole = one(cx, Scope::Whole);
+        }
+        self
+    }
+
     /// The diagnostics, in the order a run over everything would push them
     /// up to ties of the sort (see the module's doc).
     pub fn diagnostics(&self) -> impl Iterator<Item = &Diagnostic> {
@@ -236,6 +275,10 @@ pub enum Change {
     /// Only in its id, capture or loop variable (names and spans): not in
     /// what types its capture, the names it reads or its `deps`.
     Rename,
+    /// Only in what types its capture (`call`, `uses`, `success_schema`,
+    /// a `model.generate` schema): not in its names, the names it reads,
+    /// its `deps` or its loop.
+    Retype,
     /// Otherwise: what types its capture, or a span another step's
     /// diagnostic may point at, changed too.
     Names,
@@ -258,6 +301,7 @@ impl Change {
         match (typed, names) {
             (true, true) => Change::Reads,
             (true, false) if renamed => Change::Rename,
+            (false, true) if renamed => Change::Retype,
             _ => Change::Names,
         }
     }

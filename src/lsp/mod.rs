@@ -470,9 +470,13 @@ mod tests {
             base_config: None,
         };
         assert!(doc.analysis(&mut projects).diags.is_empty(), "{text}");
-        // Another tool (what types a capture): every step is checked
-        // again, step by step.
-        doc.text = text.replacen("s2\n    call: t", "s2\n    call: tx", 1);
+        // Another tool and capture name at once (what types a capture and
+        // a name): every step is checked again, step by step.
+        doc.text = text.replacen(
+            "call: t\n    when: \"c1 != null\"\n    capture_as: c2",
+            "call: tx\n    when: \"c1 != null\"\n    capture_as: c2x",
+            1,
+        );
         doc.current = None;
         let asked = std::cell::Cell::new(0);
         let stopped = doc.analysis_until(&mut projects, &|| {

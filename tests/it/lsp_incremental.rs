@@ -464,7 +464,12 @@ fn edits_to_the_graph_and_the_names_check_as_check_checks() {
 /// becomes, whether it must be checked selectively) applied to the last
 /// text, each as `check` checks it; every edit must be inside a step.
 fn edit_in_turn(text: &str, edits: &[(&str, &str, bool)]) {
-    let mut editor = Editor { base: None, config: Config::default(), incremental: 0, rechecked: 0 };
+    edit_in_turn_with(Config::default(), text, edits)
+}
+
+/// [`edit_in_turn`] under `config`.
+pub(crate) fn edit_in_turn_with(config: Config, text: &str, edits: &[(&str, &str, bool)]) {
+    let mut editor = Editor { base: None, config, incremental: 0, rechecked: 0 };
     let mut text = text.to_owned();
     editor.check(&text).unwrap();
     for &(from, to, selective) in edits {

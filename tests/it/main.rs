@@ -47,6 +47,7 @@ mod layering;
 mod layering_scan;
 mod lsp;
 mod lsp_incremental;
+mod lsp_retypes;
 mod lsp_runs;
 mod mcp_http;
 mod mcp_stdio;
