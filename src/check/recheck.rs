@@ -157,17 +157,7 @@ impl Checked {
         wired.push(k);
         let mut holders = rename::holders(&wf.steps, &names);
         holders.push(k);
-        let suggesting = [Code::UnresolvedVar, Code::UnknownDep, Code::LegacyInterpolation];
-        let mut again: Vec<usize> = (0..self.steps.len())
-            .filter(|&j| self.steps[j].iter().any(|d| suggesting.contains(&d.code)))
-            .chain(wired.iter().copied())
-            .chain(holders.iter().copied())
-            .collect();
-        again.sort_unstable();
-        again.dedup();
-        for j in again {
-            self.steps[j] = one(cx, Scope::Step(j));
-        }
+        self.check_again(cx, wired.iter().chain(&holders).copied());
         // Each look for a cycle may walk the whole graph: past a few, one
         // run of the whole-workflow checks costs less.
         wired.sort_unstable();
@@ -175,9 +165,7 @@ impl Checked {
         let cycles = self.whole.iter().any(|d| d.code == Code::CyclicDependency)
             || wired.len() > WALKS
             || wired.iter().any(|&j| rewire::on_cycle(cx, j));
-        let outputs =
-            self.whole.iter().any(|d| d.code != Code::UnusedCapture) || rename::outputs_mention(cx, &names);
-        if cycles || outputs {
+        if cycles || self.whole_reads(cx, &names) {
             self.whole = one(cx, Scope::Whole);
         } else {
             let reads = self.reads.get_or_insert_with(|| Reads::of(cx));
@@ -202,24 +190,33 @@ impl Checked {
         let step = &wf.steps[k];
         let names = rename::names(step, step);
         let readers = self.readers.get_or_insert_with(|| Readers::of(&wf.steps));
+        let mentions = readers.of_names(&names);
+        self.check_again(cx, mentions.into_iter().chain(rename::holders(&wf.steps, &names)).chain([k]));
+        if self.whole_reads(cx, &names) {
+            self.whole = one(cx, Scope::Whole);
+        }
+        self
+    }
+
+    /// Checks again the steps `more`, and those with a diagnostic whose
+    /// did-you-mean compares against every name or that walks the graph.
+    fn check_again(&mut self, cx: &mut Cx, more: impl Iterator<Item = usize>) {
         let suggesting = [Code::UnresolvedVar, Code::UnknownDep, Code::LegacyInterpolation];
         let mut again: Vec<usize> = (0..self.steps.len())
             .filter(|&j| self.steps[j].iter().any(|d| suggesting.contains(&d.code)))
-            .chain(readers.of_names(&names))
-            .chain(rename::holders(&wf.steps, &names))
-            .chain([k])
+            .chain(more)
             .collect();
         again.sort_unstable();
         again.dedup();
         for j in again {
             self.steps[j] = one(cx, Scope::Step(j));
         }
-        let whole_reads =
-            self.whole.iter().any(|d| d.code != Code::UnusedCapture) || rename::outputs_mention(cx, &names);
-        if whole_reads {
-            self.whole = one(cx, Scope::Whole);
-        }
-        self
+    }
+
+    /// Whether the whole-workflow parts may read `names` beyond the unused
+    /// captures: `outputs:` mentions one, or they report anything else.
+    fn whole_reads(&self, cx: &Cx, names: &[&str]) -> bool {
+        self.whole.iter().any(|d| d.code != Code::UnusedCapture) || rename::outputs_mention(cx, names)
     }
 
     /// The diagnostics, in the order a run over everything would push them
