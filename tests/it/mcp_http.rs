@@ -243,28 +243,23 @@ fn stateless_http_needs_no_session() {
 fn stateless_http_logs_one_line_per_call_by_default() {
     let scratch = Root::new("mcp-http-quiet-log");
     populate(&scratch.path);
-    let log = scratch.path.join("serve.log");
     let mut command = Server::command(&scratch.path);
-    command.arg("--stateless").env_remove("LOG_LEVEL").stderr(std::fs::File::create(&log).unwrap());
-    let child = command.spawn().expect("start savant-think serve");
-    let mut server = Server { child, addr: String::new() };
-    for _ in 0..300 {
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        if let Some(rest) = text.split("http://").nth(1) {
-            server.addr = rest.split('/').next().unwrap_or_default().to_owned();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert!(!server.addr.is_empty(), "serve prints its address");
+    command.arg("--stateless").env_remove("LOG_LEVEL");
+    let mut server = Server::start_logged(command);
     let json = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
     let plan = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"think_plan","arguments":{"workflow":"release_notes","params":{"milestone":"v1"},"run_id":"log-1"}}}"#;
     for _ in 0..2 {
         let (status, body) = raw(&server.addr, "POST", "/mcp", &json, plan);
         assert_eq!(status, 200, "{body}");
     }
-    drop(server);
-    let text = std::fs::read_to_string(&log).unwrap();
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    let log = server.log.take().unwrap();
+    // The stderr reader lets go of the log when the pipe closes.
+    while std::sync::Arc::strong_count(&log) > 1 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let text = log.lock().unwrap().join("\n");
     assert_eq!(text.matches("tool=\"think_plan\"").count(), 2, "{text}");
     assert!(!text.contains("rmcp::service"), "{text}");
 }

@@ -3,6 +3,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// A running `serve --http`, killed on drop.
@@ -10,6 +11,9 @@ pub struct Server {
     pub child: Child,
     /// host:port
     pub addr: String,
+    /// What it wrote on stderr after its address, line by line, when
+    /// started with [`Server::start_logged`].
+    pub log: Option<Arc<Mutex<Vec<String>>>>,
 }
 
 impl Server {
@@ -34,10 +38,25 @@ impl Server {
     /// Starts `command` and waits for the address it prints on stderr;
     /// stderr is drained from then on, its lines that mention an error
     /// echoed when `echo_errors`.
-    pub fn start(mut command: Command, echo_errors: bool) -> Server {
+    pub fn start(command: Command, echo_errors: bool) -> Server {
+        Server::start_keeping(command, echo_errors, None)
+    }
+
+    /// [`Server::start`], keeping every later line of stderr in
+    /// [`Server::log`].
+    pub fn start_logged(command: Command) -> Server {
+        Server::start_keeping(command, false, Some(Arc::default()))
+    }
+
+    fn start_keeping(
+        mut command: Command,
+        echo_errors: bool,
+        log: Option<Arc<Mutex<Vec<String>>>>,
+    ) -> Server {
         let mut child = command.stderr(Stdio::piped()).spawn().expect("start savant-think serve");
         let stderr = child.stderr.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
+        let kept = log.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 if let Some(rest) = line.split("http://").nth(1) {
@@ -45,10 +64,13 @@ impl Server {
                 } else if echo_errors && line.contains("error") {
                     eprintln!("serve: {line}");
                 }
+                if let Some(kept) = &kept {
+                    kept.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+                }
             }
         });
         let addr = rx.recv_timeout(Duration::from_secs(30)).expect("serve prints its address");
-        Server { child, addr }
+        Server { child, addr, log }
     }
 }
 
