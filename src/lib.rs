@@ -105,6 +105,8 @@ pub mod mcp;
 #[doc(hidden)]
 pub mod migrate;
 #[doc(hidden)]
+pub mod parallel;
+#[doc(hidden)]
 pub mod root;
 #[doc(hidden)]
 pub mod schema;

@@ -211,37 +211,7 @@ pub fn check_files(
     paths: &[PathBuf],
     config: &Config,
 ) -> Vec<Result<(SourceFile, Vec<Diagnostic>), IoError>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(paths.len());
-    if threads <= 1 {
-        return paths.iter().map(|p| check_file(p, config)).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || {
-        let mut mine = Vec::new();
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(path) = paths.get(i) else { return mine };
-            mine.push((i, check_file(path, config)));
-        }
-    };
-    let mut done: Vec<_> = std::thread::scope(|s| {
-        // This thread is one of the workers. The others get the main
-        // thread's stack size, so that a deep file checks on any of them
-        // wherever it checks alone; if none can be had, this one does all.
-        let helpers: Vec<_> = (1..threads)
-            .filter_map(|_| std::thread::Builder::new().stack_size(8 << 20).spawn_scoped(s, work).ok())
-            .collect();
-        let mut done = work();
-        for helper in helpers {
-            match helper.join() {
-                Ok(theirs) => done.extend(theirs),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        done
-    });
-    done.sort_unstable_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
+    crate::parallel::map_in_order(paths, crate::parallel::cores(), |p| check_file(p, config))
 }
 
 /// Checks a decoded source: the decoding diagnostics if any, else the checker's.

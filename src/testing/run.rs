@@ -42,6 +42,17 @@ impl TestError {
         let help = e.help_text().map(str::to_owned);
         TestError { code: e.code.as_str().to_owned(), message: e.describe(), help, step_id: None }
     }
+
+    /// The run of a test panicked (its message went to stderr).
+    pub fn panicked() -> TestError {
+        TestError {
+            code: crate::runtime::ErrorCode::Internal.as_str().to_owned(),
+            message: "the run of this test stopped on an internal error (a panic; its message is above)"
+                .into(),
+            help: Some("this is a bug in savant-think: please report it with the test file".into()),
+            step_id: None,
+        }
+    }
 }
 
 /// A step whose mocked tool failed (`error:`): nothing was submitted for it.

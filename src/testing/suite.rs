@@ -19,7 +19,6 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// What to run.
@@ -372,27 +371,9 @@ pub fn run_loaded(
             }
         }
     }
-    let jobs = if jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { jobs };
-    let jobs = jobs.clamp(1, work.len().max(1));
-    let next = AtomicUsize::new(0);
-    let mut results: Vec<TestResult> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..jobs)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let n = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&(fi, ti)) = work.get(n) else { break };
-                        mine.push(run_one(engine, &files[fi], fi, ti, n));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
-    });
-    results.sort_by_key(|r| (r.file_index, r.test_index));
-    results
+    let jobs = if jobs == 0 { crate::parallel::cores() } else { jobs };
+    let numbered: Vec<_> = work.into_iter().enumerate().collect();
+    crate::parallel::map_in_order(&numbered, jobs, |&(n, (fi, ti))| run_one(engine, &files[fi], fi, ti, n))
 }
 
 fn run_one(engine: &Engine, f: &LoadedFile, fi: usize, ti: usize, n: usize) -> TestResult {
@@ -413,7 +394,12 @@ fn run_one(engine: &Engine, f: &LoadedFile, fi: usize, ti: usize, n: usize) -> T
     if let Some(d) = f.blocks(Some(test)) {
         r.error = Some(error_result(d));
     } else if let Some(workflow) = &f.workflow {
-        match run_test(engine, workflow, test, &format!("test-{n}")) {
+        // A panic is a bug of savant-think's, not of the test: the test
+        // errs with INTERNAL and the others still run and report.
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_test(engine, workflow, test, &format!("test-{n}"))
+        }));
+        match ran.unwrap_or_else(|_| Err(TestError::panicked())) {
             Ok(outcome) => {
                 r.mismatches = evaluate(test, &outcome);
                 r.verdict = if r.mismatches.is_empty() { Verdict::Passed } else { Verdict::Failed };
