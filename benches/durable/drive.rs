@@ -69,6 +69,24 @@ pub fn http(addr: &str, tag: &str, concurrency: usize, per_run: usize) -> Cell {
     )
 }
 
+/// Calls `tool` with `arguments` `per_run` times on each of `concurrency`
+/// keep-alive connections to `addr`: the HTTP path with no run behind it.
+pub fn http_calls(addr: &str, tool: &str, arguments: &Value, concurrency: usize, per_run: usize) -> Cell {
+    race(
+        concurrency,
+        |_| Client::connect(addr),
+        |mut client| {
+            (0..per_run)
+                .map(|_| {
+                    let t = Instant::now();
+                    client.call(tool, arguments.clone());
+                    t.elapsed()
+                })
+                .collect()
+        },
+    )
+}
+
 /// Runs `concurrency` threads: each prepares (not measured), all start
 /// together, each drives and returns its calls' latencies.
 fn race<S>(
@@ -118,14 +136,15 @@ impl Client {
         let body = json!({"jsonrpc": "2.0", "id": self.id, "method": "tools/call",
                           "params": {"name": name, "arguments": arguments}})
         .to_string();
-        let head = format!(
+        // Head and body in one write, as hyper's and curl's clients send a
+        // small request: one segment, so the server reads it at once.
+        let request = format!(
             "POST /mcp HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n\
-             Content-Type: application/json\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\n\r\n",
+             Content-Type: application/json\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\n\r\n{body}",
             self.addr,
             body.len()
         );
-        let stream = self.reader.get_mut();
-        stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes())).expect("send");
+        self.reader.get_mut().write_all(request.as_bytes()).expect("send");
         let (status, text) = self.response();
         assert_eq!(status, 200, "{name}: HTTP {status}: {text}");
         let message = text

@@ -183,3 +183,48 @@ pub fn pgbench_init(bin: &Path, conninfo: &str, dir: &Path) -> std::path::PathBu
     .unwrap();
     script
 }
+
+/// The HTTP floor: an HTTP/1.1 server (hyper under axum, as `serve --http`
+/// uses, `TCP_NODELAY` on) on its own runtime in this process, answering
+/// every `POST /mcp` with the same bytes and doing nothing else. Beside it,
+/// `serve --http` shows what MCP and the engine add to a call.
+pub struct BareHttp {
+    pub addr: String,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl BareHttp {
+    /// Serves `answer` (a JSON-RPC response) to every POST.
+    pub fn start(answer: String) -> BareHttp {
+        use axum::serve::ListenerExt;
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("bind the bare HTTP server");
+        let addr = listener.local_addr().expect("its address").to_string();
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        let answer = axum::body::Bytes::from(answer);
+        let app = axum::Router::new().route(
+            "/mcp",
+            axum::routing::post(move |_body: axum::body::Bytes| {
+                let answer = answer.clone();
+                async move { ([(axum::http::header::CONTENT_TYPE, "application/json")], answer) }
+            }),
+        );
+        runtime.spawn(async move { axum::serve(listener, app).await });
+        BareHttp { addr, runtime }
+    }
+}
+
+impl Drop for BareHttp {
+    fn drop(&mut self) {
+        // Its connections are the clients', closed by now.
+        let runtime = std::mem::replace(
+            &mut self.runtime,
+            tokio::runtime::Builder::new_current_thread().build().expect("a runtime"),
+        );
+        runtime.shutdown_background();
+    }
+}

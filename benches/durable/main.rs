@@ -8,7 +8,9 @@
 //! - savant-think's file store (fsync on) with `N` = 1, 8, 64 and 256
 //!   concurrent runs, through the engine's library API and through
 //!   `serve --http --stateless` (a keep-alive HTTP client per run, in this
-//!   process);
+//!   process), beside the HTTP floor: a bare hyper server answering each
+//!   POST with a canned `think_next` answer, and `serve --http` calling a
+//!   no-op tool (`prompt_say`: no run, no state), same client;
 //! - PostgreSQL (`SAVANT_TEST_PG_URL`, else a throwaway cluster started
 //!   here; `fsync` and `synchronous_commit` on): a pgbench script of one
 //!   single-row `UPDATE` per transaction with `N` clients, beside
@@ -37,6 +39,7 @@ mod drive;
 mod floor;
 
 use floor::Cell;
+use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -91,6 +94,19 @@ fn row(what: &str, runs: usize, c: &Cell, floor: Option<&Cell>, single: Option<D
     );
 }
 
+/// What the bare HTTP floor answers: a real `think_next` answer (its
+/// structured content and the same as text), as `serve --http` sends it.
+fn canned_answer(engine: &Engine, tag: &str) -> String {
+    let run = format!("{tag}-canned");
+    let plan = engine.plan("load", generate::items(2), Some(&run), true).unwrap();
+    let step = plan.instruction().expect("an instruction").step_id.clone();
+    let next = engine.next(support::next_args("load", &run, step, json!({"ok": 1}))).unwrap();
+    let v = serde_json::to_value(&next).unwrap();
+    json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": v.to_string()}],
+           "structuredContent": v, "isError": false}})
+    .to_string()
+}
+
 /// Transitions per run for a cell of `total` at `runs` runs.
 fn per_run(total: usize, runs: usize) -> usize {
     total.div_ceil(runs).max(8)
@@ -133,7 +149,9 @@ fn main() {
     // The file store, each concurrency beside its floors.
     let engine = engine_on(&root.path, Box::new(FileStore::new(&root.path, true)));
     let http = k.http.then(|| server(&root.path, None));
+    let bare = k.http.then(|| floor::BareHttp::start(canned_answer(&engine, &tag)));
     let (mut single_engine, mut single_http, mut single_floor) = (None, None, None);
+    let (mut single_bare, mut single_noop) = (None, None);
     for &n in &k.runs {
         let files = floor::own_files(&scratch, n, k.total);
         let log = floor::group_log(&scratch, n, k.total);
@@ -145,14 +163,21 @@ fn main() {
         row("floor: own file + fdatasync", n, &files, None, single_floor);
         row("floor: one group-committed log", n, &log, Some(&files), None);
         row("file store, engine API", n, &api, Some(&files), single_engine);
-        if let Some(server) = &http {
-            let over = drive::http(&server.addr, &format!("{tag}-http"), n, per_run(k.total, n));
+        if let (Some(server), Some(bare)) = (&http, &bare) {
+            let per = per_run(k.total, n);
+            let canned = drive::http_calls(&bare.addr, "think_next", &json!({}), n, per);
+            let say = json!({"message": "hello"});
+            let noop = drive::http_calls(&server.addr, "prompt_say", &say, n, per);
+            let over = drive::http(&server.addr, &format!("{tag}-http"), n, per);
             if n == 1 {
-                single_http = Some(over.p50);
+                (single_bare, single_noop, single_http) = (Some(canned.p50), Some(noop.p50), Some(over.p50));
             }
+            row("floor: bare HTTP, a canned answer", n, &canned, None, single_bare);
+            row("serve --http, a no-op tool (prompt_say)", n, &noop, Some(&canned), single_noop);
             row("file store, serve --http", n, &over, Some(&files), single_http);
         }
     }
+    drop(bare);
     drop(http);
     drop(engine);
 
