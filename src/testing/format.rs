@@ -237,34 +237,30 @@ fn test_case(n: &Node, out: &mut Vec<Diagnostic>) -> Option<TestCase> {
         return None;
     };
     let name = string(name, "a test's `name`", out)?;
+    // From here a broken part is an error inside this test's mapping: the
+    // test is kept, so that the error is its own (it is reported as this
+    // test's, never run) and the file's other tests still run.
     let params = match n.get("params") {
         None => Value::Null,
         Some(p) if p.as_map().is_some() || p.is_null() => p.to_json(),
         Some(p) => {
             out.push(violation(p.span, format!("`params` is a mapping, not {}", p.kind_name())));
-            return None;
+            Value::Null
         }
     };
     let mut mocks = Vec::new();
     if let Some(m) = n.get("mocks") {
         match m.as_map() {
-            Some(entries) => {
-                for e in entries {
-                    mocks.push(mock(&e.key, &e.value, out)?);
-                }
-            }
+            Some(entries) => mocks.extend(entries.iter().filter_map(|e| mock(&e.key, &e.value, out))),
             None if m.is_null() => {}
             None => {
                 out.push(violation(m.span, format!("`mocks` maps step ids to mocks, not {}", m.kind_name())));
-                return None;
             }
         }
     }
-    let expect = match n.get("expect") {
-        Some(e) => Some(expect(e, out)?),
-        None => None,
-    };
-    if expect.as_ref().is_none_or(Expect::is_empty) {
+    let given = n.get("expect");
+    let expect = given.and_then(|e| expect(e, out));
+    if given.is_none() || expect.as_ref().is_some_and(Expect::is_empty) {
         out.push(
             Diagnostic::new(
                 Code::TestNoExpect,

@@ -180,6 +180,41 @@ fn broken_test_files_are_diagnostics_with_spans_never_passes() {
     snapshot("test_cmd_unknown_step", &r.stdout);
 }
 
+/// A test whose mapping is broken (a mock, its params, its expect) is an
+/// error of that test alone, reported under its own name; the file's other
+/// tests still run and report.
+#[test]
+fn a_broken_test_is_its_own_error_and_the_others_still_run() {
+    let root = root_with(
+        "workflow: flow\ntests:\n  - name: empty results\n    params: {items: []}\n    mocks: {fetch: {results: []}}\n    expect: {status: done}\n  - name: runs\n    params: {items: [a]}\n    mocks:\n      fetch: {error: timeout}\n    expect: {status: waiting, ran: []}\n  - name: params not a mapping\n    params: 5\n    expect: {status: done}\n  - name: expect not a mapping\n    params: {items: []}\n    expect: 5\n",
+    );
+    let r = run(&root.path, &["test", "--format", "json"]);
+    assert_exit(&r, 1);
+    let v = r.json();
+    let tests = v["tests"].as_array().unwrap();
+    let verdicts: Vec<(&str, &str, Option<&str>)> = tests
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap(), t["verdict"].as_str().unwrap(), t["error"]["code"].as_str()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("empty results", "error", Some("YAML_SCHEMA_VIOLATION")),
+            ("runs", "passed", None),
+            ("params not a mapping", "error", Some("YAML_SCHEMA_VIOLATION")),
+            ("expect not a mapping", "error", Some("YAML_SCHEMA_VIOLATION")),
+        ],
+        "{v}"
+    );
+    assert!(tests[0]["error"]["message"].as_str().unwrap().contains("`results` is a non-empty list"), "{v}");
+    assert!(tests[3]["error"]["message"].as_str().unwrap().contains("expect"), "{v}");
+    assert_eq!((v["summary"]["total"].as_u64(), v["summary"]["passed"].as_u64()), (Some(4), Some(1)), "{v}");
+    // No TEST_NO_EXPECT for an `expect` that is there but broken.
+    let codes: Vec<&str> =
+        v["diagnostics"].as_array().unwrap().iter().filter_map(|d| d["code"].as_str()).collect();
+    assert!(!codes.contains(&"TEST_NO_EXPECT"), "{codes:?}");
+}
+
 #[test]
 fn bad_params_are_an_error_of_the_test() {
     let root = root_with(
