@@ -207,6 +207,10 @@ fn bench(c: &mut Criterion) {
         let rename_capture = case(format!("{label}_steps_rename_capture"), capture, "x", false);
         cases.push(Case { clean: false, ..rename_capture });
         cases.push(case(format!("{label}_steps_call"), call, "x", false));
+        // A `foreach` added to the middle step (its capture becomes a list).
+        let looped = after(&text, &format!("- id: s{mid}\n"), &format!("call: tool.t{}\n", mid % 7));
+        let foreach: &'static str = Box::leak(format!("    foreach: c{}.items\n", mid - 1).into_boxed_str());
+        cases.push(Case { clean: false, ..case(format!("{label}_steps_foreach"), looped, foreach, false) });
         if n == 1_000 {
             cases.push(case(format!("{label}_steps_whole_text"), rationale, "x", true));
         }

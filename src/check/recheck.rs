@@ -9,7 +9,8 @@
 //! variable (a rename), the steps those names can reach (`check::rename`);
 //! only in what types its capture (its `call`, `uses` or schema), the
 //! steps that mention its id or capture, and `outputs:` if it does;
-//! otherwise every step is checked.
+//! otherwise (a `foreach` added or removed, a name and a type at once) what
+//! those three check again together, and the whole-workflow parts in full.
 //!
 //! The result equals a run of every check over the whole workflow because:
 //! a check visiting one step reads of the others only what their faces
@@ -93,9 +94,9 @@ impl Checked {
     /// text: labels into the step after it move too), its face changed by
     /// `change`: checks step `k` again, and what else `change` may have
     /// changed (see the module's doc); the rest is moved. `None` as for
-    /// [`Checked::run`], and for [`Change::Names`]: the caller checks
-    /// every step. The index of who mentions each name, when there is
-    /// one, is updated for every change.
+    /// [`Checked::run`], and when the number of steps changed: the caller
+    /// checks every step. The index of who mentions each name, when there
+    /// is one, is updated for every change.
     pub fn recheck(
         mut self,
         cx: &mut Cx,
@@ -105,7 +106,7 @@ impl Checked {
         at: u32,
         delta: i64,
     ) -> Option<Checked> {
-        if self.steps.len() != cx.wf.steps.len() || cx.src.text.contains('*') || change == Change::Names {
+        if self.steps.len() != cx.wf.steps.len() || cx.src.text.contains('*') {
             return None;
         }
         for d in self.steps.iter_mut().skip(k + 1).flatten().chain(&mut self.whole) {
@@ -119,6 +120,9 @@ impl Checked {
         }
         if change == Change::Retype {
             return Some(self.retyped(cx, k)).filter(Checked::below_caps);
+        }
+        if change == Change::Names {
+            return Some(self.reshaped(cx, k, old)).filter(Checked::below_caps);
         }
         self.steps[k] = one(cx, Scope::Step(k));
         if change == Change::Reads {
@@ -195,6 +199,24 @@ impl Checked {
         if self.whole_reads(cx, &names) {
             self.whole = one(cx, Scope::Whole);
         }
+        self
+    }
+
+    /// After any other change of step `k`'s face ([`Change::Names`]: a
+    /// `foreach` added or removed, a name and what types it at once, …):
+    /// what a rename, a retype and a change of reads each check again,
+    /// together — the steps that mention or hold the old or new names,
+    /// those with a did-you-mean or a graph walk — and the whole-workflow
+    /// parts in full, since the names, the types and the graph may all
+    /// have changed.
+    fn reshaped(mut self, cx: &mut Cx, k: usize, old: &Step) -> Checked {
+        let wf = cx.wf;
+        let names = rename::names(old, &wf.steps[k]);
+        let readers = self.readers.get_or_insert_with(|| Readers::of(&wf.steps));
+        let mentions = readers.of_names(&names);
+        self.check_again(cx, mentions.into_iter().chain(rename::holders(&wf.steps, &names)).chain([k]));
+        self.whole = one(cx, Scope::Whole);
+        self.reads = None;
         self
     }
 
@@ -276,8 +298,9 @@ pub enum Change {
     /// a `model.generate` schema): not in its names, the names it reads,
     /// its `deps` or its loop.
     Retype,
-    /// Otherwise: what types its capture, or a span another step's
-    /// diagnostic may point at, changed too.
+    /// Otherwise (a `foreach` added or removed, a name and what types it
+    /// at once, …): the union of the above is checked again, and the
+    /// whole-workflow parts in full.
     Names,
 }
 

@@ -470,13 +470,9 @@ mod tests {
             base_config: None,
         };
         assert!(doc.analysis(&mut projects).diags.is_empty(), "{text}");
-        // Another tool and capture name at once (what types a capture and
-        // a name): every step is checked again, step by step.
-        doc.text = text.replacen(
-            "call: t\n    when: \"c1 != null\"\n    capture_as: c2",
-            "call: tx\n    when: \"c1 != null\"\n    capture_as: c2x",
-            1,
-        );
+        // A step's id emptied (a step that does not lower: the steps are
+        // not the same ones): every step is checked again, step by step.
+        doc.text = text.replacen("  - id: s2\n", "  - id: \n", 1);
         doc.current = None;
         let asked = std::cell::Cell::new(0);
         let stopped = doc.analysis_until(&mut projects, &|| {

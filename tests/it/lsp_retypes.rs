@@ -71,11 +71,57 @@ fn retypes_check_as_check_checks() {
         ("  - id: b\n    call: tool.t", "  - id: b\n    call: think", true),
         ("  - id: b\n    call: think", "  - id: b\n    call: tool.t", true),
     ];
-    // The engine's tools typed, as `check` and the language server have them.
-    let config = Config {
+    edit_in_turn_with(typed(), RETYPES, &edits);
+}
+
+/// Edits that change several parts of a step's face at once (`Change::Names`:
+/// a `foreach` added or removed, its expression, a tool and a capture name
+/// together), each applied to the last text: each checked as `check` checks
+/// the text, and each checked selectively (not every step).
+#[test]
+fn reshapes_check_as_check_checks() {
+    let edits = [
+        // `b` loops (its capture becomes a list: `c` reads `rb` as an item,
+        // `outputs:` does not read it), and stops.
+        ("  - id: b\n    call: tool.t\n", "  - id: b\n    call: tool.t\n    foreach: ra.items\n", true),
+        ("  - id: b\n    call: tool.t\n    foreach: ra.items\n", "  - id: b\n    call: tool.t\n", true),
+        // `c` stops looping (`it` no longer resolves), and loops over what
+        // `b` captured, then over `ra.items` again.
+        ("    foreach: ra.items\n    as: it\n", "", true),
+        ("  - id: c\n    call: tool.t\n", "  - id: c\n    call: tool.t\n    foreach: rb\n    as: it\n", true),
+        ("foreach: rb\n", "foreach: ra.items\n", true),
+        // `d`'s tool and capture at once (`e` and `outputs:` lose `rd`), and back.
+        (
+            "call: think\n    deps: [c]\n    capture_as: rd",
+            "call: think.reset\n    deps: [c]\n    capture_as: rdx",
+            true,
+        ),
+        (
+            "call: think.reset\n    deps: [c]\n    capture_as: rdx",
+            "call: think\n    deps: [c]\n    capture_as: rd",
+            true,
+        ),
+        // `a`'s id, capture and schema at once, colliding with `f`, and back.
+        (
+            "  - id: a\n    call: tool.t\n    input_template: { q: \"<<params.x>>\" }\n    capture_as: ra\n    success_schema: { type: object, properties: { title: { type: string }, items: { type: array } } }",
+            "  - id: f\n    call: tool.t\n    input_template: { q: \"<<params.x>>\" }\n    capture_as: rf\n    success_schema: { type: object }",
+            true,
+        ),
+        (
+            "  - id: f\n    call: tool.t\n    input_template: { q: \"<<params.x>>\" }\n    capture_as: rf\n    success_schema: { type: object }",
+            "  - id: a\n    call: tool.t\n    input_template: { q: \"<<params.x>>\" }\n    capture_as: ra\n    success_schema: { type: object, properties: { title: { type: string }, items: { type: array } } }",
+            true,
+        ),
+    ];
+    edit_in_turn_with(typed(), RETYPES, &edits);
+}
+
+/// The engine's tools typed, as `check` and the language server have them,
+/// with `DESTRUCTIVE_CALL` on.
+fn typed() -> Config {
+    Config {
         builtins: savant_think::runtime::contracts::builtin(),
         select: vec![savant_think::diagnostic::Code::DestructiveCall],
         ..Config::default()
-    };
-    edit_in_turn_with(config, RETYPES, &edits);
+    }
 }
