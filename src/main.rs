@@ -266,9 +266,9 @@ enum Command {
     },
     /// Serve the engine as an MCP server: stdio (default) or Streamable HTTP at /mcp.
     ///
-    /// Logs go to stderr, at the level in LOG_LEVEL (default info).
+    /// Logs go to stderr, at the level in LOG_LEVEL (default `info,rmcp=warn`: one line per call).
     #[command(
-        after_help = concat!("Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost\n\n", state_env!(traces), "\n  SAVANT_THINK_TOKEN  the bearer token of --http (same as --token)\n  LOG_LEVEL           log level on stderr (default info)\n\nMore: docs/mcp.md, docs/deploy.md.")
+        after_help = concat!("Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost\n\n", state_env!(traces), "\n  SAVANT_THINK_TOKEN  the bearer token of --http (same as --token)\n  LOG_LEVEL           log level on stderr (default info,rmcp=warn)\n\nMore: docs/mcp.md, docs/deploy.md.")
     )]
     #[cfg(feature = "mcp")]
     Serve(cli::serve::ServeArgs),

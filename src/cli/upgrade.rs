@@ -46,7 +46,11 @@ pub fn run(engine: &Engine, workflow: &str, req: &UpgradeRequest, format: Format
 
 /// One paragraph per run: its status and what the upgrade does to its steps.
 fn plan_text(reply: &UpgradeReply) -> String {
-    let short = |h: &str| h.trim_start_matches("sha256-").chars().take(12).collect::<String>();
+    // The first 12 hex digits of `sha256:…`, as `git` shortens a commit.
+    let short = |h: &str| {
+        let hex = h.strip_prefix("sha256:").or_else(|| h.strip_prefix("sha256-")).unwrap_or(h);
+        hex.chars().take(12).collect::<String>()
+    };
     let mut out = String::new();
     if reply.runs.is_empty() {
         out.push_str(&format!("no unfinished run of `{}` to upgrade\n", reply.workflow));

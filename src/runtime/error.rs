@@ -366,7 +366,16 @@ impl EngineError {
         ready: Option<Vec<String>>,
     ) -> EngineError {
         let base = step_id.split_once('[').map_or(step_id, |(b, _)| b);
-        let help = if base.is_empty() { None } else { crate::diagnostic::suggest(base, known) };
+        let known: Vec<&str> = known.into_iter().collect();
+        let help = if base != step_id && known.contains(&base) {
+            // An item id the call cannot take (an item where only a step
+            // will do, or one the step does not have): name the step.
+            Some(format!("did you mean the step `{base}`?"))
+        } else if base.is_empty() {
+            None
+        } else {
+            crate::diagnostic::suggest(base, known)
+        };
         typed(ErrorCode::UnknownStep, UnknownStep { step_id: step_id.to_owned(), message, help, ready })
     }
 }

@@ -61,6 +61,18 @@ pub struct Retryable {
 /// The wait a busy answer suggests before a retry.
 pub const RETRY_AFTER_MS: u64 = 1000;
 
+/// What was being made when the run id was found taken (for the help of
+/// `RUN_EXISTS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Making {
+    /// A new run (`plan`).
+    Plan,
+    /// A fork's new run.
+    Fork,
+    /// An archived run made live again.
+    Restore,
+}
+
 impl EngineError {
     /// `RUN_BUSY`: `run`'s lock was held for the whole lock timeout, or too
     /// many calls already wait for it.
@@ -99,17 +111,23 @@ impl EngineError {
 
     /// `RUN_EXISTS` for `key`, described by its listing `entry`; `restore`
     /// says the command was a restore (the help then names `state delete`).
-    pub(crate) fn run_exists(key: &RunKey, entry: &RunEntry, restore: bool) -> EngineError {
+    pub(crate) fn run_exists(key: &RunKey, entry: &RunEntry, making: Making) -> EngineError {
         let status = entry.status.as_deref().unwrap_or("unreadable");
-        let help = if restore {
-            "finish or delete the live run first (state delete archives it), then restore".to_owned()
-        } else {
-            format!(
+        let help = match making {
+            Making::Restore => {
+                "finish or delete the live run first (state delete archives it), then restore".to_owned()
+            }
+            Making::Plan => format!(
                 "continue it with --resume (MCP: if_exists: \"resume\"), start it over with --replace \
                  (if_exists: \"replace\"; the old run is archived), or give another --run-id (or none, for a new one); \
                  see `savant-think state get {} --run-id {}`",
                 key.workflow, key.run_id
-            )
+            ),
+            Making::Fork => format!(
+                "give another --new-run-id (MCP: new_run_id), or none for a new one; see `savant-think state get {} \
+                 --run-id {}`",
+                key.workflow, key.run_id
+            ),
         };
         typed(
             ErrorCode::RunExists,

@@ -236,6 +236,23 @@ fn fork_keeps_what_does_not_depend_on_the_step_and_leaves_the_source_alone() {
     assert_eq!(e["details"]["help"], "did you mean `draft`?", "{e}");
     let e = err(&root, &["fork", "chain", "--run-id", "r1", "--from", "draft[0]"], "UNKNOWN_STEP");
     assert!(e["details"]["message"].as_str().unwrap().contains("not an item"), "{e}");
+    assert_eq!(e["details"]["help"], "did you mean the step `draft`?", "{e}");
+    // The same fork asked for again: a conflict that says the fork is there.
+    let e = err(
+        &root,
+        &["fork", "chain", "--run-id", "r1", "--from", "draft", "--new-run-id", "f1"],
+        "STATE_CONFLICT",
+    );
+    let message = e["details"]["message"].as_str().unwrap();
+    assert!(message.contains("already a fork of `r1` at `draft`") && message.contains("earlier"), "{e}");
+    // Another run at the new id: RUN_EXISTS, with a help fit for a fork.
+    let e = err(
+        &root,
+        &["fork", "chain", "--run-id", "r1", "--from", "other", "--new-run-id", "f1"],
+        "RUN_EXISTS",
+    );
+    let help = e["details"]["help"].as_str().unwrap();
+    assert!(help.contains("--new-run-id") && !help.contains("--resume"), "{e}");
     let e = err(&root, &["fork", "chain", "--run-id", "r2", "--from", "draft"], "UNKNOWN_RUN");
     assert_eq!(e["details"]["help"], "did you mean `r1`?", "{e}");
     err(&root, &["fork", "chain", "--run-id", "r1", "--from", "draft", "--new-run-id", "r1"], "RUN_EXISTS");

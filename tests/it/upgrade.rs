@@ -83,6 +83,9 @@ fn a_compatible_upgrade_keeps_results_and_reissues_with_the_new_instruction() {
     // Again: nothing to do.
     let again = root.ok(&["upgrade", "up", "--run-id", "r"]);
     assert_eq!(again["runs"][0]["status"], "unchanged");
+    // A malformed rename is refused as such even when the run needs none.
+    let (_, e) = run(&root, &["upgrade", "up", "--run-id", "r", "--rename", "garbage"]);
+    assert_eq!(e["error"], "INVALID_INPUT", "{e}");
 }
 
 #[test]
@@ -241,6 +244,12 @@ fn upgrade_speaks_every_report_format() {
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("run `r`: would upgrade"), "{out}");
     assert!(out.contains("kept      fetch") && out.contains("dry run: nothing was changed"), "{out}");
+    // Versions shortened to 12 hex digits, as git shortens a commit.
+    let versions = out.lines().next().and_then(|l| l.split_once('(')).map(|(_, v)| v.trim_end_matches(')'));
+    let (from, to) = versions.and_then(|v| v.split_once(" → ")).unwrap_or_else(|| panic!("{out}"));
+    for v in [from, to] {
+        assert!(v.len() == 12 && v.chars().all(|c| c.is_ascii_hexdigit()), "{v:?} in {out}");
+    }
     let (code, out) = text(&["upgrade", "up", "--run-id", "r", "--format", "concise"]);
     assert_eq!((code, out.contains("run `r`: upgraded")), (Some(0), true), "{out}");
     // Other errors stay the engine's JSON.

@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::runtime::error_details::Conflict;
+use crate::runtime::run_errors::Making;
 
 impl Engine {
     /// Forks run `run_id` of `workflow` from step `from` into `new_run_id`
@@ -54,7 +55,7 @@ impl Engine {
         let (key, _lock) = match new_run_id {
             Some(id) if id == source_key.run_id => {
                 let entry = RunEntry::new(source_key, Some(m.state.status.as_str().to_owned()));
-                return Err(EngineError::run_exists(source_key, &entry, false));
+                return Err(EngineError::run_exists(source_key, &entry, Making::Fork));
             }
             Some(id) => {
                 let key = self.key(&cw, id)?;
@@ -81,8 +82,8 @@ impl Engine {
     }
 
     /// The new run id of a fork is taken: by a fork of the same run from
-    /// the same step (a concurrent fork won: `STATE_CONFLICT`), or by
-    /// another run (`RUN_EXISTS`).
+    /// the same step (a concurrent fork won, or the same fork was asked
+    /// for again: `STATE_CONFLICT`), or by another run (`RUN_EXISTS`).
     fn fork_target_taken(&self, key: &RunKey, source: &RunKey, from: &str) -> EngineError {
         let loaded = self.store.load(key).ok().flatten();
         let forked = loaded.as_ref().and_then(|l| l.snapshot.get("forked_from"));
@@ -92,8 +93,10 @@ impl Engine {
                 ErrorCode::StateConflict,
                 Conflict {
                     message: format!(
-                        "run `{}` was just forked from `{}` at `{from}` by another call",
-                        key.run_id, source.run_id
+                        "run `{}` is already a fork of `{}` at `{from}`, made by an earlier or concurrent call: \
+                         see it with `savant-think state get {} --run-id {}`, or give another --new-run-id for \
+                         another fork",
+                        key.run_id, source.run_id, key.workflow, key.run_id
                     ),
                     run_id: Some(key.run_id.clone()),
                     ..Conflict::default()
@@ -101,6 +104,6 @@ impl Engine {
             );
         }
         let entry = self.entry_locked(key).ok().flatten().unwrap_or_else(|| RunEntry::new(key, None));
-        EngineError::run_exists(key, &entry, false)
+        EngineError::run_exists(key, &entry, Making::Fork)
     }
 }

@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::runtime::args::IfExists;
+use crate::runtime::run_errors::Making;
 
 /// How many fresh run ids `plan` tries before giving up (each is random;
 /// a second try is already a one-in-2^48 event).
@@ -59,7 +60,7 @@ impl Engine {
             match if_exists {
                 IfExists::Error => {
                     let entry = self.entry_locked(&key)?.unwrap_or_else(|| RunEntry::new(&key, None));
-                    return Err(EngineError::run_exists(&key, &entry, false));
+                    return Err(EngineError::run_exists(&key, &entry, Making::Plan));
                 }
                 IfExists::Resume => {
                     if let Some(mut cached) = self.load(&key, Some(&cw))? {

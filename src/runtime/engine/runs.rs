@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::runtime::reply::{FullState, Restored, RunList};
+use crate::runtime::run_errors::Making;
 use crate::state::ArchivedRun;
 
 impl Engine {
@@ -63,7 +64,7 @@ impl Engine {
         let _lock = self.store.lock(&key).map_err(store_error)?;
         if self.store.stamp(&key).map_err(store_error)?.is_some() {
             let entry = self.entry_locked(&key)?.unwrap_or_else(|| RunEntry::new(&key, None));
-            return Err(EngineError::run_exists(&key, &entry, true));
+            return Err(EngineError::run_exists(&key, &entry, Making::Restore));
         }
         let archived = self.find_archived(&key, archive_id)?;
         self.forget(&key);

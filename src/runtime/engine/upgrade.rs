@@ -159,6 +159,11 @@ impl Engine {
     ) -> Result<(RunUpgrade, bool), EngineError> {
         let old = &cached.machine;
         expect_version(old, req.expected_version)?;
+        // Well-formed whether or not this run needs them (with --all, runs
+        // at other versions may).
+        for pair in &req.renames {
+            rename_pair(pair)?;
+        }
         let from = old.state.workflow_hash.clone();
         if from == cw.hash {
             // Already there: by an upgrade that just won a race, or from the start.
@@ -234,14 +239,7 @@ impl Engine {
     ) -> Result<BTreeMap<String, String>, EngineError> {
         let mut out = BTreeMap::new();
         for pair in pairs {
-            let Some((a, b)) = pair.split_once('=') else {
-                return Err(EngineError::message_help(
-                    ErrorCode::InvalidInput,
-                    format!("rename `{pair}` is not OLD=NEW"),
-                    Some("write --rename old_step=new_step".into()),
-                ));
-            };
-            let (a, b) = (a.trim(), b.trim());
+            let (a, b) = rename_pair(pair)?;
             let steps = |cw: &CompiledWorkflow| {
                 cw.wf.steps.iter().map(|s| s.id.value.to_string()).collect::<Vec<_>>()
             };
@@ -257,6 +255,18 @@ impl Engine {
             out.insert(a.to_owned(), b.to_owned());
         }
         Ok(out)
+    }
+}
+
+/// An `OLD=NEW` rename's two step ids, trimmed.
+fn rename_pair(pair: &str) -> Result<(&str, &str), EngineError> {
+    match pair.split_once('=') {
+        Some((a, b)) => Ok((a.trim(), b.trim())),
+        None => Err(EngineError::message_help(
+            ErrorCode::InvalidInput,
+            format!("rename `{pair}` is not OLD=NEW"),
+            Some("write --rename old_step=new_step".into()),
+        )),
     }
 }
 
