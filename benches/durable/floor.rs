@@ -190,7 +190,9 @@ pub fn pgbench_init(bin: &Path, conninfo: &str, dir: &Path) -> std::path::PathBu
 /// `serve --http` shows what MCP and the engine add to a call.
 pub struct BareHttp {
     pub addr: String,
-    runtime: tokio::runtime::Runtime,
+    /// Dropped with the server: its tasks are cancelled (it has no
+    /// blocking work to wait for).
+    _runtime: tokio::runtime::Runtime,
 }
 
 impl BareHttp {
@@ -214,17 +216,6 @@ impl BareHttp {
             }),
         );
         runtime.spawn(async move { axum::serve(listener, app).await });
-        BareHttp { addr, runtime }
-    }
-}
-
-impl Drop for BareHttp {
-    fn drop(&mut self) {
-        // Its connections are the clients', closed by now.
-        let runtime = std::mem::replace(
-            &mut self.runtime,
-            tokio::runtime::Builder::new_current_thread().build().expect("a runtime"),
-        );
-        runtime.shutdown_background();
+        BareHttp { addr, _runtime: runtime }
     }
 }

@@ -109,8 +109,9 @@ impl EngineError {
         typed(ErrorCode::StateUnavailable, &details)
     }
 
-    /// `RUN_EXISTS` for `key`, described by its listing `entry`; `restore`
-    /// says the command was a restore (the help then names `state delete`).
+    /// `RUN_EXISTS` for `key`, described by its listing `entry`; `making`
+    /// says what the command was making, for a help it can follow (`plan`:
+    /// resume or replace; a fork: another new id; a restore: `state delete`).
     pub(crate) fn run_exists(key: &RunKey, entry: &RunEntry, making: Making) -> EngineError {
         let status = entry.status.as_deref().unwrap_or("unreadable");
         let help = match making {

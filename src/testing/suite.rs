@@ -367,13 +367,13 @@ pub fn run_loaded(
     for (fi, f) in files.iter().enumerate() {
         for (ti, t) in f.file.tests.iter().enumerate() {
             if filter.as_ref().is_none_or(|needle| t.name.value.to_lowercase().contains(needle)) {
-                work.push((fi, ti));
+                // The test's number names its run (`test-N`).
+                work.push((work.len(), fi, ti));
             }
         }
     }
     let jobs = if jobs == 0 { crate::parallel::cores() } else { jobs };
-    let numbered: Vec<_> = work.into_iter().enumerate().collect();
-    crate::parallel::map_in_order(&numbered, jobs, |&(n, (fi, ti))| run_one(engine, &files[fi], fi, ti, n))
+    crate::parallel::map_in_order(&work, jobs, |&(n, fi, ti)| run_one(engine, &files[fi], fi, ti, n))
 }
 
 fn run_one(engine: &Engine, f: &LoadedFile, fi: usize, ti: usize, n: usize) -> TestResult {
