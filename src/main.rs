@@ -42,7 +42,7 @@ enum Command {
     /// the next commands and the MCP client snippets for this project's root.
     /// More: README.md (Quick start), docs/mcp.md.
     #[command(
-        after_help = "Examples:\n  savant-think init\n  savant-think init --root my-project\n  savant-think init --mcp-client claude-code"
+        after_help = "Examples:\n  savant-think init\n  savant-think init --root my-project\n  savant-think init --mcp-client claude-code\n\nMore: README.md (Quick start), docs/config.md."
     )]
     Init(cli::init::InitArgs),
     /// Check workflow files for errors without running them.
@@ -126,7 +126,7 @@ enum Command {
         expected_version: Option<u64>,
     },
     /// Explain a workflow, a run, or a step of either.
-    #[command(after_help = concat!("Examples:\n  savant-think explain review\n  savant-think explain review --run-id r1 --step summarize\n\n", state_env!()))]
+    #[command(after_help = concat!("Examples:\n  savant-think explain review\n  savant-think explain review --run-id r1 --step summarize\n\n", state_env!(), "\n\nMore: docs/runtime.md."))]
     Explain {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -138,7 +138,7 @@ enum Command {
         step: Option<String>,
     },
     /// Reset a run to the start or to a step's checkpoint.
-    #[command(after_help = concat!("Examples:\n  savant-think reset review --run-id r1 --checkpoint fetch_mr --force\n\n", state_env!()))]
+    #[command(after_help = concat!("Examples:\n  savant-think reset review --run-id r1 --checkpoint fetch_mr --force\n\n", state_env!(), "\n\nMore: docs/runtime.md (Runs over time)."))]
     Reset {
         #[command(flatten)]
         wf: WorkflowArg,
@@ -215,7 +215,7 @@ enum Command {
         format: cli::FormatArg,
     },
     /// Read, list, delete, restore, prune or repair run state.
-    #[command(after_help = concat!("Examples:\n  savant-think state list\n  savant-think state get review --run-id r1\n  savant-think state repair review --run-id r1 --apply\n\n", state_env!()))]
+    #[command(after_help = concat!("Examples:\n  savant-think state list\n  savant-think state get review --run-id r1\n  savant-think state repair review --run-id r1 --apply\n\n", state_env!(), "\n\nMore: docs/runtime.md, docs/deploy.md."))]
     State {
         #[command(subcommand)]
         command: cli::state::StateCommand,
@@ -273,7 +273,7 @@ enum Command {
     #[cfg(feature = "mcp")]
     Serve(cli::serve::ServeArgs),
     /// Open the run inspector: runs as live DAGs in a browser, on 127.0.0.1 (docs/inspector.md).
-    #[command(after_help = concat!("Examples:\n  savant-think ui --open\n  savant-think ui --port 0 --read-only\n\n", state_env!()))]
+    #[command(after_help = concat!("Examples:\n  savant-think ui --open\n  savant-think ui --port 0 --read-only\n\n", state_env!(), "\n\nMore: docs/inspector.md."))]
     #[cfg(feature = "mcp")]
     Ui(cli::ui::UiArgs),
     #[cfg(feature = "agent")]

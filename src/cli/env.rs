@@ -73,7 +73,7 @@ impl Drop for Traces {
 #[cfg(feature = "mcp")]
 pub fn traced_engine(root: impl Into<PathBuf>) -> Result<(Engine, Traces), String> {
     #[allow(unused_mut)]
-    let mut engine = engine(root).map_err(|e| e.to_string())?;
+    let mut engine = engine(root).map_err(|e| e.human())?;
     let disabled = std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"));
     #[cfg(feature = "telemetry")]
     if let Some(url) = engine.config().telemetry.traces().filter(|_| !disabled) {

@@ -38,7 +38,8 @@ pub struct MigrateArgs {
 
 const AFTER_HELP: &str = "\
 Without --write or --out nothing is written: the migrated YAML goes to stdout
-(a dry run: one file is printed even if it needs nothing; of several files,
+(a dry run: one file is printed even if it needs nothing or cannot be
+migrated; of several files,
 each migrated one starts with `--- # PATH`) and the summary to stderr. Files that need no migration are never rewritten, so migrating a
 migrated file changes nothing. Migrated files keep their key order but lose
 their comments. Files that are not valid YAML are reported and left unchanged
@@ -46,7 +47,8 @@ their comments. Files that are not valid YAML are reported and left unchanged
 
 Exit status: 0 done; 1 with --check when a file needs migration or cannot be
 read as a workflow; 2 on a usage or I/O error (an unreadable input, an output
-that cannot be written, two inputs for one output).
+that cannot be written, two inputs for one output, an --out that would
+overwrite an input).
 
 Examples:
   savant-think migrate old/review.yaml            # print the migrated YAML
@@ -112,8 +114,11 @@ impl MigrateArgs {
 /// several, each migrated one as a YAML document headed `--- # PATH`.
 fn print_texts(result: &RunResult, out: &mut dyn Write) {
     let several = result.files.len() > 1;
+    // A lone file that needs nothing, or cannot be migrated (its errors are
+    // in the summary), is printed as it is: `> new.yaml` never makes an
+    // empty file.
     if let [f] = result.files.as_slice()
-        && let Outcome::Current { .. } = f.migration.outcome
+        && let Outcome::Current { .. } | Outcome::Failed { .. } = f.migration.outcome
     {
         let _ = out.write_all(f.source.text.as_bytes());
         return;

@@ -40,7 +40,7 @@ pub struct ServeArgs {
     /// On SIGTERM / SIGINT (--http): stop accepting, let in-flight requests finish for up to this long, then exit 0; a second signal exits at once.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
     shutdown_grace: std::time::Duration,
-    /// The run inspector at http://ADDR/ui/ shows runs but offers no actions (reset, fork, upgrade, delete).
+    /// The run inspector at http://ADDR/ui/ shows runs but offers no actions (reset, fork, upgrade, archive, delete, restore).
     #[arg(long, requires = "http")]
     ui_read_only: bool,
     /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).

@@ -13,6 +13,7 @@ use std::process::ExitCode;
 #[command(after_help = AFTER_HELP)]
 pub struct TestArgs {
     /// Test files or directories (searched for *.test.yaml). Default: <root>/tests.
+    #[arg(conflicts_with = "replay")]
     pub paths: Vec<PathBuf>,
     /// The project root (default: discovered as for the other commands).
     #[arg(long, value_name = "DIR")]
@@ -20,10 +21,11 @@ pub struct TestArgs {
     /// Report format.
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     pub format: FormatArg,
-    /// Run only the tests whose name contains TEXT (case-insensitive).
-    #[arg(long, value_name = "TEXT")]
+    /// Run only the tests whose name contains TEXT (case-insensitive). A
+    /// filter that selects no test is a failure (exit 1), not a pass.
+    #[arg(long, value_name = "TEXT", conflicts_with = "replay")]
     pub filter: Option<String>,
-    /// Threads to run tests on (default: one per core).
+    /// Threads to run tests on; 0, the default, is one per core.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub jobs: usize,
     /// Rewrite the `expect` of each failing test (and of each test with none)
@@ -52,9 +54,10 @@ pub struct TestArgs {
     /// as mocks, what the workflow does with them as `expect`) instead.
     #[arg(long, requires = "replay")]
     pub from_run: bool,
-    /// Where --coverage-format lcov writes.
-    #[arg(long, value_name = "FILE", default_value = "lcov.info")]
-    pub coverage_out: PathBuf,
+    /// Where the lcov tracefile goes (default: lcov.info in the working
+    /// directory). Implies --coverage-format lcov.
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub coverage_out: Option<PathBuf>,
 }
 
 /// `--coverage-format`.
@@ -71,13 +74,16 @@ naming it; a test with no `expect` is an error. Output is in file order, then
 test order, whatever order the tests ran in. See docs/testing.md.
 
 Exit status: 0 when every test passed; 1 when a test failed or could not run,
-or a test file has errors; 2 on a usage error (bad root, unreadable
-savant-think.toml).
+a test file has errors or cannot be read, or --filter selected no test; 2 on
+a usage error (bad root, unreadable savant-think.toml, an unknown workflow or
+run for --replay).
 
 Examples:
   savant-think test
-  savant-think test tests/bundled/release_notes.test.yaml --filter draft
-  savant-think test --format junit > junit.xml";
+  savant-think test tests/hello.test.yaml --filter greets
+  savant-think test --format junit > junit.xml
+  savant-think test --coverage-format lcov --coverage-out lcov.info
+  savant-think test --replay hello --run-id r1";
 
 /// `--format` of `test`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -102,12 +108,15 @@ pub fn main(args: TestArgs) -> ExitCode {
         Err(m) => return usage(m),
     };
     if let (Some(workflow), Some(run_id)) = (&args.replay, &args.run_id) {
+        if args.format == FormatArg::Junit {
+            return usage("--replay reports as human or json, not junit (it runs no test)");
+        }
         return replay(&root, workflow, run_id, args.from_run, args.format);
     }
     let options = Options { root, paths: args.paths.clone(), filter: args.filter.clone(), jobs: args.jobs };
     let mut report = match suite::run(&options) {
         Ok(r) => r,
-        Err(e) => return usage(e.to_json()),
+        Err(e) => return usage(e.human()),
     };
     if args.update {
         let mut changed = 0;
@@ -123,7 +132,7 @@ pub fn main(args: TestArgs) -> ExitCode {
         if changed > 0 {
             report = match suite::run(&options) {
                 Ok(r) => r,
-                Err(e) => return usage(e.to_json()),
+                Err(e) => return usage(e.human()),
             };
         }
     }
@@ -132,8 +141,13 @@ pub fn main(args: TestArgs) -> ExitCode {
         FormatArg::Json => TestFormat::Json,
         FormatArg::Junit => TestFormat::Junit,
     };
-    let coverage = (args.coverage || args.coverage_format.is_some())
-        .then(|| savant_think::testing::coverage::collect(&report));
+    let lcov_out = match (args.coverage_format, &args.coverage_out) {
+        (Some(CoverageFormat::Lcov), out) => Some(out.clone().unwrap_or_else(|| PathBuf::from("lcov.info"))),
+        (None, Some(out)) => Some(out.clone()),
+        (None, None) => None,
+    };
+    let coverage =
+        (args.coverage || lcov_out.is_some()).then(|| savant_think::testing::coverage::collect(&report));
     let mut text = match (&coverage, format) {
         (Some(c), TestFormat::Json) => {
             let mut v = report::json_value(&report);
@@ -147,13 +161,27 @@ pub fn main(args: TestArgs) -> ExitCode {
     if let (Some(c), TestFormat::Human) = (&coverage, format) {
         text.push_str(&savant_think::testing::coverage::human(c));
     }
-    if let (Some(c), Some(CoverageFormat::Lcov)) = (&coverage, args.coverage_format) {
+    if let (Some(c), Some(path)) = (&coverage, &lcov_out) {
         let lcov = savant_think::testing::coverage::lcov(c);
-        if let Err(e) = std::fs::write(&args.coverage_out, lcov) {
-            return usage(format!("cannot write {}: {e}", args.coverage_out.display()));
+        if let Err(e) = std::fs::write(path, lcov) {
+            return usage(format!("cannot write {}: {e}", path.display()));
         }
+        let _ = writeln!(std::io::stderr(), "wrote the lcov coverage to {}", path.display());
     }
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    if let Some(filter) = &args.filter
+        && report.results.is_empty()
+        && !report.files.is_empty()
+    {
+        let tests: usize = report.files.iter().map(|f| f.file.tests.len()).sum();
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: no test name contains `{filter}` ({tests} test(s) in {} file(s)); \
+             a filter that selects nothing is not a pass",
+            report.files.len()
+        );
+        return ExitCode::from(1);
+    }
     if report.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
@@ -171,19 +199,19 @@ fn replay(
     };
     let store = match config.state.clone().open_store(root) {
         Ok(s) => s,
-        Err(e) => return usage(e.to_json()),
+        Err(e) => return usage(e.human()),
     };
     let engine = match suite::memory_engine(root) {
         Ok(e) => e,
-        Err(e) => return usage(e.to_json()),
+        Err(e) => return usage(e.human()),
     };
     let id = match engine.workflow(workflow) {
         Ok(cw) => cw.wf.id.clone(),
-        Err(e) => return usage(e.to_json()),
+        Err(e) => return usage(e.human()),
     };
     let mut rec = match replay::read_run(&*store, &id, run_id) {
         Ok(r) => r,
-        Err(e) => return usage(format!("{}: {}", e.code, e.message)),
+        Err(e) => return usage(e.human()),
     };
     // The engine reads the whole run (every input) through the workflow
     // version it is pinned to; failing that, the stored snapshot's inputs are all there is.
@@ -197,13 +225,13 @@ fn replay(
                 let _ = stdout.write_all(text.as_bytes());
                 ExitCode::SUCCESS
             }
-            Err(e) => usage(format!("{}: {}", e.code, e.message)),
+            Err(e) => usage(e.human()),
         };
     }
     let report = match replay::replay(&engine, workflow, &rec) {
         Ok(r) => r,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "error: {}: {}", e.code, e.message);
+            let _ = writeln!(std::io::stderr(), "error: {}", e.human());
             return ExitCode::from(1);
         }
     };
@@ -221,6 +249,12 @@ fn replay(
                     let _ = writeln!(stdout, "      {sign} {v}");
                 }
             }
+        }
+        if let Some(step) = &report.open_at {
+            let _ = writeln!(
+                stdout,
+                "  the run is still running: its recording ends at `{step}`, which has no result yet"
+            );
         }
         if report.divergences.is_empty() {
             let _ = writeln!(

@@ -52,7 +52,7 @@ pub fn run(args: UiArgs) -> ExitCode {
     super::logging::init("warn");
     let engine = match super::env::engine(&root) {
         Ok(e) => e,
-        Err(e) => return fail(format!("cannot open the project: {e}")),
+        Err(e) => return fail(format!("cannot open the project: {}", e.human())),
     };
     let (hosts, origins) = savant_think::inspect::http::loopback();
     let options = savant_think::inspect::http::UiOptions {
@@ -66,7 +66,8 @@ pub fn run(args: UiArgs) -> ExitCode {
     let announce = move |local: std::net::SocketAddr| {
         let url = format!("http://{local}/ui/?token={token}");
         // Tests and scripts read this line for the address.
-        eprintln!("savant-think: inspector at {url} (root {}; Ctrl-C stops it)", root.display());
+        let shown = savant_think::fsx::canonical(&root).unwrap_or_else(|_| root.clone());
+        eprintln!("savant-think: inspector at {url} (root {}; Ctrl-C stops it)", shown.display());
         if open {
             let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
             if let Err(e) = std::process::Command::new(opener).arg(&url).spawn() {

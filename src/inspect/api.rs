@@ -365,12 +365,13 @@ pub(crate) async fn action(
             json!({"workflow": workflow, "run_id": run_id, "archive_id": get("archive_id")}),
         ),
         other => {
-            let help = crate::diagnostic::suggest(
-                other,
-                ["reset", "fork", "upgrade", "archive", "delete", "restore"],
+            const ACTIONS: [&str; 6] = ["reset", "fork", "upgrade", "archive", "delete", "restore"];
+            let help = crate::diagnostic::suggest(other, ACTIONS);
+            let message = format!(
+                "no action `{other}`{}; the actions are {}",
+                help.map(|h| format!("; {h}")).unwrap_or_default(),
+                ACTIONS.join(", ")
             );
-            let message =
-                format!("no action `{other}`{}", help.map(|h| format!("; {h}")).unwrap_or_default());
             return refuse(StatusCode::NOT_FOUND, "UNKNOWN_ACTION", &message, true);
         }
     };

@@ -65,7 +65,8 @@ pub(crate) fn redirect(to: &str) -> Response {
 pub(crate) fn refuse(status: StatusCode, code: &str, message: &str, api: bool) -> Response {
     tracing::warn!(%status, code, message, "refused an inspector request");
     if api {
-        let body = serde_json::json!({"error": code, "details": {"message": message}});
+        // As every inspector error: `message` beside the engine's shape.
+        let body = serde_json::json!({"error": code, "details": {"message": message}, "message": message});
         (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
     } else {
         (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], format!("{message}\n"))
@@ -133,7 +134,19 @@ fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
     })
 }
 
-pub(crate) async fn guard(State(ui): State<Arc<Ui>>, mut req: Request, next: Next) -> Response {
+pub(crate) async fn guard(state: State<Arc<Ui>>, req: Request, next: Next) -> Response {
+    // Every answer carries them: refusals and redirects too, not only pages.
+    let mut response = admit(state, req, next).await;
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    response
+}
+
+/// The checks of [`guard`]: a refusal, the token's redirect, or the route's answer.
+async fn admit(State(ui): State<Arc<Ui>>, mut req: Request, next: Next) -> Response {
     let api = req.uri().path().starts_with("/ui/api/");
     if req.uri().scheme().is_some() || req.uri().authority().is_some() {
         return refuse(
@@ -160,7 +173,7 @@ pub(crate) async fn guard(State(ui): State<Arc<Ui>>, mut req: Request, next: Nex
         return refuse(
             StatusCode::FORBIDDEN,
             "FORBIDDEN",
-            "Forbidden: the Host header is not allowed (loopback names and --allowed-host only)",
+            "Forbidden: the Host header is not allowed (loopback names only; `serve --http` adds --allowed-host)",
             api,
         );
     }
@@ -234,13 +247,7 @@ pub(crate) async fn guard(State(ui): State<Arc<Ui>>, mut req: Request, next: Nex
         None if host.0.contains(':') => format!("[{}]", host.0),
         None => host.0.clone(),
     }));
-    let mut response = next.run(req).await;
-    let h = response.headers_mut();
-    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    response
+    next.run(req).await
 }
 
 /// The request's `Host`, as `host[:port]` (for the same-origin check of actions).

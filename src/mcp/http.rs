@@ -474,6 +474,7 @@ pub async fn serve(server: SavantServer, addr: SocketAddr, options: &ServeOption
     let local = listener.local_addr().map_err(|e| format!("cannot read the bound address: {e}"))?;
     // Tests and scripts read this line to find the port of `--http 127.0.0.1:0`.
     eprintln!("savant-think: serving MCP on http://{local}/mcp (root {root})");
+    eprintln!("savant-think: the run inspector is at http://{local}/ui/ (docs/inspector.md)");
     tracing::info!(%local, auth = options.token.is_some(), "serving MCP over Streamable HTTP");
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);

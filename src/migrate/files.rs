@@ -47,11 +47,24 @@ pub fn run(paths: &[PathBuf], mode: &Mode, limits: &Limits) -> RunResult {
     let mut result = RunResult::default();
     // Each input with the path it has under `--out`.
     let mut inputs: Vec<(PathBuf, PathBuf)> = Vec::new();
+    // An `--out` directory inside an input directory holds earlier output,
+    // not input: migrating it again would nest `out/out/…` on every run.
+    let out_dir = match mode {
+        Mode::Out(dir) => crate::fsx::canonical(dir).ok(),
+        _ => None,
+    };
     for p in paths {
         let (files, errors) = workspace::collect_files(std::slice::from_ref(p));
         result.io_errors.extend(errors);
         let is_dir = fs::metadata(p).is_ok_and(|m| m.is_dir());
         for f in files {
+            if is_dir
+                && let Some(out) = &out_dir
+                && crate::fsx::canonical(&f).is_ok_and(|c| c.starts_with(out))
+                && !crate::fsx::canonical(p).is_ok_and(|c| c.starts_with(out))
+            {
+                continue;
+            }
             let rel = if is_dir {
                 f.strip_prefix(p).map(Path::to_path_buf).unwrap_or_else(|_| f.clone())
             } else {
@@ -63,6 +76,19 @@ pub fn run(paths: &[PathBuf], mode: &Mode, limits: &Limits) -> RunResult {
     if let Mode::Out(dir) = mode {
         let mut seen: BTreeMap<&Path, &Path> = BTreeMap::new();
         for (f, rel) in &inputs {
+            let target = dir.join(rel);
+            if crate::fsx::same_file(f, &target) {
+                result.io_errors.push(IoError {
+                    path: f.clone(),
+                    message: format!(
+                        "--out would overwrite the input itself ({} is {}); \
+                         use --write to rewrite files in place, or choose another --out directory",
+                        target.display(),
+                        f.display()
+                    ),
+                });
+                continue;
+            }
             if let Some(first) = seen.insert(rel, f) {
                 result.io_errors.push(IoError {
                     path: f.clone(),

@@ -394,6 +394,17 @@ pub(crate) fn typed(code: ErrorCode, details: impl Serialize) -> EngineError {
     EngineError::new(code, serde_json::to_value(details).unwrap_or_default())
 }
 
+impl EngineError {
+    /// The error for a person: `CODE: message` ([`EngineError::describe`]),
+    /// then `help: …` on its own line when it has one.
+    pub fn human(&self) -> String {
+        match self.help_text() {
+            Some(help) => format!("{}: {}\n  help: {help}", self.code, self.describe()),
+            None => format!("{}: {}", self.code, self.describe()),
+        }
+    }
+}
+
 impl std::fmt::Display for EngineError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.code, self.details)
@@ -414,6 +425,20 @@ impl EngineError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn human_shows_the_message_and_the_help_never_raw_json_of_them() {
+        let e = EngineError::state_corrupt("the journal of wf/r1 is cut short");
+        let h = e.human();
+        assert!(
+            h.starts_with(
+                "STATE_CORRUPT: the journal of wf/r1 is cut short\n  help: `savant-think state repair"
+            ),
+            "{h}"
+        );
+        let e = EngineError::new(ErrorCode::InvalidInput, json!({"field": "x"}));
+        assert_eq!(e.human(), r#"INVALID_INPUT: {"field":"x"}"#);
+    }
 
     #[test]
     fn every_code_is_documented_and_serializes_as_its_name() {

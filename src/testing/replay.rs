@@ -47,6 +47,9 @@ fn error(code: &str, message: String) -> TestError {
 /// Takes the inputs of a run's full state (`state get`: every step's and
 /// item's, where the stored snapshot may lack the latest).
 pub fn add_inputs(rec: &mut Recorded, state: &crate::runtime::reply::FullState) {
+    // The engine's word on the status too (the stored snapshot's may be
+    // older than the journal).
+    rec.status = state.status.as_str().to_owned();
     for s in &state.steps {
         if let Some(input) = &s.input {
             rec.inputs.insert(s.id.clone(), input.clone());
@@ -127,6 +130,10 @@ pub struct ReplayReport {
     pub replayed: usize,
     /// Every divergence, the first first.
     pub divergences: Vec<Divergence>,
+    /// Of a run still running: the step the replay reached where the
+    /// recording ends (no result yet). Not a divergence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_at: Option<String>,
 }
 
 fn divergence(
@@ -142,7 +149,7 @@ fn divergence(
 /// Replays `rec` against `workflow` (an id or path `engine` resolves; a
 /// memory engine: the replay leaves nothing behind).
 pub fn replay(engine: &Engine, workflow: &str, rec: &Recorded) -> Result<ReplayReport, TestError> {
-    let cw = engine.workflow(workflow).map_err(|e| error(e.code.as_str(), e.details.to_string()))?;
+    let cw = engine.workflow(workflow).map_err(|e| TestError::engine(&e))?;
     let mut queue: BTreeMap<&str, VecDeque<&Value>> = BTreeMap::new();
     for (step, result) in &rec.results {
         queue.entry(step.as_str()).or_default().push_back(result);
@@ -153,12 +160,13 @@ pub fn replay(engine: &Engine, workflow: &str, rec: &Recorded) -> Result<ReplayR
         run_id: rec.run_id.clone(),
         replayed: 0,
         divergences: Vec::new(),
+        open_at: None,
     };
     let first = engine.plan(workflow, rec.params.clone(), Some(&run_id), true);
     let mut current: Option<Instruction> = match first {
         Ok(p) => p.instruction().cloned(),
         Err(e) if e.run_failed() => None,
-        Err(e) => return Err(error(e.code.as_str(), e.details.to_string())),
+        Err(e) => return Err(TestError::engine(&e)),
     };
     while let Some(i) = current.take() {
         if let Some(recorded) = rec.inputs.get(&i.step_id)
@@ -174,6 +182,11 @@ pub fn replay(engine: &Engine, workflow: &str, rec: &Recorded) -> Result<ReplayR
             ));
         }
         let Some(result) = queue.get_mut(i.step_id.as_str()).and_then(VecDeque::pop_front) else {
+            if rec.status == "running" && queue.values().all(VecDeque::is_empty) {
+                // The recording ends here: the run is still waiting for this step.
+                out.open_at = Some(i.step_id.clone());
+                break;
+            }
             let message = format!("`{}` would now run, but the recorded run has no result for it", i.step_id);
             out.divergences.push(divergence("NEW_STEP", &i.step_id, message, None, Some(i.input.clone())));
             break;
@@ -202,11 +215,10 @@ pub fn replay(engine: &Engine, workflow: &str, rec: &Recorded) -> Result<ReplayR
                 None
             }
             Err(e) if e.run_failed() => None,
-            Err(e) => return Err(error(e.code.as_str(), e.details.to_string())),
+            Err(e) => return Err(TestError::engine(&e)),
         };
     }
-    let state =
-        engine.state_get(workflow, &run_id).map_err(|e| error(e.code.as_str(), e.details.to_string()));
+    let state = engine.state_get(workflow, &run_id).map_err(|e| TestError::engine(&e));
     let _ = engine.state_delete(workflow, &run_id, true);
     let state = state?;
     for (step, left) in &queue {
@@ -303,7 +315,23 @@ pub fn test_file_from_run(
     workflow: &str,
     rec: &Recorded,
 ) -> Result<(String, Outcome), TestError> {
-    let cw = engine.workflow(workflow).map_err(|e| error(e.code.as_str(), e.details.to_string()))?;
+    let cw = engine.workflow(workflow).map_err(|e| TestError::engine(&e))?;
+    if rec.status == "running" {
+        return Err(TestError {
+            help: Some(format!(
+                "finish the run first, or replay it without --from-run \
+                 (`savant-think test --replay {} --run-id {}`) to compare what it did so far",
+                cw.wf.id, rec.run_id
+            )),
+            ..error(
+                "RUN_NOT_FINISHED",
+                format!(
+                    "run `{}` of `{}` is still running: a test needs a finished run",
+                    rec.run_id, cw.wf.id
+                ),
+            )
+        });
+    }
     let mocks = mocks_of(rec)?;
     let name = format!("replays run {}", rec.run_id);
     let mut test = TestCase {

@@ -128,7 +128,7 @@ fn human(report: &Report, opts: &HumanOptions) -> String {
         human_result(&mut out, r);
     }
     let (passed, failed, errors) = report.counts();
-    if report.results.is_empty() && report.files.is_empty() {
+    if report.results.is_empty() && report.files.is_empty() && report.io_errors.is_empty() {
         out.push_str("no test files found (looked for tests/**/*.test.yaml)\n");
     }
     let verdict = if report.passed() { "ok" } else { "FAILED" };

@@ -38,9 +38,18 @@ pub struct TestError {
 }
 
 impl TestError {
-    fn engine(e: &EngineError) -> TestError {
+    /// An engine error as a test's: its code, message and help.
+    pub fn engine(e: &EngineError) -> TestError {
         let help = e.help_text().map(str::to_owned);
         TestError { code: e.code.as_str().to_owned(), message: e.describe(), help, step_id: None }
+    }
+
+    /// For a person: `CODE: message`, then `help: …` on its own line.
+    pub fn human(&self) -> String {
+        match &self.help {
+            Some(help) => format!("{}: {}\n  help: {help}", self.code, self.message),
+            None => format!("{}: {}", self.code, self.message),
+        }
     }
 
     /// The run of a test panicked (its message went to stderr).

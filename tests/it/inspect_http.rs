@@ -241,6 +241,17 @@ fn host_origin_and_token_rules_are_the_mcp_endpoints() {
     assert!(r.head.contains(&set), "{}", r.head);
     let cookie = format!("savant_ui_{port}=s3cret");
     assert_eq!(get(addr, "/ui/api/runs", &[("Cookie", &cookie)]).status, 200);
+    // Refusals and redirects carry the security headers too, as every answer does.
+    for r in [r, get(addr, "/ui/", &[]), get(addr, "/ui/", &[("Host", "evil.example")])] {
+        for h in [
+            "content-security-policy: default-src 'none'",
+            "x-content-type-options: nosniff",
+            "x-frame-options: deny",
+            "referrer-policy: no-referrer",
+        ] {
+            assert!(r.head.contains(h), "{h} missing from a {}: {}", r.status, r.head);
+        }
+    }
     assert_eq!(
         get(addr, "/ui/api/runs", &[("Cookie", "savant_ui_1=s3cret")]).status,
         401,
@@ -316,7 +327,10 @@ fn actions_need_auth_csrf_and_their_own_origin_and_are_the_clis_calls() {
     assert_eq!(r.status, 200, "{}", r.body);
     let r = request(addr, "POST", "/ui/api/runs/review/r1/actions/resett", &[bearer, json_type], "{}");
     assert_eq!(r.status, 404);
-    assert!(r.json()["details"]["message"].as_str().unwrap().contains("did you mean `reset`?"));
+    let e = r.json();
+    assert!(e["details"]["message"].as_str().unwrap().contains("did you mean `reset`?"));
+    assert_eq!(e["message"], e["details"]["message"], "every inspector error has its `message`");
+    assert!(e["message"].as_str().unwrap().contains("the actions are reset, fork, upgrade, archive"), "{e}");
     let r = request(addr, "POST", "/ui/api/runs/review/r1b/actions/archive", &[bearer, json_type], "{}");
     assert_eq!(r.status, 200, "{}", r.body);
     let archived = get(addr, "/ui/api/runs?archived=1", &[bearer]).json();

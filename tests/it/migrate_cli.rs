@@ -182,3 +182,39 @@ fn an_output_that_cannot_be_written_is_an_io_error() {
     assert_exit(&r, 2);
     assert!(r.stdout.contains("error[IO_ERROR]: taken/old.yaml: cannot"), "{r:?}");
 }
+
+#[test]
+fn out_never_overwrites_an_input_nor_reads_its_own_output() {
+    let s = Root::new("out-self");
+    s.write("legacy/old.yaml", LEGACY);
+    // --out onto the input's own directory would be --write without a word: refused, nothing written.
+    for args in [["migrate", "legacy", "--out", "legacy"], ["migrate", "legacy/old.yaml", "--out", "legacy"]]
+    {
+        let r = run(&s.path, &args);
+        assert_exit(&r, 2);
+        assert!(r.stdout.contains("--out would overwrite the input itself"), "{r:?}");
+        assert!(r.stdout.contains("use --write"), "{r:?}");
+        assert_eq!(std::fs::read_to_string(s.path.join("legacy/old.yaml")).unwrap(), LEGACY);
+    }
+    // An --out inside the input directory is output, not input: a second run does not nest it.
+    for _ in 0..2 {
+        let r = run(&s.path, &["migrate", "legacy", "--out", "legacy/new"]);
+        assert_exit(&r, 0);
+        assert!(r.stdout.contains("1 file(s): 1 migrated"), "{r:?}");
+    }
+    assert!(!s.path.join("legacy/new/new").exists(), "the output was migrated again");
+    // Pointed at the output directory itself, it is read as any input.
+    let r = run(&s.path, &["migrate", "--check", "legacy/new"]);
+    assert_exit(&r, 0);
+}
+
+#[test]
+fn a_lone_file_that_cannot_be_migrated_is_printed_as_it_is() {
+    let s = Root::new("dry-failed");
+    for (name, text) in [("bad.yaml", BROKEN), ("list.yaml", "- a\n- b\n")] {
+        s.write(name, text);
+        let r = run(&s.path, &["migrate", name]);
+        assert_eq!(r.stdout, text, "`migrate {name} > new.yaml` must not make an empty file");
+        assert!(r.stderr.contains("not migrated"), "{r:?}");
+    }
+}

@@ -254,6 +254,7 @@ fn usage_errors_exit_2() {
     let r = run(&root.path, &["test"]);
     assert_exit(&r, 2);
     assert!(r.stderr.contains("INVALID_CONFIG"), "{r:?}");
+    assert!(!r.stderr.contains("{\"error\""), "said for a person, not as raw JSON: {r:?}");
     let r = run(&root.path, &["test", "--format", "xml"]);
     assert_exit(&r, 2);
 }
@@ -266,6 +267,19 @@ fn no_test_files_is_not_a_pass_of_nothing_silently() {
     assert!(r.stdout.contains("no test files found"), "{r:?}");
     let r = run(&root.path, &["test", "missing.test.yaml"]);
     assert_exit(&r, 1);
+    assert!(r.stdout.contains("missing.test.yaml"), "{r:?}");
+    assert!(!r.stdout.contains("no test files found"), "the path was given and is not there: {r:?}");
+}
+
+#[test]
+fn a_filter_that_selects_no_test_is_not_a_pass() {
+    let root = Root::new("test-filter-none").bundled();
+    let from = std::path::Path::new(CRATE).join("tests/bundled/release_notes.test.yaml");
+    root.write("tests/release_notes.test.yaml", std::fs::read_to_string(from).unwrap());
+    assert_exit(&run(&root.path, &["test"]), 0);
+    let r = run(&root.path, &["test", "--filter", "no such test name"]);
+    assert_exit(&r, 1);
+    assert!(r.stderr.contains("no test name contains `no such test name`"), "{r:?}");
 }
 
 /// The README's `test` sample is real: its test file, run over the bundled

@@ -87,6 +87,49 @@ fn coverage_counts_steps_whens_and_foreach_sizes_and_writes_lcov() {
     let v = run(&root.path, &["test", "--coverage", "--format", "json"]).json();
     assert_eq!(v["coverage"][1]["workflow"], "review_v1");
     assert_eq!(v["coverage"][1]["steps"][3]["skipped"], 2);
+    // --coverage-out alone means lcov (it was silently ignored), and stderr says where it went.
+    let r = run(&root.path, &["test", "--coverage-out", "alone.info"]);
+    assert_exit(&r, 0);
+    assert!(r.stderr.contains("wrote the lcov coverage to alone.info"), "{r:?}");
+    assert_eq!(std::fs::read_to_string(root.join("alone.info")).unwrap(), lcov);
+}
+
+#[test]
+fn a_run_still_running_replays_as_far_as_it_got() {
+    let root = bundled_root("test-replay-running");
+    root.ok(&["plan", "release_notes", "--params", r#"{"milestone":"2"}"#, "--run-id", "r2"]);
+    // Nothing submitted yet: the recording ends at the first step, and that is no divergence.
+    let r = run(&root.path, &["test", "--replay", "release_notes", "--run-id", "r2"]);
+    assert_exit(&r, 0);
+    assert!(r.stdout.contains("0 result(s) replayed"), "{r:?}");
+    assert!(r.stdout.contains("still running: its recording ends at `list_changes`"), "{r:?}");
+    assert!(r.stdout.contains("no divergence"), "{r:?}");
+    let items = r#"{"items":[{"iid":1,"title":"A","labels":[]}]}"#;
+    root.ok(&["next", "release_notes", "--run-id", "r2", "--step", "list_changes", "--result", items]);
+    let v =
+        run(&root.path, &["test", "--replay", "release_notes", "--run-id", "r2", "--format", "json"]).json();
+    assert_eq!(v["replayed"], 1, "{v}");
+    assert_eq!(v["open_at"], "describe_change[0]", "{v}");
+    assert_eq!(v["divergences"], serde_json::json!([]), "{v}");
+    // A test needs a finished run: refused with what to do, not NO_MOCK.
+    let r = run(&root.path, &["test", "--replay", "release_notes", "--run-id", "r2", "--from-run"]);
+    assert_exit(&r, 2);
+    assert!(r.stderr.contains("RUN_NOT_FINISHED: run `r2` of `release_notes` is still running"), "{r:?}");
+    assert!(r.stderr.contains("help: finish the run first"), "{r:?}");
+    assert!(r.stdout.is_empty(), "{r:?}");
+    // The replay runs no test: options about tests are usage errors, not silently dropped.
+    for extra in
+        [&["--format", "junit"][..], &["--filter", "x"], &["tests/a.test.yaml"], &["--coverage-out", "c"]]
+    {
+        let mut args = vec!["test", "--replay", "release_notes", "--run-id", "r2"];
+        args.extend_from_slice(extra);
+        assert_exit(&run(&root.path, &args), 2);
+    }
+    // An unknown workflow is said for a person, with its did-you-mean, not as raw JSON.
+    let r = run(&root.path, &["test", "--replay", "release_nots", "--run-id", "r2"]);
+    assert_exit(&r, 2);
+    assert!(r.stderr.starts_with("error: UNKNOWN_WORKFLOW: "), "{r:?}");
+    assert!(r.stderr.contains("release_notes") && !r.stderr.contains("{\""), "{r:?}");
 }
 
 #[test]

@@ -75,12 +75,25 @@ impl PgStore {
     /// [`PgStore::open`] with every store setting.
     pub fn open_with(url: &str, options: &super::StoreOptions) -> Result<PgStore, OpenError> {
         let mut config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| {
+            // The cause names the option or value (`unknown option `bogus``), never the password.
+            let why = match std::error::Error::source(&e) {
+                Some(cause) => format!("{e}: {cause}"),
+                None => e.to_string(),
+            };
             OpenError::new(
                 "STATE_URL_INVALID",
-                format!("the state URL is not a valid PostgreSQL URL: {e}"),
+                format!("the state URL is not a valid PostgreSQL URL: {why}"),
                 "write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE (see docs/deploy.md)",
             )
         })?;
+        if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+            return Err(OpenError::new(
+                "STATE_URL_INVALID",
+                "the state URL names no host",
+                "write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE; for a Unix socket give its \
+                 directory: postgres://USER@%2Fvar%2Frun%2Fpostgresql/DATABASE (see docs/deploy.md)",
+            ));
+        }
         // The whole connect has the call deadline; the socket-level attempt
         // (per address) no longer than that either.
         if config.get_connect_timeout().is_none_or(|t| *t > options.db_timeout) {

@@ -27,6 +27,9 @@ fn bad_urls_are_clear_errors_without_a_server() {
     for (url, code, needle) in [
         ("mysql://u@h/db", "STATE_URL_INVALID", "\"mysql\""),
         ("postgres://u@h:notaport/db", "STATE_URL_INVALID", "not a valid PostgreSQL URL"),
+        ("postgres://u:secret@h/db?bogus=1", "STATE_URL_INVALID", "unknown option `bogus`"),
+        ("postgres://", "STATE_URL_INVALID", "names no host"),
+        ("postgresql:///db", "STATE_URL_INVALID", "names no host"),
         ("postgres://u:secret@127.0.0.1:1/db?connect_timeout=5", "STATE_UNAVAILABLE", "127.0.0.1:1"),
     ] {
         let e = crate::state::open(std::path::Path::new("."), Some(url), &Default::default()).err().unwrap();
