@@ -438,6 +438,20 @@ mod tests {
         );
         let e = EngineError::new(ErrorCode::InvalidInput, json!({"field": "x"}));
         assert_eq!(e.human(), r#"INVALID_INPUT: {"field":"x"}"#);
+        // Field errors: each with its place, the first help.
+        let f = |path: &str, message: &str, help: Option<&str>| crate::runtime::error_details::FieldError {
+            path: path.into(),
+            message: message.into(),
+            help: help.map(Into::into),
+        };
+        let e = EngineError::fields(
+            ErrorCode::InvalidParams,
+            &[f("", "'x' was unexpected", Some("did you mean `y`?")), f("/n", "not an integer", None)],
+        );
+        assert_eq!(
+            e.human(),
+            "INVALID_PARAMS: 'x' was unexpected; at /n: not an integer\n  help: did you mean `y`?"
+        );
     }
 
     #[test]

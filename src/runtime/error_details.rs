@@ -270,14 +270,34 @@ impl EngineError {
         self.details.get("message").and_then(Value::as_str)
     }
 
-    /// The details' `help`, when they have one.
+    /// The details' `help`, when they have one (of a list of field errors,
+    /// the first that has one).
     pub fn help_text(&self) -> Option<&str> {
-        self.details.get("help").and_then(Value::as_str)
+        match &self.details {
+            Value::Array(fields) => fields.iter().find_map(|f| f.get("help").and_then(Value::as_str)),
+            d => d.get("help").and_then(Value::as_str),
+        }
     }
 
-    /// The message, or the details as JSON when they have none: one line
-    /// for a person (the CLI, `test`, the inspector).
+    /// The message — of field errors, each as `at PATH: message`, joined —
+    /// or the details as JSON when they have none: one line for a person
+    /// (the CLI, `test`, the inspector).
     pub fn describe(&self) -> String {
+        if let Value::Array(fields) = &self.details {
+            let lines: Option<Vec<String>> = fields
+                .iter()
+                .map(|f| {
+                    let message = f.get("message").and_then(Value::as_str)?;
+                    Some(match f.get("path").and_then(Value::as_str).filter(|p| !p.is_empty()) {
+                        Some(path) => format!("at {path}: {message}"),
+                        None => message.to_owned(),
+                    })
+                })
+                .collect();
+            if let Some(lines) = lines.filter(|l| !l.is_empty()) {
+                return lines.join("; ");
+            }
+        }
         self.message_text().map_or_else(|| self.details.to_string(), str::to_owned)
     }
 }
@@ -295,5 +315,32 @@ impl EngineError {
                 ..UnknownWorkflow::new(workflow, format!("{workflow}: {}", e.reason()))
             },
         )
+    }
+}
+
+/// Helps `INVALID_PARAMS` errors about a param `workflow` does not declare
+/// (the schema's `'name' was unexpected`): the declared one it is close
+/// to, or the ones there are.
+pub(crate) fn help_unknown_params(
+    errors: &mut [FieldError],
+    params: &Value,
+    workflow: &str,
+    declared: &[&str],
+) {
+    let unknown: Vec<&String> = params
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.keys())
+        .filter(|k| !declared.contains(&k.as_str()))
+        .collect();
+    for e in errors.iter_mut().filter(|e| e.path.is_empty() && e.help.is_none()) {
+        let Some(name) = unknown.iter().find(|k| e.message.contains(&format!("'{k}'"))) else { continue };
+        e.help = crate::diagnostic::suggest(name, declared.iter().copied()).or_else(|| {
+            Some(if declared.is_empty() {
+                format!("`{workflow}` declares no params")
+            } else {
+                format!("the params of `{workflow}` are: {}", declared.join(", "))
+            })
+        });
     }
 }

@@ -197,9 +197,11 @@ fn unknown_keys(
         let key = e.key.as_scalar().map_or("", |s| s.value.as_str());
         if !known.contains(&key) {
             out.push(
-                violation(e.key.span, format!("unknown key `{key}` in a {what}"))
-                    .with_help_opt(suggest(key, known.iter().copied()))
-                    .with_help_opt(Some(format!("a {what} has: {}", known.join(", ")))),
+                // The did-you-mean (and its fix) when a key is close; else the keys there are.
+                violation(e.key.span, format!("unknown key `{key}` in a {what}")).with_help_opt(
+                    suggest(key, known.iter().copied())
+                        .or_else(|| Some(format!("a {what} has: {}", known.join(", ")))),
+                ),
             );
         }
     }

@@ -4,7 +4,17 @@ use serde_json::json;
 fn read(text: &str) -> (TestFile, Vec<String>) {
     let src = SourceFile::new("t.test.yaml", text);
     let (file, diags) = parse(&src, &Limits::default());
-    let codes = diags.iter().map(|d| format!("{} {}", d.code.as_str(), d.message)).collect();
+    let codes = diags
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {}{}",
+                d.code.as_str(),
+                d.message,
+                d.help.as_deref().map(|h| format!(" (help: {h})")).unwrap_or_default()
+            )
+        })
+        .collect();
     (file, codes)
 }
 
@@ -56,6 +66,7 @@ fn shape_errors_are_reported_and_never_panic() {
     }
     let (_, diags) = read("workflow: w\ntests:\n  - name: a\n    expct: {status: done}\n");
     assert!(diags.iter().any(|d| d.contains("unknown key `expct`")), "{diags:?}");
+    assert!(diags.iter().any(|d| d.contains("did you mean `expect`?")), "{diags:?}");
     assert!(diags.iter().any(|d| d.starts_with("TEST_NO_EXPECT")), "{diags:?}");
     let (_, diags) = read("workflow: w\ntests:\n  - name: a\n    expect: {status: dne}\n");
     assert!(diags.iter().any(|d| d.contains("unknown status `dne`")), "{diags:?}");

@@ -133,6 +133,16 @@ fn exit_0_on_success_1_on_an_error_object_2_on_a_usage_error() {
     let e = root.err(&["plan", "review_v1", "--params", r#"{"mr_iid": 7}"#], "INVALID_PARAMS");
     let messages = e["details"].to_string();
     assert!(messages.contains("project") && messages.contains("/mr_iid"), "{e}");
+    // A misspelled param says which one was meant; an unknown one lists those there are.
+    let typo = r#"{"mr_iid": "!1", "project": "g/a", "max_file": 3}"#;
+    let e = root.err(&["plan", "review_v1", "--params", typo], "INVALID_PARAMS");
+    assert_eq!(e["details"][0]["help"], "did you mean `max_files`?", "{e}");
+    let alien = r#"{"mr_iid": "!1", "project": "g/a", "zzz": 3}"#;
+    let e = root.err(&["plan", "review_v1", "--params", alien], "INVALID_PARAMS");
+    assert_eq!(
+        e["details"][0]["help"], "the params of `review_v1` are: mr_iid, project, run_tests, max_files",
+        "{e}"
+    );
 
     let usage: &[&[&str]] = &[
         &["next", "review_v1", "--run-id", "r1", "--result", "{}"], // --step missing

@@ -7,7 +7,7 @@ use crate::ir::{SchemaRef, TemplateValue};
 use crate::runtime::ErrorCode;
 pub use crate::runtime::args::NextArgs;
 use crate::runtime::config::EngineConfig;
-use crate::runtime::error_details::{Conflict, FieldError, StepNotReady};
+use crate::runtime::error_details::{Conflict, FieldError, StepNotReady, help_unknown_params};
 use crate::runtime::payload;
 use crate::runtime::project::Project;
 use crate::runtime::reply::RunEntry;
@@ -235,8 +235,10 @@ impl Engine {
             cw.wf.params.iter().filter(|p| p.required).map(|p| p.name.value.as_str()).collect();
         let schema = json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false });
         let params = Value::Object(params);
-        let errors = Self::schema_errors(&*self.project.inline_validator(&schema)?, &params);
+        let mut errors = Self::schema_errors(&*self.project.inline_validator(&schema)?, &params);
         if !errors.is_empty() {
+            let declared: Vec<&str> = cw.wf.params.iter().map(|p| p.name.value.as_str()).collect();
+            help_unknown_params(&mut errors, &params, &cw.wf.id, &declared);
             return Err(EngineError::fields(ErrorCode::InvalidParams, &errors));
         }
         Ok(params)
