@@ -164,6 +164,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let mut checked: Vec<(SourceFile, Vec<Diagnostic>)> = Vec::new();
     let mut unreadable: Vec<Unreadable> = Vec::new();
     let mut searched = Vec::new();
+    let mut excluded = 0;
     if stdin {
         let name = args.stdin_filename.as_deref().unwrap_or(Path::new("-")).display().to_string();
         let cap = config.limits.file_cap();
@@ -195,7 +196,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
             // By default the project's test files too (`savant-think test` finds the same).
             files.extend(savant_think::testing::suite::discover(&root, &[]).0);
         }
+        let found = files.len();
         files.retain(|f| !workspace::excluded_in(&settings, f, &root));
+        excluded = found - files.len();
         unreadable.extend(
             io_errors
                 .into_iter()
@@ -334,7 +337,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
     if !unreadable.is_empty() {
         return ExitCode::from(2);
     }
-    if !searched.is_empty() {
+    if !searched.is_empty() && excluded > 0 {
+        eprintln!(
+            "warning: nothing to check in {}: {excluded} file(s) there are skipped by [check] exclude in savant-think.toml",
+            display_paths(&searched)
+        );
+    } else if !searched.is_empty() {
         eprintln!("warning: no *.yaml or *.yml files found in {}", display_paths(&searched));
     }
     // Patterns that match no workflow of the root (only said when checking

@@ -71,14 +71,16 @@ impl Drop for Traces {
 /// `[telemetry] otlp_endpoint` or `OTEL_EXPORTER_OTLP_ENDPOINT` names a
 /// collector (and `OTEL_SDK_DISABLED` is not `true`); `serve` and `exec`.
 #[cfg(feature = "mcp")]
-pub fn traced_engine(root: impl Into<PathBuf>) -> Result<(Engine, Traces), String> {
+pub fn traced_engine(root: impl Into<PathBuf>) -> Result<(Engine, Traces), EngineError> {
     #[allow(unused_mut)]
-    let mut engine = engine(root).map_err(|e| e.human())?;
+    let mut engine = engine(root)?;
     let disabled = std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"));
     #[cfg(feature = "telemetry")]
     if let Some(url) = engine.config().telemetry.traces().filter(|_| !disabled) {
         let service = engine.config().telemetry.service().to_owned();
-        let tracer = savant_think::telemetry::Tracer::new(&url, &service).map_err(|e| e.to_string())?;
+        let tracer = savant_think::telemetry::Tracer::new(&url, &service).map_err(|e| {
+            EngineError::message(savant_think::runtime::ErrorCode::InvalidConfig, format!("telemetry: {e}"))
+        })?;
         let tracer = std::sync::Arc::new(tracer);
         engine.set_observer(tracer.clone());
         return Ok((engine, Traces { tracer: Some(tracer) }));

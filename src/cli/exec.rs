@@ -3,6 +3,7 @@
 
 use savant_think::agent::exec::{self, ExecOptions, ExecStatus, UsageError, events};
 use savant_think::agent::mux::{Multiplexer, MuxOptions};
+use savant_think::runtime::{EngineError, ErrorCode};
 use savant_think::workspace;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -71,26 +72,42 @@ fn usage(message: impl std::fmt::Display) -> u8 {
     EXIT_USAGE
 }
 
+/// A usage error before the run starts: with --json, the one `error` event
+/// the stream promises too (the message still goes to stderr).
+fn refused(json: bool, e: &EngineError) -> u8 {
+    if json {
+        println!("{}", serde_json::json!({"event": "error", "error": e.code, "details": e.details}));
+    }
+    usage(e.human())
+}
+
 /// Runs the command; returns the exit status.
 pub fn main(args: ExecArgs) -> u8 {
     super::logging::init("warn");
+    let invalid = |m: String| refused(args.json, &EngineError::message(ErrorCode::InvalidInput, m));
     let params = match args.params.as_deref().map(|p| workspace::json_arg(p, "--params")) {
         None => serde_json::Value::Null,
         Some(Ok(v)) => v,
-        Some(Err(m)) => return usage(m),
+        Some(Err(m)) => return invalid(m),
     };
     let root = match super::env::root(args.root.as_deref()) {
         Ok(r) => r,
-        Err(m) => return usage(m),
+        Err(m) => return invalid(m),
     };
     let (engine, _traces) = match super::env::traced_engine(root) {
         Ok((e, traces)) => (Arc::new(e), traces),
-        Err(e) => return usage(e),
+        Err(e) => return refused(args.json, &e),
     };
+    // The run id is known before the run starts, so an interrupt can say how to resume it.
+    let run_id = args.run_id.unwrap_or_else(savant_think::runtime::engine::new_run_id);
+    let resume = format!("savant-think exec {} --run-id {run_id}", args.workflow);
+    let interrupted = serde_json::json!({
+        "event": "summary", "status": "interrupted", "workflow": args.workflow, "run_id": run_id, "resume": resume,
+    });
     let options = ExecOptions {
         workflow: args.workflow,
         params,
-        run_id: args.run_id,
+        run_id: Some(run_id),
         dry_run: args.dry_run,
         jobs: usize::from(args.jobs),
     };
@@ -101,7 +118,7 @@ pub fn main(args: ExecArgs) -> u8 {
     let kind = args.backend.unwrap_or(super::run::BackendKind::Ollama);
     match super::run::backend_from_env(kind, args.model.as_deref()) {
         Ok(backend) => mux = mux.with_model(Arc::new(backend)),
-        Err(m) if args.backend.is_some() => return usage(m),
+        Err(m) if args.backend.is_some() => return invalid(m),
         Err(_) => {}
     }
     let mux = Arc::new(mux);
@@ -123,21 +140,15 @@ pub fn main(args: ExecArgs) -> u8 {
         mux.shutdown().await;
         match result {
             None => {
-                eprintln!("interrupted: resume with --run-id and the run id printed at the start");
+                if json {
+                    println!("{interrupted}");
+                }
+                eprintln!("interrupted: resume with `{resume}`");
                 EXIT_INTERRUPTED
             }
             Some(Ok(r)) if r.status == ExecStatus::Done => EXIT_DONE,
             Some(Ok(_)) => EXIT_FAILED,
-            Some(Err(UsageError(e))) => {
-                if json {
-                    println!(
-                        "{}",
-                        serde_json::json!({"event": "error", "error": e.code, "details": e.details})
-                    );
-                }
-                let help = e.help_text().map(|h| format!("\n  help: {h}")).unwrap_or_default();
-                usage(format!("{}: {}{help}", e.code, e.describe()))
-            }
+            Some(Err(UsageError(e))) => refused(json, &e),
         }
     });
     code.unwrap_or_else(usage)

@@ -44,6 +44,7 @@ id: hello
 description: Greet someone, then think about what to say next.
 params:
   name: { type: string, description: Who to greet }
+required: [name]
 steps:
   - id: greet
     call: prompt.say

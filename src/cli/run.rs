@@ -243,10 +243,14 @@ pub fn print(result: &RunResult, as_json: bool) {
         _ => eprintln!("error: {}", result.final_text),
     }
     eprintln!(
-        "run {}: {} ({}) after {} step{}; trace in logs/agent_trace.log",
+        "run {}: {}{} after {} step{}; trace in logs/agent_trace.log",
         result.run_id,
         result.status.as_str(),
-        result.stop_reason,
+        // `error (error)` says nothing twice.
+        Some(&result.stop_reason)
+            .filter(|r| **r != result.status.as_str())
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default(),
         result.steps,
         if result.steps == 1 { "" } else { "s" }
     );

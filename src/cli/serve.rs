@@ -80,7 +80,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
     }
     let (engine, _traces) = match super::env::traced_engine(root) {
         Ok(e) => e,
-        Err(e) => return fail(format!("cannot start the engine: {e}")),
+        Err(e) => return fail(format!("cannot start the engine: {}", e.human())),
     };
     match super::runtime::block_on(savant_think::mcp::serve(engine, &options)) {
         Ok(Ok(())) => ExitCode::SUCCESS,

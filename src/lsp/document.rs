@@ -174,11 +174,31 @@ fn analyze_keeping(
     } else if crate::testing::suite::is_test_file(path) {
         // A test file: checked against its workflow, as `check` and `test` do.
         (None, crate::testing::suite::check_text(&project, path, src.clone()), None)
+    } else if !looks_like_a_workflow(path, text, &project) {
+        // Editors attach the server to every YAML file: another tool's
+        // (.pre-commit-config.yaml, CI, compose) gets no diagnostics.
+        (None, Vec::new(), None)
     } else {
         incremental::analyze_until(&src, config, stop)?
     };
     let limits = config.limits.clone();
     Ok((Analysis { src, root: Default::default(), limits, wf, diags, project }, state))
+}
+
+/// Whether the server checks `path` as a workflow: any file under the
+/// project's `workflows/`, else a file with a top-level `steps` key (or a
+/// flow-style document, which cannot be told apart line by line).
+pub fn looks_like_a_workflow(path: &Path, text: &str, project: &Path) -> bool {
+    if path.starts_with(project.join("workflows")) {
+        return true;
+    }
+    let top = |l: &&str| !l.starts_with([' ', '\t', '#', '-']) && !l.trim().is_empty();
+    text.lines().filter(top).any(|l| {
+        let l = l.trim_start_matches(['"', '\'']);
+        l.starts_with('{')
+            || l.strip_prefix("steps")
+                .is_some_and(|r| r.trim_start_matches(['"', '\'']).trim_start().starts_with(':'))
+    })
 }
 
 impl Analysis {

@@ -590,6 +590,11 @@ fn ctrl_c_stops_exec_and_its_servers() {
     assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
     let status = child.0.wait().unwrap();
     assert_eq!(status.code(), Some(130));
+    // The stream ends with how to resume, not mid-step.
+    let last: serde_json::Value = serde_json::from_str(&lines.last().unwrap().unwrap()).unwrap();
+    assert_eq!(last["event"], "summary", "{last}");
+    assert_eq!(last["status"], "interrupted", "{last}");
+    assert_eq!(last["resume"], "savant-think exec sleepy --run-id z1", "{last}");
     let (_, logged) = calls(&log);
     for server in logged.iter().filter_map(|l| l["pid"].as_u64()) {
         assert_gone(server);
@@ -610,6 +615,11 @@ fn usage_errors_exit_2() {
         assert_eq!(r.code, Some(2), "{args:?}: {r:?}");
         assert!(r.stderr.contains(needle), "{args:?}: {r:?}");
     }
+    // With --json every usage error is the one `error` event, the early ones too.
+    let r = exec(&p.path, &["review_v1", "--params", "{bad", "--json"]);
+    assert_eq!(r.code, Some(2), "{r:?}");
+    assert_eq!(events(&r)[0]["event"], "error", "{r:?}");
+    assert_eq!(events(&r)[0]["error"], "INVALID_INPUT", "{r:?}");
     let r = exec(&p.path, &["nope", "--json"]);
     assert_eq!(r.code, Some(2), "{r:?}");
     assert_eq!(events(&r)[0]["event"], "error");

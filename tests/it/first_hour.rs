@@ -257,6 +257,9 @@ fn check_exclude_and_unmatched_per_file_ignores() {
     let r = run(&root.path, &["check", "workflows/fixtures/bad.yaml"]);
     assert_exit(&r, 0);
     assert!(!r.stdout.contains("UNRESOLVED_VAR"), "{r:?}");
+    // Said as what happened: the file is there, and skipped on purpose.
+    assert!(r.stderr.contains("1 file(s) there are skipped by [check] exclude"), "{r:?}");
+    assert!(!r.stderr.contains("no *.yaml"), "{r:?}");
 }
 
 /// pre-commit passes the staged files: a staged schema brings in the

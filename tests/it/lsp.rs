@@ -624,3 +624,22 @@ fn a_test_file_gets_the_diagnostics_check_gives_it() {
     assert_same_as_check(&dir, &file, text, &published, true);
     c.shutdown();
 }
+
+#[test]
+fn yaml_of_other_tools_gets_no_diagnostics_a_workflow_anywhere_does() {
+    let dir = project("other-yaml");
+    let (mut c, _) = Client::start(&dir, json!({}));
+    for (name, text) in [
+        (".pre-commit-config.yaml", "repos:\n  - repo: local\n    hooks: []\n"),
+        (".github/workflows/ci.yml", "on: push\njobs:\n  t:\n    steps:\n      - run: x\n"),
+    ] {
+        let published = c.open(&dir.join(name), text);
+        assert_eq!(published["diagnostics"], json!([]), "{name}: {published}");
+    }
+    // Outside workflows/, a file with top-level steps is a workflow; inside, any file is.
+    let published = c.open(&dir.join("elsewhere.yaml"), "steps:\n  - {id: a, call: think, deps: [zz]}\n");
+    assert_ne!(published["diagnostics"], json!([]), "{published}");
+    let published = c.open(&dir.join("workflows/half.yaml"), "id: half\n");
+    assert_ne!(published["diagnostics"], json!([]), "{published}");
+    c.shutdown();
+}

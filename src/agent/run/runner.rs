@@ -535,10 +535,11 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                    "duration_ms": started.elapsed().as_millis() as u64, "error": end.error}),
         );
         self.telemetry.log(&format!(
-            "run finished: {} ({}) after {} steps in {} ms: {}",
+            "run finished: {} ({}) after {} step{} in {} ms: {}",
             end.status.as_str(),
             end.stop_reason,
             self.step,
+            if self.step == 1 { "" } else { "s" },
             started.elapsed().as_millis(),
             cut(&end.final_text, 300)
         ));

@@ -61,10 +61,24 @@ pub async fn run_workflow(
                 ),
                 other => {
                     let reason = report.reason.clone().unwrap_or(Value::Null);
+                    // `CODE: message` when the reason is an engine error, else its JSON.
+                    let said = match (reason["error"].as_str(), reason["details"]["message"].as_str()) {
+                        (Some(code), Some(message)) => format!("{code}: {message}"),
+                        _ => reason.to_string(),
+                    };
+                    let next = if other == ExecStatus::Failed {
+                        // A failed run does not resume: it is reset, or the model takes the goal.
+                        format!(
+                            "reset it with `savant-think reset {workflow} --run-id {run_id}`, or set \
+                             SAVANT_DISABLE_WORKFLOW_AUTODETECT=1 to let the model pursue the goal"
+                        )
+                    } else {
+                        format!("resume with `savant-think exec {workflow} --run-id {run_id}`")
+                    };
                     let text = format!(
-                        "workflow `{workflow}` {}: {}; resume with `savant-think exec {workflow} --run-id {run_id}`",
+                        "workflow `{workflow}` {}: {}; {next}",
                         if other == ExecStatus::Failed { "failed" } else { "stopped" },
-                        cut(&reason.to_string(), 300)
+                        cut(&said, 300)
                     );
                     (RunStatus::Error, text, report.steps_run, Some(reason))
                 }
@@ -72,9 +86,11 @@ pub async fn run_workflow(
         }
         Err(UsageError(e)) => {
             let text = format!(
-                "the goal names the workflow `{workflow}`, which could not start ({e}); run it with \
+                "the goal names the workflow `{workflow}`, which could not start ({}: {}); run it with \
                  `savant-think run … --params JSON` or `savant-think exec {workflow} --params JSON`, or set SAVANT_DISABLE_WORKFLOW_AUTODETECT=1 to let \
-                 the model pursue the goal"
+                 the model pursue the goal",
+                e.code,
+                e.describe()
             );
             (RunStatus::Error, text, 0, Some(e.to_json()))
         }
