@@ -169,6 +169,19 @@ fn dry_run_review_v1_on_a_fresh_root() {
     assert_eq!(s["status"], "done");
     // The generated merge request is a minimal MergeRequestV1.
     assert_eq!(s["artifacts"]["mr"], json!({"iid": 0, "title": "", "source_branch": "", "changes": []}));
+    // Every bundled workflow: a `think` step with a success schema is answered from it,
+    // not asked of the engine (which failed the schema until the run failed).
+    for w in ["release_notes", "ticket_grooming"] {
+        let r = exec(&p.path, &[w, "--dry-run"]);
+        assert_eq!(r.code, Some(0), "{w}: {r:?}");
+    }
+    // An optional param without a default is sampled too: a dry run needs no input.
+    p.write(
+        "workflows/opt.yaml",
+        "id: opt\nparams:\n  who: {type: string}\nsteps:\n  - id: a\n    call: prompt.say\n    input_template: {text: \"hi <<params.who>>\"}\n",
+    );
+    let r = exec(&p.path, &["opt", "--dry-run"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
 }
 
 /// The same workflow with its servers reached over Streamable HTTP.

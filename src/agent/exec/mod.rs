@@ -116,8 +116,13 @@ async fn perform(
     let call = instruction.call.as_deref();
     let answered =
         |output| ToolOutcome { ok: true, output, duration_ms: started.elapsed().as_millis() as u64 };
+    // A `think` step with a success schema is a question for a model: in a
+    // dry run it is answered from the schema, as the other calls are.
+    let thought_with_schema = |c: &str| {
+        ToolName::parse(c).is_some_and(|t| t.as_str() == "think") && !instruction.success_schema.is_null()
+    };
     match call {
-        Some(c) if !dry_run || safe_in_dry_run(c) => {
+        Some(c) if !dry_run || (safe_in_dry_run(c) && !thought_with_schema(c)) => {
             let mut args = instruction.input.clone();
             // A thought of a step belongs to its run.
             if ToolName::parse(c).is_some_and(|t| t.as_str() == "think")
@@ -146,7 +151,9 @@ async fn perform(
 #[derive(Debug)]
 pub struct UsageError(pub EngineError);
 
-/// Fills missing required params with samples of their schemas (dry runs).
+/// Fills missing params that have no default with samples of their
+/// schemas (dry runs need no input: an optional param left null would stop
+/// the first template that reads it).
 fn dry_run_params(engine: &Engine, workflow: &str, params: Value) -> Result<Value, EngineError> {
     let cw = engine.workflow(workflow)?;
     let mut params = match params {
@@ -154,7 +161,7 @@ fn dry_run_params(engine: &Engine, workflow: &str, params: Value) -> Result<Valu
         Value::Object(m) => m,
         other => return Ok(other),
     };
-    for p in cw.wf.params.iter().filter(|p| p.required) {
+    for p in cw.wf.params.iter().filter(|p| p.required || p.schema.get("default").is_none()) {
         params.entry(p.name.value.clone()).or_insert_with(|| sample::sample(&p.schema));
     }
     Ok(Value::Object(params))
