@@ -48,17 +48,19 @@ pub struct RunArgs {
     /// Treat every step as heavy: use the large model ($LLM_MODEL) throughout.
     #[arg(long)]
     pub heavy: bool,
-    /// Stop after this many steps without a finish (exit 1).
+    /// Stop after this many steps without a finish (exit 1). 1 to 1000.
     #[arg(long, default_value_t = agent_run::DEFAULT_MAX_STEPS as u32, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_steps: u32,
-    /// The prompt budget in estimated tokens (characters / 4).
+    /// The prompt budget in estimated tokens (characters / 4). At least 500.
     #[arg(long, default_value_t = agent_run::prompt::DEFAULT_BUDGET_TOKENS as u32, value_parser = clap::value_parser!(u32).range(500..))]
     pub budget_tokens: u32,
-    /// The most tokens one answer may have (OpenAI max_tokens, Ollama num_predict).
+    /// The most tokens one answer may have (OpenAI max_tokens, Ollama
+    /// num_predict). 16 to 100000, and below --context-tokens.
     #[arg(long, default_value_t = agent_run::DEFAULT_ANSWER_TOKENS as u32, value_parser = clap::value_parser!(u32).range(16..=100_000))]
     pub answer_tokens: u32,
     /// The model's context in tokens (default: what the server says, Ollama
-    /// /api/show or llama.cpp /props); prompt and answer are budgeted inside it.
+    /// /api/show or llama.cpp /props); prompt and answer are budgeted inside
+    /// it. At least 1024.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1024..))]
     pub context_tokens: Option<u32>,
     /// Call no tool: every tool call gets a stub output that says so.
@@ -110,9 +112,18 @@ fn env_number(name: &str, default: u64) -> Result<u64, String> {
     }
 }
 
+/// A timeout in milliseconds from the environment: a whole number above 0
+/// (0 would time every request out at once).
+fn env_millis(name: &str, default: u64) -> Result<Duration, String> {
+    match env_number(name, default)? {
+        0 => Err(format!("{name} must be above 0 milliseconds (default {default})")),
+        ms => Ok(Duration::from_millis(ms)),
+    }
+}
+
 /// The backend `kind`, configured from the environment and `--model`.
 pub fn backend_from_env(kind: BackendKind, model: Option<&str>) -> Result<AnyBackend, String> {
-    let timeout = Duration::from_millis(env_number("SAVANT_BACKEND_TIMEOUT_MS", 120_000)?);
+    let timeout = env_millis("SAVANT_BACKEND_TIMEOUT_MS", 120_000)?;
     match kind {
         BackendKind::Ollama => Ok(AnyBackend::Ollama(Ollama::new(OllamaConfig {
             host: env("OLLAMA_HOST").unwrap_or_else(|| ollama::DEFAULT_HOST.into()),
@@ -142,7 +153,7 @@ pub fn backend_from_env(kind: BackendKind, model: Option<&str>) -> Result<AnyBac
             Ok(AnyBackend::ReasoningApi(ReasoningApi::new(ReasoningApiConfig {
                 url,
                 token: env("REASONING_API_TOKEN"),
-                timeout: Duration::from_millis(env_number("REASONING_API_TIMEOUT_MS", 5_000)?),
+                timeout: env_millis("REASONING_API_TIMEOUT_MS", 5_000)?,
                 retries: env_number("REASONING_API_RETRIES", 2)?.min(10) as u32,
             })?))
         }
@@ -192,6 +203,15 @@ pub fn options(args: &RunArgs, root: PathBuf) -> Result<RunOptions, String> {
     o.budget_tokens = args.budget_tokens as usize;
     o.answer_tokens = args.answer_tokens as usize;
     o.context_tokens = args.context_tokens.map(|n| n as usize);
+    if let Some(context) = args.context_tokens
+        && args.answer_tokens >= context
+    {
+        return Err(format!(
+            "--answer-tokens {} does not fit in --context-tokens {context}: the answer shares the context \
+             with the prompt (give it at most half)",
+            args.answer_tokens
+        ));
+    }
     o.dry_run = args.dry_run;
     o.heavy = args.heavy;
     o.verbose = args.verbose;

@@ -135,6 +135,11 @@ async fn usage_errors_exit_2() {
     let r = run_blocking(agent(&root, &["run", "   "], &[])).await;
     assert_exit(&r, 2);
     assert!(r.stderr.contains("the goal is empty"), "{r:?}");
+    let r =
+        run_blocking(agent(&root, &["run", "x", "--context-tokens", "1024", "--answer-tokens", "2000"], &[]))
+            .await;
+    assert_exit(&r, 2);
+    assert!(r.stderr.contains("--answer-tokens 2000 does not fit in --context-tokens 1024"), "{r:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

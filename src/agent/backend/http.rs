@@ -102,6 +102,7 @@ pub async fn post_json(
             format!("the answer is not JSON ({e}): {}", snippet(&text)),
             false,
         )
+        .with_hint("the URL may point at another service, or at a proxy's error page: check it")
     })
 }
 
@@ -122,7 +123,7 @@ pub async fn fetch_optional(client: &Client, url: &str, body: Option<&Value>) ->
 
 fn send_error(url: &str, e: &reqwest::Error) -> BackendError {
     if e.is_timeout() {
-        error(ErrorCode::BackendTimeout, url, format!("no answer in time: {e}"), true)
+        error(ErrorCode::BackendTimeout, url, format!("no answer in time: {}", root_cause(e)), true)
     } else if e.is_connect() {
         error(ErrorCode::BackendUnreachable, url, format!("cannot connect: {}", root_cause(e)), true)
     } else {
@@ -156,6 +157,10 @@ pub fn field_str<'a>(value: &'a Value, pointer: &str, url: &str) -> Result<&'a s
             url,
             format!("the answer has no string at `{pointer}`: {}", snippet(&value.to_string())),
             false,
+        )
+        .with_hint(
+            "the server is not answering in the API's shape: check the URL (an OpenAI-compatible \
+             server under /v1, Ollama's /api/chat) and that the model answers with text, not only tool calls",
         )
     })
 }

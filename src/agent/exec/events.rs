@@ -161,14 +161,55 @@ pub fn progress() -> impl FnMut(&ExecEvent) + Send {
     }
 }
 
-/// `{error, details: {message}}` as `CODE: message`.
+/// `{error, details: {message, url?, hint?|help?}}` as `CODE: message (url)`,
+/// then `help: …` on its own line when the details have one.
 fn one_line(error: Option<&Value>) -> String {
     let Some(e) = error else { return String::new() };
     let code = e["error"].as_str().unwrap_or("ERROR");
     let step = e["step_id"].as_str().map(|s| format!(" (step {s})")).unwrap_or_default();
-    let message = match &e["details"] {
+    let d = &e["details"];
+    let mut message = match d {
         Value::String(s) => s.clone(),
+        Value::Array(fields) => {
+            let each = fields.iter().filter_map(|f| {
+                let m = f["message"].as_str()?;
+                Some(
+                    f["path"]
+                        .as_str()
+                        .filter(|p| !p.is_empty())
+                        .map_or(m.to_owned(), |p| format!("at {p}: {m}")),
+                )
+            });
+            each.collect::<Vec<_>>().join("; ")
+        }
         d => d["message"].as_str().map_or_else(|| d.to_string(), str::to_owned),
     };
-    format!("{code}{step}: {message}")
+    if let Some(url) = d["url"].as_str().filter(|u| !message.contains(u)) {
+        message.push_str(&format!(" ({url})"));
+    }
+    let help = d["hint"].as_str().or_else(|| d["help"].as_str()).filter(|h| !h.is_empty());
+    match help {
+        Some(h) => format!("{code}{step}: {message}\n  help: {h}"),
+        None => format!("{code}{step}: {message}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+    use serde_json::json;
+
+    #[test]
+    fn a_stop_line_keeps_the_url_and_the_hint() {
+        let e = json!({"error": "BACKEND_UNREACHABLE", "step_id": "pick",
+                       "details": {"url": "http://127.0.0.1:9/api/chat", "message": "cannot connect: refused",
+                                   "hint": "is Ollama running?"}});
+        assert_eq!(
+            one_line(Some(&e)),
+            "BACKEND_UNREACHABLE (step pick): cannot connect: refused (http://127.0.0.1:9/api/chat)\n  help: is Ollama running?"
+        );
+        let e = json!({"error": "INVALID_PARAMS", "details": [{"path": "/n", "message": "not an integer"}]});
+        assert_eq!(one_line(Some(&e)), "INVALID_PARAMS: at /n: not an integer");
+        assert_eq!(one_line(None), "");
+    }
 }

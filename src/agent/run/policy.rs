@@ -70,6 +70,13 @@ impl ToolPolicy {
         tools.into_iter().filter(|t| self.permits(&t.name).is_ok()).collect()
     }
 
+    /// The `SAVANT_ALLOW_TOOLS` patterns that match none of `tools` (a
+    /// typo offers the model fewer tools, or none, without a word).
+    pub fn unmatched_allow<'a>(&'a self, tools: &[ToolInfo]) -> Vec<&'a str> {
+        let allow = self.allow.iter().flatten();
+        allow.filter(|p| !tools.iter().any(|t| matches(p, &t.name))).map(String::as_str).collect()
+    }
+
     /// One line for the prompt's policy section.
     pub fn note(&self) -> String {
         if self.disable_all {
@@ -103,6 +110,13 @@ mod tests {
             .into_iter()
             .map(|t| t.name)
             .collect()
+    }
+
+    #[test]
+    fn allow_patterns_that_match_no_tool_are_named() {
+        let p = ToolPolicy::from_env_values(None, Some("think_*, nosuch_tool, github_search"), None);
+        assert_eq!(p.unmatched_allow(&tools(&["think_plan", "github.search"])), ["nosuch_tool"]);
+        assert!(ToolPolicy::default().unmatched_allow(&tools(&["think_plan"])).is_empty());
     }
 
     #[test]

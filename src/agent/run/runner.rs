@@ -225,8 +225,9 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             }
         }
         let message = format!(
-            "Stopped after {} steps without a finish (the step cap; raise it with --max-steps).",
-            self.step
+            "Stopped after {} step{} without a finish (the step cap; raise it with --max-steps).",
+            self.step,
+            if self.step == 1 { "" } else { "s" }
         );
         End { status: RunStatus::Cap, final_text: message, stop_reason: "cap", error: None }
     }
@@ -272,8 +273,16 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     }
 
     /// The tools the model is offered this step.
-    async fn offered(&self) -> Vec<ToolInfo> {
-        self.options.policy.filter(self.tools.list().await)
+    async fn offered(&mut self) -> Vec<ToolInfo> {
+        let all = self.tools.list().await;
+        if self.step == 1 {
+            for pattern in self.options.policy.unmatched_allow(&all) {
+                let warning = format!("SAVANT_ALLOW_TOOLS: `{pattern}` matches no tool");
+                tracing::warn!("{warning}");
+                self.telemetry.log(&format!("warning: {warning}"));
+            }
+        }
+        self.options.policy.filter(all)
     }
 
     async fn one_step(&mut self) -> Option<End> {

@@ -33,6 +33,18 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             if fits < prompt {
                 prompt = fits;
             }
+            if first_time && n - n / 10 < reserve + MIN_PROMPT_TOKENS {
+                // The smallest prompt and the answer do not fit: the server
+                // will cut the prompt or refuse it. Said once, where it shows.
+                let warning = format!(
+                    "model {model} has a context of {n} tokens ({from}): too small for a {}-token answer \
+                     and a prompt of at least {MIN_PROMPT_TOKENS} tokens; lower --answer-tokens or use a \
+                     model with a larger context",
+                    self.options.answer_tokens
+                );
+                tracing::warn!("{warning}");
+                self.telemetry.log(&format!("warning: {warning}"));
+            }
             if first_time {
                 self.telemetry.log(&format!(
                     "step {}: model {model} has a context of {n} tokens ({from}): prompt budget {prompt}, \
