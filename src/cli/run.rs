@@ -339,7 +339,7 @@ pub fn main(args: RunArgs) -> u8 {
                     .await
             }
             Some(id) => {
-                let mut progress = exec_events::progress();
+                let mut progress = exec_events::progress_quiet();
                 agent_run::workflow::run_workflow(&id, &goal, params, &options, mux.clone(), &mut progress)
                     .await
             }

@@ -189,6 +189,12 @@ async fn a_goal_naming_a_workflow_runs_it_through_exec_without_the_model() {
     assert_eq!(state.json()["status"], "done", "{state:?}");
     let log = std::fs::read_to_string(root.path.join("logs/agent_runtime.log")).unwrap();
     assert!(log.contains("names the workflow `release_notes`"), "{log}");
+    // In human mode stdout is the answer, once: exec's own last line goes to stderr.
+    let args = ["run", "run release-notes", "--params", r#"{"milestone": "1.2"}"#, "--dry-run"];
+    let r = run_blocking(agent(&root, &args, &[("OLLAMA_HOST", &host)])).await;
+    assert_exit(&r, 0);
+    assert_eq!(r.stdout.lines().count(), 1, "{r:?}");
+    assert!(r.stderr.contains("done: release_notes run "), "{r:?}");
 
     // Missing params: a usage-like error that says what to do.
     let r = run_blocking(agent(&root, &["run", "run release_notes"], &[("OLLAMA_HOST", &host)])).await;

@@ -105,6 +105,17 @@ pub fn ndjson() -> impl FnMut(&ExecEvent) + Send {
 /// A progress bar on stderr (hidden unless stderr is a terminal), and a
 /// human-readable summary at the end.
 pub fn progress() -> impl FnMut(&ExecEvent) + Send {
+    progress_with(true)
+}
+
+/// [`progress`] for a caller that prints its own answer (`run` handing a
+/// goal to a workflow): the last line goes to stderr with the rest, so
+/// stdout holds the answer once.
+pub fn progress_quiet() -> impl FnMut(&ExecEvent) + Send {
+    progress_with(false)
+}
+
+fn progress_with(summary_to_stdout: bool) -> impl FnMut(&ExecEvent) + Send {
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} steps  {msg}")
@@ -140,7 +151,11 @@ pub fn progress() -> impl FnMut(&ExecEvent) + Send {
         },
         ExecEvent::Summary { status, workflow, run_id, reason, summary, resume, .. } => {
             bar.finish_and_clear();
-            let mut out = std::io::stdout().lock();
+            let mut out: Box<dyn std::io::Write> = if summary_to_stdout {
+                Box::new(std::io::stdout().lock())
+            } else {
+                Box::new(std::io::stderr().lock())
+            };
             let _ = match status {
                 ExecStatus::Done => writeln!(
                     out,
