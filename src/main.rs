@@ -273,7 +273,7 @@ enum Command {
     #[cfg(feature = "mcp")]
     Serve(cli::serve::ServeArgs),
     /// Open the run inspector: runs as live DAGs in a browser, on 127.0.0.1 (docs/inspector.md).
-    #[command(after_help = concat!("Examples:\n  savant-think ui --open\n  savant-think ui --port 0 --read-only\n\n", state_env!(), "\n\nMore: docs/inspector.md."))]
+    #[command(visible_alias = "inspect", after_help = concat!("Examples:\n  savant-think ui --open\n  savant-think ui --port 0 --read-only\n\n", state_env!(), "\n\nMore: docs/inspector.md."))]
     #[cfg(feature = "mcp")]
     Ui(cli::ui::UiArgs),
     #[cfg(feature = "agent")]
