@@ -3,6 +3,7 @@
 //! dashboards). The output is a function of the results: no timings, so two
 //! runs print the same bytes.
 
+use crate::diagnostic::Severity;
 use crate::report::{self as diag_report, FileReport, Format, HumanOptions};
 use crate::testing::matching::Mismatch;
 use crate::testing::suite::{Report, TestResult, Verdict};
@@ -119,13 +120,24 @@ fn human(report: &Report, opts: &HumanOptions) -> String {
     for e in &report.io_errors {
         let _ = writeln!(out, "error[IO_ERROR]: {}: {}", e.path.display(), e.message);
     }
-    let mut last_file = None;
-    for r in &report.results {
-        if last_file != Some(&r.file) {
-            let _ = writeln!(out, "{}", r.file);
-            last_file = Some(&r.file);
+    // Results are in file order: each file's own, after its name. A file
+    // with no test at all (`tests: []`) is listed too, not counted silently.
+    let mut results = report.results.iter().peekable();
+    for (fi, f) in report.files.iter().enumerate() {
+        let mut mine = Vec::new();
+        while let Some(r) = results.next_if(|r| r.file_index == fi) {
+            mine.push(r);
         }
-        human_result(&mut out, r);
+        if mine.is_empty() {
+            if f.file.tests.is_empty() && !f.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+                let _ = writeln!(out, "{}\n  (no tests in this file)", f.source.path);
+            }
+            continue;
+        }
+        let _ = writeln!(out, "{}", f.source.path);
+        for r in mine {
+            human_result(&mut out, r);
+        }
     }
     let (passed, failed, errors) = report.counts();
     if report.results.is_empty() && report.files.is_empty() && report.io_errors.is_empty() {

@@ -315,3 +315,11 @@ fn the_testing_walkthrough_is_real_output() {
     assert_exit(&r, 0);
     assert_eq!(r.stdout, output, "docs/testing.md's sample output differs from the real one");
 }
+
+#[test]
+fn a_file_with_no_tests_is_listed_not_counted_silently() {
+    let root = root_with(PASSING);
+    root.write("tests/empty.test.yaml", "workflow: flow\ntests: []\n");
+    let r = run(&root.path, &["test"]);
+    assert!(r.stdout.contains("tests/empty.test.yaml\n  (no tests in this file)\n"), "{r:?}");
+}
