@@ -31,6 +31,8 @@ pub struct FileResult {
     pub migration: Migration,
     /// Where the result was written, if anywhere.
     pub written: Option<PathBuf>,
+    /// Writing it was tried and failed (the error is in `io_errors`).
+    pub write_failed: bool,
 }
 
 /// Everything a run did.
@@ -127,17 +129,19 @@ pub fn run(paths: &[PathBuf], mode: &Mode, limits: &Limits) -> RunResult {
             Mode::Write => migration.needs_migration().then(|| path.clone()),
             Mode::Out(dir) => Some(dir.join(&rel)),
         };
+        let mut write_failed = false;
         let written = match target {
             None => None,
             Some(target) => match write_result(&path, &target, &migration) {
                 Ok(()) => Some(target),
                 Err(message) => {
                     result.io_errors.push(IoError { path: target, message });
+                    write_failed = true;
                     None
                 }
             },
         };
-        result.files.push(FileResult { path, source: src, migration, written });
+        result.files.push(FileResult { path, source: src, migration, written, write_failed });
     }
     result
 }

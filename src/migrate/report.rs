@@ -63,7 +63,8 @@ fn file_human(out: &mut String, f: &FileResult) {
         .unwrap_or_default();
     match &f.migration.outcome {
         Outcome::Migrated { dialect, .. } => {
-            out.push_str(&format!("migrated {path}{dest} ({} dialect)\n", dialect.as_str()));
+            let unwritten = if f.write_failed { " — NOT WRITTEN (see the error below)" } else { "" };
+            out.push_str(&format!("migrated {path}{dest} ({} dialect){unwritten}\n", dialect.as_str()));
             let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
             for c in &f.migration.changes {
                 match groups.iter_mut().find(|(m, _)| *m == c.message) {

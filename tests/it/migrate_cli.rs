@@ -218,3 +218,14 @@ fn a_lone_file_that_cannot_be_migrated_is_printed_as_it_is() {
         assert!(r.stderr.contains("not migrated"), "{r:?}");
     }
 }
+
+#[test]
+fn a_migrated_file_that_could_not_be_written_says_so() {
+    let s = Root::new("out-unwritable");
+    s.write("old.yaml", LEGACY);
+    s.write("afile", "not a directory");
+    let r = run(&s.path, &["migrate", "old.yaml", "--out", "afile"]);
+    assert_exit(&r, 2);
+    assert!(r.stdout.contains("migrated old.yaml (think dialect) — NOT WRITTEN"), "{r:?}");
+    assert!(r.stdout.contains("error[IO_ERROR]: afile/old.yaml: cannot create afile"), "{r:?}");
+}
