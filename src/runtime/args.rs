@@ -302,7 +302,7 @@ pub struct ForkArgs {
     pub from: String,
     /// Optional id of the new run. Default: a new one.
     pub new_run_id: Option<String>,
-    /// Optional new params: every step whose rendered input changes runs again too. Default: the source run's params.
+    /// Optional: the fork's params, complete (they replace the source run's, they are not merged; copy the source's from think_state_get and change what you need). Every step whose rendered input changes runs again too. Default: the source run's params.
     #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub params: Option<Value>,
     /// Optional: refuse with STATE_CONFLICT unless the source run is at this state.version.

@@ -439,7 +439,7 @@ pub struct WorkflowSource {
 #[serde(untagged)]
 pub enum Graph {
     /// {workflow, graph: {nodes, entry}, order, v}.
-    Plan(Value),
+    Plan(#[schemars(with = "PlanShape")] Value),
     /// The graph as mermaid or dot text.
     Text {
         /// mermaid or dot.
@@ -447,6 +447,45 @@ pub enum Graph {
         /// The graph as text.
         graph: String,
     },
+}
+
+/// The schema of [`Graph::Plan`] (the value is built by `Plan::to_json`):
+/// clients that check structured content against the output schema need it.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct PlanShape {
+    /// The workflow id.
+    workflow: String,
+    /// The dependency graph.
+    graph: PlanGraph,
+    /// The step ids in execution order.
+    order: Vec<String>,
+    /// The workflow's version.
+    v: String,
+}
+
+/// [`PlanShape`]'s graph.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct PlanGraph {
+    /// Each step: {id, call, deps, inferred_deps}.
+    nodes: Vec<PlanNode>,
+    /// The steps with no dependency.
+    entry: Vec<String>,
+}
+
+/// A step of [`PlanGraph`].
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct PlanNode {
+    /// The step id.
+    id: String,
+    /// The tool it calls.
+    call: String,
+    /// The steps it waits for (written and inferred).
+    deps: Vec<String>,
+    /// Of those, the ones inferred from what it reads.
+    inferred_deps: Vec<String>,
 }
 
 /// think_validate's answer: a response against a schema, or a workflow's diagnostics.

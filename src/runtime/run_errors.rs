@@ -152,7 +152,10 @@ impl EngineError {
                 workflow: key.workflow.clone(),
                 run_id: key.run_id.clone(),
                 archive_id: None,
-                message: format!("no run `{}` of `{}`; start one with plan", key.run_id, key.workflow),
+                message: format!(
+                    "no run `{}` of `{}`; start one with plan (think_plan)",
+                    key.run_id, key.workflow
+                ),
                 help: crate::diagnostic::suggest(&key.run_id, known),
             },
         )

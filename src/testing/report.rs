@@ -57,14 +57,18 @@ pub fn json_value(report: &Report) -> Value {
         .iter()
         .map(|e| json!({"path": e.path.display().to_string(), "message": e.message}))
         .collect();
+    let mut summary = json!({"total": report.results.len(), "passed": passed, "failed": failed,
+                             "errors": errors, "ok": report.passed()});
+    if let Some(filter) = report.unmatched_filter() {
+        summary["unmatched_filter"] = json!(filter);
+    }
     json!({
         "version": 1,
         "files": files,
         "diagnostics": diagnostics["diagnostics"],
         "io_errors": io,
         "tests": report.results,
-        "summary": {"total": report.results.len(), "passed": passed, "failed": failed, "errors": errors,
-                     "ok": report.passed()},
+        "summary": summary,
     })
 }
 

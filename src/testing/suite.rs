@@ -116,15 +116,25 @@ pub struct Report {
     pub io_errors: Vec<workspace::IoError>,
     /// The results of the tests selected, in file then test order.
     pub results: Vec<TestResult>,
+    /// The `--filter` the tests were selected with, if any.
+    pub filter: Option<String>,
 }
 
 impl Report {
     /// True when every selected test passed and no file had an error.
     pub fn passed(&self) -> bool {
         let file_error = |f: &LoadedFile| f.diagnostics.iter().any(|d| d.severity == Severity::Error);
-        self.io_errors.is_empty()
+        self.unmatched_filter().is_none()
+            && self.io_errors.is_empty()
             && self.results.iter().all(|r| r.verdict == Verdict::Passed)
             && !self.files.iter().any(file_error)
+    }
+
+    /// The filter, when it selected no test of files that have some: a
+    /// typo in CI is a failure, not a pass of nothing.
+    pub fn unmatched_filter(&self) -> Option<&str> {
+        let tests: usize = self.files.iter().map(|f| f.file.tests.len()).sum();
+        self.filter.as_deref().filter(|_| self.results.is_empty() && tests > 0)
     }
 
     /// How many tests passed, failed, and could not run.
@@ -352,7 +362,7 @@ pub fn run(options: &Options) -> Result<Report, EngineError> {
         }
     }
     let results = run_loaded(&engine, &files, options.filter.as_deref(), options.jobs);
-    Ok(Report { files, io_errors, results })
+    Ok(Report { files, io_errors, results, filter: options.filter.clone() })
 }
 
 /// Runs the selected tests of loaded files over `engine`, in parallel.

@@ -33,7 +33,7 @@ pub struct TestReply {
     pub io_errors: Value,
     /// Each test: {file, name, line, verdict (passed | failed | error), mismatches [{path, expected, actual, message}], error {code, message, help, step_id}, outcome {status, ran, skipped, inputs, captures, …}}.
     pub tests: Value,
-    /// {total, passed, failed, errors, ok}.
+    /// {total, passed, failed, errors, ok, unmatched_filter?}: ok is false when the filter selected no test.
     pub summary: Value,
 }
 

@@ -632,6 +632,9 @@ async fn think_test_runs_the_projects_tests() {
         assert_eq!(out["tests"][1]["mismatches"][0]["path"], "status");
         let (err, out) = call(&client, "think_test", json!({"filter": "EMPTY"})).await;
         assert!(!err && out["summary"]["ok"] == true, "{out}");
+        let (err, out) = call(&client, "think_test", json!({"filter": "zzz no such test"})).await;
+        assert!(!err && out["summary"]["ok"] == false, "a filter that selects nothing is not a pass: {out}");
+        assert_eq!(out["summary"]["unmatched_filter"], "zzz no such test", "{out}");
         let (err, out) = call(&client, "think_test", json!({"paths": ["../elsewhere"]})).await;
         assert!(err, "{out}");
         assert_eq!(out["error"], "INVALID_INPUT", "{out}");
