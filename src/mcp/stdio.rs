@@ -2,7 +2,9 @@
 //! reader that enforces the message cap itself, so that a request line over
 //! the cap is answered (JSON-RPC `-32600`, with the request's id when it can
 //! be read from the line's first [`ID_SCAN_BYTES`]) instead of being dropped
-//! silently, which would leave the client waiting forever.
+//! silently, which would leave the client waiting forever. Lines rmcp would
+//! drop or answer without their id (not JSON, not JSON-RPC 2.0, params of
+//! the wrong shape) are answered here too ([`malformed`]).
 
 use rmcp::RoleServer;
 use rmcp::model::{ErrorCode, ErrorData, RequestId};
@@ -16,17 +18,17 @@ use tokio::sync::mpsc;
 /// How much of an oversized line is searched for its `"id"`.
 pub const ID_SCAN_BYTES: usize = 64 * 1024;
 
-/// An oversized line: its id (if found) and its size so far.
-struct Oversized {
+/// A line answered here, never handed to rmcp: its id (when it can be
+/// read) and the error.
+struct Refusal {
     id: Option<RequestId>,
-    bytes: usize,
+    error: ErrorData,
 }
 
 /// rmcp's transport over `read`/`write`, with lines over `max` bytes answered.
 pub struct BoundedStdio<W: AsyncWrite + Send + Unpin + 'static> {
     inner: AsyncRwTransport<RoleServer, DuplexStream, W>,
-    oversized: mpsc::Receiver<Oversized>,
-    max: usize,
+    refused: mpsc::Receiver<Refusal>,
 }
 
 impl<W: AsyncWrite + Send + Unpin + 'static> BoundedStdio<W> {
@@ -36,7 +38,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> BoundedStdio<W> {
         let (tx, rx) = mpsc::channel(16);
         tokio::spawn(forward(BufReader::new(read), pipe_in, tx, max));
         let inner = AsyncRwTransport::new_server(pipe_out, write).with_max_line_length(max.saturating_add(2));
-        BoundedStdio { inner, oversized: rx, max }
+        BoundedStdio { inner, refused: rx }
     }
 }
 
@@ -44,7 +46,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> BoundedStdio<W> {
 async fn forward<R: AsyncRead + Unpin>(
     mut read: BufReader<R>,
     mut pipe: DuplexStream,
-    report: mpsc::Sender<Oversized>,
+    report: mpsc::Sender<Refusal>,
     max: usize,
 ) {
     let mut line: Vec<u8> = Vec::new();
@@ -80,13 +82,25 @@ async fn forward<R: AsyncRead + Unpin>(
             continue;
         }
         if let Some((head, size)) = skipping.take() {
-            let oversized = Oversized { id: find_id(&head), bytes: size };
-            if report.send(oversized).await.is_err() {
+            let id = find_id(&head);
+            tracing::warn!(bytes = size, max, id = ?id, "refused a message over the size limit");
+            let error = ErrorData::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("the message is over the {max}-byte limit and was not read"),
+                Some(json!({"max_message_bytes": max, "received_bytes_at_least": size,
+                            "help": "send smaller messages, or start the server with a larger --max-message-bytes"})),
+            );
+            if report.send(Refusal { id, error }).await.is_err() {
                 break;
             }
         } else {
             let whole = std::mem::take(&mut line);
-            if pipe.write_all(&whole).await.is_err() {
+            if let Some(refusal) = malformed(&whole) {
+                tracing::debug!(id = ?refusal.id, error = %refusal.error.message, "refused a malformed message");
+                if report.send(refusal).await.is_err() {
+                    break;
+                }
+            } else if pipe.write_all(&whole).await.is_err() {
                 break;
             }
         }
@@ -95,6 +109,60 @@ async fn forward<R: AsyncRead + Unpin>(
         let _ = pipe.write_all(&line).await;
     }
     let _ = pipe.shutdown().await;
+}
+
+/// A whole line that is not a message rmcp can answer with its id: not
+/// JSON (`-32700`), not JSON-RPC 2.0 (`-32600`), or params of the wrong
+/// shape (`-32602`, naming the field; rmcp would say `Method not found`).
+/// Blank lines and arrays are left to rmcp.
+fn malformed(line: &[u8]) -> Option<Refusal> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    let refuse = |id, code, message: String| Some(Refusal { id, error: ErrorData::new(code, message, None) });
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(v) => v,
+        Err(e) => {
+            // Too deep or not UTF-8 is not JSON either (serde's recursion limit).
+            return refuse(find_id(line), ErrorCode::PARSE_ERROR, format!("Parse error: {e}"));
+        }
+    };
+    let Value::Object(m) = &value else { return None };
+    let id = match m.get("id") {
+        Some(Value::Number(n)) => n.as_i64().map(RequestId::Number),
+        Some(Value::String(s)) => Some(RequestId::String(s.as_str().into())),
+        _ => None,
+    };
+    if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return refuse(id, ErrorCode::INVALID_REQUEST, "Invalid Request: `jsonrpc` must be \"2.0\"".into());
+    }
+    let method = m.get("method").and_then(Value::as_str)?;
+    let params = m.get("params");
+    if params.is_some_and(|p| !p.is_object()) {
+        return refuse(
+            id,
+            ErrorCode::INVALID_PARAMS,
+            format!("Invalid params: `params` of {method} must be an object"),
+        );
+    }
+    if method == "tools/call" {
+        let p = params.cloned().unwrap_or_default();
+        if !p.get("name").is_some_and(Value::is_string) {
+            return refuse(
+                id,
+                ErrorCode::INVALID_PARAMS,
+                "Invalid params: tools/call needs `name`, the tool's name (a string)".into(),
+            );
+        }
+        if p.get("arguments").is_some_and(|a| !a.is_object() && !a.is_null()) {
+            return refuse(
+                id,
+                ErrorCode::INVALID_PARAMS,
+                "Invalid params: tools/call `arguments` must be an object (not a JSON-encoded string)".into(),
+            );
+        }
+    }
+    None
 }
 
 /// The top-level `"id"` of a JSON-RPC message, read from the start of its
@@ -154,15 +222,9 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Transport<RoleServer> for BoundedSt
         loop {
             tokio::select! {
                 biased;
-                Some(big) = self.oversized.recv() => {
-                    tracing::warn!(bytes = big.bytes, max = self.max, id = ?big.id, "refused a message over the size limit");
-                    let error = ErrorData::new(
-                        ErrorCode::INVALID_REQUEST,
-                        format!("the message is over the {}-byte limit and was not read", self.max),
-                        Some(json!({"max_message_bytes": self.max, "received_bytes_at_least": big.bytes,
-                                    "help": "send smaller messages, or start the server with a larger --max-message-bytes"})),
-                    );
-                    if self.inner.send(TxJsonRpcMessage::<RoleServer>::error(error, big.id)).await.is_err() {
+                Some(refusal) = self.refused.recv() => {
+                    let answer = TxJsonRpcMessage::<RoleServer>::error(refusal.error, refusal.id);
+                    if self.inner.send(answer).await.is_err() {
                         return None;
                     }
                 }
@@ -179,6 +241,35 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Transport<RoleServer> for BoundedSt
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn malformed_lines_are_refused_with_their_id_and_the_rest_pass() {
+        let code = |line: &str| malformed(line.as_bytes()).map(|r| (r.error.code.0, r.id));
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"ping","params":{{"a":{}1{}}}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert_eq!(
+            code(&deep),
+            Some((-32700, Some(RequestId::Number(4)))),
+            "too deep is not JSON, the id is kept"
+        );
+        assert_eq!(malformed(b"\xff\n").map(|r| r.error.code.0), Some(-32700), "not UTF-8 is not JSON");
+        assert_eq!(code("  "), None);
+        assert_eq!(
+            code(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
+            None,
+            "batches are rmcp's to answer"
+        );
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#), None);
+        assert_eq!(
+            code(r#"{"jsonrpc":"1.0","id":"a","method":"ping"}"#),
+            Some((-32600, Some(RequestId::String("a".into()))))
+        );
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}"#), None);
+        assert_eq!(code(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), None);
+    }
 
     #[test]
     fn the_id_is_found_at_the_top_level_only() {

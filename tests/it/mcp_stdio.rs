@@ -79,8 +79,10 @@ async fn stdio_with_fsync_off_answers_on_the_task() {
 }
 
 /// Raw JSON-RPC lines: garbage, an unknown method, a wrong-typed argument, an
-/// oversized line. The server answers what it can (the oversized line with
-/// -32600 and its id), ignores what it cannot parse, and keeps serving; closing stdin ends it cleanly.
+/// oversized line, a message without `jsonrpc`, params of the wrong shape.
+/// The server answers each with its id when it has one (the oversized line
+/// with -32600, garbage with -32700 and no id), and keeps serving; closing
+/// stdin ends it cleanly.
 #[test]
 fn stdio_survives_malformed_messages() {
     let scratch = Root::new("mcp-stdio-raw");
@@ -107,6 +109,9 @@ fn stdio_survives_malformed_messages() {
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"think_plan","arguments":{"workflow":["x"]}}}"#.to_owned(),
         r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope","arguments":{}}}"#.to_owned(),
         r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#.to_owned(),
+        r#"{"id":6,"method":"tools/list"}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"x"}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"think","arguments":"{}"}}"#.to_owned(),
     ];
     let writer = std::thread::spawn(move || {
         for l in lines {
@@ -123,13 +128,23 @@ fn stdio_survives_malformed_messages() {
         }
     });
     let mut answers = std::collections::HashMap::new();
-    while answers.len() < 6 {
+    let mut without_id = Vec::new();
+    while answers.len() < 9 {
         let line = rx.recv_timeout(Duration::from_secs(20)).expect("an answer for every request");
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-        if let Some(id) = v["id"].as_u64() {
-            answers.insert(id, v);
-        }
+        match v["id"].as_u64() {
+            Some(id) => answers.insert(id, v),
+            None => {
+                without_id.push(v);
+                None
+            }
+        };
     }
+    assert_eq!(without_id.len(), 1, "{without_id:?}");
+    assert_eq!(without_id[0]["error"]["code"], -32700, "garbage is a parse error: {without_id:?}");
+    assert_eq!(answers[&6]["error"]["code"], -32600, "no jsonrpc: answered with its id");
+    assert_eq!(answers[&7]["error"]["code"], -32602, "params not an object");
+    assert!(answers[&8]["error"]["message"].as_str().unwrap().contains("arguments"), "{}", answers[&8]);
     assert!(answers[&1]["result"]["serverInfo"]["name"] == "savant-think");
     assert_eq!(answers[&2]["error"]["code"], -32601);
     assert_eq!(answers[&3]["result"]["isError"], true);
