@@ -146,10 +146,7 @@ fn is_jsonrpc(v: &serde_json::Value) -> bool {
                 || m.get("result").is_some()
                 || m.get("error").is_some())
     };
-    match v {
-        serde_json::Value::Array(items) => !items.is_empty() && items.iter().all(one),
-        other => one(other),
-    }
+    one(v)
 }
 
 /// A POST's body read (within [`BODY_READ_TIMEOUT`] and the cap) and checked
@@ -189,6 +186,12 @@ async fn checked_post(guard: &Guard, req: Request) -> Result<Request, Response> 
             StatusCode::BAD_REQUEST,
             -32700,
             &format!("Parse error: the body is not JSON ({e})"),
+        )),
+        Ok(serde_json::Value::Array(_)) => Err(jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            -32600,
+            "Invalid Request: JSON-RPC batches are not supported (MCP removed them in 2025-06-18): \
+             send one message per request",
         )),
         Ok(v) if !is_jsonrpc(&v) => Err(jsonrpc_error(
             StatusCode::BAD_REQUEST,

@@ -105,6 +105,10 @@ fn http_security_checks() {
     // Malformed JSON: a client error, not a crash.
     let (status, _) = raw(a, "POST", "/mcp", &json, "{not json");
     assert!((400..500).contains(&status), "{status}");
+    // A batch (MCP has none since 2025-06-18): 400 with the JSON-RPC error, not rmcp's 415 text.
+    let (status, body) = raw(a, "POST", "/mcp", &json, r#"[{"jsonrpc":"2.0","id":5,"method":"ping"}]"#);
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("-32600") && body.contains("batches are not supported"), "{body}");
     // Another path: 404.
     let (status, _) = raw(a, "GET", "/other", &json, "");
     assert_eq!(status, 404);
