@@ -4,7 +4,7 @@
 //! be read from the line's first [`ID_SCAN_BYTES`]) instead of being dropped
 //! silently, which would leave the client waiting forever. Lines rmcp would
 //! drop or answer without their id (not JSON, not JSON-RPC 2.0, params of
-//! the wrong shape) are answered here too ([`malformed`]).
+//! the wrong shape) are answered here too (`malformed`).
 
 use rmcp::RoleServer;
 use rmcp::model::{ErrorCode, ErrorData, RequestId};
