@@ -185,19 +185,25 @@ fn analyze_keeping(
     Ok((Analysis { src, root: Default::default(), limits, wf, diags, project }, state))
 }
 
+/// Top-level keys only a workflow has: one of them makes a file outside
+/// `workflows/` a workflow (`name`, `version`, `description` are every
+/// tool's, so they do not count).
+const WORKFLOW_ONLY_KEYS: [&str; 6] = ["steps", "id", "params", "required", "driver_version", "rules"];
+
 /// Whether the server checks `path` as a workflow: any file under the
-/// project's `workflows/`, else a file with a top-level `steps` key (or a
-/// flow-style document, which cannot be told apart line by line).
+/// project's `workflows/`, else a file with a top-level key only a workflow
+/// has (or a flow-style document, which cannot be told apart line by line).
 pub fn looks_like_a_workflow(path: &Path, text: &str, project: &Path) -> bool {
     if path.starts_with(project.join("workflows")) {
         return true;
     }
     let top = |l: &&str| !l.starts_with([' ', '\t', '#', '-']) && !l.trim().is_empty();
+    let key = |l: &str, k: &str| {
+        l.strip_prefix(k).is_some_and(|r| r.trim_start_matches(['"', '\'']).trim_start().starts_with(':'))
+    };
     text.lines().filter(top).any(|l| {
         let l = l.trim_start_matches(['"', '\'']);
-        l.starts_with('{')
-            || l.strip_prefix("steps")
-                .is_some_and(|r| r.trim_start_matches(['"', '\'']).trim_start().starts_with(':'))
+        l.starts_with('{') || WORKFLOW_ONLY_KEYS.iter().any(|k| key(l, k))
     })
 }
 

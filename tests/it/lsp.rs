@@ -639,7 +639,9 @@ fn yaml_of_other_tools_gets_no_diagnostics_a_workflow_anywhere_does() {
     // Outside workflows/, a file with top-level steps is a workflow; inside, any file is.
     let published = c.open(&dir.join("elsewhere.yaml"), "steps:\n  - {id: a, call: think, deps: [zz]}\n");
     assert_ne!(published["diagnostics"], json!([]), "{published}");
-    let published = c.open(&dir.join("workflows/half.yaml"), "id: half\n");
+    let published = c.open(&dir.join("workflows/half.yaml"), "name: half\n");
     assert_ne!(published["diagnostics"], json!([]), "{published}");
+    let published = c.open(&dir.join("half_elsewhere.yaml"), "id: half\n");
+    assert_ne!(published["diagnostics"], json!([]), "an id is a workflow's: {published}");
     c.shutdown();
 }
