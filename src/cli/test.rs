@@ -170,7 +170,7 @@ pub fn main(args: TestArgs) -> ExitCode {
     }
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     if let Some(filter) = report.unmatched_filter() {
-        let tests: usize = report.files.iter().map(|f| f.file.tests.len()).sum();
+        let tests = report.test_count();
         let _ = writeln!(
             std::io::stderr(),
             "error: no test name contains `{filter}` ({tests} test(s) in {} file(s)); \

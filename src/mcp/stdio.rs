@@ -128,11 +128,7 @@ fn malformed(line: &[u8]) -> Option<Refusal> {
         }
     };
     let Value::Object(m) = &value else { return None };
-    let id = match m.get("id") {
-        Some(Value::Number(n)) => n.as_i64().map(RequestId::Number),
-        Some(Value::String(s)) => Some(RequestId::String(s.as_str().into())),
-        _ => None,
-    };
+    let id = m.get("id").and_then(request_id);
     if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return refuse(id, ErrorCode::INVALID_REQUEST, "Invalid Request: `jsonrpc` must be \"2.0\"".into());
     }
@@ -165,6 +161,15 @@ fn malformed(line: &[u8]) -> Option<Refusal> {
     None
 }
 
+/// A JSON-RPC id: a whole number or a string.
+fn request_id(v: &Value) -> Option<RequestId> {
+    match v {
+        Value::Number(n) => n.as_i64().map(RequestId::Number),
+        Value::String(s) => Some(RequestId::String(s.as_str().into())),
+        _ => None,
+    }
+}
+
 /// The top-level `"id"` of a JSON-RPC message, read from the start of its
 /// text (which may be cut anywhere): a bounded scan, no full parse.
 pub fn find_id(head: &[u8]) -> Option<RequestId> {
@@ -192,11 +197,7 @@ pub fn find_id(head: &[u8]) -> Option<RequestId> {
                         let value = serde_json::Deserializer::from_slice(&rest[colon + 1..])
                             .into_iter::<Value>()
                             .next();
-                        return match value {
-                            Some(Ok(Value::Number(n))) => n.as_i64().map(RequestId::Number),
-                            Some(Ok(Value::String(s))) => Some(RequestId::String(s.into())),
-                            _ => None,
-                        };
+                        return value.and_then(Result::ok).as_ref().and_then(request_id);
                     }
                 }
                 continue;

@@ -59,11 +59,14 @@ pub fn run(paths: &[PathBuf], mode: &Mode, limits: &Limits) -> RunResult {
         let (files, errors) = workspace::collect_files(std::slice::from_ref(p));
         result.io_errors.extend(errors);
         let is_dir = fs::metadata(p).is_ok_and(|m| m.is_dir());
+        // Skipped when the --out directory is inside this input directory
+        // (not when the input is the output directory itself, or inside it).
+        let skip_out = out_dir
+            .as_ref()
+            .filter(|out| is_dir && !crate::fsx::canonical(p).is_ok_and(|c| c.starts_with(out)));
         for f in files {
-            if is_dir
-                && let Some(out) = &out_dir
+            if let Some(out) = skip_out
                 && crate::fsx::canonical(&f).is_ok_and(|c| c.starts_with(out))
-                && !crate::fsx::canonical(p).is_ok_and(|c| c.starts_with(out))
             {
                 continue;
             }

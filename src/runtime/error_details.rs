@@ -279,26 +279,10 @@ impl EngineError {
         }
     }
 
-    /// The message — of field errors, each as `at PATH: message`, joined —
-    /// or the details as JSON when they have none: one line for a person
-    /// (the CLI, `test`, the inspector).
+    /// The message for a person ([`details_message`]): one line for the
+    /// CLI, `test`, the inspector.
     pub fn describe(&self) -> String {
-        if let Value::Array(fields) = &self.details {
-            let lines: Option<Vec<String>> = fields
-                .iter()
-                .map(|f| {
-                    let message = f.get("message").and_then(Value::as_str)?;
-                    Some(match f.get("path").and_then(Value::as_str).filter(|p| !p.is_empty()) {
-                        Some(path) => format!("at {path}: {message}"),
-                        None => message.to_owned(),
-                    })
-                })
-                .collect();
-            if let Some(lines) = lines.filter(|l| !l.is_empty()) {
-                return lines.join("; ");
-            }
-        }
-        self.message_text().map_or_else(|| self.details.to_string(), str::to_owned)
+        details_message(&self.details)
     }
 }
 
@@ -342,5 +326,29 @@ pub(crate) fn help_unknown_params(
                 format!("the params of `{workflow}` are: {}", declared.join(", "))
             })
         });
+    }
+}
+
+/// An error's details as one line for a person: their `message`; of a list
+/// of field errors, each as `at PATH: message`, joined; a string as it is;
+/// else the details as JSON, so nothing is lost. Also what `exec` prints of
+/// a recorded failure.
+pub fn details_message(details: &Value) -> String {
+    match details {
+        Value::String(s) => s.clone(),
+        Value::Array(fields) => {
+            let lines: Option<Vec<String>> = fields
+                .iter()
+                .map(|f| {
+                    let message = f.get("message").and_then(Value::as_str)?;
+                    Some(match f.get("path").and_then(Value::as_str).filter(|p| !p.is_empty()) {
+                        Some(path) => format!("at {path}: {message}"),
+                        None => message.to_owned(),
+                    })
+                })
+                .collect();
+            lines.filter(|l| !l.is_empty()).map_or_else(|| details.to_string(), |l| l.join("; "))
+        }
+        d => d.get("message").and_then(Value::as_str).map_or_else(|| d.to_string(), str::to_owned),
     }
 }

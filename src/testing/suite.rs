@@ -133,8 +133,12 @@ impl Report {
     /// The filter, when it selected no test of files that have some: a
     /// typo in CI is a failure, not a pass of nothing.
     pub fn unmatched_filter(&self) -> Option<&str> {
-        let tests: usize = self.files.iter().map(|f| f.file.tests.len()).sum();
-        self.filter.as_deref().filter(|_| self.results.is_empty() && tests > 0)
+        self.filter.as_deref().filter(|_| self.results.is_empty() && self.test_count() > 0)
+    }
+
+    /// How many tests the files have, selected or not.
+    pub fn test_count(&self) -> usize {
+        self.files.iter().map(|f| f.file.tests.len()).sum()
     }
 
     /// How many tests passed, failed, and could not run.

@@ -183,22 +183,7 @@ fn one_line(error: Option<&Value>) -> String {
     let code = e["error"].as_str().unwrap_or("ERROR");
     let step = e["step_id"].as_str().map(|s| format!(" (step {s})")).unwrap_or_default();
     let d = &e["details"];
-    let mut message = match d {
-        Value::String(s) => s.clone(),
-        Value::Array(fields) => {
-            let each = fields.iter().filter_map(|f| {
-                let m = f["message"].as_str()?;
-                Some(
-                    f["path"]
-                        .as_str()
-                        .filter(|p| !p.is_empty())
-                        .map_or(m.to_owned(), |p| format!("at {p}: {m}")),
-                )
-            });
-            each.collect::<Vec<_>>().join("; ")
-        }
-        d => d["message"].as_str().map_or_else(|| d.to_string(), str::to_owned),
-    };
+    let mut message = crate::runtime::error_details::details_message(d);
     if let Some(url) = d["url"].as_str().filter(|u| !message.contains(u)) {
         message.push_str(&format!(" ({url})"));
     }

@@ -62,9 +62,12 @@ pub async fn run_workflow(
                 other => {
                     let reason = report.reason.clone().unwrap_or(Value::Null);
                     // `CODE: message` when the reason is an engine error, else its JSON.
-                    let said = match (reason["error"].as_str(), reason["details"]["message"].as_str()) {
-                        (Some(code), Some(message)) => format!("{code}: {message}"),
-                        _ => reason.to_string(),
+                    let said = match reason["error"].as_str() {
+                        Some(code) => format!(
+                            "{code}: {}",
+                            crate::runtime::error_details::details_message(&reason["details"])
+                        ),
+                        None => reason.to_string(),
                     };
                     let next = if other == ExecStatus::Failed {
                         // A failed run does not resume: it is reset, or the model takes the goal.
