@@ -7,7 +7,8 @@
 //! The Python half needs an interpreter with `llguidance` and the file
 //! `llama_cpp/llama_grammar.py`: `SAVANT_GRAMMAR_PYTHON` and
 //! `SAVANT_LLAMA_GRAMMAR_PY`, else the real-model venv
-//! (`target/real-model-venv`, made by `.ci/run` or `tests/real_model/run.sh`).
+//! (`target/real-model-venv`, made portable by `tests/real_model/venv.sh`,
+//! which `.ci/run` and `tests/real_model/run.sh` call).
 //! Without them it is skipped with a note, unless `SAVANT_REQUIRE_GRAMMAR=1`
 //! or `CI` is set, where a skip is a failure. `SAVANT_GRAMMAR_DUMP=DIR`
 //! keeps a copy of every schema sent.
@@ -129,7 +130,7 @@ async fn llama_cpp_and_llguidance_convert_every_schema_we_send() {
         Err(why) => {
             let test = "llama_cpp_and_llguidance_convert_every_schema_we_send";
             let why = format!(
-                "{why}; run tests/real_model/run.sh once, or set SAVANT_GRAMMAR_PYTHON and SAVANT_LLAMA_GRAMMAR_PY"
+                "{why}; run tests/real_model/venv.sh once, or set SAVANT_GRAMMAR_PYTHON and SAVANT_LLAMA_GRAMMAR_PY"
             );
             return crate::support::skip::skip(test, &why, Some("SAVANT_REQUIRE_GRAMMAR"));
         }

@@ -325,3 +325,22 @@ fn screenshots_of_the_docs() {
     }
     assert_eq!(b.errors(&page), Vec::<String>::new());
 }
+
+/// A browser that dies under a test is reported at once as what it is —
+/// chromium, its pid, the signal that killed it, the tail of its log — not
+/// as a protocol call that got no answer.
+#[test]
+fn a_killed_browser_is_reported_as_killed() {
+    let Some(mut b) = browser("inspect_browser::a_killed_browser_is_reported_as_killed") else {
+        return;
+    };
+    b.call(None, "Browser.getVersion", json!({})).unwrap();
+    let pid = b.pid();
+    let killed = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap();
+    assert!(killed.success());
+    let started = Instant::now();
+    let err = b.call(None, "Browser.getVersion", json!({})).unwrap_err();
+    assert!(err.contains(&format!("chromium (pid {pid}) died: killed by signal 9 (SIGKILL)")), "{err}");
+    assert!(err.contains("the last lines of its log"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10), "reported after {:?}", started.elapsed());
+}

@@ -525,7 +525,8 @@ fn neovim_shows_diagnostics_and_hover() {
     // Hover `topic` in `<<params.topic>>` (line 7).
     let line = BROKEN.lines().nth(7).unwrap();
     let col = line[..line.find("topic").unwrap()].encode_utf16().count() + 1;
-    let status = Command::new("nvim")
+    let log = dir.join("nvim-stderr.log");
+    let mut nvim = Command::new("nvim")
         .args(["--headless", "--clean", "-n", "-c"])
         .arg(format!("luafile {}", script.display()))
         .current_dir(&dir)
@@ -536,9 +537,11 @@ fn neovim_shows_diagnostics_and_hover() {
         .env("SAVANT_HOVER_COL", col.to_string())
         .env_remove("SAVANT_PATH")
         .stdin(Stdio::null())
-        .status()
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
         .unwrap();
-    assert!(status.success(), "nvim exited with {status}");
+    let status = nvim.wait().unwrap();
+    assert!(status.success(), "{}", crate::support::peer::died("nvim", nvim.id(), status, &log));
     let got: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(got["error"], Value::Null, "{got}");
     // Neovim holds byte columns: the emoji line's error is at the byte of `mr_dta`.

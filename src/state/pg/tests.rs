@@ -281,3 +281,28 @@ fn an_unlocked_append_needs_the_lock_free_and_the_stamp_unchanged() {
     let e = b.append_unlocked(&key(), &json!({"version": 3}), &third).unwrap_err();
     assert!(e.to_string().contains("after version 3"), "{e}");
 }
+
+/// A test cluster whose server dies is said so plainly: which process, on
+/// which port, and its log's tail (issue 40) — not a later connection error.
+#[test]
+fn a_killed_test_cluster_says_it_is_gone() {
+    if cluster::shared().is_none() {
+        return; // not installed: the shared cluster said why (and fails in CI)
+    }
+    let own = cluster::Cluster::start(&cluster::find_bin().unwrap(), &[]).unwrap();
+    assert_eq!(own.alive(), Ok(()));
+    let pid = own.pid().expect("the postmaster's pid").to_string();
+    assert!(std::process::Command::new("kill").args(["-KILL", &pid]).status().unwrap().success());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let err = loop {
+        match own.alive() {
+            Err(e) => break e,
+            Ok(()) if std::time::Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            Ok(()) => panic!("pid {pid} was killed, yet the cluster reads as alive"),
+        }
+    };
+    assert!(err.contains(&format!("pid {pid}, port {}) is no longer running", own.port())), "{err}");
+    assert!(err.contains("the last lines of its log"), "{err}");
+    let e = own.fresh_schema("after").unwrap_err();
+    assert!(e.contains("is no longer running"), "{e}");
+}
