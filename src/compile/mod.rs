@@ -31,13 +31,27 @@ pub fn compile(src: &SourceFile, config: &Config) -> Compiled {
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlanStep {
     pub id: String,
+    /// The tool it calls (empty for a `uses:` step).
     pub call: String,
+    /// The workflow a `uses:` step runs.
+    pub uses: Option<String>,
     /// Every dependency (explicit and inferred), ascending.
     pub deps: Vec<usize>,
     /// The dependencies that come only from reading a capture or a status.
     pub inferred: Vec<usize>,
     /// Steps that depend on this one, ascending.
     pub dependents: Vec<usize>,
+}
+
+impl PlanStep {
+    /// What the step does, in one phrase: the tool it calls, or `uses
+    /// WORKFLOW` for a step that runs a sub-workflow.
+    pub fn face(&self) -> String {
+        match &self.uses {
+            Some(uses) if self.call.is_empty() => format!("uses {uses}"),
+            _ => self.call.clone(),
+        }
+    }
 }
 
 /// A workflow compiled: its steps with their edges, and the order they run in.
@@ -64,6 +78,7 @@ impl Plan {
             .map(|s| PlanStep {
                 id: s.id.value.to_string(),
                 call: s.call.as_ref().map(|c| c.value.to_string()).unwrap_or_default(),
+                uses: s.uses.as_ref().map(|u| u.value.to_string()),
                 deps: Vec::new(),
                 inferred: Vec::new(),
                 dependents: Vec::new(),
@@ -97,12 +112,16 @@ impl Plan {
             .steps
             .iter()
             .map(|s| {
-                json!({
+                let mut node = json!({
                     "id": s.id,
                     "call": s.call,
                     "deps": s.deps.iter().map(|&d| self.steps[d].id.as_str()).collect::<Vec<_>>(),
                     "inferred_deps": s.inferred.iter().map(|&d| self.steps[d].id.as_str()).collect::<Vec<_>>(),
-                })
+                });
+                if let Some(uses) = &s.uses {
+                    node["uses"] = json!(uses);
+                }
+                node
             })
             .collect();
         let entry: Vec<&str> =
@@ -122,7 +141,7 @@ impl Plan {
             out.push_str(&format!(
                 "  s{i}[\"{}<br/><small>{}</small>\"]\n",
                 escape_label(&s.id),
-                escape_label(&s.call)
+                escape_label(&s.face())
             ));
         }
         for (i, s) in self.steps.iter().enumerate() {
@@ -143,7 +162,7 @@ impl Plan {
                 "  \"{}\" [label=\"{}\\n{}\"];\n",
                 dot_escape(&s.id),
                 dot_escape(&s.id),
-                dot_escape(&s.call)
+                dot_escape(&s.face())
             ));
         }
         for s in &self.steps {

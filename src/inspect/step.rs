@@ -18,8 +18,11 @@ use serde_json::{Map, Value};
 pub struct StepPanel {
     /// The step id.
     pub id: String,
-    /// The tool it calls.
+    /// The tool it calls (empty for a `uses:` step).
     pub call: String,
+    /// The workflow a `uses:` step runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uses: Option<String>,
     /// Its status.
     pub status: StepStatus,
     /// Results refused by validation so far.
@@ -198,6 +201,7 @@ pub fn step_panel(engine: &Engine, snapshot: &RunSnapshot, step_id: &str) -> Res
     Ok(StepPanel {
         id: base.to_owned(),
         call: ex.call,
+        uses: ex.uses,
         status: view.as_ref().map_or(StepStatus::Pending, |v| v.status),
         attempts: view.as_ref().map_or(0, |v| v.attempts),
         why: ex.why,

@@ -274,6 +274,8 @@ pub fn graph_boxes(graph: &GraphView, title: &str, style: &Style) -> String {
                 }
                 if !n.call.is_empty() {
                     second = format!("{second} · {}", n.call);
+                } else if let Some(uses) = &n.uses {
+                    second = format!("{second} · uses {uses}");
                 }
                 let third = if deps[i].is_empty() {
                     "entry".to_owned()

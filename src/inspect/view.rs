@@ -218,8 +218,11 @@ pub struct GraphView {
 pub struct GraphNode {
     /// The step id.
     pub id: String,
-    /// The tool it calls.
+    /// The tool it calls (empty for a `uses:` step).
     pub call: String,
+    /// The workflow a `uses:` step runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uses: Option<String>,
     /// Its status in the run (pending for a workflow without a run).
     pub status: StepStatus,
     /// Results refused by validation so far.
@@ -290,6 +293,7 @@ pub fn graph_view(cw: &CompiledWorkflow, state: Option<&FullState>) -> GraphView
             GraphNode {
                 id: s.id.value.to_string(),
                 call: cw.plan.steps[i].call.clone(),
+                uses: cw.plan.steps[i].uses.clone(),
                 status: view.map_or(StepStatus::Pending, |v| v.status),
                 attempts: view.map_or(0, |v| v.attempts),
                 layer: laid.layer[i],

@@ -196,8 +196,11 @@ pub struct WorkflowExplanation {
 pub struct StepExplanation {
     /// The step explained (`id`, or `id[3]` for a foreach item).
     pub step_id: String,
-    /// The tool it calls.
+    /// The tool it calls (empty for a `uses:` step).
     pub call: String,
+    /// The workflow a `uses:` step runs (each item's run is a child run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uses: Option<String>,
     /// The steps it waits for (written and inferred).
     pub deps: Vec<String>,
     /// The dependencies inferred from the variables it reads.

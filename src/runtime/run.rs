@@ -70,7 +70,18 @@ impl Machine {
             (0..cw.plan.steps.len()).filter(|&i| cw.plan.steps[i].deps.is_empty()).collect();
         let mut m = Machine { cw, state, ready: BTreeSet::new() };
         m.activate_all(roots);
+        // Every step may finish at once (each `when:` false, an empty
+        // `foreach` upstream): such a run is done before its first call.
+        m.settle();
         m
+    }
+
+    /// A running run whose steps are all finished is done.
+    fn settle(&mut self) {
+        if self.state.status == RunStatus::Running && self.state.steps.iter().all(|s| s.status.is_finished())
+        {
+            self.state.status = RunStatus::Done;
+        }
     }
 
     /// Resumes from a stored state, rebuilding the ready set and where
@@ -82,7 +93,10 @@ impl Machine {
             state.capture_order = legacy.keys().filter_map(|k| cw.capture_steps.get(k).copied()).collect();
         }
         let mut ready = BTreeSet::new();
-        for (i, s) in state.steps.iter().enumerate() {
+        // A finished run has nothing ready (a failed run's ready steps stay as
+        // they were when it failed).
+        let steps = if state.status == RunStatus::Running { &state.steps[..] } else { &[] };
+        for (i, s) in steps.iter().enumerate() {
             if s.status == StepStatus::Ready {
                 ready.insert((i, None));
             }
@@ -330,6 +344,7 @@ impl Machine {
                     let max = self.step(w.0).retry_max.unwrap_or(3);
                     let attempts = self.bump_attempts(w);
                     if attempts >= max.max(1) {
+                        self.mark_failed(w);
                         self.fail(json!({
                             "error": "VALIDATION_FAILED",
                             "step_id": step_id,
@@ -351,14 +366,14 @@ impl Machine {
                     "message": message,
                     "child": failure,
                 });
+                if let Some(w) = self.resolve(&step_id) {
+                    self.mark_failed(w);
+                }
                 self.fail(failure);
             }
             EventKind::Thought { .. } | EventKind::Upgraded { .. } => {}
         }
-        if self.state.status == RunStatus::Running && self.state.steps.iter().all(|s| s.status.is_finished())
-        {
-            self.state.status = RunStatus::Done;
-        }
+        self.settle();
     }
 
     fn bump_attempts(&mut self, w: WorkRef) -> u32 {
@@ -372,6 +387,17 @@ impl Machine {
                 s.attempts += 1;
                 s.attempts
             }
+        }
+    }
+
+    /// The step (and item) the run failed at: failed, not ready.
+    fn mark_failed(&mut self, w: WorkRef) {
+        let s = &mut self.state.steps[w.0];
+        s.status = StepStatus::Failed;
+        if let (Some(j), Some(items)) = (w.1, s.items.as_mut())
+            && let Some(item) = items.get_mut(j)
+        {
+            item.status = StepStatus::Failed;
         }
     }
 

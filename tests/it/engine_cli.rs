@@ -932,3 +932,96 @@ fn resuming_with_other_params_warns_that_they_are_ignored() {
     assert!(resumed["warnings"][0].as_str().unwrap().contains("ignored"), "{resumed}");
     assert_eq!(resumed["instruction"]["input"]["mr_iid"], "!7", "the run keeps its own params");
 }
+
+/// A run in which no step runs — every `when:` false, or everything left
+/// skipped behind an empty `foreach` — is done at `plan`, with the summary
+/// saying so; `exec` ends it `done` too (it stopped with `NO_READY_STEP`).
+#[test]
+fn a_run_in_which_no_step_runs_is_done_at_once() {
+    let root = Cli::new("nothing-runs");
+    root.write(
+        "workflows/one.yaml",
+        "params:\n  go: {type: boolean}\nrequired: [go]\nsteps:\n  - id: only\n    call: prompt.say\n    when: params.go\n",
+    );
+    root.write(
+        "workflows/empty.yaml",
+        "params:\n  files: {type: array, items: {type: string}}\nrequired: [files]\nsteps:\n  \
+         - id: each\n    call: prompt.say\n    foreach: params.files\n    input_template: {message: \"<<item>>\"}\n    \
+         capture_as: said\n  - id: after\n    call: prompt.say\n    deps: [each]\n    when: said[0] != null\n",
+    );
+    let r = root.ok(&["plan", "one", "--run-id", "no", "--params", r#"{"go": false}"#]);
+    assert_eq!(r["done"], true, "{r}");
+    assert_eq!(r["summary"]["message"], "0 step(s) ran, 1 skipped", "{r}");
+    let state = root.ok(&["state", "get", "one", "--run-id", "no"]);
+    assert_eq!(state["status"], "done", "{state}");
+    let r = root.ok(&["plan", "empty", "--run-id", "e", "--params", r#"{"files": []}"#]);
+    assert_eq!(r["done"], true, "{r}");
+    // The same run with work to do is not done.
+    let r = root.ok(&["plan", "one", "--run-id", "yes", "--params", r#"{"go": true}"#]);
+    assert_eq!(r["done"], false, "{r}");
+    assert_eq!(r["instruction"]["step_id"], "only", "{r}");
+    for (wf, params) in [("one", r#"{"go": false}"#), ("empty", r#"{"files": []}"#)] {
+        let out = root.run(&["exec", wf, "--params", params, "--run-id", "x", "--json"]);
+        assert_eq!(out.code, 0, "{wf}: {out:?}");
+        assert!(out.stdout.contains(r#""status":"done""#), "{wf}: {out:?}");
+    }
+}
+
+/// Statuses say what happened: an archived run that finished lists as
+/// `done` (its snapshot alone said `running`), and the step a run failed
+/// at is `failed`, not `ready`, in `state get` for a person and in JSON.
+#[test]
+fn finished_and_failed_runs_list_with_their_true_status() {
+    let root = Cli::new("true-status");
+    root.write("workflows/big.yaml", TWO_STEPS);
+    root.ok(&["plan", "big", "--run-id", "d"]);
+    root.ok(&["next", "big", "--run-id", "d", "--step", "a", "--result", "{}"]);
+    let r = root.ok(&["next", "big", "--run-id", "d", "--step", "b", "--result", "{}"]);
+    assert_eq!(r["done"], true, "{r}");
+    root.ok(&["state", "delete", "big", "--run-id", "d"]);
+    let list = root.ok(&["state", "list", "--archived"]);
+    assert_eq!(list["runs"][0]["status"], "done", "{list}");
+
+    root.write(
+        "workflows/picky.yaml",
+        "steps:\n  - id: a\n    call: prompt.say\n    success_schema: {type: object, required: [ok]}\n    retry: {max: 1}\n",
+    );
+    root.ok(&["plan", "picky", "--run-id", "f"]);
+    let out = root.run(&["next", "picky", "--run-id", "f", "--step", "a", "--result", "{}"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let state = root.ok(&["state", "get", "picky", "--run-id", "f"]);
+    assert_eq!(state["status"], "failed", "{state}");
+    assert_eq!(state["steps"][0]["status"], "failed", "{state}");
+    let human = root.run(&["state", "get", "picky", "--run-id", "f", "--format", "human"]);
+    assert_eq!(human.code, 0, "{human:?}");
+    assert!(human.stdout.contains("1 steps: 1 failed"), "{human:?}");
+    assert!(!human.stdout.contains("ready"), "{human:?}");
+}
+
+/// `exec` of a step whose call answers the same result its success schema
+/// refused stops after the second refusal, saying why (issue 42): a third
+/// identical try could only be refused again.
+#[test]
+fn exec_stops_when_a_step_is_refused_the_same_result_twice() {
+    let root = Cli::new("same-answer");
+    root.write(
+        "workflows/ask.yaml",
+        "steps:\n  - id: ask\n    call: prompt.say\n    input_template: {message: \"verdict?\"}\n    \
+         success_schema: {type: object, required: [verdict]}\n",
+    );
+    let out = root.run(&["exec", "ask", "--run-id", "s", "--json"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let events: Vec<Value> = out.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let finished = events.iter().filter(|e| e["event"] == "step_finished").count();
+    assert_eq!(finished, 2, "{out:?}");
+    let summary = events.last().unwrap();
+    assert_eq!(summary["status"], "stopped", "{summary}");
+    assert_eq!(summary["reason"]["error"], "VALIDATION_FAILED", "{summary}");
+    let message = summary["reason"]["details"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("`ask`: what `prompt.say` returned was refused by its success schema twice"),
+        "{summary}"
+    );
+    let state = root.ok(&["state", "get", "ask", "--run-id", "s"]);
+    assert_eq!(state["status"], "running", "{state}");
+}

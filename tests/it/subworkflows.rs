@@ -323,3 +323,30 @@ fn a_reset_past_a_uses_step_starts_a_fresh_child_and_archives_the_old_one() {
     let r = next(&e, "review", "r2", "each[0]/ask", json!({"verdict": "again"})).unwrap();
     assert_eq!(r["instruction"]["input"]["text"], "a.rs: again and 1 in all");
 }
+
+/// A `uses:` step says what it runs wherever a step says what it calls:
+/// `compile`'s nodes, `graph` in mermaid and dot, and `explain` (issue 42).
+#[test]
+fn a_uses_step_says_what_it_runs_everywhere() {
+    let root = project("subwf_face");
+    let r = root.ok(&["compile", "review"]);
+    let each = &r["graph"]["nodes"][0];
+    assert_eq!(
+        (&each["id"], &each["uses"], &each["call"]),
+        (&json!("each"), &json!("review_file"), &json!(""))
+    );
+    assert!(r["graph"]["nodes"][1].get("uses").is_none(), "{r}");
+    let out = root.command(&["graph", "review", "--format", "mermaid"]).output().unwrap();
+    let mermaid = String::from_utf8_lossy(&out.stdout);
+    assert!(mermaid.contains(r#"s0["each<br/><small>uses review_file</small>"]"#), "{mermaid}");
+    assert!(mermaid.contains(r#"s2["deeper<br/><small>uses triage</small>"]"#), "{mermaid}");
+    assert!(mermaid.contains(r#"s1["report<br/><small>prompt.say</small>"]"#), "{mermaid}");
+    let out = root.command(&["graph", "review", "--format", "dot"]).output().unwrap();
+    let dot = String::from_utf8_lossy(&out.stdout);
+    assert!(dot.contains(r#""each" [label="each\nuses review_file"];"#), "{dot}");
+    let ex = j(root.engine().explain("review", None, None).unwrap());
+    let steps = ex["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["uses"], "review_file", "{ex}");
+    assert_eq!(steps[2]["uses"], "triage", "{ex}");
+    assert!(steps[1].get("uses").is_none(), "{ex}");
+}

@@ -11,7 +11,11 @@
 //!   submitted in the engine's ready order, whatever order they finish in.
 //! - A result that fails its success schema (VALIDATION_FAILED) leaves the
 //!   step ready: it is run again until the engine's retry budget
-//!   (`retry.max`, default 3) fails the run.
+//!   (`retry.max`, default 3) fails the run — unless the call's result is
+//!   refused for the very same reasons twice in a row (no model is in the
+//!   loop to answer otherwise; `prompt.say` only echoes): a retry would be
+//!   refused again, so exec stops at once (VALIDATION_FAILED, the run
+//!   resumable).
 //! - A tool failure (not found, server offline, timeout, tool error) is not
 //!   submitted: the step stays ready, the failure is recorded as a thought in
 //!   the run's history, the other results of the batch are submitted, and
@@ -37,7 +41,7 @@ use crate::runtime::reply::{Instruction, Progress};
 use crate::runtime::{Engine, EngineError};
 use events::{ExecEvent, StepStatus};
 use serde_json::{Value, json};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -223,6 +227,8 @@ pub async fn exec(
         completed: response.state().completed as u64,
         pending: response.state().pending as u64,
     });
+    // Why each step's last result was refused: the same again stops exec.
+    let mut refused: HashMap<String, Value> = HashMap::new();
     loop {
         if response.is_done() {
             report.status = ExecStatus::Done;
@@ -284,6 +290,10 @@ pub async fn exec(
                 }
                 Err(e) if e.code == ErrorCode::ValidationFailed && !e.run_failed() => {
                     events(&finished(StepStatus::Invalid, Some(&e.to_json())));
+                    if refused.get(&step_id) == Some(&e.details) {
+                        return Ok(stop(report, same_answer_again(instruction), started, events));
+                    }
+                    refused.insert(step_id.clone(), e.details.clone());
                     refresh = true;
                 }
                 Err(e) => {
@@ -304,6 +314,24 @@ pub async fn exec(
             };
         }
     }
+}
+
+/// A step whose call's result was refused twice for the same reasons:
+/// retrying would only be refused again.
+fn same_answer_again(instruction: &Instruction) -> EngineError {
+    let call = instruction.call.as_deref().unwrap_or("its tool");
+    EngineError::message_help(
+        ErrorCode::ValidationFailed,
+        format!(
+            "`{}`: what `{call}` returned was refused by its success schema twice, for the same \
+             reasons; a retry would be refused again, so exec stops here",
+            instruction.step_id
+        ),
+        Some(format!(
+            "a step with a success schema needs a call that can answer it: fix what `{call}` returns \
+             (or the schema), or run the workflow with an LLM client; then resume with the same run id"
+        )),
+    )
 }
 
 /// Runs a batch of instructions, concurrently when there are several; the

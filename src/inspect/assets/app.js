@@ -274,7 +274,7 @@ function drawGraph(box, graph, onClick) {
     }
     const sub = svg('text', { class: 'sub', x: x + 10, y: y + 34 });
     const title = svg('text', { x: x + 10, y: y + 18 });
-    g.append(svg('rect', { class: 'front', x, y, width: w, height: h, rx: 6 }), title, sub, svg('title', {}, `${n.id} (${n.call})`));
+    g.append(svg('rect', { class: 'front', x, y, width: w, height: h, rx: 6 }), title, sub, svg('title', {}, `${n.id} (${face(n)})`));
     g.addEventListener('click', () => onClick(n.id));
     g.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') onClick(n.id); });
     root.append(g);
@@ -284,6 +284,9 @@ function drawGraph(box, graph, onClick) {
   }
   box.replaceChildren(root);
 }
+
+// What a step does: the tool it calls, or the workflow a `uses:` step runs.
+function face(n) { return n.call || (n.uses ? `uses ${n.uses}` : ''); }
 
 function cut(text, max) { return text.length > max ? text.slice(0, max - 1) + '…' : text; }
 
@@ -296,7 +299,7 @@ function paintNode(node, status, attempts, items) {
     const total = Object.values(items).reduce((a, b) => a + b, 0);
     sub = `${status} · ${(items.done || 0) + (items.skipped || 0)}/${total} items`;
   } else if (attempts) sub = `${status} · ${attempts} refused`;
-  node.sub.textContent = cut(`${sub} · ${node.data.call}`, node.maxChars + 4);
+  node.sub.textContent = cut(face(node.data) ? `${sub} · ${face(node.data)}` : sub, node.maxChars + 4);
 }
 
 // ---- live updates --------------------------------------------------------------
@@ -353,7 +356,7 @@ async function openStep(panel, workflow, runId, id, archived, quiet) {
   const parts = [
     el('h2', { id: 'panel-title' }, `${SYMBOL[p.status] || ''} ${p.id} `, badge(p.status)),
     el('dl', { class: 'kv' },
-      el('dt', {}, 'call'), el('dd', { class: 'mono' }, p.call),
+      p.uses && !p.call ? [el('dt', {}, 'uses'), el('dd', { class: 'mono', id: 'panel-uses' }, p.uses)] : [el('dt', {}, 'call'), el('dd', { class: 'mono' }, p.call)],
       el('dt', {}, 'why'), el('dd', { id: 'panel-why' }, p.why || ''),
       p.deps.length ? [el('dt', {}, 'waits for'), el('dd', {}, p.deps.map((d) => p.inferred_deps.includes(d) ? `${d} (read)` : d).join(', '))] : [],
       p.when ? [el('dt', {}, 'when'), el('dd', { class: 'mono' }, p.when)] : [],

@@ -174,6 +174,13 @@ impl Engine {
         };
         let child_run_id = Self::child_run_id(m, w);
         let failed = |failure: Value| Ok(Child::Failed { child_run_id: child_run_id.clone(), failure });
+        // A child that cannot start fails its parent with the reason, for a
+        // person (`message`), beside the error's code and details.
+        let refused = |e: EngineError| {
+            let mut failure = e.to_json();
+            failure["message"] = json!(e.describe());
+            failed(failure)
+        };
         let depth = m.state.parent.as_ref().map_or(0, |p| p.depth) + 1;
         if depth > MAX_CHILD_DEPTH {
             return failed(json!({
@@ -183,7 +190,7 @@ impl Engine {
         }
         let cw = match self.workflow(&uses) {
             Ok(cw) => cw,
-            Err(e) => return failed(e.to_json()),
+            Err(e) => return refused(e),
         };
         let key = self.key(&cw, &child_run_id)?;
         let lock = self.store.lock(&key).map_err(store_error)?;
@@ -193,7 +200,7 @@ impl Engine {
                 let params = m.input_of(w).cloned().unwrap_or(Value::Null);
                 let params = match self.check_params(&cw, params) {
                     Ok(p) => p,
-                    Err(e) => return failed(e.to_json()),
+                    Err(e) => return refused(e),
                 };
                 let parent = ParentRun {
                     workflow: m.state.workflow.clone(),

@@ -26,6 +26,7 @@ impl Engine {
             StepExplanation {
                 step_id: s.id.value.to_string(),
                 call: p.call.clone(),
+                uses: p.uses.clone(),
                 deps: ids(&p.deps),
                 inferred_deps: ids(&p.inferred),
                 when: s.when.as_ref().map(|w| w.text.clone()),

@@ -16,7 +16,24 @@ impl Engine {
             .map(|a| {
                 let loaded = self.store.load_archived(&a.key, &a.archive_id);
                 let mut entry = match loaded {
-                    Ok(Some(l)) => raw_entry(&a.key, &l),
+                    Ok(Some(l)) => {
+                        // Replayed, as `state list` does: the snapshot alone
+                        // lags behind the journal (a finished run read "running").
+                        let mut entry = raw_entry(&a.key, &l);
+                        let current = self.workflow(&a.key.workflow).ok();
+                        match self.replay(&a.key, current.as_ref(), l) {
+                            Ok(m) => {
+                                entry.status = Some(m.state.status.as_str().to_owned());
+                                entry.version = Some(m.state.version);
+                                entry.updated_at = Some(m.state.updated_at.clone());
+                            }
+                            Err(e) => {
+                                entry.note =
+                                    Some(format!("status as of the last snapshot: {}", e.code.as_str()))
+                            }
+                        }
+                        entry
+                    }
                     Ok(None) => RunEntry::new(&a.key, Some("unreadable".into())),
                     Err(e) => RunEntry {
                         error: Some(ErrorCode::StateCorrupt.as_str().to_owned()),
