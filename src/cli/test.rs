@@ -205,14 +205,14 @@ fn replay(
         Ok(cw) => cw.wf.id.clone(),
         Err(e) => return usage(e.human()),
     };
-    let mut rec = match replay::read_run(&*store, &id, run_id) {
+    let mut rec = match replay::read_run(&*store, &engine, &id, run_id) {
         Ok(r) => r,
         Err(e) => return usage(e.human()),
     };
     // The engine reads the whole run (every input) through the workflow
     // version it is pinned to; failing that, the stored snapshot's inputs are all there is.
-    if let Ok(state) = config.open_engine(root.to_path_buf()).and_then(|e| e.state_get(&id, run_id)) {
-        replay::add_inputs(&mut rec, &state);
+    if let Ok(real) = config.open_engine(root.to_path_buf()) {
+        replay::add_inputs(&mut rec, &real, &id, run_id);
     }
     let mut stdout = std::io::stdout().lock();
     if from_run {

@@ -6,7 +6,7 @@
 use crate::diagnostic::Diagnostic;
 use crate::runtime::engine::RunSnapshot;
 use crate::runtime::reply::{Explanation, ItemView};
-use crate::runtime::run::{EventKind, StepStatus};
+use crate::runtime::run::{EventKind, RunStatus, StepStatus};
 use crate::runtime::workflow::CompiledWorkflow;
 use crate::runtime::{Engine, EngineError};
 use crate::source::{SourceFile, Span};
@@ -49,8 +49,12 @@ pub struct StepPanel {
     pub captures: Map<String, Value>,
     /// A foreach step's items.
     pub items: Option<Vec<ItemView>>,
-    /// Its results and refused results, oldest first.
+    /// Its results and refused results, oldest first; for a `uses:` step,
+    /// its child runs' too (`each[1]/ask`).
     pub events: Vec<StepEvent>,
+    /// A `uses:` step's child runs, one per item (or one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildLink>,
     /// When it could start (its last dependency's result) and when its
     /// (last) result came, in milliseconds from the run's start.
     pub timing: Timing,
@@ -65,6 +69,19 @@ pub struct Timing {
     pub from_ms: Option<u64>,
     /// When its (last) result was accepted.
     pub to_ms: Option<u64>,
+}
+
+/// A child run of a `uses:` step, as the parent's panel links it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ChildLink {
+    /// The parent's work it is the result of: `each` or `each[1]`.
+    pub step_id: String,
+    /// The workflow it runs.
+    pub workflow: String,
+    /// Its run id.
+    pub run_id: String,
+    /// Its status.
+    pub status: RunStatus,
 }
 
 /// A result or refused result of a step (or of one of its items).
@@ -164,33 +181,29 @@ pub fn step_panel(engine: &Engine, snapshot: &RunSnapshot, step_id: &str) -> Res
     let cw: &CompiledWorkflow = &snapshot.workflow;
     let i = cw.wf.steps.iter().position(|s| s.id.value == base).unwrap_or(0);
     let view = st.steps.get(i).cloned();
-    let events = st
-        .history
-        .iter()
-        .filter_map(|e| {
-            let (id, kind, errors, truncated) = match &e.kind {
-                EventKind::Result { step_id, truncated, .. } => {
-                    (step_id, "result", None, truncated.as_ref().and_then(|t| serde_json::to_value(t).ok()))
-                }
-                EventKind::ValidationFailed { step_id, errors } => {
-                    (step_id, "validation_failed", Some(errors.clone()), None)
-                }
-                EventKind::ChildFailed { step_id, failure, .. } => {
-                    (step_id, "child_failed", Some(failure.clone()), None)
-                }
-                _ => return None,
-            };
-            let same = id == base || id.strip_prefix(base).is_some_and(|rest| rest.starts_with('['));
-            same.then(|| StepEvent {
-                at: e.at.clone(),
-                version: e.version,
-                step_id: id.clone(),
-                kind,
-                errors,
-                truncated,
-            })
-        })
-        .collect();
+    let mut events = events_of(st, base, "");
+    let mut children = Vec::new();
+    if let Some(uses) = &cw.wf.steps[i].uses {
+        let works: Vec<String> = match view.as_ref().and_then(|v| v.items.as_ref()) {
+            Some(items) => (0..items.len()).map(|j| format!("{base}[{j}]")).collect(),
+            None => vec![base.to_owned()],
+        };
+        for work in works {
+            let run_id = crate::runtime::engine::child_run_id(&st.run_id, &work);
+            let Ok(child) = engine.run_snapshot(uses.value.as_str(), &run_id) else { continue };
+            let prefix = format!("{work}/");
+            for s in &child.workflow.wf.steps {
+                events.extend(events_of(&child.state, &s.id.value, &prefix));
+            }
+            children.push(ChildLink {
+                step_id: work,
+                workflow: child.state.workflow.clone(),
+                run_id,
+                status: child.state.status,
+            });
+        }
+        events.sort_by(|a, b| a.at.cmp(&b.at));
+    }
     let captures = match &ex.capture_as {
         Some(name) => st.captures.get(name).map(|v| (name.clone(), v.clone())).into_iter().collect(),
         None => Map::new(),
@@ -216,6 +229,7 @@ pub fn step_panel(engine: &Engine, snapshot: &RunSnapshot, step_id: &str) -> Res
         captures,
         items: view.and_then(|v| v.items),
         events,
+        children,
         timing,
         yaml: excerpt(&cw.source, cw.wf.steps[i].span, &all),
     })
@@ -285,4 +299,35 @@ pub fn source_view(
         }
     }
     Ok(view)
+}
+
+/// The results and refused results of step `base` (and its items) in `st`,
+/// their ids under `prefix` (a child run's, `each[1]/`).
+fn events_of(st: &crate::runtime::reply::FullState, base: &str, prefix: &str) -> Vec<StepEvent> {
+    st.history
+        .iter()
+        .filter_map(|e| {
+            let (id, kind, errors, truncated) = match &e.kind {
+                EventKind::Result { step_id, truncated, .. } => {
+                    (step_id, "result", None, truncated.as_ref().and_then(|t| serde_json::to_value(t).ok()))
+                }
+                EventKind::ValidationFailed { step_id, errors } => {
+                    (step_id, "validation_failed", Some(errors.clone()), None)
+                }
+                EventKind::ChildFailed { step_id, failure, .. } => {
+                    (step_id, "child_failed", Some(failure.clone()), None)
+                }
+                _ => return None,
+            };
+            let same = id == base || id.strip_prefix(base).is_some_and(|rest| rest.starts_with('['));
+            same.then(|| StepEvent {
+                at: e.at.clone(),
+                version: e.version,
+                step_id: format!("{prefix}{id}"),
+                kind,
+                errors,
+                truncated,
+            })
+        })
+        .collect()
 }

@@ -97,10 +97,15 @@ pub fn runs_table(page: &RunsPage, style: &Style) -> String {
             };
             let ready = if let Some(note) = &r.note { cut(note, 60) } else { ready };
             [
-                r.workflow.clone(),
-                match &r.archive_id {
-                    Some(a) => format!("{} ({a})", r.run_id),
-                    None => r.run_id.clone(),
+                // A child run, below its parent: indented, its parent's step named.
+                match r.depth {
+                    0 => r.workflow.clone(),
+                    d => format!("{}└ {}", "  ".repeat(d - 1), r.workflow),
+                },
+                match (&r.archive_id, &r.parent) {
+                    (Some(a), _) => format!("{} ({a})", r.run_id),
+                    (None, Some(p)) if r.depth > 0 => format!("{} ← {}", r.run_id, p.step_id),
+                    (None, _) => r.run_id.clone(),
                 },
                 r.status.clone(),
                 r.version.map(|v| v.to_string()).unwrap_or_default(),

@@ -82,6 +82,11 @@ pub struct RunRow {
     /// Why the status may be stale, or why the run cannot be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// A sub-workflow's run: the run and the `uses:` step that started it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<crate::runtime::record::ParentRun>,
+    /// How far below its parent (listed just before it) the row is; 0 at the top.
+    pub depth: usize,
 }
 
 /// A page of runs (see [`RunsQuery`]). Filtering and counting read the
@@ -105,7 +110,9 @@ pub fn runs_page(engine: &Engine, query: &RunsQuery) -> Result<RunsPage, EngineE
         matching.retain(|r| status_of(r) == want);
     }
     // Newest change first; the run id breaks ties, so pages are stable.
+    // A child run follows its parent.
     matching.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.run_id.cmp(&b.run_id)));
+    let depths = crate::runtime::reply_runs::group_children(&mut matching);
     let per_page = match query.per_page {
         0 => DEFAULT_PER_PAGE,
         n => n,
@@ -119,9 +126,10 @@ pub fn runs_page(engine: &Engine, query: &RunsQuery) -> Result<RunsPage, EngineE
     workflows.dedup();
     let runs = matching
         .into_iter()
+        .zip(depths)
         .skip((page - 1) * per_page)
         .take(per_page)
-        .map(|r| row(engine, r, query.archived))
+        .map(|(r, depth)| RunRow { depth, ..row(engine, r, query.archived) })
         .collect();
     Ok(RunsPage { runs, total, page, per_page, pages, archived: query.archived, workflows, statuses })
 }
@@ -149,6 +157,8 @@ fn row(engine: &Engine, r: RunEntry, archived: bool) -> RunRow {
         ready_total: brief.map_or(0, |b| b.ready_total),
         archive_id: r.archive_id,
         note,
+        parent: r.parent,
+        depth: 0,
         workflow: r.workflow,
         run_id: r.run_id,
     }

@@ -42,6 +42,68 @@ pub struct RunEntry {
     /// An archived run: when it was archived (RFC 3339).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub archived_at: Option<String>,
+    /// A sub-workflow's run: the run and the `uses:` step that started it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<crate::runtime::record::ParentRun>,
+}
+
+/// Orders `runs` so that each sub-workflow's run follows its parent (and its
+/// own children follow it), in the order of the parent's steps and items;
+/// runs whose parent is not in the list keep their place. Returns each
+/// run's depth below the first listed ancestor (0 for a run shown at the top).
+pub fn group_children(runs: &mut Vec<RunEntry>) -> Vec<usize> {
+    use std::collections::{BTreeMap, HashSet};
+    let present: HashSet<(String, String)> =
+        runs.iter().map(|r| (r.workflow.clone(), r.run_id.clone())).collect();
+    let parent_of = |r: &RunEntry| {
+        r.parent.as_ref().map(|p| (p.workflow.clone(), p.run_id.clone())).filter(|k| present.contains(k))
+    };
+    // The order of a parent's children: its step, then the item's index.
+    let order = |r: &RunEntry| {
+        let step = r.parent.as_ref().map_or("", |p| p.step_id.as_str());
+        let (base, item) = match step.split_once('[') {
+            Some((b, rest)) => (b, rest.trim_end_matches(']').parse::<usize>().unwrap_or(usize::MAX)),
+            None => (step, 0),
+        };
+        (base.to_owned(), item, r.run_id.clone())
+    };
+    let mut children: BTreeMap<(String, String), Vec<RunEntry>> = BTreeMap::new();
+    let mut top = Vec::new();
+    for r in runs.drain(..) {
+        match parent_of(&r) {
+            Some(k) => children.entry(k).or_default().push(r),
+            None => top.push(r),
+        }
+    }
+    for list in children.values_mut() {
+        list.sort_by_key(|r| order(r));
+    }
+    fn place(
+        r: RunEntry,
+        depth: usize,
+        children: &mut BTreeMap<(String, String), Vec<RunEntry>>,
+        out: &mut Vec<RunEntry>,
+        depths: &mut Vec<usize>,
+    ) {
+        let key = (r.workflow.clone(), r.run_id.clone());
+        out.push(r);
+        depths.push(depth);
+        for child in children.remove(&key).unwrap_or_default() {
+            place(child, depth + 1, children, out, depths);
+        }
+    }
+    let mut depths = Vec::new();
+    for r in top {
+        place(r, 0, &mut children, runs, &mut depths);
+    }
+    // A cycle of parents (a damaged store) leaves runs unplaced: list them last.
+    for (_, list) in std::mem::take(&mut children) {
+        for r in list {
+            runs.push(r);
+            depths.push(0);
+        }
+    }
+    depths
 }
 
 impl RunEntry {
@@ -57,6 +119,7 @@ impl RunEntry {
             details: None,
             archive_id: None,
             archived_at: None,
+            parent: None,
         }
     }
 }

@@ -1,7 +1,9 @@
 //! Checking a test file against its workflow, before anything runs (and in
 //! `check` and the editor): a workflow that cannot be found or compiled
 //! (`TEST_UNKNOWN_WORKFLOW`), a step id in `mocks` / `expect` the workflow
-//! does not have or a tool no step calls (`TEST_UNKNOWN_STEP`), a capture no
+//! does not have or a tool no step calls (`TEST_UNKNOWN_STEP`; a step inside
+//! a `uses:` child is named by its path, `review_each/read`, and a tool
+//! called by a child counts, at any depth), a capture no
 //! step sets (`TEST_UNKNOWN_CAPTURE`), a mock result that violates the step's
 //! `success_schema` (`TEST_MOCK_INVALID`, a warning: a test of retries or of
 //! a failing run gives invalid results on purpose; of `results`, only the
@@ -13,6 +15,7 @@ use crate::runtime::reply::Validation;
 use crate::runtime::workflow::CompiledWorkflow;
 use crate::runtime::{Engine, EngineError};
 use crate::source::Span;
+use crate::testing::children::{self, PathError};
 use crate::testing::format::{MockTarget, Reply, Spanned, TestFile};
 use crate::testing::run::base_id;
 use serde_json::Value;
@@ -39,10 +42,10 @@ fn unknown_workflow(name: &Spanned<String>, e: &EngineError) -> Diagnostic {
 }
 
 /// Every problem of `file` against its compiled workflow, in file order.
-pub fn check(file: &TestFile, cw: &CompiledWorkflow, engine: &Engine) -> Vec<Diagnostic> {
+pub fn check(file: &TestFile, cw: &Arc<CompiledWorkflow>, engine: &Engine) -> Vec<Diagnostic> {
     let steps: Vec<&str> = cw.wf.steps.iter().map(|s| s.id.value.as_str()).collect();
-    let tools: Vec<&str> =
-        cw.wf.steps.iter().filter_map(|s| s.call.as_ref()).map(|c| c.value.as_str()).collect();
+    let below = children::tools_below(engine, cw);
+    let tools: Vec<&str> = below.iter().map(String::as_str).collect();
     let captures: Vec<&str> = cw.capture_steps.keys().map(String::as_str).collect();
     let mut out = Vec::new();
     let unknown_step = |name: &str, span: Span, what: &str| {
@@ -53,13 +56,31 @@ pub fn check(file: &TestFile, cw: &CompiledWorkflow, engine: &Engine) -> Vec<Dia
         )
         .with_help_opt(suggest(name, steps.iter().copied()))
     };
+    // A path into a child: resolved through the `uses:` steps it crosses.
+    let unknown_path = |path: &str, span: Span, what: &str, e: PathError| {
+        let help = match &e {
+            PathError::NoSuchStep { step, known, .. } => suggest(step, known.iter().map(String::as_str)),
+            PathError::NotUses { .. } | PathError::Callee { .. } => None,
+        };
+        Diagnostic::new(Code::TestUnknownStep, span, e.message(what, path)).with_help_opt(help)
+    };
     for test in &file.tests {
         for mock in &test.mocks {
             match &mock.target {
-                MockTarget::Step(id) => match cw.wf.steps.iter().find(|s| s.id.value == base_id(id)) {
-                    None => out.push(unknown_step(base_id(id), mock.span, "a mock for")),
-                    Some(step) => {
-                        if let Some(schema) = &step.success_schema {
+                MockTarget::Step(id) if !id.contains('/') => {
+                    match cw.wf.steps.iter().find(|s| s.id.value == base_id(id)) {
+                        None => out.push(unknown_step(base_id(id), mock.span, "a mock for")),
+                        Some(step) => {
+                            if let Some(schema) = &step.success_schema {
+                                mock_schema(engine, schema, id, mock, &mut out);
+                            }
+                        }
+                    }
+                }
+                MockTarget::Step(id) => match children::resolve(engine, cw, id) {
+                    Err(e) => out.push(unknown_path(id, mock.span, "a mock for", e)),
+                    Ok((callee, i)) => {
+                        if let Some(schema) = &callee.wf.steps[i].success_schema {
                             mock_schema(engine, schema, id, mock, &mut out);
                         }
                     }
@@ -68,7 +89,10 @@ pub fn check(file: &TestFile, cw: &CompiledWorkflow, engine: &Engine) -> Vec<Dia
                     let mut d = Diagnostic::new(
                         Code::TestUnknownStep,
                         mock.span,
-                        format!("a mock for the tool `{tool}`: no step of `{}` calls it", cw.wf.id),
+                        format!(
+                            "a mock for the tool `{tool}`: no step of `{}` (or of a workflow it uses) calls it",
+                            cw.wf.id
+                        ),
                     );
                     d.help = suggest(tool, tools.iter().copied())
                         .map(|h| h.replace("did you mean `", "did you mean `call:"));
@@ -87,8 +111,12 @@ pub fn check(file: &TestFile, cw: &CompiledWorkflow, engine: &Engine) -> Vec<Dia
             }
         }
         for e in &expect.inputs {
-            if !steps.contains(&base_id(&e.name)) {
-                out.push(unknown_step(base_id(&e.name), e.span, "`expect.inputs` names"));
+            if !e.name.contains('/') {
+                if !steps.contains(&base_id(&e.name)) {
+                    out.push(unknown_step(base_id(&e.name), e.span, "`expect.inputs` names"));
+                }
+            } else if let Err(err) = children::resolve(engine, cw, &e.name) {
+                out.push(unknown_path(&e.name, e.span, "`expect.inputs` names", err));
             }
         }
         for e in &expect.captures {

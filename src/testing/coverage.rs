@@ -6,12 +6,19 @@
 //!
 //! For a `foreach` step with a `when`, the condition is seen true when an
 //! item ran and false when an item was skipped.
+//!
+//! A workflow run as a `uses:` child is covered too, under its own id: a
+//! test counts for it once, however many child runs of it the test made
+//! (a step ran in the test when it ran in any of them).
 
 use crate::runtime::run::StepStatus;
+use crate::runtime::workflow::CompiledWorkflow;
+use crate::testing::run::StepOutcome;
 use crate::testing::suite::Report;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::sync::Arc;
 
 /// One step's coverage.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -68,46 +75,85 @@ impl WorkflowCoverage {
     }
 }
 
-/// The coverage of every workflow the report's tests ran, by workflow id.
+/// What one test saw of one step, across every run of its workflow in the test.
+#[derive(Clone, Copy, Default)]
+struct Seen {
+    ran: bool,
+    skipped: bool,
+    when_true: bool,
+    when_false: bool,
+    foreach_zero: bool,
+    foreach_several: bool,
+}
+
+impl Seen {
+    fn add(&mut self, o: &StepOutcome) {
+        let (done, skipped) = (o.status == StepStatus::Done, o.status == StepStatus::Skipped);
+        self.ran |= done;
+        self.skipped |= skipped;
+        match &o.items {
+            Some(items) => {
+                self.foreach_zero |= items.is_empty();
+                self.foreach_several |= items.len() > 1;
+                self.when_true |= items.contains(&StepStatus::Done);
+                self.when_false |= items.contains(&StepStatus::Skipped);
+            }
+            None => {
+                self.when_true |= done;
+                self.when_false |= skipped;
+            }
+        }
+    }
+}
+
+fn empty(cw: &CompiledWorkflow) -> WorkflowCoverage {
+    let line = |span: crate::source::Span| cw.source.line_col(span.start as usize).line;
+    let steps = cw
+        .wf
+        .steps
+        .iter()
+        .map(|s| StepCoverage {
+            id: s.id.value.to_string(),
+            line: line(s.span),
+            when_line: s.when.as_ref().map(|w| line(w.loc.span)),
+            foreach_line: s.foreach.as_ref().map(|f| line(f.loc.span)),
+            ..StepCoverage::default()
+        })
+        .collect();
+    let file = std::path::absolute(&cw.path).unwrap_or_else(|_| cw.path.clone()).display().to_string();
+    WorkflowCoverage { workflow: cw.wf.id.clone(), file, tests: 0, steps }
+}
+
+/// The coverage of every workflow the report's tests ran, by workflow id:
+/// the workflows under test and those their `uses:` steps ran.
 pub fn collect(report: &Report) -> Vec<WorkflowCoverage> {
     let mut by_id: BTreeMap<String, WorkflowCoverage> = BTreeMap::new();
     for r in &report.results {
         let Some(cw) = report.files.get(r.file_index).and_then(|f| f.compiled.as_ref()) else { continue };
-        let cov = by_id.entry(cw.wf.id.clone()).or_insert_with(|| {
-            let line = |span: crate::source::Span| cw.source.line_col(span.start as usize).line;
-            let steps = cw
-                .wf
-                .steps
-                .iter()
-                .map(|s| StepCoverage {
-                    id: s.id.value.to_string(),
-                    line: line(s.span),
-                    when_line: s.when.as_ref().map(|w| line(w.loc.span)),
-                    foreach_line: s.foreach.as_ref().map(|f| line(f.loc.span)),
-                    ..StepCoverage::default()
-                })
-                .collect();
-            let file =
-                std::path::absolute(&cw.path).unwrap_or_else(|_| cw.path.clone()).display().to_string();
-            WorkflowCoverage { workflow: cw.wf.id.clone(), file, tests: 0, steps }
-        });
+        by_id.entry(cw.wf.id.clone()).or_insert_with(|| empty(cw));
         let Some(outcome) = &r.outcome else { continue };
-        cov.tests += 1;
-        for (s, o) in cov.steps.iter_mut().zip(&outcome.steps) {
-            let (done, skipped) = (o.status == StepStatus::Done, o.status == StepStatus::Skipped);
-            s.ran += usize::from(done);
-            s.skipped += usize::from(skipped);
-            match &o.items {
-                Some(items) => {
-                    s.foreach_zero += usize::from(items.is_empty());
-                    s.foreach_several += usize::from(items.len() > 1);
-                    s.when_true += usize::from(items.contains(&StepStatus::Done));
-                    s.when_false += usize::from(items.contains(&StepStatus::Skipped));
-                }
-                None => {
-                    s.when_true += usize::from(done);
-                    s.when_false += usize::from(skipped);
-                }
+        // Per workflow, what this test saw of each step (across its child runs).
+        let mut seen: BTreeMap<String, (Arc<CompiledWorkflow>, Vec<Seen>)> = BTreeMap::new();
+        let runs =
+            std::iter::once((cw, &outcome.steps)).chain(outcome.children.iter().map(|c| (&c.cw, &c.steps)));
+        for (cw, steps) in runs {
+            let (_, flags) = seen
+                .entry(cw.wf.id.clone())
+                .or_insert_with(|| (cw.clone(), vec![Seen::default(); cw.wf.steps.len()]));
+            for (f, o) in flags.iter_mut().zip(steps) {
+                f.add(o);
+            }
+        }
+        for (id, (cw, flags)) in seen {
+            let cov = by_id.entry(id).or_insert_with(|| empty(&cw));
+            cov.tests += 1;
+            for (s, f) in cov.steps.iter_mut().zip(flags) {
+                s.ran += usize::from(f.ran);
+                s.skipped += usize::from(f.skipped);
+                s.when_true += usize::from(f.when_true);
+                s.when_false += usize::from(f.when_false);
+                s.foreach_zero += usize::from(f.foreach_zero);
+                s.foreach_several += usize::from(f.foreach_several);
             }
         }
     }

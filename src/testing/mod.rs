@@ -14,9 +14,11 @@
 //! `expect` blocks from actual results (`--update`); `coverage.rs` says what the tests exercised (`--coverage`,
 //! lcov); `replay.rs` re-runs a recorded run against the workflow as it is
 //! now (`--replay`) or writes it as a test file (`--from-run`); `tool.rs` is
-//! the MCP tool `think_test`.
+//! the MCP tool `think_test`; `children.rs` names and reads the steps of
+//! `uses:` child runs (mock paths, coverage of called workflows).
 
 pub mod check;
+pub mod children;
 pub mod coverage;
 pub mod format;
 pub mod matching;

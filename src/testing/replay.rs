@@ -11,11 +11,19 @@
 //! journal); its inputs from the engine's `state get` when it can read the
 //! run (through the workflow version the run is pinned to, [`add_inputs`]),
 //! else from the stored snapshot alone (steps readied after it have none).
+//!
+//! A run with `uses:` steps is read with its child runs, at any depth: their
+//! results and inputs join the parent's under their paths
+//! (`review_each[1]/read`), as the engine hands their instructions out, and
+//! the parent's own record of a child's outputs is left out (the replay's
+//! children produce it again).
 
 use crate::migrate::emit::emit;
 use crate::runtime::Engine;
 use crate::runtime::args::NextArgs;
+use crate::runtime::engine::child_run_id;
 use crate::runtime::reply::Instruction;
+use crate::runtime::workflow::CompiledWorkflow;
 use crate::source::Span;
 use crate::state::{RunKey, StateStore};
 use crate::testing::format::{Mock, MockCase, MockTarget, Reply, Spanned, TestCase};
@@ -24,6 +32,7 @@ use crate::testing::update::{expect_value, to_yaml};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 /// A run as recorded in the store.
 #[derive(Clone, Debug, Default)]
@@ -44,26 +53,132 @@ fn error(code: &str, message: String) -> TestError {
     TestError { code: code.to_owned(), message, help: None, step_id: None }
 }
 
-/// Takes the inputs of a run's full state (`state get`: every step's and
-/// item's, where the stored snapshot may lack the latest).
-pub fn add_inputs(rec: &mut Recorded, state: &crate::runtime::reply::FullState) {
+/// Takes the inputs of a run's full state (`state get` by `engine`, the
+/// engine that owns the run: every step's and item's, where the stored
+/// snapshot may lack the latest), and its child runs' under their paths.
+pub fn add_inputs(rec: &mut Recorded, engine: &Engine, workflow_id: &str, run_id: &str) {
+    let Ok(state) = engine.state_get(workflow_id, run_id) else { return };
     // The engine's word on the status too (the stored snapshot's may be
     // older than the journal).
     rec.status = state.status.as_str().to_owned();
-    for s in &state.steps {
+    let cw = engine.workflow(workflow_id).ok();
+    add_inputs_below(rec, engine, cw.as_ref(), &state, run_id, "", 0);
+}
+
+fn add_inputs_below(
+    rec: &mut Recorded,
+    engine: &Engine,
+    cw: Option<&Arc<CompiledWorkflow>>,
+    state: &crate::runtime::reply::FullState,
+    run_id: &str,
+    prefix: &str,
+    depth: usize,
+) {
+    for (n, s) in state.steps.iter().enumerate() {
         if let Some(input) = &s.input {
-            rec.inputs.insert(s.id.clone(), input.clone());
+            rec.inputs.insert(format!("{prefix}{}", s.id), input.clone());
         }
         for (i, item) in s.items.iter().flatten().enumerate() {
             if let Some(input) = &item.input {
-                rec.inputs.insert(format!("{}[{i}]", s.id), input.clone());
+                rec.inputs.insert(format!("{prefix}{}[{i}]", s.id), input.clone());
+            }
+        }
+        let uses = cw.and_then(|cw| cw.wf.steps.get(n)).and_then(|st| st.uses.as_ref());
+        let Some(callee) = uses.and_then(|u| engine.workflow(u.value.as_str()).ok()) else { continue };
+        if depth >= MAX_DEPTH {
+            continue;
+        }
+        let works: Vec<String> = match &s.items {
+            Some(items) => (0..items.len()).map(|j| format!("{}[{j}]", s.id)).collect(),
+            None => vec![s.id.clone()],
+        };
+        for work in works {
+            let child_id = child_run_id(run_id, &work);
+            if let Ok(child) = engine.state_get(&callee.wf.id, &child_id) {
+                let prefix = format!("{prefix}{work}/");
+                add_inputs_below(rec, engine, Some(&callee), &child, &child_id, &prefix, depth + 1);
             }
         }
     }
 }
 
-/// Reads run `run_id` of workflow `workflow_id` from `store`.
-pub fn read_run(store: &dyn StateStore, workflow_id: &str, run_id: &str) -> Result<Recorded, TestError> {
+/// How deep child runs are read (a guard against a cycle; the engine's own
+/// limit on nesting is lower).
+const MAX_DEPTH: usize = 16;
+
+/// Reads run `run_id` of workflow `workflow_id` from `store`, with its child
+/// runs (the `uses:` steps of `engine`'s `workflow_id` say which).
+pub fn read_run(
+    store: &dyn StateStore,
+    engine: &Engine,
+    workflow_id: &str,
+    run_id: &str,
+) -> Result<Recorded, TestError> {
+    let cw = engine.workflow(workflow_id).ok();
+    let mut rec = read_one(store, workflow_id, run_id, cw.as_ref())?;
+    if let Some(cw) = &cw {
+        add_children(store, engine, cw, run_id, "", &mut rec, 0)?;
+    }
+    Ok(rec)
+}
+
+/// The results and inputs of the child runs below run `run_id` of `cw`,
+/// under their paths.
+fn add_children(
+    store: &dyn StateStore,
+    engine: &Engine,
+    cw: &Arc<CompiledWorkflow>,
+    run_id: &str,
+    prefix: &str,
+    rec: &mut Recorded,
+    depth: usize,
+) -> Result<(), TestError> {
+    if depth >= MAX_DEPTH {
+        return Ok(());
+    }
+    for step in &cw.wf.steps {
+        let Some(uses) = &step.uses else { continue };
+        let Ok(callee) = engine.workflow(uses.value.as_str()) else { continue };
+        let keys = store.list(Some(&callee.wf.id)).map_err(|e| error("STATE_IO", e.to_string()))?;
+        let own = child_run_id(run_id, &step.id.value);
+        let mut works: Vec<(Option<usize>, String)> = keys
+            .into_iter()
+            .filter_map(|k| {
+                if k.run_id == own {
+                    return Some((None, k.run_id));
+                }
+                let item = k.run_id.strip_prefix(&own)?.strip_prefix('.')?.parse::<usize>().ok()?;
+                Some((Some(item), k.run_id))
+            })
+            .collect();
+        works.sort();
+        for (item, child_id) in works {
+            let work = match item {
+                Some(j) => format!("{prefix}{}[{j}]/", step.id.value),
+                None => format!("{prefix}{}/", step.id.value),
+            };
+            let child = read_one(store, &callee.wf.id, &child_id, Some(&callee))?;
+            rec.results.extend(child.results.into_iter().map(|(s, r)| (format!("{work}{s}"), r)));
+            for (s, input) in child.inputs {
+                rec.inputs.entry(format!("{work}{s}")).or_insert(input);
+            }
+            add_children(store, engine, &callee, &child_id, &work, rec, depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// One run as stored, without its children; the results of `cw`'s `uses:`
+/// steps (a child's outputs, which a replay produces again) are left out.
+fn read_one(
+    store: &dyn StateStore,
+    workflow_id: &str,
+    run_id: &str,
+    cw: Option<&Arc<CompiledWorkflow>>,
+) -> Result<Recorded, TestError> {
+    let is_uses = |step: &str| {
+        cw.is_some_and(|cw| cw.wf.steps.iter().any(|s| s.uses.is_some() && s.id.value == base_id(step)))
+    };
     let key = RunKey::new(workflow_id, run_id).map_err(|e| error("INVALID_ID", e.to_string()))?;
     let loaded = store.load(&key).map_err(|e| error("STATE_IO", e.to_string()))?.ok_or_else(|| {
         error("UNKNOWN_RUN", format!("no run `{run_id}` of `{workflow_id}` in the state store"))
@@ -79,6 +194,7 @@ pub fn read_run(store: &dyn StateStore, workflow_id: &str, run_id: &str) -> Resu
     for e in history.chain(&loaded.journal) {
         if e.get("type").and_then(Value::as_str) == Some("result")
             && let Some(step) = e.get("step_id").and_then(Value::as_str)
+            && !is_uses(step)
         {
             rec.results.push((step.to_owned(), e.get("result").cloned().unwrap_or(Value::Null)));
         }

@@ -7,11 +7,18 @@
 //! `success_schema` is retried by the engine as usual (`results` gives one
 //! per attempt). The engine is not changed or bypassed: what a test sees is
 //! what a client driving `plan` / `next` would see.
+//!
+//! Steps inside a `uses:` step's child runs are answered the same way: their
+//! instructions come through the parent (`review_each[1]/read`), and a mock
+//! may name the item's path, the path of every item (`review_each/read`),
+//! or the tool (`call:local_read`), at any depth ([`mock_for`]).
 
 use crate::runtime::args::NextArgs;
 use crate::runtime::reply::{FullState, Instruction, Progress};
 use crate::runtime::run::{RunStatus, StepStatus};
 use crate::runtime::{Engine, EngineError, ErrorCode};
+use crate::testing::children::{self, ChildOutcome, without_items};
+pub use crate::testing::children::{StepOutcome, step_outcomes};
 use crate::testing::format::{Mock, MockTarget, Reply, TestCase};
 use crate::testing::matching::contains;
 use serde::Serialize;
@@ -73,18 +80,6 @@ pub struct ToolFailure {
     pub error: Value,
 }
 
-/// One step as the run left it (for coverage).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct StepOutcome {
-    /// The step id.
-    pub id: String,
-    /// Its status.
-    pub status: StepStatus,
-    /// A foreach step's items' statuses, once expanded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub items: Option<Vec<StepStatus>>,
-}
-
 /// What happened in a test's run: what `expect` is compared with.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Outcome {
@@ -111,6 +106,9 @@ pub struct Outcome {
     /// Every result submitted, in order (what `--from-run` and replay compare).
     #[serde(skip)]
     pub submitted: Vec<(String, Value)>,
+    /// The child runs of its `uses:` steps, at any depth (for coverage).
+    #[serde(skip)]
+    pub children: Vec<ChildOutcome>,
 }
 
 /// The base step id of `id` or `id[i]`.
@@ -118,11 +116,12 @@ pub fn base_id(step_id: &str) -> &str {
     step_id.split_once('[').map_or(step_id, |(b, _)| b)
 }
 
-/// The mock answering for an instruction: the item's own (`id[i]`), the step's, else its tool's.
+/// The mock answering for an instruction: the item's own (`id[i]`,
+/// `review_each[1]/read`), the step's for every item (`id`,
+/// `review_each/read`), else its tool's (`call:TOOL`, at any depth).
 pub fn mock_for<'t>(mocks: &'t [Mock], instruction: &Instruction) -> Option<&'t Mock> {
-    let step = |id: &str| mocks.iter().find(|m| m.target == MockTarget::Step(id.to_owned()));
-    // A foreach item's own mock (`id[i]`), then the step's, then the tool's.
-    step(&instruction.step_id).or_else(|| step(base_id(&instruction.step_id))).or_else(|| {
+    let step = |id: &str| mocks.iter().find(|m| matches!(&m.target, MockTarget::Step(s) if s == id));
+    step(&instruction.step_id).or_else(|| step(&without_items(&instruction.step_id))).or_else(|| {
         let call = instruction.call.as_deref()?;
         mocks.iter().find(|m| m.target == MockTarget::Call(call.to_owned()))
     })
@@ -134,7 +133,7 @@ enum Answer {
 }
 
 fn answer(mocks: &[Mock], i: &Instruction) -> Result<Answer, TestError> {
-    let step = base_id(&i.step_id);
+    let step = without_items(&i.step_id);
     let err = |code: &str, message: String, help: String| TestError {
         code: code.to_owned(),
         message,
@@ -146,7 +145,15 @@ fn answer(mocks: &[Mock], i: &Instruction) -> Result<Answer, TestError> {
         return Err(err(
             "NO_MOCK",
             format!("step `{}` (tool `{tool}`) was reached but has no mock", i.step_id),
-            format!("add `{step}: {{result: …}}` (or `call:{tool}: {{result: …}}`) under `mocks`"),
+            if step == i.step_id {
+                format!("add `{step}: {{result: …}}` (or `call:{tool}: {{result: …}}`) under `mocks`")
+            } else {
+                format!(
+                    "add `{step}: {{result: …}}` (every item), `{}: {{result: …}}` (this one) or \
+                     `call:{tool}: {{result: …}}` under `mocks`",
+                    i.step_id
+                )
+            },
         ));
     };
     let Some(case) = mock.cases.iter().find(|c| c.when_input.as_ref().is_none_or(|w| contains(w, &i.input)))
@@ -191,6 +198,9 @@ pub fn run_test(
     run_id: &str,
 ) -> Result<Outcome, TestError> {
     let out = drive(engine, workflow, test, run_id);
+    if let Ok(o) = &out {
+        children::delete(engine, &o.children, run_id);
+    }
     let _ = engine.state_delete(workflow, run_id, true);
     out
 }
@@ -234,7 +244,11 @@ fn drive(engine: &Engine, workflow: &str, test: &TestCase, run_id: &str) -> Resu
         }
     }
     let state = engine.state_get(workflow, run_id).map_err(|e| TestError::engine(&e))?;
-    Ok(outcome(state, failures, submitted))
+    let mut out = outcome(state.clone(), failures, submitted);
+    if let Ok(cw) = engine.workflow(workflow) {
+        children::collect(engine, &cw, &state, run_id, "", &mut out.inputs, &mut out.children);
+    }
+    Ok(out)
 }
 
 fn first(p: Progress) -> Option<Instruction> {
@@ -249,20 +263,8 @@ fn outcome(state: FullState, tool_failures: Vec<ToolFailure>, submitted: Vec<(St
     };
     let with = |s: StepStatus| state.steps.iter().filter(|v| v.status == s).map(|v| v.id.clone()).collect();
     let mut inputs = Map::new();
-    let mut steps = Vec::new();
-    for s in &state.steps {
-        if let Some(items) = &s.items {
-            let list: Vec<Value> = items.iter().map(|i| i.input.clone().unwrap_or(Value::Null)).collect();
-            inputs.insert(s.id.clone(), Value::Array(list));
-        } else if let Some(input) = &s.input {
-            inputs.insert(s.id.clone(), input.clone());
-        }
-        steps.push(StepOutcome {
-            id: s.id.clone(),
-            status: s.status,
-            items: s.items.as_ref().map(|items| items.iter().map(|i| i.status).collect()),
-        });
-    }
+    children::inputs_of(&state, "", &mut inputs);
+    let steps = step_outcomes(&state);
     Outcome {
         status: status.to_owned(),
         ran: with(StepStatus::Done),
@@ -273,6 +275,7 @@ fn outcome(state: FullState, tool_failures: Vec<ToolFailure>, submitted: Vec<(St
         tool_failures,
         steps,
         submitted,
+        children: Vec::new(),
     }
 }
 
@@ -282,7 +285,7 @@ impl Outcome {
         if let Some(v) = self.inputs.get(key) {
             return Some(v);
         }
-        let (base, rest) = key.split_once('[')?;
+        let (base, rest) = key.rsplit_once('[')?;
         let n: usize = rest.strip_suffix(']')?.parse().ok()?;
         self.inputs.get(base)?.as_array()?.get(n).filter(|v| !v.is_null())
     }

@@ -167,8 +167,19 @@ fn dry_run_review_v1_on_a_fresh_root() {
     let r = exec(&p.path, &["review_v1", "--dry-run", "--json"]);
     let s = summary(&r);
     assert_eq!(s["status"], "done");
-    // The generated merge request is a minimal MergeRequestV1.
-    assert_eq!(s["artifacts"]["mr"], json!({"iid": 0, "title": "", "source_branch": "", "changes": []}));
+    // The generated merge request is a MergeRequestV1 made to exercise the
+    // workflow: one change (so `review_file`'s foreach runs an item), every
+    // property filled.
+    let change =
+        json!({"new_path": "", "old_path": "", "diff": "", "new_file": false, "deleted_file": false});
+    assert_eq!(
+        s["artifacts"]["mr"],
+        json!({"iid": 0, "title": "", "source_branch": "", "target_branch": "", "changes": [change]})
+    );
+    let st = state(&p.path, "review_v1", s["run_id"].as_str().unwrap());
+    let items =
+        st["steps"].as_array().unwrap().iter().find(|x| x["id"] == "review_file").unwrap()["items"].clone();
+    assert_eq!(items.as_array().map(Vec::len), Some(1), "{st}");
     // Every bundled workflow: a `think` step with a success schema is answered from it,
     // not asked of the engine (which failed the schema until the run failed).
     for w in ["release_notes", "ticket_grooming"] {

@@ -21,9 +21,11 @@
 //!   the run's history, the other results of the batch are submitted, and
 //!   exec stops with the reason. Re-running with the same run id retries it.
 //! - `--dry-run`: every call other than the engine's safe built-ins (`think`,
-//!   `prompt_say`, read-only `think_*`) is answered with a minimal instance
-//!   of the step's success schema ([`sample`]), or `{}`; missing required
-//!   params are generated the same way.
+//!   `prompt_say`, read-only `think_*`) is answered with an instance of its
+//!   output type — the step's success schema, else the tool's `outputSchema`
+//!   in `tools.lock.json` — made to exercise the workflow ([`sample::exercise`]:
+//!   a list has an item, so every `foreach` runs one and every child workflow
+//!   below it starts), or `{}`; missing params are generated the same way.
 //!
 //! Engine calls are synchronous and short (a file append), so they run on the
 //! calling task; tool calls are async (child processes, HTTP).
@@ -138,7 +140,7 @@ async fn perform(
             }
             mux.call(c, args).await
         }
-        _ if dry_run => answered(sample::sample(&mux.engine().success_schema_of(instruction))),
+        _ if dry_run => answered(sample::exercise(&mux.engine().output_type_of(instruction))),
         _ => ToolOutcome {
             ok: false,
             output: failure(
@@ -166,7 +168,7 @@ fn dry_run_params(engine: &Engine, workflow: &str, params: Value) -> Result<Valu
         other => return Ok(other),
     };
     for p in cw.wf.params.iter().filter(|p| p.required || p.schema.get("default").is_none()) {
-        params.entry(p.name.value.clone()).or_insert_with(|| sample::sample(&p.schema));
+        params.entry(p.name.value.clone()).or_insert_with(|| sample::exercise(&p.schema));
     }
     Ok(Value::Object(params))
 }

@@ -15,11 +15,21 @@ const MAX_DEPTH: usize = 32;
 
 /// A minimal value valid against `schema` (as far as the rules above go).
 pub fn sample(schema: &Value) -> Value {
-    Sampler { root: schema }.value(schema, 0)
+    Sampler { root: schema, exercise: false }.value(schema, 0)
+}
+
+/// A value valid against `schema` that exercises what reads it: as
+/// [`sample`], but a list has at least one item (unless `maxItems` is 0)
+/// and an object has its optional properties too, so a `foreach` over it
+/// runs an item and a template reading an optional field finds one.
+pub fn exercise(schema: &Value) -> Value {
+    Sampler { root: schema, exercise: true }.value(schema, 0)
 }
 
 struct Sampler<'a> {
     root: &'a Value,
+    /// Lists with an item and optional properties filled ([`exercise`]).
+    exercise: bool,
 }
 
 fn num(v: Option<&Value>) -> Option<f64> {
@@ -81,8 +91,14 @@ impl Sampler<'_> {
             "object" => {
                 let props = s.get("properties").and_then(Value::as_object);
                 let mut out = Map::new();
-                for name in s.get("required").and_then(Value::as_array).into_iter().flatten() {
-                    let Some(name) = name.as_str() else { continue };
+                let required = s.get("required").and_then(Value::as_array).into_iter().flatten();
+                let optional = props.filter(|_| self.exercise).into_iter().flat_map(|p| p.keys());
+                let names: Vec<&str> =
+                    required.filter_map(Value::as_str).chain(optional.map(String::as_str)).collect();
+                for name in names {
+                    if out.contains_key(name) {
+                        continue;
+                    }
                     let v = match props.and_then(|p| p.get(name)) {
                         Some(p) => self.value(p, depth + 1),
                         None => Value::Null,
@@ -92,7 +108,10 @@ impl Sampler<'_> {
                 Value::Object(out)
             }
             "array" => {
-                let min = s.get("minItems").and_then(Value::as_u64).unwrap_or(0) as usize;
+                let mut min = s.get("minItems").and_then(Value::as_u64).unwrap_or(0) as usize;
+                if self.exercise && s.get("maxItems").and_then(Value::as_u64) != Some(0) {
+                    min = min.max(1);
+                }
                 let prefix = s.get("prefixItems").and_then(Value::as_array);
                 let items = s.get("items");
                 let mut out = Vec::new();

@@ -161,10 +161,12 @@ function runsTable(data, load) {
   if (!data.runs.length) {
     return [el('p', { class: 'muted', id: 'no-runs' }, data.total ? 'No run matches.' : 'No runs yet: start one with savant-think plan WORKFLOW.')];
   }
-  const rows = data.runs.map((r) => el('tr', { 'data-run-id': r.run_id },
-    el('td', {}, el('a', { href: workflowHref(r.workflow) }, r.workflow)),
+  // A child run follows its parent, indented, with the parent's step named.
+  const rows = data.runs.map((r) => el('tr', { 'data-run-id': r.run_id, 'data-depth': r.depth || 0, class: r.depth ? 'child-run' : '' },
+    el('td', { style: r.depth ? `padding-left: ${0.5 + 1.2 * r.depth}em` : '' }, r.depth ? '└ ' : '', el('a', { href: workflowHref(r.workflow) }, r.workflow)),
     el('td', {}, el('a', { class: 'run-link', href: runHref(r.workflow, r.run_id, r.archive_id) }, r.run_id),
-      r.archive_id ? el('div', { class: 'muted' }, r.archive_id) : null),
+      r.archive_id ? el('div', { class: 'muted' }, r.archive_id) : null,
+      r.parent && r.depth ? el('div', { class: 'muted parent-step' }, `of ${r.parent.step_id}`) : null),
     el('td', {}, badge(r.status), r.note ? el('div', { class: 'muted' }, r.note) : null),
     el('td', {}, r.version === null || r.version === undefined ? '' : r.version),
     el('td', { title: r.created_at || '' }, when(r.created_at)),
@@ -221,6 +223,7 @@ async function runPage(workflow, runId) {
 function header(view) {
   const failure = view.failure ? el('div', { class: 'box error', id: 'failure' }, el('strong', {}, 'Failed: '), view.failure.message || JSON.stringify(view.failure)) : null;
   const differs = view.file_differs ? el('div', { class: 'box warn' }, 'The workflow file on disk differs from the version this run is pinned to: see the source tab, or upgrade.') : null;
+  const parent = view.parent ? el('span', { id: 'run-parent' }, 'started by ', el('a', { href: runHref(view.parent.workflow, view.parent.run_id) }, `${view.parent.workflow} · ${view.parent.run_id}`), ` at ${view.parent.step_id}`) : null;
   const forked = view.forked_from ? el('span', {}, 'forked from ', el('a', { href: runHref(view.workflow, view.forked_from.run_id) }, view.forked_from.run_id), ` at ${view.forked_from.step}`) : null;
   return el('section', { id: 'run-header' },
     el('h1', {}, `${view.workflow} · ${view.run_id} `, el('span', { id: 'run-status' }, badge(view.status)), view.archived ? ' (archived)' : ''),
@@ -228,7 +231,7 @@ function header(view) {
       el('span', { id: 'run-version' }, `version ${view.version}`),
       el('span', { title: view.created_at }, `started ${when(view.created_at)}`),
       el('span', { id: 'run-updated', title: view.updated_at }, `updated ${when(view.updated_at)}`),
-      el('span', {}, `${view.events} events`), forked),
+      el('span', {}, `${view.events} events`), forked, parent),
     el('div', { class: 'meta', id: 'run-counts' }, countsText(view.counts)),
     el('div', { class: 'meta', id: 'run-ready' }, view.ready.length ? `ready: ${view.ready.join(', ')}` : ''),
     failure, differs);
@@ -369,9 +372,19 @@ async function openStep(panel, workflow, runId, id, archived, quiet) {
   else if (p.input !== undefined && p.input !== null) parts.push(...section('Input (rendered)', el('pre', {}, json(p.input))));
   if (p.result !== undefined && p.result !== null) parts.push(...section('Result', el('pre', { id: 'panel-result' }, json(p.result))));
   if (Object.keys(p.captures).length) parts.push(...section('Captures set', el('pre', {}, json(p.captures))));
+  // A `uses:` step's child runs, by item.
+  const childOf = new Map((p.children || []).map((c) => [c.step_id, c]));
+  const childLink = (c) => el('a', { class: 'child-run-link', href: runHref(c.workflow, c.run_id) }, `${c.run_id}`);
   if (p.items) {
-    parts.push(...section(`Items (${p.items.length})`, el('table', {}, p.items.map((it, i) =>
-      el('tr', {}, el('td', {}, `[${i}]`), el('td', {}, badge(it.status)), el('td', {}, el('code', {}, it.result === undefined ? '' : cut(JSON.stringify(it.result), 120))))))));
+    parts.push(...section(`Items (${p.items.length})`, el('table', { id: 'panel-items' }, p.items.map((it, i) => {
+      const c = childOf.get(`${p.id}[${i}]`);
+      return el('tr', {}, el('td', {}, `[${i}]`), el('td', {}, badge(it.status)),
+        el('td', { class: 'item-input' }, el('code', {}, it.input === undefined || it.input === null ? '' : cut(JSON.stringify(it.input), 80))),
+        el('td', {}, el('code', {}, it.result === undefined || it.result === null ? '' : cut(JSON.stringify(it.result), 120))),
+        el('td', {}, c ? [childLink(c), ' ', badge(c.status)] : ''));
+    }))));
+  } else if (p.children && p.children.length) {
+    parts.push(...section('Child run', el('div', { id: 'panel-child' }, p.children.map((c) => [childLink(c), ' ', badge(c.status)]))));
   }
   if (p.events.length) {
     parts.push(...section('Attempts', el('ul', { id: 'panel-events' }, p.events.map((ev) => el('li', { class: ev.kind },

@@ -161,8 +161,7 @@ impl Engine {
 
     /// The child run id of `uses:` work `w` of run `m`.
     pub(super) fn child_run_id(m: &Machine, w: WorkRef) -> String {
-        let work = m.work_id(w).replace('[', ".").replace(']', "");
-        format!("{}.{work}", m.state.run_id)
+        child_run_id(&m.state.run_id, &m.work_id(w))
     }
 
     /// The child of `uses:` work `w`: started when it does not exist yet,
@@ -319,4 +318,10 @@ fn outputs(m: &Machine) -> Result<Value, Value> {
         out.insert(o.name.value.to_string(), value);
     }
     Ok(Value::Object(out))
+}
+
+/// The run id of the child that `uses:` work `work` (`step` or `step[3]`)
+/// of run `parent_run` starts: `PARENT.step` or `PARENT.step.3`.
+pub fn child_run_id(parent_run: &str, work: &str) -> String {
+    format!("{parent_run}.{}", work.replace('[', ".").replace(']', ""))
 }

@@ -35,6 +35,7 @@ mod prune;
 mod repair;
 mod upgrade;
 
+pub use children::child_run_id;
 pub use inspect::{RunBrief, RunSnapshot};
 pub use observe::{AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt};
 pub use upgrade::{UpgradeFailed, UpgradeRequest};

@@ -46,6 +46,8 @@ impl Engine {
                 entry
             })
             .collect();
+        let mut runs = runs;
+        crate::runtime::reply_runs::group_children(&mut runs);
         Ok(RunList { runs })
     }
 
@@ -145,5 +147,11 @@ pub(super) fn raw_entry(key: &RunKey, l: &Loaded) -> RunEntry {
     let version = l.journal.last().unwrap_or(&l.snapshot).get("version").and_then(Value::as_u64);
     let text = |k: &str| l.snapshot.get(k).and_then(Value::as_str).map(str::to_owned);
     let at = l.journal.last().and_then(|e| e.get("at")).and_then(Value::as_str).map(str::to_owned);
-    RunEntry { version, updated_at: at.or_else(|| text("updated_at")), ..RunEntry::new(key, text("status")) }
+    let parent = l.snapshot.get("parent").and_then(|p| serde_json::from_value(p.clone()).ok());
+    RunEntry {
+        version,
+        updated_at: at.or_else(|| text("updated_at")),
+        parent,
+        ..RunEntry::new(key, text("status"))
+    }
 }

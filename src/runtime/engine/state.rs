@@ -45,6 +45,8 @@ impl Engine {
                 },
             })
             .collect();
+        let mut runs = runs;
+        crate::runtime::reply_runs::group_children(&mut runs);
         Ok(RunList { runs })
     }
 
@@ -81,6 +83,7 @@ impl Engine {
             let entry = RunEntry {
                 version: Some(st.version),
                 updated_at: Some(st.updated_at.clone()),
+                parent: st.parent.clone(),
                 ..RunEntry::new(key, Some(st.status.as_str().to_owned()))
             };
             self.put(key, cached);

@@ -42,6 +42,20 @@ impl Engine {
         }
     }
 
+    /// What an instruction's call answers, as far as anything says: the
+    /// step's success schema, else the `outputSchema` of the tool in
+    /// `tools.lock.json`, else `{}` (anything).
+    pub fn output_type_of(&self, instruction: &crate::runtime::reply::Instruction) -> Value {
+        if !instruction.success_schema.is_null() {
+            return self.success_schema_of(instruction);
+        }
+        let config = self.project.check_config();
+        let locked = instruction.call.as_deref().and_then(|call| {
+            config.lock.as_ref().and_then(|lock| lock.contracts.get(call).and_then(|c| c.output.clone()))
+        });
+        locked.unwrap_or_else(|| json!({}))
+    }
+
     pub(super) fn validate_result(
         &self,
         schema: &SchemaRef,
