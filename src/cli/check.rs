@@ -592,7 +592,9 @@ fn shadowed_prompts(root: &Path, checked: &[(SourceFile, Vec<Diagnostic>)]) -> V
 
 /// `--runs`: each checked workflow of the root that has unfinished runs is
 /// dry-run upgraded to the file as it is now; every refusal becomes an
-/// `INCOMPATIBLE_UPGRADE` warning at its place in the file.
+/// `INCOMPATIBLE_UPGRADE` warning at its place in the file, and a file that
+/// runs at an older version can all take says so on stderr (`note: …: 2
+/// runs in flight can be upgraded to it`), so silence is never ambiguous.
 fn stranded_runs(root: &Path, checked: &mut [(SourceFile, Vec<Diagnostic>)]) {
     let engine = match super::env::engine(root.to_path_buf()) {
         Ok(e) => e,
@@ -605,7 +607,16 @@ fn stranded_runs(root: &Path, checked: &mut [(SourceFile, Vec<Diagnostic>)]) {
         if diagnostics.iter().any(|d| d.severity == savant_think::diagnostic::Severity::Error) {
             continue; // a broken file cannot be upgraded to; its errors say why
         }
-        diagnostics.extend(engine.stranded_runs(&source.path));
+        let against = engine.runs_against(&source.path);
+        if against.upgradable > 0 && against.diagnostics.is_empty() {
+            let n = against.upgradable;
+            eprintln!(
+                "note: --runs: {path}: {n} run{} in flight can be upgraded to it (`savant-think upgrade {path} --all`)",
+                if n == 1 { "" } else { "s" },
+                path = source.path
+            );
+        }
+        diagnostics.extend(against.diagnostics);
         savant_think::check::sort(diagnostics);
     }
 }

@@ -43,9 +43,11 @@ pub struct ExecArgs {
     /// [local] exec_allow, run without a shell).
     #[arg(long)]
     pub allow_exec: bool,
-    /// Call no external tool: answer each with a minimal instance of the
-    /// step's success schema (or {}); missing required params are generated.
-    /// The engine's think and prompt_say still run.
+    /// Call no external tool: answer each from its output type (the step's
+    /// success schema, else the locked tool's outputSchema), with a list
+    /// item so every foreach and child workflow runs; missing params are
+    /// generated. The engine's think and prompt_say still run (answered
+    /// from the schema when they have one). The summary says what ran.
     #[arg(long)]
     pub dry_run: bool,
     /// Print NDJSON events on stdout (run_started, step_started,

@@ -311,7 +311,7 @@ fn events_of(st: &crate::runtime::reply::FullState, base: &str, prefix: &str) ->
                 EventKind::Result { step_id, truncated, .. } => {
                     (step_id, "result", None, truncated.as_ref().and_then(|t| serde_json::to_value(t).ok()))
                 }
-                EventKind::ValidationFailed { step_id, errors } => {
+                EventKind::ValidationFailed { step_id, errors, .. } => {
                     (step_id, "validation_failed", Some(errors.clone()), None)
                 }
                 EventKind::ChildFailed { step_id, failure, .. } => {

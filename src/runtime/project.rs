@@ -387,7 +387,39 @@ impl Project {
         let mut config = Config::clone(&self.check_config());
         config.workflows = crate::workspace::load_workflows(&self.root, &config, None);
         let bytes = cw.source.text.clone().into_bytes();
-        workflow::compile_bytes(&cw.path, bytes, &config).map(|_| ())
+        workflow::compile_bytes(&cw.path, bytes, &config).map(|_| ())?;
+        // Every workflow below, at any depth, must compile too: a run would
+        // otherwise start and fail at the first child that cannot.
+        let mut seen = std::collections::BTreeSet::from([cw.wf.id.clone()]);
+        let mut todo: Vec<(String, String, String)> = Vec::new();
+        let push = |todo: &mut Vec<(String, String, String)>, at: &CompiledWorkflow| {
+            for s in &at.wf.steps {
+                if let Some(u) = &s.uses {
+                    todo.push((at.wf.id.clone(), s.id.value.to_string(), u.value.to_string()));
+                }
+            }
+        };
+        push(&mut todo, cw);
+        while let Some((parent, step, uses)) = todo.pop() {
+            if !seen.insert(uses.clone()) || seen.len() > 256 {
+                continue;
+            }
+            match self.workflow(&uses) {
+                Ok(callee) => push(&mut todo, &callee),
+                Err(mut e) => {
+                    let why = e.describe();
+                    if let Some(details) = e.details.as_object_mut() {
+                        details.insert(
+                            "message".into(),
+                            format!("`{step}` of `{parent}` uses `{uses}`, which cannot run: {why}").into(),
+                        );
+                        details.insert("uses".into(), uses.clone().into());
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The cached workflow `workflow` resolved to, if its file is unchanged.

@@ -122,6 +122,10 @@ pub enum EventKind {
         step_id: String,
         /// The schema errors: `{path, message}`.
         errors: Value,
+        /// The result refused, within the payload caps (so a replay can
+        /// submit it again); absent in runs recorded before it was kept.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
     },
     /// A thought recorded with the think tool.
     Thought {

@@ -338,7 +338,7 @@ impl Machine {
                     }
                 }
             }
-            EventKind::ValidationFailed { step_id, errors } => {
+            EventKind::ValidationFailed { step_id, errors, .. } => {
                 let (step_id, errors) = (step_id.clone(), errors.clone());
                 if let Some(w) = self.resolve(&step_id) {
                     let max = self.step(w.0).retry_max.unwrap_or(3);
@@ -355,10 +355,32 @@ impl Machine {
                 }
             }
             EventKind::ChildFailed { step_id, child_run_id, failure } => {
-                let message = format!(
-                    "`{step_id}` runs a sub-workflow, and its run `{child_run_id}` failed: {}",
-                    failure.get("message").and_then(Value::as_str).unwrap_or("no reason given")
-                );
+                // A failure deep down is said once, where it happened: a
+                // child's own CHILD_FAILED is followed to its innermost reason.
+                let (mut at, mut inner) = (Vec::new(), failure);
+                while inner.get("error").and_then(Value::as_str) == Some("CHILD_FAILED")
+                    && let Some(child) = inner.get("child")
+                {
+                    at.push(inner.get("step_id").and_then(Value::as_str).unwrap_or("?"));
+                    inner = child;
+                }
+                let reason = inner
+                    .get("message")
+                    .or_else(|| inner.get("details").and_then(|d| d.get("message")))
+                    .and_then(Value::as_str)
+                    .map_or_else(
+                        || inner.get("error").and_then(Value::as_str).unwrap_or("no reason given").to_owned(),
+                        str::to_owned,
+                    );
+                let message = match at.is_empty() {
+                    true => format!(
+                        "`{step_id}` runs a sub-workflow, and its run `{child_run_id}` failed: {reason}"
+                    ),
+                    false => format!(
+                        "`{step_id}` runs a sub-workflow, and its run `{child_run_id}` failed (at `{step_id}/{}`): {reason}",
+                        at.join("/")
+                    ),
+                };
                 let failure = json!({
                     "error": "CHILD_FAILED",
                     "step_id": step_id,

@@ -86,13 +86,15 @@ pub fn check(file: &TestFile, cw: &Arc<CompiledWorkflow>, engine: &Engine) -> Ve
                     }
                 },
                 MockTarget::Call(tool) if !tools.contains(&tool.as_str()) => {
+                    let below = if cw.wf.steps.iter().any(|s| s.uses.is_some()) {
+                        " (or of a workflow it uses)"
+                    } else {
+                        ""
+                    };
                     let mut d = Diagnostic::new(
                         Code::TestUnknownStep,
                         mock.span,
-                        format!(
-                            "a mock for the tool `{tool}`: no step of `{}` (or of a workflow it uses) calls it",
-                            cw.wf.id
-                        ),
+                        format!("a mock for the tool `{tool}`: no step of `{}`{below} calls it", cw.wf.id),
                     );
                     d.help = suggest(tool, tools.iter().copied())
                         .map(|h| h.replace("did you mean `", "did you mean `call:"));

@@ -1,11 +1,12 @@
 //! Replaying a recorded run: `savant-think test --replay WORKFLOW --run-id
-//! ID` feeds a run's accepted results, as stored, to the workflow as it is
+//! ID` feeds a run's results (accepted and refused), as stored, to the workflow as it is
 //! *now* (over an in-memory engine) and reports where it diverges: a step
 //! that would now run with no recorded result (`NEW_STEP`), an input that
 //! would now render differently (`INPUT_CHANGED`), a recorded result the
 //! step's schema now refuses (`RESULT_REFUSED`), a step that ran but would
 //! now be skipped or never reached (`NOT_REACHED`), another final status
-//! (`STATUS_CHANGED`). `--from-run` writes the run as a test file instead.
+//! (`STATUS_CHANGED`), a result once refused that would now be accepted
+//! (`RESULT_ACCEPTED`). `--from-run` writes the run as a test file instead.
 //!
 //! The run's results are read from the store as stored (snapshot and
 //! journal); its inputs from the engine's `state get` when it can read the
@@ -34,6 +35,17 @@ use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
+/// One result a recorded run was given.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Given {
+    /// The step or item (`id[2]`, `each[1]/ask` in a child).
+    pub step_id: String,
+    /// The result, as stored.
+    pub result: Value,
+    /// Refused by the step's success schema (a `validation_failed` event).
+    pub refused: bool,
+}
+
 /// A run as recorded in the store.
 #[derive(Clone, Debug, Default)]
 pub struct Recorded {
@@ -43,8 +55,10 @@ pub struct Recorded {
     pub params: Value,
     /// `running`, `done` or `failed`.
     pub status: String,
-    /// Every accepted result, in order: (step or item id, result).
-    pub results: Vec<(String, Value)>,
+    /// Every result the run was given, in order: accepted, or refused by
+    /// the step's schema (runs recorded before refused results were kept
+    /// have only the accepted ones).
+    pub results: Vec<Given>,
     /// The rendered inputs the stored state has, by step or item id.
     pub inputs: BTreeMap<String, Value>,
 }
@@ -158,7 +172,9 @@ fn add_children(
                 None => format!("{prefix}{}/", step.id.value),
             };
             let child = read_one(store, &callee.wf.id, &child_id, Some(&callee))?;
-            rec.results.extend(child.results.into_iter().map(|(s, r)| (format!("{work}{s}"), r)));
+            rec.results.extend(
+                child.results.into_iter().map(|g| Given { step_id: format!("{work}{}", g.step_id), ..g }),
+            );
             for (s, input) in child.inputs {
                 rec.inputs.entry(format!("{work}{s}")).or_insert(input);
             }
@@ -192,11 +208,17 @@ fn read_one(
     };
     let history = s.get("history").and_then(Value::as_array).into_iter().flatten();
     for e in history.chain(&loaded.journal) {
-        if e.get("type").and_then(Value::as_str) == Some("result")
-            && let Some(step) = e.get("step_id").and_then(Value::as_str)
+        let refused = match e.get("type").and_then(Value::as_str) {
+            Some("result") => false,
+            // A refused result, where the run kept it.
+            Some("validation_failed") if e.get("result").is_some() => true,
+            _ => continue,
+        };
+        if let Some(step) = e.get("step_id").and_then(Value::as_str)
             && !is_uses(step)
         {
-            rec.results.push((step.to_owned(), e.get("result").cloned().unwrap_or(Value::Null)));
+            let result = e.get("result").cloned().unwrap_or(Value::Null);
+            rec.results.push(Given { step_id: step.to_owned(), result, refused });
         }
     }
     for step in s.get("steps").and_then(Value::as_array).into_iter().flatten() {
@@ -220,7 +242,7 @@ fn read_one(
 /// Where a replay parts from the recorded run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Divergence {
-    /// `NEW_STEP`, `INPUT_CHANGED`, `RESULT_REFUSED`, `NOT_REACHED` or `STATUS_CHANGED`.
+    /// `NEW_STEP`, `INPUT_CHANGED`, `RESULT_REFUSED`, `RESULT_ACCEPTED`, `NOT_REACHED` or `STATUS_CHANGED`.
     pub code: &'static str,
     /// The step or item.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -266,9 +288,9 @@ fn divergence(
 /// memory engine: the replay leaves nothing behind).
 pub fn replay(engine: &Engine, workflow: &str, rec: &Recorded) -> Result<ReplayReport, TestError> {
     let cw = engine.workflow(workflow).map_err(|e| TestError::engine(&e))?;
-    let mut queue: BTreeMap<&str, VecDeque<&Value>> = BTreeMap::new();
-    for (step, result) in &rec.results {
-        queue.entry(step.as_str()).or_default().push_back(result);
+    let mut queue: BTreeMap<&str, VecDeque<&Given>> = BTreeMap::new();
+    for g in &rec.results {
+        queue.entry(g.step_id.as_str()).or_default().push_back(g);
     }
     let run_id = format!("replay-{}", rec.run_id);
     let mut out = ReplayReport {
@@ -297,7 +319,7 @@ pub fn replay(engine: &Engine, workflow: &str, rec: &Recorded) -> Result<ReplayR
                 Some(i.input.clone()),
             ));
         }
-        let Some(result) = queue.get_mut(i.step_id.as_str()).and_then(VecDeque::pop_front) else {
+        let Some(given) = queue.get_mut(i.step_id.as_str()).and_then(VecDeque::pop_front) else {
             if rec.status == "running" && queue.values().all(VecDeque::is_empty) {
                 // The recording ends here: the run is still waiting for this step.
                 out.open_at = Some(i.step_id.clone());
@@ -312,12 +334,32 @@ pub fn replay(engine: &Engine, workflow: &str, rec: &Recorded) -> Result<ReplayR
             workflow: workflow.to_owned(),
             run_id: run_id.clone(),
             step_id: i.step_id.clone(),
-            result_snapshot: Some(result.clone()),
+            result_snapshot: Some(given.result.clone()),
             result: None,
             expected_version: None,
         };
+        let result = &given.result;
         current = match engine.next(args) {
+            Ok(p) if given.refused => {
+                let message = format!(
+                    "the recorded result of `{}` was refused by its success_schema, and would now be accepted",
+                    i.step_id
+                );
+                out.divergences.push(divergence(
+                    "RESULT_ACCEPTED",
+                    &i.step_id,
+                    message,
+                    Some(result.clone()),
+                    None,
+                ));
+                p.instruction().cloned()
+            }
             Ok(p) => p.instruction().cloned(),
+            // Refused again, as it was: the step is asked again (or the run fails, as it did).
+            Err(e) if given.refused && e.run_failed() => None,
+            Err(e) if given.refused && e.code == crate::runtime::ErrorCode::ValidationFailed => {
+                e.context.and_then(|c| c.instruction).or_else(|| Some(i.clone()))
+            }
             Err(e) if e.code == crate::runtime::ErrorCode::ValidationFailed => {
                 let message =
                     format!("the recorded result of `{}` is now refused by its success_schema", i.step_id);
@@ -372,7 +414,7 @@ fn reply_of(results: &[&Value]) -> Reply {
 pub fn mocks_of(rec: &Recorded) -> Result<Vec<Mock>, TestError> {
     let mut by_step: BTreeMap<String, Vec<(&str, &Value)>> = BTreeMap::new();
     let mut order = Vec::new();
-    for (step, result) in &rec.results {
+    for Given { step_id: step, result, .. } in &rec.results {
         let base = base_id(step).to_owned();
         if !by_step.contains_key(&base) {
             order.push(base.clone());

@@ -438,10 +438,15 @@ fn check_runs_warns_before_a_change_strands_a_run() {
         &run(&root.path, &["next", "rev", "--run-id", "r1", "--step", "fetch", "--result", r#"{"t": 1}"#]),
         0,
     );
-    // A compatible change (a step not run yet) is fine.
+    // Nothing changed: nothing to say.
+    let r = run(&root.path, &["check", "--runs"]);
+    assert!(!r.stderr.contains("can be upgraded"), "{r:?}");
+    // A compatible change (a step not run yet) is fine, and check says the
+    // run can take it (silence would not tell it from no run at all).
     root.write("workflows/rev.yaml", v1.replace("<<mr>>", "MR: <<mr>>"));
     let r = run(&root.path, &["check", "--runs", "--deny-warnings"]);
     assert_exit(&r, 0);
+    assert!(r.stderr.contains("rev.yaml: 1 run in flight can be upgraded to it"), "{r:?}");
     // The call of a step that ran changed: the run would be stranded.
     root.write("workflows/rev.yaml", v1.replace("gitlab.get_mr", "gitlab.get_merge_request"));
     assert_exit(&run(&root.path, &["check", "--deny-warnings"]), 0);

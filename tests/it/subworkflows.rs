@@ -209,6 +209,54 @@ fn a_cycle_made_while_a_run_goes_on_stops_at_the_depth_limit() {
     assert_eq!(err["details"]["error"], "CHILD_FAILED", "{err}");
     let text = err.to_string();
     assert!(text.contains("WORKFLOW_TOO_DEEP") && text.contains("the limit is 16"), "{text}");
+    // The reason is said once, at the top, with where it happened: not one
+    // copy of the message per level.
+    let message = err["details"]["message"].as_str().unwrap_or_default();
+    assert_eq!(message.matches("runs a sub-workflow").count(), 1, "{message}");
+    assert!(
+        message.contains("(at `each[") && message.contains("/back/") && message.contains("the limit is 16"),
+        "{message}"
+    );
+}
+
+/// A parent whose callee (at any depth) does not compile is refused at
+/// `plan`, naming the step and the callee, as `check` refuses it; nothing
+/// is started.
+#[test]
+fn plan_refuses_a_parent_whose_callee_has_errors() {
+    let root = project("subwf_callee_errors");
+    root.workflow(
+        "broken",
+        "steps:
+  - id: a
+    call: prompt.say
+    deps: [nope]
+",
+    );
+    root.workflow(
+        "middle",
+        "steps:
+  - id: m
+    uses: broken
+",
+    );
+    root.workflow(
+        "top",
+        "steps:
+  - id: t
+    uses: middle
+",
+    );
+    let e = root.engine();
+    for wf in ["middle", "top"] {
+        let err = e.plan(wf, json!({}), Some("p1"), true).unwrap_err().to_json();
+        assert_eq!(err["error"], "YAML_SCHEMA_VIOLATION", "{err}");
+        assert_eq!(err["details"]["uses"], "broken", "{err}");
+        let message = err["details"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("`m` of `middle` uses `broken`, which cannot run"), "{message}");
+        assert_eq!(err["details"]["diagnostics"][0]["code"], "UNKNOWN_DEP", "{err}");
+        assert!(e.state_get(wf, "p1").is_err(), "{wf}: no run was started");
+    }
 }
 
 /// A parent and child for `exec --dry-run`: the child's tool is answered

@@ -67,6 +67,9 @@ pub enum ExecEvent {
         /// The command that resumes the run (when stopped).
         #[serde(skip_serializing_if = "Option::is_none")]
         resume: Option<String>,
+        /// A dry run: what of the workflow it exercised.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        exercised: Option<Box<super::Exercised>>,
     },
 }
 
@@ -86,6 +89,7 @@ impl ExecEvent {
             summary: done.and_then(|(s, _)| serde_json::to_value(s).ok()),
             artifacts: done.map(|(_, a)| Value::Object(a.clone())),
             resume: r.resume.clone(),
+            exercised: r.exercised.clone().map(Box::new),
         }
     }
 }
@@ -149,7 +153,7 @@ fn progress_with(summary_to_stdout: bool) -> impl FnMut(&ExecEvent) + Send {
             }
             _ => note(&bar, format!("{step_id}: {}", one_line(error.as_ref()))),
         },
-        ExecEvent::Summary { status, workflow, run_id, reason, summary, resume, .. } => {
+        ExecEvent::Summary { status, workflow, run_id, reason, summary, resume, exercised, .. } => {
             bar.finish_and_clear();
             let mut out: Box<dyn std::io::Write> = if summary_to_stdout {
                 Box::new(std::io::stdout().lock())
@@ -172,6 +176,9 @@ fn progress_with(summary_to_stdout: bool) -> impl FnMut(&ExecEvent) + Send {
                     resume.as_deref().unwrap_or("")
                 ),
             };
+            if let Some(e) = exercised {
+                let _ = writeln!(out, "dry run exercised: {}", e.describe());
+            }
         }
     }
 }

@@ -61,6 +61,74 @@ pub struct ExecOptions {
     pub jobs: usize,
 }
 
+/// What a dry run exercised: the steps of the run and of every child run
+/// below it that ran, the foreach items, the child runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Exercised {
+    /// Steps (and foreach items) answered, in the run and its children.
+    pub steps: usize,
+    /// Foreach items that ran (not skipped), at any depth.
+    pub items: usize,
+    /// Child runs started by `uses:` steps, at any depth.
+    pub child_runs: usize,
+    /// The workflows those child runs ran.
+    pub workflows: Vec<String>,
+}
+
+impl Exercised {
+    /// `5 step(s), 3 foreach item(s), 2 child run(s) (m_child)`.
+    pub fn describe(&self) -> String {
+        let mut text = format!(
+            "{} step(s), {} foreach item(s), {} child run(s)",
+            self.steps, self.items, self.child_runs
+        );
+        if !self.workflows.is_empty() {
+            text.push_str(&format!(" of {}", self.workflows.join(", ")));
+        }
+        text
+    }
+
+    /// Counts run `run_id` of `workflow` and its child runs, at any depth.
+    fn of(engine: &Engine, workflow: &str, run_id: &str, depth: usize, out: &mut Exercised) {
+        let (Ok(cw), Ok(state)) = (engine.workflow(workflow), engine.state_get(workflow, run_id)) else {
+            return;
+        };
+        for (step, view) in cw.wf.steps.iter().zip(&state.steps) {
+            let ran = |s: crate::runtime::run::StepStatus| s == crate::runtime::run::StepStatus::Done;
+            let works: Vec<String> = match &view.items {
+                Some(items) => {
+                    let n = items.iter().filter(|i| ran(i.status)).count();
+                    out.items += n;
+                    out.steps += n;
+                    items
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, i)| ran(i.status))
+                        .map(|(j, _)| format!("{}[{j}]", view.id))
+                        .collect()
+                }
+                None if ran(view.status) => {
+                    out.steps += 1;
+                    vec![view.id.clone()]
+                }
+                None => Vec::new(),
+            };
+            let Some(uses) = &step.uses else { continue };
+            if depth >= 16 {
+                continue;
+            }
+            for work in works {
+                out.child_runs += 1;
+                if !out.workflows.iter().any(|w| w == uses.value.as_str()) {
+                    out.workflows.push(uses.value.to_string());
+                }
+                let child = crate::runtime::engine::child_run_id(run_id, &work);
+                Exercised::of(engine, uses.value.as_str(), &child, depth + 1, out);
+            }
+        }
+    }
+}
+
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -92,6 +160,8 @@ pub struct ExecReport {
     /// The command that continues the run (when stopped).
     pub resume: Option<String>,
     pub duration_ms: u64,
+    /// A dry run: what it exercised.
+    pub exercised: Option<Exercised>,
 }
 
 /// Where events go: NDJSON, a progress bar, or nowhere.
@@ -124,8 +194,10 @@ async fn perform(
         |output| ToolOutcome { ok: true, output, duration_ms: started.elapsed().as_millis() as u64 };
     // A `think` step with a success schema is a question for a model: in a
     // dry run it is answered from the schema, as the other calls are.
+    // So is a `prompt.say` step with one: the person shown it answers.
     let thought_with_schema = |c: &str| {
-        ToolName::parse(c).is_some_and(|t| t.as_str() == "think") && !instruction.success_schema.is_null()
+        ToolName::parse(c).is_some_and(|t| matches!(t.as_str(), "think" | "prompt_say"))
+            && !instruction.success_schema.is_null()
     };
     match call {
         Some(c) if !dry_run || (safe_in_dry_run(c) && !thought_with_schema(c)) => {
@@ -140,7 +212,15 @@ async fn perform(
             }
             mux.call(c, args).await
         }
-        _ if dry_run => answered(sample::exercise(&mux.engine().output_type_of(instruction))),
+        _ if dry_run => {
+            let mut schema = mux.engine().output_type_of(instruction);
+            if schema == json!({})
+                && let Some(local) = call.and_then(crate::agent::mux::local::Local::output_schema)
+            {
+                schema = local;
+            }
+            answered(sample::exercise(&schema))
+        }
         _ => ToolOutcome {
             ok: false,
             output: failure(
@@ -203,6 +283,7 @@ pub async fn exec(
         last: None,
         resume: None,
         duration_ms: 0,
+        exercised: None,
     };
     let mut response = match engine.plan(workflow, params, Some(&run_id), false) {
         Ok(r) => r,
@@ -235,6 +316,11 @@ pub async fn exec(
         if response.is_done() {
             report.status = ExecStatus::Done;
             report.last = Some(response);
+            if options.dry_run {
+                let mut exercised = Exercised::default();
+                Exercised::of(&engine, &report.workflow, &run_id, 0, &mut exercised);
+                report.exercised = Some(exercised);
+            }
             return Ok(finish(report, started, events));
         }
         let batch = if jobs == 1 {

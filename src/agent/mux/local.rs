@@ -82,6 +82,22 @@ impl Local {
         self.allow_exec || !self.config.exec_allow.is_empty()
     }
 
+    /// What `local_read` and `local_exec` answer, as JSON Schemas (what an
+    /// `exec --dry-run` answers for them); `None` for another tool.
+    pub fn output_schema(tool: &str) -> Option<Value> {
+        match tool {
+            "local_read" => {
+                Some(json!({"type": "object", "required": ["path", "content", "bytes", "truncated"],
+                "properties": {"path": {"type": "string"}, "content": {"type": "string"},
+                    "bytes": {"type": "integer", "minimum": 0}, "truncated": {"type": "boolean"}}}))
+            }
+            "local_exec" => Some(json!({"type": "object", "required": ["exit_code", "stdout", "stderr"],
+                "properties": {"exit_code": {"type": "integer"}, "stdout": {"type": "string"},
+                    "stderr": {"type": "string"}}})),
+            _ => None,
+        }
+    }
+
     /// `local_read` always; `local_exec` only when some command is permitted.
     pub fn list(&self) -> Vec<ToolInfo> {
         let mut out = vec![ToolInfo {

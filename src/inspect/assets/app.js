@@ -162,8 +162,8 @@ function runsTable(data, load) {
     return [el('p', { class: 'muted', id: 'no-runs' }, data.total ? 'No run matches.' : 'No runs yet: start one with savant-think plan WORKFLOW.')];
   }
   // A child run follows its parent, indented, with the parent's step named.
-  const rows = data.runs.map((r) => el('tr', { 'data-run-id': r.run_id, 'data-depth': r.depth || 0, class: r.depth ? 'child-run' : '' },
-    el('td', { style: r.depth ? `padding-left: ${0.5 + 1.2 * r.depth}em` : '' }, r.depth ? '└ ' : '', el('a', { href: workflowHref(r.workflow) }, r.workflow)),
+  const rows = data.runs.map((r) => el('tr', { 'data-run-id': r.run_id, 'data-depth': r.depth || 0, class: r.depth ? `child-run depth-${Math.min(r.depth, 4)}` : '' },
+    el('td', {}, r.depth ? '└ ' : '', el('a', { href: workflowHref(r.workflow) }, r.workflow)),
     el('td', {}, el('a', { class: 'run-link', href: runHref(r.workflow, r.run_id, r.archive_id) }, r.run_id),
       r.archive_id ? el('div', { class: 'muted' }, r.archive_id) : null,
       r.parent && r.depth ? el('div', { class: 'muted parent-step' }, `of ${r.parent.step_id}`) : null),

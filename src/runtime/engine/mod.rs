@@ -10,8 +10,7 @@ use crate::runtime::config::EngineConfig;
 use crate::runtime::error_details::{Conflict, FieldError, StepNotReady, help_unknown_params};
 use crate::runtime::payload;
 use crate::runtime::project::Project;
-use crate::runtime::reply::RunEntry;
-use crate::runtime::reply::{Instruction, Progress, ProgressStatus, StateSummary, Summary};
+use crate::runtime::reply::{Instruction, Progress, ProgressStatus, RunEntry, StateSummary, Summary};
 use crate::runtime::run::{
     Event, EventKind, Machine, RunState, RunStatus, StepStatus, TruncationNote, WorkRef,
 };
@@ -34,11 +33,10 @@ mod plan;
 mod prune;
 mod repair;
 mod upgrade;
-
 pub use children::child_run_id;
 pub use inspect::{RunBrief, RunSnapshot};
 pub use observe::{AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt};
-pub use upgrade::{UpgradeFailed, UpgradeRequest};
+pub use upgrade::{RunsAgainst, UpgradeFailed, UpgradeRequest};
 mod runs;
 mod state;
 mod unlocked;
@@ -306,12 +304,15 @@ impl Engine {
         if let Some(schema) = &step.success_schema {
             let errors = self.validate_pinned(key, m, schema, &original)?;
             if !errors.is_empty() {
+                let mut refused = original;
+                payload::truncate(&mut refused, caps.0, caps.1);
                 let event = Event {
                     version: m.state.version + 1,
                     at: now(),
                     kind: EventKind::ValidationFailed {
                         step_id: args.step_id.clone(),
                         errors: serde_json::to_value(&errors).unwrap_or_default(),
+                        result: Some(refused),
                     },
                 };
                 self.commit(key, cached, event)?;

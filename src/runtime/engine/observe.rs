@@ -127,7 +127,7 @@ impl Engine {
         let m = &cached.machine;
         let (step_id, errors) = match &event.kind {
             EventKind::Result { step_id, .. } => (step_id, None),
-            EventKind::ValidationFailed { step_id, errors } => (step_id, Some(errors.clone())),
+            EventKind::ValidationFailed { step_id, errors, .. } => (step_id, Some(errors.clone())),
             _ => return Some(Pending { was_running: m.state.status == RunStatus::Running, attempt: None }),
         };
         let attempt = m.resolve(step_id).map(|w| PendingAttempt {

@@ -121,16 +121,30 @@ impl Engine {
     /// run. Nothing changes; a workflow that does not compile, or whose
     /// runs cannot be read, has none.
     pub fn stranded_runs(&self, workflow: &str) -> Vec<Diagnostic> {
-        let Ok(cw) = self.workflow(workflow) else { return Vec::new() };
-        let Ok(keys) = self.store.list(Some(&cw.wf.id)) else { return Vec::new() };
+        self.runs_against(workflow).diagnostics
+    }
+
+    /// The runs in flight of `workflow` against its file as it is now: the
+    /// refusals of those that cannot take it ([`Engine::stranded_runs`]),
+    /// and how many can (at another version, no refusal).
+    pub fn runs_against(&self, workflow: &str) -> RunsAgainst {
+        let mut out = RunsAgainst::default();
+        let Ok(cw) = self.workflow(workflow) else { return out };
+        let Ok(keys) = self.store.list(Some(&cw.wf.id)) else { return out };
         let request = UpgradeRequest { dry_run: true, ..UpgradeRequest::default() };
-        let mut out = Vec::new();
         for key in keys {
             if self.list_entry(&key).ok().flatten().and_then(|e| e.status).as_deref() != Some("running") {
                 continue;
             }
-            let Ok((report, false)) = self.upgrade_one(&cw, &key.run_id, &request, true) else { continue };
-            out.extend(report.diagnostics.iter().map(|d| as_diagnostic(&cw.source, &key.run_id, d)));
+            let Ok((report, ok)) = self.upgrade_one(&cw, &key.run_id, &request, true) else { continue };
+            out.in_flight += 1;
+            if ok {
+                // At another version, it would move; at this one, nothing to do.
+                out.upgradable += usize::from(report.from != report.to);
+                continue;
+            }
+            out.diagnostics
+                .extend(report.diagnostics.iter().map(|d| as_diagnostic(&cw.source, &key.run_id, d)));
         }
         out
     }
@@ -316,4 +330,15 @@ fn as_diagnostic(source: &SourceFile, run_id: &str, d: &UpgradeDiagnostic) -> Di
     let message = format!("run `{run_id}` cannot be upgraded to this file: {}", d.message);
     Diagnostic::new(crate::diagnostic::Code::IncompatibleUpgrade, Span::new(start, end.max(start)), message)
         .with_help(d.help.clone())
+}
+
+/// The runs in flight of a workflow against its file ([`Engine::runs_against`]).
+#[derive(Debug, Default)]
+pub struct RunsAgainst {
+    /// Why each run that cannot take the file cannot (INCOMPATIBLE_UPGRADE).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Runs in flight (running).
+    pub in_flight: usize,
+    /// Of those, the ones at another version that can be upgraded to the file.
+    pub upgradable: usize,
 }
