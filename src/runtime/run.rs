@@ -366,7 +366,7 @@ impl Machine {
                     "message": message,
                     "child": failure,
                 });
-                if let Some(w) = self.resolve(&step_id) {
+                if let Some(w) = self.resolve(step_id) {
                     self.mark_failed(w);
                 }
                 self.fail(failure);
