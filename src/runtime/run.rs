@@ -434,16 +434,24 @@ impl Machine {
         if cw.wf.steps[i].capture_as.is_some() {
             self.state.capture_order.push(i);
         }
-        let woken: Vec<usize> = cw.plan.steps[i]
+        let woken = self.woken_by(i);
+        self.activate_all(woken);
+    }
+
+    /// The dependents of step `i` (just finished) that may start now: still
+    /// pending, and every one of their dependencies finished.
+    fn woken_by(&self, i: usize) -> Vec<usize> {
+        let plan = &self.cw.plan;
+        let steps = &self.state.steps;
+        plan.steps[i]
             .dependents
             .iter()
             .copied()
             .filter(|&d| {
-                self.state.steps[d].status == StepStatus::Pending
-                    && cw.plan.steps[d].deps.iter().all(|&p| self.state.steps[p].status.is_finished())
+                steps[d].status == StepStatus::Pending
+                    && plan.steps[d].deps.iter().all(|&p| steps[p].status.is_finished())
             })
-            .collect();
-        self.activate_all(woken);
+            .collect()
     }
 
     /// Activates steps in declaration order; skipping one may wake more.
@@ -458,13 +466,7 @@ impl Machine {
                 if cw.wf.steps[i].capture_as.is_some() {
                     self.state.capture_order.push(i);
                 }
-                for &d in &cw.plan.steps[i].dependents {
-                    if self.state.steps[d].status == StepStatus::Pending
-                        && cw.plan.steps[d].deps.iter().all(|&p| self.state.steps[p].status.is_finished())
-                    {
-                        queue.insert(d);
-                    }
-                }
+                queue.extend(self.woken_by(i));
             }
         }
     }
