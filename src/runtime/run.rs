@@ -595,14 +595,13 @@ impl Scope for RunScope<'_> {
                     .steps
                     .iter()
                     .map(|s| {
+                        // A foreach step whose items are being worked on
+                        // reads as `ready` here, as it always has.
                         let status = match s.status {
-                            StepStatus::Done => "done",
-                            StepStatus::Skipped => "skipped",
-                            StepStatus::Failed => "failed",
-                            StepStatus::Ready | StepStatus::Running => "ready",
-                            StepStatus::Pending => "pending",
+                            StepStatus::Running => StepStatus::Ready,
+                            other => other,
                         };
-                        (s.id.clone(), json!({ "status": status }))
+                        (s.id.clone(), json!({ "status": status.as_str() }))
                     })
                     .collect(),
             )),
