@@ -121,5 +121,8 @@ pub mod syntax;
 pub mod telemetry;
 #[doc(hidden)]
 pub mod testing;
+#[cfg(feature = "mcp")]
+#[doc(hidden)]
+pub mod web_guard;
 #[doc(hidden)]
 pub mod workspace;

@@ -1,14 +1,15 @@
 //! `savant-think check` and `savant-think rule`: arguments, reading the
 //! inputs (files, directories, stdin), suppressions, output and exit status.
 
-use crate::cli::dispatch::start_dir;
+use crate::cli::env::start_dir;
+use crate::cli::output::{self, ColorChoice};
 use crate::fail;
 use savant_think::check::{self, Config, fix, rules, suppress};
 use savant_think::diagnostic::{Code, Diagnostic};
 use savant_think::report::{self, FileReport, Format, HumanOptions, Summary};
 use savant_think::source::{SourceFile, Span};
 use savant_think::workspace;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -64,13 +65,6 @@ pub struct CheckArgs {
     /// a warning): a change that would strand runs, seen before it lands.
     #[arg(long)]
     runs: bool,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum ColorChoice {
-    Auto,
-    Always,
-    Never,
 }
 
 #[derive(clap::Args)]
@@ -316,7 +310,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         report::render(
             args.format.0,
             &reports,
-            &HumanOptions { color: color(args.color), width: terminal_width() },
+            &HumanOptions { color: output::color(args.color), width: output::width() },
         )
     };
     // A closed pipe (`| head`) is not an error worth a panic.
@@ -467,24 +461,6 @@ fn is_test_file(path: &Path) -> bool {
     savant_think::testing::suite::is_test_file(path)
 }
 
-/// Whether the human format paints, for a command without `--color`.
-pub fn auto_color() -> bool {
-    color(ColorChoice::Auto)
-}
-
-/// Whether the human format paints: `--color`, then NO_COLOR, FORCE_COLOR /
-/// CLICOLOR_FORCE, then whether stdout is a terminal.
-fn color(choice: ColorChoice) -> bool {
-    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
-    match choice {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto if set("NO_COLOR") => false,
-        ColorChoice::Auto if set("FORCE_COLOR") || set("CLICOLOR_FORCE") => true,
-        ColorChoice::Auto => std::io::stdout().is_terminal(),
-    }
-}
-
 /// The paths `check` reads: the given ones, else `<root>/workflows`. A JSON
 /// file under a `schemas/` directory (pre-commit passes changed schemas)
 /// stands for the workflows of the root, which are the files that use it.
@@ -563,10 +539,6 @@ fn untracked(root: &Path) -> Vec<PathBuf> {
 
 fn display_paths(paths: &[PathBuf]) -> String {
     paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-}
-
-pub(super) fn terminal_width() -> usize {
-    std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|&w: &usize| w >= 40).unwrap_or(100)
 }
 
 /// Ids of the checked workflows of the root that are also the names of

@@ -3,23 +3,19 @@
 //! tool's reply (the same as over MCP), plus `root` and the few commands
 //! that print something other than a reply.
 
-use crate::cli;
+use crate::cli::env::{engine_at, start_dir};
+use crate::cli::output::print_result;
+use crate::cli::{self, typed};
 use crate::{Command, WorkflowsCommand, fail};
 use savant_think::runtime::args::{
     DriverPromptArgs, ExplainArgs, ForkArgs, GraphArgs, GraphFormat, IfExists, ListArgs, NextArgs, PlanArgs,
     ResetArgs, UpgradeArgs, ValidateArgs, WorkflowArgs,
 };
-use savant_think::runtime::{Engine, EngineResult, tools};
+use savant_think::runtime::tools;
 use savant_think::workspace;
 use serde_json::{Value, json};
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-pub(crate) fn engine_at(root: Option<&std::path::Path>) -> Result<Engine, ExitCode> {
-    let root = cli::env::root(root).map_err(fail)?;
-    cli::env::engine(root).map_err(|e| print_result(Err(e)))
-}
 
 /// `savant-think root`: `{root, absolute, found_by}`.
 pub(crate) fn run_root(explicit: Option<&std::path::Path>, path: Option<&std::path::Path>) -> ExitCode {
@@ -35,36 +31,6 @@ pub(crate) fn run_root(explicit: Option<&std::path::Path>, path: Option<&std::pa
         }
         Err(m) => fail(m),
     }
-}
-
-/// Where root discovery starts for a path: a directory itself, a file's directory.
-pub(crate) fn start_dir(path: &std::path::Path) -> PathBuf {
-    if path.is_dir() {
-        return path.to_path_buf();
-    }
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
-/// Prints a tool result as JSON: exit 0 on success, 1 on an error object.
-/// A tool's arguments as the JSON `tools::call` takes: the CLI fills the
-/// same typed structs the MCP tools deserialize, so both adapters share the
-/// field names, the validation and the error text.
-pub(crate) fn typed<A: serde::Serialize>(args: A) -> Value {
-    serde_json::to_value(args).unwrap_or(Value::Null)
-}
-
-pub(crate) fn print_result(result: EngineResult) -> ExitCode {
-    let (value, code) = match result {
-        Ok(v) => (v, ExitCode::SUCCESS),
-        Err(e) => (e.to_json(), ExitCode::from(1)),
-    };
-    let text = serde_json::to_string_pretty(&value).unwrap_or_default();
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{text}");
-    code
 }
 
 pub(crate) fn run_engine(command: Command) -> ExitCode {
@@ -174,7 +140,7 @@ pub(crate) fn run_engine(command: Command) -> ExitCode {
                     force,
                     expected_version,
                 };
-                return cli::upgrade::run(&engine, &wf.workflow, &req, format.0, cli::check::auto_color());
+                return cli::upgrade::run(&engine, &wf.workflow, &req, format.0, cli::output::auto_color());
             }
             let args = UpgradeArgs {
                 workflow: wf.workflow,

@@ -4,7 +4,7 @@
 //! `SAVANT_STATE_FSYNC` / `SAVANT_STATE_URL` as engine
 //! [`Overrides`], a server's `token_env` through the multiplexer's lookup.
 //! `LOG_LEVEL` is read by `logging.rs`, the model backends' variables by
-//! `run.rs`, `NO_COLOR` and friends by `check.rs`.
+//! `run.rs`, `NO_COLOR`, `FORCE_COLOR` and `COLUMNS` by `output.rs`.
 
 use savant_think::root::ProjectRoot;
 use savant_think::runtime::config::Overrides;
@@ -27,6 +27,17 @@ pub fn savant_path() -> Option<OsString> {
 /// discovered upwards from `start` (default: the working directory).
 pub fn root_from(explicit: Option<&Path>, start: Option<&Path>) -> Result<ProjectRoot, String> {
     workspace::root_from(explicit, savant_path().as_deref(), start)
+}
+
+/// Where root discovery starts for a path: a directory itself, a file's directory.
+pub fn start_dir(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        return path.to_path_buf();
+    }
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
 }
 
 /// [`root_from`] starting at the working directory, as a path.
@@ -93,6 +104,14 @@ pub fn traced_engine(root: impl Into<PathBuf>) -> Result<(Engine, Traces), Engin
             tracer: None,
         },
     ))
+}
+
+/// The engine of a command's project root (`--root`, else found as [`root`]
+/// finds it); a root that cannot be found is a usage error (exit 2), an
+/// engine that cannot open is printed as a tool's error (exit 1).
+pub fn engine_at(root: Option<&Path>) -> Result<Engine, std::process::ExitCode> {
+    let root = self::root(root).map_err(crate::fail)?;
+    engine(root).map_err(|e| super::output::print_result(Err(e)))
 }
 
 /// An engine over `root`: its `savant-think.toml` with [`overrides`], and

@@ -1,41 +1,26 @@
 //! The inspector in the terminal: `state list` as a table (on a TTY, or
 //! `--format human`), `state get --format human`, and `graph WORKFLOW
 //! --run-id ID` in Unicode boxes. The drawing is the library's
-//! (`savant_think::inspect::term`); this reads the terminal: whether stdout
-//! is one, `NO_COLOR` and `COLUMNS`.
+//! (`savant_think::inspect::term`); whether stdout is a terminal, colour
+//! and width are `output.rs`'s, as for every command.
 
+use super::env::engine_at as engine;
+use super::output::{self, print};
 use super::state::{OutputFormat, StateCommand};
 use savant_think::inspect::{term, view};
-use savant_think::runtime::{Engine, EngineError};
-use std::io::{IsTerminal, Write};
+use savant_think::runtime::EngineError;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// How to draw on this stdout: colour on a terminal unless `NO_COLOR`, the
-/// width from `COLUMNS` (else 100).
+/// How to draw on this stdout: colour and width as every human format
+/// ([`output::auto_color`], [`output::width`]).
 pub fn style() -> term::Style {
-    let tty = std::io::stdout().is_terminal();
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let width =
-        std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|&w| w >= 40).unwrap_or(100);
-    term::Style { color: tty && !no_color, width, now: std::time::SystemTime::now() }
-}
-
-fn engine(root: Option<&Path>) -> Result<Engine, ExitCode> {
-    let root = super::env::root(root).map_err(crate::fail)?;
-    super::env::engine(root).map_err(error)
+    term::Style { color: output::auto_color(), width: output::width(), now: std::time::SystemTime::now() }
 }
 
 /// An engine error as `state` prints it in JSON: on stdout, exit 1.
 fn error(e: EngineError) -> ExitCode {
-    let text = serde_json::to_string_pretty(&e.to_json()).unwrap_or_default();
-    let _ = writeln!(std::io::stdout().lock(), "{text}");
-    ExitCode::from(1)
-}
-
-fn print(text: &str) -> ExitCode {
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    ExitCode::SUCCESS
+    output::print_result(Err(e))
 }
 
 /// A `state` command for a person, or the command back when JSON is
@@ -43,8 +28,7 @@ fn print(text: &str) -> ExitCode {
 pub fn state(command: StateCommand) -> Result<ExitCode, StateCommand> {
     match command {
         StateCommand::List { workflow, archived, format, root }
-            if format == Some(OutputFormat::Human)
-                || (format.is_none() && std::io::stdout().is_terminal()) =>
+            if format == Some(OutputFormat::Human) || (format.is_none() && output::stdout_is_terminal()) =>
         {
             let engine = match engine(root.as_deref()) {
                 Ok(e) => e,

@@ -13,6 +13,7 @@ pub mod inspect;
 #[cfg(feature = "mcp")]
 pub mod logging;
 pub mod migrate;
+pub mod output;
 #[cfg(feature = "agent")]
 pub mod run;
 #[cfg(feature = "mcp")]
@@ -28,7 +29,15 @@ pub mod ui;
 pub mod upgrade;
 
 use savant_think::report::Format;
+use serde_json::Value;
 use std::path::PathBuf;
+
+/// A tool's arguments as the JSON `tools::call` takes: the CLI fills the
+/// same typed structs the MCP tools deserialize, so both adapters share the
+/// field names, the validation and the error text.
+pub(crate) fn typed<A: serde::Serialize>(args: A) -> Value {
+    serde_json::to_value(args).unwrap_or(Value::Null)
+}
 
 /// A workflow id or file, and the project root (most commands take both).
 #[derive(clap::Args)]

@@ -114,7 +114,7 @@ pub enum OutputFormat {
 
 /// The tool a `state` command calls: (the root given, the tool, its arguments).
 pub fn call(command: StateCommand) -> (Option<PathBuf>, &'static str, Value) {
-    use super::dispatch::typed;
+    use super::typed;
     match command {
         StateCommand::Get { wf, run_id, archived, archive_id, .. } => {
             let args = StateGetArgs { workflow: wf.workflow, run_id, archived: Some(archived), archive_id };

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 /// Upgrades (or, with `dry_run`, checks) and prints in `format` (not JSON).
 pub fn run(engine: &Engine, workflow: &str, req: &UpgradeRequest, format: Format, color: bool) -> ExitCode {
-    let opts = HumanOptions { color, width: super::check::terminal_width() };
+    let opts = HumanOptions { color, width: super::output::width() };
     let (out, code) = match engine.upgrade_report(workflow, req) {
         Ok(reply) => {
             let mut out = match format {

@@ -1,8 +1,9 @@
 //! The inspector's guard (what every request to `/ui` meets first) and
-//! the state its handlers share. The rules are `/mcp`'s: see `http.rs`.
+//! the state its handlers share. The rules are `/mcp`'s (see `mcp::http`);
+//! reading `Host`, `Origin` and the token is `crate::web_guard`'s.
 
-use crate::mcp::origin::{origin_is_well_formed, parse_authority};
 use crate::runtime::Engine;
+use crate::web_guard::{self, same_secret};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
@@ -72,11 +73,6 @@ pub(crate) fn refuse(status: StatusCode, code: &str, message: &str, api: bool) -
         (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], format!("{message}\n"))
             .into_response()
     }
-}
-
-/// Compares without an early exit, so timing does not leak the token.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -156,12 +152,7 @@ async fn admit(State(ui): State<Arc<Ui>>, mut req: Request, next: Next) -> Respo
             api,
         );
     }
-    let mut hosts = req.headers().get_all(header::HOST).iter();
-    let host = match (hosts.next(), hosts.next()) {
-        (Some(v), None) => v.to_str().ok().and_then(parse_authority),
-        _ => None,
-    };
-    let Some(host) = host else {
+    let Ok(host) = web_guard::host(req.headers()) else {
         return refuse(
             StatusCode::BAD_REQUEST,
             "BAD_REQUEST",
@@ -169,7 +160,7 @@ async fn admit(State(ui): State<Arc<Ui>>, mut req: Request, next: Next) -> Respo
             api,
         );
     };
-    if !ui.options.hosts.iter().any(|(h, p)| *h == host.0 && p.is_none_or(|p| Some(p) == host.1)) {
+    if !web_guard::host_allowed(&ui.options.hosts, &host) {
         return refuse(
             StatusCode::FORBIDDEN,
             "FORBIDDEN",
@@ -177,18 +168,13 @@ async fn admit(State(ui): State<Arc<Ui>>, mut req: Request, next: Next) -> Respo
             api,
         );
     }
-    let mut origins = req.headers().get_all(header::ORIGIN).iter();
-    let origin = match (origins.next(), origins.next()) {
-        (None, _) => None,
-        (Some(o), None) if o.to_str().is_ok_and(origin_is_well_formed) => o.to_str().ok().map(str::to_owned),
-        _ => {
-            return refuse(
-                StatusCode::FORBIDDEN,
-                "FORBIDDEN",
-                "Forbidden: the Origin header is malformed or repeated",
-                api,
-            );
-        }
+    let Ok(origin) = web_guard::origin(req.headers()).map(|o| o.map(str::to_owned)) else {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "FORBIDDEN",
+            "Forbidden: the Origin header is malformed or repeated",
+            api,
+        );
     };
     if let Some(o) = &origin
         && !origin_allowed(o, &ui.options.origins)
@@ -203,18 +189,13 @@ async fn admit(State(ui): State<Arc<Ui>>, mut req: Request, next: Next) -> Respo
     let auth = match ui.options.token.as_deref() {
         None => Auth::Open,
         Some(want) => {
-            let bearer = req
-                .headers()
-                .get(header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-                .map(str::trim);
+            let bearer = web_guard::bearer(req.headers());
             let from_query = query_param(req.uri().query(), "token");
-            if bearer.is_some_and(|g| same(g.as_bytes(), want.as_bytes())) {
+            if bearer.is_some_and(|g| same_secret(g, want)) {
                 Auth::Bearer
             } else if req.method() == Method::GET
                 && !api
-                && from_query.as_deref().is_some_and(|g| same(g.as_bytes(), want.as_bytes()))
+                && from_query.as_deref().is_some_and(|g| same_secret(g, want))
             {
                 // The URL `ui` printed: keep the token in a cookie, drop it from the address bar.
                 let mut r = redirect(req.uri().path());
@@ -223,9 +204,7 @@ async fn admit(State(ui): State<Arc<Ui>>, mut req: Request, next: Next) -> Respo
                     r.headers_mut().insert(header::SET_COOKIE, v);
                 }
                 return r;
-            } else if cookie(req.headers(), &cookie_name(host.1))
-                .is_some_and(|g| same(g.as_bytes(), want.as_bytes()))
-            {
+            } else if cookie(req.headers(), &cookie_name(host.1)).is_some_and(|g| same_secret(&g, want)) {
                 Auth::Cookie
             } else {
                 let mut r = refuse(
@@ -275,7 +254,7 @@ pub(crate) fn may_act(ui: &Ui, auth: Auth, host: &Host, headers: &HeaderMap) -> 
         Auth::Cookie => {
             let given = headers.get("x-savant-csrf").and_then(|v| v.to_str().ok());
             let csrf_ok = match (given, ui.csrf.as_deref()) {
-                (Some(g), Some(want)) => same(g.as_bytes(), want.as_bytes()),
+                (Some(g), Some(want)) => same_secret(g, want),
                 _ => false,
             };
             if !csrf_ok {

@@ -98,7 +98,7 @@ pub async fn serve(
 
 /// The `Host`s and `Origin`s a loopback server accepts: loopback names, any port.
 pub fn loopback() -> (Vec<(String, Option<u16>)>, Vec<String>) {
-    let hosts = crate::mcp::origin::LOOPBACK_HOSTS.iter().map(|h| (h.to_string(), None)).collect();
-    let origins = crate::mcp::origin::LOOPBACK_ORIGINS.iter().map(|o| o.to_string()).collect();
+    let hosts = crate::web_guard::LOOPBACK_HOSTS.iter().map(|h| (h.to_string(), None)).collect();
+    let origins = crate::web_guard::LOOPBACK_ORIGINS.iter().map(|o| o.to_string()).collect();
     (hosts, origins)
 }

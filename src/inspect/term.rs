@@ -3,7 +3,7 @@
 //! Unicode boxes (`graph WORKFLOW --run-id ID`). Colour only when asked
 //! (the binary asks on a TTY, unless `NO_COLOR`): piped output is plain.
 
-use super::view::{GraphView, RunsPage, status_name};
+use super::view::{GraphView, RunsPage};
 use crate::runtime::reply::FullState;
 use crate::runtime::run::{RunStatus, StepStatus};
 use serde_json::Value;
@@ -44,10 +44,6 @@ fn look(status: &str) -> (&'static str, &'static str) {
         "pending" => ("○", "2"),
         _ => ("?", "35"),
     }
-}
-
-fn run_status_name(s: RunStatus) -> &'static str {
-    s.as_str()
 }
 
 /// "3m ago" for an RFC 3339 time (the time itself when it is in the future
@@ -151,7 +147,7 @@ fn preview(v: &Value, max: usize) -> String {
 /// A run summarised: header, counts, failure, ready steps, then one line per step.
 pub fn run_summary(st: &FullState, ready: &[String], style: &Style) -> String {
     let mut out = String::new();
-    let status = run_status_name(st.status);
+    let status = st.status.as_str();
     let status_colour = match st.status {
         RunStatus::Running => "33",
         RunStatus::Done => "32",
@@ -189,7 +185,7 @@ pub fn run_summary(st: &FullState, ready: &[String], style: &Style) -> String {
     ];
     let counted: Vec<String> = order
         .iter()
-        .filter_map(|k| counts.iter().find(|(s, _)| s == k).map(|(s, n)| format!("{n} {}", status_name(*s))))
+        .filter_map(|k| counts.iter().find(|(s, _)| s == k).map(|(s, n)| format!("{n} {s}")))
         .collect();
     let _ = writeln!(out, "{} steps: {}", st.steps.len(), counted.join(" · "));
     if let Some(f) = &st.failure {
@@ -220,7 +216,7 @@ pub fn run_summary(st: &FullState, ready: &[String], style: &Style) -> String {
     let _ =
         writeln!(out, "{}", style.paint("1", &format!("  {}  STATUS    DETAIL", pad("STEP", id_width + 2))));
     for s in &st.steps {
-        let name = status_name(s.status);
+        let name = s.status.as_str();
         let (symbol, colour) = look(name);
         let detail = match (&s.result, &s.items) {
             (_, Some(items)) => {
@@ -266,7 +262,7 @@ pub fn graph_boxes(graph: &GraphView, title: &str, style: &Style) -> String {
             .iter()
             .map(|&i| {
                 let n = &graph.nodes[i];
-                let name = status_name(n.status);
+                let name = n.status.as_str();
                 let (symbol, colour) = look(name);
                 let mut second = name.to_owned();
                 if let Some(items) = &n.items {

@@ -312,7 +312,7 @@ pub fn graph_view(cw: &CompiledWorkflow, state: Option<&FullState>) -> GraphView
                 items: view.and_then(|v| v.items.as_ref()).map(|items| {
                     let mut counts = BTreeMap::new();
                     for it in items {
-                        *counts.entry(status_name(it.status).to_owned()).or_insert(0) += 1;
+                        *counts.entry(it.status.as_str().to_owned()).or_insert(0) += 1;
                     }
                     counts
                 }),
@@ -342,18 +342,6 @@ pub fn graph_view(cw: &CompiledWorkflow, state: Option<&FullState>) -> GraphView
     }
 }
 
-/// A step status as the replies write it.
-pub fn status_name(s: StepStatus) -> &'static str {
-    match s {
-        StepStatus::Pending => "pending",
-        StepStatus::Ready => "ready",
-        StepStatus::Running => "running",
-        StepStatus::Done => "done",
-        StepStatus::Skipped => "skipped",
-        StepStatus::Failed => "failed",
-    }
-}
-
 /// A run's page: its state, its DAG and its timeline (see [`run_view_of`]).
 pub fn run_view(snapshot: &RunSnapshot) -> RunView {
     run_view_of(&snapshot.state, Some(&snapshot.workflow), &snapshot.ready)
@@ -364,7 +352,7 @@ pub fn run_view(snapshot: &RunSnapshot) -> RunView {
 pub fn run_view_of(st: &FullState, cw: Option<&CompiledWorkflow>, ready: &[String]) -> RunView {
     let mut counts = BTreeMap::new();
     for s in &st.steps {
-        *counts.entry(status_name(s.status).to_owned()).or_insert(0) += 1;
+        *counts.entry(s.status.as_str().to_owned()).or_insert(0) += 1;
     }
     RunView {
         workflow: st.workflow.clone(),
@@ -424,7 +412,7 @@ pub fn statuses(snapshot: &RunSnapshot) -> Statuses {
         if let Some(list) = &s.items {
             let mut counts = BTreeMap::new();
             for it in list {
-                *counts.entry(status_name(it.status).to_owned()).or_insert(0) += 1;
+                *counts.entry(it.status.as_str().to_owned()).or_insert(0) += 1;
             }
             items.insert(s.id.clone(), counts);
         }

@@ -18,8 +18,8 @@
 //! -32600): each refusal a JSON-RPC error object. Only `/mcp` exactly is
 //! served. A non-loopback bind without a token is refused unless `--insecure`.
 
-pub use super::origin::{LOOPBACK_HOSTS, LOOPBACK_ORIGINS, origin_is_well_formed, parse_authority};
 use crate::mcp::{SavantServer, ServeOptions};
+use crate::web_guard::{self, HostError, LOOPBACK_HOSTS, LOOPBACK_ORIGINS, parse_authority};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method};
@@ -53,11 +53,6 @@ pub fn check_bind(addr: SocketAddr, token: Option<&str>, insecure: bool) -> Resu
          SAVANT_THINK_TOKEN), bind 127.0.0.1, or pass --insecure to accept the risk.",
         addr.ip()
     ))
-}
-
-/// Compares without an early exit, so timing does not leak the token.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// What the guard checks before rmcp sees a request.
@@ -209,12 +204,12 @@ fn refuse(status: StatusCode, message: &str) -> Response {
 
 /// The one `Host` of a request, parsed; an error is the response to send.
 fn host_of(headers: &HeaderMap) -> Result<(String, Option<u16>), Box<Response>> {
-    let mut all = headers.get_all(header::HOST).iter();
-    let (Some(value), None) = (all.next(), all.next()) else {
-        return Err(Box::new(refuse(StatusCode::BAD_REQUEST, "Bad Request: send exactly one Host header")));
-    };
-    value.to_str().ok().and_then(parse_authority).ok_or_else(|| {
-        Box::new(refuse(StatusCode::BAD_REQUEST, "Bad Request: the Host header is not host[:port]"))
+    web_guard::host(headers).map_err(|e| {
+        let message = match e {
+            HostError::NotOne => "Bad Request: send exactly one Host header",
+            HostError::Malformed => "Bad Request: the Host header is not host[:port]",
+        };
+        Box::new(refuse(StatusCode::BAD_REQUEST, message))
     })
 }
 
@@ -227,20 +222,12 @@ async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Res
         Ok(h) => h,
         Err(response) => return *response,
     };
-    let mut origins = req.headers().get_all(header::ORIGIN).iter();
-    match (origins.next(), origins.next()) {
-        (None, _) => {}
-        (Some(o), None) if o.to_str().is_ok_and(origin_is_well_formed) => {}
-        _ => return refuse(StatusCode::FORBIDDEN, "Forbidden: the Origin header is malformed or repeated"),
+    if web_guard::origin(req.headers()).is_err() {
+        return refuse(StatusCode::FORBIDDEN, "Forbidden: the Origin header is malformed or repeated");
     }
     if let Some(want) = guard.token.as_deref() {
-        let given = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-            .map(str::trim);
-        if !given.is_some_and(|g| same(g.as_bytes(), want.as_bytes())) {
+        let given = web_guard::bearer(req.headers());
+        if !given.is_some_and(|g| web_guard::same_secret(g, want)) {
             tracing::warn!(path = %req.uri().path(), "rejected a request without a valid bearer token");
             return (
                 StatusCode::UNAUTHORIZED,
@@ -250,7 +237,7 @@ async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Res
                 .into_response();
         }
     }
-    if !guard.hosts.iter().any(|(h, p)| *h == host.0 && p.is_none_or(|p| Some(p) == host.1)) {
+    if !web_guard::host_allowed(&guard.hosts, &host) {
         return refuse(
             StatusCode::FORBIDDEN,
             "Forbidden: the Host header is not allowed (loopback names and --allowed-host only)",
@@ -547,12 +534,5 @@ mod tests {
         assert!(check_bind(public, Some("s3cret"), false).is_ok());
         assert!(check_bind(public, None, true).is_ok());
         assert!(check_bind(local, Some(" "), false).is_err());
-    }
-
-    #[test]
-    fn tokens_compare_exactly() {
-        assert!(same(b"abc", b"abc"));
-        assert!(!same(b"abc", b"abd"));
-        assert!(!same(b"abc", b"abcd"));
     }
 }

@@ -9,7 +9,6 @@
 
 pub mod http;
 pub mod notify;
-pub mod origin;
 pub mod prompts;
 pub mod retention;
 pub mod server;

@@ -34,7 +34,7 @@ pub enum StepStatus {
 }
 
 impl RunStatus {
-    /// The status as the replies write it.
+    /// The status as the replies write it (its JSON: the one name table).
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
@@ -44,10 +44,34 @@ impl RunStatus {
     }
 }
 
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl StepStatus {
+    /// The status as the replies write it (its JSON: the one name table).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "pending",
+            StepStatus::Ready => "ready",
+            StepStatus::Running => "running",
+            StepStatus::Done => "done",
+            StepStatus::Skipped => "skipped",
+            StepStatus::Failed => "failed",
+        }
+    }
+
     /// Done or skipped: its dependents may go on.
     pub fn is_finished(self) -> bool {
         matches!(self, StepStatus::Done | StepStatus::Skipped)
+    }
+}
+
+impl std::fmt::Display for StepStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

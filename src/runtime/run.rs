@@ -456,16 +456,24 @@ impl Machine {
         if cw.wf.steps[i].capture_as.is_some() {
             self.state.capture_order.push(i);
         }
-        let woken: Vec<usize> = cw.plan.steps[i]
+        let woken = self.woken_by(i);
+        self.activate_all(woken);
+    }
+
+    /// The dependents of step `i` (just finished) that may start now: still
+    /// pending, and every one of their dependencies finished.
+    fn woken_by(&self, i: usize) -> Vec<usize> {
+        let plan = &self.cw.plan;
+        let steps = &self.state.steps;
+        plan.steps[i]
             .dependents
             .iter()
             .copied()
             .filter(|&d| {
-                self.state.steps[d].status == StepStatus::Pending
-                    && cw.plan.steps[d].deps.iter().all(|&p| self.state.steps[p].status.is_finished())
+                steps[d].status == StepStatus::Pending
+                    && plan.steps[d].deps.iter().all(|&p| steps[p].status.is_finished())
             })
-            .collect();
-        self.activate_all(woken);
+            .collect()
     }
 
     /// Activates steps in declaration order; skipping one may wake more.
@@ -480,13 +488,7 @@ impl Machine {
                 if cw.wf.steps[i].capture_as.is_some() {
                     self.state.capture_order.push(i);
                 }
-                for &d in &cw.plan.steps[i].dependents {
-                    if self.state.steps[d].status == StepStatus::Pending
-                        && cw.plan.steps[d].deps.iter().all(|&p| self.state.steps[p].status.is_finished())
-                    {
-                        queue.insert(d);
-                    }
-                }
+                queue.extend(self.woken_by(i));
             }
         }
     }
@@ -615,14 +617,13 @@ impl Scope for RunScope<'_> {
                     .steps
                     .iter()
                     .map(|s| {
+                        // A foreach step whose items are being worked on
+                        // reads as `ready` here, as it always has.
                         let status = match s.status {
-                            StepStatus::Done => "done",
-                            StepStatus::Skipped => "skipped",
-                            StepStatus::Failed => "failed",
-                            StepStatus::Ready | StepStatus::Running => "ready",
-                            StepStatus::Pending => "pending",
+                            StepStatus::Running => StepStatus::Ready,
+                            other => other,
                         };
-                        (s.id.clone(), json!({ "status": status }))
+                        (s.id.clone(), json!({ "status": status.as_str() }))
                     })
                     .collect(),
             )),

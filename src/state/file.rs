@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 
 use super::journal::{self, TailError};
+use super::lock::IfMissing;
 use super::{
     FileId, Loaded, LockPolicy, RunKey, RunLock, Stamp, StateStore, StoreError, check_workflow_id, lock,
 };
@@ -231,14 +232,14 @@ impl FileStore {
                         format!("refusing to append version {version} after version {}", a.last_version),
                     ));
                 }
-                (a.file, None, a.next_seq)
+                (a.file, TailCut::Whole, a.next_seq)
             }
             _ => self.open_journal(&p, event, version)?,
         };
         let line = journal::encode(seq, event).map_err(|m| StoreError::corrupt(&p.journal, m))?;
         let created = before.journal == FileId::default();
         file.write_all(&line).map_err(io)?;
-        if let Some(previous) = cut {
+        if let TailCut::Cut(previous) = cut {
             // The length may now equal the torn length; a fresh mtime keeps
             // the stamp distinct. Best effort: it needs file ownership.
             let _ = file.set_modified(next_mtime(previous));
@@ -312,11 +313,11 @@ impl StateStore for FileStore {
         let p = self.paths(key)?;
         self.check_state_confined()?;
         // The directory is made only when the lock file cannot be created.
-        if let Some(guard) = lock::acquire(&p.lock, true, &self.lock_policy, key)? {
+        if let Some(guard) = lock::acquire(&p.lock, IfMissing::Create, &self.lock_policy, key)? {
             return Ok(RunLock::new(guard));
         }
         self.ensure_dir()?;
-        match lock::acquire(&p.lock, true, &self.lock_policy, key)? {
+        match lock::acquire(&p.lock, IfMissing::Create, &self.lock_policy, key)? {
             Some(guard) => Ok(RunLock::new(guard)),
             None => Err(StoreError::Io { path: p.lock, message: "the state directory vanished".into() }),
         }
@@ -327,7 +328,7 @@ impl StateStore for FileStore {
         self.check_state_confined()?;
         // A run's lock file exists while the run does (the snapshot's stamp
         // under the lock tells the rest): no need to look first.
-        if let Some(guard) = lock::acquire(&p.lock, false, &self.lock_policy, key)? {
+        if let Some(guard) = lock::acquire(&p.lock, IfMissing::Absent, &self.lock_policy, key)? {
             return Ok(Some(RunLock::new(guard)));
         }
         if self.stamp_of(&p)?.is_none() {
@@ -476,19 +477,27 @@ impl StateStore for FileStore {
     }
 }
 
+/// What opening the journal for an append did to its end.
+enum TailCut {
+    /// Nothing: the journal ends whole, of this incarnation.
+    Whole,
+    /// A torn tail, or another generation's events, were cut; the journal's
+    /// modification time before the cut, when it could be read.
+    Cut(Option<SystemTime>),
+}
+
 impl FileStore {
     /// Opens the journal for an append of `event` at `version`, applying the
     /// torn-tail rule to its end: a torn tail, or events of another
     /// generation, are cut (then the answer carries the journal's earlier
     /// modification time); a version that does not grow is refused. The
     /// answer's last part is the sequence number of the line to write.
-    #[allow(clippy::type_complexity)]
     fn open_journal(
         &self,
         p: &Paths,
         event: &Value,
         version: u64,
-    ) -> Result<(File, Option<Option<SystemTime>>, u64), StoreError> {
+    ) -> Result<(File, TailCut, u64), StoreError> {
         let io = |e| StoreError::io(&p.journal, e);
         let mut file =
             crate::fsx::open_nofollow(&p.journal, OpenOptions::new().read(true).append(true).create(true))
@@ -515,9 +524,9 @@ impl FileStore {
         let (keep, seq) = if stale { (0, 1) } else { (tail.valid_len, tail.next_seq) };
         if keep < meta.len() {
             file.set_len(keep).map_err(io)?;
-            return Ok((file, Some(meta.modified().ok()), seq));
+            return Ok((file, TailCut::Cut(meta.modified().ok()), seq));
         }
-        Ok((file, None, seq))
+        Ok((file, TailCut::Whole, seq))
     }
 
     /// Opens the journal before a snapshot at `version` replaces the current

@@ -62,15 +62,24 @@ impl Drop for Guard {
     }
 }
 
+/// What [`acquire`] does when the lock file is not there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum IfMissing {
+    /// Create it (a run that may be new).
+    Create,
+    /// Answer `None` (a run that must exist already).
+    Absent,
+}
+
 /// Waits until this thread holds the lock at `path` (whose directory must
 /// exist), within `policy`: first its turn among this process's threads,
 /// then the file lock against other processes, polled until the deadline.
-/// A missing lock file is created when `create` is true; otherwise (and when
-/// the directory is missing) the answer is `None`. `run` names the run in a
-/// [`StoreError::Busy`].
+/// A missing lock file is created with [`IfMissing::Create`]; otherwise (and
+/// when the directory is missing) the answer is `None`. `run` names the run
+/// in a [`StoreError::Busy`].
 pub(super) fn acquire(
     path: &Path,
-    create: bool,
+    if_missing: IfMissing,
     policy: &LockPolicy,
     run: &dyn std::fmt::Display,
 ) -> Result<Option<Guard>, StoreError> {
@@ -85,7 +94,11 @@ pub(super) fn acquire(
             None => {
                 let file = match crate::fsx::open_nofollow(
                     path,
-                    OpenOptions::new().read(true).write(true).create(create).truncate(false),
+                    OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .create(if_missing == IfMissing::Create)
+                        .truncate(false),
                 ) {
                     Ok(file) => file,
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

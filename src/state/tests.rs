@@ -99,7 +99,7 @@ pub(super) struct Backend {
 
 /// The stores every behaviour test runs against: the file store, and
 /// PostgreSQL (a schema of its own in the shared throwaway cluster) when it
-/// is installed; see `pg::cluster::shared` for the skip rule.
+/// is installed; see `pg::cluster::for_test` for the skip rule.
 pub(super) fn backends(test: &str) -> Vec<Backend> {
     let dir = TestDir::new(test);
     let root = dir.0.clone();
@@ -113,7 +113,7 @@ pub(super) fn backends(test: &str) -> Vec<Backend> {
         _dir: Some(dir),
     }];
     #[cfg(feature = "postgres")]
-    if let Some(cluster) = pg::cluster::shared() {
+    if let Some(cluster) = pg::cluster::for_test(&format!("state::tests::{test} on postgres")) {
         let url = cluster.fresh_schema(&format!("t_{}", test.replace('-', "_"))).unwrap();
         let open = move |fsync| Arc::new(PgStore::open(&url, fsync).unwrap()) as Arc<dyn StateStore>;
         out.push(Backend {

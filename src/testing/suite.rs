@@ -308,12 +308,7 @@ pub fn evaluate(test: &TestCase, outcome: &Outcome) -> Vec<Mismatch> {
         });
     }
     let status_of = |id: &str| {
-        outcome.steps.iter().find(|s| s.id == id).map_or("unknown".to_owned(), |s| {
-            serde_json::to_value(s.status)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default()
-        })
+        outcome.steps.iter().find(|s| s.id == id).map_or("unknown".to_owned(), |s| s.status.to_string())
     };
     for (list, actual, key, verb) in
         [(&e.ran, &outcome.ran, "ran", "run"), (&e.skipped, &outcome.skipped, "skipped", "been skipped")]

@@ -263,7 +263,9 @@ fn snapshot_validation_holds_on_every_store() {
     let mem = MemStore::new();
     stores.push(("memory", Box::new(mem.clone()), Box::new(mem)));
     #[cfg(feature = "postgres")]
-    if let Some(cluster) = savant_think::state::pg::cluster::shared() {
+    if let Some(cluster) = savant_think::state::pg::cluster::for_test(
+        "corrupt_state::snapshot_validation_holds_on_every_store on postgres",
+    ) {
         let url = cluster.fresh_schema("it_corrupt").unwrap();
         let open =
             || Box::new(savant_think::state::PgStore::open(&url, true).unwrap()) as Box<dyn StateStore>;

@@ -139,8 +139,12 @@ fn past_max_in_flight_calls_are_refused_at_once_with_busy() {
 fn a_frozen_database_is_state_unavailable_in_time_and_the_engine_recovers() {
     use savant_think::state::pg::cluster::{self, Cluster};
     use std::time::Duration;
-    if cluster::shared().is_none() {
-        return; // not installed: the shared cluster said why (and fails in CI)
+    if cluster::for_test(
+        "hostile_load::a_frozen_database_is_state_unavailable_in_time_and_the_engine_recovers",
+    )
+    .is_none()
+    {
+        return;
     }
     let own = Cluster::start(&cluster::find_bin().unwrap(), &[]).unwrap();
     let url = own.fresh_schema("frozen").unwrap();

@@ -1,15 +1,21 @@
 //! The lock-wait attacks of issue 24.2 at their original size, against
-//! `serve --http` (ignored: minutes of load; run with a release build,
-//! figures in docs/threat-model.md):
+//! `serve --http` (about 6 s each: the default `lock_timeout` of 5 s, then
+//! the answers; figures in docs/threat-model.md). Ignored in the suite: 600
+//! connections at once, while the other tests load the same two cores,
+//! lose some connections without an answer (48–127 of 600 seen) — a
+//! measurement of the test machine, not of the server. Run them alone:
 //!
 //! ```text
-//! cargo test --release --test it hostile_load_stress -- --ignored --nocapture
+//! cargo test --test it hostile_load_stress -- --ignored --nocapture --test-threads=1
 //! ```
 //!
 //! 600 clients on one run whose lock another process holds (file store), and
 //! 320 on PostgreSQL: every client gets an answer (RUN_BUSY or 503 BUSY)
 //! within the lock timeout, the server's threads and database connections
-//! stay bounded, and another run is served meanwhile.
+//! stay bounded, and another run is served meanwhile. Each bound is
+//! asserted; the slack over a measured figure is for a loaded machine, and
+//! each bound stays far below what the attack did before the fix (515
+//! threads, other runs stalled 18 s, the database's connections exhausted).
 
 use crate::http_protocol::post;
 use crate::support::{Root, Server};
@@ -28,14 +34,62 @@ fn next(run: &str) -> String {
     )
 }
 
+/// `[state] lock_timeout`'s default: a client waits this long for a held lock.
+const LOCK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How late past [`LOCK_TIMEOUT`] the slowest answer may come (measured: 0.07 s).
+const ANSWER_SLACK: Duration = Duration::from_secs(5);
+
+/// How long another run's call may take meanwhile (measured: 10–110 ms;
+/// before the fix, 18 s).
+const OTHER_RUN: Duration = Duration::from_secs(2);
+
+/// The most threads the server may run at the peak (measured: 56–78;
+/// before the fix, 515 for 600 clients).
+const MAX_THREADS: usize = 200;
+
+/// What an attack measured.
+struct Attack {
+    /// Answers by kind (`RUN_BUSY`, `503 BUSY`, …).
+    kinds: std::collections::BTreeMap<String, usize>,
+    /// The slowest client's answer.
+    slowest: Duration,
+    /// How long a call on another run took meanwhile.
+    other_run: Duration,
+    /// The server's threads at the peak.
+    threads: usize,
+    /// The peak of what `sample` counted.
+    sampled: usize,
+}
+
+impl Attack {
+    /// Asserts the bounds every attack must hold.
+    fn assert_bounded(&self, clients: usize) {
+        let busy = self.kinds.get("RUN_BUSY").unwrap_or(&0) + self.kinds.get("503 BUSY").unwrap_or(&0);
+        assert_eq!(busy, clients, "every client is told the run is busy: {:?}", self.kinds);
+        assert!(self.slowest <= LOCK_TIMEOUT + ANSWER_SLACK, "answered within the lock timeout: {self}");
+        assert!(self.other_run < OTHER_RUN, "another run is served meanwhile: {self}");
+        assert!(self.threads <= MAX_THREADS, "the server's threads stay bounded: {self}");
+    }
+}
+
+impl std::fmt::Display for Attack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:?}, slowest {:?}; another run answered in {:?}; server threads peak {}; sampled peak {}",
+            self.kinds, self.slowest, self.other_run, self.threads, self.sampled
+        )
+    }
+}
+
 fn threads(pid: u32) -> usize {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status.lines().find_map(|l| l.strip_prefix("Threads:")).and_then(|n| n.trim().parse().ok()).unwrap_or(0)
 }
 
-/// Fires `clients` calls on run `r1` at once, and one on `r2` a second in;
-/// returns (answers by kind, the slowest, the other run's latency, peak threads).
-fn attack(server: &Server, clients: usize, sample: impl Fn() -> usize + Sync) -> String {
+/// Fires `clients` calls on run `r1` at once, and one on `r2` a second in.
+fn attack(server: &Server, clients: usize, sample: impl Fn() -> usize + Sync) -> Attack {
     let addr = server.addr.clone();
     let pid = server.child.id();
     let peak = std::sync::atomic::AtomicUsize::new(0);
@@ -56,10 +110,10 @@ fn attack(server: &Server, clients: usize, sample: impl Fn() -> usize + Sync) ->
                     let started = Instant::now();
                     let (status, _, body) = post(&addr, "application/json", &next("r1"), &[]);
                     let kind = match status {
-                        503 => "503 BUSY",
-                        200 if body.contains("RUN_BUSY") => "RUN_BUSY",
-                        200 => "answered",
-                        _ => "other",
+                        503 => "503 BUSY".to_owned(),
+                        200 if body.contains("RUN_BUSY") => "RUN_BUSY".to_owned(),
+                        200 => "answered".to_owned(),
+                        _ => format!("other ({status}): {}", body.chars().take(80).collect::<String>()),
                     };
                     (kind, started.elapsed())
                 })
@@ -76,21 +130,21 @@ fn attack(server: &Server, clients: usize, sample: impl Fn() -> usize + Sync) ->
     });
     let mut kinds = std::collections::BTreeMap::new();
     for (kind, _) in &answers {
-        *kinds.entry(*kind).or_insert(0) += 1;
+        *kinds.entry(kind.clone()).or_insert(0) += 1;
     }
     let slowest = answers.iter().map(|(_, d)| *d).max().unwrap_or_default();
-    assert!(answers.iter().all(|(k, _)| *k != "other"), "{kinds:?}");
-    assert!(other.0 == 200 && other.2 < Duration::from_secs(1), "another run is served meanwhile: {other:?}");
-    format!(
-        "{clients} clients: {kinds:?}, slowest {slowest:?}; another run answered in {:?}; server threads peak {}; sampled peak {}",
-        other.2,
-        peak.load(std::sync::atomic::Ordering::SeqCst),
-        peak_extra.load(std::sync::atomic::Ordering::SeqCst)
-    )
+    assert!(other.0 == 200 && other.1, "another run is served meanwhile: {other:?}");
+    Attack {
+        kinds,
+        slowest,
+        other_run: other.2,
+        threads: peak.load(std::sync::atomic::Ordering::SeqCst),
+        sampled: peak_extra.load(std::sync::atomic::Ordering::SeqCst),
+    }
 }
 
 #[test]
-#[ignore = "a stress test at the attack's original size (minutes); run with --ignored"]
+#[ignore = "600 connections at once flake under the parallel suite; run alone with --ignored (see the module doc)"]
 fn six_hundred_clients_on_one_locked_run_file_store() {
     let root = Root::with_workflows("stress-file", &[("say", SAY)]);
     root.ok(&["plan", "say", "--run-id", "r1"]);
@@ -99,14 +153,17 @@ fn six_hundred_clients_on_one_locked_run_file_store() {
     let mut command = Server::command(&root.path);
     command.args(["--stateless"]).env("LOG_LEVEL", "error");
     let server = Server::start(command, false);
-    eprintln!("file store: {}", attack(&server, 600, || 0));
+    let measured = attack(&server, 600, || 0);
+    eprintln!("file store, 600 clients: {measured}");
+    measured.assert_bounded(600);
 }
 
 #[test]
-#[ignore = "a stress test at the attack's original size (minutes); run with --ignored"]
+#[ignore = "320 connections at once flake under the parallel suite; run alone with --ignored (see the module doc)"]
 fn three_hundred_twenty_clients_on_one_locked_run_postgres() {
     use savant_think::state::pg::cluster;
-    let Some(cluster) = cluster::shared() else { return };
+    let test = "hostile_load_stress::three_hundred_twenty_clients_on_one_locked_run_postgres";
+    let Some(cluster) = cluster::for_test(test) else { return };
     let url = cluster.fresh_schema("stress_pg").unwrap();
     let root = Root::with_workflows("stress-pg", &[("say", SAY)]);
     let store = savant_think::state::PgStore::open(&url, true).unwrap();
@@ -130,5 +187,10 @@ fn three_hundred_twenty_clients_on_one_locked_run_postgres() {
         let sql = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'savant-think'";
         admin.query_one(sql, &[]).map(|row| row.get::<_, i64>(0) as usize).unwrap_or(0)
     };
-    eprintln!("PostgreSQL (sampled: savant-think connections): {}", attack(&server, 320, connections));
+    let measured = attack(&server, 320, connections);
+    eprintln!("PostgreSQL, 320 clients (sampled: savant-think connections): {measured}");
+    measured.assert_bounded(320);
+    // A replica opens at most 2 × `[state] pool_size` (16) connections
+    // (measured: 5–10; before the fix, the server's whole limit).
+    assert!(measured.sampled <= 32, "the database connections stay bounded: {measured}");
 }

@@ -176,7 +176,7 @@ fn check_history(run_id: &str, state: &Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_replicas_race_and_survive_a_kill() {
-    let Some(cluster) = cluster::shared() else { return };
+    let Some(cluster) = cluster::for_test("replicas::two_replicas_race_and_survive_a_kill") else { return };
     let url = cluster.fresh_schema("it_replicas").unwrap();
     let scratch = Root::new("replicas");
     populate(&scratch.path);
@@ -232,7 +232,9 @@ async fn two_replicas_race_and_survive_a_kill() {
 fn engines_on_one_database_see_each_others_writes() {
     use savant_think::runtime::engine::NextArgs;
     use savant_think::runtime::{Engine, EngineConfig};
-    let Some(cluster) = cluster::shared() else { return };
+    let Some(cluster) = cluster::for_test("replicas::engines_on_one_database_see_each_others_writes") else {
+        return;
+    };
     let url = cluster.fresh_schema("it_engines").unwrap();
     let scratch = Root::new("replica-engines");
     populate(&scratch.path);
@@ -294,7 +296,11 @@ fn engines_on_one_database_see_each_others_writes() {
 /// with, read back from `savant_objects`.
 #[test]
 fn a_replica_with_another_file_runs_the_pinned_version_from_the_database() {
-    let Some(cluster) = cluster::shared() else { return };
+    let Some(cluster) =
+        cluster::for_test("replicas::a_replica_with_another_file_runs_the_pinned_version_from_the_database")
+    else {
+        return;
+    };
     let url = cluster.fresh_schema("it_pinned").unwrap();
     let (old, new) = (
         Root::with_workflows("pin-old", &[("w", &two_steps("old"))]),
@@ -316,7 +322,9 @@ fn a_replica_with_another_file_runs_the_pinned_version_from_the_database() {
 /// made, the other is told `STATE_CONFLICT`; the source is unchanged.
 #[test]
 fn two_replicas_forking_one_run_at_once_one_wins() {
-    let Some(cluster) = cluster::shared() else { return };
+    let Some(cluster) = cluster::for_test("replicas::two_replicas_forking_one_run_at_once_one_wins") else {
+        return;
+    };
     let url = cluster.fresh_schema("it_fork").unwrap();
     let root = Root::with_workflows(
         "fork-replicas",
@@ -341,7 +349,10 @@ fn two_replicas_forking_one_run_at_once_one_wins() {
 /// versions no run is pinned to any more are collected from `savant_objects`.
 #[test]
 fn prune_on_postgres_removes_runs_and_unused_versions() {
-    let Some(cluster) = cluster::shared() else { return };
+    let Some(cluster) = cluster::for_test("replicas::prune_on_postgres_removes_runs_and_unused_versions")
+    else {
+        return;
+    };
     let url = cluster.fresh_schema("it_prune").unwrap();
     let text = |t: &str| {
         format!("id: w\nsteps:\n  - id: a\n    call: prompt.say\n    input_template: {{ text: \"{t}\" }}\n")
@@ -373,7 +384,9 @@ fn prune_on_postgres_removes_runs_and_unused_versions() {
 #[test]
 fn two_replicas_upgrading_one_run_at_once_one_wins() {
     use savant_think::runtime::engine::UpgradeRequest;
-    let Some(cluster) = cluster::shared() else { return };
+    let Some(cluster) = cluster::for_test("replicas::two_replicas_upgrading_one_run_at_once_one_wins") else {
+        return;
+    };
     let url = cluster.fresh_schema("it_upgrade").unwrap();
     let root = Root::with_workflows("upgrade-replicas", &[("w", &two_steps("v0"))]);
     let engine = || pg_engine(&url, &root);

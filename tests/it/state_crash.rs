@@ -2,8 +2,9 @@
 //! must always load, and sit at a version boundary (a snapshot, then journal
 //! events numbered one after another).
 //!
-//! The writers are this test binary itself, re-executed with `WRITER_ENV`
-//! set so that only `writer_child` runs, and runs forever.
+//! The writers are this test binary itself, re-executed on this file's one
+//! test with `WRITER_ENV` set: there the test is a writer instead
+//! ([`writer_process`], not a test of its own), and writes until killed.
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -60,11 +61,9 @@ fn write_once(store: &FileStore, key: &RunKey, rng: &mut Rng) -> u64 {
     next
 }
 
-/// Not a test of its own: the body of a writer process, which loops until
-/// killed. Without `WRITER_ENV` it returns at once.
-#[test]
-fn writer_child() {
-    let Some(root) = std::env::var_os(WRITER_ENV) else { return };
+/// The body of a writer process (see [`spawn_writer`]): writes into the
+/// project at `root` until killed.
+fn writer_process(root: std::ffi::OsString) -> ! {
     let fsync = std::env::var(WRITER_FSYNC_ENV).as_deref() == Ok("1");
     let store = FileStore::new(PathBuf::from(root), fsync);
     let key = run_key();
@@ -89,7 +88,12 @@ impl Drop for Writers {
 fn spawn_writer(root: &Path, fsync: bool, log: &Path) -> Child {
     let log = File::create(log).unwrap();
     Command::new(std::env::current_exe().unwrap())
-        .args(["state_crash::writer_child", "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            "state_crash::killed_writers_leave_a_loadable_state",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(WRITER_ENV, root)
         .env(WRITER_FSYNC_ENV, if fsync { "1" } else { "0" })
         .stdin(Stdio::null())
@@ -101,6 +105,10 @@ fn spawn_writer(root: &Path, fsync: bool, log: &Path) -> Child {
 
 #[test]
 fn killed_writers_leave_a_loadable_state() {
+    // Re-executed by `spawn_writer`: this process is a writer, not the test.
+    if let Some(root) = std::env::var_os(WRITER_ENV) {
+        writer_process(root);
+    }
     let dir = Root::new("crash");
     let store = FileStore::new(&dir.path, true);
     let key = run_key();

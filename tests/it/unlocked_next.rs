@@ -27,7 +27,9 @@ fn stores(name: &str, wait: LockPolicy) -> Vec<(&'static str, [Box<dyn StateStor
     let mut out: Vec<(&'static str, [Box<dyn StateStore>; 3])> =
         vec![("memory", [Box::new(mem.clone()), Box::new(mem.clone()), Box::new(mem)])];
     #[cfg(feature = "postgres")]
-    if let Some(cluster) = savant_think::state::pg::cluster::shared() {
+    if let Some(cluster) =
+        savant_think::state::pg::cluster::for_test(&format!("unlocked_next::{name} on postgres"))
+    {
         let url = cluster.fresh_schema(name).unwrap();
         let options = savant_think::state::StoreOptions { lock: wait, ..Default::default() };
         let open = || {

@@ -158,9 +158,8 @@ impl Engine {
                     StepStatus::Ready =>
                         "ready: its dependencies are done; submit its result with next".to_owned(),
                     StepStatus::Running => "its foreach items are being worked on".to_owned(),
-                    StepStatus::Done => "done".to_owned(),
                     StepStatus::Skipped => "skipped: its `when` was false".to_owned(),
-                    StepStatus::Failed => "failed".to_owned(),
+                    StepStatus::Done | StepStatus::Failed => status.to_string(),
                 });
                 if let Some(f) = failure
                     && concerns_step

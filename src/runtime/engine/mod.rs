@@ -111,11 +111,6 @@ fn cut_message(mut message: String) -> String {
     message
 }
 
-/// A step status as the replies write it (`ready`, `pending`, …).
-fn status_name(status: StepStatus) -> String {
-    serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
-}
-
 fn store_error(e: StoreError) -> EngineError {
     match e {
         StoreError::InvalidId { .. } => EngineError::message(ErrorCode::InvalidId, e.to_string()),
@@ -293,7 +288,7 @@ impl Engine {
                 if m.state.status == RunStatus::Failed {
                     return Err(self.failed(m));
                 }
-                let message = format!("`{}` is {}, not ready", args.step_id, status_name(status));
+                let message = format!("`{}` is {}, not ready", args.step_id, status);
                 return Err(EngineError::with(
                     ErrorCode::StepNotReady,
                     StepNotReady { step_id: args.step_id, status, message, ready: self.ready_ids(m) },

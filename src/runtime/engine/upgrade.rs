@@ -75,7 +75,8 @@ impl Engine {
                 let keys = self.store.list(Some(&cw.wf.id)).map_err(store_error)?;
                 keys.into_iter()
                     .filter(|k| {
-                        self.list_entry(k).ok().flatten().and_then(|e| e.status).as_deref() == Some("running")
+                        self.list_entry(k).ok().flatten().and_then(|e| e.status).as_deref()
+                            == Some(RunStatus::Running.as_str())
                     })
                     .map(|k| k.run_id)
                     .collect()
@@ -133,7 +134,9 @@ impl Engine {
         let Ok(keys) = self.store.list(Some(&cw.wf.id)) else { return out };
         let request = UpgradeRequest { dry_run: true, ..UpgradeRequest::default() };
         for key in keys {
-            if self.list_entry(&key).ok().flatten().and_then(|e| e.status).as_deref() != Some("running") {
+            if self.list_entry(&key).ok().flatten().and_then(|e| e.status).as_deref()
+                != Some(RunStatus::Running.as_str())
+            {
                 continue;
             }
             let Ok((report, ok)) = self.upgrade_one(&cw, &key.run_id, &request, true) else { continue };

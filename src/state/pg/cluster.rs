@@ -351,3 +351,25 @@ pub fn shared() -> Option<&'static Cluster> {
             }
         })
 }
+
+/// The one way a test gets the [`shared`] cluster: `None` after printing
+/// `note: TEST SKIPPED: why` on stderr when PostgreSQL is not installed, so
+/// no test passes silently by testing less. In CI (`CI` set) or with
+/// [`REQUIRE_ENV`] set to `1`, a missing PostgreSQL fails instead (in
+/// [`shared`]). `test` names the test (or the part of it) that is skipped.
+///
+/// # Panics
+/// As [`shared`].
+pub fn for_test(test: &str) -> Option<&'static Cluster> {
+    let cluster = shared();
+    if cluster.is_none() {
+        // Straight to stderr: the test harness captures `eprintln!`.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: {test} SKIPPED: PostgreSQL is not installed (no initdb); install Debian's postgresql, \
+             or set {REQUIRE_ENV}=1 to fail instead"
+        );
+    }
+    cluster
+}

@@ -17,9 +17,10 @@ fn key() -> RunKey {
     RunKey::new("wf", "r1").unwrap()
 }
 
-/// A URL of a fresh schema in the shared cluster, or `None` (skipped).
+/// A URL of a fresh schema `name` in the shared cluster, or `None` (the
+/// test `name` is skipped, saying why).
 fn fresh(name: &str) -> Option<String> {
-    Some(cluster::shared()?.fresh_schema(name).unwrap())
+    Some(cluster::for_test(&format!("state::pg::tests ({name})"))?.fresh_schema(name).unwrap())
 }
 
 #[test]
@@ -286,8 +287,8 @@ fn an_unlocked_append_needs_the_lock_free_and_the_stamp_unchanged() {
 /// which port, and its log's tail (issue 40) — not a later connection error.
 #[test]
 fn a_killed_test_cluster_says_it_is_gone() {
-    if cluster::shared().is_none() {
-        return; // not installed: the shared cluster said why (and fails in CI)
+    if cluster::for_test("state::pg::tests::a_killed_test_cluster_says_it_is_gone").is_none() {
+        return;
     }
     let own = cluster::Cluster::start(&cluster::find_bin().unwrap(), &[]).unwrap();
     assert_eq!(own.alive(), Ok(()));
