@@ -57,8 +57,11 @@ pub struct ExecArgs {
     /// Run up to N ready steps at once; results are submitted in a fixed order.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub jobs: u16,
-    /// Where `model.generate` steps run (the same backends and environment
-    /// as `run`: OLLAMA_HOST, OPENAI_BASE_URL, …). Default: ollama.
+    /// Where the steps that need a model run — `model.generate`, and `think`
+    /// or `prompt.say` with a success schema (the same backends and
+    /// environment as `run`: OLLAMA_HOST, OPENAI_BASE_URL, …). Without
+    /// --backend, --model or one of those variables, a workflow with such a
+    /// step is refused before it starts (MODEL_NOT_CONFIGURED).
     #[arg(long, value_enum)]
     pub backend: Option<super::run::BackendKind>,
     /// The model for `model.generate` steps (as `run --model`).
@@ -115,13 +118,20 @@ pub fn main(args: ExecArgs) -> u8 {
     };
     let mut mux =
         Multiplexer::new(engine, MuxOptions { allow_exec: args.allow_exec, env: super::env::lookup() });
-    // The model for `model.generate` steps. Building it contacts nothing; a
-    // backend that cannot be configured is a usage error only when asked for.
-    let kind = args.backend.unwrap_or(super::run::BackendKind::Ollama);
-    match super::run::backend_from_env(kind, args.model.as_deref()) {
-        Ok(backend) => mux = mux.with_model(Arc::new(backend)),
-        Err(m) if args.backend.is_some() => return invalid(m),
-        Err(_) => {}
+    // The model for the steps that need one (`model.generate`, `think` or
+    // `prompt.say` with a success schema), when one is given: --backend,
+    // --model, or the backend's address in the environment (OLLAMA_HOST, or
+    // OPENAI_BASE_URL for openai). Building it contacts nothing. Without
+    // one, exec refuses such a workflow before its first step.
+    let from_env = super::env::var("OPENAI_BASE_URL")
+        .map(|_| super::run::BackendKind::Openai)
+        .or_else(|| super::env::var("OLLAMA_HOST").map(|_| super::run::BackendKind::Ollama));
+    let given = args.backend.or(from_env).or(args.model.as_ref().map(|_| super::run::BackendKind::Ollama));
+    if let Some(kind) = given {
+        match super::run::backend_from_env(kind, args.model.as_deref()) {
+            Ok(backend) => mux = mux.with_model(Arc::new(backend)),
+            Err(m) => return invalid(m),
+        }
     }
     let mux = Arc::new(mux);
     let json = args.json;

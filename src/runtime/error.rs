@@ -71,6 +71,8 @@ pub enum ErrorCode {
     RunFailed,
     /// exec: the run is not done but no step is ready.
     NoReadyStep,
+    /// exec: a step needs a model and none is configured.
+    ModelNotConfigured,
     /// MCP: an engine call did not complete.
     Internal,
     /// MCP: a bad workflow:// or run:// URI.
@@ -110,6 +112,7 @@ impl ErrorCode {
         ErrorCode::StateSchemaNewer,
         ErrorCode::RunFailed,
         ErrorCode::NoReadyStep,
+        ErrorCode::ModelNotConfigured,
         ErrorCode::Internal,
         ErrorCode::UnknownResource,
     ];
@@ -147,6 +150,7 @@ impl ErrorCode {
             ErrorCode::StateSchemaNewer => "STATE_SCHEMA_NEWER",
             ErrorCode::RunFailed => "RUN_FAILED",
             ErrorCode::NoReadyStep => "NO_READY_STEP",
+            ErrorCode::ModelNotConfigured => "MODEL_NOT_CONFIGURED",
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::UnknownResource => "UNKNOWN_RESOURCE",
         }
@@ -195,6 +199,7 @@ impl ErrorCode {
             ErrorCode::StateSchemaNewer => "The state database was migrated by a newer savant-think.",
             ErrorCode::RunFailed => "The run failed (fallback when no reason was recorded).",
             ErrorCode::NoReadyStep => "Exec: the run is not done but no step is ready.",
+            ErrorCode::ModelNotConfigured => "Exec: a step needs a model and none is configured.",
             ErrorCode::Internal => "MCP: an engine call did not complete.",
             ErrorCode::UnknownResource => "MCP: a bad workflow:// or run:// URI.",
         }

@@ -125,12 +125,55 @@ async fn a_model_that_cannot_answer_the_schema_stops_exec_with_model_invalid_out
     assert_eq!(fake.seen().len(), 2, "one correction round, then the error");
 }
 
+/// Without a model, a workflow with a step that needs one is refused before
+/// its first step, every such step named (a callee's too), nothing run.
 #[tokio::test]
-async fn without_a_model_exec_stops_with_model_not_configured() {
-    let root = Root::with_workflows("generate-none", &[("colour", WORKFLOW)]);
-    let report = exec::exec(mux(&root, None), &options(), &mut |_| {}).await.unwrap();
-    assert_eq!(report.status, ExecStatus::Stopped, "{report:?}");
-    assert!(report.reason.clone().unwrap_or(Value::Null).to_string().contains("MODEL_NOT_CONFIGURED"));
+async fn without_a_model_exec_refuses_before_the_first_step() {
+    let judge = "steps:\n  - id: judge\n    call: think\n    input_template: {thought: ok?}\n    \
+                 success_schema: {type: object, required: [ok]}\n";
+    let top = "steps:\n  - id: first\n    call: prompt.say\n    input_template: {text: hi}\n  \
+               - id: sub\n    uses: judge\n    deps: [first]\n";
+    let root = Root::with_workflows("generate-none", &[("colour", WORKFLOW), ("judge", judge), ("top", top)]);
+    let err = exec::exec(mux(&root, None), &options(), &mut |_| {}).await.unwrap_err().0;
+    assert_eq!(err.code.as_str(), "MODEL_NOT_CONFIGURED", "{err:?}");
+    assert!(err.describe().contains("`pick` (model.generate)"), "{}", err.describe());
+    assert!(err.help_text().is_some_and(|h| h.contains("--backend")), "{err:?}");
+    let mut o = options();
+    o.workflow = "top".into();
+    o.params = Value::Null;
+    let err = exec::exec(mux(&root, None), &o, &mut |_| {}).await.unwrap_err().0;
+    assert!(
+        err.describe().contains("`judge` of `judge` (think with a success schema)"),
+        "{}",
+        err.describe()
+    );
+    let engine = savant_think::runtime::Engine::new(&root.path).unwrap();
+    assert!(engine.state_list(None).unwrap().runs.is_empty(), "nothing ran");
+    // A dry run needs no model: it answers them from their schemas.
+    o.dry_run = true;
+    let report = exec::exec(mux(&root, None), &o, &mut |_| {}).await.unwrap();
+    assert_eq!(report.status, ExecStatus::Done, "{report:?}");
+}
+
+/// A `think` step with a success schema is a question for a model: with
+/// one configured, exec asks it (the thought as the prompt, the success
+/// schema as the answer's) and the answer is validated as any result.
+#[tokio::test]
+async fn a_think_step_with_a_schema_is_answered_by_the_model() {
+    let judge = "steps:\n  - id: judge\n    call: think\n    input_template: {thought: \"Is the sky blue?\"}\n    \
+                 capture_as: verdict\n    success_schema: {type: object, required: [yes], properties: {yes: {type: boolean}}}\n  \
+                 - id: say\n    call: prompt.say\n    input_template: {text: \"yes: <<verdict.yes>>\"}\n";
+    let root = Root::with_workflows("generate-think", &[("judge", judge)]);
+    let fake =
+        FakeModel::start(Flavor::OpenAi, vec![openai_answer(r#"{"result": {"yes": true}}"#, "stop")]).await;
+    let o = ExecOptions { workflow: "judge".into(), jobs: 1, ..ExecOptions::default() };
+    let report = exec::exec(mux(&root, Some(&fake)), &o, &mut |_| {}).await.unwrap();
+    assert_eq!(report.status, ExecStatus::Done, "{report:?}");
+    let body = &fake.seen()[0].body;
+    assert!(body["messages"][1]["content"].as_str().unwrap().contains("Is the sky blue?"), "{body}");
+    let engine = savant_think::runtime::Engine::new(&root.path).unwrap();
+    let full = serde_json::to_value(engine.state_get("judge", &report.run_id).unwrap()).unwrap();
+    assert_eq!(full["captures"]["verdict"], json!({"yes": true}), "{full}");
 }
 
 #[test]

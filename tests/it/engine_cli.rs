@@ -1004,9 +1004,10 @@ fn finished_and_failed_runs_list_with_their_true_status() {
 #[test]
 fn exec_stops_when_a_step_is_refused_the_same_result_twice() {
     let root = Cli::new("same-answer");
+    root.write("notes.txt", "no verdict here\n");
     root.write(
         "workflows/ask.yaml",
-        "steps:\n  - id: ask\n    call: prompt.say\n    input_template: {message: \"verdict?\"}\n    \
+        "steps:\n  - id: ask\n    call: local_read\n    input_template: {path: notes.txt}\n    \
          success_schema: {type: object, required: [verdict]}\n",
     );
     let out = root.run(&["exec", "ask", "--run-id", "s", "--json"]);
@@ -1019,7 +1020,7 @@ fn exec_stops_when_a_step_is_refused_the_same_result_twice() {
     assert_eq!(summary["reason"]["error"], "VALIDATION_FAILED", "{summary}");
     let message = summary["reason"]["details"]["message"].as_str().unwrap_or_default();
     assert!(
-        message.contains("`ask`: what `prompt.say` returned was refused by its success schema twice"),
+        message.contains("`ask`: what `local_read` returned was refused by its success schema twice"),
         "{summary}"
     );
     let state = root.ok(&["state", "get", "ask", "--run-id", "s"]);

@@ -29,7 +29,9 @@ pub struct Shape {
     pub answers: &'static [(&'static str, &'static [&'static str])],
     /// How the run ends when driven with those answers.
     pub status: &'static str,
-    /// How `exec` (real tools, no client) ends it.
+    /// How `exec` (real tools, no client, no model) ends it: `done`,
+    /// `failed`, `stopped` (a tool failed: resumable), or `refused` before
+    /// the first step (a step needs a model: MODEL_NOT_CONFIGURED).
     pub exec: &'static str,
 }
 
@@ -109,7 +111,7 @@ pub const SHAPES: &[Shape] = &[
         params: "{}",
         answers: &[("judge", &[r#"{"ready": true}"#])],
         status: "done",
-        exec: "stopped",
+        exec: "refused",
     },
     Shape {
         name: "typed_tool",
@@ -125,7 +127,7 @@ pub const SHAPES: &[Shape] = &[
         params: "{}",
         answers: &[("check", &[r#"{"nope": 1}"#, r#"{"ok": true}"#])],
         status: "done",
-        exec: "failed",
+        exec: "refused",
     },
     Shape {
         name: "retries_exhausted",
@@ -133,7 +135,7 @@ pub const SHAPES: &[Shape] = &[
         params: "{}",
         answers: &[("check", &[r#"{"nope": 1}"#, r#"{"nope": 2}"#])],
         status: "failed",
-        exec: "failed",
+        exec: "refused",
     },
 ];
 

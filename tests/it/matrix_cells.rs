@@ -144,6 +144,12 @@ fn summary(out: &str) -> Value {
 /// `exec`: real tools, no client; the run ends as expected, never stuck.
 pub fn exec(root: &Root, workflow: &str, params: &str, run_id: &str, status: &str) -> Result<(), String> {
     let (code, out, err) = run(root, &["exec", workflow, "--params", params, "--run-id", run_id, "--json"]);
+    if status == "refused" {
+        // Refused before anything runs, every step that needs a model named.
+        return ensure(code == 2 && out.contains("MODEL_NOT_CONFIGURED") && err.contains("need"), || {
+            format!("exec was not refused for want of a model (exit {code}): {out}{err}")
+        });
+    }
     let s = summary(&out);
     ensure(s["event"] == "summary" && s["status"] == status, || {
         format!("exec ended {} (exit {code}), not {status}: {s}\n{err}", s["status"])

@@ -16,6 +16,12 @@
 //!   loop to answer otherwise; `prompt.say` only echoes): a retry would be
 //!   refused again, so exec stops at once (VALIDATION_FAILED, the run
 //!   resumable).
+//! - A step that needs a model — `think` or `prompt.say` with a success
+//!   schema (a question for a model or a person), `model.generate` — runs on
+//!   the configured model (the mux's, [`Multiplexer::with_model`]): the
+//!   thought or message is the prompt, the success schema the answer's. With
+//!   no model, exec refuses before the first step (`MODEL_NOT_CONFIGURED`),
+//!   naming every such step, in the workflow and the ones it uses.
 //! - A tool failure (not found, server offline, timeout, tool error) is not
 //!   submitted: the step stays ready, the failure is recorded as a thought in
 //!   the run's history, the other results of the batch are submitted, and
@@ -200,6 +206,16 @@ async fn perform(
             && !instruction.success_schema.is_null()
     };
     match call {
+        // A question for a model, outside a dry run: the configured model answers.
+        Some(c) if !dry_run && thought_with_schema(c) && mux.has_model() => {
+            let input = &instruction.input;
+            let prompt = ["thought", "message", "text"]
+                .iter()
+                .find_map(|k| input.get(*k).and_then(Value::as_str))
+                .map_or_else(|| input.to_string(), str::to_owned);
+            let schema = mux.engine().success_schema_of(instruction);
+            mux.call("model.generate", json!({"prompt": prompt, "schema": schema})).await
+        }
         Some(c) if !dry_run || (safe_in_dry_run(c) && !thought_with_schema(c)) => {
             let mut args = instruction.input.clone();
             // A thought of a step belongs to its run.
@@ -231,6 +247,42 @@ async fn perform(
             duration_ms: 0,
         },
     }
+}
+
+/// The steps of `workflow` and of every workflow it uses that need a model:
+/// `think` or `prompt.say` with a success schema, `model.generate`. Each as
+/// `` `judge` (think with a success schema) `` (`of WORKFLOW` below the top).
+pub fn steps_needing_a_model(engine: &Engine, workflow: &str) -> Vec<String> {
+    let Ok(top) = engine.workflow(workflow) else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let mut todo = vec![top.clone()];
+    while let Some(cw) = todo.pop() {
+        if !seen.insert(cw.wf.id.clone()) || seen.len() > 256 {
+            continue;
+        }
+        for s in &cw.wf.steps {
+            let call = s.call.as_ref().map(|c| c.value.as_str()).unwrap_or("");
+            let tool = ToolName::parse(call).map(|t| t.as_str().to_owned()).unwrap_or_default();
+            let why = match tool.as_str() {
+                "think" | "prompt_say" if s.success_schema.is_some() => {
+                    Some(format!("{call} with a success schema"))
+                }
+                _ if crate::agent::mux::model::NAMES.contains(&call) => Some(call.to_owned()),
+                _ => None,
+            };
+            if let Some(why) = why {
+                let of = if cw.wf.id == top.wf.id { String::new() } else { format!(" of `{}`", cw.wf.id) };
+                out.push(format!("`{}`{of} ({why})", s.id.value));
+            }
+            if let Some(uses) = &s.uses
+                && let Ok(callee) = engine.workflow(uses.value.as_str())
+            {
+                todo.push(callee);
+            }
+        }
+    }
+    out
 }
 
 /// A failure before the run starts (bad workflow, params, config): a usage error.
@@ -267,6 +319,27 @@ pub async fn exec(
     let resumed = options.run_id.is_some() && engine.run_exists(workflow, &run_id);
     if resumed && !options.params.is_null() {
         tracing::warn!(run_id, "--params is ignored: a resumed run keeps the params it started with");
+    }
+    // Steps only a model can answer, and no model: refused before anything runs.
+    if !options.dry_run && !mux.has_model() {
+        let needing = steps_needing_a_model(&engine, workflow);
+        if !needing.is_empty() {
+            return Err(UsageError(EngineError::message_help(
+                ErrorCode::ModelNotConfigured,
+                format!(
+                    "{} need{} a model to answer, and no model is configured: {}",
+                    if needing.len() == 1 { "a step" } else { "these steps" },
+                    if needing.len() == 1 { "s" } else { "" },
+                    needing.join(", ")
+                ),
+                Some(
+                    "give exec a model: --backend ollama|openai and --model NAME (or OLLAMA_HOST / \
+                     OPENAI_BASE_URL), as for `run`; or try it with --dry-run, which answers them from \
+                     their schemas; or drive the run with an LLM client (`savant-think serve`)"
+                        .into(),
+                ),
+            )));
+        }
     }
     let params = if options.dry_run && !resumed {
         dry_run_params(&engine, workflow, options.params.clone()).map_err(UsageError)?

@@ -124,6 +124,11 @@ impl Multiplexer {
         &self.engine
     }
 
+    /// Whether a model is configured ([`Multiplexer::with_model`]).
+    pub fn has_model(&self) -> bool {
+        self.model.is_some()
+    }
+
     /// The `[local]` policy in force.
     pub fn local_config(&self) -> &LocalConfig {
         self.local.config()
