@@ -9,9 +9,13 @@
 //! run id, generation), and every span is exported when what it describes
 //! has ended — a step attempt when its result is recorded, the run when it
 //! finishes. Whichever process records them, the spans of one run share its
-//! trace and hang under its run span.
+//! trace and hang under its run span. A sub-workflow's run is in its
+//! parent's trace, its run span under the parent's run span (the ids the
+//! child's record carries, `ParentRun.trace`).
 
-use crate::runtime::engine::{AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt};
+use crate::runtime::engine::{
+    AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt, trace_ids, unhex,
+};
 use crate::runtime::record::RunStatus;
 use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState};
 use opentelemetry::{InstrumentationScope, KeyValue};
@@ -108,21 +112,20 @@ fn time(rfc3339: &str) -> SystemTime {
     humantime::parse_rfc3339_weak(rfc3339).unwrap_or_else(|_| SystemTime::now())
 }
 
-/// The run's trace id and its run span's id: derived from the run, so every
-/// process that records a part of it agrees.
+/// The run's trace id and its run span's id ([`trace_ids`]).
 pub fn run_ids(run: &RunRef<'_>) -> (TraceId, SpanId) {
-    let mut h = Sha256::new();
-    for part in [run.workflow, run.run_id, run.generation.unwrap_or(run.created_at)] {
-        h.update(part.as_bytes());
-        h.update([0]);
-    }
-    let d = h.finalize();
-    let mut trace = [0u8; 16];
-    trace.copy_from_slice(&d[..16]);
-    let mut span = [0u8; 8];
-    span.copy_from_slice(&d[16..24]);
+    let (trace, span) = trace_ids(run);
     // All-zero ids are invalid; a sha256 that starts with 16 zero bytes is not going to happen.
     (TraceId::from_bytes(trace), SpanId::from_bytes(span))
+}
+
+/// The span a run's span hangs under: its parent's run span for a
+/// sub-workflow's run, none for a run started with plan.
+fn run_parent_span(run: &RunRef<'_>) -> SpanId {
+    run.parent
+        .and_then(|p| p.trace.as_ref())
+        .and_then(|t| unhex::<8>(&t.span_id))
+        .map_or(SpanId::INVALID, SpanId::from_bytes)
 }
 
 /// A step attempt's span id: from the run, the step and the attempt, so the
@@ -181,7 +184,7 @@ impl RunObserver for Tracer {
 
     fn run_finished(&self, r: &RunFinished<'_>) {
         let (trace_id, run_span) = run_ids(&r.run);
-        let ids = (trace_id, run_span, SpanId::INVALID);
+        let ids = (trace_id, run_span, run_parent_span(&r.run));
         let mut span = self.span(ids, format!("run {}", r.run.workflow), (r.run.created_at, r.ended_at));
         span.attributes = run_attributes(&r.run);
         span.attributes.push(KeyValue::new("savant.status", r.status.as_str()));

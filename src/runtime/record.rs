@@ -289,6 +289,20 @@ pub struct ParentRun {
     pub step_id: String,
     /// How deep this run is: 1 for a child of a run started with plan.
     pub depth: u32,
+    /// The trace the parent's spans are in and the parent's run span (hex),
+    /// so a child run's spans hang under its parent's in one trace (absent
+    /// in runs started before children joined their parent's trace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<ParentTrace>,
+}
+
+/// Where a child run's spans join its parent's trace (hex ids).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ParentTrace {
+    /// The trace id (32 hex digits): the top run's.
+    pub trace_id: String,
+    /// The parent's run span id (16 hex digits).
+    pub span_id: String,
 }
 
 /// Where a forked run came from.

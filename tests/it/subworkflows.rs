@@ -136,10 +136,12 @@ fn a_parent_and_its_children_run_in_one_loop() {
     }
     let child = j(e.state_get("review_file", "r1.each.1").unwrap());
     assert_eq!(child["status"], "done");
-    assert_eq!(
-        child["parent"],
-        json!({"workflow": "review", "run_id": "r1", "step_id": "each[1]", "depth": 1})
-    );
+    let mut parent = child["parent"].clone();
+    // Where its spans join the parent's trace (tests/it/telemetry.rs).
+    let trace = parent.as_object_mut().unwrap().remove("trace").unwrap_or_default();
+    assert_eq!(parent, json!({"workflow": "review", "run_id": "r1", "step_id": "each[1]", "depth": 1}));
+    assert_eq!(trace["trace_id"].as_str().map(str::len), Some(32), "{trace}");
+    assert_eq!(trace["span_id"].as_str().map(str::len), Some(16), "{trace}");
     let grandchild = j(e.state_get("review_file", "r1.deeper.again").unwrap());
     assert_eq!(grandchild["parent"]["depth"], 2);
     // Pinned to the version it started with, as any run.

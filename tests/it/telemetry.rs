@@ -236,8 +236,9 @@ fn a_bad_endpoint_is_a_clear_error() {
     assert!(r.stderr.contains("not a url"), "{r:?}");
 }
 
-/// A sub-workflow's run is a trace of its own, whose spans name the run
-/// and `uses:` step that started it.
+/// A sub-workflow's run is in its parent's trace: its run span hangs under
+/// the parent's run span, its step spans under its own, and its spans name
+/// the run and `uses:` step that started it.
 #[test]
 fn a_child_runs_spans_name_its_parent() {
     const CHILD: &str = "params:\n  q: { type: string }\nrequired: [q]\nsteps:\n  - id: ask\n    call: web.fetch\n    input_template: { text: \"<<params.q>>\" }\n    capture_as: a\n    success_schema: { type: object, required: [text], properties: { text: { type: string } } }\noutputs:\n  text: <<a.text>>\n";
@@ -258,4 +259,9 @@ fn a_child_runs_spans_name_its_parent() {
     let parent_run = named(&spans, "run parent")[0];
     assert_eq!(attr(parent_run, "savant.status").as_deref(), Some("done"));
     assert!(attr(parent_run, "savant.parent_run_id").is_none());
+    assert_eq!(child_run.trace_id, parent_run.trace_id, "one trace for the parent and its child");
+    assert_eq!(child_run.parent_span_id, parent_run.span_id, "the child's run span hangs under its parent's");
+    assert!(parent_run.parent_span_id.is_empty(), "the parent's run span is the trace's root");
+    let ask = named(&spans, "step ask")[0];
+    assert_eq!((&ask.trace_id, &ask.parent_span_id), (&parent_run.trace_id, &child_run.span_id), "{ask:#?}");
 }

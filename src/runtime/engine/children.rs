@@ -206,6 +206,7 @@ impl Engine {
                     run_id: m.state.run_id.clone(),
                     step_id: m.work_id(w),
                     depth,
+                    trace: Some(super::observe::parent_trace(m)),
                 };
                 self.start_run(&key, cw, params, Some(parent))?
             }

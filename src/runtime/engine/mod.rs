@@ -35,7 +35,7 @@ mod repair;
 mod upgrade;
 pub use children::child_run_id;
 pub use inspect::{RunBrief, RunSnapshot};
-pub use observe::{AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt};
+pub use observe::{AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt, trace_ids, unhex};
 pub use upgrade::{RunsAgainst, UpgradeFailed, UpgradeRequest};
 mod runs;
 mod state;

@@ -84,6 +84,54 @@ pub struct RunFinished<'a> {
     pub steps: usize,
 }
 
+/// A run's trace id and its run span's id: derived from the run (workflow,
+/// run id, incarnation), so every process that records a part of it
+/// agrees; a child run's trace is its parent's (its own run span hangs
+/// under its parent's).
+pub fn trace_ids(run: &RunRef<'_>) -> ([u8; 16], [u8; 8]) {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in [run.workflow, run.run_id, run.generation.unwrap_or(run.created_at)] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    let d = h.finalize();
+    let mut trace = [0u8; 16];
+    trace.copy_from_slice(&d[..16]);
+    if let Some(t) = run.parent.and_then(|p| p.trace.as_ref())
+        && let Some(parent) = unhex::<16>(&t.trace_id)
+    {
+        trace = parent;
+    }
+    let mut span = [0u8; 8];
+    span.copy_from_slice(&d[16..24]);
+    (trace, span)
+}
+
+/// `N` bytes from `2N` hex digits.
+pub fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
+    let bytes = text.as_bytes();
+    if bytes.len() != 2 * N {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (i, pair) in bytes.chunks(2).enumerate() {
+        out[i] = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// Hex digits of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Where a child of the run `m` joins its trace: `m`'s trace, under `m`'s run span.
+pub(super) fn parent_trace(m: &Machine) -> crate::runtime::record::ParentTrace {
+    let (trace, span) = trace_ids(&run_ref(m));
+    crate::runtime::record::ParentTrace { trace_id: hex(&trace), span_id: hex(&span) }
+}
+
 fn run_ref(m: &Machine) -> RunRef<'_> {
     RunRef {
         workflow: &m.state.workflow,
