@@ -58,7 +58,7 @@ use std::path::PathBuf;
 pub use archive::{ArchiveStore, ArchivedRun, archive_id};
 pub use file::FileStore;
 pub use memory::MemStore;
-pub use objects::{ObjectStore, StoredObject, valid_object_hash};
+pub use objects::{ObjectStore, StoredObject, sha256_hex, valid_object_hash};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
 pub use repair::JournalCheck;
