@@ -3,6 +3,32 @@
 //! `YAML_SYNTAX`, `YAML_LIMIT` (syntax::yaml), `YAML_SCHEMA_VIOLATION` and
 //! `EXPR_SYNTAX` (ir::lower) come from reading the file; every other code is
 //! one file here, registered in [`CHECKS`].
+//!
+//! Each check is `fn check(cx: &Cx, out: &mut Vec<Diagnostic>)` in its own
+//! file. The shared pieces: `graph.rs` the dependency graph (explicit deps
+//! plus edges inferred from reading a capture or `steps.<id>`; reads only
+//! `ir`); `scope.rs` what a name refers to; `infer.rs` type inference
+//! (reports only `TYPE_MISMATCH`); `manifest.rs` the `--tools` manifest;
+//! `contract.rs` `Contracts`, a callee's input and output schemas and hints,
+//! handed in as `Config::builtins` (the checker never builds the engine's
+//! own) and `Config::lock`, looked up once per step by `Cx::contracts`;
+//! `tool_input.rs` which input schema a step's tool has; `lock.rs`
+//! `tools.lock.json` (its types, its sorted rendering, its reading into
+//! contracts, `INVALID_TOOL_LOCK`; read from disk by
+//! `workspace::load_lock`); `workflows.rs` the project's workflows as
+//! callees of `uses:` (each one's contract and `uses:` edges, from texts the
+//! caller read with `workspace::load_workflows`, handed in as
+//! `Config::workflows`); `suppress.rs` inline `# savant-think: ignore[…]`
+//! comments, `[check]` ignores and `UNUSED_SUPPRESSION`, applied where
+//! `check` reports, never inside `check_source`, so the engine refuses a
+//! broken workflow whatever its comments say; `rules.rs` each code's
+//! docs/checks.md section, built in (`savant-think rule`, SARIF rule help);
+//! `fix.rs` the fixes `--fix` and the editor apply. The language server's
+//! re-check after an edit inside one step is `incremental.rs` (only that
+//! step parsed and lowered again), `recheck.rs` (which steps' diagnostics
+//! are kept, by what the edited step shows the others), `rewire.rs` and
+//! `rename.rs` (the whole-workflow parts, updated rather than redone);
+//! each file's docs give its rule.
 
 pub mod contract;
 mod cyclic_dependency;

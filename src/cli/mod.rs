@@ -1,6 +1,31 @@
 //! Command-line glue of the binary, per command: clap types, the process
 //! environment (read here and handed to the library as values), logging, the
 //! async runtime, output and exit status. The library below knows none of it.
+//!
+//! `dispatch.rs` turns the engine commands into engine tool calls (their
+//! JSON output and exit codes) and answers `root`; `output.rs` is the leaf
+//! every command prints through (colour from `--color`, `NO_COLOR`,
+//! `FORCE_COLOR` / `CLICOLOR_FORCE` and the terminal; width from
+//! `COLUMNS`; text or a tool's JSON reply); `env.rs` reads the environment
+//! once (`SAVANT_PATH`, the state overrides, the multiplexer's lookup) and
+//! opens engines with it; `logging.rs` the stderr subscriber (`LOG_LEVEL`)
+//! plus the MCP client layer; `runtime.rs` the one tokio runtime set-up of
+//! `serve`, `exec` and `run`. Per command: `check.rs` `check` (inputs
+//! including stdin, suppressions, colour, statistics, exit status) and
+//! `rule`; `migrate.rs`, `exec.rs`, `run.rs` (the model backends from
+//! their environment variables), `test.rs`, `tools.rs` (`tools sync`: the
+//! servers' listings into `tools.lock.json`), `upgrade.rs`, `serve.rs`,
+//! `ui.rs` (`savant-think ui`: 127.0.0.1, a random token per start),
+//! `state.rs` (`state get|list|delete|restore|prune|repair`), `inspect.rs`
+//! the terminal side of the inspector (`state list` as a table,
+//! `state get --format human`, `graph --run-id`), `init.rs` the scaffold
+//! (never overwrites without `--force`; MCP client snippets), and
+//! `complete.rs` dynamic shell completion (`COMPLETE=bash savant-think`).
+//! This file holds `FormatArg`, `--format` as a clap value over
+//! `report::Format::ALL`. Every command that opens run state ends its
+//! `--help` with the environment it reads (`state_env!` in `main.rs`), and
+//! every command's `--help` has an example and its doc page
+//! (`tests/it/first_hour.rs`).
 
 pub mod check;
 pub mod complete;

@@ -1,5 +1,19 @@
 //! The typed IR: what a workflow file means, with every piece still pointing
 //! at the characters it came from.
+//!
+//! This file is the IR (`Workflow`, `Step`, `TemplateValue`, `ExprSource`;
+//! `Str` values are inline `ast::Name`s; the expression AST re-exported as
+//! `ir::ast`). `lower.rs` lowers Node → IR for the workflow and its keys
+//! (`WORKFLOW_KEYS`, `STEP_KEYS`: name, shape, description, read by the
+//! lowerer, the JSON Schema, hover and completion), with
+//! `YAML_SCHEMA_VIOLATION` and `EXPR_SYNTAX`, taking the tree and dropping
+//! each step's nodes once lowered (inline schemas shared per distinct
+//! text); `lower_params.rs` the params, `lower_step.rs` a step,
+//! `lower_expr.rs` expressions and templates, `lower_parts.rs` lowering
+//! that keeps each step item's diagnostics apart, one item lowered alone,
+//! and moving a workflow's spans after an edit (tests in `lower_tests.rs`).
+//! `types.rs` is static types and JSON Schema → type; `builtins.rs` the
+//! function table (names, parameter kinds, result types).
 
 pub mod builtins;
 pub mod lower;

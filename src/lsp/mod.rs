@@ -11,6 +11,18 @@
 //!   completion and quick fixes (each did-you-mean's [`crate::diagnostic::Fix`]);
 //! - open documents are re-checked when a file under `schemas/` or a
 //!   `savant-think.toml` changes.
+//!
+//! This file is the loop (initialize, position-encoding negotiation,
+//! incremental text sync, debounced publishing: a publish's analysis is
+//! abandoned between steps when another message waits). `document.rs`
+//! holds open documents, their analyses (only what is a workflow: under
+//! `workflows/`, a test file, or a top-level key only a workflow has) and
+//! per-root `Config`; `text.rs` byte offsets ↔ UTF-16/UTF-8 positions;
+//! `convert.rs` diagnostics and quick fixes; `navigate.rs` hover,
+//! definition, references and rename from `check::scope` and
+//! `check::infer`; `complete.rs` completion (tool names with their inputs,
+//! input keys under `input_template:`, a capture's fields after `.`);
+//! `requests.rs` the handlers.
 
 mod complete;
 mod convert;

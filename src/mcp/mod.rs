@@ -6,6 +6,19 @@
 //! records go where the binary's subscriber sends them (stderr), and to
 //! clients that ask with `logging/setLevel`; on stdio, stdout belongs to the
 //! protocol.
+//!
+//! The handler serves the tools through `runtime::tools`, workflows and
+//! runs as `workflow://` / `run://` resources (paged), subscriptions and
+//! `logging/setLevel`; engine calls are handed off with `block_in_place`
+//! (or, on stdio with the file store and fsync off, run on the request's
+//! task), and engine errors are `isError` results. `retention.rs` applies
+//! `[state] keep` in the background (a thread, once a minute). `stdio.rs`
+//! answers oversized lines; `http.rs` mounts the inspector under `/ui` with
+//! its own guard, and both web surfaces read `Host`, `Origin` and the
+//! bearer token through `crate::web_guard`. This file is `ServeOptions`
+//! (and `check`, the bind rule) and `serve`, async over a given `Engine` on
+//! the caller's tokio runtime. Workflow ids are checked with
+//! `workspace::valid_workflow_id`, never the lowerer directly.
 
 pub mod http;
 pub mod notify;

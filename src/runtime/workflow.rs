@@ -11,7 +11,6 @@ use crate::runtime::ErrorCode;
 use crate::runtime::error_details::WorkflowErrors;
 use crate::source::SourceFile;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// A workflow that checked without errors, with its plan.
@@ -34,16 +33,9 @@ pub struct CompiledWorkflow {
     pub has_uses: bool,
 }
 
-/// `sha256:<hex>` of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut s = String::with_capacity(71);
-    s.push_str("sha256:");
-    for b in digest {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
-}
+/// `sha256:<hex>` of `bytes`: the content address of the state's objects,
+/// defined there (below the runtime) and named here for its callers.
+pub use crate::state::sha256_hex;
 
 /// Checks and compiles a workflow file's bytes (a non-UTF-8 byte is
 /// `YAML_SYNTAX`, as in `check`). A workflow with errors is refused with

@@ -44,7 +44,7 @@ pub fn archive_id(loaded: &Loaded) -> String {
     let generation = match generation_of(&loaded.snapshot) {
         None => "0".to_owned(),
         Some(Value::String(g)) if valid_archive_id(g) && g.len() <= 32 => g.clone(),
-        Some(other) => crate::runtime::workflow::sha256_hex(other.to_string().as_bytes())[7..23].to_owned(),
+        Some(other) => super::sha256_hex(other.to_string().as_bytes())[7..23].to_owned(),
     };
     format!("v{}-{generation}", version.unwrap_or(0))
 }

@@ -276,7 +276,7 @@ mod tests {
     #[test]
     fn objects_are_stored_once_under_their_hash() {
         let store = MemStore::new();
-        let hash = crate::runtime::workflow::sha256_hex(b"abc");
+        let hash = crate::state::sha256_hex(b"abc");
         assert!(store.put_object(&hash, b"abd").is_err(), "bytes that do not hash to the name");
         store.put_object(&hash, b"abc").unwrap();
         assert_eq!(store.get_object(&hash).unwrap().as_deref(), Some(&b"abc"[..]));

@@ -33,6 +33,24 @@
 //! [`PgStore`] (feature `postgres`) keeps the same two parts in PostgreSQL,
 //! for several replicas on one database; [`open`] picks the store from the
 //! state URL (`SAVANT_STATE_URL` or `[state] url`).
+//!
+//! Beside the runs: `archive.rs` (`ArchiveStore`: a run's snapshot and
+//! journal put aside under `v<version>-<generation>`, listed, loaded,
+//! restored atomically) and `objects.rs` (`ObjectStore`: bytes under their
+//! sha256, written once, checked on read), each with its crash argument in
+//! its docs; `journal.rs` the line format and the torn-tail rule;
+//! `repair.rs` `state repair`'s store half; `turns.rs` the in-process queue
+//! every store takes a run's lock through first (at most `[state]
+//! max_lock_waiters` waiters, none past `[state] lock_timeout`:
+//! `StoreError::Busy`), before the cross-process half; `lock.rs` the file
+//! lock; `memory.rs` `MemStore`; `retention.rs` the `[state] keep` policy.
+//! The engine compacts a journal into a snapshot when it reaches half the
+//! history, so a long run costs linear total time; a fresh start gets a new
+//! `generation`. A store keeps a run's journal open after its own append,
+//! with the run's stamp: the next append trusts the journal's end it
+//! remembers only while the stamp is unchanged. The state directory is
+//! confined to the project root (`FileStore::check_confined`, at open and
+//! before every lock) unless `[state] dir` names an absolute directory.
 
 mod archive;
 #[cfg(test)]
@@ -58,7 +76,7 @@ use std::path::PathBuf;
 pub use archive::{ArchiveStore, ArchivedRun, archive_id};
 pub use file::FileStore;
 pub use memory::MemStore;
-pub use objects::{ObjectStore, StoredObject, valid_object_hash};
+pub use objects::{ObjectStore, StoredObject, sha256_hex, valid_object_hash};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
 pub use repair::JournalCheck;

@@ -27,6 +27,19 @@ pub struct StoredObject {
     pub stored_at: std::time::SystemTime,
 }
 
+/// `sha256:<hex>` of `bytes`: an object's name, and the hash every pinned
+/// workflow, schema and prompt is known by.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(bytes);
+    let mut s = String::with_capacity(71);
+    s.push_str("sha256:");
+    for b in digest {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
 /// True for `sha256:` and 64 lowercase hex digits.
 pub fn valid_object_hash(hash: &str) -> bool {
     hash.strip_prefix("sha256:").is_some_and(|hex| {
@@ -44,7 +57,7 @@ pub(super) fn check_hash(hash: &str) -> Result<(), StoreError> {
 
 /// Checks that `bytes` are the object `hash` names.
 pub(super) fn verify(hash: &str, bytes: &[u8], place: impl Into<PathBuf>) -> Result<(), StoreError> {
-    let actual = crate::runtime::workflow::sha256_hex(bytes);
+    let actual = sha256_hex(bytes);
     if actual == hash {
         return Ok(());
     }

@@ -1,5 +1,5 @@
-//! The source scanner behind `layering.rs`: each library file of `src/`
-//! as its module path and its code, read whole — comments and unit tests
+//! The source scanner behind `layering.rs`: each file of `src/` (the
+//! library and the binary's `src/cli/`) as its module path and its code, read whole — comments and unit tests
 //! removed, `use` trees expanded to full paths, and whitespace inside paths
 //! dropped — so a `use` split over lines, a grouped import or a fully
 //! qualified path are all seen the same way.
@@ -18,6 +18,9 @@ pub struct SourceFile {
     /// Every path the code names, `use` trees expanded: `std::fs::read`,
     /// `crate::runtime::text::stringify`, `super::Cx`.
     pub paths: Vec<String>,
+    /// The binary's glue (`src/cli/`, a module of `main.rs`): it may read
+    /// the environment and set up logging and the async runtime.
+    pub binary: bool,
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -45,40 +48,48 @@ pub fn read_tree(root: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The library's files: the tree minus the binary (`main.rs`, `cli/`) and
-/// test code (files named `tests.rs`, files a `#[cfg(test)]` module loads
-/// with `#[path]`, and a file's trailing `#[cfg(test)] mod NAME { … }`).
-pub fn library(tree: &BTreeMap<String, String>) -> Vec<SourceFile> {
+/// The crate's files: the tree minus `main.rs` (the command tree) and test
+/// code (files named `tests.rs`, the files of modules declared under a
+/// `#[cfg(test)]` or `#[cfg(all(test, …))]`, with or without `#[path]`, and
+/// a file's trailing `#[cfg(test)] mod NAME { … }`).
+pub fn sources(tree: &BTreeMap<String, String>) -> Vec<SourceFile> {
     let mut test_files = BTreeSet::new();
     let mut path_modules = BTreeMap::new(); // file → module path, for `#[path]` modules
     for (rel, text) in tree {
         let dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
+        // Where `mod NAME;` looks for its file: beside a `mod.rs` or
+        // `lib.rs`, else in the directory named after the file.
+        let child_dir = match rel.rsplit_once('/') {
+            Some((d, "mod.rs" | "lib.rs")) => d.to_owned(),
+            _ => rel.trim_end_matches(".rs").to_owned(),
+        };
         let lines: Vec<&str> = text.lines().map(str::trim).collect();
         for (i, line) in lines.iter().enumerate() {
-            let Some(target) = line.strip_prefix("#[path = \"").and_then(|l| l.strip_suffix("\"]")) else {
-                continue;
+            let Some(name) = mod_name(line) else { continue };
+            // The attributes above the `mod`: a `#[cfg(…test…)]`, a `#[path]`.
+            let attrs: Vec<&str> =
+                lines[..i].iter().rev().take_while(|l| l.starts_with("#[")).copied().collect();
+            let test = attrs.iter().any(|a| a.starts_with("#[cfg(") && a.contains("test"));
+            let target = attrs.iter().find_map(|a| a.strip_prefix("#[path = \"")?.strip_suffix("\"]"));
+            let file = match target {
+                Some(t) => format!("{dir}/{t}"),
+                None => format!("{child_dir}/{name}.rs"),
             };
-            let file = format!("{dir}/{target}");
-            let test = lines[..i].last().is_some_and(|l| *l == "#[cfg(test)]");
             if test {
                 test_files.insert(file);
-            } else if let Some(name) = lines.get(i + 1).and_then(|l| mod_name(l)) {
+            } else if target.is_some() {
                 path_modules.insert(file, format!("{}::{name}", module_of(rel)));
             }
         }
     }
     tree.iter()
-        .filter(|(rel, _)| {
-            *rel != "src/main.rs"
-                && !rel.starts_with("src/cli/")
-                && !rel.ends_with("/tests.rs")
-                && !test_files.contains(*rel)
-        })
+        .filter(|(rel, _)| *rel != "src/main.rs" && !rel.ends_with("/tests.rs") && !test_files.contains(*rel))
         .map(|(rel, text)| {
             let module = path_modules.get(rel).cloned().unwrap_or_else(|| module_of(rel));
             let code = strip(text);
             let paths = paths_in(&code);
-            SourceFile { rel: rel.clone(), module, code, paths }
+            let binary = rel.starts_with("src/cli/");
+            SourceFile { rel: rel.clone(), module, code, paths, binary }
         })
         .collect()
 }
@@ -111,13 +122,9 @@ pub fn strip(text: &str) -> String {
             let end = text[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
             out.extend(text[i..end].chars().map(|c| if c == '\n' { '\n' } else { ' ' }));
             i = end;
-        } else if b[i] == b'"' {
-            // A string literal: kept, but a `//` inside it is not a comment.
-            let mut j = i + 1;
-            while j < b.len() && b[j] != b'"' {
-                j += if b[j] == b'\\' { 2 } else { 1 };
-            }
-            let end = (j + 1).min(b.len());
+        } else if let Some(end) = literal_end(text, i) {
+            // A string or character literal: kept, but a `//` inside it is
+            // not a comment.
             out.push_str(&text[i..end]);
             i = end;
         } else {
@@ -150,9 +157,12 @@ pub fn paths_in(code: &str) -> Vec<String> {
         rest = &rest[body_start + end..];
     }
     // Inline paths: runs of identifier characters and `::`.
+    // A lone `:` (`a:crate::b`) ends a path as any other character does.
+    let chars: Vec<char> = squeezed.chars().chain(std::iter::once(' ')).collect();
     let mut cur = String::new();
-    for c in squeezed.chars().chain(std::iter::once(' ')) {
-        if c.is_alphanumeric() || c == '_' || c == ':' {
+    for (i, &c) in chars.iter().enumerate() {
+        let colon = c == ':' && (chars.get(i + 1) == Some(&':') || (i > 0 && chars[i - 1] == ':'));
+        if c.is_alphanumeric() || c == '_' || colon {
             cur.push(c);
         } else {
             if cur.contains("::") {
@@ -178,19 +188,24 @@ fn find_use(s: &str) -> Option<usize> {
     None
 }
 
-/// Whitespace next to `::`, `{`, `}` and `,` removed: `std::\n  fs` → `std::fs`.
+/// Whitespace next to `::`, `{`, `}` and `,` removed: `std::\n  fs` →
+/// `std::fs`. A single `:` (a field, a type ascription) glues nothing, so
+/// `builtins: crate::x::y` stays two words and `crate::x::y` is seen.
 fn squeeze(code: &str) -> String {
+    let chars: Vec<char> = code.chars().collect();
     let mut out = String::with_capacity(code.len());
     let mut pending_space = false;
-    for c in code.chars() {
+    for (i, &c) in chars.iter().enumerate() {
         if c.is_whitespace() {
             pending_space = true;
             continue;
         }
         if pending_space {
-            let last = out.chars().next_back();
-            let glue = matches!(c, ':' | '{' | '}' | ',') || matches!(last, Some(':' | '{' | ','));
-            if !glue && last.is_some() {
+            let next_is_path = c == ':' && chars.get(i + 1) == Some(&':');
+            let last_is_path = out.ends_with("::");
+            let glue =
+                next_is_path || last_is_path || matches!(c, '{' | '}' | ',') || out.ends_with(['{', ',']);
+            if !glue && !out.is_empty() {
                 out.push(' ');
             }
             pending_space = false;
@@ -232,14 +247,15 @@ fn expand(prefix: &str, tree: &str, out: &mut Vec<String>) {
     }
 }
 
-/// A path as an absolute module path (`crate::…` → `…`; `super::`/`self::`
+/// A path as an absolute module path (`crate::…` and, from the binary's
+/// `src/cli/`, `savant_think::…` → `…`; `super::`/`self::`
 /// resolved against `module`, the file's own module, which is a directory
 /// module when `is_mod_file`). `None` for paths outside the crate.
 pub fn absolute(path: &str, module: &str) -> Option<String> {
     let mut parts: Vec<&str> = path.split("::").collect();
     let mut base: Vec<&str> = if module.is_empty() { Vec::new() } else { module.split("::").collect() };
     match parts.first() {
-        Some(&"crate") => {
+        Some(&"crate") | Some(&"savant_think") => {
             parts.remove(0);
             base.clear();
         }
@@ -259,4 +275,98 @@ pub fn absolute(path: &str, module: &str) -> Option<String> {
     }
     base.extend(parts);
     Some(base.join("::"))
+}
+
+/// Where the string, raw string or character literal that starts at `i`
+/// ends (one past it), or `None` when none starts there (a lifetime's `'`
+/// starts none).
+pub fn literal_end(text: &str, i: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let ident_before = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+    match b[i] {
+        b'"' => {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            Some((j + 1).min(b.len()))
+        }
+        b'r' if !ident_before && matches!(b.get(i + 1), Some(b'"' | b'#')) => {
+            let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+            if b.get(i + 1 + hashes) != Some(&b'"') {
+                return None;
+            }
+            let close = format!("\"{}", "#".repeat(hashes));
+            let from = i + 2 + hashes;
+            Some(text[from..].find(&close).map_or(b.len(), |e| from + e + close.len()))
+        }
+        b'\'' => {
+            if b.get(i + 1) == Some(&b'\\') {
+                let end = text[i + 3..].find('\'').map_or(b.len(), |e| i + 3 + e + 1);
+                return Some(end);
+            }
+            let c = text[i + 1..].chars().next()?;
+            let after = i + 1 + c.len_utf8();
+            (b.get(after) == Some(&b'\'')).then_some(after + 1)
+        }
+        _ => None,
+    }
+}
+
+/// One function of a file: its name, the line its `fn` is on (1-based) and
+/// how many lines it spans, signature to closing brace.
+pub struct Function {
+    pub name: String,
+    pub line: usize,
+    pub lines: usize,
+}
+
+/// Every function with a body in `code` (comments already stripped),
+/// nested ones too; `fn(…)` pointer types and bodiless trait methods aside.
+pub fn functions(code: &str) -> Vec<Function> {
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    let mut line = 1;
+    let mut depth = 0usize;
+    let mut pending: Option<(String, usize)> = None; // a `fn NAME` before its body
+    let mut open: Vec<(String, usize, usize)> = Vec::new(); // name, line, depth of its `{`
+    let mut i = 0;
+    while i < b.len() {
+        if let Some(end) = literal_end(code, i) {
+            line += code[i..end].matches('\n').count();
+            i = end;
+            continue;
+        }
+        let ident_before = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+        match b[i] {
+            b'\n' => line += 1,
+            b'f' if !ident_before && code[i..].starts_with("fn ") => {
+                let name: String = code[i + 3..]
+                    .trim_start()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() {
+                    pending = Some((name, line));
+                }
+            }
+            b';' => pending = None,
+            b'{' => {
+                if let Some((name, at)) = pending.take() {
+                    open.push((name, at, depth));
+                }
+                depth += 1;
+            }
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                if open.last().is_some_and(|o| o.2 == depth) {
+                    let (name, at, _) = open.pop().unwrap();
+                    out.push(Function { name, line: at, lines: line - at + 1 });
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
 }

@@ -5,6 +5,19 @@
 //! logs it ([`telemetry`]). The loop itself is in `runner`; the command's
 //! glue (flags, environment, backends, Ctrl-C, output) is the binary's
 //! `src/cli/run.rs`, which hands [`RunOptions`] here.
+//!
+//! A step of `runner.rs`: tools → budget inside the model's context →
+//! prompt → ask with retries → parse, one bounded correction → resolve the
+//! tool name (an unknown one is returned to the model once) → stuck check →
+//! act → record (`runner/request.rs` the budget, prompt and schema;
+//! `runner/decide.rs` the ask, parse, correction, validation and stuck
+//! check). `action.rs` holds the action, its general JSON Schema, the tight
+//! per-step schema (`anyOf` per offered tool, sent as the structured-output
+//! constraint) and the strict parser; `grammar.rs` rewrites any schema into
+//! what grammar converters enforce; `dialects.rs` remembers the
+//! structured-output dialect per endpoint (`.savant/dialects.json`);
+//! `tokens.rs` the token estimate; `detect.rs` and `workflow.rs` hand a goal
+//! that names a workflow to `exec`.
 
 pub mod action;
 pub mod detect;
