@@ -94,6 +94,13 @@ impl Exercised {
         text
     }
 
+    /// What run `run_id` of `workflow` and its child runs exercised.
+    fn run(engine: &Engine, workflow: &str, run_id: &str) -> Exercised {
+        let mut out = Exercised::default();
+        Exercised::of(engine, workflow, run_id, 0, &mut out);
+        out
+    }
+
     /// Counts run `run_id` of `workflow` and its child runs, at any depth.
     fn of(engine: &Engine, workflow: &str, run_id: &str, depth: usize, out: &mut Exercised) {
         let (Ok(cw), Ok(state)) = (engine.workflow(workflow), engine.state_get(workflow, run_id)) else {
@@ -320,44 +327,15 @@ pub async fn exec(
     if resumed && !options.params.is_null() {
         tracing::warn!(run_id, "--params is ignored: a resumed run keeps the params it started with");
     }
-    // Steps only a model can answer, and no model: refused before anything runs.
     if !options.dry_run && !mux.has_model() {
-        let needing = steps_needing_a_model(&engine, workflow);
-        if !needing.is_empty() {
-            return Err(UsageError(EngineError::message_help(
-                ErrorCode::ModelNotConfigured,
-                format!(
-                    "{} need{} a model to answer, and no model is configured: {}",
-                    if needing.len() == 1 { "a step" } else { "these steps" },
-                    if needing.len() == 1 { "s" } else { "" },
-                    needing.join(", ")
-                ),
-                Some(
-                    "give exec a model: --backend ollama|openai and --model NAME (or OLLAMA_HOST / \
-                     OPENAI_BASE_URL), as for `run`; or try it with --dry-run, which answers them from \
-                     their schemas; or drive the run with an LLM client (`savant-think serve`)"
-                        .into(),
-                ),
-            )));
-        }
+        refuse_without_a_model(&engine, workflow)?;
     }
     let params = if options.dry_run && !resumed {
         dry_run_params(&engine, workflow, options.params.clone()).map_err(UsageError)?
     } else {
         options.params.clone()
     };
-    let mut report = ExecReport {
-        status: ExecStatus::Stopped,
-        workflow: workflow.to_owned(),
-        workflow_arg: workflow.to_owned(),
-        run_id: run_id.clone(),
-        steps_run: 0,
-        reason: None,
-        last: None,
-        resume: None,
-        duration_ms: 0,
-        exercised: None,
-    };
+    let mut report = ExecReport::new(workflow, &run_id);
     let mut response = match engine.plan(workflow, params, Some(&run_id), false) {
         Ok(r) => r,
         Err(e)
@@ -390,9 +368,7 @@ pub async fn exec(
             report.status = ExecStatus::Done;
             report.last = Some(response);
             if options.dry_run {
-                let mut exercised = Exercised::default();
-                Exercised::of(&engine, &report.workflow, &run_id, 0, &mut exercised);
-                report.exercised = Some(exercised);
+                report.exercised = Some(Exercised::run(&engine, &report.workflow, &run_id));
             }
             return Ok(finish(report, started, events));
         }
@@ -475,6 +451,44 @@ pub async fn exec(
             };
         }
     }
+}
+
+impl ExecReport {
+    /// A run not started yet: stopped, nothing run.
+    fn new(workflow: &str, run_id: &str) -> ExecReport {
+        ExecReport {
+            status: ExecStatus::Stopped,
+            workflow: workflow.to_owned(),
+            workflow_arg: workflow.to_owned(),
+            run_id: run_id.to_owned(),
+            steps_run: 0,
+            reason: None,
+            last: None,
+            resume: None,
+            duration_ms: 0,
+            exercised: None,
+        }
+    }
+}
+
+/// Steps only a model can answer, and no model: refused before anything
+/// runs (`MODEL_NOT_CONFIGURED`), every such step named.
+fn refuse_without_a_model(engine: &Engine, workflow: &str) -> Result<(), UsageError> {
+    let needing = steps_needing_a_model(engine, workflow);
+    if needing.is_empty() {
+        return Ok(());
+    }
+    let (who, verb) = if needing.len() == 1 { ("a step", "needs") } else { ("these steps", "need") };
+    Err(UsageError(EngineError::message_help(
+        ErrorCode::ModelNotConfigured,
+        format!("{who} {verb} a model to answer, and no model is configured: {}", needing.join(", ")),
+        Some(
+            "give exec a model: --backend ollama|openai and --model NAME (or OLLAMA_HOST / \
+             OPENAI_BASE_URL), as for `run`; or try it with --dry-run, which answers them from \
+             their schemas; or drive the run with an LLM client (`savant-think serve`)"
+                .into(),
+        ),
+    )))
 }
 
 /// A step whose call's result was refused twice for the same reasons:
