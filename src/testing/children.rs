@@ -101,25 +101,10 @@ pub fn resolve(
 
 /// Every tool called by a step of `cw` or of a workflow it uses, at any depth.
 pub fn tools_below(engine: &Engine, cw: &Arc<CompiledWorkflow>) -> BTreeSet<String> {
-    let mut tools = BTreeSet::new();
-    let mut seen = BTreeSet::new();
-    let mut todo = vec![cw.clone()];
-    while let Some(at) = todo.pop() {
-        if !seen.insert(at.wf.id.clone()) || seen.len() > 256 {
-            continue;
-        }
-        for s in &at.wf.steps {
-            if let Some(call) = &s.call {
-                tools.insert(call.value.to_string());
-            }
-            if let Some(uses) = &s.uses
-                && let Ok(callee) = engine.workflow(uses.value.as_str())
-            {
-                todo.push(callee);
-            }
-        }
-    }
-    tools
+    let all = engine.with_callees(cw);
+    all.iter()
+        .flat_map(|w| w.wf.steps.iter().filter_map(|s| s.call.as_ref()).map(|c| c.value.to_string()))
+        .collect()
 }
 
 /// One step as the run left it (for coverage).

@@ -262,12 +262,7 @@ async fn perform(
 pub fn steps_needing_a_model(engine: &Engine, workflow: &str) -> Vec<String> {
     let Ok(top) = engine.workflow(workflow) else { return Vec::new() };
     let mut out = Vec::new();
-    let mut seen = HashSet::new();
-    let mut todo = vec![top.clone()];
-    while let Some(cw) = todo.pop() {
-        if !seen.insert(cw.wf.id.clone()) || seen.len() > 256 {
-            continue;
-        }
+    for cw in engine.with_callees(&top) {
         for s in &cw.wf.steps {
             let call = s.call.as_ref().map(|c| c.value.as_str()).unwrap_or("");
             let tool = ToolName::parse(call).map(|t| t.as_str().to_owned()).unwrap_or_default();
@@ -281,11 +276,6 @@ pub fn steps_needing_a_model(engine: &Engine, workflow: &str) -> Vec<String> {
             if let Some(why) = why {
                 let of = if cw.wf.id == top.wf.id { String::new() } else { format!(" of `{}`", cw.wf.id) };
                 out.push(format!("`{}`{of} ({why})", s.id.value));
-            }
-            if let Some(uses) = &s.uses
-                && let Ok(callee) = engine.workflow(uses.value.as_str())
-            {
-                todo.push(callee);
             }
         }
     }

@@ -326,3 +326,27 @@ fn outputs(m: &Machine) -> Result<Value, Value> {
 pub fn child_run_id(parent_run: &str, work: &str) -> String {
     format!("{parent_run}.{}", work.replace('[', ".").replace(']', ""))
 }
+
+impl Engine {
+    /// `cw` and every workflow its `uses:` steps run, at any depth, each
+    /// once (a cycle stops; a callee that cannot be loaded is left out:
+    /// `plan` and `check` say why).
+    pub fn with_callees(&self, cw: &Arc<CompiledWorkflow>) -> Vec<Arc<CompiledWorkflow>> {
+        let mut out: Vec<Arc<CompiledWorkflow>> = Vec::new();
+        let mut todo = vec![cw.clone()];
+        while let Some(at) = todo.pop() {
+            if out.iter().any(|w| w.wf.id == at.wf.id) || out.len() >= 256 {
+                continue;
+            }
+            for s in &at.wf.steps {
+                if let Some(uses) = &s.uses
+                    && let Ok(callee) = self.workflow(uses.value.as_str())
+                {
+                    todo.push(callee);
+                }
+            }
+            out.push(at);
+        }
+        out
+    }
+}
