@@ -182,7 +182,7 @@ pub struct RunView {
     /// The run's params.
     pub params: Value,
     /// Why it failed, if it did.
-    pub failure: Option<Value>,
+    pub failure: Option<crate::runtime::failure::RunFailure>,
     /// The version (sha256) the run is pinned to.
     pub workflow_hash: String,
     /// Whether the file on disk differs from that version.
