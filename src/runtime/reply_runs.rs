@@ -289,7 +289,8 @@ pub struct UpgradeDiagnostic {
     /// Always INCOMPATIBLE_UPGRADE.
     pub code: String,
     /// CALL_CHANGED, RESULT_NO_LONGER_VALID, DEPENDS_ON_UNRUN_STEP, ITEM_GONE or RUN_FINISHED.
-    pub reason: String,
+    #[schemars(with = "String")]
+    pub reason: crate::runtime::upgrade::RefusalReason,
     /// Always error.
     pub severity: String,
     /// The step it is about (new id).

@@ -294,7 +294,7 @@ fn diagnostic(cw: &CompiledWorkflow, issue: &UpgradeIssue) -> UpgradeDiagnostic 
     UpgradeDiagnostic {
         file: cw.source.path.clone(),
         code: "INCOMPATIBLE_UPGRADE".into(),
-        reason: issue.reason.into(),
+        reason: issue.reason,
         severity: "error".into(),
         step: (!issue.step.is_empty()).then(|| issue.step.clone()),
         message: issue.message.clone(),
