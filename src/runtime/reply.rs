@@ -5,8 +5,8 @@
 
 use crate::runtime::record::{Checkpoint, Event, RunStatus, StepStatus, Truncation};
 pub use crate::runtime::reply_runs::{
-    CutLine, Deleted, JournalReport, Pruned, PrunedRun, Repaired, Restored, RunEntry, RunList, RunUpgrade,
-    UpgradeDiagnostic, UpgradeReply,
+    CutLine, Deleted, EntryStatus, JournalReport, Pruned, PrunedRun, Repaired, Restored, RunEntry, RunList,
+    RunUpgrade, UpgradeDiagnostic, UpgradeReply,
 };
 use schemars::JsonSchema;
 use serde::Serialize;

@@ -11,7 +11,9 @@ use crate::runtime::error_details::{Conflict, FieldError, StepNotReady, help_unk
 use crate::runtime::failure::RunFailure;
 use crate::runtime::payload;
 use crate::runtime::project::Project;
-use crate::runtime::reply::{Instruction, Progress, ProgressStatus, RunEntry, StateSummary, Summary};
+use crate::runtime::reply::{
+    EntryStatus, Instruction, Progress, ProgressStatus, RunEntry, StateSummary, Summary,
+};
 use crate::runtime::run::{
     Event, EventKind, Machine, RunState, RunStatus, StepStatus, TruncationNote, WorkRef,
 };
