@@ -192,11 +192,10 @@ impl RunObserver for Tracer {
         span.attributes.push(KeyValue::new("savant.completed", r.completed as i64));
         span.status = match r.status {
             RunStatus::Failed => {
-                let why =
-                    r.failure.and_then(|f| f.get("error")).and_then(|e| e.as_str()).unwrap_or("RUN_FAILED");
+                let why = r.failure.and_then(|f| f.code()).unwrap_or("RUN_FAILED");
                 span.attributes.push(KeyValue::new(
                     "savant.failure",
-                    r.failure.map(ToString::to_string).unwrap_or_default(),
+                    r.failure.map(|f| f.to_json().to_string()).unwrap_or_default(),
                 ));
                 Status::error(format!("the run failed: {why}"))
             }

@@ -267,8 +267,8 @@ pub fn print(result: &RunResult, as_json: bool) {
         result.run_id,
         result.status.as_str(),
         // `error (error)` says nothing twice.
-        Some(&result.stop_reason)
-            .filter(|r| **r != result.status.as_str())
+        Some(result.stop_reason.as_str())
+            .filter(|r| *r != result.status.as_str())
             .map(|r| format!(" ({r})"))
             .unwrap_or_default(),
         result.steps,

@@ -315,7 +315,7 @@ fn events_of(st: &crate::runtime::reply::FullState, base: &str, prefix: &str) ->
                     (step_id, "validation_failed", Some(errors.clone()), None)
                 }
                 EventKind::ChildFailed { step_id, failure, .. } => {
-                    (step_id, "child_failed", Some(failure.clone()), None)
+                    (step_id, "child_failed", Some(failure.to_json()), None)
                 }
                 _ => return None,
             };

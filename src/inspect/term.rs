@@ -189,7 +189,7 @@ pub fn run_summary(st: &FullState, ready: &[String], style: &Style) -> String {
         .collect();
     let _ = writeln!(out, "{} steps: {}", st.steps.len(), counted.join(" · "));
     if let Some(f) = &st.failure {
-        let message = f.get("message").and_then(Value::as_str).map_or_else(|| preview(f, 200), str::to_owned);
+        let message = f.message().map_or_else(|| preview(&f.to_json(), 200), str::to_owned);
         let _ = writeln!(out, "{} {message}", style.paint("31", "failed:"));
     }
     if !ready.is_empty() {

@@ -6,7 +6,7 @@
 use super::layout::{self, Sizes};
 use crate::runtime::engine::RunSnapshot;
 use crate::runtime::record::ForkedFrom;
-use crate::runtime::reply::{FullState, RunEntry, StepView};
+use crate::runtime::reply::{EntryStatus, FullState, RunEntry, StepView};
 use crate::runtime::run::{EventKind, RunStatus, StepStatus};
 use crate::runtime::workflow::CompiledWorkflow;
 use crate::runtime::{Engine, EngineError};
@@ -135,7 +135,7 @@ pub fn runs_page(engine: &Engine, query: &RunsQuery) -> Result<RunsPage, EngineE
 }
 
 fn status_of(r: &RunEntry) -> String {
-    r.status.clone().unwrap_or_else(|| "unreadable".into())
+    r.status.as_ref().map_or("unreadable", EntryStatus::as_str).to_owned()
 }
 
 fn row(engine: &Engine, r: RunEntry, archived: bool) -> RunRow {
@@ -182,7 +182,7 @@ pub struct RunView {
     /// The run's params.
     pub params: Value,
     /// Why it failed, if it did.
-    pub failure: Option<Value>,
+    pub failure: Option<crate::runtime::failure::RunFailure>,
     /// The version (sha256) the run is pinned to.
     pub workflow_hash: String,
     /// Whether the file on disk differs from that version.

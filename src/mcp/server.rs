@@ -239,7 +239,8 @@ impl SavantServer {
         if let Ok(list) = self.engine.state_list(None) {
             for run in &list.runs {
                 let (w, id) = (&run.workflow, &run.run_id);
-                let status = run.status.as_deref().unwrap_or("unknown");
+                let status =
+                    run.status.as_ref().map_or("unknown", crate::runtime::reply::EntryStatus::as_str);
                 out.push(
                     Resource::new(format!("run://{w}/{id}"), format!("run {w}/{id}"))
                         .with_mime_type("application/json")

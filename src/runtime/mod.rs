@@ -107,6 +107,7 @@ pub mod engine;
 mod error;
 pub mod error_details;
 pub mod eval;
+pub mod failure;
 mod fork;
 mod integrity;
 pub mod payload;

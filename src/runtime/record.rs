@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use crate::runtime::failure::RunFailure;
+
 /// A run's status: `running`, `done` or `failed` (a step failed its validation `retry.max` times).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -164,7 +166,7 @@ pub enum EventKind {
         /// The child run's id.
         child_run_id: String,
         /// Why it failed (the child's failure, or why it could not start).
-        failure: Value,
+        failure: RunFailure,
     },
     /// The run moved to another version of its workflow (`upgrade`). The
     /// events before it are kept with their steps' new ids (`renames`
@@ -241,7 +243,7 @@ pub struct RunState {
     pub status: RunStatus,
     /// Why the run failed, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failure: Option<Value>,
+    pub failure: Option<RunFailure>,
     /// Each step's status, attempts and result.
     pub steps: Vec<StepState>,
     /// The steps whose captures are set, in the order they were set. The

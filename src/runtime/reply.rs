@@ -5,8 +5,8 @@
 
 use crate::runtime::record::{Checkpoint, Event, RunStatus, StepStatus, Truncation};
 pub use crate::runtime::reply_runs::{
-    CutLine, Deleted, JournalReport, Pruned, PrunedRun, Repaired, Restored, RunEntry, RunList, RunUpgrade,
-    UpgradeDiagnostic, UpgradeReply,
+    CutLine, Deleted, EntryStatus, JournalReport, Pruned, PrunedRun, Repaired, Restored, RunEntry, RunList,
+    RunUpgrade, UpgradeDiagnostic, UpgradeReply,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -165,6 +165,7 @@ pub struct ResetNote {
 /// think_explain's answer: a workflow, a step, or a run (and one of its steps).
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
+#[allow(clippy::large_enum_variant)] // one answer per call, serialized at once: not worth a box
 pub enum Explanation {
     /// The workflow: params, steps, graph.
     Workflow(WorkflowExplanation),
@@ -231,7 +232,7 @@ pub struct StepExplanation {
     pub why: Option<String>,
     /// In a run that failed at this step: the failure.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub failure: Option<Value>,
+    pub failure: Option<crate::runtime::failure::RunFailure>,
     /// In a run, when the step is ready: its instruction.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instruction: Option<Instruction>,
@@ -247,7 +248,7 @@ pub struct RunExplanation {
     /// The run's {version, status, completed, pending}.
     pub state: StateSummary,
     /// Why the run failed, if it did.
-    pub failure: Option<Value>,
+    pub failure: Option<crate::runtime::failure::RunFailure>,
     /// Ready step ids (at most 50).
     pub ready: Vec<String>,
     /// The step explained, with its status and `why`.
@@ -548,7 +549,7 @@ pub struct FullState {
     pub status: RunStatus,
     /// Why the run failed, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub failure: Option<Value>,
+    pub failure: Option<crate::runtime::failure::RunFailure>,
     /// Each step's status, attempts and result.
     pub steps: Vec<StepView>,
     /// Captured results by name.

@@ -5,11 +5,65 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::runtime::record::RunStatus;
+
 /// think_state_list's answer.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct RunList {
     /// Each run: {workflow, run_id, status, version, updated_at}.
     pub runs: Vec<RunEntry>,
+}
+
+/// A listed run's status: its run's, or what the listing knows instead.
+/// Serialized as its name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EntryStatus {
+    /// `running`, `done` or `failed`: the run's own status.
+    Run(RunStatus),
+    /// `archived`: an archived copy (prune's candidates).
+    Archived,
+    /// `unreadable`: the run's state cannot be read.
+    Unreadable,
+    /// A name this version does not know, as the stored snapshot has it.
+    Unknown(String),
+}
+
+impl EntryStatus {
+    /// The status's name: `running`, `done`, `failed`, `archived`, `unreadable`, ….
+    pub fn as_str(&self) -> &str {
+        match self {
+            EntryStatus::Run(s) => s.as_str(),
+            EntryStatus::Archived => "archived",
+            EntryStatus::Unreadable => "unreadable",
+            EntryStatus::Unknown(s) => s,
+        }
+    }
+
+    /// The status a stored snapshot names.
+    pub fn from_name(name: &str) -> EntryStatus {
+        [RunStatus::Running, RunStatus::Done, RunStatus::Failed]
+            .into_iter()
+            .find(|s| s.as_str() == name)
+            .map_or_else(|| EntryStatus::Unknown(name.to_owned()), EntryStatus::Run)
+    }
+}
+
+impl From<RunStatus> for EntryStatus {
+    fn from(s: RunStatus) -> EntryStatus {
+        EntryStatus::Run(s)
+    }
+}
+
+impl std::fmt::Display for EntryStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for EntryStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 /// One stored run.
@@ -20,7 +74,8 @@ pub struct RunEntry {
     /// The run id.
     pub run_id: String,
     /// running, done, failed, or unreadable.
-    pub status: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub status: Option<EntryStatus>,
     /// The state version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<u64>,
@@ -107,7 +162,7 @@ pub fn group_children(runs: &mut Vec<RunEntry>) -> Vec<usize> {
 }
 
 impl RunEntry {
-    pub(crate) fn new(key: &crate::state::RunKey, status: Option<String>) -> RunEntry {
+    pub(crate) fn new(key: &crate::state::RunKey, status: Option<EntryStatus>) -> RunEntry {
         RunEntry {
             workflow: key.workflow.clone(),
             run_id: key.run_id.clone(),
@@ -232,7 +287,8 @@ pub struct PrunedRun {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub archive_id: Option<String>,
     /// done, failed, running or archived.
-    pub status: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub status: Option<EntryStatus>,
     /// When it last changed (an archived copy: when it was archived).
     pub updated_at: Option<String>,
 }
@@ -289,7 +345,8 @@ pub struct UpgradeDiagnostic {
     /// Always INCOMPATIBLE_UPGRADE.
     pub code: String,
     /// CALL_CHANGED, RESULT_NO_LONGER_VALID, DEPENDS_ON_UNRUN_STEP, ITEM_GONE or RUN_FINISHED.
-    pub reason: String,
+    #[schemars(with = "String")]
+    pub reason: crate::runtime::upgrade::RefusalReason,
     /// Always error.
     pub severity: String,
     /// The step it is about (new id).

@@ -4,6 +4,7 @@
 
 use crate::ir::Step;
 use crate::runtime::eval::{Scope, as_bool, eval};
+use crate::runtime::failure::RunFailure;
 pub use crate::runtime::record::{
     Checkpoint, Event, EventKind, ItemState, RunState, RunStatus, StepState, StepStatus, Truncation,
     TruncationNote,
@@ -345,12 +346,13 @@ impl Machine {
                     let attempts = self.bump_attempts(w);
                     if attempts >= max.max(1) {
                         self.mark_failed(w);
-                        self.fail(json!({
-                            "error": "VALIDATION_FAILED",
-                            "step_id": step_id,
-                            "message": format!("`{step_id}` failed its success schema {attempts} times (retry.max = {max})"),
-                            "errors": errors,
-                        }));
+                        self.fail(RunFailure::Validation {
+                            step_id: step_id.clone(),
+                            message: format!(
+                                "`{step_id}` failed its success schema {attempts} times (retry.max = {max})"
+                            ),
+                            errors,
+                        });
                     }
                 }
             }
@@ -358,20 +360,22 @@ impl Machine {
                 // A failure deep down is said once, where it happened: a
                 // child's own CHILD_FAILED is followed to its innermost reason.
                 let (mut at, mut inner) = (Vec::new(), failure);
-                while inner.get("error").and_then(Value::as_str) == Some("CHILD_FAILED")
-                    && let Some(child) = inner.get("child")
-                {
-                    at.push(inner.get("step_id").and_then(Value::as_str).unwrap_or("?"));
-                    inner = child;
+                while let RunFailure::Child { step_id: at_step, child, .. } = inner {
+                    at.push(at_step.as_str());
+                    inner = &**child;
                 }
+                let details_message = match inner {
+                    RunFailure::Other(v) => {
+                        v.get("details").and_then(|d| d.get("message")).and_then(Value::as_str)
+                    }
+                    _ => None,
+                };
                 let reason = inner
-                    .get("message")
-                    .or_else(|| inner.get("details").and_then(|d| d.get("message")))
-                    .and_then(Value::as_str)
-                    .map_or_else(
-                        || inner.get("error").and_then(Value::as_str).unwrap_or("no reason given").to_owned(),
-                        str::to_owned,
-                    );
+                    .message()
+                    .or(details_message)
+                    .or_else(|| inner.code())
+                    .unwrap_or("no reason given")
+                    .to_owned();
                 let message = match at.is_empty() {
                     true => format!(
                         "`{step_id}` runs a sub-workflow, and its run `{child_run_id}` failed: {reason}"
@@ -381,13 +385,12 @@ impl Machine {
                         at.join("/")
                     ),
                 };
-                let failure = json!({
-                    "error": "CHILD_FAILED",
-                    "step_id": step_id,
-                    "child_run_id": child_run_id,
-                    "message": message,
-                    "child": failure,
-                });
+                let failure = RunFailure::Child {
+                    step_id: step_id.clone(),
+                    child_run_id: child_run_id.clone(),
+                    message,
+                    child: Box::new(failure.clone()),
+                };
                 if let Some(w) = self.resolve(step_id) {
                     self.mark_failed(w);
                 }
@@ -423,7 +426,7 @@ impl Machine {
         }
     }
 
-    fn fail(&mut self, failure: Value) {
+    fn fail(&mut self, failure: RunFailure) {
         self.state.status = RunStatus::Failed;
         self.state.failure = Some(failure);
         self.ready.clear();
@@ -565,15 +568,12 @@ impl Machine {
         false
     }
 
-    fn render_input(&self, step: &Step, scope: &RunScope) -> Result<Value, Value> {
+    fn render_input(&self, step: &Step, scope: &RunScope) -> Result<Value, RunFailure> {
         let Some(t) = &step.input_template else { return Ok(json!({})) };
-        render(t, scope).map_err(|e| {
-            json!({
-                "error": "TEMPLATE_RENDER_ERROR",
-                "step_id": step.id.value,
-                "expression": e.expr,
-                "message": e.message,
-            })
+        render(t, scope).map_err(|e| RunFailure::TemplateRender {
+            step_id: step.id.value.to_string(),
+            expression: e.expr,
+            message: e.message,
         })
     }
 

@@ -3,7 +3,7 @@
 //! where a name was mistyped, a did-you-mean.
 
 use crate::runtime::error::typed;
-use crate::runtime::reply::RunEntry;
+use crate::runtime::reply::{EntryStatus, RunEntry};
 use crate::runtime::{EngineError, ErrorCode};
 use crate::state::RunKey;
 use serde::Serialize;
@@ -113,7 +113,7 @@ impl EngineError {
     /// says what the command was making, for a help it can follow (`plan`:
     /// resume or replace; a fork: another new id; a restore: `state delete`).
     pub(crate) fn run_exists(key: &RunKey, entry: &RunEntry, making: Making) -> EngineError {
-        let status = entry.status.as_deref().unwrap_or("unreadable");
+        let status = entry.status.as_ref().map_or("unreadable", EntryStatus::as_str);
         let help = match making {
             Making::Restore => {
                 "finish or delete the live run first (state delete archives it), then restore".to_owned()
@@ -135,7 +135,7 @@ impl EngineError {
             RunExists {
                 workflow: key.workflow.clone(),
                 run_id: key.run_id.clone(),
-                status: entry.status.clone(),
+                status: entry.status.as_ref().map(|s| s.as_str().to_owned()),
                 version: entry.version,
                 updated_at: entry.updated_at.clone(),
                 message: format!("run `{}` of `{}` exists ({status})", key.run_id, key.workflow),

@@ -19,12 +19,51 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+/// Why an upgrade is refused, serialized as its stable code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefusalReason {
+    /// `CALL_CHANGED`: a step that ran calls another tool in the new version.
+    CallChanged,
+    /// `RESULT_NO_LONGER_VALID`: an accepted result fails the new success schema.
+    ResultNoLongerValid,
+    /// `DEPENDS_ON_UNRUN_STEP`: a step that ran depends on one that had not finished.
+    DependsOnUnrunStep,
+    /// `ITEM_GONE`: a foreach item with a result is no longer expanded.
+    ItemGone,
+    /// `RUN_FINISHED`: the run is done or failed (and `force` is not given).
+    RunFinished,
+}
+
+impl RefusalReason {
+    /// The stable code: `CALL_CHANGED`, `RESULT_NO_LONGER_VALID`, ….
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalReason::CallChanged => "CALL_CHANGED",
+            RefusalReason::ResultNoLongerValid => "RESULT_NO_LONGER_VALID",
+            RefusalReason::DependsOnUnrunStep => "DEPENDS_ON_UNRUN_STEP",
+            RefusalReason::ItemGone => "ITEM_GONE",
+            RefusalReason::RunFinished => "RUN_FINISHED",
+        }
+    }
+}
+
+impl std::fmt::Display for RefusalReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for RefusalReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// Why an upgrade cannot be made: one place in the new file.
 #[derive(Clone, Debug)]
 pub struct UpgradeIssue {
-    /// A stable reason: `CALL_CHANGED`, `RESULT_NO_LONGER_VALID`,
-    /// `DEPENDS_ON_UNRUN_STEP`, `ITEM_GONE`, `RUN_FINISHED`.
-    pub reason: &'static str,
+    /// The reason, stable.
+    pub reason: RefusalReason,
     /// The new version's step it is about (empty for the run as a whole).
     pub step: String,
     /// Where, in the new file.
@@ -91,7 +130,7 @@ impl Machine {
             Machine::start(cw.clone(), &old.state.run_id, old.state.params.clone(), &old.state.created_at);
         if old.state.status != RunStatus::Running && !force {
             issues.push(UpgradeIssue {
-                reason: "RUN_FINISHED",
+                reason: RefusalReason::RunFinished,
                 step: String::new(),
                 span: Span::point(0),
                 message: format!("the run is {}; upgrading it would run it again", old.state.status.as_str()),
@@ -108,7 +147,7 @@ impl Machine {
                         issues.push(issue(
                             &m,
                             i,
-                            "ITEM_GONE",
+                            RefusalReason::ItemGone,
                             format!(
                                 "`{step_id}` has a result, but the new version does not expand `{new_id}`"
                             ),
@@ -129,7 +168,7 @@ impl Machine {
                             old_call.map_or("none".into(), |c| c.value.to_string()),
                             new_call.map_or("none".into(), |c| c.value.to_string()),
                         );
-                        issues.push(issue_at(&m, w.0, span, "CALL_CHANGED", format!("`{}` ran `{was}`; the new version calls `{now_}`", m.work_id(w)), "keep the call of a step that ran, or give the changed step a new id (it then runs as a new step)".into()));
+                        issues.push(issue_at(&m, w.0, span, RefusalReason::CallChanged, format!("`{}` ran `{was}`; the new version calls `{now_}`", m.work_id(w)), "keep the call of a step that ran, or give the changed step a new id (it then runs as a new step)".into()));
                         refused.insert(w.0);
                         continue;
                     }
@@ -140,7 +179,7 @@ impl Machine {
                             .filter(|&&d| !m.state.steps[d].status.is_finished())
                             .map(|&d| format!("`{}`", m.state.steps[d].id))
                             .collect();
-                        issues.push(issue(&m, w.0, "DEPENDS_ON_UNRUN_STEP", format!("`{}` has a result, but in the new version it depends on {}, which had not finished when it ran", m.work_id(w), waiting.join(", ")), "drop the new dependency, or fork the run from the dependency".into()));
+                        issues.push(issue(&m, w.0, RefusalReason::DependsOnUnrunStep, format!("`{}` has a result, but in the new version it depends on {}, which had not finished when it ran", m.work_id(w), waiting.join(", ")), "drop the new dependency, or fork the run from the dependency".into()));
                         refused.insert(w.0);
                         continue;
                     }
@@ -150,7 +189,7 @@ impl Machine {
                             Some(SchemaRef::Inline { span, .. }) => *span,
                             None => m.step(w.0).id.span,
                         };
-                        issues.push(issue_at(&m, w.0, span, "RESULT_NO_LONGER_VALID", format!("the result of `{}` no longer matches its new success_schema", m.work_id(w)), "keep the schema compatible with the results already accepted, or fork the run from this step".into()));
+                        issues.push(issue_at(&m, w.0, span, RefusalReason::ResultNoLongerValid, format!("the result of `{}` no longer matches its new success_schema", m.work_id(w)), "keep the schema compatible with the results already accepted, or fork the run from this step".into()));
                         refused.insert(w.0);
                         continue;
                     }
@@ -193,7 +232,7 @@ impl Machine {
     }
 }
 
-fn issue(m: &Machine, i: usize, reason: &'static str, message: String, help: String) -> UpgradeIssue {
+fn issue(m: &Machine, i: usize, reason: RefusalReason, message: String, help: String) -> UpgradeIssue {
     issue_at(m, i, m.step(i).id.span, reason, message, help)
 }
 
@@ -201,7 +240,7 @@ fn issue_at(
     m: &Machine,
     i: usize,
     span: Span,
-    reason: &'static str,
+    reason: RefusalReason,
     message: String,
     help: String,
 ) -> UpgradeIssue {

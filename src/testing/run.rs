@@ -271,7 +271,7 @@ fn outcome(state: FullState, tool_failures: Vec<ToolFailure>, submitted: Vec<(St
         skipped: with(StepStatus::Skipped),
         inputs,
         captures: state.captures,
-        failure: state.failure,
+        failure: state.failure.map(|f| f.to_json()),
         tool_failures,
         steps,
         submitted,

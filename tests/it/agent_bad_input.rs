@@ -38,7 +38,7 @@ async fn a_server_that_refuses_every_dialect_ends_with_a_clear_error() {
     )
     .await
     .expect("no hang");
-    assert_eq!((result.status, result.stop_reason), (RunStatus::Error, "error"), "{result:?}");
+    assert_eq!((result.status, result.stop_reason.as_str()), (RunStatus::Error, "error"), "{result:?}");
     let e = result.error.clone().unwrap();
     assert_eq!(e["error"], "BACKEND_HTTP_ERROR");
     assert!(

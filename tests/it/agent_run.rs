@@ -60,7 +60,10 @@ async fn ollama_tool_then_finish() {
     .await;
     let (result, tools) = run_ollama(&fake, &root, &options(&root)).await;
     assert_eq!(result.status, RunStatus::Ok, "{result:?}");
-    assert_eq!((result.final_text.as_str(), result.steps, result.stop_reason), ("all echoed", 3, "finish"));
+    assert_eq!(
+        (result.final_text.as_str(), result.steps, result.stop_reason.as_str()),
+        ("all echoed", 3, "finish")
+    );
     assert_eq!(tools.calls(), [("echo".into(), json!({"x": 1})), ("echo".into(), json!({"x": 2}))]);
 
     let seen = fake.seen();
@@ -217,7 +220,7 @@ async fn endless_reasoning_stops_at_the_cap_with_one_event_per_step() {
     let mut o = options(&root);
     o.max_steps = 7;
     let (result, _) = run_ollama(&fake, &root, &o).await;
-    assert_eq!((result.status, result.steps, result.stop_reason), (RunStatus::Cap, 7, "cap"));
+    assert_eq!((result.status, result.steps, result.stop_reason.as_str()), (RunStatus::Cap, 7, "cap"));
     assert!(result.final_text.contains("--max-steps"));
     assert_eq!(fake.seen().len(), 7);
     let trace = trace(&root);
@@ -386,7 +389,7 @@ async fn the_same_action_three_times_in_a_row_stops_the_run() {
     )
     .await;
     let (result, tools) = run_ollama(&fake, &root, &options(&root)).await;
-    assert_eq!((result.status, result.stop_reason, result.steps), (RunStatus::Error, "stuck", 3));
+    assert_eq!((result.status, result.stop_reason.as_str(), result.steps), (RunStatus::Error, "stuck", 3));
     assert!(result.final_text.contains("repeated the same action 3 times"), "{}", result.final_text);
     assert_eq!(result.error.as_ref().unwrap()["error"], "STUCK");
     assert_eq!(result.error.as_ref().unwrap()["details"]["repeats"], 3);
@@ -423,7 +426,11 @@ async fn a_repeated_call_is_asked_again_and_the_narrowed_answer_finishes_in_pros
         let script = vec![tool("echo", json!({"same": true})), tool("echo", json!({"same": true})), narrowed];
         let fake = FakeModel::start(Flavor::Ollama, script).await;
         let (result, tools) = run_ollama(&fake, &root, &options(&root)).await;
-        assert_eq!((result.status, result.stop_reason, result.steps), (RunStatus::Ok, "finish", 2), "{name}");
+        assert_eq!(
+            (result.status, result.stop_reason.as_str(), result.steps),
+            (RunStatus::Ok, "finish", 2),
+            "{name}"
+        );
         assert_eq!(result.final_text, "The echo said same.", "{name}");
         assert_eq!(tools.calls().len(), 1, "{name}: the repeat is not carried out");
         let steps = events(&trace(&root), "reasoning_step").into_iter().cloned().collect::<Vec<_>>();
@@ -501,7 +508,7 @@ async fn a_forced_tool_and_finish_need_no_model() {
     o.forced_finish = true;
     let tools = FakeTools::new(root.clone());
     let result = run("x", &o, &ollama(&url), &tools, &CancellationToken::new()).await;
-    assert_eq!((result.status, result.stop_reason), (RunStatus::Ok, "forced_finish"), "{result:?}");
+    assert_eq!((result.status, result.stop_reason.as_str()), (RunStatus::Ok, "forced_finish"), "{result:?}");
     assert_eq!(result.final_text, r#"{"echo":{"forced":1}}"#);
     assert_eq!(tools.calls(), [("echo".into(), json!({"forced": 1}))]);
     assert_eq!(events(&trace(&root), "reasoning_step")[0]["model"], "forced");

@@ -168,6 +168,53 @@ impl RunStatus {
     }
 }
 
+/// Why the loop stopped, serialized as its name (`finish`, `stuck`, …).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The model finished.
+    Finish,
+    /// `--force-finish` (or the last step's forced finish) ended it.
+    ForcedFinish,
+    /// The model repeated the same action: stuck detection stopped it.
+    Stuck,
+    /// Canceled (Ctrl-C or the cancel token).
+    Canceled,
+    /// The step cap was reached without a finish.
+    Cap,
+    /// The model gave up, an action was invalid, or a backend failed.
+    Error,
+    /// A `--workflow` run: the workflow's run decided.
+    Workflow,
+}
+
+impl StopReason {
+    /// The reason's name: `finish`, `forced_finish`, `stuck`, `canceled`,
+    /// `cap`, `error` or `workflow`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Finish => "finish",
+            StopReason::ForcedFinish => "forced_finish",
+            StopReason::Stuck => "stuck",
+            StopReason::Canceled => "canceled",
+            StopReason::Cap => "cap",
+            StopReason::Error => "error",
+            StopReason::Workflow => "workflow",
+        }
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for StopReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// What a run came to.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunResult {
@@ -178,8 +225,8 @@ pub struct RunResult {
     /// Loop steps taken (each has one `reasoning_step` event).
     pub steps: usize,
     pub run_id: String,
-    /// `finish`, `forced_finish`, `stuck`, `canceled`, `cap` or `error`.
-    pub stop_reason: &'static str,
+    /// `finish`, `forced_finish`, `stuck`, `canceled`, `cap`, `error` or `workflow`.
+    pub stop_reason: StopReason,
     /// On error: `{error: CODE, details}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<Value>,

@@ -9,7 +9,7 @@ use super::action::{self, Action, ActionKind};
 use super::memory::{ModelAnswer, Session, StepRecord, cut};
 use super::prompt::estimate_tokens;
 use super::telemetry::Telemetry;
-use super::{RunOptions, RunResult, RunStatus};
+use super::{RunOptions, RunResult, RunStatus, StopReason};
 use crate::agent::backend::Backend;
 use crate::agent::error::ErrorCode;
 use crate::agent::{ToolInfo, ToolOutcome, Tools};
@@ -24,13 +24,18 @@ pub const CANCELED: &str = "Canceled by user";
 struct End {
     status: RunStatus,
     final_text: String,
-    stop_reason: &'static str,
+    stop_reason: StopReason,
     error: Option<Value>,
 }
 
 impl End {
     fn canceled() -> End {
-        End { status: RunStatus::Canceled, final_text: CANCELED.into(), stop_reason: "canceled", error: None }
+        End {
+            status: RunStatus::Canceled,
+            final_text: CANCELED.into(),
+            stop_reason: StopReason::Canceled,
+            error: None,
+        }
     }
 
     fn error(code: ErrorCode, message: String, details: Value) -> End {
@@ -41,7 +46,7 @@ impl End {
         End {
             status: RunStatus::Error,
             final_text: message,
-            stop_reason: "error",
+            stop_reason: StopReason::Error,
             error: Some(json!({"error": code, "details": d})),
         }
     }
@@ -126,7 +131,7 @@ pub async fn run(
                 final_text: message.clone(),
                 steps: 0,
                 run_id,
-                stop_reason: "error",
+                stop_reason: StopReason::Error,
                 error: Some(json!({"error": ErrorCode::AgentIo, "details": {"message": message}})),
                 transcript: Vec::new(),
             };
@@ -229,7 +234,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             self.step,
             if self.step == 1 { "" } else { "s" }
         );
-        End { status: RunStatus::Cap, final_text: message, stop_reason: "cap", error: None }
+        End { status: RunStatus::Cap, final_text: message, stop_reason: StopReason::Cap, error: None }
     }
 
     /// The forced tool and forced finish options: steps without a model call.
@@ -257,7 +262,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 return Some(End {
                     status: RunStatus::Ok,
                     final_text: text,
-                    stop_reason: "forced_finish",
+                    stop_reason: StopReason::ForcedFinish,
                     error: None,
                 });
             }
@@ -266,7 +271,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             let decision =
                 Decision::forced(Action::finish("Finished without asking the model (forced finish).", ""));
             let mut end = self.act(decision, Instant::now()).await.end?;
-            end.stop_reason = "forced_finish";
+            end.stop_reason = StopReason::ForcedFinish;
             return Some(end);
         }
         None
@@ -441,7 +446,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 acted.end = Some(End {
                     status: RunStatus::Ok,
                     final_text: a.final_text.clone(),
-                    stop_reason: "finish",
+                    stop_reason: StopReason::Finish,
                     error: None,
                 });
             }
@@ -459,7 +464,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 }
                 let mut end = End::error(code, message, details);
                 if d.stuck {
-                    end.stop_reason = "stuck";
+                    end.stop_reason = StopReason::Stuck;
                 }
                 acted.end = Some(end);
             }
@@ -539,7 +544,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         }
         self.telemetry.event(
             "run_finished",
-            json!({"status": end.status.as_str(), "stop_reason": end.stop_reason, "steps": self.step,
+            json!({"status": end.status.as_str(), "stop_reason": end.stop_reason.as_str(), "steps": self.step,
                    "structured_output": self.session.structured_output,
                    "duration_ms": started.elapsed().as_millis() as u64, "error": end.error}),
         );

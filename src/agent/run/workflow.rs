@@ -5,7 +5,7 @@
 
 use super::memory::{Session, StepRecord, cut};
 use super::telemetry::Telemetry;
-use super::{RunOptions, RunResult, RunStatus};
+use super::{RunOptions, RunResult, RunStatus, StopReason};
 use crate::agent::exec::{self, EventSink, ExecOptions, ExecStatus, UsageError};
 use crate::agent::mux::Multiplexer;
 use crate::runtime::reply::ProgressStatus;
@@ -124,7 +124,7 @@ pub async fn run_workflow(
         }
         t.event(
             "run_finished",
-            json!({"status": status.as_str(), "stop_reason": "workflow", "workflow": workflow,
+            json!({"status": status.as_str(), "stop_reason": StopReason::Workflow.as_str(), "workflow": workflow,
                                        "steps": steps, "duration_ms": started.elapsed().as_millis() as u64}),
         );
         t.log(&format!(
@@ -133,5 +133,13 @@ pub async fn run_workflow(
             cut(&final_text, 300)
         ));
     }
-    RunResult { status, final_text, steps, run_id, stop_reason: "workflow", error, transcript: vec![record] }
+    RunResult {
+        status,
+        final_text,
+        steps,
+        run_id,
+        stop_reason: StopReason::Workflow,
+        error,
+        transcript: vec![record],
+    }
 }

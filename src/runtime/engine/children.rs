@@ -38,7 +38,7 @@ enum Child {
     /// Done: its outputs, the step's result.
     Done(Value),
     /// Failed, or could not start: why.
-    Failed { child_run_id: String, failure: Value },
+    Failed { child_run_id: String, failure: RunFailure },
 }
 
 impl Engine {
@@ -91,11 +91,11 @@ impl Engine {
             let errors = self.validate_pinned(key, m, schema, &outputs)?;
             if !errors.is_empty() {
                 let child_run_id = Self::child_run_id(m, w);
-                let failure = json!({
+                let failure = RunFailure::Other(json!({
                     "error": "VALIDATION_FAILED",
                     "message": "the sub-workflow's outputs do not match the step's success_schema",
                     "errors": errors,
-                });
+                }));
                 return Ok(EventKind::ChildFailed { step_id, child_run_id, failure });
             }
         }
@@ -168,11 +168,13 @@ impl Engine {
     /// then advanced (its own `uses:` steps too).
     fn child(&self, m: &Machine, w: WorkRef) -> Result<Child, EngineError> {
         let Some(uses) = m.step(w.0).uses.as_ref().map(|u| u.value.to_string()) else {
-            let failure = json!({"message": "not a `uses:` step"});
+            let failure = RunFailure::Other(json!({"message": "not a `uses:` step"}));
             return Ok(Child::Failed { child_run_id: String::new(), failure });
         };
         let child_run_id = Self::child_run_id(m, w);
-        let failed = |failure: Value| Ok(Child::Failed { child_run_id: child_run_id.clone(), failure });
+        let failed = |failure: Value| {
+            Ok(Child::Failed { child_run_id: child_run_id.clone(), failure: RunFailure::Other(failure) })
+        };
         // A child that cannot start fails its parent with the reason, for a
         // person (`message`), beside the error's code and details.
         let refused = |e: EngineError| {
@@ -216,11 +218,13 @@ impl Engine {
         let answer = match (out, child.state.status) {
             (_, RunStatus::Failed) => Child::Failed {
                 child_run_id: child_run_id.clone(),
-                failure: child.state.failure.clone().unwrap_or(Value::Null),
+                failure: child.state.failure.clone().unwrap_or(RunFailure::Other(Value::Null)),
             },
             (_, RunStatus::Done) => match outputs(child) {
                 Ok(v) => Child::Done(v),
-                Err(failure) => Child::Failed { child_run_id: child_run_id.clone(), failure },
+                Err(failure) => {
+                    Child::Failed { child_run_id: child_run_id.clone(), failure: RunFailure::Other(failure) }
+                }
             },
             (Ok(progress), RunStatus::Running) => match progress.status {
                 ProgressStatus::Running { instruction: Some(mut i), .. } => {
@@ -234,7 +238,9 @@ impl Engine {
                 }
                 _ => Child::Failed {
                     child_run_id: child_run_id.clone(),
-                    failure: json!({"message": "the sub-workflow's run has no ready step"}),
+                    failure: RunFailure::Other(
+                        json!({"message": "the sub-workflow's run has no ready step"}),
+                    ),
                 },
             },
             (Err(e), RunStatus::Running) => {

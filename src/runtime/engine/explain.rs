@@ -139,12 +139,10 @@ impl Engine {
                     .collect();
                 let failure = m.state.failure.as_ref();
                 // The run's failure concerns this step (or one of its items).
-                let concerns_step = failure.is_some_and(|f| {
-                    f.get("step_id").and_then(Value::as_str).is_some_and(|f| f.split('[').next() == Some(&s.id))
-                });
+                let concerns_step =
+                    failure.and_then(RunFailure::step_id).is_some_and(|f| f.split('[').next() == Some(&s.id));
                 let failed = m.state.status == RunStatus::Failed;
-                let failure_message =
-                    failure.and_then(|f| f.get("message")).and_then(Value::as_str).unwrap_or("the run failed");
+                let failure_message = failure.and_then(RunFailure::message).unwrap_or("the run failed");
                 d.why = Some(match status {
                     _ if failed && concerns_step => format!(
                         "the run failed at this step: {failure_message}; reset the run (reset, with force to discard results) or start it again with plan"

@@ -54,7 +54,7 @@ impl Engine {
         };
         let (key, _lock) = match new_run_id {
             Some(id) if id == source_key.run_id => {
-                let entry = RunEntry::new(source_key, Some(m.state.status.as_str().to_owned()));
+                let entry = RunEntry::new(source_key, Some(m.state.status.into()));
                 return Err(EngineError::run_exists(source_key, &entry, Making::Fork));
             }
             Some(id) => {

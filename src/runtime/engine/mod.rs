@@ -8,9 +8,12 @@ use crate::runtime::ErrorCode;
 pub use crate::runtime::args::NextArgs;
 use crate::runtime::config::EngineConfig;
 use crate::runtime::error_details::{Conflict, FieldError, StepNotReady, help_unknown_params};
+use crate::runtime::failure::RunFailure;
 use crate::runtime::payload;
 use crate::runtime::project::Project;
-use crate::runtime::reply::{Instruction, Progress, ProgressStatus, RunEntry, StateSummary, Summary};
+use crate::runtime::reply::{
+    EntryStatus, Instruction, Progress, ProgressStatus, RunEntry, StateSummary, Summary,
+};
 use crate::runtime::run::{
     Event, EventKind, Machine, RunState, RunStatus, StepStatus, TruncationNote, WorkRef,
 };
@@ -546,11 +549,11 @@ impl Engine {
     }
 
     fn failed(&self, m: &Machine) -> EngineError {
-        let failure = m.state.failure.clone().unwrap_or(json!({"error": "RUN_FAILED"}));
-        let code = match failure.get("error").and_then(Value::as_str) {
-            Some("TEMPLATE_RENDER_ERROR") => ErrorCode::TemplateRenderError,
-            Some("VALIDATION_FAILED") => ErrorCode::ValidationFailed,
-            _ => ErrorCode::RunFailed,
+        let (code, failure) = match &m.state.failure {
+            Some(f @ RunFailure::TemplateRender { .. }) => (ErrorCode::TemplateRenderError, f.to_json()),
+            Some(f @ RunFailure::Validation { .. }) => (ErrorCode::ValidationFailed, f.to_json()),
+            Some(f) => (ErrorCode::RunFailed, f.to_json()),
+            None => (ErrorCode::RunFailed, json!({"error": "RUN_FAILED"})),
         };
         EngineError::recorded(code, failure).with_run_id(&m.state.run_id).with_state(self.state_summary(m))
     }

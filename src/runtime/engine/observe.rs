@@ -75,7 +75,7 @@ pub struct RunFinished<'a> {
     /// `done` or `failed`.
     pub status: RunStatus,
     /// Why it failed (`{error, …}`), when it did.
-    pub failure: Option<&'a Value>,
+    pub failure: Option<&'a crate::runtime::failure::RunFailure>,
     /// When it finished (RFC 3339).
     pub ended_at: &'a str,
     /// Steps done or skipped.

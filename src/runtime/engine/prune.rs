@@ -36,15 +36,15 @@ impl Engine {
         let mut candidates = Vec::new();
         for key in self.store.list(None).map_err(store_error)? {
             let Some(entry) = self.list_entry(&key).ok().flatten() else { continue };
-            let status = entry.status.clone().unwrap_or_default();
-            if statuses.contains(status.as_str()) {
+            let status = entry.status.as_ref().map_or("", EntryStatus::as_str);
+            if statuses.contains(status) {
                 let at = parse_time(entry.updated_at.as_deref());
                 candidates.push(Candidate { entry: PrunedRun::of(entry), at });
             }
         }
         if statuses.contains("archived") {
             for a in self.store.archived(None).map_err(store_error)? {
-                let mut entry = RunEntry::new(&a.key, Some("archived".into()));
+                let mut entry = RunEntry::new(&a.key, Some(EntryStatus::Archived));
                 entry.archive_id = Some(a.archive_id.clone());
                 entry.updated_at = Some(a.archived_at.clone());
                 let at = parse_time(Some(&a.archived_at));

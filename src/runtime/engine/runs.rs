@@ -23,7 +23,7 @@ impl Engine {
                         let current = self.workflow(&a.key.workflow).ok();
                         match self.replay(&a.key, current.as_ref(), l) {
                             Ok(m) => {
-                                entry.status = Some(m.state.status.as_str().to_owned());
+                                entry.status = Some(m.state.status.into());
                                 entry.version = Some(m.state.version);
                                 entry.updated_at = Some(m.state.updated_at.clone());
                             }
@@ -34,11 +34,11 @@ impl Engine {
                         }
                         entry
                     }
-                    Ok(None) => RunEntry::new(&a.key, Some("unreadable".into())),
+                    Ok(None) => RunEntry::new(&a.key, Some(EntryStatus::Unreadable)),
                     Err(e) => RunEntry {
                         error: Some(ErrorCode::StateCorrupt.as_str().to_owned()),
                         details: Some(json!({"message": e.to_string()})),
-                        ..RunEntry::new(&a.key, Some("unreadable".into()))
+                        ..RunEntry::new(&a.key, Some(EntryStatus::Unreadable))
                     },
                 };
                 entry.archive_id = Some(a.archive_id.clone());
@@ -152,6 +152,6 @@ pub(super) fn raw_entry(key: &RunKey, l: &Loaded) -> RunEntry {
         version,
         updated_at: at.or_else(|| text("updated_at")),
         parent,
-        ..RunEntry::new(key, text("status"))
+        ..RunEntry::new(key, text("status").map(|s| EntryStatus::from_name(&s)))
     }
 }

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::runtime::error_details::{CheckpointNotFound, ResetNotAllowed};
-use crate::runtime::reply::{Deleted, FullState, ResetNote, RunEntry, RunList};
+use crate::runtime::reply::{Deleted, EntryStatus, FullState, ResetNote, RunEntry, RunList};
 
 impl Engine {
     // ---- the other tools --------------------------------------------------
@@ -37,11 +37,11 @@ impl Engine {
             .iter()
             .map(|k| match self.list_entry(k) {
                 Ok(Some(entry)) => entry,
-                Ok(None) => RunEntry::new(k, Some("unreadable".into())),
+                Ok(None) => RunEntry::new(k, Some(EntryStatus::Unreadable)),
                 Err(e) => RunEntry {
                     error: Some(e.code.as_str().to_owned()),
                     details: Some(e.details),
-                    ..RunEntry::new(k, Some("unreadable".into()))
+                    ..RunEntry::new(k, Some(EntryStatus::Unreadable))
                 },
             })
             .collect();
@@ -84,7 +84,7 @@ impl Engine {
                 version: Some(st.version),
                 updated_at: Some(st.updated_at.clone()),
                 parent: st.parent.clone(),
-                ..RunEntry::new(key, Some(st.status.as_str().to_owned()))
+                ..RunEntry::new(key, Some(st.status.into()))
             };
             self.put(key, cached);
             return Ok(Some(entry));

@@ -75,8 +75,8 @@ impl Engine {
                 let keys = self.store.list(Some(&cw.wf.id)).map_err(store_error)?;
                 keys.into_iter()
                     .filter(|k| {
-                        self.list_entry(k).ok().flatten().and_then(|e| e.status).as_deref()
-                            == Some(RunStatus::Running.as_str())
+                        self.list_entry(k).ok().flatten().and_then(|e| e.status)
+                            == Some(EntryStatus::Run(RunStatus::Running))
                     })
                     .map(|k| k.run_id)
                     .collect()
@@ -134,8 +134,8 @@ impl Engine {
         let Ok(keys) = self.store.list(Some(&cw.wf.id)) else { return out };
         let request = UpgradeRequest { dry_run: true, ..UpgradeRequest::default() };
         for key in keys {
-            if self.list_entry(&key).ok().flatten().and_then(|e| e.status).as_deref()
-                != Some(RunStatus::Running.as_str())
+            if self.list_entry(&key).ok().flatten().and_then(|e| e.status)
+                != Some(EntryStatus::Run(RunStatus::Running))
             {
                 continue;
             }
@@ -294,7 +294,7 @@ fn diagnostic(cw: &CompiledWorkflow, issue: &UpgradeIssue) -> UpgradeDiagnostic 
     UpgradeDiagnostic {
         file: cw.source.path.clone(),
         code: "INCOMPATIBLE_UPGRADE".into(),
-        reason: issue.reason.into(),
+        reason: issue.reason,
         severity: "error".into(),
         step: (!issue.step.is_empty()).then(|| issue.step.clone()),
         message: issue.message.clone(),
