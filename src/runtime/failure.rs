@@ -103,6 +103,35 @@ impl RunFailure {
         }
     }
 
+    /// The failure of a run whose `uses:` work `step_id` started child run
+    /// `child_run_id`, which failed with `child`. A failure deep down is said
+    /// once, where it happened: a child's own child failure is followed to
+    /// its innermost reason (`failed (at `each[1]/back/…`): …`).
+    pub fn child_failed(step_id: &str, child_run_id: &str, child: &RunFailure) -> RunFailure {
+        let (mut at, mut inner) = (Vec::new(), child);
+        while let RunFailure::Child { step_id: at_step, child, .. } = inner {
+            at.push(at_step.as_str());
+            inner = &**child;
+        }
+        let details_message = match inner {
+            RunFailure::Other(v) => v.get("details").and_then(|d| d.get("message")).and_then(Value::as_str),
+            _ => None,
+        };
+        let reason =
+            inner.message().or(details_message).or_else(|| inner.code()).unwrap_or("no reason given");
+        let failed = format!("`{step_id}` runs a sub-workflow, and its run `{child_run_id}` failed");
+        let message = match at.is_empty() {
+            true => format!("{failed}: {reason}"),
+            false => format!("{failed} (at `{step_id}/{}`): {reason}", at.join("/")),
+        };
+        RunFailure::Child {
+            step_id: step_id.to_owned(),
+            child_run_id: child_run_id.to_owned(),
+            message,
+            child: Box::new(child.clone()),
+        }
+    }
+
     /// The failure as its JSON object.
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)

@@ -357,40 +357,7 @@ impl Machine {
                 }
             }
             EventKind::ChildFailed { step_id, child_run_id, failure } => {
-                // A failure deep down is said once, where it happened: a
-                // child's own CHILD_FAILED is followed to its innermost reason.
-                let (mut at, mut inner) = (Vec::new(), failure);
-                while let RunFailure::Child { step_id: at_step, child, .. } = inner {
-                    at.push(at_step.as_str());
-                    inner = &**child;
-                }
-                let details_message = match inner {
-                    RunFailure::Other(v) => {
-                        v.get("details").and_then(|d| d.get("message")).and_then(Value::as_str)
-                    }
-                    _ => None,
-                };
-                let reason = inner
-                    .message()
-                    .or(details_message)
-                    .or_else(|| inner.code())
-                    .unwrap_or("no reason given")
-                    .to_owned();
-                let message = match at.is_empty() {
-                    true => format!(
-                        "`{step_id}` runs a sub-workflow, and its run `{child_run_id}` failed: {reason}"
-                    ),
-                    false => format!(
-                        "`{step_id}` runs a sub-workflow, and its run `{child_run_id}` failed (at `{step_id}/{}`): {reason}",
-                        at.join("/")
-                    ),
-                };
-                let failure = RunFailure::Child {
-                    step_id: step_id.clone(),
-                    child_run_id: child_run_id.clone(),
-                    message,
-                    child: Box::new(failure.clone()),
-                };
+                let failure = RunFailure::child_failed(step_id, child_run_id, failure);
                 if let Some(w) = self.resolve(step_id) {
                     self.mark_failed(w);
                 }

@@ -20,6 +20,28 @@ pub fn known_ids(engine: &crate::runtime::Engine) -> Vec<String> {
 
 /// Runs `workflow` for `goal` through exec and reports it as a [`RunResult`]
 /// (`stop_reason: "workflow"`; `final` is the workflow's summary or why it stopped).
+/// What a workflow run that did not finish says: why, then what to do.
+fn not_done(workflow: &str, run_id: &str, status: ExecStatus, reason: &Value) -> String {
+    // `CODE: message` when the reason is an engine error, else its JSON.
+    let said = match reason["error"].as_str() {
+        Some(code) => {
+            format!("{code}: {}", crate::runtime::error_details::details_message(&reason["details"]))
+        }
+        None => reason.to_string(),
+    };
+    let next = if status == ExecStatus::Failed {
+        // A failed run does not resume: it is reset, or the model takes the goal.
+        format!(
+            "reset it with `savant-think reset {workflow} --run-id {run_id}`, or set \
+             SAVANT_DISABLE_WORKFLOW_AUTODETECT=1 to let the model pursue the goal"
+        )
+    } else {
+        format!("resume with `savant-think exec {workflow} --run-id {run_id}`")
+    };
+    let how = if status == ExecStatus::Failed { "failed" } else { "stopped" };
+    format!("workflow `{workflow}` {how}: {}; {next}", cut(&said, 300))
+}
+
 pub async fn run_workflow(
     workflow: &str,
     goal: &str,
@@ -61,28 +83,7 @@ pub async fn run_workflow(
                 ),
                 other => {
                     let reason = report.reason.clone().unwrap_or(Value::Null);
-                    // `CODE: message` when the reason is an engine error, else its JSON.
-                    let said = match reason["error"].as_str() {
-                        Some(code) => format!(
-                            "{code}: {}",
-                            crate::runtime::error_details::details_message(&reason["details"])
-                        ),
-                        None => reason.to_string(),
-                    };
-                    let next = if other == ExecStatus::Failed {
-                        // A failed run does not resume: it is reset, or the model takes the goal.
-                        format!(
-                            "reset it with `savant-think reset {workflow} --run-id {run_id}`, or set \
-                             SAVANT_DISABLE_WORKFLOW_AUTODETECT=1 to let the model pursue the goal"
-                        )
-                    } else {
-                        format!("resume with `savant-think exec {workflow} --run-id {run_id}`")
-                    };
-                    let text = format!(
-                        "workflow `{workflow}` {}: {}; {next}",
-                        if other == ExecStatus::Failed { "failed" } else { "stopped" },
-                        cut(&said, 300)
-                    );
+                    let text = not_done(workflow, &run_id, other, &reason);
                     (RunStatus::Error, text, report.steps_run, Some(reason))
                 }
             }

@@ -175,13 +175,7 @@ impl Engine {
         let failed = |failure: Value| {
             Ok(Child::Failed { child_run_id: child_run_id.clone(), failure: RunFailure::Other(failure) })
         };
-        // A child that cannot start fails its parent with the reason, for a
-        // person (`message`), beside the error's code and details.
-        let refused = |e: EngineError| {
-            let mut failure = e.to_json();
-            failure["message"] = json!(e.describe());
-            failed(failure)
-        };
+        let refused = |e: EngineError| failed(refusal(&e));
         let depth = m.state.parent.as_ref().map_or(0, |p| p.depth) + 1;
         if depth > MAX_CHILD_DEPTH {
             return failed(json!({
@@ -203,14 +197,7 @@ impl Engine {
                     Ok(p) => p,
                     Err(e) => return refused(e),
                 };
-                let parent = ParentRun {
-                    workflow: m.state.workflow.clone(),
-                    run_id: m.state.run_id.clone(),
-                    step_id: m.work_id(w),
-                    depth,
-                    trace: Some(super::observe::parent_trace(m)),
-                };
-                self.start_run(&key, cw, params, Some(parent))?
+                self.start_run(&key, cw, params, Some(parent_of(m, w, depth)))?
             }
         };
         let out = self.advance(&key, &mut cached);
@@ -325,6 +312,25 @@ fn outputs(m: &Machine) -> Result<Value, Value> {
         out.insert(o.name.value.to_string(), value);
     }
     Ok(Value::Object(out))
+}
+
+/// A child that cannot start fails its parent with the reason, for a
+/// person (`message`), beside the error's code and details.
+fn refusal(e: &EngineError) -> Value {
+    let mut failure = e.to_json();
+    failure["message"] = json!(e.describe());
+    failure
+}
+
+/// The parent record of the child that `uses:` work `w` of run `m` starts.
+fn parent_of(m: &Machine, w: WorkRef, depth: u32) -> ParentRun {
+    ParentRun {
+        workflow: m.state.workflow.clone(),
+        run_id: m.state.run_id.clone(),
+        step_id: m.work_id(w),
+        depth,
+        trace: Some(super::observe::parent_trace(m)),
+    }
 }
 
 /// The run id of the child that `uses:` work `work` (`step` or `step[3]`)
