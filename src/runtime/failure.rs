@@ -106,7 +106,7 @@ impl RunFailure {
     /// The failure of a run whose `uses:` work `step_id` started child run
     /// `child_run_id`, which failed with `child`. A failure deep down is said
     /// once, where it happened: a child's own child failure is followed to
-    /// its innermost reason (`failed (at `each[1]/back/…`): …`).
+    /// its innermost reason, with the path it took (`failed (at ``each[1]/back/…``): …`).
     pub fn child_failed(step_id: &str, child_run_id: &str, child: &RunFailure) -> RunFailure {
         let (mut at, mut inner) = (Vec::new(), child);
         while let RunFailure::Child { step_id: at_step, child, .. } = inner {
