@@ -184,10 +184,7 @@ pub fn step_panel(engine: &Engine, snapshot: &RunSnapshot, step_id: &str) -> Res
     let mut events = events_of(st, base, "");
     let mut children = Vec::new();
     if let Some(uses) = &cw.wf.steps[i].uses {
-        let works: Vec<String> = match view.as_ref().and_then(|v| v.items.as_ref()) {
-            Some(items) => (0..items.len()).map(|j| format!("{base}[{j}]")).collect(),
-            None => vec![base.to_owned()],
-        };
+        let works = view.as_ref().map_or_else(|| vec![base.to_owned()], |v| v.work_ids());
         for work in works {
             let run_id = crate::runtime::engine::child_run_id(&st.run_id, &work);
             let Ok(child) = engine.run_snapshot(uses.value.as_str(), &run_id) else { continue };

@@ -595,6 +595,17 @@ pub struct StepView {
     pub items: Option<Vec<ItemView>>,
 }
 
+impl StepView {
+    /// The work the step stands for: each foreach item (`id[3]`), or the
+    /// step itself (`id`): what a `uses:` step starts a child run for.
+    pub fn work_ids(&self) -> Vec<String> {
+        match &self.items {
+            Some(items) => (0..items.len()).map(|j| format!("{}[{j}]", self.id)).collect(),
+            None => vec![self.id.clone()],
+        }
+    }
+}
+
 /// One item of a foreach step, with its result.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct ItemView {

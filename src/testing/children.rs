@@ -191,11 +191,7 @@ pub fn collect(
     for (step, view) in cw.wf.steps.iter().zip(&state.steps) {
         let Some(uses) = &step.uses else { continue };
         let Ok(callee) = engine.workflow(uses.value.as_str()) else { continue };
-        let works: Vec<String> = match &view.items {
-            Some(items) => (0..items.len()).map(|j| format!("{}[{j}]", view.id)).collect(),
-            None => vec![view.id.clone()],
-        };
-        for work in works {
+        for work in view.work_ids() {
             let child_id = child_run_id(run_id, &work);
             let Ok(child) = engine.state_get(&callee.wf.id, &child_id) else { continue };
             let path = format!("{prefix}{work}");

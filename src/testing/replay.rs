@@ -102,11 +102,7 @@ fn add_inputs_below(
         if depth >= MAX_DEPTH {
             continue;
         }
-        let works: Vec<String> = match &s.items {
-            Some(items) => (0..items.len()).map(|j| format!("{}[{j}]", s.id)).collect(),
-            None => vec![s.id.clone()],
-        };
-        for work in works {
+        for work in s.work_ids() {
             let child_id = child_run_id(run_id, &work);
             if let Ok(child) = engine.state_get(&callee.wf.id, &child_id) {
                 let prefix = format!("{prefix}{work}/");
