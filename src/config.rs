@@ -29,6 +29,21 @@ pub struct EngineConfig {
     pub check: crate::check::suppress::CheckSettings,
     /// `[telemetry]`: OpenTelemetry traces of runs.
     pub telemetry: TelemetryConfig,
+    /// `[events.NAME]`: the events a `wait_for:` step may wait for, each
+    /// with its payload's schema.
+    pub events: BTreeMap<String, EventConfig>,
+}
+
+/// `[events.NAME]`: an event runs can wait for (`wait_for:`) and
+/// `signal` delivers (docs/runtime.md, "Waiting").
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EventConfig {
+    /// The payload's JSON Schema, written as a TOML table (`schema =
+    /// { type = "object", … }`); none: any JSON value.
+    pub schema: Option<serde_json::Value>,
+    /// What the event means.
+    pub description: Option<String>,
 }
 
 /// `[telemetry]`: where `serve` and `exec` send OpenTelemetry traces of the
@@ -280,6 +295,7 @@ impl Default for EngineConfig {
             servers: BTreeMap::new(),
             check: Default::default(),
             telemetry: TelemetryConfig::default(),
+            events: BTreeMap::new(),
         }
     }
 }

@@ -125,6 +125,48 @@ enum Command {
         #[arg(long)]
         expected_version: Option<u64>,
     },
+    /// Answer a step that waits for a person (`await:`) and print the next instruction (or done).
+    #[command(after_help = concat!("Examples:\n  savant-think answer review --run-id r1 --step approve --value '{\"approved\": true}'\n  savant-think answer review --run-id r1 --step 'review_each[2]/approve' --value @answer.json\n\nA wrong answer is VALIDATION_FAILED naming the field, and nothing is recorded.\n`explain --run-id` and `state list --waiting` show what runs wait for.\n\n", state_env!(), "\n\nMore: docs/runtime.md (Waiting)."))]
+    Answer {
+        #[command(flatten)]
+        wf: WorkflowArg,
+        /// The run that waits.
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::runs))]
+        run_id: String,
+        /// The waiting step (`id`, `id[3]` for a foreach item, `uses_step/id` inside a sub-workflow).
+        #[arg(long, add = clap_complete::engine::ArgValueCompleter::new(cli::complete::steps))]
+        step: String,
+        /// The answer as JSON, @FILE, or - for stdin; valid against the wait's schema.
+        #[arg(long, value_name = "JSON|@FILE|-")]
+        value: String,
+        /// Refuse (STATE_CONFLICT) unless the run is at this version.
+        #[arg(long)]
+        expected_version: Option<u64>,
+    },
+    /// Send an event to the runs that wait for it (`wait_for:`), or will.
+    #[command(after_help = concat!("Examples:\n  savant-think signal pipeline.finished --key 4711 --payload '{\"status\": \"success\"}'\n  savant-think signal deploy.approved --key prod --id webhook-delivery-42\n\nThe event must be declared in savant-think.toml ([events.NAME]) and its payload match\nthe schema there. An event for a run whose wait has not started yet is kept in that\nrun until it does; one that no running run waits for, nor will, is refused\n(NO_WAITING_RUN, exit 1) and not kept.\n\n", state_env!(), "\n\nMore: docs/runtime.md (Waiting)."))]
+    Signal {
+        /// The event's name, as declared under [events.NAME].
+        event: String,
+        /// The correlation key a waiting step's `match:` rendered.
+        #[arg(long)]
+        key: Option<String>,
+        /// The payload as JSON, @FILE, or - for stdin (default: {}).
+        #[arg(long, value_name = "JSON|@FILE|-")]
+        payload: Option<String>,
+        /// The sender's id for this event: sent again (a webhook's retry), it is not recorded twice.
+        #[arg(long)]
+        id: Option<String>,
+        /// Deliver only to this workflow's runs.
+        #[arg(long)]
+        workflow: Option<String>,
+        /// Deliver only to this run (with --workflow).
+        #[arg(long, requires = "workflow")]
+        run_id: Option<String>,
+        /// Project root (default: discovered, see `savant-think root`).
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+    },
     /// Explain a workflow, a run, or a step of either.
     #[command(after_help = concat!("Examples:\n  savant-think explain review\n  savant-think explain review --run-id r1 --step summarize\n\n", state_env!(), "\n\nMore: docs/runtime.md."))]
     Explain {

@@ -8,7 +8,7 @@
 //! checker's work (`savant-think check`, `savant-think lsp`).
 
 use crate::ir::RESERVED_NAMES;
-use crate::ir::lower::{KeyDoc, RETRY_KEYS, STEP_KEYS, Shape, WORKFLOW_KEYS};
+use crate::ir::lower::{AWAIT_KEYS, KeyDoc, RETRY_KEYS, STEP_KEYS, Shape, WAIT_FOR_KEYS, WORKFLOW_KEYS};
 use serde_json::{Map, Value, json};
 
 /// Where the committed copy lives, relative to the repository root.
@@ -107,6 +107,12 @@ fn shape_schema(shape: Shape) -> Value {
             ]
         }),
         Shape::Retry => object_schema(RETRY_KEYS),
+        Shape::WaitDuration => json!({
+            "type": "string",
+            "pattern": "^\\s*(never|([0-9]+(s|m|h|d|w))+)\\s*$",
+        }),
+        Shape::Await => object_schema(AWAIT_KEYS),
+        Shape::WaitFor => object_schema(WAIT_FOR_KEYS),
         Shape::Count => json!({ "type": "integer", "minimum": 0, "maximum": 1000 }),
         Shape::Outputs => json!({
             "type": ["object", "null"],

@@ -126,10 +126,12 @@ pub fn unused(cx: &Cx, reads: &Reads, steps: &[usize], whole: &mut Vec<Diagnosti
         return; // the check is silent, before and after
     }
     for &i in steps {
-        let span = cx.wf.steps[i].span;
-        whole.retain(|d| {
-            !(d.code == Code::UnusedCapture && span.start <= d.span.start && d.span.start < span.end)
-        });
+        // The step's lines reach to the next step: a capture commented out
+        // (`#capture_as: x`) is past the mapping's own span, and its old
+        // diagnostic with it.
+        let start = cx.wf.steps[i].span.start;
+        let end = cx.wf.steps.get(i + 1).map_or(u32::MAX, |next| next.span.start);
+        whole.retain(|d| !(d.code == Code::UnusedCapture && start <= d.span.start && d.span.start < end));
         if let Some(c) = unused_capture::unused(cx, i, |name| reads.any(name)) {
             whole.push(unused_capture::diagnostic(c));
         }

@@ -8,8 +8,8 @@ use crate::cli::output::print_result;
 use crate::cli::{self, typed};
 use crate::{Command, WorkflowsCommand, fail};
 use savant_think::runtime::args::{
-    DriverPromptArgs, ExplainArgs, ForkArgs, GraphArgs, GraphFormat, IfExists, ListArgs, NextArgs, PlanArgs,
-    ResetArgs, UpgradeArgs, ValidateArgs, WorkflowArgs,
+    AnswerArgs, DriverPromptArgs, ExplainArgs, ForkArgs, GraphArgs, GraphFormat, IfExists, ListArgs,
+    NextArgs, PlanArgs, ResetArgs, SignalArgs, UpgradeArgs, ValidateArgs, WorkflowArgs,
 };
 use savant_think::runtime::tools;
 use savant_think::workspace;
@@ -107,6 +107,10 @@ pub(crate) fn run_engine(command: Command) -> ExitCode {
             args["result_snapshot"] = result;
             (wf.root, "think_next", args)
         }
+        c @ (Command::Answer { .. } | Command::Signal { .. }) => match wait_call(c) {
+            Ok(call) => call,
+            Err(code) => return code,
+        },
         Command::Explain { wf, run_id, step } => {
             (wf.root, "think_explain", typed(ExplainArgs { workflow: wf.workflow, run_id, step_id: step }))
         }
@@ -194,21 +198,46 @@ pub(crate) fn run_engine(command: Command) -> ExitCode {
                 (wf.root, "think_workflows_graph", typed(args))
             }
         },
-        Command::Call { tool, input, root } => {
-            let input = match workspace::json_arg(&input, "--input") {
-                Ok(v) => v,
-                Err(m) => return fail(m),
-            };
-            let engine = match engine_at(root.as_deref()) {
-                Ok(e) => e,
-                Err(code) => return code,
-            };
-            return print_result(tools::call(&engine, &tool, input));
-        }
+        Command::Call { tool, input, root } => return call_tool(&tool, &input, root.as_deref()),
     };
     let engine = match engine_at(root.as_deref()) {
         Ok(e) => e,
         Err(code) => return code,
     };
     print_result(tools::call(&engine, tool, args))
+}
+
+/// The tool call of `answer` and `signal` (a usage error is the exit code).
+fn wait_call(command: Command) -> Result<(Option<PathBuf>, &'static str, Value), ExitCode> {
+    match command {
+        Command::Answer { wf, run_id, step, value, expected_version } => {
+            let value = match workspace::json_arg(&value, "--value") {
+                Ok(v) => v,
+                Err(m) => return Err(fail(m)),
+            };
+            let args = AnswerArgs { workflow: wf.workflow, run_id, step_id: step, value, expected_version };
+            Ok((wf.root, "think_answer", typed(args)))
+        }
+        Command::Signal { event, key, payload, id, workflow, run_id, root } => {
+            let payload = match payload.as_deref().map(|p| workspace::json_arg(p, "--payload")).transpose() {
+                Ok(p) => p,
+                Err(m) => return Err(fail(m)),
+            };
+            Ok((root, "think_signal", typed(SignalArgs { event, key, payload, id, workflow, run_id })))
+        }
+        _ => unreachable!("only answer and signal"),
+    }
+}
+
+/// `savant-think call TOOL --input JSON`: any engine tool by name.
+fn call_tool(tool: &str, input: &str, root: Option<&std::path::Path>) -> ExitCode {
+    let input = match workspace::json_arg(input, "--input") {
+        Ok(v) => v,
+        Err(m) => return fail(m),
+    };
+    let engine = match engine_at(root) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    print_result(tools::call(&engine, tool, input))
 }

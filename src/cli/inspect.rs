@@ -27,14 +27,16 @@ fn error(e: EngineError) -> ExitCode {
 /// wanted (`--format json`, `state list` piped, the other subcommands).
 pub fn state(command: StateCommand) -> Result<ExitCode, StateCommand> {
     match command {
-        StateCommand::List { workflow, archived, format, root }
+        StateCommand::List { workflow, archived, waiting, format, root }
             if format == Some(OutputFormat::Human) || (format.is_none() && output::stdout_is_terminal()) =>
         {
             let engine = match engine(root.as_deref()) {
                 Ok(e) => e,
                 Err(code) => return Ok(code),
             };
-            let query = view::RunsQuery { workflow, archived, per_page: usize::MAX, ..Default::default() };
+            let status = waiting.then(|| "waiting".to_owned());
+            let query =
+                view::RunsQuery { workflow, archived, status, per_page: usize::MAX, ..Default::default() };
             Ok(match view::runs_page(&engine, &query) {
                 Ok(page) => print(&term::runs_table(&page, &style())),
                 Err(e) => error(e),

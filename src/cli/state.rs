@@ -35,6 +35,9 @@ pub enum StateCommand {
         /// List the archived runs (replaced or deleted) instead.
         #[arg(long)]
         archived: bool,
+        /// Only runs with a step waiting for an answer, a time or an event (and what each waits for).
+        #[arg(long, conflicts_with = "archived")]
+        waiting: bool,
         /// human (a table; the default on a terminal) or json (the default when piped).
         #[arg(long, value_enum)]
         format: Option<OutputFormat>,
@@ -120,8 +123,9 @@ pub fn call(command: StateCommand) -> (Option<PathBuf>, &'static str, Value) {
             let args = StateGetArgs { workflow: wf.workflow, run_id, archived: Some(archived), archive_id };
             (wf.root, "think_state_get", typed(args))
         }
-        StateCommand::List { workflow, archived, root, .. } => {
-            (root, "think_state_list", typed(StateListArgs { workflow, archived: Some(archived) }))
+        StateCommand::List { workflow, archived, waiting, root, .. } => {
+            let args = StateListArgs { workflow, archived: Some(archived), waiting: waiting.then_some(true) };
+            (root, "think_state_list", typed(args))
         }
         StateCommand::Delete { wf, run_id, purge } => (
             wf.root,

@@ -7,7 +7,7 @@ use super::layout::{self, Sizes};
 use crate::runtime::engine::RunSnapshot;
 use crate::runtime::record::ForkedFrom;
 use crate::runtime::reply::{EntryStatus, FullState, RunEntry, StepView};
-use crate::runtime::run::{EventKind, RunStatus, StepStatus};
+use crate::runtime::run::{RunStatus, StepStatus};
 use crate::runtime::workflow::CompiledWorkflow;
 use crate::runtime::{Engine, EngineError};
 use serde::Serialize;
@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 pub struct RunsQuery {
     /// Only runs of this workflow.
     pub workflow: Option<String>,
-    /// Only runs with this status (running, done, failed, unreadable).
+    /// Only runs with this status (running, waiting, done, failed, unreadable).
     pub status: Option<String>,
     /// Only run ids containing this (case-insensitive).
     pub search: Option<String>,
@@ -87,6 +87,9 @@ pub struct RunRow {
     pub parent: Option<crate::runtime::record::ParentRun>,
     /// How far below its parent (listed just before it) the row is; 0 at the top.
     pub depth: usize,
+    /// What its steps wait for: the question and the deadline (absent when none waits).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<crate::runtime::reply::WaitView>,
 }
 
 /// A page of runs (see [`RunsQuery`]). Filtering and counting read the
@@ -134,7 +137,12 @@ pub fn runs_page(engine: &Engine, query: &RunsQuery) -> Result<RunsPage, EngineE
     Ok(RunsPage { runs, total, page, per_page, pages, archived: query.archived, workflows, statuses })
 }
 
+/// A run's status as the runs list shows and filters it: a running run
+/// with a step waiting is `waiting`.
 fn status_of(r: &RunEntry) -> String {
+    if r.status == Some(EntryStatus::Run(RunStatus::Running)) && !r.waiting.is_empty() {
+        return "waiting".to_owned();
+    }
     r.status.as_ref().map_or("unreadable", EntryStatus::as_str).to_owned()
 }
 
@@ -159,6 +167,7 @@ fn row(engine: &Engine, r: RunEntry, archived: bool) -> RunRow {
         note,
         parent: r.parent,
         depth: 0,
+        waiting: r.waiting,
         workflow: r.workflow,
         run_id: r.run_id,
     }
@@ -486,18 +495,12 @@ pub fn timeline(cw: Option<&CompiledWorkflow>, st: &FullState) -> Timeline {
     for e in &st.history {
         let at_ms = ms_between(&st.created_at, &e.at).unwrap_or(0);
         span_ms = span_ms.max(at_ms);
-        let (kind, step) = match &e.kind {
-            EventKind::Result { step_id, .. } => ("result", Some(step_id)),
-            EventKind::ValidationFailed { step_id, .. } => ("validation_failed", Some(step_id)),
-            EventKind::ChildFailed { step_id, .. } => ("child_failed", Some(step_id)),
-            EventKind::Thought { .. } => ("thought", None),
-            EventKind::Upgraded { .. } => ("upgraded", None),
-        };
-        let event = TimelineEvent { at_ms, kind, step_id: step.cloned(), version: e.version };
+        let (kind, step) = (e.kind.name(), e.kind.step_id());
+        let event = TimelineEvent { at_ms, kind, step_id: step.map(str::to_owned), version: e.version };
         let row = step.and_then(|id| index.get(id.split('[').next().unwrap_or(id)).copied());
         match row {
             Some(i) => {
-                if kind == "result" {
+                if e.kind.result_step().is_some() {
                     rows[i].to_ms = Some(at_ms);
                 }
                 rows[i].events.push(event);

@@ -24,6 +24,10 @@ mod parts;
 pub use parts::{Item, Parts, lower_item, lower_parts, move_spans, move_step};
 #[path = "lower_step.rs"]
 mod step;
+#[path = "lower_wait.rs"]
+mod wait;
+pub(crate) use wait::{AWAIT_KEYS, WAIT_FOR_KEYS, WAIT_KEYS};
+pub use wait::{MAX_WAIT_SECS, parse_wait_duration, valid_event_name};
 
 /// The JSON shape a key's value takes: drives both the lowerer's reading and
 /// the format's JSON Schema ([`crate::schema`]).
@@ -61,6 +65,12 @@ pub(crate) enum Shape {
     Outputs,
     /// A whole number from 0 to 1000.
     Count,
+    /// A wait's duration (`30s`, `10m`, `24h`, `7d`) or `never`.
+    WaitDuration,
+    /// `await: {ask, schema, timeout, on_timeout}`.
+    Await,
+    /// `wait_for: {event, match, timeout, on_timeout}`.
+    WaitFor,
 }
 
 /// One key of a mapping: its name, the shape of its value, what it means
@@ -145,6 +155,22 @@ pub(crate) const STEP_KEYS: &[KeyDoc] = &[
     key("timeout", Shape::Duration, "Seconds (`30`) or a duration (`500ms`, `30s`, `5m`, `1h`)."),
     key("retry", Shape::Retry, "Retries on failure: `{max: N}` (0–1000)."),
     key("description", Shape::ScalarText, "What the step does."),
+    key(
+        "await",
+        Shape::Await,
+        "Waits for a person's answer to `ask`, typed by `schema` (instead of `call`).",
+    ),
+    key(
+        "sleep",
+        Shape::WaitDuration,
+        "Waits this long (`30s`, `10m`, `24h`, `7d`) before its dependents run.",
+    ),
+    key("sleep_until", Shape::Template, "Waits until this RFC 3339 time; may interpolate `<<expr>>`."),
+    key(
+        "wait_for",
+        Shape::WaitFor,
+        "Waits for an event declared in savant-think.toml, matched by a correlation key.",
+    ),
 ];
 
 /// The keys of `retry`.

@@ -130,6 +130,36 @@ pub fn move_step(step: &mut Step, at: u32, delta: i64) {
     if let Some(r) = &mut step.rationale {
         mv(&mut r.loc.span);
     }
+    if let Some(w) = &mut step.wait {
+        move_wait(w, at, delta);
+    }
+}
+
+fn move_wait(w: &mut crate::ir::Wait, at: u32, delta: i64) {
+    use crate::ir::{WaitKind, WaitTimeout};
+    let mv = |s: &mut Span| *s = s.moved(at, delta);
+    mv(&mut w.key.span);
+    let (timeout, on_timeout) = match &mut w.kind {
+        WaitKind::Answer { ask, timeout, on_timeout } => {
+            mv(&mut ask.loc.span);
+            (timeout, on_timeout)
+        }
+        WaitKind::Event { event, key, timeout, on_timeout } => {
+            mv(&mut event.span);
+            if let Some(k) = key {
+                mv(&mut k.loc.span);
+            }
+            (timeout, on_timeout)
+        }
+        WaitKind::Sleep { span, .. } => return mv(span),
+        WaitKind::SleepUntil { at: t } => return mv(&mut t.loc.span),
+    };
+    if let Some(WaitTimeout::Never(span) | WaitTimeout::After { span, .. }) = timeout {
+        mv(span);
+    }
+    if let Some(o) = on_timeout {
+        mv(&mut o.span);
+    }
 }
 
 fn move_value(v: &mut TemplateValue, at: u32, delta: i64) {

@@ -47,7 +47,10 @@ impl Lower<'_> {
             self.violation(id.span, "step id is empty", None);
         }
         let uses = uses_node.and_then(|n| self.workflow_ref(n));
+        let waits = WAIT_KEYS.iter().any(|k| node.get(k).is_some());
         let call = match node.get("call") {
+            // Reported by `wait`: a wait calls nothing.
+            Some(_) if waits => None,
             Some(n) if uses_node.is_some() => {
                 self.violation(
                     n.span,
@@ -57,7 +60,7 @@ impl Lower<'_> {
                 None
             }
             Some(n) => self.string(n, "`call`"),
-            None if uses_node.is_some() => None,
+            None if uses_node.is_some() || waits => None,
             None => {
                 // A legacy `tool:` / `agent:` or a misspelling is already reported as the key to rename.
                 if node.get("tool").is_none()
@@ -93,28 +96,17 @@ impl Lower<'_> {
             );
         }
         let when = node.get("when").and_then(|n| self.expression(n, "`when`")).map(Box::new);
-        let success_schema = node.get("success_schema").and_then(|n| match &n.kind {
-            NodeKind::Map(_) => {
-                let schema = n.to_json();
-                // Generated workflows repeat one inline schema: compile each
-                // text once, and keep one copy of it.
-                let text = schema.to_string();
-                let (shared, valid) = match self.inline_schemas.get(&text) {
-                    Some((shared, valid)) => (Arc::clone(shared), *valid),
-                    None => (Arc::new(schema), false),
-                };
-                if !valid {
-                    let help = "the run would stop at this step with UNKNOWN_SCHEMA; fix the schema";
-                    let what = "this inline schema";
-                    let valid = self.invalid_schema(n, &shared, Code::UnknownSchema, what, help).is_some();
-                    self.inline_schemas.insert(text, (Arc::clone(&shared), valid));
-                }
-                let schema = shared;
-                Some(SchemaRef::Inline { schema, span: n.span })
-            }
-            _ => self.string(n, "`success_schema`").map(SchemaRef::Named),
-        });
+        let (wait, wait_schema) = match self.wait(node, &id) {
+            Some((w, schema)) => (Some(w), schema),
+            None => (None, None),
+        };
+        let success_schema = match &wait {
+            Some(_) => wait_schema,
+            None => node.get("success_schema").and_then(|n| self.schema_ref(n, "`success_schema`")),
+        };
         let input_template = match (node.get("input_template"), node.get("with")) {
+            // Reported by `wait`: a wait has no input.
+            _ if wait.is_some() => None,
             (Some(n), Some(_)) if uses_node.is_some() => {
                 self.violation(
                     n.span,
@@ -157,8 +149,14 @@ impl Lower<'_> {
             Some(Box::new(self.template_string(n, s)))
         });
         let description = node.get("description").and_then(|n| self.scalar_text(n, "`description`"));
-        let timeout = node.get("timeout").and_then(|n| self.timeout(n));
-        let retry_max = node.get("retry").and_then(|n| self.retry(n));
+        // On a wait these keys were reported by `wait`: read no further.
+        let (timeout, retry_max) = match wait {
+            Some(_) => (None, None),
+            None => (
+                node.get("timeout").and_then(|n| self.timeout(n)),
+                node.get("retry").and_then(|n| self.retry(n)),
+            ),
+        };
         Some(Step {
             id,
             span: node.span,
@@ -175,7 +173,34 @@ impl Lower<'_> {
             description,
             timeout,
             retry_max,
+            wait,
         })
+    }
+
+    /// A schema reference: a name in `schemas/`, or an inline schema (each
+    /// distinct text compiled once, and kept once).
+    pub(super) fn schema_ref(&mut self, n: &Node, what: &str) -> Option<SchemaRef> {
+        match &n.kind {
+            NodeKind::Map(_) => {
+                let schema = n.to_json();
+                // Generated workflows repeat one inline schema: compile each
+                // text once, and keep one copy of it.
+                let text = schema.to_string();
+                let (shared, valid) = match self.inline_schemas.get(&text) {
+                    Some((shared, valid)) => (Arc::clone(shared), *valid),
+                    None => (Arc::new(schema), false),
+                };
+                if !valid {
+                    let help = "the run would stop at this step with UNKNOWN_SCHEMA; fix the schema";
+                    let what = "this inline schema";
+                    let valid = self.invalid_schema(n, &shared, Code::UnknownSchema, what, help).is_some();
+                    self.inline_schemas.insert(text, (Arc::clone(&shared), valid));
+                }
+                let schema = shared;
+                Some(SchemaRef::Inline { schema, span: n.span })
+            }
+            _ => self.string(n, what).map(SchemaRef::Named),
+        }
     }
 
     /// The workflow id of `uses:`.

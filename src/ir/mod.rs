@@ -146,6 +146,11 @@ pub struct Step {
     /// Seconds.
     pub timeout: Option<f64>,
     pub retry_max: Option<u32>,
+    /// `await:`, `sleep:`, `sleep_until:` or `wait_for:`: the step waits
+    /// for a person, a time or an event instead of calling a tool (its
+    /// `call` is `None`). An `await:` step's answer is typed by its
+    /// `schema`, held in `success_schema`.
+    pub wait: Option<Box<Wait>>,
 }
 
 impl Step {
@@ -182,7 +187,104 @@ impl Step {
         if let Some(r) = &self.rationale {
             push_template(&mut out, r);
         }
+        if let Some(w) = &self.wait {
+            for t in w.templates() {
+                push_template(&mut out, t);
+            }
+        }
         out
+    }
+}
+
+/// What a waiting step waits for, and where its key is written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Wait {
+    /// The key that makes the step a wait: `await`, `sleep`, `sleep_until`
+    /// or `wait_for`.
+    pub key: Str,
+    pub kind: WaitKind,
+}
+
+/// The four kinds of wait.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WaitKind {
+    /// `await:` a person's answer to `ask`, typed by `schema` (the step's
+    /// `success_schema`).
+    Answer { ask: TemplateString, timeout: Option<WaitTimeout>, on_timeout: Option<JsonAt> },
+    /// `sleep: 10m`: seconds from when the step starts.
+    Sleep { secs: u64, span: Span },
+    /// `sleep_until: <<ticket.due_at>>`: an RFC 3339 timestamp.
+    SleepUntil { at: TemplateString },
+    /// `wait_for:` an event declared in `savant-think.toml` (`[events.NAME]`)
+    /// whose correlation key (`match:`) is the rendered template.
+    Event {
+        event: Str,
+        key: Option<TemplateString>,
+        timeout: Option<WaitTimeout>,
+        on_timeout: Option<JsonAt>,
+    },
+}
+
+/// A wait's `timeout:`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum WaitTimeout {
+    /// `timeout: never`: it waits for ever, on purpose.
+    Never(Span),
+    /// Seconds from when the wait starts.
+    After { secs: u64, span: Span },
+}
+
+impl WaitTimeout {
+    /// Seconds, unless `never`.
+    pub fn secs(self) -> Option<u64> {
+        match self {
+            WaitTimeout::Never(_) => None,
+            WaitTimeout::After { secs, .. } => Some(secs),
+        }
+    }
+}
+
+/// A literal JSON value written in the file (`on_timeout:`), with its span.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JsonAt {
+    pub value: Value,
+    pub span: Span,
+}
+
+impl Wait {
+    /// Its templates (`ask:`, `match:`, `sleep_until:`), in file order.
+    pub fn templates(&self) -> Vec<&TemplateString> {
+        match &self.kind {
+            WaitKind::Answer { ask, .. } => vec![ask],
+            WaitKind::SleepUntil { at } => vec![at],
+            WaitKind::Event { key, .. } => key.iter().collect(),
+            WaitKind::Sleep { .. } => Vec::new(),
+        }
+    }
+
+    /// Its `timeout:`, if it has one (`sleep` has none: it is its own).
+    pub fn timeout(&self) -> Option<WaitTimeout> {
+        match &self.kind {
+            WaitKind::Answer { timeout, .. } | WaitKind::Event { timeout, .. } => *timeout,
+            _ => None,
+        }
+    }
+
+    /// Its `on_timeout:` value, if it has one.
+    pub fn on_timeout(&self) -> Option<&JsonAt> {
+        match &self.kind {
+            WaitKind::Answer { on_timeout, .. } | WaitKind::Event { on_timeout, .. } => on_timeout.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// What it waits for, as replies name it: `answer`, `timer` or `event`.
+    pub fn reason(&self) -> &'static str {
+        match self.kind {
+            WaitKind::Answer { .. } => "answer",
+            WaitKind::Sleep { .. } | WaitKind::SleepUntil { .. } => "timer",
+            WaitKind::Event { .. } => "event",
+        }
     }
 }
 

@@ -122,6 +122,7 @@ pub async fn serve(engine: Engine, options: &ServeOptions) -> Result<(), String>
     crate::runtime::catalog::compile_validators();
     let server = SavantServer::new(engine);
     retention::spawn(server.shared_engine());
+    retention::spawn_timers(server.shared_engine());
     match options.http {
         Some(addr) => http::serve(server, addr, options).await,
         None => {

@@ -1,6 +1,10 @@
-//! `[state] keep` applied while `serve` runs: a background thread prunes
-//! at start and then once a minute (`Engine::prune_kept`), logging what it
-//! removed. Nothing runs when the setting is absent.
+//! Background work while `serve` runs. `[state] keep`: a thread prunes at
+//! start and then once a minute (`Engine::prune_kept`), logging what it
+//! removed; nothing runs when the setting is absent. Timers: a thread fires
+//! due waits within a second of their deadline (`Engine::fire_timers_due`,
+//! over the engine's timer index), and reads every waiting run at start
+//! and once a minute (`Engine::scan_timers`: runs parked by another
+//! replica, or before this one started).
 
 use crate::runtime::Engine;
 use std::sync::Arc;
@@ -28,5 +32,31 @@ pub fn spawn(engine: Arc<Engine>) {
     });
     if let Err(e) = spawned {
         tracing::warn!(error = %e, "cannot start the retention thread; [state] keep is not applied");
+    }
+}
+
+/// How often the timer thread looks at the index of deadlines.
+pub const TIMER_TICK: Duration = Duration::from_millis(500);
+
+/// Starts the timer thread.
+pub fn spawn_timers(engine: Arc<Engine>) {
+    let spawned = std::thread::Builder::new().name("savant-timers".into()).spawn(move || {
+        let mut scanned: Option<std::time::Instant> = None;
+        loop {
+            if scanned.is_none_or(|at| at.elapsed() >= EVERY) {
+                let waiting = engine.scan_timers();
+                tracing::debug!(waiting, "timers scanned");
+                scanned = Some(std::time::Instant::now());
+            }
+            let fired = engine.fire_timers_due(std::time::SystemTime::now());
+            if fired > 0 {
+                tracing::info!(runs = fired, "timers fired");
+            }
+            // Idle: one look at the index every tick, no run read.
+            std::thread::sleep(TIMER_TICK);
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "cannot start the timer thread; waits end when a call reads their run");
     }
 }

@@ -103,6 +103,40 @@ impl NextArgs {
     }
 }
 
+/// think_answer's arguments: a person's answer to a waiting `await:` step.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct AnswerArgs {
+    /// A workflow id from think_workflows_list (e.g. "release_notes").
+    pub workflow: WorkflowId,
+    /// The run id returned by think_plan.
+    pub run_id: String,
+    /// The waiting step (`waiting[].step_id` of the last response: `id`, `id[3]`, or `uses_step/id` inside a sub-workflow).
+    pub step_id: String,
+    /// The answer, as JSON valid against the wait's schema (e.g. {"approved": true}).
+    pub value: Value,
+    /// Optional: refuse with STATE_CONFLICT unless the run is at this state.version.
+    pub expected_version: Option<u64>,
+}
+
+/// think_signal's arguments: an event for the runs that wait for it.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SignalArgs {
+    /// The event's name, declared in savant-think.toml under [events.NAME] (e.g. "pipeline.finished").
+    pub event: String,
+    /// Its correlation key: the `match:` a waiting step rendered (e.g. "4711").
+    pub key: Option<String>,
+    /// Its payload, valid against the event's schema. Default: {}.
+    pub payload: Option<Value>,
+    /// Optional: the sender's id for this event; an event whose id a run has already received is not recorded again (webhook retries).
+    pub id: Option<String>,
+    /// Optional: deliver only to this workflow's runs.
+    pub workflow: Option<WorkflowId>,
+    /// Optional: deliver only to this run (with workflow).
+    pub run_id: Option<String>,
+}
+
 /// think_explain's arguments.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -196,6 +230,10 @@ pub struct StateListArgs {
     /// List the archived runs (replaced or deleted, kept until pruned) instead of the live ones.
     #[schemars(extend("default" = false))]
     pub archived: Option<bool>,
+    /// Only runs with a step waiting for an answer, a time or an event.
+    #[schemars(extend("default" = false))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<bool>,
 }
 
 /// think_state_get's arguments.

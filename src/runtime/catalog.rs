@@ -373,7 +373,7 @@ fn say_call(e: &Engine, a: SayArgs) -> EngineResult<Said> {
 }
 
 fn build() -> Vec<ToolDef> {
-    vec![
+    let mut all = vec![
         tool::<PlanArgs, Progress>(
             Meta {
                 name: "think_plan",
@@ -483,7 +483,7 @@ fn build() -> Vec<ToolDef> {
                 pure: false,
             },
             |e, a| match a.archived.unwrap_or(false) {
-                false => e.state_list(a.workflow.as_deref()),
+                false => e.state_list_where(a.workflow.as_deref(), a.waiting.unwrap_or(false)),
                 true => e.state_list_archived(a.workflow.as_deref()),
             },
         ),
@@ -584,41 +584,31 @@ fn build() -> Vec<ToolDef> {
             },
             |e, a| e.debug(&a.workflow, &a.run_id),
         ),
-        tool::<ThinkArgs, Thought>(
-            Meta {
-                name: "think",
-                title: "Think",
-                description: "Record a thought: reason step by step about the current instruction before acting. With workflow and run_id the thought goes into that run's history; otherwise into the session log. When an instruction's call is \"think\", call this with its input, then submit the result with think_next.",
-                annotations: Annotations { read_only: false, destructive: false, idempotent: false },
-                mcp: true,
-                pure: false,
-            },
-            think_call,
-        ),
-        tool::<SayArgs, Said>(
-            Meta {
-                name: "prompt_say",
-                title: "Show a message to the user",
-                description: "Show a message to the user: display the returned message verbatim. When an instruction's call is \"prompt.say\", call this with its input, then submit the result with think_next.",
-                annotations: Annotations { read_only: true, destructive: false, idempotent: true },
-                mcp: true,
-                pure: true,
-            },
-            say_call,
-        ),
-        tool::<crate::testing::tool::TestArgs, crate::testing::tool::TestReply>(
-            Meta {
-                name: "think_test",
-                title: "Run the workflows' tests",
-                description: "Run the project's workflow tests (tests/**/*.test.yaml: params, mocked tool results, expected status, steps, inputs and captures) in memory, without touching any run, and get the report: each test passed, failed (mismatches with their JSON paths, expected vs actual) or error (a missing mock, a broken test file). Call it after editing a workflow; fix the workflow or the test and call it again until summary.ok is true.",
-                annotations: Annotations { read_only: true, destructive: false, idempotent: true },
-                mcp: true,
-                pure: false,
-            },
-            crate::testing::tool::think_test,
-        ),
-    ]
+    ];
+    all.splice(2..2, wait_tools());
+    all.extend(session_tools());
+    all.push(test_tool());
+    all
 }
+
+/// think_test: the project's workflow tests, run in memory.
+fn test_tool() -> ToolDef {
+    tool::<crate::testing::tool::TestArgs, crate::testing::tool::TestReply>(
+        Meta {
+            name: "think_test",
+            title: "Run the workflows' tests",
+            description: "Run the project's workflow tests (tests/**/*.test.yaml: params, mocked tool results, expected status, steps, inputs and captures) in memory, without touching any run, and get the report: each test passed, failed (mismatches with their JSON paths, expected vs actual) or error (a missing mock, a broken test file). Call it after editing a workflow; fix the workflow or the test and call it again until summary.ok is true.",
+            annotations: Annotations { read_only: true, destructive: false, idempotent: true },
+            mcp: true,
+            pure: false,
+        },
+        crate::testing::tool::think_test,
+    )
+}
+
+#[path = "catalog_tables.rs"]
+mod tables;
+use tables::{session_tools, wait_tools};
 
 #[cfg(test)]
 #[path = "catalog_tests.rs"]

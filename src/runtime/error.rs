@@ -73,6 +73,14 @@ pub enum ErrorCode {
     NoReadyStep,
     /// exec: a step needs a model and none is configured.
     ModelNotConfigured,
+    /// an answer or event for a step that is not waiting for one.
+    StepNotWaiting,
+    /// a waiting step reached its deadline with no `on_timeout`; the run failed.
+    WaitTimedOut,
+    /// an event not declared in savant-think.toml (`[events.NAME]`).
+    UnknownEvent,
+    /// no run waits, or will wait, for the event with that key.
+    NoWaitingRun,
     /// MCP: an engine call did not complete.
     Internal,
     /// MCP: a bad workflow:// or run:// URI.
@@ -113,6 +121,10 @@ impl ErrorCode {
         ErrorCode::RunFailed,
         ErrorCode::NoReadyStep,
         ErrorCode::ModelNotConfigured,
+        ErrorCode::StepNotWaiting,
+        ErrorCode::WaitTimedOut,
+        ErrorCode::UnknownEvent,
+        ErrorCode::NoWaitingRun,
         ErrorCode::Internal,
         ErrorCode::UnknownResource,
     ];
@@ -151,6 +163,10 @@ impl ErrorCode {
             ErrorCode::RunFailed => "RUN_FAILED",
             ErrorCode::NoReadyStep => "NO_READY_STEP",
             ErrorCode::ModelNotConfigured => "MODEL_NOT_CONFIGURED",
+            ErrorCode::StepNotWaiting => "STEP_NOT_WAITING",
+            ErrorCode::WaitTimedOut => "WAIT_TIMED_OUT",
+            ErrorCode::UnknownEvent => "UNKNOWN_EVENT",
+            ErrorCode::NoWaitingRun => "NO_WAITING_RUN",
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::UnknownResource => "UNKNOWN_RESOURCE",
         }
@@ -200,6 +216,12 @@ impl ErrorCode {
             ErrorCode::RunFailed => "The run failed (fallback when no reason was recorded).",
             ErrorCode::NoReadyStep => "Exec: the run is not done but no step is ready.",
             ErrorCode::ModelNotConfigured => "Exec: a step needs a model and none is configured.",
+            ErrorCode::StepNotWaiting => "An answer or event for a step that is not waiting for one.",
+            ErrorCode::WaitTimedOut => {
+                "A waiting step reached its deadline with no `on_timeout`; the run failed."
+            }
+            ErrorCode::UnknownEvent => "An event not declared in savant-think.toml (`[events.NAME]`).",
+            ErrorCode::NoWaitingRun => "No run waits, or will wait, for the event with that key.",
             ErrorCode::Internal => "MCP: an engine call did not complete.",
             ErrorCode::UnknownResource => "MCP: a bad workflow:// or run:// URI.",
         }

@@ -113,6 +113,44 @@ pub struct StepNotReady {
     pub ready: Vec<String>,
 }
 
+/// `STEP_NOT_WAITING`.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepNotWaiting {
+    /// The step answered.
+    pub step_id: String,
+    /// Its status.
+    pub status: StepStatus,
+    /// What happened.
+    pub message: String,
+    /// The units of the run that wait for an answer.
+    pub waiting: Vec<String>,
+}
+
+/// `UNKNOWN_EVENT`.
+#[derive(Clone, Debug, Serialize)]
+pub struct UnknownEvent {
+    /// The event sent.
+    pub event: String,
+    /// What happened.
+    pub message: String,
+    /// Did you mean …, or how to declare it.
+    pub help: String,
+    /// The events savant-think.toml declares.
+    pub declared: Vec<String>,
+}
+
+/// `NO_WAITING_RUN`.
+#[derive(Clone, Debug, Serialize)]
+pub struct NoWaitingRun {
+    /// The event sent.
+    pub event: String,
+    /// Its key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// What happened.
+    pub message: String,
+}
+
 /// `STATE_CONFLICT`: what was expected against what the run holds.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Conflict {
@@ -233,6 +271,9 @@ details!(
     CheckpointNotFound,
     ResetNotAllowed,
     StepNotReady,
+    StepNotWaiting,
+    UnknownEvent,
+    NoWaitingRun,
     Conflict,
     UnknownArguments,
     WorkflowErrors,

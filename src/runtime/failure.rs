@@ -43,6 +43,16 @@ pub enum RunFailure {
         /// The child's own failure (or why it could not start).
         child: Box<RunFailure>,
     },
+    /// `WAIT_TIMED_OUT`: a waiting step (or item) reached its deadline with
+    /// no `on_timeout:` to take instead.
+    WaitTimedOut {
+        /// The step (or item `id[i]`).
+        step_id: String,
+        /// For a person: which wait, since when.
+        message: String,
+        /// The deadline it reached (RFC 3339).
+        deadline: String,
+    },
     /// Any other shape, kept as recorded.
     Other(Value),
 }
@@ -57,6 +67,8 @@ enum Known {
     Validation { step_id: String, message: String, errors: Value },
     #[serde(rename = "CHILD_FAILED")]
     Child { step_id: String, child_run_id: String, message: String, child: Box<RunFailure> },
+    #[serde(rename = "WAIT_TIMED_OUT")]
+    WaitTimedOut { step_id: String, message: String, deadline: String },
 }
 
 /// The recorded shapes, as serde writes them (field order is the order of
@@ -70,6 +82,8 @@ enum KnownRef<'a> {
     Validation { step_id: &'a str, message: &'a str, errors: &'a Value },
     #[serde(rename = "CHILD_FAILED")]
     Child { step_id: &'a str, child_run_id: &'a str, message: &'a str, child: &'a RunFailure },
+    #[serde(rename = "WAIT_TIMED_OUT")]
+    WaitTimedOut { step_id: &'a str, message: &'a str, deadline: &'a str },
 }
 
 impl RunFailure {
@@ -79,6 +93,7 @@ impl RunFailure {
             RunFailure::TemplateRender { .. } => Some("TEMPLATE_RENDER_ERROR"),
             RunFailure::Validation { .. } => Some("VALIDATION_FAILED"),
             RunFailure::Child { .. } => Some("CHILD_FAILED"),
+            RunFailure::WaitTimedOut { .. } => Some("WAIT_TIMED_OUT"),
             RunFailure::Other(v) => v.get("error").and_then(Value::as_str),
         }
     }
@@ -88,7 +103,8 @@ impl RunFailure {
         match self {
             RunFailure::TemplateRender { step_id, .. }
             | RunFailure::Validation { step_id, .. }
-            | RunFailure::Child { step_id, .. } => Some(step_id),
+            | RunFailure::Child { step_id, .. }
+            | RunFailure::WaitTimedOut { step_id, .. } => Some(step_id),
             RunFailure::Other(v) => v.get("step_id").and_then(Value::as_str),
         }
     }
@@ -98,7 +114,8 @@ impl RunFailure {
         match self {
             RunFailure::TemplateRender { message, .. }
             | RunFailure::Validation { message, .. }
-            | RunFailure::Child { message, .. } => Some(message),
+            | RunFailure::Child { message, .. }
+            | RunFailure::WaitTimedOut { message, .. } => Some(message),
             RunFailure::Other(v) => v.get("message").and_then(Value::as_str),
         }
     }
@@ -150,6 +167,9 @@ impl From<Known> for RunFailure {
             Known::Child { step_id, child_run_id, message, child } => {
                 RunFailure::Child { step_id, child_run_id, message, child }
             }
+            Known::WaitTimedOut { step_id, message, deadline } => {
+                RunFailure::WaitTimedOut { step_id, message, deadline }
+            }
         }
     }
 }
@@ -165,6 +185,9 @@ impl Serialize for RunFailure {
             }
             RunFailure::Child { step_id, child_run_id, message, child } => {
                 KnownRef::Child { step_id, child_run_id, message, child }.serialize(s)
+            }
+            RunFailure::WaitTimedOut { step_id, message, deadline } => {
+                KnownRef::WaitTimedOut { step_id, message, deadline }.serialize(s)
             }
             RunFailure::Other(v) => v.serialize(s),
         }

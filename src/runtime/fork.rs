@@ -6,7 +6,7 @@
 //! whose rendered input is no longer the same, with their dependents. So a
 //! fork is as deterministic and replayable as any run.
 
-use crate::runtime::record::{Event, EventKind, ForkedFrom};
+use crate::runtime::record::{Event, EventKind, ForkedFrom, StepStatus};
 use crate::runtime::run::Machine;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -29,13 +29,9 @@ impl Machine {
         let mut fork = Machine::start(cw.clone(), run_id, params, now);
         for event in &source.state.history {
             let step_id = match &event.kind {
-                EventKind::Result { step_id, .. } | EventKind::ValidationFailed { step_id, .. } => {
-                    Some(step_id)
-                }
                 // A failed child failed the run: the fork runs the step again.
-                EventKind::ChildFailed { .. } | EventKind::Thought { .. } | EventKind::Upgraded { .. } => {
-                    None
-                }
+                EventKind::ChildFailed { .. } => None,
+                kind => kind.step_id(),
             };
             if let Some(step_id) = step_id {
                 let (Some(w), Some(was)) = (fork.resolve(step_id), source.resolve(step_id)) else { continue };
@@ -45,8 +41,8 @@ impl Machine {
                 // Only a step the fork renders exactly as the source did
                 // keeps its result; otherwise it, and what follows from
                 // it, runs again.
-                let ready = fork.status_of(w) == crate::runtime::record::StepStatus::Ready;
-                if !ready || fork.input_of(w) != source.input_of(was) {
+                let ready = matches!(fork.status_of(w), StepStatus::Ready | StepStatus::Waiting);
+                if !ready || !same_input(fork.input_of(w), source.input_of(was)) {
                     drop_with_dependents(&mut dropped, w.0);
                     continue;
                 }
@@ -64,4 +60,19 @@ impl Machine {
         });
         fork
     }
+}
+
+/// Whether a unit renders the same in the fork as in the source: the same
+/// input, a wait's deadline aside (a wait that starts the fork starts at
+/// the fork's time).
+fn same_input(a: Option<&Value>, b: Option<&Value>) -> bool {
+    let strip = |v: Option<&Value>| {
+        v.cloned().map(|mut v| {
+            if let Some(o) = v.as_object_mut().filter(|o| o.contains_key("wait")) {
+                o.remove("deadline");
+            }
+            v
+        })
+    };
+    strip(a) == strip(b)
 }

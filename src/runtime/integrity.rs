@@ -53,12 +53,7 @@ pub(crate) fn check_snapshot(cw: &CompiledWorkflow, state: &RunState) -> Result<
 
 /// The step a journal event is about, for events about one.
 pub(crate) fn event_step(kind: &EventKind) -> Option<&str> {
-    match kind {
-        EventKind::Result { step_id, .. }
-        | EventKind::ValidationFailed { step_id, .. }
-        | EventKind::ChildFailed { step_id, .. } => Some(step_id),
-        EventKind::Thought { .. } | EventKind::Upgraded { .. } => None,
-    }
+    kind.step_id()
 }
 
 fn short(hash: &str) -> &str {

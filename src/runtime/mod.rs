@@ -101,6 +101,7 @@
 
 pub mod args;
 pub mod catalog;
+pub mod clock;
 pub mod config;
 pub mod contracts;
 pub mod engine;
@@ -117,6 +118,7 @@ pub mod record;
 pub mod render;
 pub mod reply;
 pub mod reply_runs;
+pub mod reply_waits;
 pub mod run;
 mod run_errors;
 pub mod text;

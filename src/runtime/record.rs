@@ -27,6 +27,9 @@ pub enum StepStatus {
     Ready,
     /// A foreach step whose items are being worked on.
     Running,
+    /// A wait (`await:`, `sleep:`, `sleep_until:`, `wait_for:`) under way:
+    /// its `input` says what it waits for and until when.
+    Waiting,
     /// Its result was accepted.
     Done,
     /// Its `when` was not `true` (its dependents still run).
@@ -59,6 +62,7 @@ impl StepStatus {
             StepStatus::Pending => "pending",
             StepStatus::Ready => "ready",
             StepStatus::Running => "running",
+            StepStatus::Waiting => "waiting",
             StepStatus::Done => "done",
             StepStatus::Skipped => "skipped",
             StepStatus::Failed => "failed",
@@ -168,6 +172,47 @@ pub enum EventKind {
         /// Why it failed (the child's failure, or why it could not start).
         failure: RunFailure,
     },
+    /// A person's answer to a waiting `await:` step (or item), accepted
+    /// against its schema: the step's result.
+    Answered {
+        /// The step (or item `id[i]`).
+        step_id: String,
+        /// The answer.
+        value: Value,
+    },
+    /// An event (`signal`) the run received: delivered to the waiting
+    /// `wait_for:` step `step_id` (its payload is the step's result), or,
+    /// with no `step_id`, kept in the run's inbox until a wait on it starts.
+    Signal {
+        /// The event's name.
+        event: String,
+        /// Its correlation key.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
+        /// Its payload, valid against the event's declared schema.
+        payload: Value,
+        /// The waiting step (or item) it went to; none while in the inbox.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step_id: Option<String>,
+        /// The sender's id for it: an event with an id the run has seen is
+        /// not recorded again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// Delivered from the inbox: the version of the `signal` event that
+        /// kept it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from_inbox: Option<u64>,
+    },
+    /// A waiting step's (or item's) deadline passed: a sleep ends; an
+    /// `await:` or `wait_for:` takes its `on_timeout:` value, or with none
+    /// fails (`WAIT_TIMED_OUT`).
+    TimerFired {
+        /// The step (or item `id[i]`).
+        step_id: String,
+        /// The `on_timeout:` value taken, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        value: Option<Value>,
+    },
     /// The run moved to another version of its workflow (`upgrade`). The
     /// events before it are kept with their steps' new ids (`renames`
     /// applied), so replaying the history on the version it names rebuilds
@@ -181,6 +226,49 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
         renames: std::collections::BTreeMap<String, String>,
     },
+}
+
+impl EventKind {
+    /// The step (or item) the event is about, for events about one.
+    pub fn step_id(&self) -> Option<&str> {
+        match self {
+            EventKind::Result { step_id, .. }
+            | EventKind::ValidationFailed { step_id, .. }
+            | EventKind::ChildFailed { step_id, .. }
+            | EventKind::Answered { step_id, .. }
+            | EventKind::TimerFired { step_id, .. }
+            | EventKind::Signal { step_id: Some(step_id), .. } => Some(step_id),
+            EventKind::Signal { step_id: None, .. }
+            | EventKind::Thought { .. }
+            | EventKind::Upgraded { .. } => None,
+        }
+    }
+
+    /// The step (or item) whose result the event is, for events that are
+    /// one: a `result`, or the event that ended a wait.
+    pub fn result_step(&self) -> Option<&str> {
+        match self {
+            EventKind::Result { step_id, .. }
+            | EventKind::Answered { step_id, .. }
+            | EventKind::TimerFired { step_id, .. }
+            | EventKind::Signal { step_id: Some(step_id), .. } => Some(step_id),
+            _ => None,
+        }
+    }
+
+    /// The event's type, as the journal writes it (`result`, `answered`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::Result { .. } => "result",
+            EventKind::ValidationFailed { .. } => "validation_failed",
+            EventKind::Thought { .. } => "thought",
+            EventKind::ChildFailed { .. } => "child_failed",
+            EventKind::Answered { .. } => "answered",
+            EventKind::Signal { .. } => "signal",
+            EventKind::TimerFired { .. } => "timer_fired",
+            EventKind::Upgraded { .. } => "upgraded",
+        }
+    }
 }
 
 /// A point a run can be reset to: after a step completed.

@@ -59,14 +59,7 @@ pub struct Instruction {
     pub sub_run: Option<SubRun>,
 }
 
-/// The run of a sub-workflow (`uses:`) an instruction is for.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
-pub struct SubRun {
-    /// The child run's workflow id.
-    pub workflow: String,
-    /// The child run's id (`<parent run>.<step>`).
-    pub run_id: String,
-}
+pub use crate::runtime::reply_waits::{SubRun, WaitView};
 
 /// The answer of think_plan, think_next and think_reset: the next
 /// instruction, or done.
@@ -104,6 +97,10 @@ pub enum ProgressStatus {
         done: bool,
         /// {version, status, completed, pending}.
         state: StateSummary,
+        /// Steps waiting for a person's answer, a time or an event (absent
+        /// when none): with no instruction, the run goes on when one ends.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        waiting: Vec<WaitView>,
     },
     /// The run is finished.
     Done {
@@ -122,6 +119,14 @@ impl Progress {
     /// Whether the run is finished.
     pub fn is_done(&self) -> bool {
         matches!(self.status, ProgressStatus::Done { .. })
+    }
+
+    /// The steps waiting (empty when done).
+    pub fn waiting(&self) -> &[WaitView] {
+        match &self.status {
+            ProgressStatus::Running { waiting, .. } => waiting,
+            ProgressStatus::Done { .. } => &[],
+        }
     }
 
     /// The instruction to carry out next, if any.
@@ -202,6 +207,9 @@ pub struct StepExplanation {
     /// The workflow a `uses:` step runs (each item's run is a child run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uses: Option<String>,
+    /// What a wait step waits for, as written (`await`, `sleep`, `wait_for`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait: Option<String>,
     /// The steps it waits for (written and inferred).
     pub deps: Vec<String>,
     /// The dependencies inferred from the variables it reads.

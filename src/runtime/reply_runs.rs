@@ -100,6 +100,9 @@ pub struct RunEntry {
     /// A sub-workflow's run: the run and the `uses:` step that started it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent: Option<crate::runtime::record::ParentRun>,
+    /// What the run's steps wait for (absent when none waits).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<crate::runtime::reply::WaitView>,
 }
 
 /// Orders `runs` so that each sub-workflow's run follows its parent (and its
@@ -175,6 +178,7 @@ impl RunEntry {
             archive_id: None,
             archived_at: None,
             parent: None,
+            waiting: Vec::new(),
         }
     }
 }

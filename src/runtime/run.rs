@@ -16,6 +16,10 @@ use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+#[path = "run_wait.rs"]
+mod wait;
+pub use wait::{wait_summary, wait_text};
+
 /// A ready unit of work: a step, or one item of a foreach step.
 pub type WorkRef = (usize, Option<usize>);
 
@@ -27,6 +31,8 @@ pub struct Machine {
     /// The stored state.
     pub state: RunState,
     ready: BTreeSet<WorkRef>,
+    /// The units waiting for an answer, a time or an event (derived, like `ready`).
+    waiting: BTreeSet<WorkRef>,
 }
 
 impl Machine {
@@ -69,7 +75,7 @@ impl Machine {
         };
         let roots: Vec<usize> =
             (0..cw.plan.steps.len()).filter(|&i| cw.plan.steps[i].deps.is_empty()).collect();
-        let mut m = Machine { cw, state, ready: BTreeSet::new() };
+        let mut m = Machine { cw, state, ready: BTreeSet::new(), waiting: BTreeSet::new() };
         m.activate_all(roots);
         // Every step may finish at once (each `when:` false, an empty
         // `foreach` upstream): such a run is done before its first call.
@@ -93,23 +99,24 @@ impl Machine {
         {
             state.capture_order = legacy.keys().filter_map(|k| cw.capture_steps.get(k).copied()).collect();
         }
-        let mut ready = BTreeSet::new();
+        let (mut ready, mut waiting) = (BTreeSet::new(), BTreeSet::new());
         // A finished run has nothing ready (a failed run's ready steps stay as
         // they were when it failed).
         let steps = if state.status == RunStatus::Running { &state.steps[..] } else { &[] };
         for (i, s) in steps.iter().enumerate() {
-            if s.status == StepStatus::Ready {
-                ready.insert((i, None));
-            }
-            for (j, it) in s.items.iter().flatten().enumerate() {
-                if it.status == StepStatus::Ready {
-                    ready.insert((i, Some(j)));
+            let units = std::iter::once(((i, None), s.status))
+                .chain(s.items.iter().flatten().enumerate().map(|(j, it)| ((i, Some(j)), it.status)));
+            for (w, status) in units {
+                match status {
+                    StepStatus::Ready => _ = ready.insert(w),
+                    StepStatus::Waiting => _ = waiting.insert(w),
+                    _ => {}
                 }
             }
         }
-        let mut m = Machine { cw, state, ready };
+        let mut m = Machine { cw, state, ready, waiting };
         for k in 0..m.state.history.len() {
-            if let EventKind::Result { step_id, .. } = &m.state.history[k].kind
+            if let Some(step_id) = m.state.history[k].kind.result_step()
                 && let Some(w) = m.resolve(step_id)
             {
                 m.set_result_at(w, k);
@@ -127,10 +134,14 @@ impl Machine {
         }
     }
 
-    /// The result of history event `k` (a `Result` event).
+    /// The result of history event `k` (a `result`, or the event that
+    /// ended a wait).
     fn result_in(&self, k: Option<usize>) -> Option<&Value> {
         match &self.state.history.get(k?)?.kind {
             EventKind::Result { result, .. } => Some(result),
+            EventKind::Answered { value, .. } => Some(value),
+            EventKind::Signal { payload, .. } => Some(payload),
+            EventKind::TimerFired { value, .. } => value.as_ref(),
             _ => None,
         }
     }
@@ -313,7 +324,6 @@ impl Machine {
     pub fn apply(&mut self, event: Event) {
         self.state.version = event.version;
         self.state.updated_at = event.at.clone();
-        let version = event.version;
         // The event goes into the history first: an accepted result is
         // stored there, once, and the steps it wakes read it from there.
         self.state.history.push(event);
@@ -330,14 +340,11 @@ impl Machine {
                         });
                     }
                     self.accept(w, k);
-                    if self.state.steps[w.0].status.is_finished() {
-                        self.state.checkpoints.push(Checkpoint {
-                            step_id: self.state.steps[w.0].id.clone(),
-                            version,
-                            history_len: k + 1,
-                        });
-                    }
+                    self.checkpoint_after(w, k);
                 }
+            }
+            EventKind::Answered { .. } | EventKind::Signal { .. } | EventKind::TimerFired { .. } => {
+                self.apply_wait_event(k)
             }
             EventKind::ValidationFailed { step_id, errors, .. } => {
                 let (step_id, errors) = (step_id.clone(), errors.clone());
@@ -366,6 +373,18 @@ impl Machine {
             EventKind::Thought { .. } | EventKind::Upgraded { .. } => {}
         }
         self.settle();
+    }
+
+    /// A checkpoint after history event `k`, when it finished `w`'s step.
+    fn checkpoint_after(&mut self, w: WorkRef, k: usize) {
+        if self.state.steps[w.0].status.is_finished() {
+            let version = self.state.history[k].version;
+            self.state.checkpoints.push(Checkpoint {
+                step_id: self.state.steps[w.0].id.clone(),
+                version,
+                history_len: k + 1,
+            });
+        }
     }
 
     fn bump_attempts(&mut self, w: WorkRef) -> u32 {
@@ -397,6 +416,7 @@ impl Machine {
         self.state.status = RunStatus::Failed;
         self.state.failure = Some(failure);
         self.ready.clear();
+        self.waiting.clear();
     }
 
     /// Accepts the result of history event `at` (where it is stored, once).
@@ -493,7 +513,7 @@ impl Machine {
                 }
                 match self.render_input(step, &scope) {
                     Ok(input) => states.push(ItemState {
-                        status: StepStatus::Ready,
+                        status: start_status(step),
                         attempts: 0,
                         input: Some(input),
                         result_at: None,
@@ -505,7 +525,7 @@ impl Machine {
                 }
             }
             let ready: Vec<usize> =
-                (0..states.len()).filter(|&j| states[j].status == StepStatus::Ready).collect();
+                (0..states.len()).filter(|&j| states[j].status == start_status(step)).collect();
             let s = &mut self.state.steps[i];
             if ready.is_empty() {
                 s.items = Some(states);
@@ -514,7 +534,11 @@ impl Machine {
             }
             s.items = Some(states);
             s.status = StepStatus::Running;
-            self.ready.extend(ready.into_iter().map(|j| (i, Some(j))));
+            let units = ready.into_iter().map(|j| (i, Some(j)));
+            match step.wait {
+                Some(_) => self.waiting.extend(units),
+                None => self.ready.extend(units),
+            }
             return false;
         }
         let scope = RunScope::new(self, None);
@@ -527,8 +551,11 @@ impl Machine {
             Ok(input) => {
                 let s = &mut self.state.steps[i];
                 s.input = Some(input);
-                s.status = StepStatus::Ready;
-                self.ready.insert((i, None));
+                s.status = start_status(step);
+                match step.wait {
+                    Some(_) => self.waiting.insert((i, None)),
+                    None => self.ready.insert((i, None)),
+                };
             }
             Err(failure) => self.fail(failure),
         }
@@ -536,6 +563,9 @@ impl Machine {
     }
 
     fn render_input(&self, step: &Step, scope: &RunScope) -> Result<Value, RunFailure> {
+        if let Some(wait) = &step.wait {
+            return self.wait_input(step, wait, scope);
+        }
         let Some(t) = &step.input_template else { return Ok(json!({})) };
         render(t, scope).map_err(|e| RunFailure::TemplateRender {
             step_id: step.id.value.to_string(),
@@ -547,6 +577,15 @@ impl Machine {
     /// How many steps are done or skipped.
     pub fn completed(&self) -> usize {
         self.state.steps.iter().filter(|s| s.status.is_finished()).count()
+    }
+}
+
+/// The status a step (or item) starts in once activated: ready, or
+/// waiting for a wait step.
+fn start_status(step: &Step) -> StepStatus {
+    match step.wait {
+        Some(_) => StepStatus::Waiting,
+        None => StepStatus::Ready,
     }
 }
 

@@ -32,6 +32,12 @@ pub enum RefusalReason {
     ItemGone,
     /// `RUN_FINISHED`: the run is done or failed (and `force` is not given).
     RunFinished,
+    /// `WAIT_REMOVED`: the run waits at a step the new version removes.
+    WaitRemoved,
+    /// `WAIT_CHANGED`: the run waits (or waited) at a step that the new
+    /// version no longer waits at, or waits for something else or with an
+    /// answer typed otherwise.
+    WaitChanged,
 }
 
 impl RefusalReason {
@@ -43,6 +49,8 @@ impl RefusalReason {
             RefusalReason::DependsOnUnrunStep => "DEPENDS_ON_UNRUN_STEP",
             RefusalReason::ItemGone => "ITEM_GONE",
             RefusalReason::RunFinished => "RUN_FINISHED",
+            RefusalReason::WaitRemoved => "WAIT_REMOVED",
+            RefusalReason::WaitChanged => "WAIT_CHANGED",
         }
     }
 }
@@ -159,27 +167,13 @@ impl Machine {
                     if refused.contains(&w.0) {
                         continue;
                     }
-                    let old_step = old.resolve(step_id).map(|o| old.step(o.0));
-                    let (old_call, new_call) =
-                        (old_step.and_then(|s| s.call.as_ref()), m.step(w.0).call.as_ref());
-                    if old_call.map(|c| &c.value) != new_call.map(|c| &c.value) {
-                        let span = new_call.map_or(m.step(w.0).id.span, |c| c.span);
-                        let (was, now_) = (
-                            old_call.map_or("none".into(), |c| c.value.to_string()),
-                            new_call.map_or("none".into(), |c| c.value.to_string()),
-                        );
-                        issues.push(issue_at(&m, w.0, span, RefusalReason::CallChanged, format!("`{}` ran `{was}`; the new version calls `{now_}`", m.work_id(w)), "keep the call of a step that ran, or give the changed step a new id (it then runs as a new step)".into()));
-                        refused.insert(w.0);
-                        continue;
-                    }
-                    if m.status_of(w) != StepStatus::Ready {
-                        let waiting: Vec<String> = m.cw.plan.steps[w.0]
-                            .deps
-                            .iter()
-                            .filter(|&&d| !m.state.steps[d].status.is_finished())
-                            .map(|&d| format!("`{}`", m.state.steps[d].id))
-                            .collect();
-                        issues.push(issue(&m, w.0, RefusalReason::DependsOnUnrunStep, format!("`{}` has a result, but in the new version it depends on {}, which had not finished when it ran", m.work_id(w), waiting.join(", ")), "drop the new dependency, or fork the run from the dependency".into()));
+                    let refusal = match m.status_of(w) {
+                        _ if call_changed(old, &m, step_id, w).is_some() => call_changed(old, &m, step_id, w),
+                        StepStatus::Ready => None,
+                        _ => Some(unrun_dependency(&m, w)),
+                    };
+                    if let Some(refusal) = refusal {
+                        issues.push(refusal);
                         refused.insert(w.0);
                         continue;
                     }
@@ -208,10 +202,22 @@ impl Machine {
                     let Some(new_id) = map(step_id) else { continue };
                     *step_id = new_id;
                 }
-                EventKind::Thought { .. } | EventKind::Upgraded { .. } => {}
+                EventKind::Answered { step_id, .. }
+                | EventKind::TimerFired { step_id, .. }
+                | EventKind::Signal { step_id: Some(step_id), .. } => {
+                    let Some(new_id) = map(step_id) else { continue };
+                    if !wait_lands(&m, step_id, &new_id, &mut refused, &mut issues) {
+                        continue;
+                    }
+                    *step_id = new_id;
+                }
+                EventKind::Signal { step_id: None, .. }
+                | EventKind::Thought { .. }
+                | EventKind::Upgraded { .. } => {}
             }
             m.apply(event);
         }
+        parked_waits(old, &m, &map, &mut issues);
         let version = old.state.version + 1;
         let renamed: BTreeMap<String, String> =
             renames.iter().filter(|(a, b)| a != b).map(|(a, b)| (a.clone(), b.clone())).collect();
@@ -229,6 +235,114 @@ impl Machine {
         m.state.forked_from = old.state.forked_from.clone();
         let plan = plan_of(old, &m, &map, renamed);
         Upgraded { machine: m, plan, issues }
+    }
+}
+
+/// `CALL_CHANGED` when the step that ran `step_id` calls another tool at
+/// `w` in the new version.
+fn call_changed(
+    old: &Machine,
+    m: &Machine,
+    step_id: &str,
+    w: crate::runtime::run::WorkRef,
+) -> Option<UpgradeIssue> {
+    let old_step = old.resolve(step_id).map(|o| old.step(o.0));
+    let (old_call, new_call) = (old_step.and_then(|s| s.call.as_ref()), m.step(w.0).call.as_ref());
+    if old_call.map(|c| &c.value) == new_call.map(|c| &c.value) {
+        return None;
+    }
+    let span = new_call.map_or(m.step(w.0).id.span, |c| c.span);
+    let (was, now) = (
+        old_call.map_or("none".into(), |c| c.value.to_string()),
+        new_call.map_or("none".into(), |c| c.value.to_string()),
+    );
+    let message = format!("`{}` ran `{was}`; the new version calls `{now}`", m.work_id(w));
+    let help =
+        "keep the call of a step that ran, or give the changed step a new id (it then runs as a new step)";
+    Some(issue_at(m, w.0, span, RefusalReason::CallChanged, message, help.into()))
+}
+
+/// `DEPENDS_ON_UNRUN_STEP`: `w` has a result, but in the new version it
+/// depends on steps that had not finished when it ran.
+fn unrun_dependency(m: &Machine, w: crate::runtime::run::WorkRef) -> UpgradeIssue {
+    let waiting: Vec<String> = m.cw.plan.steps[w.0]
+        .deps
+        .iter()
+        .filter(|&&d| !m.state.steps[d].status.is_finished())
+        .map(|&d| format!("`{}`", m.state.steps[d].id))
+        .collect();
+    let message = format!(
+        "`{}` has a result, but in the new version it depends on {}, which had not finished when it ran",
+        m.work_id(w),
+        waiting.join(", ")
+    );
+    let help = "drop the new dependency, or fork the run from the dependency";
+    issue(m, w.0, RefusalReason::DependsOnUnrunStep, message, help.into())
+}
+
+/// Whether the end of a wait at `step_id` lands on `new_id`, still a
+/// waiting unit in the new version; else a `WAIT_CHANGED` issue (once per step).
+fn wait_lands(
+    m: &Machine,
+    step_id: &str,
+    new_id: &str,
+    refused: &mut BTreeSet<usize>,
+    issues: &mut Vec<UpgradeIssue>,
+) -> bool {
+    let Some(w) = m.resolve(new_id) else { return false };
+    if refused.contains(&w.0) {
+        return false;
+    }
+    if m.status_of(w) != StepStatus::Waiting {
+        let message =
+            format!("`{step_id}` ended its wait, but in the new version `{new_id}` does not wait there");
+        issues.push(issue(m, w.0, RefusalReason::WaitChanged, message, WAIT_HELP.into()));
+        refused.insert(w.0);
+        return false;
+    }
+    true
+}
+
+const WAIT_HELP: &str = "keep the wait (its kind and its schema) while runs wait there, or answer them first; a new wait needs a new step id";
+
+/// Every unit the old run waits at must still be the same wait in the new
+/// version: not removed (`WAIT_REMOVED`), still a wait for the same thing,
+/// its answer typed the same (`WAIT_CHANGED`).
+fn parked_waits(
+    old: &Machine,
+    new: &Machine,
+    map: &dyn Fn(&str) -> Option<String>,
+    issues: &mut Vec<UpgradeIssue>,
+) {
+    for w in old.waiting() {
+        let id = old.work_id(w);
+        let Some(new_id) = map(&id) else {
+            issues.push(UpgradeIssue {
+                reason: RefusalReason::WaitRemoved,
+                step: String::new(),
+                span: Span::point(0),
+                message: format!("the run waits at `{id}`, which the new version removes"),
+                help: WAIT_HELP.into(),
+            });
+            continue;
+        };
+        let Some(nw) = new.resolve(&new_id) else { continue };
+        let (was, now) = (old.step(w.0), new.step(nw.0));
+        let same_kind = match (&was.wait, &now.wait) {
+            (Some(a), Some(b)) => a.reason() == b.reason(),
+            _ => false,
+        };
+        let schema = |s: &crate::ir::Step| match &s.success_schema {
+            Some(SchemaRef::Named(n)) => Some(Value::String(n.value.to_string())),
+            Some(SchemaRef::Inline { schema, .. }) => Some(Value::clone(schema)),
+            None => None,
+        };
+        if !same_kind || schema(was) != schema(now) {
+            let what =
+                if same_kind { "types its answer otherwise" } else { "does not wait there the same way" };
+            let message = format!("the run waits at `{id}`; the new version {what}");
+            issues.push(issue(new, nw.0, RefusalReason::WaitChanged, message, WAIT_HELP.into()));
+        }
     }
 }
 

@@ -31,6 +31,8 @@ pub struct CompiledWorkflow {
     pub capture_steps: std::collections::HashMap<String, usize>,
     /// Whether a step is a `uses:` step (runs another workflow as a child).
     pub has_uses: bool,
+    /// Whether a step waits (`await:`, `sleep:`, `sleep_until:`, `wait_for:`).
+    pub has_waits: bool,
 }
 
 /// `sha256:<hex>` of `bytes`: the content address of the state's objects,
@@ -74,5 +76,15 @@ pub fn compile_bytes(path: &Path, bytes: Vec<u8>, config: &Config) -> Result<Com
         .filter_map(|(i, s)| Some((s.capture_as.as_ref()?.value.to_string(), i)))
         .collect();
     let has_uses = wf.steps.iter().any(|s| s.uses.is_some());
-    Ok(CompiledWorkflow { path: path.to_path_buf(), hash, source, wf, plan, capture_steps, has_uses })
+    let has_waits = wf.steps.iter().any(|s| s.wait.is_some());
+    Ok(CompiledWorkflow {
+        path: path.to_path_buf(),
+        hash,
+        source,
+        wf,
+        plan,
+        capture_steps,
+        has_uses,
+        has_waits,
+    })
 }

@@ -74,4 +74,5 @@ mod test_update;
 mod tools_sync;
 mod unlocked_next;
 mod upgrade;
+mod waits;
 mod yaml_bad_input;

@@ -18,6 +18,8 @@ pub type Client = RunningService<RoleClient, ()>;
 pub const TOOLS: &[&str] = &[
     "think_plan",
     "think_next",
+    "think_answer",
+    "think_signal",
     "think_explain",
     "think_reset",
     "think_driver_prompt",

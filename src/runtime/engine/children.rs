@@ -19,7 +19,7 @@
 
 use super::*;
 use crate::runtime::record::ParentRun;
-use crate::runtime::reply::SubRun;
+use crate::runtime::reply::{SubRun, WaitView};
 use crate::runtime::run::RunScope;
 
 /// The deepest a run may be below the run `plan` started (the checker's
@@ -35,6 +35,9 @@ const MAX_COMPLETIONS_PER_CALL: usize = 10_000;
 enum Child {
     /// Still running: its instruction (already prefixed and tagged).
     Running(Box<Instruction>),
+    /// Still running, with nothing to hand out: what it waits for
+    /// (prefixed and tagged like an instruction).
+    Waiting(Vec<WaitView>),
     /// Done: its outputs, the step's result.
     Done(Value),
     /// Failed, or could not start: why.
@@ -46,29 +49,38 @@ impl Engine {
     /// ready step is a `uses:` step, the child's instruction, after
     /// completing every `uses:` step whose child is done (see the module).
     pub(super) fn advance(&self, key: &RunKey, cached: &mut Cached) -> EngineResult<Progress> {
+        self.settle_waits(key, cached)?;
         for _ in 0..MAX_COMPLETIONS_PER_CALL {
             let m = &cached.machine;
-            if m.state.status != RunStatus::Running {
+            if m.state.status != RunStatus::Running || !m.cw.has_uses {
                 return self.progress(m);
             }
-            let Some(w) = m.ready().next() else { return self.progress(m) };
-            if m.step(w.0).uses.is_none() {
-                return self.progress(m);
-            }
-            let step_id = m.work_id(w);
-            let kind = match self.child(m, w)? {
-                Child::Running(instruction) => {
-                    let mut out = self.progress(m)?;
-                    if let ProgressStatus::Running { instruction: i, .. } = &mut out.status {
-                        *i = Some(instruction);
+            // The first ready unit that gives an instruction; children that
+            // wait are listed with the run's own waits.
+            let mut child_waits = Vec::new();
+            let mut kind = None;
+            for w in m.ready() {
+                if m.step(w.0).uses.is_none() {
+                    let instruction = Box::new(self.instruction(m, w));
+                    return self.progress_at(m, Some(instruction), child_waits);
+                }
+                let step_id = m.work_id(w);
+                match self.child(m, w)? {
+                    Child::Running(instruction) => {
+                        return self.progress_at(m, Some(instruction), child_waits);
                     }
-                    return Ok(out);
+                    Child::Waiting(waits) => child_waits.extend(waits),
+                    Child::Done(outputs) => {
+                        kind = Some(self.completion(key, m, w, step_id, outputs)?);
+                        break;
+                    }
+                    Child::Failed { child_run_id, failure } => {
+                        kind = Some(EventKind::ChildFailed { step_id, child_run_id, failure });
+                        break;
+                    }
                 }
-                Child::Done(outputs) => self.completion(key, m, w, step_id, outputs)?,
-                Child::Failed { child_run_id, failure } => {
-                    EventKind::ChildFailed { step_id, child_run_id, failure }
-                }
-            };
+            }
+            let Some(kind) = kind else { return self.progress_at(m, None, child_waits) };
             let event = Event { version: cached.machine.state.version + 1, at: now(), kind };
             self.commit(key, cached, event)?;
         }
@@ -155,7 +167,7 @@ impl Engine {
     ) -> Result<Option<Instruction>, EngineError> {
         Ok(match self.child(m, w)? {
             Child::Running(i) => Some(*i),
-            Child::Done(_) | Child::Failed { .. } => None,
+            Child::Waiting(_) | Child::Done(_) | Child::Failed { .. } => None,
         })
     }
 
@@ -223,6 +235,9 @@ impl Engine {
                     });
                     Child::Running(i)
                 }
+                ProgressStatus::Running { waiting, .. } if !waiting.is_empty() => {
+                    Child::Waiting(from_child(&m.work_id(w), child, waiting))
+                }
                 _ => Child::Failed {
                     child_run_id: child_run_id.clone(),
                     failure: RunFailure::Other(
@@ -280,6 +295,22 @@ impl Engine {
             }
         })
     }
+}
+
+/// A child's waits as its parent lists them: each step id prefixed with
+/// the `uses:` work's (`prefix/…`), tagged with the innermost run.
+fn from_child(prefix: &str, child: &Machine, waiting: Vec<WaitView>) -> Vec<WaitView> {
+    waiting
+        .into_iter()
+        .map(|mut v| {
+            v.step_id = format!("{prefix}/{}", v.step_id);
+            v.sub_run.get_or_insert(SubRun {
+                workflow: child.state.workflow.clone(),
+                run_id: child.state.run_id.clone(),
+            });
+            v
+        })
+        .collect()
 }
 
 /// Every unit of `uses:` work a run has (a step, or each item of a

@@ -27,6 +27,7 @@ impl Engine {
                 step_id: s.id.value.to_string(),
                 call: p.call.clone(),
                 uses: p.uses.clone(),
+                wait: s.wait.as_deref().map(crate::runtime::run::wait_summary),
                 deps: ids(&p.deps),
                 inferred_deps: ids(&p.inferred),
                 when: s.when.as_ref().map(|w| w.text.clone()),
@@ -156,6 +157,7 @@ impl Engine {
                     StepStatus::Ready =>
                         "ready: its dependencies are done; submit its result with next".to_owned(),
                     StepStatus::Running => "its foreach items are being worked on".to_owned(),
+                    StepStatus::Waiting => crate::runtime::run::wait_text(m.input_of((i, item))),
                     StepStatus::Skipped => "skipped: its `when` was false".to_owned(),
                     StepStatus::Done | StepStatus::Failed => status.to_string(),
                 });

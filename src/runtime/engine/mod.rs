@@ -33,13 +33,17 @@ mod inspect;
 mod observe;
 mod pins;
 mod plan;
+mod progress;
 mod prune;
 mod repair;
+mod timers;
 mod upgrade;
+mod waits;
 pub use children::child_run_id;
 pub use inspect::{RunBrief, RunSnapshot};
 pub use observe::{AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt, trace_ids, unhex};
 pub use upgrade::{RunsAgainst, UpgradeFailed, UpgradeRequest};
+pub use waits::{Delivery, Signalled};
 mod runs;
 mod state;
 mod unlocked;
@@ -94,6 +98,8 @@ pub struct Engine {
     pins: Mutex<pins::Pins>,
     /// Told of step attempts and finished runs (see `observe.rs`).
     observer: Option<Arc<dyn RunObserver>>,
+    /// Runs by their next deadline (see `timers.rs`).
+    timers: Mutex<timers::Timers>,
 }
 
 fn now() -> String {
@@ -163,6 +169,7 @@ impl Engine {
             runs: Mutex::default(),
             pins: Mutex::default(),
             observer: None,
+            timers: Mutex::default(),
         }
     }
 
@@ -491,6 +498,7 @@ impl Engine {
     }
 
     fn put(&self, key: &RunKey, cached: Cached) {
+        self.note_timers(key, &cached.machine);
         self.runs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -505,7 +513,8 @@ impl Engine {
         f: impl FnOnce(&Self, &RunKey, &mut Cached) -> Result<T, EngineError>,
     ) -> Result<T, EngineError> {
         let (key, _lock, mut cached) = self.open_run(workflow, run_id)?;
-        let out = f(self, &key, &mut cached);
+        // A due timer is applied before anything reads the run.
+        let out = self.settle_waits(&key, &mut cached).and_then(|()| f(self, &key, &mut cached));
         self.put(&key, cached);
         out
     }
@@ -546,57 +555,6 @@ impl Engine {
             rules: m.cw.wf.rules.clone(),
             sub_run: None,
         }
-    }
-
-    fn failed(&self, m: &Machine) -> EngineError {
-        let (code, failure) = match &m.state.failure {
-            Some(f @ RunFailure::TemplateRender { .. }) => (ErrorCode::TemplateRenderError, f.to_json()),
-            Some(f @ RunFailure::Validation { .. }) => (ErrorCode::ValidationFailed, f.to_json()),
-            Some(f) => (ErrorCode::RunFailed, f.to_json()),
-            None => (ErrorCode::RunFailed, json!({"error": "RUN_FAILED"})),
-        };
-        EngineError::recorded(code, failure).with_run_id(&m.state.run_id).with_state(self.state_summary(m))
-    }
-
-    /// The response after plan / next: the next instruction, or done.
-    fn progress(&self, m: &Machine) -> EngineResult<Progress> {
-        let status = match m.state.status {
-            RunStatus::Failed => return Err(self.failed(m)),
-            RunStatus::Done => ProgressStatus::Done {
-                done: true,
-                summary: self.summary(m),
-                artifacts: m.captures(),
-                state: self.state_summary(m),
-            },
-            RunStatus::Running => ProgressStatus::Running {
-                instruction: m.ready().next().map(|w| Box::new(self.instruction(m, w))),
-                ready: self.ready_ids(m),
-                ready_total: m.ready_len(),
-                done: false,
-                state: self.state_summary(m),
-            },
-        };
-        Ok(Progress {
-            run_id: m.state.run_id.clone(),
-            workflow: m.state.workflow.clone(),
-            status,
-            warnings: Vec::new(),
-            reset: None,
-        })
-    }
-
-    fn summary(&self, m: &Machine) -> Summary {
-        let ids = |want: StepStatus| -> Vec<String> {
-            m.state.steps.iter().filter(|s| s.status == want).map(|s| s.id.clone()).collect()
-        };
-        let ran = ids(StepStatus::Done);
-        let skipped = ids(StepStatus::Skipped);
-        let truncated: Vec<String> = m.state.truncations.iter().map(|t| t.step_id.clone()).collect();
-        let mut message = format!("{} step(s) ran, {} skipped", ran.len(), skipped.len());
-        if !truncated.is_empty() {
-            message.push_str(&format!(", {} result(s) truncated", truncated.len()));
-        }
-        Summary { message, ran, skipped, truncated }
     }
 }
 

@@ -32,6 +32,11 @@ impl Engine {
 
     /// think_state_list: the stored runs (of one workflow, if given).
     pub fn state_list(&self, workflow: Option<&str>) -> EngineResult<RunList> {
+        self.state_list_where(workflow, false)
+    }
+
+    /// [`Engine::state_list`], only the runs with a step waiting when `waiting`.
+    pub fn state_list_where(&self, workflow: Option<&str>, waiting: bool) -> EngineResult<RunList> {
         let keys = self.store.list(workflow).map_err(store_error)?;
         let runs: Vec<RunEntry> = keys
             .iter()
@@ -46,6 +51,9 @@ impl Engine {
             })
             .collect();
         let mut runs = runs;
+        if waiting {
+            runs.retain(|r| !r.waiting.is_empty());
+        }
         crate::runtime::reply_runs::group_children(&mut runs);
         Ok(RunList { runs })
     }
@@ -78,12 +86,16 @@ impl Engine {
             }
         });
         let replayed = self.load(key, current.as_ref().ok());
-        if let Ok(Some(cached)) = replayed {
+        if let Ok(Some(mut cached)) = replayed {
+            // A due timer is applied first, as by any call on the run.
+            let settled = self.settle_waits(key, &mut cached);
             let st = &cached.machine.state;
             let entry = RunEntry {
                 version: Some(st.version),
                 updated_at: Some(st.updated_at.clone()),
                 parent: st.parent.clone(),
+                waiting: self.wait_views(&cached.machine),
+                note: settled.err().map(|e| format!("a due timer could not be applied: {}", e.describe())),
                 ..RunEntry::new(key, Some(st.status.into()))
             };
             self.put(key, cached);

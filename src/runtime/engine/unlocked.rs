@@ -57,7 +57,12 @@ impl Engine {
         let (key, _) = self.run_key(&args.workflow, &args.run_id).ok()?;
         let mut cached = self.take_cached(&key)?;
         let m = &cached.machine;
-        if cached.shared || m.resolve(&args.step_id).is_none() || m.cw.has_uses {
+        // A run with waits takes the lock: a due timer is applied first.
+        if cached.shared
+            || m.resolve(&args.step_id).is_none()
+            || m.cw.has_uses
+            || m.waiting().next().is_some()
+        {
             self.put(&key, cached);
             return None;
         }

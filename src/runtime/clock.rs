@@ -1,0 +1,68 @@
+//! Times as runs record them: RFC 3339 text in, RFC 3339 text out (UTC,
+//! whole seconds for deadlines). Parsing takes a `Z` or a numeric offset
+//! (`2026-11-29T10:00:00+02:00`), and a date alone (midnight UTC).
+
+use std::time::{Duration, SystemTime};
+
+/// Parses an RFC 3339 time (`Z`, or an offset `±HH:MM`), or a date
+/// (`2026-11-29`, midnight UTC).
+pub fn parse_time(text: &str) -> Option<SystemTime> {
+    let s = text.trim();
+    if s.len() == 10 {
+        return humantime::parse_rfc3339_weak(&format!("{s}T00:00:00")).ok();
+    }
+    if let Some(base) = s.strip_suffix('Z').or_else(|| s.strip_suffix('z')) {
+        return humantime::parse_rfc3339_weak(base).ok();
+    }
+    // `±HH:MM` at the end, after the time.
+    if s.len() > 6 && s.is_char_boundary(s.len() - 6) {
+        let (base, offset) = s.split_at(s.len() - 6);
+        let b = offset.as_bytes();
+        if (b[0] == b'+' || b[0] == b'-') && b[3] == b':' {
+            let hours: u64 = offset[1..3].parse().ok()?;
+            let minutes: u64 = offset[4..6].parse().ok()?;
+            if hours > 23 || minutes > 59 {
+                return None;
+            }
+            let shift = Duration::from_secs(hours * 3600 + minutes * 60);
+            let local = humantime::parse_rfc3339_weak(base).ok()?;
+            return if b[0] == b'+' { local.checked_sub(shift) } else { local.checked_add(shift) };
+        }
+    }
+    None
+}
+
+/// `t` as RFC 3339 in UTC, whole seconds: how deadlines are written.
+pub fn format_time(t: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+/// `at` (RFC 3339) plus `secs`, as a deadline; `None` when `at` does not parse.
+pub fn deadline_after(at: &str, secs: u64) -> Option<String> {
+    Some(format_time(parse_time(at)?.checked_add(Duration::from_secs(secs))?))
+}
+
+/// Whether deadline `deadline` has passed at `now` (both RFC 3339; a
+/// deadline that does not parse never passes).
+pub fn is_due(deadline: &str, now: SystemTime) -> bool {
+    parse_time(deadline).is_some_and(|d| d <= now)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_with_zones() {
+        let z = parse_time("2026-11-29T10:00:00Z").unwrap();
+        assert_eq!(parse_time("2026-11-29T12:00:00+02:00"), Some(z));
+        assert_eq!(parse_time("2026-11-29T05:30:00-04:30"), Some(z));
+        assert_eq!(format_time(z), "2026-11-29T10:00:00Z");
+        assert_eq!(deadline_after("2026-11-29T10:00:00.250Z", 90).as_deref(), Some("2026-11-29T10:01:30Z"));
+        assert_eq!(format_time(parse_time("2026-11-29").unwrap()), "2026-11-29T00:00:00Z");
+        assert!(parse_time("tomorrow").is_none());
+        assert!(parse_time("2026-11-29T10:00:00+25:00").is_none());
+        assert!(parse_time("").is_none());
+        assert!(parse_time("ééééééé").is_none());
+    }
+}
