@@ -1,0 +1,139 @@
+//! Operating a deployment on PostgreSQL (docs/deploy.md): a backup restored
+//! under running replicas, a database restart under load. Each test starts
+//! from a fresh schema of the shared throwaway cluster (skipped with a note
+//! when PostgreSQL is not installed, unless `SAVANT_REQUIRE_PG=1`).
+
+use crate::common::{Root, j};
+use savant_think::runtime::engine::NextArgs;
+use savant_think::runtime::{Engine, EngineConfig};
+use savant_think::state::pg::cluster;
+use serde_json::{Value, json};
+use std::process::Command;
+
+/// `kickoff → decide (capture d) → yes (when d.go) / no (when !d.go)`.
+const BRANCH: &str = "id: branch
+steps:
+  - id: kickoff
+    call: prompt.say
+    input_template: { text: go }
+  - id: decide
+    call: prompt.say
+    deps: [kickoff]
+    input_template: { text: decide }
+    capture_as: d
+  - id: 'yes'
+    call: prompt.say
+    when: d.go == true
+    input_template: { text: 'yes' }
+  - id: 'no'
+    call: prompt.say
+    when: d.go == false
+    input_template: { text: 'no' }
+";
+
+fn next(engine: &Engine, step: &str, result: Value) -> Result<Value, String> {
+    engine
+        .next(NextArgs {
+            workflow: "branch".into(),
+            run_id: "r1".into(),
+            step_id: step.into(),
+            result_snapshot: Some(result),
+            result: None,
+            expected_version: None,
+        })
+        .map(j)
+        .map_err(|e| e.code.to_string())
+}
+
+/// Runs pg_dump or pg_restore (from the cluster's binaries) on database
+/// `postgres` of `cluster`.
+fn pg_tool(cluster: &cluster::Cluster, tool: &str, args: &[&str]) {
+    let out = Command::new(cluster.bin().join(tool))
+        .args(["-h", "127.0.0.1", "-p", &cluster.port().to_string(), "-U", "postgres"])
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
+    assert!(out.status.success(), "{tool} failed: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The stamp of run `r1` as stored (the `savant_stamp` value of its last write).
+fn stored_stamp(url: &str) -> i64 {
+    let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    client.query_one("SELECT stamp FROM savant_runs WHERE run_id = 'r1'", &[]).unwrap().get(0)
+}
+
+/// Issue 47.1: `pg_restore --clean` rolls the run and the `savant_stamp`
+/// sequence back under two running replicas, so the next write draws a
+/// stamp value a replica has cached for a write the restore undid. That
+/// replica must read the run again rather than trust its copy: the run
+/// stays one the workflow can produce, and `think_debug` says so; a
+/// history written by two diverging copies is one `think_debug` flags.
+#[test]
+fn a_restore_under_two_running_replicas_leaves_the_run_consistent() {
+    let Some(cluster) = cluster::for_test("operating::a_restore_under_two_running_replicas") else { return };
+    let schema = "it_restore";
+    let url = cluster.fresh_schema(schema).unwrap();
+    let root = Root::new("restore-replicas");
+    std::fs::create_dir_all(root.path.join("workflows")).unwrap();
+    std::fs::write(root.path.join("workflows/branch.yaml"), BRANCH).unwrap();
+    let engine = || {
+        let store = savant_think::state::PgStore::open(&url, true).unwrap();
+        Engine::with_store(root.path.clone(), EngineConfig::default(), Box::new(store))
+    };
+    let (a, b) = (engine(), engine());
+    let dump = root.path.join("backup.dump");
+    let dump = dump.to_str().unwrap();
+
+    a.plan("branch", json!({}), Some("r1"), true).unwrap();
+    let after_kickoff = next(&a, "kickoff", json!({})).unwrap();
+    assert_eq!(after_kickoff["instruction"]["step_id"], "decide");
+    pg_tool(cluster, "pg_dump", &["-Fc", "-n", schema, "-f", dump, "postgres"]);
+    let on_b = next(&b, "decide", json!({"go": false})).unwrap();
+    assert_eq!(on_b["instruction"]["step_id"], "no", "{on_b}");
+    let undone = stored_stamp(&url);
+    pg_tool(cluster, "pg_restore", &["--clean", "--if-exists", "-d", "postgres", dump]);
+
+    // A (whose copy is the restored run) decides the other way, and the
+    // sequence hands out the stamp value B holds for its undone write.
+    let on_a = next(&a, "decide", json!({"go": true})).unwrap();
+    assert_eq!(on_a["instruction"]["step_id"], "yes", "{on_a}");
+    assert_eq!(stored_stamp(&url), undone, "the restore rolled the sequence back");
+    // B does not trust its copy: `no` was skipped in the stored run.
+    assert_eq!(next(&b, "no", json!({})).unwrap_err(), "STEP_NOT_READY");
+    let done = next(&b, "yes", json!({})).unwrap();
+    assert_eq!(done["done"], true, "{done}");
+
+    for replica in [&a, &b] {
+        let state = j(replica.state_get("branch", "r1").unwrap());
+        let status = |id: &str| {
+            state["steps"].as_array().unwrap().iter().find(|s| s["id"] == id).unwrap()["status"].clone()
+        };
+        assert_eq!((status("yes"), status("no")), (json!("done"), json!("skipped")), "{state}");
+        let debug = j(replica.debug("branch", "r1").unwrap());
+        assert_eq!(debug["consistent"], true, "{debug}");
+        assert!(debug.get("impossible").is_none(), "{debug}");
+    }
+
+    // The history two diverging copies would have left (a result for the
+    // skipped `no`), written past the engine: think_debug flags it.
+    let store = savant_think::state::PgStore::open(&url, true).unwrap();
+    let key = savant_think::state::RunKey::new("branch", "r1").unwrap();
+    let loaded = savant_think::state::StateStore::load(&store, &key).unwrap().unwrap();
+    let mut forged = loaded
+        .journal
+        .last()
+        .cloned()
+        .unwrap_or_else(|| loaded.snapshot["history"].as_array().unwrap().last().unwrap().clone());
+    let version = forged["version"].as_u64().unwrap() + 1;
+    forged["version"] = json!(version);
+    forged["step_id"] = json!("no");
+    savant_think::state::StateStore::append(&store, &key, &forged).unwrap();
+    let fresh = engine();
+    let debug = j(fresh.debug("branch", "r1").unwrap());
+    assert_eq!(debug["consistent"], false, "{debug}");
+    let impossible = debug["impossible"].to_string();
+    assert!(
+        impossible.contains(&format!("version {version}: a result for `no`, which was skipped")),
+        "{debug}"
+    );
+}
