@@ -137,3 +137,86 @@ fn a_restore_under_two_running_replicas_leaves_the_run_consistent() {
         "{debug}"
     );
 }
+
+/// Issue 47.5: while PostgreSQL restarts under load, every failed call is a
+/// retryable code (`STATE_UNAVAILABLE`, `RUN_BUSY`), never `STATE_IO`;
+/// retrying each call until it is answered finishes every run once.
+#[test]
+fn a_database_restart_under_load_yields_only_retryable_codes() {
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    const RUNS: usize = 3;
+    const STEPS: usize = 40;
+    if cluster::for_test("operating::a_database_restart_under_load").is_none() {
+        return;
+    }
+    // A cluster of its own: the shared one serves the other tests meanwhile.
+    let own = cluster::Cluster::start(&cluster::find_bin().unwrap(), &[]).unwrap();
+    let url = own.url("postgres");
+    let root = Root::new("restart-under-load");
+    std::fs::create_dir_all(root.path.join("workflows")).unwrap();
+    let mut chain = String::from("id: chain\nsteps:\n");
+    for i in 0..STEPS {
+        let deps = if i == 0 { String::new() } else { format!("\n    deps: [s{}]", i - 1) };
+        chain.push_str(&format!(
+            "  - id: s{i}\n    call: prompt.say{deps}\n    input_template: {{ text: s{i} }}\n"
+        ));
+    }
+    std::fs::write(root.path.join("workflows/chain.yaml"), chain).unwrap();
+    let store = savant_think::state::PgStore::open(&url, true).unwrap();
+    let engine = Arc::new(Engine::with_store(root.path.clone(), EngineConfig::default(), Box::new(store)));
+    for r in 0..RUNS {
+        engine.plan("chain", json!({}), Some(&format!("r{r}")), true).unwrap();
+    }
+    let moved = Arc::new(AtomicUsize::new(0));
+    let codes = Arc::new(Mutex::new(BTreeMap::<String, usize>::new()));
+    let drivers: Vec<_> = (0..RUNS)
+        .map(|r| {
+            let (engine, moved, codes) = (engine.clone(), moved.clone(), codes.clone());
+            std::thread::spawn(move || {
+                let mut step = 0;
+                let mut tries = 0;
+                while step < STEPS {
+                    tries += 1;
+                    assert!(tries < 20_000, "run r{r} did not finish: {:?}", codes.lock().unwrap());
+                    let answer = engine.next(NextArgs {
+                        workflow: "chain".into(),
+                        run_id: format!("r{r}"),
+                        step_id: format!("s{step}"),
+                        result_snapshot: Some(json!({"n": step})),
+                        result: None,
+                        expected_version: None,
+                    });
+                    match answer {
+                        Ok(_) => {
+                            step += 1;
+                            moved.fetch_add(1, Ordering::SeqCst);
+                        }
+                        Err(e) => {
+                            *codes.lock().unwrap().entry(e.code.to_string()).or_default() += 1;
+                            std::thread::sleep(std::time::Duration::from_millis(20));
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    // Restart twice, each time while the runs are moving.
+    for at in [RUNS * STEPS / 4, RUNS * STEPS / 2] {
+        while moved.load(Ordering::SeqCst) < at {
+            std::thread::yield_now();
+        }
+        own.restart().unwrap();
+    }
+    for d in drivers {
+        d.join().unwrap();
+    }
+    let codes = codes.lock().unwrap().clone();
+    assert!(codes.keys().all(|c| c == "STATE_UNAVAILABLE" || c == "RUN_BUSY"), "{codes:?}");
+    for r in 0..RUNS {
+        let state = j(engine.state_get("chain", &format!("r{r}")).unwrap());
+        assert_eq!(state["status"], "done", "{state}");
+        assert_eq!(state["history"].as_array().unwrap().len(), STEPS, "each step once: {state}");
+    }
+}

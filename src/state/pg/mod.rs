@@ -131,6 +131,11 @@ impl PgStore {
 
     fn io(&self, key: Option<&RunKey>, e: &PgError) -> StoreError {
         match e {
+            // The database is going away, not there yet, or out of
+            // connections: retryable, like a connection that failed.
+            PgError::Db(db) if db.code().is_some_and(|c| pool::connection_class(c.code())) => {
+                StoreError::Unavailable { place: self.label.clone(), message: self.unavailable(e) }
+            }
             PgError::Db(db) if db.as_db_error().is_some() => {
                 StoreError::Io { path: self.place(key), message: error_message(db) }
             }
@@ -141,6 +146,7 @@ impl PgStore {
     /// Why the database is unavailable, in a sentence.
     fn unavailable(&self, e: &PgError) -> String {
         match e {
+            PgError::Db(db) if db.as_db_error().is_some() => format!("the database refused the call: {e}"),
             PgError::Db(_) => format!("the connection failed: {e}"),
             _ => e.to_string(),
         }
