@@ -80,7 +80,7 @@ pub use objects::{ObjectStore, StoredObject, sha256_hex, valid_object_hash};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
 pub use repair::JournalCheck;
-pub use retention::{DEFAULT_PRUNE_STATUSES, Keep, PRUNE_STATUSES};
+pub use retention::{DEFAULT_PRUNE_STATUSES, Keep, KeepError, PRUNE_STATUSES};
 pub use turns::{Busy, DEFAULT_LOCK_TIMEOUT, DEFAULT_MAX_WAITERS, LockPolicy};
 
 /// The environment variable that overrides the `state.fsync` setting (read by the binary).

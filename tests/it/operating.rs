@@ -220,3 +220,41 @@ fn a_database_restart_under_load_yields_only_retryable_codes() {
         assert_eq!(state["history"].as_array().unwrap().len(), STEPS, "each step once: {state}");
     }
 }
+
+/// Issue 47.6: a `[state.keep]` that cannot be applied stops `serve` at
+/// start with `INVALID_CONFIG` and its did-you-mean, rather than a server
+/// whose retention is silently off.
+#[test]
+fn serve_refuses_a_retention_policy_it_cannot_apply() {
+    for (keep, needle) in [
+        ("older_than = \"30x\"", "[state.keep] older_than `30x` is not a duration"),
+        ("status = [\"runing\"]", "did you mean `running`?"),
+    ] {
+        let root = Root::new("serve-bad-keep");
+        std::fs::create_dir_all(root.path.join("workflows")).unwrap();
+        std::fs::write(root.path.join("savant-think.toml"), format!("[state.keep]\n{keep}\n")).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_savant-think"))
+            .args(["serve", "--http", "127.0.0.1:0", "--root"])
+            .arg(&root.path)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A liveness bound, not a timing assertion: a server that started
+        // would never exit by itself.
+        let mut waited = 0;
+        while child.try_wait().unwrap().is_none() {
+            if waited > 600 {
+                let _ = child.kill();
+                panic!("serve started with [state.keep] {keep}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            waited += 1;
+        }
+        let out = child.wait_with_output().unwrap();
+        let text =
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(!out.status.success(), "{text}");
+        assert!(text.contains("INVALID_CONFIG") && text.contains(needle), "{keep}: {text}");
+    }
+}
