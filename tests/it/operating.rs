@@ -258,3 +258,43 @@ fn serve_refuses_a_retention_policy_it_cannot_apply() {
         assert!(text.contains("INVALID_CONFIG") && text.contains(needle), "{keep}: {text}");
     }
 }
+
+/// Issue 47.2: `/healthz` and `/readyz` answer a load balancer without the
+/// token and reveal nothing; `/readyz` turns `503` while the database is
+/// frozen (within `[state] db_timeout`) and `200` again once it answers.
+#[test]
+fn probes_need_no_token_and_follow_the_database() {
+    if cluster::for_test("operating::probes_need_no_token_and_follow_the_database").is_none() {
+        return;
+    }
+    let own = cluster::Cluster::start(&cluster::find_bin().unwrap(), &[]).unwrap();
+    let root = Root::new("probes");
+    std::fs::create_dir_all(root.path.join("workflows")).unwrap();
+    std::fs::write(root.path.join("workflows/branch.yaml"), BRANCH).unwrap();
+    std::fs::write(root.path.join("savant-think.toml"), "[state]\ndb_timeout = \"1s\"\n").unwrap();
+    let mut command = crate::support::Server::command(&root.path);
+    command.args(["--token", "sekrit"]).env("SAVANT_STATE_URL", own.url("postgres"));
+    let server = crate::support::Server::start(command, false);
+    let get = |path: &str| {
+        let reply = crate::inspect_http::request(&server.addr, "GET", path, &[("Host", "10.0.0.9")], "");
+        (reply.status, reply.body)
+    };
+    assert_eq!(get("/healthz"), (200, "ok\n".to_owned()));
+    assert_eq!(get("/readyz"), (200, "ready\n".to_owned()));
+    let unauthorized = crate::inspect_http::request(&server.addr, "GET", "/mcp", &[], "");
+    assert_eq!(unauthorized.status, 401, "the MCP endpoint still wants the token");
+
+    own.freeze(true).unwrap();
+    let frozen = get("/readyz");
+    let alive = get("/healthz");
+    own.freeze(false).unwrap();
+    assert_eq!(frozen, (503, "not ready\n".to_owned()), "nothing about why");
+    assert_eq!(alive, (200, "ok\n".to_owned()), "liveness does not touch the database");
+    // Back once the database answers (a timed-out connection is replaced).
+    let mut tries = 0;
+    while get("/readyz").0 != 200 {
+        tries += 1;
+        assert!(tries < 100, "/readyz stayed 503 after the database came back");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
