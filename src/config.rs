@@ -354,6 +354,20 @@ impl EngineConfig {
                 dir.display().to_string()
             )));
         }
+        if let Some(keep) = &config.state.keep {
+            keep.check().map_err(|e| {
+                let help = e.help.map(|h| format!("; {h}")).unwrap_or_default();
+                invalid(format!("[state.keep] {}{help}", e.message))
+            })?;
+        }
+        if let Some(endpoint) = &config.telemetry.otlp_endpoint
+            && !(endpoint.starts_with("http://") || endpoint.starts_with("https://"))
+        {
+            return Err(invalid(format!(
+                "[telemetry] otlp_endpoint = {endpoint:?} is not an http:// or https:// URL \
+                 (write it like http://localhost:4318)"
+            )));
+        }
         for (name, server) in &config.servers {
             server.check(name).map_err(|message| ConfigError {
                 path: path.clone(),
@@ -455,6 +469,12 @@ pub(crate) mod tests {
             ("[servers.\"a.b\"]\ncommand = \"a\"\n", "must start with a letter"),
             ("[servers.x]\ncommand = \"a\"\ntimeout = \"soon\"\n", "timeout"),
             ("[local]\nexec_timeout = 5\n", "exec_timeout"),
+            ("[state.keep]\nolder_than = \"30x\"\n", "[state.keep] older_than `30x` is not a duration"),
+            (
+                "[state.keep]\nstatus = [\"runing\"]\n",
+                "unknown status `runing`: give done, failed, archived or running; did you mean `running`?",
+            ),
+            ("[telemetry]\notlp_endpoint = \"localhost:4318\"\n", "not an http:// or https:// URL"),
         ] {
             let e = load(text).unwrap_err();
             assert!(e.path.ends_with("savant-think.toml"), "{text}: {e}");

@@ -386,6 +386,7 @@ fn router_counting(
     manager.session_config.keep_alive = Some(options.session_idle);
     let sessions = Arc::new(manager);
     let engine = server.shared_engine();
+    let server_engine = engine.clone();
     let service: StreamableHttpService<SavantServer, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(server.session()), sessions.clone(), config);
     let ui = crate::inspect::http::UiOptions {
@@ -414,6 +415,31 @@ fn router_counting(
         .route_service("/mcp", service)
         .layer(middleware::from_fn_with_state(Arc::new(guard_state), guard))
         .merge(inspector)
+        .merge(probes(server_engine))
+}
+
+/// `/healthz` (the process serves) and `/readyz` (the project loads and the
+/// store answers), for load balancers: no token, any Host, and an answer
+/// that reveals nothing (`ok`, `ready`, `not ready`); why a replica is not
+/// ready goes to its log.
+fn probes(engine: Arc<crate::runtime::Engine>) -> Router {
+    use axum::routing::get;
+    Router::new().route("/healthz", get(|| async { "ok\n" })).route(
+        "/readyz",
+        get(move || {
+            let engine = engine.clone();
+            async move {
+                match tokio::task::spawn_blocking(move || engine.ready()).await {
+                    Ok(Ok(())) => (StatusCode::OK, "ready\n"),
+                    Ok(Err(why)) => {
+                        tracing::warn!(error = %why, "not ready (/readyz)");
+                        (StatusCode::SERVICE_UNAVAILABLE, "not ready\n")
+                    }
+                    Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "not ready\n"),
+                }
+            }
+        }),
+    )
 }
 
 /// Counts a POST in flight until its response is sent (see [`InFlight`]).

@@ -275,8 +275,13 @@ pub struct Replay {
     pub events: usize,
     /// Per event: {event, status_changes, captures_set, run_status}.
     pub replay: Vec<ReplayedEvent>,
-    /// True when the replay rebuilds the stored state.
+    /// True when the replay rebuilds the stored state and every event is
+    /// one the workflow could have recorded.
     pub consistent: bool,
+    /// Events the workflow could not have recorded where they stand (a
+    /// result for a skipped or already done step), each in a sentence.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub impossible: Vec<String>,
 }
 
 /// One event of a replay and what it changed.

@@ -80,7 +80,7 @@ pub use objects::{ObjectStore, StoredObject, sha256_hex, valid_object_hash};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
 pub use repair::JournalCheck;
-pub use retention::{DEFAULT_PRUNE_STATUSES, Keep, PRUNE_STATUSES};
+pub use retention::{DEFAULT_PRUNE_STATUSES, Keep, KeepError, PRUNE_STATUSES};
 pub use turns::{Busy, DEFAULT_LOCK_TIMEOUT, DEFAULT_MAX_WAITERS, LockPolicy};
 
 /// The environment variable that overrides the `state.fsync` setting (read by the binary).
@@ -177,13 +177,20 @@ impl Stamp {
     /// `savant_stamp` sequence). It never equals a file store's stamp of an
     /// existing run, whose snapshot identity is never all zero.
     fn counter(n: u64) -> Stamp {
-        Stamp { snapshot: FileId::default(), journal: FileId { len: n, ..FileId::default() } }
+        Stamp::counter_with_nonce(n, 0)
     }
 
-    /// The counter of a [`Stamp::counter`] stamp.
+    /// [`Stamp::counter`] with a random `nonce` drawn for the write: two
+    /// writes with the same counter (a sequence a restore rolled back) still
+    /// differ by their nonce.
+    fn counter_with_nonce(n: u64, nonce: u64) -> Stamp {
+        Stamp { snapshot: FileId::default(), journal: FileId { len: n, ino: nonce, ..FileId::default() } }
+    }
+
+    /// The counter and nonce of a [`Stamp::counter_with_nonce`] stamp.
     #[cfg(feature = "postgres")]
-    fn counter_value(&self) -> u64 {
-        self.journal.len
+    fn counter_value(&self) -> (u64, u64) {
+        (self.journal.len, self.journal.ino)
     }
 }
 

@@ -56,6 +56,7 @@ mod mcp_http;
 mod mcp_stdio;
 mod migrate;
 mod migrate_cli;
+mod operating;
 mod project;
 mod project_loader;
 mod replicas;

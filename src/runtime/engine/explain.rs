@@ -192,7 +192,9 @@ impl Engine {
                 &state.created_at,
             );
             let mut steps = Vec::new();
+            let mut impossible = Vec::new();
             for e in &state.history {
+                impossible.extend(impossible_event(&replay, e));
                 let before = statuses(&replay);
                 let captures_before = replay.captures();
                 replay.apply(e.clone());
@@ -218,10 +220,34 @@ impl Engine {
                 workflow: state.workflow.clone(),
                 run_id: state.run_id.clone(),
                 events: steps.len(),
-                consistent: replay.state.steps == state.steps
+                consistent: impossible.is_empty()
+                    && replay.state.steps == state.steps
                     && replay.state.capture_order == state.capture_order,
+                impossible,
                 replay: steps,
             })
         })
+    }
+}
+
+/// Why `event` is one the workflow could not have recorded where it stands
+/// in the history `m` has replayed so far: a result for a step that was
+/// skipped or already done. (Two writers that each trusted a different
+/// copy of the run would leave such a history; the engine never does.)
+fn impossible_event(m: &Machine, event: &Event) -> Option<String> {
+    let (EventKind::Result { step_id, .. } | EventKind::ValidationFailed { step_id, .. }) = &event.kind
+    else {
+        return None;
+    };
+    let at = event.version;
+    let Some(w) = m.resolve(step_id) else {
+        return Some(format!("version {at}: a result for `{step_id}`, which the run does not have"));
+    };
+    match m.status_of(w) {
+        StepStatus::Skipped => {
+            Some(format!("version {at}: a result for `{step_id}`, which was skipped (its `when` was false)"))
+        }
+        StepStatus::Done => Some(format!("version {at}: a second result for `{step_id}`, which was done")),
+        _ => None,
     }
 }

@@ -10,7 +10,7 @@
 
 use super::*;
 use crate::runtime::reply::{Pruned, PrunedRun};
-use crate::state::{DEFAULT_PRUNE_STATUSES, Keep, PRUNE_STATUSES};
+use crate::state::Keep;
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, SystemTime};
 
@@ -29,10 +29,8 @@ impl Engine {
     /// and says what.
     pub fn prune(&self, keep: &Keep, dry_run: bool) -> EngineResult<Pruned> {
         let statuses = prune_statuses(keep)?;
-        let cutoff = match &keep.older_than {
-            Some(text) => Some(SystemTime::now() - parse_age(text)?),
-            None => None,
-        };
+        let cutoff =
+            parse_age(keep)?.map(|age| SystemTime::now().checked_sub(age).unwrap_or(SystemTime::UNIX_EPOCH));
         let mut candidates = Vec::new();
         for key in self.store.list(None).map_err(store_error)? {
             let Some(entry) = self.list_entry(&key).ok().flatten() else { continue };
@@ -160,35 +158,16 @@ impl Engine {
 
 /// The statuses to prune, checked (`INVALID_INPUT` with a did-you-mean).
 fn prune_statuses(keep: &Keep) -> Result<HashSet<&'static str>, EngineError> {
-    if keep.status.is_empty() {
-        return Ok(DEFAULT_PRUNE_STATUSES.iter().copied().collect());
-    }
-    keep.status
-        .iter()
-        .flat_map(|s| s.split(','))
-        .map(|s| {
-            let s = s.trim();
-            PRUNE_STATUSES.iter().copied().find(|&known| known == s).ok_or_else(|| {
-                let help = crate::diagnostic::suggest(s, PRUNE_STATUSES.iter().copied());
-                EngineError::message_help(
-                    ErrorCode::InvalidInput,
-                    format!("unknown status `{s}`: give done, failed, archived or running"),
-                    help,
-                )
-            })
-        })
-        .collect()
+    keep.statuses().map_err(keep_error)
 }
 
-/// `30d`, `12h`, `90m` (humantime), or `INVALID_INPUT`.
-fn parse_age(text: &str) -> Result<Duration, EngineError> {
-    humantime::parse_duration(text.trim()).map_err(|e| {
-        EngineError::message_help(
-            ErrorCode::InvalidInput,
-            format!("older_than `{text}` is not a duration ({e})"),
-            Some("write it like 30d, 12h or 90m".into()),
-        )
-    })
+/// `older_than` (humantime), or `INVALID_INPUT`.
+fn parse_age(keep: &Keep) -> Result<Option<Duration>, EngineError> {
+    keep.age().map_err(keep_error)
+}
+
+fn keep_error(e: crate::state::KeepError) -> EngineError {
+    EngineError::message_help(ErrorCode::InvalidInput, e.message, e.help)
 }
 
 /// An RFC 3339 time; a missing or unreadable one counts as now (never old).

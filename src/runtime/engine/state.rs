@@ -116,6 +116,16 @@ impl Engine {
         self.store.stamp(&key).ok().flatten()
     }
 
+    /// Whether this engine can serve calls (a readiness probe): the project
+    /// loads and the store answers one read (within `[state] db_timeout`
+    /// on PostgreSQL). The error says why not, for the server's log only.
+    pub fn ready(&self) -> Result<(), String> {
+        self.workflows_list(None).map_err(|e| format!("the project does not load: {e}"))?;
+        let probe = RunKey::new("savant-readyz", "probe").map_err(|e| e.to_string())?;
+        self.store.stamp(&probe).map_err(|e| format!("the state store does not answer: {e}"))?;
+        Ok(())
+    }
+
     /// `state delete`: archives a run (readable with `state get --archived`,
     /// back with `state restore`, until `state prune`), or with `purge`
     /// removes it at once.

@@ -126,6 +126,17 @@ impl Cluster {
         Err(last)
     }
 
+    /// Restarts the server (`pg_ctl restart -m fast`, with the options it
+    /// was started with): sessions end (SQLSTATE 57P01), new connections
+    /// are refused while it stops and starts (57P03, or no listener).
+    pub fn restart(&self) -> Result<(), String> {
+        let data = self.dir.join("data");
+        let log = self.dir.join("server.log");
+        let args = ["-D".as_ref(), data.as_os_str(), "-l".as_ref(), log.as_os_str()];
+        let how = ["-m", "fast", "-w", "-t", "60", "restart"].map(std::ffi::OsStr::new);
+        self.run("pg_ctl", &[&args[..], &how[..]].concat())
+    }
+
     /// The postmaster's process id, from its `postmaster.pid`.
     pub fn pid(&self) -> Option<u32> {
         let text = std::fs::read_to_string(self.dir.join("data").join("postmaster.pid")).ok()?;

@@ -28,7 +28,7 @@ pub(super) fn try_lock(
     conn: &mut Conn,
     id: i64,
     existing: Option<&RunKey>,
-) -> Result<(bool, Option<i64>), PgError> {
+) -> Result<(bool, Option<(i64, i64)>), PgError> {
     let lock = conn.statement(TRY_LOCK)?;
     let Some(key) = existing else {
         return Ok((conn.query_one(&lock, &[&id])?.get(0), None));
@@ -36,7 +36,7 @@ pub(super) fn try_lock(
     let stamp = conn.statement(super::STAMP)?;
     let (locked, stamped) = conn.query_pair((&lock, &[&id]), (&stamp, &[&key.workflow, &key.run_id]))?;
     let locked = locked.first().is_some_and(|row| row.get::<_, bool>(0));
-    Ok((locked, stamped.first().map(|row| row.get(0))))
+    Ok((locked, stamped.first().map(|row| (row.get(0), row.get(1)))))
 }
 
 /// The run lock: the connection that holds the advisory lock, and this

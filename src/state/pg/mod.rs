@@ -17,8 +17,10 @@
 //! [`StateStore::lock`] is a session advisory lock on a connection held for
 //! the guard's life, so it excludes every thread of every replica, and a
 //! replica that dies releases it with its connection. Every write takes the
-//! next value of the database-wide sequence `savant_stamp` as the run's
-//! stamp, so a stamp never repeats, whichever replica wrote.
+//! next value of the database-wide sequence `savant_stamp` and a random
+//! nonce as the run's stamp, so a stamp never repeats, whichever replica
+//! wrote, even after a restore rolled the sequence back (see
+//! `fresh_nonce`).
 //! [`StateStore::append_unlocked`] appends without the session lock, in one
 //! statement that tries the same advisory lock for its transaction and
 //! checks the stamp (see `APPEND_UNLOCKED`, and docs/runtime.md).
@@ -129,6 +131,11 @@ impl PgStore {
 
     fn io(&self, key: Option<&RunKey>, e: &PgError) -> StoreError {
         match e {
+            // The database is going away, not there yet, or out of
+            // connections: retryable, like a connection that failed.
+            PgError::Db(db) if db.code().is_some_and(|c| pool::connection_class(c.code())) => {
+                StoreError::Unavailable { place: self.label.clone(), message: self.unavailable(e) }
+            }
             PgError::Db(db) if db.as_db_error().is_some() => {
                 StoreError::Io { path: self.place(key), message: error_message(db) }
             }
@@ -139,6 +146,7 @@ impl PgStore {
     /// Why the database is unavailable, in a sentence.
     fn unavailable(&self, e: &PgError) -> String {
         match e {
+            PgError::Db(db) if db.as_db_error().is_some() => format!("the database refused the call: {e}"),
             PgError::Db(_) => format!("the connection failed: {e}"),
             _ => e.to_string(),
         }
@@ -187,8 +195,8 @@ impl PgStore {
     }
 }
 
-const STAMP: &str = "SELECT stamp FROM savant_runs WHERE workflow = $1 AND run_id = $2";
-const LOAD: &str = "SELECT r.snapshot, r.stamp, \
+const STAMP: &str = "SELECT stamp, nonce FROM savant_runs WHERE workflow = $1 AND run_id = $2";
+const LOAD: &str = "SELECT r.snapshot, r.stamp, r.nonce, \
      ARRAY(SELECT e.body FROM savant_events e \
            WHERE e.workflow = r.workflow AND e.run_id = r.run_id ORDER BY e.version) \
      FROM savant_runs r WHERE r.workflow = $1 AND r.run_id = $2";
@@ -202,10 +210,10 @@ macro_rules! append_sql {
             "WITH ",
             $free,
             "run AS ( \
-               UPDATE savant_runs SET stamp = nextval('savant_stamp'), updated_at = now() \
+               UPDATE savant_runs SET stamp = nextval('savant_stamp'), nonce = $6, updated_at = now() \
                WHERE workflow = $1 AND run_id = $2",
             $cond,
-            " RETURNING stamp, generation), \
+            " RETURNING stamp, nonce, generation), \
              last AS (SELECT max(version) AS version FROM savant_events WHERE workflow = $1 AND run_id = $2), \
              ins AS ( \
                INSERT INTO savant_events (workflow, run_id, version, body) \
@@ -213,33 +221,56 @@ macro_rules! append_sql {
                WHERE run.generation IS NOT DISTINCT FROM $5::text \
                  AND (last.version IS NULL OR last.version < $3) \
                RETURNING 1) \
-             SELECT run.stamp, run.generation, last.version, (SELECT count(*) FROM ins) FROM run, last"
+             SELECT run.stamp, run.nonce, run.generation, last.version, (SELECT count(*) FROM ins) FROM run, last"
         )
     };
 }
 const APPEND: &str = append_sql!("", "");
 /// [`APPEND`] by a caller without the run's lock: only while no session
 /// holds it (the transaction's own try of the same advisory lock, `$6`,
-/// held to the commit) and the stamp is still `$7`. No row when either
-/// fails.
+/// held to the commit) and the stamp and its nonce are still `$8`, `$9`.
+/// No row when either fails.
 const APPEND_UNLOCKED: &str = append_sql!(
-    "free AS (SELECT pg_try_advisory_xact_lock($6) AS ok), ",
-    " AND stamp = $7 AND (SELECT ok FROM free)"
+    "free AS (SELECT pg_try_advisory_xact_lock($7) AS ok), ",
+    " AND stamp = $8 AND nonce = $9 AND (SELECT ok FROM free)"
 );
 /// One statement: drop the journal and upsert the snapshot.
 const WRITE_SNAPSHOT: &str = "WITH gone AS (DELETE FROM savant_events WHERE workflow = $1 AND run_id = $2) \
-     INSERT INTO savant_runs (workflow, run_id, snapshot, version, generation, stamp, updated_at) \
-     VALUES ($1, $2, $3, $4, $5, nextval('savant_stamp'), now()) \
+     INSERT INTO savant_runs (workflow, run_id, snapshot, version, generation, stamp, nonce, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, nextval('savant_stamp'), $6, now()) \
      ON CONFLICT (workflow, run_id) DO UPDATE SET snapshot = excluded.snapshot, \
        version = excluded.version, generation = excluded.generation, \
-       stamp = excluded.stamp, updated_at = excluded.updated_at \
-     RETURNING stamp";
+       stamp = excluded.stamp, nonce = excluded.nonce, updated_at = excluded.updated_at \
+     RETURNING stamp, nonce";
 const LIST: &str = "SELECT workflow, run_id FROM savant_runs WHERE $1::text IS NULL OR workflow = $1 \
      ORDER BY workflow COLLATE \"C\", run_id COLLATE \"C\"";
 const DELETE: &str = "DELETE FROM savant_runs WHERE workflow = $1 AND run_id = $2";
 
-fn stamp_of(value: i64) -> Stamp {
-    Stamp::counter(value as u64)
+/// The stamp of a write: the sequence's value and the write's nonce.
+fn stamp_of(value: i64, nonce: i64) -> Stamp {
+    Stamp::counter_with_nonce(value as u64, nonce as u64)
+}
+
+/// A nonce for one write: random, so that a write never repeats the stamp
+/// of another even when `savant_stamp` repeats a value. A restore
+/// (`pg_restore --clean`, a point-in-time recovery) rolls the sequence
+/// back, and the next write draws a value some replica may have cached for
+/// a write the restore undid; the nonces of the two writes differ, so that
+/// replica reads the run again instead of trusting its copy. A restored
+/// row keeps the stamp and nonce it had, with exactly the content it had:
+/// an equal pair still means an equal run.
+fn fresh_nonce() -> i64 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    // `RandomState`'s keys come from the operating system's randomness.
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u32(std::process::id());
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    hasher.write_u128(nanos);
+    hasher.finish() as i64
 }
 
 /// A generation as stored: its compact JSON, or NULL.
@@ -309,7 +340,7 @@ impl PgStore {
         // (Dropped out here, not inside `offload`: the drop offloads too.)
         match (existing, stamp) {
             (false, _) => Ok(Some(RunLock::new(lock))),
-            (true, Some(stamp)) => Ok(Some(RunLock::new(lock).with_stamp(stamp_of(stamp)))),
+            (true, Some((stamp, nonce))) => Ok(Some(RunLock::new(lock).with_stamp(stamp_of(stamp, nonce)))),
             (true, None) => Ok(None),
         }
     }
@@ -329,16 +360,23 @@ impl PgStore {
         let body = serde_json::to_string(event).map_err(|e| self.corrupt(key, e.to_string()))?;
         let generation = generation_text(event);
         let v = version_param(version);
-        let unlocked = expected.map(|stamp| (lock_id(key), version_param(stamp.counter_value())));
+        let unlocked = expected.map(|stamp| {
+            let (counter, nonce) = stamp.counter_value();
+            (lock_id(key), version_param(counter), nonce as i64)
+        });
+        let nonce = fresh_nonce();
         let row = offload(|| {
             self.with_conn(Some(key), false, |c| match &unlocked {
                 None => {
                     let s = c.statement(APPEND)?;
-                    c.query_opt(&s, &[&key.workflow, &key.run_id, &v, &body, &generation])
+                    c.query_opt(&s, &[&key.workflow, &key.run_id, &v, &body, &generation, &nonce])
                 }
-                Some((id, stamp)) => {
+                Some((id, stamp, was)) => {
                     let s = c.statement(APPEND_UNLOCKED)?;
-                    c.query_opt(&s, &[&key.workflow, &key.run_id, &v, &body, &generation, id, stamp])
+                    c.query_opt(
+                        &s,
+                        &[&key.workflow, &key.run_id, &v, &body, &generation, &nonce, id, stamp, was],
+                    )
                 }
             })
         });
@@ -350,10 +388,10 @@ impl PgStore {
             }
             Err(e) => return Err(e),
         };
-        let (stamp, run_generation, last, inserted): (i64, Option<String>, Option<i64>, i64) =
-            (row.get(0), row.get(1), row.get(2), row.get(3));
+        let (stamp, nonce, run_generation, last, inserted): (i64, i64, Option<String>, Option<i64>, i64) =
+            (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
         if inserted == 1 {
-            return Ok(Some(stamp_of(stamp)));
+            return Ok(Some(stamp_of(stamp, nonce)));
         }
         if run_generation != generation {
             return Err(self.corrupt(
@@ -387,7 +425,7 @@ impl StateStore for PgStore {
             self.with_conn(Some(key), true, |c| {
                 let s = c.statement(STAMP)?;
                 let row = c.query_opt(&s, &[&key.workflow, &key.run_id])?;
-                Ok(row.map(|r| stamp_of(r.get(0))))
+                Ok(row.map(|r| stamp_of(r.get(0), r.get(1))))
             })
         })
     }
@@ -398,7 +436,10 @@ impl StateStore for PgStore {
             self.with_conn(Some(key), true, |c| {
                 let s = c.statement(LOAD)?;
                 let row = c.query_opt(&s, &[&key.workflow, &key.run_id])?;
-                Ok(row.map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1), r.get::<_, Vec<String>>(2))))
+                Ok(row.map(|r| {
+                    let stamp = stamp_of(r.get(1), r.get(2));
+                    (r.get::<_, String>(0), stamp, r.get::<_, Vec<String>>(3))
+                }))
             })
         })?;
         let Some((snapshot, stamp, events)) = row else { return Ok(None) };
@@ -419,7 +460,7 @@ impl StateStore for PgStore {
                 journal.push(event);
             }
         }
-        Ok(Some(Loaded { snapshot, journal, stamp: stamp_of(stamp) }))
+        Ok(Some(Loaded { snapshot, journal, stamp }))
     }
 
     fn append(&self, key: &RunKey, event: &Value) -> Result<Stamp, StoreError> {
@@ -447,11 +488,12 @@ impl StateStore for PgStore {
         let text = serde_json::to_string(snapshot).map_err(|e| self.corrupt(key, e.to_string()))?;
         let generation = generation_text(snapshot);
         let v = version_param(version);
+        let nonce = fresh_nonce();
         offload(|| {
             self.with_conn(Some(key), false, |c| {
                 let s = c.statement(WRITE_SNAPSHOT)?;
-                let row = c.query_one(&s, &[&key.workflow, &key.run_id, &text, &v, &generation])?;
-                Ok(stamp_of(row.get(0)))
+                let row = c.query_one(&s, &[&key.workflow, &key.run_id, &text, &v, &generation, &nonce])?;
+                Ok(stamp_of(row.get(0), row.get(1)))
             })
         })
     }

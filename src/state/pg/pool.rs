@@ -214,6 +214,18 @@ fn ends_the_session(e: &tokio_postgres::Error) -> bool {
     })
 }
 
+/// Whether a SQLSTATE says the database is going away, not there yet or
+/// out of resources, rather than that the statement is wrong: class 08
+/// (connection exception), 57P (operator intervention: shutdown, crash,
+/// cannot connect now, database dropped, idle session timeout), 53
+/// (insufficient resources: too many connections, disk full, out of
+/// memory), 57014 (a statement cancelled: the server's
+/// `statement_timeout`, which is `[state] db_timeout`) and 25P03 (an idle
+/// transaction timed out). A call that fails so may succeed when retried.
+pub(super) fn connection_class(code: &str) -> bool {
+    ["08", "57P", "53"].iter().any(|class| code.starts_with(class)) || matches!(code, "57014" | "25P03")
+}
+
 #[derive(Default)]
 struct Lent {
     work: usize,

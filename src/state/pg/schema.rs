@@ -52,6 +52,9 @@ const MIGRATIONS: &[&str] = &[
          bytes      bytea NOT NULL,
          created_at timestamptz NOT NULL DEFAULT now()
      );",
+    // 3: a random nonce drawn with each write's stamp, so that a stamp a
+    // restore rolled the sequence back to never passes for another write.
+    "ALTER TABLE savant_runs ADD COLUMN nonce bigint NOT NULL DEFAULT 0;",
 ];
 
 /// The schema version this build writes.

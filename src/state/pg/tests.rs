@@ -256,7 +256,7 @@ fn an_unlocked_append_needs_the_lock_free_and_the_stamp_unchanged() {
     let key = || RunKey::new("wf", "unlocked").unwrap();
     let (a, b) = (PgStore::open(&url, true).unwrap(), PgStore::open(&url, true).unwrap());
     assert!(a.appends_unlocked());
-    let gone = b.append_unlocked(&key(), &json!({"version": 2}), &stamp_of(1)).unwrap();
+    let gone = b.append_unlocked(&key(), &json!({"version": 2}), &stamp_of(1, 0)).unwrap();
     assert_eq!(gone, None, "no run");
     let first = {
         let _lock = a.lock(&key()).unwrap();
