@@ -11,6 +11,11 @@
 //!   stored). Each accepted result is stored once, in its history event: a
 //!   step's result is an index into the history, and the captures are a
 //!   view (`Machine::captures`, `Machine::full_state` for `state get`).
+//!   `run_wait.rs` (a child module of `run.rs`) is waits in the machine:
+//!   a wait step starts `waiting`, its input the rendered wait with its
+//!   deadline (computed from the recorded time, so a replay agrees), and
+//!   ends with an `answered`, `signal` or `timer_fired` event; `clock.rs`
+//!   reads and writes the RFC 3339 times runs record.
 //!   `fork.rs` builds a fork (`Machine::fork`: the source's history
 //!   replayed into a fresh start, skipping what depends on the step or
 //!   renders differently); `upgrade.rs` checks and builds an upgrade
@@ -49,6 +54,12 @@
 //!   inspector reads (`run_snapshot`, `run_brief`, `run_stored`);
 //!   `observe.rs` the `RunObserver` hook (each step attempt once its event
 //!   is durable, each run once finished; plain values, no tracing types);
+//!   `waits.rs` answers, events and timers (`answer`, `signal`,
+//!   `settle_waits`: a due timer and an inbox delivery applied before any
+//!   call works on a run), `timers.rs` the index of runs by their next
+//!   deadline that `serve`'s timer thread reads (`fire_timers_due`,
+//!   `scan_timers`); `progress.rs` the replies after a call (instruction,
+//!   waits, done, a failed run's error);
 //!   `validate.rs` schema validation (validators cached); `state.rs` get /
 //!   list / delete / reset; `repair.rs` `state repair` (the store's journal
 //!   check, then a load); `explain.rs` explain and debug; `info.rs` think,
@@ -78,7 +89,8 @@
 //!   side of `savant-think.toml` (loaded by `src/config.rs`): the store and
 //!   engine it names, `INVALID_CONFIG`.
 //! - The tools. `args.rs` and `reply.rs` (with `reply_runs.rs`: listing,
-//!   deleting, restoring, pruning) are the tools' arguments and answers as
+//!   deleting, restoring, pruning; `reply_waits.rs`: what a wait looks like
+//!   in a reply, and `signal`'s answer) are the tools' arguments and answers as
 //!   types (`PlanArgs`, `NextArgs`, …; `Progress`, `Instruction`,
 //!   `StateSummary`, `Explanation`, …): the `Engine` methods return the
 //!   replies, and JSON is made from them once, at the edge. `catalog.rs` is
@@ -86,7 +98,8 @@
 //!   whether MCP serves it, and a typed call; built once): the MCP input and
 //!   output schemas are generated from the types with schemars, and the MCP
 //!   tool list, the agent's offers and argument checks and `call` all come
-//!   from it; `ToolName` reads `think.plan`, `think_plan` (and from a model,
+//!   from it (`catalog_tables.rs` holds its wait and session groups);
+//!   `ToolName` reads `think.plan`, `think_plan` (and from a model,
 //!   `think-plan`) as one name. `contracts.rs` hands the same schemas to the
 //!   checker (`contracts::builtin()`), so `check` and the engine read one
 //!   schema per tool. `tools.rs` is the entry point by name for `call`, MCP

@@ -383,8 +383,22 @@ impl PgStore {
         let row = match row {
             Ok(Some(row)) => row,
             Ok(None) => return Ok(None),
+            // Another writer appended this version first: a replica's
+            // lock-free append (it checks that no one holds the lock, then
+            // inserts, and the two can cross under READ COMMITTED) against
+            // this one. Not damage: a race lost. Without the lock, the call
+            // is made again under it (`None`); under the lock, the caller
+            // retries and reads the run again (`RUN_BUSY`, retryable).
             Err(StoreError::Io { message, .. }) if message.contains("savant_events_pkey") => {
-                return Err(self.corrupt(key, format!("refusing to append version {version}: it exists")));
+                if expected.is_some() {
+                    return Ok(None);
+                }
+                return Err(StoreError::Busy {
+                    run: key.to_string(),
+                    message: format!(
+                        "another replica appended version {version} of the run at the same moment; retry: the run is read again"
+                    ),
+                });
             }
             Err(e) => return Err(e),
         };
