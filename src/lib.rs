@@ -98,6 +98,8 @@ pub mod inspect;
 #[doc(hidden)]
 pub mod ir;
 #[doc(hidden)]
+pub mod lean_json;
+#[doc(hidden)]
 pub mod lsp;
 #[cfg(feature = "mcp")]
 #[doc(hidden)]

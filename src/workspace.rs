@@ -291,7 +291,10 @@ pub fn json_arg(text: &str, what: &str) -> Result<Value, String> {
     } else {
         text.as_bytes().to_vec()
     };
-    serde_json::from_slice(&bytes).map_err(|e| format!("{what} is not valid JSON: {e}"))
+    crate::lean_json::from_slice(&bytes).map_err(|e| match e {
+        crate::lean_json::Refused::Json(e) => format!("{what} is not valid JSON: {e}"),
+        crate::lean_json::Refused::TooDense(e) => format!("PAYLOAD_TOO_LARGE: {what} was not read: {e}"),
+    })
 }
 
 /// The largest JSON a command-line argument may give through `@FILE` or

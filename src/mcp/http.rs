@@ -14,8 +14,9 @@
 //! a `DELETE` of a live session is 204). A new session past `--max-sessions`
 //! is 503 with `Retry-After`; idle sessions close after `--session-idle`. A
 //! POST body must arrive within [`BODY_READ_TIMEOUT`] (408), be
-//! `application/json` (415), JSON (400, -32700) and JSON-RPC 2.0 (400,
-//! -32600): each refusal a JSON-RPC error object. Only `/mcp` exactly is
+//! `application/json` (415), JSON (400, -32700), no costlier to parse than
+//! 29× its size + 48 MB (413, -32600: `lean_json::check_cost`) and
+//! JSON-RPC 2.0 (400, -32600): each refusal a JSON-RPC error object. Only `/mcp` exactly is
 //! served. A non-loopback bind without a token is refused unless `--insecure`.
 
 use crate::mcp::{SavantServer, ServeOptions};
@@ -133,15 +134,103 @@ fn jsonrpc_error(status: StatusCode, code: i64, message: &str) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
 }
 
-/// Whether `v` is a JSON-RPC 2.0 message (or a non-empty batch of them).
-fn is_jsonrpc(v: &serde_json::Value) -> bool {
-    let one = |m: &serde_json::Value| {
-        m.get("jsonrpc").and_then(|j| j.as_str()) == Some("2.0")
-            && (m.get("method").is_some_and(|x| x.is_string())
-                || m.get("result").is_some()
-                || m.get("error").is_some())
-    };
-    one(v)
+/// The members of a JSON-RPC message that say it is one. The rest (a tool's
+/// arguments: megabytes, maybe) is skipped, never built: rmcp parses the
+/// message once, and this check adds no second copy of it.
+#[derive(serde::Deserialize)]
+struct Envelope {
+    #[serde(default, deserialize_with = "version")]
+    jsonrpc: Option<bool>,
+    #[serde(default, deserialize_with = "text")]
+    method: Option<bool>,
+    #[serde(default, deserialize_with = "present")]
+    result: bool,
+    #[serde(default, deserialize_with = "present")]
+    error: bool,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    serde::de::Deserialize::deserialize(d).map(|_: serde::de::IgnoredAny| true)
+}
+
+/// `Some(true)` for the string "2.0", `Some(false)` for any other value.
+fn version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    d.deserialize_any(Member(|s| s == "2.0")).map(Some)
+}
+
+/// `Some(true)` for a string, `Some(false)` for any other value.
+fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    d.deserialize_any(Member(|_| true)).map(Some)
+}
+
+/// A member's value read for one test of a string; anything else is
+/// skipped (`false`) without being built.
+struct Member(fn(&str) -> bool);
+
+impl<'de> serde::de::Visitor<'de> for Member {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_str<E>(self, v: &str) -> Result<bool, E> {
+        Ok((self.0)(v))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_unit<E>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(false)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+        Ok(false)
+    }
+}
+
+/// What the body is: not JSON, a batch, another JSON value, or one JSON-RPC
+/// 2.0 message (the error to answer, or `None`).
+fn jsonrpc_refusal(bytes: &[u8]) -> Option<Response> {
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+        let message = format!("Parse error: the body is not JSON ({e})");
+        return Some(jsonrpc_error(StatusCode::BAD_REQUEST, -32700, &message));
+    }
+    // rmcp parses the message into a `Value` of its own: refused first
+    // when that would cost more than the bound for its size.
+    if let Err(e) = crate::lean_json::check_cost(bytes, crate::lean_json::Layout::Grown) {
+        let message = format!("Payload Too Large: the message was not read: {e}");
+        return Some(jsonrpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, &message));
+    }
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        return Some(jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            -32600,
+            "Invalid Request: JSON-RPC batches are not supported (MCP removed them in 2025-06-18): \
+             send one message per request",
+        ));
+    }
+    let one = |m: Envelope| m.jsonrpc == Some(true) && (m.method == Some(true) || m.result || m.error);
+    if serde_json::from_slice::<Envelope>(bytes).is_ok_and(one) {
+        return None;
+    }
+    Some(jsonrpc_error(
+        StatusCode::BAD_REQUEST,
+        -32600,
+        "Invalid Request: not a JSON-RPC 2.0 message (it needs \"jsonrpc\": \"2.0\" and a method, result or error)",
+    ))
 }
 
 /// A POST's body read (within [`BODY_READ_TIMEOUT`] and the cap) and checked
@@ -176,25 +265,10 @@ async fn checked_post(guard: &Guard, req: Request) -> Result<Request, Response> 
             }
             Ok(Ok(b)) => b,
         };
-    match serde_json::from_slice::<serde_json::Value>(&bytes) {
-        Err(e) => Err(jsonrpc_error(
-            StatusCode::BAD_REQUEST,
-            -32700,
-            &format!("Parse error: the body is not JSON ({e})"),
-        )),
-        Ok(serde_json::Value::Array(_)) => Err(jsonrpc_error(
-            StatusCode::BAD_REQUEST,
-            -32600,
-            "Invalid Request: JSON-RPC batches are not supported (MCP removed them in 2025-06-18): \
-             send one message per request",
-        )),
-        Ok(v) if !is_jsonrpc(&v) => Err(jsonrpc_error(
-            StatusCode::BAD_REQUEST,
-            -32600,
-            "Invalid Request: not a JSON-RPC 2.0 message (it needs \"jsonrpc\": \"2.0\" and a method, result or error)",
-        )),
-        Ok(_) => Ok(Request::from_parts(parts, axum::body::Body::from(bytes))),
+    if let Some(refusal) = jsonrpc_refusal(&bytes) {
+        return Err(refusal);
     }
+    Ok(Request::from_parts(parts, axum::body::Body::from(bytes)))
 }
 
 fn refuse(status: StatusCode, message: &str) -> Response {

@@ -18,6 +18,7 @@ pub struct PlanArgs {
     /// A workflow id from think_workflows_list (e.g. "release_notes").
     pub workflow: WorkflowId,
     /// The workflow's params (see think_explain or think_workflows_read); defaults are applied, unknown keys are refused.
+    #[serde(default, deserialize_with = "crate::lean_json::deserialize_option")]
     #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub params: Option<Value>,
     /// Optional run id (`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`). Default: a new one (never an existing run's).
@@ -86,8 +87,10 @@ pub struct NextArgs {
     /// instruction.step_id from the previous response (`id`, or `id[3]` for a foreach item).
     pub step_id: String,
     /// The result of the tool call, as JSON (usually an object). Default: {}.
+    #[serde(default, deserialize_with = "crate::lean_json::deserialize_option")]
     pub result_snapshot: Option<Value>,
     /// Alias of result_snapshot.
+    #[serde(default, deserialize_with = "crate::lean_json::deserialize_option")]
     pub result: Option<Value>,
     /// Optional: refuse with STATE_CONFLICT unless the run is at this state.version.
     pub expected_version: Option<u64>,
@@ -297,6 +300,7 @@ pub struct ValidateArgs {
     /// A schema name (e.g. "MergeRequestV1", from the instruction's success_schema) or an inline JSON Schema object.
     pub schema: Option<Value>,
     /// The response to check against schema.
+    #[serde(default, deserialize_with = "crate::lean_json::deserialize_option")]
     pub response: Option<Value>,
     /// Instead of schema: a workflow id whose diagnostics to return.
     pub workflow: Option<WorkflowId>,
@@ -341,6 +345,7 @@ pub struct ForkArgs {
     /// Optional id of the new run. Default: a new one.
     pub new_run_id: Option<String>,
     /// Optional: the fork's params, complete (they replace the source run's, they are not merged; copy the source's from think_state_get and change what you need). Every step whose rendered input changes runs again too. Default: the source run's params.
+    #[serde(default, deserialize_with = "crate::lean_json::deserialize_option")]
     #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub params: Option<Value>,
     /// Optional: refuse with STATE_CONFLICT unless the source run is at this state.version.
@@ -383,4 +388,71 @@ pub struct UpgradeArgs {
     pub force: Option<bool>,
     /// Optional: refuse with STATE_CONFLICT unless the run is at this state.version.
     pub expected_version: Option<u64>,
+}
+
+/// Arguments that carry a client's JSON payload (a result, a response,
+/// params): the tool table moves those members in after reading the rest,
+/// so a value of megabytes is never rebuilt on its way to the engine.
+pub trait Payloads: Sized {
+    /// The members moved in whole.
+    const PAYLOADS: &'static [&'static str] = &[];
+
+    /// Puts the payload `value` of member `name` (one of [`Self::PAYLOADS`]).
+    fn put(&mut self, name: &str, value: Value) {
+        let _ = (name, value);
+    }
+}
+
+macro_rules! payload_free {
+    ($($t:ty),* $(,)?) => { $(impl Payloads for $t {})* };
+}
+
+payload_free!(
+    ExplainArgs,
+    ResetArgs,
+    DriverPromptArgs,
+    ListArgs,
+    WorkflowArgs,
+    GraphArgs,
+    StateGetArgs,
+    StateListArgs,
+    DeleteArgs,
+    RepairArgs,
+    PruneArgs,
+    UpgradeArgs,
+    RestoreArgs,
+    RunArgs,
+    ThinkArgs,
+    SayArgs,
+);
+
+impl Payloads for PlanArgs {
+    const PAYLOADS: &'static [&'static str] = &["params"];
+    fn put(&mut self, _: &str, value: Value) {
+        self.params = Some(value);
+    }
+}
+
+impl Payloads for ForkArgs {
+    const PAYLOADS: &'static [&'static str] = &["params"];
+    fn put(&mut self, _: &str, value: Value) {
+        self.params = Some(value);
+    }
+}
+
+impl Payloads for NextArgs {
+    const PAYLOADS: &'static [&'static str] = &["result_snapshot", "result"];
+    fn put(&mut self, name: &str, value: Value) {
+        match name {
+            "result" => self.result = Some(value),
+            _ => self.result_snapshot = Some(value),
+        }
+    }
+}
+
+impl Payloads for ValidateArgs {
+    const PAYLOADS: &'static [&'static str] = &["response"];
+    fn put(&mut self, _: &str, value: Value) {
+        self.response = Some(value);
+    }
 }

@@ -283,7 +283,7 @@ fn compiled<'a>(
 
 fn tool<A, R>(meta: Meta, f: impl Fn(&Engine, A) -> EngineResult<R> + Send + Sync + 'static) -> ToolDef
 where
-    A: DeserializeOwned + JsonSchema,
+    A: DeserializeOwned + JsonSchema + Payloads,
     R: Serialize + JsonSchema,
 {
     let input = schema::<A>(SchemaSettings::draft2020_12().for_deserialize());
@@ -310,7 +310,19 @@ where
             // error's message.
             let validator = compiled(&check, &known);
             let args = if validator.is_none_or(|v| v.is_valid(&args)) {
-                serde_json::from_value::<A>(args).map_err(|e| invalid(name, None, &Value::Null, e))?
+                // A payload (a result: megabytes, maybe) is moved in whole,
+                // not rebuilt value by value by serde.
+                let mut args = args;
+                let taken: Vec<(&str, Value)> = A::PAYLOADS
+                    .iter()
+                    .filter_map(|k| Some((*k, args.get_mut(*k).filter(|v| !v.is_null())?.take())))
+                    .collect();
+                let mut typed =
+                    serde_json::from_value::<A>(args).map_err(|e| invalid(name, None, &Value::Null, e))?;
+                for (k, v) in taken {
+                    typed.put(k, v);
+                }
+                typed
             } else {
                 A::deserialize(&args).map_err(|e| invalid(name, validator, &args, e))?
             };

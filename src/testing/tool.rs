@@ -22,6 +22,8 @@ pub struct TestArgs {
     pub filter: Option<String>,
 }
 
+impl crate::runtime::args::Payloads for TestArgs {}
+
 /// think_test's reply: the test report.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct TestReply {

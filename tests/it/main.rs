@@ -37,6 +37,7 @@ mod format_schema;
 mod hostile_fs;
 mod hostile_load;
 mod hostile_load_stress;
+mod hostile_memory;
 mod http_protocol;
 mod init;
 #[cfg(unix)]
