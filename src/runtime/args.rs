@@ -424,6 +424,8 @@ payload_free!(
     RunArgs,
     ThinkArgs,
     SayArgs,
+    // An answer is a person's, small and required: read with the rest.
+    AnswerArgs,
 );
 
 impl Payloads for PlanArgs {
@@ -447,6 +449,13 @@ impl Payloads for NextArgs {
             "result" => self.result = Some(value),
             _ => self.result_snapshot = Some(value),
         }
+    }
+}
+
+impl Payloads for SignalArgs {
+    const PAYLOADS: &'static [&'static str] = &["payload"];
+    fn put(&mut self, _: &str, value: Value) {
+        self.payload = Some(value);
     }
 }
 
