@@ -70,8 +70,11 @@ impl Site<'_, '_> {
         let want = json_types(prop);
         if let Some((found, ty)) = value_type(self.cx, self.i, self.step, value).filter(|_| !want.is_empty())
         {
+            // A number from an expression may be whole; a literal with a
+            // fraction never is (the run would refuse "2.5 is not of type integer").
+            let fraction = matches!(value, TemplateValue::Number(..)) && found == "number";
             let fits = want.contains(&found)
-                || (found == "number" && want.contains(&"integer"))
+                || (found == "number" && !fraction && want.contains(&"integer"))
                 || (found == "integer" && want.contains(&"number"));
             if !fits {
                 let message = format!(
@@ -83,9 +86,17 @@ impl Site<'_, '_> {
                         .map(|w| article(w))
                         .collect::<Vec<_>>()
                         .join(" or "),
-                    article(found),
+                    match value {
+                        TemplateValue::Number(n, _) if fraction => n.to_string(),
+                        _ => article(found),
+                    },
                 );
-                let help = fix_help(value, ty.as_ref(), name, &want);
+                let help = match value {
+                    TemplateValue::Number(n, _) if fraction => Some(format!(
+                        "the run would refuse it ({n} is not of type integer): write a whole number"
+                    )),
+                    _ => fix_help(value, ty.as_ref(), name, &want),
+                };
                 out.push(Diagnostic::new(Code::TypeMismatch, span_of(value), message).with_help_opt(help));
                 return;
             }
