@@ -42,6 +42,7 @@ pub mod infer;
 mod legacy_interpolation;
 pub mod lock;
 pub mod manifest;
+mod missing_input;
 mod recheck;
 mod rename;
 mod rewire;
@@ -52,6 +53,7 @@ mod tool_input;
 mod type_mismatch;
 mod unknown_dep;
 mod unknown_function;
+mod unknown_input;
 mod unknown_schema;
 mod unknown_tool;
 mod unknown_workflow;
@@ -367,6 +369,8 @@ pub const CHECKS: &[(Code, CheckFn)] = &[
     (Code::DestructiveCall, destructive_call::check),
     (Code::UnknownWorkflow, unknown_workflow::check),
     (Code::WorkflowCycle, workflow_cycle::check),
+    (Code::UnknownInput, unknown_input::check),
+    (Code::MissingInput, missing_input::check),
 ];
 
 /// Checks one file's text: parse, lower, run every check. Never panics on
