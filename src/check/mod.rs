@@ -8,7 +8,7 @@
 //! file. The shared pieces: `graph.rs` the dependency graph (explicit deps
 //! plus edges inferred from reading a capture or `steps.<id>`; reads only
 //! `ir`); `scope.rs` what a name refers to; `infer.rs` type inference
-//! (reports only `TYPE_MISMATCH`); `manifest.rs` the `--tools` manifest;
+//! (`TYPE_MISMATCH`, and `UNRESOLVED_VAR` for undeclared fields); `manifest.rs` the `--tools` manifest;
 //! `contract.rs` `Contracts`, a callee's input and output schemas and hints,
 //! handed in as `Config::builtins` (the checker never builds the engine's
 //! own) and `Config::lock`, looked up once per step by `Cx::contracts`;
