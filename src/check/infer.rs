@@ -153,26 +153,7 @@ impl Infer<'_, '_> {
                 Some(t) => t.clone(),
                 None if o.open => Type::Any,
                 None => {
-                    // Reading a field the schema does not declare is the same
-                    // mistake at any depth: UNRESOLVED_VAR, at the field's name.
-                    let fields = o.fields.keys().cloned().collect::<Vec<_>>().join(", ");
-                    let help = suggest(name, o.fields.keys().map(String::as_str)).or_else(|| {
-                        Some(if fields.is_empty() {
-                            "its schema declares no fields".to_owned()
-                        } else {
-                            format!("its fields are: {fields}")
-                        })
-                    });
-                    let what = self.text.get(base.span.range()).unwrap_or("the object").trim();
-                    let at = match &e.kind {
-                        ExprKind::Field { name_span, .. } => *name_span,
-                        _ => e.span,
-                    };
-                    let span = self.cx.file_span(self.loc, self.text, at);
-                    if let Some(out) = self.out.as_deref_mut() {
-                        let message = format!("`{what}` has no field `{name}`");
-                        out.push(Diagnostic::new(Code::UnresolvedVar, span, message).with_help_opt(help));
-                    }
+                    self.undeclared(e, base, name, o);
                     Type::Any
                 }
             },
@@ -190,6 +171,29 @@ impl Infer<'_, '_> {
                 self.mismatch(e, format!("cannot read field `{name}` of {}", other.article()), help);
                 Type::Any
             }
+        }
+    }
+
+    /// Reading a field the schema does not declare is the same mistake at
+    /// any depth: `UNRESOLVED_VAR`, at the field's name, with a did-you-mean.
+    fn undeclared(&mut self, e: &Expr, base: &Expr, name: &str, o: &crate::ir::ObjectType) {
+        let fields = o.fields.keys().cloned().collect::<Vec<_>>().join(", ");
+        let help = suggest(name, o.fields.keys().map(String::as_str)).or_else(|| {
+            Some(if fields.is_empty() {
+                "its schema declares no fields".to_owned()
+            } else {
+                format!("its fields are: {fields}")
+            })
+        });
+        let what = self.text.get(base.span.range()).unwrap_or("the object").trim();
+        let at = match &e.kind {
+            ExprKind::Field { name_span, .. } => *name_span,
+            _ => e.span,
+        };
+        let span = self.cx.file_span(self.loc, self.text, at);
+        if let Some(out) = self.out.as_deref_mut() {
+            let message = format!("`{what}` has no field `{name}`");
+            out.push(Diagnostic::new(Code::UnresolvedVar, span, message).with_help_opt(help));
         }
     }
 
