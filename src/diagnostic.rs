@@ -226,6 +226,13 @@ impl Diagnostic {
         self
     }
 
+    /// No fix: a did-you-mean whose name is not at the diagnostic's span
+    /// (the span is the whole schema, the name a key inside it).
+    pub fn without_fix(mut self) -> Diagnostic {
+        self.fix = None;
+        self
+    }
+
     /// Sets the fix: replace `span` with `replacement`.
     pub fn with_fix(mut self, span: Span, replacement: impl Into<String>) -> Diagnostic {
         self.fix = Some(Fix { span, replacement: replacement.into() });

@@ -141,21 +141,29 @@ pub(crate) fn check_success_schema(cx: &Cx, out: &mut Vec<Diagnostic>) {
             if want.is_empty() || have.is_empty() || want.iter().any(|w| have.iter().any(|h| meets(w, h))) {
                 continue;
             }
-            out.push(Diagnostic::new(
-                Code::TypeMismatch,
-                span,
-                format!(
-                    "`success_schema` wants `{key}` to be {}, but `{}` returns {} (its outputSchema)",
-                    want.iter().map(|w| article(w)).collect::<Vec<_>>().join(" or "),
-                    tool.name,
-                    have.iter().map(|h| article(h)).collect::<Vec<_>>().join(" or "),
-                ),
-            ));
+            let help = format!(
+                "declare `{key}` as `type: {}` in `success_schema`, as the tool does, or drop `success_schema` to take the tool's own types",
+                have[0]
+            );
+            out.push(
+                Diagnostic::new(
+                    Code::TypeMismatch,
+                    span,
+                    format!(
+                        "`success_schema` wants `{key}` to be {}, but `{}` returns {} (its outputSchema)",
+                        want.iter().map(|w| article(w)).collect::<Vec<_>>().join(" or "),
+                        tool.name,
+                        have.iter().map(|h| article(h)).collect::<Vec<_>>().join(" or "),
+                    ),
+                )
+                .with_help(help),
+            );
         }
         let open = matches!(output.get("additionalProperties"), Some(Value::Bool(true) | Value::Object(_)));
         let required = schema.get("required").and_then(Value::as_array).into_iter().flatten();
         for key in required.filter_map(Value::as_str).filter(|k| !open && !theirs.contains_key(*k)) {
-            let help = crate::diagnostic::suggest(key, theirs.keys().map(String::as_str));
+            let help = crate::diagnostic::suggest(key, theirs.keys().map(String::as_str))
+                .or_else(|| Some(format!("drop `{key}` from the `required:` of `success_schema`")));
             out.push(
                 Diagnostic::new(
                     Code::TypeMismatch,
@@ -165,7 +173,8 @@ pub(crate) fn check_success_schema(cx: &Cx, out: &mut Vec<Diagnostic>) {
                         tool.name
                     ),
                 )
-                .with_help_opt(help),
+                .with_help_opt(help)
+                .without_fix(),
             );
         }
     }
