@@ -68,8 +68,8 @@ codes! {
     TypeMismatch = "TYPE_MISMATCH", Error, "A value has the wrong type for where it is used.";
     /// An expression calls a function that does not exist.
     UnknownFunction = "UNKNOWN_FUNCTION", Error, "An expression calls a function that does not exist.";
-    /// A step calls a tool the manifest does not list, or gives a tool an input it does not take or omits one it requires.
-    UnknownTool = "UNKNOWN_TOOL", Error, "A step calls a tool the manifest does not list, or gives a tool an input it does not take or omits one it requires.";
+    /// A step calls a tool the manifest (or its server's lock) does not list.
+    UnknownTool = "UNKNOWN_TOOL", Error, "A step calls a tool the manifest (or its server in tools.lock.json) does not list.";
     /// A `success_schema` names a missing schema, or is not a valid JSON Schema.
     UnknownSchema = "UNKNOWN_SCHEMA", Error, "A success_schema names a missing schema, or is not a valid JSON Schema.";
     /// `{{…}}` is literal text here, not interpolation (use `<<…>>`).
@@ -96,18 +96,33 @@ codes! {
     InvalidToolLock = "INVALID_TOOL_LOCK", Error, "`tools.lock.json` does not parse, or a schema in it is not a valid JSON Schema.";
     /// Opt-in (`[check] select`): a step calls a tool marked `destructiveHint: true` with no `when:` guard and no confirmation before it.
     DestructiveCall = "DESTRUCTIVE_CALL", Warning, "A step calls a destructive tool with no `when:` guard and no confirmation before it (opt-in).";
-    /// A step `uses:` a workflow the project does not have, or gives it a param (`with:`) it does not declare or omits one it requires.
-    UnknownWorkflow = "UNKNOWN_WORKFLOW", Error, "A step uses a workflow the project does not have, or gives it a param it does not declare or omits one it requires.";
+    /// A step `uses:` a workflow the project does not have.
+    UnknownWorkflow = "UNKNOWN_WORKFLOW", Error, "A step uses a workflow the project does not have.";
     /// Workflows use each other (`uses:`) in a cycle, across files.
     WorkflowCycle = "WORKFLOW_CYCLE", Error, "Workflows use each other (`uses:`) in a cycle.";
     /// A chain of `uses:` is deeper than the limit (16).
     WorkflowTooDeep = "WORKFLOW_TOO_DEEP", Error, "A chain of sub-workflows (`uses:`) is deeper than 16.";
+    /// A step gives a tool or a workflow an input it does not take (an `input_template` or `with:` key); reported as `UNKNOWN_TOOL` / `UNKNOWN_WORKFLOW` before, whose suppressions still silence it.
+    UnknownInput = "UNKNOWN_INPUT", Error, "A step gives a tool or workflow an input (`input_template` / `with:` key) it does not take.";
+    /// A step omits an input its tool or workflow requires; reported as `UNKNOWN_TOOL` / `UNKNOWN_WORKFLOW` before, whose suppressions still silence it.
+    MissingInput = "MISSING_INPUT", Error, "A step omits an input its tool or workflow requires.";
 }
 
 impl Code {
     /// Reported only when `[check] select` names it.
     pub fn is_opt_in(self) -> bool {
         matches!(self, Code::DestructiveCall)
+    }
+
+    /// Whether a suppression (or `[check] ignore`) naming `named` silences
+    /// this code: its own name, and for `UNKNOWN_INPUT` / `MISSING_INPUT`
+    /// also `UNKNOWN_TOOL` and `UNKNOWN_WORKFLOW`, under which they were
+    /// reported before they had codes of their own (users' ignore lists
+    /// keep working).
+    pub fn silenced_by(self, named: Code) -> bool {
+        self == named
+            || (matches!(self, Code::UnknownInput | Code::MissingInput)
+                && matches!(named, Code::UnknownTool | Code::UnknownWorkflow))
     }
 }
 
@@ -208,6 +223,13 @@ impl Diagnostic {
         self.fix =
             help.as_deref().and_then(suggestion).map(|r| Fix { span: self.span, replacement: r.to_owned() });
         self.help = help;
+        self
+    }
+
+    /// No fix: a did-you-mean whose name is not at the diagnostic's span
+    /// (the span is the whole schema, the name a key inside it).
+    pub fn without_fix(mut self) -> Diagnostic {
+        self.fix = None;
         self
     }
 

@@ -54,14 +54,8 @@ impl ToolContract {
     /// closed when the contract says so), `any` without one.
     pub fn output_type(&self) -> Type {
         let Some(schema) = &self.output else { return Type::Any };
-        let open = matches!(schema.get("additionalProperties"), Some(Value::Bool(true) | Value::Object(_)));
-        match Type::from_schema(schema) {
-            Type::Object(mut o) if self.closed_output && !open => {
-                o.open = false;
-                Type::Object(o)
-            }
-            t => t,
-        }
+        let ty = Type::from_schema(schema);
+        if self.closed_output { closed(ty, schema, 0) } else { ty }
     }
 
     /// Who answers for the tool, in a message: "the engine" or "server `gitlab`".
@@ -71,6 +65,37 @@ impl ToolContract {
             None if self.sub_workflow => format!("workflow `{}`", self.name),
             None => "the engine".to_owned(),
         }
+    }
+}
+
+/// A tool's output type closed as deep as its schema goes: an object that
+/// lists its `properties` holds those and no others, unless its schema says
+/// `additionalProperties` (a typo one level down is caught as at the top).
+fn closed(ty: Type, schema: &Value, depth: usize) -> Type {
+    if depth > 64 {
+        return ty;
+    }
+    match ty {
+        Type::Object(mut o) => {
+            let open =
+                matches!(schema.get("additionalProperties"), Some(Value::Bool(true) | Value::Object(_)));
+            // The top level is closed even when it lists nothing (as it always was).
+            let props = schema.get("properties").and_then(Value::as_object);
+            if props.is_some() || depth == 0 {
+                o.open = open;
+            }
+            for (k, t) in o.fields.iter_mut() {
+                if let Some(s) = props.and_then(|p| p.get(k)) {
+                    *t = closed(std::mem::replace(t, Type::Any), s, depth + 1);
+                }
+            }
+            Type::Object(o)
+        }
+        Type::Array(item) => match schema.get("items") {
+            Some(s) => Type::array(closed(*item, s, depth + 1)),
+            None => Type::Array(item),
+        },
+        t => t,
     }
 }
 

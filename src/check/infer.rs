@@ -1,4 +1,6 @@
-//! Static type inference for expressions. Reports `TYPE_MISMATCH` only;
+//! Static type inference for expressions. Reports `TYPE_MISMATCH`, and
+//! `UNRESOLVED_VAR` for a field an object's schema does not declare (read
+//! at any depth, found only by knowing the type);
 //! unresolved names and unknown functions are typed `any` here (their own
 //! checks report them), so one mistake is never two errors.
 
@@ -151,20 +153,7 @@ impl Infer<'_, '_> {
                 Some(t) => t.clone(),
                 None if o.open => Type::Any,
                 None => {
-                    let fields = o.fields.keys().cloned().collect::<Vec<_>>().join(", ");
-                    let help = suggest(name, o.fields.keys().map(String::as_str))
-                        .or_else(|| Some(format!("its fields are: {fields}")));
-                    let what = self.text.get(base.span.range()).unwrap_or("the object").trim();
-                    self.mismatch(e, format!("`{what}` has no field `{name}` (its schema closes it)"), help);
-                    // The fix replaces the field's name, not the whole path.
-                    if let ExprKind::Field { name_span, .. } = &e.kind {
-                        let span = self.cx.file_span(self.loc, self.text, *name_span);
-                        if let Some(d) = self.out.as_deref_mut().and_then(|o| o.last_mut())
-                            && let Some(f) = &mut d.fix
-                        {
-                            f.span = span;
-                        }
-                    }
+                    self.undeclared(e, base, name, o);
                     Type::Any
                 }
             },
@@ -182,6 +171,29 @@ impl Infer<'_, '_> {
                 self.mismatch(e, format!("cannot read field `{name}` of {}", other.article()), help);
                 Type::Any
             }
+        }
+    }
+
+    /// Reading a field the schema does not declare is the same mistake at
+    /// any depth: `UNRESOLVED_VAR`, at the field's name, with a did-you-mean.
+    fn undeclared(&mut self, e: &Expr, base: &Expr, name: &str, o: &crate::ir::ObjectType) {
+        let fields = o.fields.keys().cloned().collect::<Vec<_>>().join(", ");
+        let help = suggest(name, o.fields.keys().map(String::as_str)).or_else(|| {
+            Some(if fields.is_empty() {
+                "its schema declares no fields".to_owned()
+            } else {
+                format!("its fields are: {fields}")
+            })
+        });
+        let what = self.text.get(base.span.range()).unwrap_or("the object").trim();
+        let at = match &e.kind {
+            ExprKind::Field { name_span, .. } => *name_span,
+            _ => e.span,
+        };
+        let span = self.cx.file_span(self.loc, self.text, at);
+        if let Some(out) = self.out.as_deref_mut() {
+            let message = format!("`{what}` has no field `{name}`");
+            out.push(Diagnostic::new(Code::UnresolvedVar, span, message).with_help_opt(help));
         }
     }
 

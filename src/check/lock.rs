@@ -295,11 +295,15 @@ fn read_tool(server: &str, node: &Node, out: &mut Vec<Diagnostic>) -> Option<Loc
             ));
             return None;
         }
-        if let Err(e) = jsonschema::validator_for(&v) {
-            out.push(bad(
-                n.span,
-                format!("server `{server}`: the `{key}` of `{name}` is not a valid JSON Schema: {e}"),
-            ));
+        // Said at the value at fault, as an inline schema's is.
+        if let Err(faults) = crate::ir::lower::schema_faults(n, &v) {
+            for f in faults {
+                let message = match f.type_name {
+                    true => format!("server `{server}`: the `{key}` of `{name}`: {}", f.message),
+                    false => format!("server `{server}`: the `{key}` of `{name}` {}", f.message),
+                };
+                out.push(bad(f.span, message).with_help_opt(f.help));
+            }
             return None;
         }
         Some(v)
@@ -375,6 +379,13 @@ mod tests {
         assert_eq!(diags.len(), 1, "{diags:?}");
         assert_eq!(&text[diags[0].span.range()], "3");
         assert_eq!(lock.servers["s"].tools[0].output_schema, None);
+        // A bad schema is said at the value at fault, with a did-you-mean.
+        let text = "{\"format\": 1, \"servers\": {\"s\": {\"tools\": [{\"name\": \"t\", \"outputSchema\": {\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"strnig\"}}}}]}}}";
+        let (_, diags) = ToolLock::parse(&SourceFile::new(FILE_NAME, text));
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert_eq!(&text[diags[0].span.range()], "\"strnig\"");
+        assert!(diags[0].message.ends_with("`strnig` is not a JSON Schema type"), "{}", diags[0].message);
+        assert_eq!(diags[0].help.as_deref(), Some("did you mean `string`?"));
         for broken in ["", "{", "[]", "{\"servers\": 3}", "{\"format\": 2, \"servers\": {}}"] {
             let (_, diags) = ToolLock::parse(&SourceFile::new(FILE_NAME, broken));
             assert!(!diags.is_empty(), "{broken:?}");

@@ -8,7 +8,7 @@
 //! file. The shared pieces: `graph.rs` the dependency graph (explicit deps
 //! plus edges inferred from reading a capture or `steps.<id>`; reads only
 //! `ir`); `scope.rs` what a name refers to; `infer.rs` type inference
-//! (reports only `TYPE_MISMATCH`); `manifest.rs` the `--tools` manifest;
+//! (`TYPE_MISMATCH`, and `UNRESOLVED_VAR` for undeclared fields); `manifest.rs` the `--tools` manifest;
 //! `contract.rs` `Contracts`, a callee's input and output schemas and hints,
 //! handed in as `Config::builtins` (the checker never builds the engine's
 //! own) and `Config::lock`, looked up once per step by `Cx::contracts`;
@@ -42,6 +42,7 @@ pub mod infer;
 mod legacy_interpolation;
 pub mod lock;
 pub mod manifest;
+mod missing_input;
 mod recheck;
 mod rename;
 mod rewire;
@@ -52,6 +53,7 @@ mod tool_input;
 mod type_mismatch;
 mod unknown_dep;
 mod unknown_function;
+mod unknown_input;
 mod unknown_schema;
 mod unknown_tool;
 mod unknown_workflow;
@@ -367,6 +369,8 @@ pub const CHECKS: &[(Code, CheckFn)] = &[
     (Code::DestructiveCall, destructive_call::check),
     (Code::UnknownWorkflow, unknown_workflow::check),
     (Code::WorkflowCycle, workflow_cycle::check),
+    (Code::UnknownInput, unknown_input::check),
+    (Code::MissingInput, missing_input::check),
 ];
 
 /// Checks one file's text: parse, lower, run every check. Never panics on

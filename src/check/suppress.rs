@@ -198,13 +198,13 @@ pub fn apply(source: &SourceFile, diagnostics: Vec<Diagnostic>, ignored: &[Code]
     }
     let mut kept = Vec::with_capacity(diagnostics.len());
     for d in diagnostics {
-        if ignored.contains(&d.code) {
+        if ignored.iter().any(|c| d.code.silenced_by(*c)) {
             continue;
         }
         let line = source.line_col(d.span.start as usize).line.saturating_sub(1);
         let mut silenced = false;
         for c in comments.iter_mut().filter(|c| c.file_wide || c.line == line) {
-            for n in c.codes.iter_mut().filter(|n| n.code == Some(d.code)) {
+            for n in c.codes.iter_mut().filter(|n| n.code.is_some_and(|c| d.code.silenced_by(c))) {
                 n.used = true;
                 silenced = true;
             }

@@ -70,8 +70,11 @@ impl Site<'_, '_> {
         let want = json_types(prop);
         if let Some((found, ty)) = value_type(self.cx, self.i, self.step, value).filter(|_| !want.is_empty())
         {
+            // A number from an expression may be whole; a literal with a
+            // fraction never is (the run would refuse "2.5 is not of type integer").
+            let fraction = matches!(value, TemplateValue::Number(..)) && found == "number";
             let fits = want.contains(&found)
-                || (found == "number" && want.contains(&"integer"))
+                || (found == "number" && !fraction && want.contains(&"integer"))
                 || (found == "integer" && want.contains(&"number"));
             if !fits {
                 let message = format!(
@@ -83,9 +86,17 @@ impl Site<'_, '_> {
                         .map(|w| article(w))
                         .collect::<Vec<_>>()
                         .join(" or "),
-                    article(found),
+                    match value {
+                        TemplateValue::Number(n, _) if fraction => n.to_string(),
+                        _ => article(found),
+                    },
                 );
-                let help = fix_help(value, ty.as_ref(), name, &want);
+                let help = match value {
+                    TemplateValue::Number(n, _) if fraction => Some(format!(
+                        "the run would refuse it ({n} is not of type integer): write a whole number"
+                    )),
+                    _ => fix_help(value, ty.as_ref(), name, &want),
+                };
                 out.push(Diagnostic::new(Code::TypeMismatch, span_of(value), message).with_help_opt(help));
                 return;
             }
@@ -130,21 +141,29 @@ pub(crate) fn check_success_schema(cx: &Cx, out: &mut Vec<Diagnostic>) {
             if want.is_empty() || have.is_empty() || want.iter().any(|w| have.iter().any(|h| meets(w, h))) {
                 continue;
             }
-            out.push(Diagnostic::new(
-                Code::TypeMismatch,
-                span,
-                format!(
-                    "`success_schema` wants `{key}` to be {}, but `{}` returns {} (its outputSchema)",
-                    want.iter().map(|w| article(w)).collect::<Vec<_>>().join(" or "),
-                    tool.name,
-                    have.iter().map(|h| article(h)).collect::<Vec<_>>().join(" or "),
-                ),
-            ));
+            let help = format!(
+                "declare `{key}` as `type: {}` in `success_schema`, as the tool does, or drop `success_schema` to take the tool's own types",
+                have[0]
+            );
+            out.push(
+                Diagnostic::new(
+                    Code::TypeMismatch,
+                    span,
+                    format!(
+                        "`success_schema` wants `{key}` to be {}, but `{}` returns {} (its outputSchema)",
+                        want.iter().map(|w| article(w)).collect::<Vec<_>>().join(" or "),
+                        tool.name,
+                        have.iter().map(|h| article(h)).collect::<Vec<_>>().join(" or "),
+                    ),
+                )
+                .with_help(help),
+            );
         }
         let open = matches!(output.get("additionalProperties"), Some(Value::Bool(true) | Value::Object(_)));
         let required = schema.get("required").and_then(Value::as_array).into_iter().flatten();
         for key in required.filter_map(Value::as_str).filter(|k| !open && !theirs.contains_key(*k)) {
-            let help = crate::diagnostic::suggest(key, theirs.keys().map(String::as_str));
+            let help = crate::diagnostic::suggest(key, theirs.keys().map(String::as_str))
+                .or_else(|| Some(format!("drop `{key}` from the `required:` of `success_schema`")));
             out.push(
                 Diagnostic::new(
                     Code::TypeMismatch,
@@ -154,7 +173,8 @@ pub(crate) fn check_success_schema(cx: &Cx, out: &mut Vec<Diagnostic>) {
                         tool.name
                     ),
                 )
-                .with_help_opt(help),
+                .with_help_opt(help)
+                .without_fix(),
             );
         }
     }

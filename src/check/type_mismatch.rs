@@ -3,9 +3,8 @@
 //! *What it does*: infers the type of every expression from the `params`
 //! schema and the steps' `success_schema`s, and reports values used where
 //! their type cannot work: a `when:` that is not a bool, a `foreach:` that is
-//! not an array, operators and function arguments of the wrong type, and a
-//! field read from an object whose schema closes it (`additionalProperties: false`),
-//! and a tool input whose value cannot have the type the tool's input schema
+//! not an array, operators and function arguments of the wrong type, a
+//! tool input whose value cannot have the type the tool's input schema
 //! gives it (a literal of another type, or a lone `<<expr>>` of another
 //! type: `text: "<<idea>>"` when `idea` is an object), and a `success_schema`
 //! that cannot hold what a locked tool returns (its `outputSchema`).

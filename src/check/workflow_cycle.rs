@@ -42,6 +42,19 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
             out.push(d);
             continue;
         }
+        // A cycle between workflows below this one: `plan` refuses this one too.
+        if let Some((start, cycle)) = cycle_below(table, &uses.value) {
+            let mut names: Vec<&str> = vec![&start];
+            names.extend(cycle.iter().map(|e| e.callee.as_str()));
+            let message = format!("`{}` leads into a workflow cycle: {}", uses.value, chain(&names));
+            let help = edges_help(table, &start, &cycle);
+            out.push(
+                Diagnostic::new(Code::WorkflowCycle, uses.span, message)
+                    .with_label(uses.span, here)
+                    .with_help(format!("{help}; `plan` refuses this workflow until that cycle is broken")),
+            );
+            continue;
+        }
         let (below, chain_edges) = depths.depth(&uses.value);
         let depth = below + 1;
         if depth > MAX_USES_DEPTH {
@@ -129,6 +142,38 @@ fn path_back(table: &WorkflowTable, from: &str, to: &str) -> Option<Vec<UseEdge>
                 parent.insert(e.callee.as_str(), (at, e));
                 queue.push_back(e.callee.as_str());
             }
+        }
+    }
+    None
+}
+
+/// A cycle of `uses:` reachable from `from` (depth first): the workflow
+/// where it closes and its edges round to it again.
+fn cycle_below(table: &WorkflowTable, from: &str) -> Option<(String, Vec<UseEdge>)> {
+    let mut done: HashSet<&str> = HashSet::new();
+    // The path from `from`: each workflow with the index of its next edge,
+    // and the edges taken between them.
+    let mut path: Vec<(&str, usize)> = vec![(table.get(from)?.id.as_str(), 0)];
+    let mut taken: Vec<&UseEdge> = Vec::new();
+    while let Some(&(at, k)) = path.last() {
+        let uses = table.get(at).map(|w| w.uses.as_slice()).unwrap_or_default();
+        let Some(e) = uses.get(k) else {
+            done.insert(at);
+            path.pop();
+            taken.pop();
+            continue;
+        };
+        if let Some(last) = path.last_mut() {
+            last.1 += 1;
+        }
+        if let Some(i) = path.iter().position(|(w, _)| *w == e.callee) {
+            let mut cycle: Vec<UseEdge> = taken[i..].iter().map(|e| (*e).clone()).collect();
+            cycle.push(e.clone());
+            return Some((e.callee.clone(), cycle));
+        }
+        if let Some(w) = table.get(&e.callee).filter(|w| !done.contains(w.id.as_str())) {
+            path.push((w.id.as_str(), 0));
+            taken.push(e);
         }
     }
     None

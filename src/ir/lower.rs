@@ -19,6 +19,7 @@ use std::sync::Arc;
 mod expr;
 #[path = "lower_params.rs"]
 mod params;
+pub use params::{SchemaFault, schema_faults};
 #[path = "lower_parts.rs"]
 mod parts;
 pub use parts::{Item, Parts, lower_item, lower_parts, move_spans, move_step};

@@ -114,54 +114,92 @@ impl Lower<'_> {
         what: &str,
         help: &str,
     ) -> Option<jsonschema::Validator> {
-        let e = match jsonschema::validator_for(schema) {
+        let faults = match schema_faults(node, schema) {
             Ok(v) => return Some(v),
-            Err(e) => e,
+            Err(faults) => faults,
         };
-        let path: Vec<String> = e.instance_path().into_iter().map(|s| s.to_string()).collect();
-        let at = node_at(node, &path);
-        // A bad `type` anywhere gets the did-you-mean of the type names.
-        if path.last().is_some_and(|k| k == "type") || (path.len() >= 2 && path[path.len() - 2] == "type") {
-            let type_node = if path.last().is_some_and(|k| k == "type") {
-                at
-            } else {
-                node_at(node, &path[..path.len() - 1])
+        for f in faults {
+            let d = match f.type_name {
+                true => Diagnostic::new(code, f.span, f.message).with_help_opt(f.help),
+                false => Diagnostic::new(code, f.span, format!("{what} {}", f.message)).with_help(help),
             };
-            if !self.schema_type(type_node, code) {
-                return None;
-            }
+            self.diags.push(d);
         }
-        let shown = if path.is_empty() { String::new() } else { format!(" at `{}`", path.join(".")) };
-        self.diags.push(
-            Diagnostic::new(code, at.span, format!("{what} is not a valid JSON Schema{shown}: {e}"))
-                .with_help(help),
-        );
         None
     }
 
     /// Checks `type:` values; false when one was reported.
     pub(super) fn schema_type(&mut self, t: &Node, code: Code) -> bool {
-        const TYPES: &[&str] = &["string", "number", "integer", "boolean", "array", "object", "null"];
-        let mut ok = true;
-        let names: Vec<&Node> = match &t.kind {
-            NodeKind::Seq(items) => items.iter().collect(),
-            _ => vec![t],
-        };
-        for n in names {
-            match n.as_str() {
-                Some(s) if TYPES.contains(&s) => {}
-                _ => {
-                    let v = n.as_scalar().map_or("", |s| s.value.as_str());
-                    let help = suggest(v, TYPES.iter().copied())
-                        .or_else(|| Some(format!("JSON Schema types are: {}", TYPES.join(", "))));
-                    self.diags.push(
-                        Diagnostic::new(code, n.span, format!("`{v}` is not a JSON Schema type"))
-                            .with_help_opt(help),
-                    );
-                    ok = false;
-                }
-            }
+        let faults = type_faults(t);
+        let ok = faults.is_empty();
+        for f in faults {
+            self.diags.push(Diagnostic::new(code, f.span, f.message).with_help_opt(f.help));
         }
         ok
     }
+}
+
+/// What is wrong with a schema, at the value at fault.
+#[derive(Debug)]
+pub struct SchemaFault {
+    pub span: Span,
+    /// "`strnig` is not a JSON Schema type" when `type_name`; else "is not
+    /// a valid JSON Schema at `…`: why", to follow what the schema is.
+    pub message: String,
+    pub help: Option<String>,
+    /// A `type:` that names no JSON Schema type.
+    pub type_name: bool,
+}
+
+/// Compiles `schema` (written at `node`) as the engine does; when it is not
+/// a valid JSON Schema, says why in a person's words at the value at fault:
+/// a bad `type` anywhere with the did-you-mean of the type names (not the
+/// validator's "not valid under any of the schemas listed in 'anyOf'"),
+/// else the validator's reason at the key it names.
+pub fn schema_faults(
+    node: &Node,
+    schema: &serde_json::Value,
+) -> Result<jsonschema::Validator, Vec<SchemaFault>> {
+    let e = match jsonschema::validator_for(schema) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    let path: Vec<String> = e.instance_path().into_iter().map(|s| s.to_string()).collect();
+    let at = node_at(node, &path);
+    // A bad `type` anywhere gets the did-you-mean of the type names.
+    if path.last().is_some_and(|k| k == "type") || (path.len() >= 2 && path[path.len() - 2] == "type") {
+        let type_node = if path.last().is_some_and(|k| k == "type") {
+            at
+        } else {
+            node_at(node, &path[..path.len() - 1])
+        };
+        let faults = type_faults(type_node);
+        if !faults.is_empty() {
+            return Err(faults);
+        }
+    }
+    let shown = if path.is_empty() { String::new() } else { format!(" at `{}`", path.join(".")) };
+    let message = format!("is not a valid JSON Schema{shown}: {e}");
+    Err(vec![SchemaFault { span: at.span, message, help: None, type_name: false }])
+}
+
+/// The `type:` values (one or a list) that name no JSON Schema type.
+fn type_faults(t: &Node) -> Vec<SchemaFault> {
+    const TYPES: &[&str] = &["string", "number", "integer", "boolean", "array", "object", "null"];
+    let names: Vec<&Node> = match &t.kind {
+        NodeKind::Seq(items) => items.iter().collect(),
+        _ => vec![t],
+    };
+    let mut out = Vec::new();
+    for n in names {
+        if n.as_str().is_some_and(|s| TYPES.contains(&s)) {
+            continue;
+        }
+        let v = n.as_scalar().map_or("", |s| s.value.as_str());
+        let help = suggest(v, TYPES.iter().copied())
+            .or_else(|| Some(format!("JSON Schema types are: {}", TYPES.join(", "))));
+        let message = format!("`{v}` is not a JSON Schema type");
+        out.push(SchemaFault { span: n.span, message, help, type_name: true });
+    }
+    out
 }

@@ -122,7 +122,7 @@ mod tests {
     #[test]
     fn a_closed_field_fix_replaces_the_name_only() {
         let text = "steps:\n  - id: a\n    call: t\n    capture_as: r\n    success_schema: { type: object, properties: { title: { type: string } }, additionalProperties: false }\n  - id: b\n    call: t\n    rationale: \"<<r.titel>>\"\n";
-        assert_eq!(fixes(text), [(Code::TypeMismatch, "titel".to_owned(), "title".to_owned())]);
+        assert_eq!(fixes(text), [(Code::UnresolvedVar, "titel".to_owned(), "title".to_owned())]);
     }
 
     #[test]

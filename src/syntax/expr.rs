@@ -342,7 +342,7 @@ fn convert_error(err: &PestError<Rule>, text: &str, tokens: &[Token<'_>]) -> Syn
         return error(message, Span::point(text.len()), None);
     };
     let tok = tokens[index];
-    if let Some(mistake) = mistake(tokens, index) {
+    if let Some(mistake) = mistake(tokens, index).or_else(|| method_call(text, tokens, index)) {
         return mistake;
     }
     let found = quote_token(tok.text);
@@ -386,6 +386,64 @@ fn mistake(tokens: &[Token<'_>], index: usize) -> Option<SyntaxError> {
         return unexpected(prev, "use `!` to negate");
     }
     None
+}
+
+/// `path.endswith('.lock')`: a method call, which this language writes as a
+/// function of the value (`ends_with(path, '.lock')`). `tokens[index]` is
+/// the `(` after `.name`.
+fn method_call(text: &str, tokens: &[Token<'_>], index: usize) -> Option<SyntaxError> {
+    let paren = tokens[index];
+    let (name, dot) = (tokens.get(index.checked_sub(1)?)?, tokens.get(index.checked_sub(2)?)?);
+    if paren.text != "(" || name.is_punct() || !matches!(dot.text, "." | "?.") {
+        return None;
+    }
+    // The receiver: the path before the dot (names, dots, balanced brackets).
+    let mut start = index - 2;
+    let mut depth = 0usize;
+    while start > 0 {
+        let t = tokens[start - 1];
+        match t.text {
+            "]" | ")" => depth += 1,
+            "[" | "(" if depth > 0 => depth -= 1,
+            "." | "?." => {}
+            _ if depth > 0 => {}
+            _ if !t.is_punct() && !tokens[start].is_punct() => break,
+            _ if !t.is_punct() => {}
+            _ => break,
+        }
+        start -= 1;
+    }
+    let receiver = text.get(tokens[start].start..dot.start)?.trim();
+    // The arguments, up to the matching `)` (or the end).
+    let mut depth = 0usize;
+    let close = tokens[index..].iter().position(|t| {
+        match t.text {
+            "(" | "[" => depth += 1,
+            ")" | "]" => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        depth == 0
+    });
+    let end = close.map_or(text.len(), |k| tokens[index + k].start);
+    let args = text.get(paren.end()..end)?.trim();
+    let function = match name.text {
+        "endswith" | "endsWith" => "ends_with",
+        "startswith" | "startsWith" => "starts_with",
+        "toLowerCase" | "lowercase" | "downcase" => "lower",
+        "toUpperCase" | "uppercase" | "upcase" => "upper",
+        "strip" => "trim",
+        "includes" | "has" => "contains",
+        "length" | "size" | "count" => "len",
+        other => other,
+    };
+    let call = if args.is_empty() {
+        format!("{function}({receiver})")
+    } else {
+        format!("{function}({receiver}, {args})")
+    };
+    let message = format!("`{receiver}.{}(…)` is a method call, which expressions do not have", name.text);
+    let help = format!("functions take the value first: write `{call}`");
+    Some(error(message, Span::new(name.start, paren.end()), Some(&help)))
 }
 
 /// A token for a message, shortened when long.

@@ -169,7 +169,12 @@ fn errors_have_short_messages_and_spans() {
     check_err("a.", "expected a field name", (2, 2), None);
     check_err("a b", "unexpected `b`", (2, 3), None);
     check_err(") x", "expected an expression, found `)`", (0, 1), None);
-    check_err("a.f(x)", "unexpected `(`", (3, 4), None);
+    check_err(
+        "a.f(x)",
+        "`a.f(…)` is a method call, which expressions do not have",
+        (2, 4),
+        Some("functions take the value first: write `f(a, x)`"),
+    );
     check_err("1.2.3", "invalid number `1.2.3`", (0, 5), None);
     check_err("12abc", "invalid number `12abc`", (0, 5), None);
     check_err(&"9".repeat(400), "number too large", (0, 400), None);
@@ -196,6 +201,16 @@ fn common_mistakes_have_help() {
     check_err(r#"x == "a\"#, "unterminated string", (5, 8), Some("close it with `\"`"));
     let escapes = "the escapes are `\\'`, `\\\"`, `\\\\`, `\\n` and `\\t`";
     check_err(r"'a\é'", "unknown escape `\\é`", (2, 5), Some(escapes));
+    let method = "`path.endswith(…)` is a method call, which expressions do not have";
+    let hint = Some("functions take the value first: write `ends_with(path, '.lock')`");
+    check_err("path.endswith('.lock')", method, (5, 14), hint);
+    let method = "`a.b[0].lower(…)` is a method call, which expressions do not have";
+    check_err(
+        "x && a.b[0].lower() == 'x'",
+        method,
+        (12, 18),
+        Some("functions take the value first: write `lower(a.b[0])`"),
+    );
     check_err("1 + 123456789012345678901234x", "invalid number `12345678901234567890…`", (4, 29), None);
 }
 

@@ -262,15 +262,26 @@ fn test_case(n: &Node, out: &mut Vec<Diagnostic>) -> Option<TestCase> {
     }
     let given = n.get("expect");
     let expect = given.and_then(|e| expect(e, out));
-    if given.is_none() || expect.as_ref().is_some_and(Expect::is_empty) {
-        out.push(
+    let what = "a `status`, `ran`, `skipped`, `inputs` or `captures`";
+    match given {
+        None => out.push(
             Diagnostic::new(
                 Code::TestNoExpect,
                 name.span,
                 format!("the test `{}` asserts nothing: it has no `expect`", name.value),
             )
-            .with_help("add `expect:` with a `status`, `ran`, `skipped`, `inputs` or `captures` (or run `savant-think test --update`)"),
-        );
+            .with_help(format!("add `expect:` with {what} (or run `savant-think test --update`)")),
+        ),
+        // `expect: {}` is there, and empty: said at the empty mapping.
+        Some(e) if expect.as_ref().is_some_and(Expect::is_empty) => out.push(
+            Diagnostic::new(
+                Code::TestNoExpect,
+                e.span,
+                format!("the test `{}` asserts nothing: its `expect` is empty", name.value),
+            )
+            .with_help(format!("give `expect` {what} (or run `savant-think test --update`)")),
+        ),
+        Some(_) => {}
     }
     Some(TestCase { name, span: n.span, params, mocks, expect })
 }

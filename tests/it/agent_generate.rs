@@ -198,7 +198,7 @@ fn check_knows_model_generate_its_inputs_and_the_type_of_its_result() {
     let all = all.join("\n");
     assert!(!all.contains("colour.yaml"), "the good workflow is clean: {all}");
     assert!(
-        all.contains("broken.yaml \"UNKNOWN_TOOL\" \"tool `model.generate` has no input `promt`"),
+        all.contains("broken.yaml \"UNKNOWN_INPUT\" \"tool `model.generate` has no input `promt`"),
         "{all}"
     );
     assert!(!all.contains("requires input `prompt`"), "a misspelled key is one mistake, not two: {all}");

@@ -224,3 +224,31 @@ fn the_tool_manifest_can_come_from_the_config() {
     assert_exit(&r, 2);
     assert!(r.stderr.contains("missing.json"), "{r:?}");
 }
+
+/// `UNKNOWN_INPUT` and `MISSING_INPUT` were reported as `UNKNOWN_TOOL` /
+/// `UNKNOWN_WORKFLOW` before they had codes of their own: a suppression
+/// or `[check] ignore` of the old codes still silences them.
+#[test]
+fn the_old_codes_of_input_diagnostics_still_silence_them() {
+    let s = Root::new("input-codes");
+    s.write(
+        "workflows/child.yaml",
+        "params:\n  path: {type: string}\nrequired: [path]\nsteps:\n  - id: s\n    call: think\n",
+    );
+    let parent = "steps:\n  - id: a\n    call: prompt.say\n    input_template: {msg: hi}\n  - id: b\n    uses: child\n    with: {pth: a.rs}\n";
+    s.write("workflows/parent.yaml", parent);
+    let r = run(&s.path, &["check", "--format", "json", "workflows/parent.yaml"]);
+    assert_eq!(codes(&r.json()), ["UNKNOWN_INPUT", "UNKNOWN_INPUT"], "{r:?}");
+    assert!(
+        r.stdout.contains("did you mean `message`?") && r.stdout.contains("did you mean `path`?"),
+        "{r:?}"
+    );
+    let silenced = parent
+        .replace("{msg: hi}", "{msg: hi}  # savant-think: ignore[UNKNOWN_TOOL]")
+        .replace("{pth: a.rs}", "{pth: a.rs}  # savant-think: ignore[UNKNOWN_WORKFLOW]");
+    s.write("workflows/parent.yaml", &silenced);
+    assert_exit(&run(&s.path, &["check", "workflows/parent.yaml"]), 0);
+    s.write("workflows/parent.yaml", parent);
+    s.write("savant-think.toml", "[check]\nignore = [\"UNKNOWN_TOOL\", \"UNKNOWN_WORKFLOW\"]\n");
+    assert_exit(&run(&s.path, &["check", "workflows/parent.yaml"]), 0);
+}

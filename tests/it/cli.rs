@@ -545,8 +545,8 @@ fn a_tool_manifest_turns_on_unknown_tool() {
         assert_exit(&r, 1);
         let v = r.json();
         let diags = v["diagnostics"].as_array().unwrap();
-        assert!(diags.iter().all(|d| d["code"] == "UNKNOWN_TOOL"), "{manifest}: {r:?}");
         let first = &diags[0];
+        assert_eq!(first["code"], "UNKNOWN_TOOL", "{manifest}: {r:?}");
         assert_eq!((first["line"].as_u64(), first["column"].as_u64()), (Some(3), Some(11)), "{manifest}");
         assert_eq!(first["help"], "did you mean `gitlab.get_merge_request`?", "{manifest}");
     }
@@ -555,6 +555,7 @@ fn a_tool_manifest_turns_on_unknown_tool() {
     let v = r.json();
     assert_eq!(v["summary"]["errors"], 2, "{r:?}");
     assert_eq!(v["diagnostics"][1]["line"], 7, "{r:?}");
+    assert_eq!(v["diagnostics"][1]["code"], "UNKNOWN_INPUT", "{r:?}");
     let r = run(&s.path, &["check", "calls.yaml", "--tools", "names.yaml", "--format", "json"]);
     assert_eq!(r.json()["summary"]["errors"], 1, "{r:?}");
 }
