@@ -11,8 +11,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     http: Option<std::net::SocketAddr>,
     /// Require `Authorization: Bearer TOKEN` on every HTTP request.
-    #[arg(long, env = "SAVANT_THINK_TOKEN", hide_env_values = true)]
+    #[arg(long, env = "SAVANT_THINK_TOKEN", hide_env_values = true, conflicts_with = "token_file")]
     token: Option<String>,
+    /// Read the token from this file (its first line; kept out of `ps`): to rotate it, change the file and restart with the same command line.
+    #[arg(long, value_name = "PATH")]
+    token_file: Option<PathBuf>,
     /// Also accept this browser Origin (e.g. https://app.example.com:443; loopback origins are always accepted). Repeatable.
     #[arg(long, value_name = "ORIGIN")]
     allowed_origin: Vec<String>,
@@ -60,9 +63,16 @@ pub fn run(args: ServeArgs) -> ExitCode {
     // request: three lines and a dump of the client's capabilities for
     // every call); `LOG_LEVEL=info` brings them back.
     super::logging::init("info,rmcp=warn");
+    let token = match (&args.token, &args.token_file) {
+        (_, Some(path)) => match read_token(path) {
+            Ok(t) => Some(t),
+            Err(m) => return fail(m),
+        },
+        (token, None) => token.clone(),
+    };
     let options = savant_think::mcp::ServeOptions {
         http: args.http,
-        token: args.token,
+        token,
         allowed_origins: args.allowed_origin,
         allowed_hosts: args.allowed_host,
         insecure: args.insecure,
@@ -118,4 +128,15 @@ fn give_back_memory() {
     unsafe {
         libc::malloc_trim(0);
     }
+}
+
+/// The token in `path`: its first line, trimmed; an empty one is refused.
+fn read_token(path: &std::path::Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?;
+    let token = text.lines().next().unwrap_or("").trim().to_owned();
+    if token.is_empty() {
+        return Err(format!("the token file {} is empty: write the token on its first line", path.display()));
+    }
+    Ok(token)
 }

@@ -267,3 +267,40 @@ fn stateless_http_logs_one_line_per_call_by_default() {
     assert_eq!(text.matches("tool=\"think_plan\"").count(), 2, "{text}");
     assert!(!text.contains("rmcp::service"), "{text}");
 }
+
+/// `--token-file`: the token from a file's first line (kept out of `ps`);
+/// an empty or missing file stops the start with a message.
+#[test]
+fn the_token_can_come_from_a_file() {
+    let scratch = Root::new("mcp-http-token-file");
+    populate(&scratch.path);
+    let file = scratch.write("token", "from-a-file\n");
+    let server = start(&scratch.path, &["--token-file", file.to_str().unwrap()]);
+    let a = server.addr.as_str();
+    let headers = |bearer: &'static str| {
+        vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Authorization", bearer),
+        ]
+    };
+    let (status, _) = raw(a, "POST", "/mcp", &headers("Bearer wrong"), INIT);
+    assert_eq!(status, 401);
+    let (status, body) = raw(a, "POST", "/mcp", &headers("Bearer from-a-file"), INIT);
+    assert_eq!(status, 200, "{body}");
+    let empty = scratch.write("empty", "\n");
+    for (path, says) in [(empty.to_str().unwrap(), "is empty"), ("/nonexistent/token", "cannot read")] {
+        let out = Command::new(BIN)
+            .args(["serve", "--http", "127.0.0.1:0", "--token-file", path])
+            .env_remove("SAVANT_THINK_TOKEN")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
