@@ -2,7 +2,7 @@
 //! binary run under `strace -f -e inject=<syscall>:signal=KILL:when=N`, for
 //! each `rename`, `ftruncate`, `fsync`, `fdatasync` and `write` it makes
 //! during a fresh `plan` over an existing run, a `next`, a `reset` and a
-//! `next` that compacts the journal.
+//! `next` that compacts the journal, and an `answer` to a waiting step.
 //!
 //! After every kill the run loads and is exactly the run before the command
 //! (every acknowledged result in place) or the run after it, and the same
@@ -165,7 +165,7 @@ fn kill_everywhere_seen(name: &str, template: &Root, args: &[&str], run_of: fn(&
     assert_ne!(before, after, "{name}: the command must change the run");
     let calls = count_calls(template, args);
     assert!(
-        calls.iter().any(|&(sc, _)| sc.starts_with("rename")) || name == "next" || name == "prune",
+        calls.iter().any(|&(sc, _)| sc.starts_with("rename")) || ["next", "prune", "answer"].contains(&name),
         "{name}: no rename seen: {calls:?}"
     );
     assert!(calls.iter().any(|&(sc, _)| sc == "fdatasync" || sc == "fsync"), "{name}: no fsync: {calls:?}");
@@ -255,6 +255,20 @@ fn a_kill_at_any_state_write_keeps_the_old_run_or_the_new_one() {
     // `fork` writes a new run and leaves the source as it was.
     let fork = ["fork", "crashy", "--run-id", "r", "--from", "each", "--new-run-id", "f"];
     kill_everywhere_seen("fork", &template, &fork, run_and_fork);
+
+    // `answer`: a person's answer to a waiting step, appended as a result
+    // is: never lost once acknowledged, never recorded twice.
+    let waiting = root("answer");
+    waiting.write(
+        "workflows/ok.yaml",
+        "id: ok\nsteps:\n  - id: ask\n    await: {ask: \"ok?\", schema: {type: boolean}, timeout: never}\n",
+    );
+    waiting.ok(&["plan", "ok", "--run-id", "r"]);
+    let answer = ["answer", "ok", "--run-id", "r", "--step", "ask", "--value", "true"];
+    kill_everywhere_seen("answer", &waiting, &answer, |root| {
+        let args = ["state", "get", "ok", "--run-id", "r"];
+        reduced(&reply(&root.command(&args).output().unwrap(), &args))
+    });
 
     // A `next` that compacts: the journal holds COMPACT_AFTER events, the
     // next one folds them into the snapshot.
