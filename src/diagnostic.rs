@@ -102,6 +102,16 @@ codes! {
     WorkflowCycle = "WORKFLOW_CYCLE", Error, "Workflows use each other (`uses:`) in a cycle.";
     /// A chain of `uses:` is deeper than the limit (16).
     WorkflowTooDeep = "WORKFLOW_TOO_DEEP", Error, "A chain of sub-workflows (`uses:`) is deeper than 16.";
+    /// An `await:` schema a person could not be asked with an MCP elicitation form (a flat object of primitives and enums).
+    ElicitationSchema = "ELICITATION_SCHEMA", Warning, "An `await:` schema falls outside MCP elicitation's forms (a flat object of strings, numbers, booleans and enums).";
+    /// A wait's `on_timeout:` value does not match the answer's or the event's schema.
+    OnTimeoutMismatch = "ON_TIMEOUT_MISMATCH", Error, "A wait's `on_timeout:` value does not match the schema of what it stands for.";
+    /// An `await:` or `wait_for:` has no `timeout:` (`timeout: never` says so on purpose).
+    WaitWithoutTimeout = "WAIT_WITHOUT_TIMEOUT", Warning, "A wait has no `timeout:`; `timeout: never` says it waits for ever on purpose.";
+    /// A `wait_for:` names an event savant-think.toml does not declare (`[events.NAME]`).
+    UndeclaredEvent = "UNDECLARED_EVENT", Error, "A `wait_for:` names an event savant-think.toml does not declare.";
+    /// Two waits can be live at once on the same event and key: one event would answer only one of them.
+    DuplicateWait = "DUPLICATE_WAIT", Error, "Two waits can be live at once on the same event and key.";
 }
 
 impl Code {

@@ -163,7 +163,7 @@ impl Engine {
     /// An engine over `root` with the given settings and state store.
     pub fn with_store(root: PathBuf, config: EngineConfig, store: Box<dyn StateStore>) -> Engine {
         Engine {
-            project: Project::open(root),
+            project: Project::open(root).with_events(crate::workspace::declared_events(&config)),
             config,
             store,
             runs: Mutex::default(),
