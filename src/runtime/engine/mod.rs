@@ -30,6 +30,7 @@ mod explain;
 mod fork;
 mod info;
 mod inspect;
+mod longest_wait;
 mod observe;
 mod pins;
 mod plan;
