@@ -106,6 +106,16 @@ codes! {
     UnknownInput = "UNKNOWN_INPUT", Error, "A step gives a tool or workflow an input (`input_template` / `with:` key) it does not take.";
     /// A step omits an input its tool or workflow requires; reported as `UNKNOWN_TOOL` / `UNKNOWN_WORKFLOW` before, whose suppressions still silence it.
     MissingInput = "MISSING_INPUT", Error, "A step omits an input its tool or workflow requires.";
+    /// An `await:` schema a person could not be asked with an MCP elicitation form (a flat object of primitives and enums).
+    ElicitationSchema = "ELICITATION_SCHEMA", Warning, "An `await:` schema falls outside MCP elicitation's forms (a flat object of strings, numbers, booleans and enums).";
+    /// A wait's `on_timeout:` value does not match the answer's or the event's schema.
+    OnTimeoutMismatch = "ON_TIMEOUT_MISMATCH", Error, "A wait's `on_timeout:` value does not match the schema of what it stands for.";
+    /// An `await:` or `wait_for:` has no `timeout:` (`timeout: never` says so on purpose).
+    WaitWithoutTimeout = "WAIT_WITHOUT_TIMEOUT", Warning, "A wait has no `timeout:`; `timeout: never` says it waits for ever on purpose.";
+    /// A `wait_for:` names an event savant-think.toml does not declare (`[events.NAME]`).
+    UndeclaredEvent = "UNDECLARED_EVENT", Error, "A `wait_for:` names an event savant-think.toml does not declare.";
+    /// Two waits can be live at once on the same event and key: one event would answer only one of them.
+    DuplicateWait = "DUPLICATE_WAIT", Error, "Two waits can be live at once on the same event and key.";
 }
 
 impl Code {

@@ -337,6 +337,14 @@ pub fn load_lock(root: &Path) -> Option<(crate::check::lock::LockTable, SourceFi
     Some((lock.into(), src, diags))
 }
 
+/// The events savant-think.toml declares (`[events.NAME]`), each with its
+/// payload's schema: what `check::Config::events` holds for `wait_for:`.
+pub fn declared_events(
+    config: &crate::config::EngineConfig,
+) -> std::sync::Arc<BTreeMap<String, Option<Value>>> {
+    std::sync::Arc::new(config.events.iter().map(|(name, e)| (name.clone(), e.schema.clone())).collect())
+}
+
 /// The project's workflows (`<root>/workflows/*.yaml`, by file stem) as
 /// callees of `uses:`, read with the rules of [`read_source`] (a file that
 /// cannot be read or decoded is left out: its own check reports it).

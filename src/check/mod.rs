@@ -28,13 +28,17 @@
 //! step parsed and lowered again), `recheck.rs` (which steps' diagnostics
 //! are kept, by what the edited step shows the others), `rewire.rs` and
 //! `rename.rs` (the whole-workflow parts, updated rather than redone);
-//! each file's docs give its rule.
+//! `waits.rs` what the checks of waits share (the schema of an answer or
+//! an event's payload, from `Config::events`, the declared
+//! `[events.NAME]`); each file's docs give its rule.
 
 pub mod contract;
 mod cyclic_dependency;
 mod destructive_call;
 mod duplicate_capture;
 mod duplicate_step;
+mod duplicate_wait;
+mod elicitation_schema;
 pub mod fix;
 pub mod graph;
 pub mod incremental;
@@ -43,14 +47,17 @@ mod legacy_interpolation;
 pub mod lock;
 pub mod manifest;
 mod missing_input;
+mod on_timeout_mismatch;
 mod recheck;
 mod rename;
 mod rewire;
 pub mod rules;
 pub mod scope;
+mod sleep_until;
 pub mod suppress;
 mod tool_input;
 mod type_mismatch;
+mod undeclared_event;
 mod unknown_dep;
 mod unknown_function;
 mod unknown_input;
@@ -59,6 +66,8 @@ mod unknown_tool;
 mod unknown_workflow;
 mod unresolved_var;
 mod unused_capture;
+mod wait_without_timeout;
+pub mod waits;
 mod workflow_cycle;
 pub mod workflows;
 
@@ -96,6 +105,11 @@ pub struct Config {
     /// The project's workflows, when known: `uses:` is checked against
     /// them (and across files); without, a `uses:` step is untyped.
     pub workflows: Option<Arc<workflows::WorkflowTable>>,
+    /// `[events.NAME]` of savant-think.toml: the events a `wait_for:` may
+    /// wait for, each with its payload's schema (none: any JSON value),
+    /// which types the step's capture. `None` when the caller does not
+    /// know the project's events: `UNDECLARED_EVENT` is then not reported.
+    pub events: Option<Arc<BTreeMap<String, Option<Value>>>>,
     pub limits: Limits,
 }
 
@@ -269,7 +283,8 @@ fn capture_types<'a>(
                 Some(Ok(schema)) => Some(schema),
                 _ => None,
             },
-            None => None,
+            // A `wait_for:` step: its event's payload schema.
+            None => waits::event_schema(step, config),
         };
         // A `model.generate` step without a success schema: its result has the input's `schema`.
         let generated = if schema.is_none() { manifest::model_generate_output(step) } else { None };
@@ -371,6 +386,13 @@ pub const CHECKS: &[(Code, CheckFn)] = &[
     (Code::WorkflowCycle, workflow_cycle::check),
     (Code::UnknownInput, unknown_input::check),
     (Code::MissingInput, missing_input::check),
+    // `sleep_until:` that is not a timestamp: a TYPE_MISMATCH of its own file.
+    (Code::TypeMismatch, sleep_until::check),
+    (Code::ElicitationSchema, elicitation_schema::check),
+    (Code::OnTimeoutMismatch, on_timeout_mismatch::check),
+    (Code::WaitWithoutTimeout, wait_without_timeout::check),
+    (Code::UndeclaredEvent, undeclared_event::check),
+    (Code::DuplicateWait, duplicate_wait::check),
 ];
 
 /// Checks one file's text: parse, lower, run every check. Never panics on

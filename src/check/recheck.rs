@@ -98,6 +98,30 @@ impl Checked {
     /// checks every step. The index of who mentions each name, when there
     /// is one, is updated for every change.
     pub fn recheck(
+        self,
+        cx: &mut Cx,
+        k: usize,
+        old: &Step,
+        change: Change,
+        at: u32,
+        delta: i64,
+    ) -> Option<Checked> {
+        let mut checked = self.recheck_faces(cx, k, old, change, at, delta)?;
+        checked.rewait(cx);
+        Some(checked)
+    }
+
+    /// `DUPLICATE_WAIT` between two steps reads their waits and whether
+    /// either depends on the other, which any edit may change: computed
+    /// again after every edit (a scan of the steps; a walk of the graph
+    /// only for two `wait_for:` steps on one event and key).
+    fn rewait(&mut self, cx: &Cx) {
+        self.whole.retain(|d| d.code != Code::DuplicateWait);
+        super::duplicate_wait::parallel(cx, &mut self.whole);
+    }
+
+    /// [`Checked::recheck`] but for `DUPLICATE_WAIT` between steps.
+    fn recheck_faces(
         mut self,
         cx: &mut Cx,
         k: usize,
@@ -295,7 +319,7 @@ pub enum Change {
     /// what types its capture, the names it reads or its `deps`.
     Rename,
     /// Only in what types its capture (`call`, `uses`, `success_schema`,
-    /// a `model.generate` schema): not in its names, the names it reads,
+    /// a `model.generate` schema, a `wait_for:` event): not in its names, the names it reads,
     /// its `deps` or its loop.
     Retype,
     /// Otherwise (a `foreach` added or removed, a name and what types it
@@ -313,7 +337,8 @@ impl Change {
         let typed = old.call == new.call
             && old.uses == new.uses
             && old.schema == new.schema
-            && old.generated == new.generated;
+            && old.generated == new.generated
+            && old.event == new.event;
         let names = old.id == new.id && old.capture == new.capture && old.looping == new.looping;
         // A loop's `foreach:` (its span) is not a name.
         let foreach = |f: &Face| f.looping.map(|(_, _, span)| span);
@@ -344,6 +369,9 @@ pub struct Face<'s> {
     deps: Vec<&'s str>,
     /// The root names its expressions read, and the `X` of `steps.X`.
     reads: Vec<(&'s str, bool)>,
+    /// The event a `wait_for:` step waits for: its payload schema types
+    /// the capture.
+    event: Option<&'s str>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -371,6 +399,10 @@ impl<'s> Face<'s> {
             generated: super::manifest::model_generate_output(step),
             deps: step.deps.iter().map(|d| d.value.as_str()).collect(),
             reads,
+            event: match step.wait.as_deref().map(|w| &w.kind) {
+                Some(crate::ir::WaitKind::Event { event, .. }) => Some(event.value.as_str()),
+                _ => None,
+            },
         }
     }
 }

@@ -237,7 +237,10 @@ fn bad_field(
                 Binding::Workflow => WORKFLOW_FIELDS.contains(&name),
                 Binding::Run => RUN_FIELDS.contains(&name),
                 Binding::Loop => LOOP_FIELDS.contains(&name),
-                Binding::Capture(i) => return tool_field(cx, i, root, name),
+                Binding::Capture(i) => {
+                    return tool_field(cx, i, root, name)
+                        .or_else(|| crate::check::waits::unknown_field(cx, i, root, name));
+                }
                 Binding::LoopVar => true,
             };
             if known {

@@ -126,19 +126,16 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Ok(r) => r.path,
         Err(m) => return fail(m),
     };
-    // Every command stops on a broken savant-think.toml, `check` too.
-    let settings = match savant_think::config::EngineConfig::load(&root) {
-        Ok(c) => c.check,
+    let (settings, events) = match savant_think::config::EngineConfig::load(&root) {
+        Ok(c) => (c.check.clone(), Some(workspace::declared_events(&c))),
+        // Every command stops on a broken savant-think.toml, `check` too.
         Err(e) => return fail(format!("INVALID_CONFIG: {}", e.message)),
     };
     if let Some(problem) = settings.unknown_codes().first() {
         return fail(format!("INVALID_CONFIG: {}/savant-think.toml: {problem}", root.display()));
     }
-    let mut config = Config {
-        builtins: savant_think::runtime::contracts::builtin(),
-        select: settings.selected(),
-        ..Config::default()
-    };
+    let builtins = savant_think::runtime::contracts::builtin();
+    let mut config = Config { builtins, select: settings.selected(), events, ..Config::default() };
     config.limits.max_file_bytes = args.max_file_size;
     config.schemas = workspace::load_schemas(&args.schemas.clone().unwrap_or_else(|| root.join("schemas")));
     // --tools, else `[check] tools` (relative to the root).

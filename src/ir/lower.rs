@@ -28,7 +28,7 @@ mod step;
 #[path = "lower_wait.rs"]
 mod wait;
 pub(crate) use wait::{AWAIT_KEYS, WAIT_FOR_KEYS, WAIT_KEYS};
-pub use wait::{MAX_WAIT_SECS, parse_wait_duration, valid_event_name};
+pub use wait::{MAX_WAIT_SECS, parse_time, parse_wait_duration, valid_event_name};
 
 /// The JSON shape a key's value takes: drives both the lowerer's reading and
 /// the format's JSON Schema ([`crate::schema`]).

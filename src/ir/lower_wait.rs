@@ -248,6 +248,34 @@ impl Lower<'_> {
     }
 }
 
+/// Parses an RFC 3339 time (`Z`, or an offset `±HH:MM`), or a date
+/// (`2026-11-29`, midnight UTC).
+pub fn parse_time(text: &str) -> Option<std::time::SystemTime> {
+    let s = text.trim();
+    if s.len() == 10 {
+        return humantime::parse_rfc3339_weak(&format!("{s}T00:00:00")).ok();
+    }
+    if let Some(base) = s.strip_suffix('Z').or_else(|| s.strip_suffix('z')) {
+        return humantime::parse_rfc3339_weak(base).ok();
+    }
+    // `±HH:MM` at the end, after the time.
+    if s.len() > 6 && s.is_char_boundary(s.len() - 6) {
+        let (base, offset) = s.split_at(s.len() - 6);
+        let b = offset.as_bytes();
+        if (b[0] == b'+' || b[0] == b'-') && b[3] == b':' {
+            let hours: u64 = offset[1..3].parse().ok()?;
+            let minutes: u64 = offset[4..6].parse().ok()?;
+            if hours > 23 || minutes > 59 {
+                return None;
+            }
+            let shift = std::time::Duration::from_secs(hours * 3600 + minutes * 60);
+            let local = humantime::parse_rfc3339_weak(base).ok()?;
+            return if b[0] == b'+' { local.checked_sub(shift) } else { local.checked_add(shift) };
+        }
+    }
+    None
+}
+
 /// An event name: a letter, then letters, digits, `_`, `.` and `-` (up to 128).
 pub fn valid_event_name(s: &str) -> bool {
     let mut chars = s.chars();

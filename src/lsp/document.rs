@@ -84,7 +84,10 @@ impl Project {
     fn load(root: &Path) -> Project {
         // A broken savant-think.toml: `check` stops on it; the editor still
         // checks with the defaults (the file itself is not a workflow).
-        let settings = crate::config::EngineConfig::load(root).map(|c| c.check).unwrap_or_default();
+        let loaded = crate::config::EngineConfig::load(root).ok();
+        let settings = loaded.as_ref().map(|c| c.check.clone()).unwrap_or_default();
+        // Its events, when it reads: `wait_for:` is checked against them.
+        let events = loaded.as_ref().map(crate::workspace::declared_events);
         let tools = settings.tools_path(root);
         let lock_path = root.join(crate::check::lock::FILE_NAME);
         let lock_at = modified(&lock_path);
@@ -94,6 +97,7 @@ impl Project {
             builtins: crate::runtime::contracts::builtin(),
             select: settings.selected(),
             lock: crate::workspace::load_lock(root).map(|(table, _, _)| std::sync::Arc::new(table)),
+            events,
             ..Config::default()
         };
         let workflows = crate::workspace::workflows_stamp(root);

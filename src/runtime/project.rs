@@ -133,6 +133,17 @@ impl Project {
         }
     }
 
+    /// The project, its workflows checked against the events
+    /// savant-think.toml declares (`wait_for:`, `UNDECLARED_EVENT`).
+    pub fn with_events(self, events: Arc<std::collections::BTreeMap<String, Option<Value>>>) -> Project {
+        {
+            let mut schemas = lock(&self.schemas);
+            let config = Config { events: Some(events), ..Config::clone(&schemas.config) };
+            schemas.config = Arc::new(config);
+        }
+        self
+    }
+
     /// The project root.
     pub fn root(&self) -> &Path {
         &self.root
@@ -163,6 +174,7 @@ impl Project {
                     schemas: crate::workspace::load_schemas(&dir),
                     builtins: crate::runtime::contracts::builtin(),
                     lock: if lock_changed { load_lock(&self.root) } else { schemas.config.lock.clone() },
+                    events: schemas.config.events.clone(),
                     ..Config::default()
                 });
                 schemas.generation += 1;

@@ -59,7 +59,7 @@ pub struct Instruction {
     pub sub_run: Option<SubRun>,
 }
 
-pub use crate::runtime::reply_waits::{SubRun, WaitView};
+pub use crate::runtime::reply_waits::{LongestWait, SubRun, WaitView};
 
 /// The answer of think_plan, think_next and think_reset: the next
 /// instruction, or done.
@@ -195,6 +195,8 @@ pub struct WorkflowExplanation {
     pub order: Vec<String>,
     /// Each step: call, deps, when, foreach, capture_as, success_schema, rationale.
     pub steps: Vec<StepExplanation>,
+    /// The longest the workflow can wait along any path of its plan.
+    pub longest_wait: LongestWait,
 }
 
 /// One step: what it does, and in a run, its status and why.

@@ -71,3 +71,15 @@ pub struct Delivery {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub duplicate: bool,
 }
+
+/// The longest a workflow can wait along any path of its plan (`explain`
+/// of a workflow): sleeps and timeouts summed, a foreach's times its items
+/// when they are written out.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct LongestWait {
+    /// Seconds; `null` when unbounded.
+    pub secs: Option<u64>,
+    /// In words: `0s`, `1d 2h`, or `unbounded: ` and why (a wait with
+    /// `timeout: never` or none, a `sleep_until:`, a foreach of unknown length).
+    pub text: String,
+}

@@ -7,7 +7,9 @@
 //!   human`, no colour) and compared with `err*.snap` in the same directory
 //!   (an insta snapshot: `cargo insta review` shows a change);
 //! - `NAME.tools.json`, when present, is the tool manifest for `NAME.yaml`,
-//!   and `NAME.lock.json` its `tools.lock.json`;
+//!   `NAME.lock.json` its `tools.lock.json`, and `NAME.toml` its
+//!   savant-think.toml (its `[events.NAME]`; without one, the events of
+//!   `tests/checks/events.toml`);
 //!   `tests/checks/schemas/` holds the named schemas, `tests/checks/workflows/`
 //!   the project's workflows a fixture `uses:`.
 //! - The `TEST_*` codes are about test files: the fixtures of their
@@ -79,6 +81,12 @@ fn config_for(path: &Path) -> Config {
         assert!(diags.is_empty(), "{diags:?}");
         config.lock = Some(std::sync::Arc::new(lock.into()));
     }
+    // The project's events: the fixture's own savant-think.toml, else the shared ones.
+    let own = path.with_extension("toml");
+    let toml = if own.exists() { own } else { checks_dir().join("events.toml") };
+    let engine: savant_think::config::EngineConfig =
+        toml::from_str(&std::fs::read_to_string(toml).unwrap()).unwrap();
+    config.events = Some(workspace::declared_events(&engine));
     let manifest = path.with_extension("tools.json");
     if manifest.exists() {
         config.tools = Some(ToolManifest::parse(&std::fs::read_to_string(manifest).unwrap()).unwrap());

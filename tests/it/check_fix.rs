@@ -166,7 +166,9 @@ fn fixes_over_the_error_fixtures_are_safe_and_stable() {
     let mut fixed_files = 0;
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
-        .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+        .map(|d| d.unwrap().path())
+        .filter(|d| d.is_dir())
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("err")))
         .collect();

@@ -15,6 +15,10 @@
 //!   - Otherwise the yaml is a *fix*: it must check clean.
 //! - A ```` ```json tools ```` block is a tool manifest (as for `--tools`): it
 //!   applies to every yaml block after it in the same section.
+//! - A ```` ```toml savant-think.toml ```` block is the project's
+//!   savant-think.toml: its `[events.NAME]` apply to every yaml block after
+//!   it in the same section (without one, the events are not known and
+//!   `UNDECLARED_EVENT` is not reported).
 //! - A ```` ```yaml workflows/NAME.yaml ```` block is a workflow of the
 //!   example's project: every yaml block after it in the same section may
 //!   `uses: NAME` it (it is not an example itself).
@@ -198,6 +202,12 @@ fn checks_md_matches_the_checker() {
                     Ok(m) => config.tools = Some(m),
                     Err(e) => {
                         failures.push(format!("{}: line {at}: bad tool manifest: {e}", section.heading))
+                    }
+                },
+                "toml savant-think.toml" => match toml::from_str(&block.content) {
+                    Ok(c) => config.events = Some(workspace::declared_events(&c)),
+                    Err(e) => {
+                        failures.push(format!("{}: line {at}: bad savant-think.toml: {e}", section.heading))
                     }
                 },
                 info if info.starts_with("yaml workflows/") => {

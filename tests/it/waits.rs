@@ -316,3 +316,34 @@ fn the_cli_answers_and_signals() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("NO_WAITING_RUN"));
 }
+
+#[test]
+fn explain_gives_a_workflows_longest_wait_along_any_path() {
+    let root = root("longest");
+    root.write(
+        "workflows/sleepy.yaml",
+        r#"
+id: sleepy
+steps:
+  - id: nap
+    sleep: 10m
+  - id: each
+    foreach: "[1, 2, 3]"
+    sleep: 1h
+    deps: [nap]
+  - id: short
+    sleep: 30s
+"#,
+    );
+    let e = root.engine();
+    let longest = |wf: &str| {
+        let x = serde_json::to_value(e.explain(wf, None, None).unwrap()).unwrap();
+        x["longest_wait"].clone()
+    };
+    // 10m, then three items of 1h each; `short` runs beside them.
+    assert_eq!(longest("sleepy"), json!({"secs": 600 + 3 * 3600, "text": "3h 10m"}));
+    assert_eq!(longest("approve"), json!({"secs": 86_400, "text": "1d"}));
+    let pipeline = longest("pipeline");
+    assert_eq!(pipeline["secs"], Value::Null);
+    assert_eq!(pipeline["text"], "unbounded: step `finished` waits for ever (`timeout: never`)");
+}

@@ -85,14 +85,10 @@ impl Engine {
                     d.item = item;
                     Ok(Explanation::Step(d))
                 }
-                None => Ok(Explanation::Workflow(WorkflowExplanation {
-                    workflow: cw.wf.id.clone(),
-                    name: cw.wf.name.clone(),
-                    description: cw.wf.description.clone(),
-                    rules: cw.wf.rules.clone(),
-                    order: cw.plan.order.iter().map(|&i| cw.plan.steps[i].id.clone()).collect(),
-                    steps: (0..cw.wf.steps.len()).map(describe).collect(),
-                })),
+                None => {
+                    let steps = (0..cw.wf.steps.len()).map(describe).collect();
+                    Ok(Explanation::Workflow(workflow_explanation(&cw, steps)))
+                }
             };
         };
         self.with_run(workflow, run_id, |engine, _, cached| {
@@ -234,6 +230,19 @@ impl Engine {
 /// in the history `m` has replayed so far: a result for a step that was
 /// skipped or already done. (Two writers that each trusted a different
 /// copy of the run would leave such a history; the engine never does.)
+/// A workflow explained (no run): its steps as `describe` gives them.
+fn workflow_explanation(cw: &CompiledWorkflow, steps: Vec<StepExplanation>) -> WorkflowExplanation {
+    WorkflowExplanation {
+        workflow: cw.wf.id.clone(),
+        name: cw.wf.name.clone(),
+        description: cw.wf.description.clone(),
+        rules: cw.wf.rules.clone(),
+        order: cw.plan.order.iter().map(|&i| cw.plan.steps[i].id.clone()).collect(),
+        steps,
+        longest_wait: super::longest_wait::longest_wait(&cw.wf, &cw.plan),
+    }
+}
+
 fn impossible_event(m: &Machine, event: &Event) -> Option<String> {
     let (EventKind::Result { step_id, .. } | EventKind::ValidationFailed { step_id, .. }) = &event.kind
     else {

@@ -30,6 +30,7 @@ mod explain;
 mod fork;
 mod info;
 mod inspect;
+mod longest_wait;
 mod observe;
 mod pins;
 mod plan;
@@ -163,7 +164,7 @@ impl Engine {
     /// An engine over `root` with the given settings and state store.
     pub fn with_store(root: PathBuf, config: EngineConfig, store: Box<dyn StateStore>) -> Engine {
         Engine {
-            project: Project::open(root),
+            project: Project::open(root).with_events(crate::workspace::declared_events(&config)),
             config,
             store,
             runs: Mutex::default(),
