@@ -8,12 +8,19 @@
 //!   PostgreSQL database, or `savant-think next` on the same root) is seen
 //!   by [`Hub::watch`], which compares the stored stamps of subscribed runs
 //!   every [`WATCH_INTERVAL`].
+//! - The same two on a 2026-07-28 `subscriptions/listen` stream ([`Hub::listen`]):
+//!   only the types its filter asked for and this server accepted
+//!   ([`accepted`]), each tagged with the subscription's id by rmcp's
+//!   [`SubscriptionSink`], after rmcp's acknowledgement.
 //!
 //! rmcp marks MCP logging deprecated (SEP-2577), but the current protocol
 //! versions and clients still use it, hence the `allow(deprecated)`.
 #![allow(deprecated)]
 
-use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam};
+use rmcp::model::{
+    LoggingLevel, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam, SubscriptionFilter,
+};
+use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -119,10 +126,44 @@ impl Session {
 /// How often the stamps of subscribed runs are compared.
 pub const WATCH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// What a `subscriptions/listen` filter gets: `resources/list_changed` and
+/// updates of the URIs `subscribable` accepts (those `resources/read`
+/// serves), if asked for. No tools or prompts list changes: this server's
+/// lists do not change while it runs, and it does not advertise them. rmcp
+/// narrows this to what was requested before acknowledging it.
+pub fn accepted(requested: &SubscriptionFilter, subscribable: impl Fn(&str) -> bool) -> SubscriptionFilter {
+    let mut filter = SubscriptionFilter::new();
+    filter.resources_list_changed = requested.resources_list_changed;
+    filter.resource_subscriptions = requested
+        .resource_subscriptions
+        .as_ref()
+        .map(|uris| uris.iter().filter(|u| subscribable(u)).cloned().collect());
+    filter
+}
+
+/// A `subscriptions/listen` stream registered with the [`Hub`]; dropping it
+/// (when the stream ends) unregisters it.
+pub struct Listening {
+    hub: Weak<Hub>,
+    key: u64,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        if let Some(hub) = self.hub.upgrade() {
+            hub.listeners.lock().unwrap_or_else(|p| p.into_inner()).retain(|(k, _)| *k != self.key);
+        }
+    }
+}
+
 /// Every session of one server, for resource notifications.
 #[derive(Default)]
 pub struct Hub {
     sessions: Mutex<Vec<Weak<Session>>>,
+    /// Open `subscriptions/listen` streams, by a key of their own (request
+    /// ids are only unique per client).
+    listeners: Mutex<Vec<(u64, SubscriptionSink)>>,
+    next_listener: std::sync::atomic::AtomicU64,
     /// The last stamp seen (or sent) per subscribed `run://` URI.
     seen: Mutex<std::collections::HashMap<String, Option<crate::state::Stamp>>>,
     watching: std::sync::atomic::AtomicBool,
@@ -133,6 +174,19 @@ impl Hub {
         let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         sessions.retain(|s| s.strong_count() > 0);
         sessions.push(Arc::downgrade(session));
+    }
+
+    /// Registers a `subscriptions/listen` stream until the returned guard drops.
+    pub fn listen(self: &Arc<Self>, sink: SubscriptionSink) -> Listening {
+        let key = self.next_listener.fetch_add(1, Ordering::Relaxed);
+        self.listeners.lock().unwrap_or_else(|p| p.into_inner()).push((key, sink));
+        Listening { hub: Arc::downgrade(self), key }
+    }
+
+    /// The listen streams whose accepted filter `want`s.
+    fn sinks(&self, want: impl Fn(&SubscriptionFilter) -> bool) -> Vec<SubscriptionSink> {
+        let listeners = self.listeners.lock().unwrap_or_else(|p| p.into_inner());
+        listeners.iter().map(|(_, s)| s).filter(|s| want(s.accepted())).cloned().collect()
     }
 
     fn peers(&self, want: impl Fn(&Session) -> bool) -> Vec<Peer<RoleServer>> {
@@ -152,6 +206,11 @@ impl Hub {
                 tracing::debug!(uri, "could not send resources/updated: {e}");
             }
         }
+        for sink in self.sinks(|f| listens_to(f, uri)) {
+            if let Err(e) = sink.notify_resource_updated(uri).await {
+                tracing::debug!(uri, "could not send resources/updated to a listen stream: {e}");
+            }
+        }
     }
 
     /// The `run://` URIs some session is subscribed to.
@@ -162,12 +221,16 @@ impl Hub {
             let subs = s.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
             out.extend(subs.iter().filter(|u| u.starts_with("run://")).cloned());
         }
+        for sink in self.sinks(|_| true) {
+            let uris = sink.accepted().resource_subscriptions.iter().flatten();
+            out.extend(uris.filter(|u| u.starts_with("run://")).cloned());
+        }
         out.into_iter().collect()
     }
 
     /// Whether any session is subscribed to `uri`.
     pub fn has_subscriber(&self, uri: &str) -> bool {
-        !self.peers(|s| s.subscribed(uri)).is_empty()
+        !self.peers(|s| s.subscribed(uri)).is_empty() || !self.sinks(|f| listens_to(f, uri)).is_empty()
     }
 
     /// Records `stamp` as the state of `uri` the subscribers know, and
@@ -224,7 +287,17 @@ impl Hub {
                 tracing::debug!("could not send resources/list_changed: {e}");
             }
         }
+        for sink in self.sinks(|f| f.resources_list_changed == Some(true)) {
+            if let Err(e) = sink.notify_resource_list_changed().await {
+                tracing::debug!("could not send resources/list_changed to a listen stream: {e}");
+            }
+        }
     }
+}
+
+/// Whether a listen stream's accepted filter takes updates of `uri`.
+fn listens_to(filter: &SubscriptionFilter, uri: &str) -> bool {
+    filter.resource_subscriptions.as_ref().is_some_and(|uris| uris.iter().any(|u| u == uri))
 }
 
 /// Sessions that asked for log lines, and the lowest level any of them wants.

@@ -4,7 +4,7 @@
 //! tasks to another thread first (`blocking`), except where a call is known
 //! to be short ([`SavantServer::inline_calls`]).
 
-use crate::mcp::notify::{Hub, Session};
+use crate::mcp::notify::{self, Hub, Session};
 use crate::mcp::prompts as mcp_prompts;
 use crate::runtime::ErrorCode;
 use crate::runtime::catalog;
@@ -17,10 +17,10 @@ use rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, Implementation, JsonObject, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
-    ResourceTemplate, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, Tool,
-    ToolAnnotations, UnsubscribeRequestParams,
+    ResourceTemplate, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -428,8 +428,36 @@ impl ServerHandler for SavantServer {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if catalog::find(&request.name).is_none_or(|t| !t.mcp) {
+            // Not a tool of this server: a request error, as the spec's
+            // InvalidParamsError says ("unknown tool name"), not a result.
+            tracing::info!(tool = %request.name, "unknown tool");
+            let e = EngineError::unknown_tool(&request.name, catalog::tools().map(|t| t.name));
+            return Err(McpError::invalid_params(
+                format!("Unknown tool: {}", request.name),
+                Some(e.to_json()),
+            ));
+        }
         let args = Value::Object(request.arguments.unwrap_or_default());
         Ok(self.call(&request.name, args).await.into())
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(notify::accepted(requested, |uri| check_subscribable(uri).is_ok()))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        for uri in context.accepted().resource_subscriptions.iter().flatten() {
+            if uri.starts_with("run://") {
+                let stamp = self.run_stamp(uri).await;
+                self.hub.record(uri, stamp);
+                let engine = self.engine.clone();
+                self.hub.watch(move |uri| stamp_of(&engine, uri));
+            }
+        }
+        let _listening = self.hub.listen(context.sink().clone());
+        context.cancelled().await;
+        Ok(())
     }
 
     async fn list_prompts(
@@ -545,7 +573,14 @@ impl ServerHandler for SavantServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let this = self.clone();
         let uri = request.uri.clone();
-        let contents = blocking(move || this.read(&uri)).await.map_err(|e| resource_error(&e))?;
+        let contents = blocking(move || this.read(&uri)).await.map_err(|e| {
+            // The URI asked for, in the error's data (SEP-2164).
+            let mut error = resource_error(&e);
+            if let Some(Value::Object(data)) = error.data.as_mut() {
+                data.insert("uri".into(), Value::from(request.uri));
+            }
+            error
+        })?;
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
 }

@@ -149,7 +149,10 @@ fn stdio_survives_malformed_messages() {
     assert_eq!(answers[&2]["error"]["code"], -32601);
     assert_eq!(answers[&3]["result"]["isError"], true);
     assert_eq!(answers[&3]["result"]["structuredContent"]["error"], "INVALID_INPUT");
-    assert_eq!(answers[&4]["result"]["structuredContent"]["error"], "UNKNOWN_TOOL");
+    // A tool the server does not have is a request error (-32602), not a result.
+    assert_eq!(answers[&4]["error"]["code"], -32602, "{}", answers[&4]);
+    assert_eq!(answers[&4]["error"]["data"]["error"], "UNKNOWN_TOOL");
+    assert_eq!(answers[&4]["error"]["data"]["details"]["tool"], "nope");
     assert!(answers[&5].get("result").is_some());
     // The oversized request is answered (not dropped, which left the client waiting).
     assert_eq!(answers[&9]["error"]["code"], -32600, "{}", answers[&9]);

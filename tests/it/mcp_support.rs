@@ -206,9 +206,16 @@ pub async fn full_loop(client: &Client, run_id: &str) {
 
 /// Errors are results, never crashes: unknown tools, wrong types, bad paths.
 pub async fn errors_are_results(client: &Client) {
-    let (err, v) = call(client, "think_plann", json!({})).await;
-    assert!(err);
-    assert_eq!(v["error"], "UNKNOWN_TOOL");
+    // A tool the server does not have: -32602 with a did-you-mean.
+    let e = client
+        .call_tool(CallToolRequestParams::new("think_plann").with_arguments(Default::default()))
+        .await
+        .expect_err("an unknown tool is a request error");
+    let rmcp::service::ServiceError::McpError(e) = e else { panic!("{e}") };
+    assert_eq!(e.code.0, -32602);
+    let data = e.data.expect("data");
+    assert_eq!(data["error"], "UNKNOWN_TOOL");
+    assert_eq!(data["details"]["help"], "did you mean `think_plan`?", "{data}");
     let (err, v) = call(client, "think_plan", json!({"workflow": 42})).await;
     assert!(err);
     assert_eq!(v["error"], "INVALID_INPUT");

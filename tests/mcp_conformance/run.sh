@@ -1,25 +1,40 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite (@modelcontextprotocol/conformance)
-# against `savant-think serve --http` and checks the result against
-# expected-failures.yml. Not part of `cargo test` (it downloads Node 22 and the
-# suite from the npm registry); see docs/mcp.md, "Conformance".
+# Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
+# pinned in package.json / package-lock.json) against `savant-think serve
+# --http`, for each protocol revision savant-think serves, and checks every
+# result against expected-failures.<revision>.yml. Not part of `cargo test`
+# (it installs Node 22 and the suite from the npm registry); `.ci/run` runs it.
+# See docs/mcp.md, "Conformance".
 #
 #   tests/mcp_conformance/run.sh            # builds the release binary first
 #   SAVANT_BIN=path/to/savant-think tests/mcp_conformance/run.sh
+#
+# For each revision it runs the scenarios the suite requires for it
+# (`--requirements`), then the ones the suite runs but does not score that
+# apply to this server (`EXTRA_*` below), one by one. It exits non-zero when a
+# check fails that the revision's list does not name, and when a listed one
+# passes (the list cannot rot). Results: target/mcp-conformance/<revision>/.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 crate="$(cd "$here/../.." && pwd)"
 work="$crate/target/mcp-conformance"
-suite_version="${CONFORMANCE_VERSION:-0.1.16}"
 port="${CONFORMANCE_PORT:-7339}"
+revisions=(2025-11-25 2026-07-28)
+# Not scored for the revision, but they test what this server does:
+# sessions, SSE resumption (pending in the suite), JSON Schema 2020-12
+# keywords (pending), header validation (pending).
+EXTRA_2025_11_25=(server-session-lifecycle server-sse-polling json-schema-2020-12)
+EXTRA_2026_07_28=(json-schema-2020-12 http-header-validation http-custom-header-server-validation)
+# The tasks extension's scenarios (tasks-*) do not apply: the server does
+# not declare io.modelcontextprotocol/tasks.
 
-mkdir -p "$work"
-if [ ! -x "$work/node_modules/.bin/conformance" ]; then
-  (cd "$work" && npm init -y >/dev/null && npm install --silent --no-audit --no-fund \
-    node@22 "@modelcontextprotocol/conformance@$suite_version")
+# Exactly the locked versions, into tests/mcp_conformance/node_modules
+# (again only when the lockfile changed).
+if [ ! -x "$here/node_modules/.bin/conformance" ] || [ "$here/package-lock.json" -nt "$here/node_modules/.package-lock.json" ]; then
+  (cd "$here" && npm ci --silent --no-audit --no-fund)
 fi
-export PATH="$work/node_modules/.bin:$PATH"
-echo "node $(node --version), conformance $suite_version"
+export PATH="$here/node_modules/.bin:$PATH"
+echo "node $(node --version), conformance $(conformance --version)"
 
 bin="${SAVANT_BIN:-}"
 if [ -z "$bin" ]; then
@@ -27,6 +42,7 @@ if [ -z "$bin" ]; then
   bin="$crate/target/release/savant-think"
 fi
 
+mkdir -p "$work"
 root="$(mktemp -d)"
 # A user's project: only workflows/ (no schemas/, no prompts/).
 cp -r "$crate/workflows" "$root/"
@@ -38,4 +54,24 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 
-conformance server --url "http://127.0.0.1:$port/mcp" --expected-failures "$here/expected-failures.yml"
+url="http://127.0.0.1:$port/mcp"
+failed=()
+for rev in "${revisions[@]}"; do
+  baseline="$here/expected-failures.$rev.yml"
+  out="$work/$rev"
+  rm -rf "$out"
+  echo "== conformance $rev: the scenarios it requires"
+  conformance server --url "$url" --requirements "$rev" --expected-failures "$baseline" -o "$out" \
+    || failed+=("$rev")
+  extra="EXTRA_${rev//-/_}[@]"
+  for scenario in "${!extra}"; do
+    echo "== conformance $rev: $scenario (not scored for $rev)"
+    conformance server --url "$url" --spec-version "$rev" --scenario "$scenario" \
+      --expected-failures "$baseline" -o "$out" || failed+=("$rev $scenario")
+  done
+done
+if [ "${#failed[@]}" -gt 0 ]; then
+  printf 'conformance: unexpected results in: %s\n' "${failed[@]}" >&2
+  exit 1
+fi
+echo "conformance: every result as expected (${revisions[*]})"

@@ -100,8 +100,15 @@ async def main(binary, root):
             read = await session.read_resource(f"run://release_notes/{run_id}")
             assert json.loads(read.contents[0].text)["status"] == "done"
 
-            err, v = await call(session, "think_plann", {})
-            assert err and v["error"] == "UNKNOWN_TOOL", v
+            # A tool the server does not have is a JSON-RPC error (-32602).
+            try:
+                r = await session.call_tool("think_plann", {})
+            except Exception as e:  # the SDK's McpError / MCPError
+                data = getattr(e, "error", e)
+                assert field(data, "code") == -32602, e
+                assert field(data, "data")["error"] == "UNKNOWN_TOOL", e
+            else:
+                raise AssertionError(f"an unknown tool answered with a result: {r}")
     print("python mcp sdk: ok")
 
 
