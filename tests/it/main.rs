@@ -31,6 +31,7 @@ mod engine_cli;
 mod engine_crash;
 mod engine_replay;
 mod environment;
+mod exec_waits;
 mod first_hour;
 mod format_schema;
 #[cfg(unix)]
