@@ -73,6 +73,7 @@ mod telemetry;
 mod test_cmd;
 mod test_files;
 mod test_update;
+mod test_waits;
 mod tools_sync;
 mod unlocked_next;
 mod upgrade;
