@@ -34,7 +34,7 @@
 //!   below it starts), or `{}`; missing params are generated the same way.
 //!
 //! - A run that waits (`await:`, `sleep:`, `wait_for:`) with no step
-//!   ready: see [`wait`] — a dry run ends each wait at once, a question is
+//!   ready: see `wait.rs` — a dry run ends each wait at once, a question is
 //!   asked on a terminal, a deadline within `max_wait` is slept, else the
 //!   run parks (status `waiting`, each wait and how to end it listed).
 //!
