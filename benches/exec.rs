@@ -93,6 +93,7 @@ fn exec_run(rt: &tokio::runtime::Runtime, mux: &Arc<Multiplexer>, jobs: usize) -
         run_id: Some(run_id()),
         dry_run: true,
         jobs,
+        ..ExecOptions::default()
     };
     let started = Instant::now();
     let report = rt.block_on(exec(mux.clone(), &options, &mut |_| {})).unwrap();
@@ -124,6 +125,7 @@ fn exec_corpus(rt: &tokio::runtime::Runtime, mux: &Arc<Multiplexer>) -> Duration
         run_id: Some(run_id()),
         dry_run: true,
         jobs: 1,
+        ..ExecOptions::default()
     };
     let started = Instant::now();
     let report = rt.block_on(exec(mux.clone(), &options, &mut |_| {})).unwrap();

@@ -14,6 +14,9 @@ pub const EXIT_DONE: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 /// Exit status: bad arguments, workflow, params or config.
 pub const EXIT_USAGE: u8 = 2;
+/// Exit status: the run waits for a person, a time or an event (it parked:
+/// answer it, then resume with --run-id).
+pub const EXIT_WAITING: u8 = 3;
 /// Exit status: interrupted with Ctrl-C (128 + SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
@@ -24,7 +27,9 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 ///
 /// Exit status: 0 when the run is done, 1 when it failed or exec stopped on a
 /// tool failure (the run stays resumable with --run-id), 2 on a usage error,
-/// 130 when interrupted (resumable too).
+/// 3 when the run waits (`await:`, `sleep:`, `wait_for:`) beyond --max-wait
+/// and no one at a terminal answers: it parked, answer it and resume it with
+/// --run-id; 130 when interrupted (resumable too).
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = concat!("Examples:\n  savant-think exec review_v1 --params '{\"project\": \"g/app\", \"mr_iid\": \"!7\"}'\n  savant-think exec review_v1 --dry-run\n  savant-think exec review_v1 --params @params.json --run-id nightly-42 --json --jobs 4\n\n", state_env!(traces), "\n  LOG_LEVEL           log level on stderr (default warn)\n\nFull documentation: docs/exec.md in the savant-think repository.")
@@ -57,6 +62,11 @@ pub struct ExecArgs {
     /// Run up to N ready steps at once; results are submitted in a fixed order.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub jobs: u16,
+    /// Wait in process for a deadline (a `sleep:`, a wait's timeout) at most
+    /// this far off (`30s`, `10m`); a later one parks the run (exit 3).
+    /// A question (`await:`) is asked when stdin is a terminal.
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = max_wait)]
+    pub max_wait: std::time::Duration,
     /// Where the steps that need a model run — `model.generate`, and `think`
     /// or `prompt.say` with a success schema (the same backends and
     /// environment as `run`: OLLAMA_HOST, OPENAI_BASE_URL, …). Without
@@ -70,6 +80,26 @@ pub struct ExecArgs {
     /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml or workflows/.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+}
+
+/// A person is at a terminal to answer questions: stdin and stderr are one.
+fn at_a_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+/// The exit status of a run that exec finished, stopped or parked.
+fn exit_code(status: ExecStatus) -> u8 {
+    match status {
+        ExecStatus::Done => EXIT_DONE,
+        ExecStatus::Waiting => EXIT_WAITING,
+        ExecStatus::Failed | ExecStatus::Stopped => EXIT_FAILED,
+    }
+}
+
+/// `--max-wait`: `30s`, `10m`, `1h`, `0s`.
+fn max_wait(text: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(text).map_err(|e| format!("not a duration like 30s, 10m or 1h: {e}"))
 }
 
 fn usage(message: impl std::fmt::Display) -> u8 {
@@ -115,6 +145,8 @@ pub fn main(args: ExecArgs) -> u8 {
         run_id: Some(run_id),
         dry_run: args.dry_run,
         jobs: usize::from(args.jobs),
+        max_wait: args.max_wait,
+        ask_on_tty: at_a_terminal(),
     };
     let mut mux =
         Multiplexer::new(engine, MuxOptions { allow_exec: args.allow_exec, env: super::env::lookup() });
@@ -158,8 +190,7 @@ pub fn main(args: ExecArgs) -> u8 {
                 eprintln!("interrupted: resume with `{resume}`");
                 EXIT_INTERRUPTED
             }
-            Some(Ok(r)) if r.status == ExecStatus::Done => EXIT_DONE,
-            Some(Ok(_)) => EXIT_FAILED,
+            Some(Ok(r)) => exit_code(r.status),
             Some(Err(UsageError(e))) => refused(json, &e),
         }
     });

@@ -44,8 +44,7 @@ fn unknown_workflow(name: &Spanned<String>, e: &EngineError) -> Diagnostic {
 /// Every problem of `file` against its compiled workflow, in file order.
 pub fn check(file: &TestFile, cw: &Arc<CompiledWorkflow>, engine: &Engine) -> Vec<Diagnostic> {
     let steps: Vec<&str> = cw.wf.steps.iter().map(|s| s.id.value.as_str()).collect();
-    let below = children::tools_below(engine, cw);
-    let tools: Vec<&str> = below.iter().map(String::as_str).collect();
+    let tools = children::tools_below(engine, cw);
     let captures: Vec<&str> = cw.capture_steps.keys().map(String::as_str).collect();
     let mut out = Vec::new();
     let unknown_step = |name: &str, span: Span, what: &str| {
@@ -85,7 +84,7 @@ pub fn check(file: &TestFile, cw: &Arc<CompiledWorkflow>, engine: &Engine) -> Ve
                         }
                     }
                 },
-                MockTarget::Call(tool) if !tools.contains(&tool.as_str()) => {
+                MockTarget::Call(tool) if !tools.contains(tool) => {
                     let below = if cw.wf.steps.iter().any(|s| s.uses.is_some()) {
                         " (or of a workflow it uses)"
                     } else {
@@ -96,13 +95,14 @@ pub fn check(file: &TestFile, cw: &Arc<CompiledWorkflow>, engine: &Engine) -> Ve
                         mock.span,
                         format!("a mock for the tool `{tool}`: no step of `{}`{below} calls it", cw.wf.id),
                     );
-                    d.help = suggest(tool, tools.iter().copied())
+                    d.help = suggest(tool, tools.iter().map(String::as_str))
                         .map(|h| h.replace("did you mean `", "did you mean `call:"));
                     out.push(d);
                 }
                 MockTarget::Call(_) => {}
             }
         }
+        check_waits(test, cw, &unknown_step, &mut out);
         let Some(expect) = &test.expect else { continue };
         for (list, what) in [(&expect.ran, "`expect.ran` names"), (&expect.skipped, "`expect.skipped` names")]
         {
@@ -144,6 +144,40 @@ pub fn check(file: &TestFile, cw: &Arc<CompiledWorkflow>, engine: &Engine) -> Ve
     }
     out.sort_by_key(|d| (d.span.start, d.code));
     out
+}
+
+/// `answers:` and `timeouts:` name wait steps (paths into a child are
+/// resolved when the test runs).
+fn check_waits(
+    test: &crate::testing::format::TestCase,
+    cw: &CompiledWorkflow,
+    unknown_step: &dyn Fn(&str, Span, &str) -> Diagnostic,
+    out: &mut Vec<Diagnostic>,
+) {
+    let answers = test.waits.answers.iter().map(|(s, _)| (s, "`answers` names", true));
+    let timeouts = test.waits.timeouts.iter().map(|s| (s, "`timeouts` names", false));
+    for (s, what, asks) in answers.chain(timeouts).filter(|(s, _, _)| !s.value.contains('/')) {
+        match cw.wf.steps.iter().find(|st| st.id.value == base_id(&s.value)) {
+            None => out.push(unknown_step(base_id(&s.value), s.span, what)),
+            Some(st) => {
+                let waits = st
+                    .wait
+                    .as_ref()
+                    .is_some_and(|w| !asks || matches!(w.kind, crate::ir::WaitKind::Answer { .. }));
+                if !waits {
+                    let kind = if asks { "an `await:` step" } else { "a wait" };
+                    out.push(
+                        Diagnostic::new(
+                            Code::TestUnknownStep,
+                            s.span,
+                            format!("{what} `{}`, which is not {kind}", s.value),
+                        )
+                        .with_help("name a step with `await:` (answers) or any wait (timeouts)"),
+                    );
+                }
+            }
+        }
+    }
 }
 
 fn mock_schema(

@@ -26,7 +26,7 @@ use serde_json::Value;
 /// The keys of a test file, of one test, of a mock case and of `expect`.
 pub const FILE_KEYS: &[&str] = &["workflow", "tests"];
 /// The keys of one test.
-pub const TEST_KEYS: &[&str] = &["name", "params", "mocks", "expect"];
+pub const TEST_KEYS: &[&str] = &["name", "params", "mocks", "answers", "timeouts", "events", "expect"];
 /// The keys of one mock case.
 pub const MOCK_KEYS: &[&str] = &["result", "results", "result_file", "error", "when_input"];
 /// The keys of `expect`.
@@ -65,6 +65,8 @@ pub struct TestCase {
     pub mocks: Vec<Mock>,
     /// What to expect; a test without one is reported (`TEST_NO_EXPECT`).
     pub expect: Option<Expect>,
+    /// How its run's waits end: answers, timeouts, events.
+    pub waits: Waits,
 }
 
 /// What a mock answers for: a step, or every step calling a tool.
@@ -283,7 +285,8 @@ fn test_case(n: &Node, out: &mut Vec<Diagnostic>) -> Option<TestCase> {
         ),
         Some(_) => {}
     }
-    Some(TestCase { name, span: n.span, params, mocks, expect })
+    let waits = waits(n, out);
+    Some(TestCase { name, span: n.span, params, mocks, expect, waits })
 }
 
 fn mock(key: &Node, value: &Node, out: &mut Vec<Diagnostic>) -> Option<Mock> {
@@ -417,6 +420,97 @@ fn expected_map(n: &Node, what: &str, out: &mut Vec<Diagnostic>) -> Option<Vec<E
         items.push(Expected { name, exact, span: key.span, value: e.value.to_json() });
     }
     Some(items)
+}
+
+// The wait keys of a test (`answers:`, `timeouts:`, `events:`): how a test
+// ends the waits of its run (docs/testing.md, "Waits"; run_waits.rs).
+
+/// The keys of one event of `events:`.
+pub const EVENT_KEYS: &[&str] = &["event", "key", "payload"];
+
+/// How a test ends its run's waits.
+#[derive(Clone, Debug, Default)]
+pub struct Waits {
+    /// `answers`: by step path (`approve`, `ask[1]`, `ask` for every item,
+    /// `child/sure`), the answer.
+    pub answers: Vec<(Spanned<String>, Value)>,
+    /// `timeouts`: the waits whose deadline passes (their `on_timeout`, or
+    /// WAIT_TIMED_OUT).
+    pub timeouts: Vec<Spanned<String>>,
+    /// `events`: each delivered to the first wait that takes it.
+    pub events: Vec<TestEvent>,
+}
+
+/// One event of `events:`.
+#[derive(Clone, Debug)]
+pub struct TestEvent {
+    /// Its name (declared in savant-think.toml).
+    pub event: Spanned<String>,
+    /// Its correlation key.
+    pub key: Option<String>,
+    /// Its payload (default `{}`).
+    pub payload: Value,
+}
+
+/// Reads a test's wait keys (each optional).
+pub fn waits(n: &Node, out: &mut Vec<Diagnostic>) -> Waits {
+    let mut w = Waits::default();
+    if let Some(a) = n.get("answers").filter(|a| !a.is_null()) {
+        match a.as_map() {
+            Some(entries) => {
+                for e in entries {
+                    if let Some(step) = string(&e.key, "a key of `answers`", out) {
+                        w.answers.push((step, e.value.to_json()));
+                    }
+                }
+            }
+            None => out.push(violation(
+                a.span,
+                format!("`answers` maps step ids to answers, not {}", a.kind_name()),
+            )),
+        }
+    }
+    if let Some(t) = n.get("timeouts").filter(|t| !t.is_null()) {
+        match t.as_seq() {
+            Some(items) => {
+                w.timeouts = items.iter().filter_map(|i| string(i, "an entry of `timeouts`", out)).collect()
+            }
+            None => out
+                .push(violation(t.span, format!("`timeouts` is a list of step ids, not {}", t.kind_name()))),
+        }
+    }
+    if let Some(ev) = n.get("events").filter(|e| !e.is_null()) {
+        match ev.as_seq() {
+            Some(items) => w.events = items.iter().filter_map(|i| event(i, out)).collect(),
+            None => out.push(violation(
+                ev.span,
+                format!("`events` is a list of {{event, key, payload}}, not {}", ev.kind_name()),
+            )),
+        }
+    }
+    w
+}
+
+fn event(n: &Node, out: &mut Vec<Diagnostic>) -> Option<TestEvent> {
+    let Some(entries) = n.as_map() else {
+        out.push(violation(
+            n.span,
+            format!("an event is a mapping with `event`, `key`, `payload`, not {}", n.kind_name()),
+        ));
+        return None;
+    };
+    unknown_keys(entries, EVENT_KEYS, "event", out);
+    let Some(name) = n.get("event") else {
+        out.push(violation(n.span, "missing key `event`: the event's name"));
+        return None;
+    };
+    let event = string(name, "`event`", out)?;
+    let key = match n.get("key") {
+        Some(k) if !k.is_null() => Some(string(k, "an event's `key`", out)?.value),
+        _ => None,
+    };
+    let payload = n.get("payload").map_or_else(|| serde_json::json!({}), Node::to_json);
+    Some(TestEvent { event, key, payload })
 }
 
 #[cfg(test)]

@@ -494,6 +494,7 @@ pub fn test_file_from_run(
         params: rec.params.clone(),
         mocks,
         expect: None,
+        waits: Default::default(),
     };
     let outcome = run_test(engine, workflow, &test, &format!("from-{}", rec.run_id))?;
     let mocks: Map<String, Value> = test

@@ -13,12 +13,14 @@
 //! may name the item's path, the path of every item (`review_each/read`),
 //! or the tool (`call:local_read`), at any depth ([`mock_for`]).
 
-use crate::runtime::args::NextArgs;
+use crate::runtime::args::{AnswerArgs, NextArgs, SignalArgs};
+use crate::runtime::reply::WaitView;
 use crate::runtime::reply::{FullState, Instruction, Progress};
 use crate::runtime::run::{RunStatus, StepStatus};
 use crate::runtime::{Engine, EngineError, ErrorCode};
 use crate::testing::children::{self, ChildOutcome, without_items};
 pub use crate::testing::children::{StepOutcome, step_outcomes};
+use crate::testing::format::Waits;
 use crate::testing::format::{Mock, MockTarget, Reply, TestCase};
 use crate::testing::matching::contains;
 use serde::Serialize;
@@ -109,6 +111,13 @@ pub struct Outcome {
     /// The child runs of its `uses:` steps, at any depth (for coverage).
     #[serde(skip)]
     pub children: Vec<ChildOutcome>,
+    /// The waits left when the run stopped (`step (what it waits for)`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<String>,
+    /// How each wait the test ended, ended: step path → `answered`,
+    /// `timed_out`, `event`, `slept` (for coverage).
+    #[serde(skip)]
+    pub waits_ended: Ended,
 }
 
 /// The base step id of `id` or `id[i]`.
@@ -214,8 +223,27 @@ fn drive(engine: &Engine, workflow: &str, test: &TestCase, run_id: &str) -> Resu
             Err(e) if e.run_failed() => None,
             Err(e) => return Err(TestError::engine(&e)),
         };
+    let mut delivered = vec![false; test.waits.events.len()];
+    let mut ended = Vec::new();
+    let mut waiting = Vec::new();
     for _ in 0..MAX_CALLS {
-        let Some(instruction) = current.take() else { break };
+        let Some(instruction) = current.take() else {
+            // No instruction: the run is over, or it waits (see run_waits).
+            let Ok(now) = engine.plan(workflow, Value::Null, Some(run_id), false) else { break };
+            if now.instruction().is_some() {
+                current = first(now);
+                continue;
+            }
+            let w = &test.waits;
+            if !end_one(engine, workflow, run_id, w, &mut delivered, now.waiting(), &mut ended)
+                .map_err(|(e, step)| TestError { step_id: Some(step), ..TestError::engine(&e) })?
+            {
+                waiting = left(now.waiting());
+                break;
+            }
+            current = engine.plan(workflow, Value::Null, Some(run_id), false).ok().and_then(first);
+            continue;
+        };
         match answer(&test.mocks, &instruction)? {
             Answer::ToolFailed(error) => {
                 // As `exec` does: a failed tool call is not submitted, and the run stops there.
@@ -245,6 +273,8 @@ fn drive(engine: &Engine, workflow: &str, test: &TestCase, run_id: &str) -> Resu
     }
     let state = engine.state_get(workflow, run_id).map_err(|e| TestError::engine(&e))?;
     let mut out = outcome(state.clone(), failures, submitted);
+    out.waiting = waiting;
+    out.waits_ended = ended;
     if let Ok(cw) = engine.workflow(workflow) {
         children::collect(engine, &cw, &state, run_id, "", &mut out.inputs, &mut out.children);
     }
@@ -276,6 +306,8 @@ fn outcome(state: FullState, tool_failures: Vec<ToolFailure>, submitted: Vec<(St
         steps,
         submitted,
         children: Vec::new(),
+        waiting: Vec::new(),
+        waits_ended: Vec::new(),
     }
 }
 
@@ -294,4 +326,111 @@ impl Outcome {
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or_else(|_| json!({}))
     }
+}
+
+// How a test ends its run's waits (docs/testing.md, "Waits"): when the
+// run hands out no instruction but waits, the first wait the test can end
+// is ended, through the engine's own calls —
+//
+// - an `answers:` entry for the step (`approve`, `ask[1]`, or `ask` for
+//   every item; `child/sure` inside a `uses:` child): `Engine::answer`,
+//   so a wrong answer fails the test with VALIDATION_FAILED;
+// - a `timeouts:` entry: the wait's deadline passes now
+//   (`Engine::fire_wait_now`, the fake clock): its `on_timeout`, or
+//   WAIT_TIMED_OUT;
+// - an event of `events:` it takes (same name, and key when the wait has
+//   one), each delivered once: `Engine::signal`;
+// - a `sleep:` / `sleep_until:` ends at once (the clock jumps to it).
+//
+// A wait none of these ends stays: the run ends `waiting`, and the
+// outcome lists it (`waiting`), reported when `expect.status` differs.
+
+/// How each wait of a test's run ended (for coverage): step path → `answered`,
+/// `timed_out`, `event` or `slept`.
+pub type Ended = Vec<(String, &'static str)>;
+
+/// Ends the first of `waiting` the test can end; false when it can end none.
+/// An engine's refusal comes back with the step it was about.
+fn end_one(
+    engine: &Engine,
+    workflow: &str,
+    run_id: &str,
+    waits: &Waits,
+    delivered: &mut [bool],
+    waiting: &[WaitView],
+    ended: &mut Ended,
+) -> Result<bool, (crate::runtime::EngineError, String)> {
+    let names = |w: &WaitView| [w.step_id.clone(), without_items(&w.step_id)];
+    // A wait that times out with no `on_timeout` fails the run: an outcome
+    // the test checks, not an error of the test.
+    let done = |r: Result<_, crate::runtime::EngineError>, step: &str| match r {
+        Ok(_) => Ok(()),
+        Err(e) if e.run_failed() => Ok(()),
+        Err(e) => Err((e, step.to_owned())),
+    };
+    for w in waiting {
+        let [id, base] = names(w);
+        let answer = waits.answers.iter().find(|(s, _)| s.value == id || s.value == base);
+        if let Some((_, value)) = answer.filter(|_| w.wait == "answer") {
+            let args = AnswerArgs {
+                workflow: workflow.into(),
+                run_id: run_id.to_owned(),
+                step_id: id.clone(),
+                value: value.clone(),
+                expected_version: None,
+            };
+            done(engine.answer(args).map(drop), &id)?;
+            ended.push((id, "answered"));
+            return Ok(true);
+        }
+        if waits.timeouts.iter().any(|s| s.value == id || s.value == base) {
+            done(engine.fire_wait_now(workflow, run_id, &id).map(drop), &id)?;
+            ended.push((id, "timed_out"));
+            return Ok(true);
+        }
+        if w.wait == "event"
+            && let Some(i) = (0..waits.events.len()).find(|&i| !delivered[i] && takes(w, &waits.events[i]))
+        {
+            delivered[i] = true;
+            let e = &waits.events[i];
+            let (wf, run) = match &w.sub_run {
+                Some(sub) => (sub.workflow.clone(), sub.run_id.clone()),
+                None => (workflow.to_owned(), run_id.to_owned()),
+            };
+            let args = SignalArgs {
+                event: e.event.value.clone(),
+                key: e.key.clone(),
+                payload: Some(e.payload.clone()),
+                workflow: Some(wf),
+                run_id: Some(run),
+                ..SignalArgs::default()
+            };
+            done(engine.signal(args).map(drop), &id)?;
+            ended.push((id, "event"));
+            return Ok(true);
+        }
+        if w.wait == "timer" {
+            done(engine.fire_wait_now(workflow, run_id, &id).map(drop), &id)?;
+            ended.push((id, "slept"));
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Whether event `e` ends wait `w`: its name, and its key when `w` has one.
+fn takes(w: &WaitView, e: &crate::testing::format::TestEvent) -> bool {
+    w.event.as_deref() == Some(e.event.value.as_str()) && (w.key.is_none() || w.key == e.key)
+}
+
+/// The waits left at the end, as `step (what it waits for)`.
+fn left(waiting: &[WaitView]) -> Vec<String> {
+    waiting
+        .iter()
+        .map(|w| match (&w.ask, &w.event) {
+            (Some(ask), _) => format!("{} (asks {ask:?}: give it under `answers`)", w.step_id),
+            (None, Some(ev)) => format!("{} (waits for event {ev}: give it under `events`)", w.step_id),
+            _ => format!("{} (waits)", w.step_id),
+        })
+        .collect()
 }

@@ -5,7 +5,7 @@
 //! committed copy (`savant-think schema --test-file`; a test keeps it in sync).
 //! Names (step ids, captures) are the checker's work, not the schema's.
 
-use crate::testing::format::{EXPECT_KEYS, FILE_KEYS, MOCK_KEYS, STATUSES, TEST_KEYS};
+use crate::testing::format::{EVENT_KEYS, EXPECT_KEYS, FILE_KEYS, MOCK_KEYS, STATUSES, TEST_KEYS};
 use serde_json::{Map, Value, json};
 
 /// Where the committed copy lives, relative to the repository root.
@@ -56,6 +56,24 @@ fn key(name: &str) -> (&'static str, Value) {
             "Answer only when the step's rendered input contains this (subset match): one case per foreach item.",
             any_map,
         ),
+        "answers" => (
+            "Per waiting step (`approve`, `ask[1]`, `ask` for every item, `child/sure`): a person's answer to its `await:`, given when it waits; checked against its schema.",
+            json!({"type": ["object", "null"]}),
+        ),
+        "timeouts" => (
+            "Waits whose deadline passes (a fake clock): they take their `on_timeout`, or fail with WAIT_TIMED_OUT.",
+            json!({"type": ["array", "null"], "items": {"type": "string"}}),
+        ),
+        "events" => (
+            "Events, each delivered once to the first `wait_for:` that takes it (same name, and key when the wait has one).",
+            json!({"type": ["array", "null"], "items": {"$ref": "#/definitions/event"}}),
+        ),
+        "event" => (
+            "The event's name, as declared in savant-think.toml ([events.NAME]).",
+            json!({"type": "string", "minLength": 1}),
+        ),
+        "key" => ("Its correlation key: what the wait's `match:` rendered.", json!({"type": "string"})),
+        "payload" => ("Its payload (default {}), valid against the event's schema.", json!({})),
         "status" => ("The run's status at the end.", json!({"enum": STATUSES})),
         "skipped" => (
             "Steps that must have been skipped (their `when` was false).",
@@ -102,6 +120,7 @@ pub fn test_file_schema() -> Value {
         "test": object(TEST_KEYS, &["name", "expect"]),
         "mock": mock,
         "expect": object(EXPECT_KEYS, &[]),
+        "event": object(EVENT_KEYS, &["event"]),
     });
     root
 }
@@ -119,7 +138,7 @@ mod tests {
 
     #[test]
     fn every_key_the_reader_knows_has_a_description() {
-        for k in FILE_KEYS.iter().chain(TEST_KEYS).chain(MOCK_KEYS).chain(EXPECT_KEYS) {
+        for k in FILE_KEYS.iter().chain(TEST_KEYS).chain(MOCK_KEYS).chain(EXPECT_KEYS).chain(EVENT_KEYS) {
             assert!(!key(k).0.is_empty(), "no description for `{k}`");
         }
     }

@@ -298,6 +298,7 @@ pub fn evaluate(test: &TestCase, outcome: &Outcome) -> Vec<Mismatch> {
         let why = match (&outcome.failure, outcome.tool_failures.first()) {
             (Some(f), _) => format!(" (the run failed: {f})"),
             (None, Some(t)) => format!(" (the tool of `{}` failed: {})", t.step_id, t.error),
+            _ if !outcome.waiting.is_empty() => format!(" (it waits: {})", outcome.waiting.join("; ")),
             _ => String::new(),
         };
         out.push(Mismatch {

@@ -31,6 +31,7 @@ mod engine_cli;
 mod engine_crash;
 mod engine_replay;
 mod environment;
+mod exec_waits;
 mod first_hour;
 mod format_schema;
 #[cfg(unix)]
@@ -73,6 +74,7 @@ mod telemetry;
 mod test_cmd;
 mod test_files;
 mod test_update;
+mod test_waits;
 mod tools_sync;
 mod unlocked_next;
 mod upgrade;

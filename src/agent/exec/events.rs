@@ -70,6 +70,9 @@ pub enum ExecEvent {
         /// A dry run: what of the workflow it exercised.
         #[serde(skip_serializing_if = "Option::is_none")]
         exercised: Option<Box<super::Exercised>>,
+        /// The waits the run parked on (status `waiting`), each with `how` to end it.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        waiting: Vec<crate::runtime::reply::WaitView>,
     },
 }
 
@@ -90,6 +93,7 @@ impl ExecEvent {
             artifacts: done.map(|(_, a)| Value::Object(a.clone())),
             resume: r.resume.clone(),
             exercised: r.exercised.clone().map(Box::new),
+            waiting: r.waiting.clone(),
         }
     }
 }
@@ -153,7 +157,9 @@ fn progress_with(summary_to_stdout: bool) -> impl FnMut(&ExecEvent) + Send {
             }
             _ => note(&bar, format!("{step_id}: {}", one_line(error.as_ref()))),
         },
-        ExecEvent::Summary { status, workflow, run_id, reason, summary, resume, exercised, .. } => {
+        ExecEvent::Summary {
+            status, workflow, run_id, reason, summary, resume, exercised, waiting, ..
+        } => {
             bar.finish_and_clear();
             let mut out: Box<dyn std::io::Write> = if summary_to_stdout {
                 Box::new(std::io::stdout().lock())
@@ -175,12 +181,33 @@ fn progress_with(summary_to_stdout: bool) -> impl FnMut(&ExecEvent) + Send {
                     one_line(reason.as_ref()),
                     resume.as_deref().unwrap_or("")
                 ),
+                ExecStatus::Waiting => writeln!(
+                    out,
+                    "waiting: {workflow} run {run_id}\n{}then resume with: {}",
+                    waits_text(waiting),
+                    resume.as_deref().unwrap_or("")
+                ),
             };
             if let Some(e) = exercised {
                 let _ = writeln!(out, "dry run exercised: {}", e.describe());
             }
         }
     }
+}
+
+/// Each wait a run parked on, as lines: what it waits for and how to end it.
+fn waits_text(waiting: &[crate::runtime::reply::WaitView]) -> String {
+    let mut text = String::new();
+    for w in waiting {
+        let what = match (w.ask.as_deref(), w.event.as_deref()) {
+            (Some(ask), _) => format!("asks {ask:?}"),
+            (None, Some(event)) => format!("waits for event {event}"),
+            _ => "sleeps".to_owned(),
+        };
+        let until = w.deadline.as_deref().map(|d| format!(" (until {d})")).unwrap_or_default();
+        text.push_str(&format!("  {}: {what}{until}\n    {}\n", w.step_id, w.how));
+    }
+    text
 }
 
 /// `{error, details: {message, url?, hint?|help?}}` as `CODE: message (url)`,

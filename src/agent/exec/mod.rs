@@ -33,11 +33,17 @@
 //!   a list has an item, so every `foreach` runs one and every child workflow
 //!   below it starts), or `{}`; missing params are generated the same way.
 //!
+//! - A run that waits (`await:`, `sleep:`, `wait_for:`) with no step
+//!   ready: see `wait.rs` — a dry run ends each wait at once, a question is
+//!   asked on a terminal, a deadline within `max_wait` is slept, else the
+//!   run parks (status `waiting`, each wait and how to end it listed).
+//!
 //! Engine calls are synchronous and short (a file append), so they run on the
 //! calling task; tool calls are async (child processes, HTTP).
 
 pub mod events;
 pub mod sample;
+mod wait;
 
 use crate::agent::ToolOutcome;
 use crate::agent::Tools;
@@ -45,7 +51,7 @@ use crate::agent::mux::{Multiplexer, failure};
 use crate::runtime::ErrorCode;
 use crate::runtime::catalog::ToolName;
 use crate::runtime::engine::{NextArgs, new_run_id};
-use crate::runtime::reply::{Instruction, Progress};
+use crate::runtime::reply::{Instruction, Progress, WaitView};
 use crate::runtime::{Engine, EngineError};
 use events::{ExecEvent, StepStatus};
 use serde_json::{Value, json};
@@ -54,7 +60,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// What to run.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ExecOptions {
     /// A workflow id (under `<root>/workflows`) or a path.
     pub workflow: String,
@@ -65,6 +71,26 @@ pub struct ExecOptions {
     pub dry_run: bool,
     /// Ready steps run at once (at least 1).
     pub jobs: usize,
+    /// A deadline (a sleep's end, a timeout) at most this far off is waited
+    /// for in process; a later one parks the run. Default: a minute.
+    pub max_wait: std::time::Duration,
+    /// Ask a person's question (`await:`) on the terminal: stdin and stderr
+    /// are one. Default: false (the run parks).
+    pub ask_on_tty: bool,
+}
+
+impl Default for ExecOptions {
+    fn default() -> ExecOptions {
+        ExecOptions {
+            workflow: String::new(),
+            params: Value::Null,
+            run_id: None,
+            dry_run: false,
+            jobs: 1,
+            max_wait: std::time::Duration::from_secs(60),
+            ask_on_tty: false,
+        }
+    }
 }
 
 /// What a dry run exercised: the steps of the run and of every child run
@@ -153,6 +179,9 @@ pub enum ExecStatus {
     /// Exec stopped on a tool failure or an engine error; the run is still
     /// running and can be resumed with the same run id.
     Stopped,
+    /// The run waits for a person, a time or an event that exec cannot
+    /// give it here: it parked; answer it, then resume with the same run id.
+    Waiting,
 }
 
 /// The outcome of [`exec`] (also the final `summary` event).
@@ -175,6 +204,8 @@ pub struct ExecReport {
     pub duration_ms: u64,
     /// A dry run: what it exercised.
     pub exercised: Option<Exercised>,
+    /// The waits the run parked on (status `waiting`).
+    pub waiting: Vec<WaitView>,
 }
 
 /// Where events go: NDJSON, a progress bar, or nowhere.
@@ -362,18 +393,15 @@ pub async fn exec(
             }
             return Ok(finish(report, started, events));
         }
-        let batch = if jobs == 1 {
-            response.instruction().cloned().into_iter().collect()
-        } else {
-            match engine.ready_instructions(workflow, &run_id, jobs) {
-                Ok(b) => b,
-                Err(e) => return Ok(stop(report, e, started, events)),
+        let batch = match wait::next_batch(&engine, options, &response, &run_id).await {
+            wait::Batch::Run(b) => b,
+            wait::Batch::Again(r) => {
+                response = r;
+                continue;
             }
+            wait::Batch::Park(r) => return Ok(wait::parked(report, &r, started, events)),
+            wait::Batch::Stop(e) => return Ok(stop(report, e, started, events)),
         };
-        if batch.is_empty() {
-            let e = EngineError::message(ErrorCode::NoReadyStep, "the run is not done but no step is ready");
-            return Ok(stop(report, e, started, events));
-        }
         for i in &batch {
             events(&ExecEvent::StepStarted {
                 step_id: i.step_id.clone(),
@@ -457,6 +485,7 @@ impl ExecReport {
             resume: None,
             duration_ms: 0,
             exercised: None,
+            waiting: Vec::new(),
         }
     }
 }
@@ -548,7 +577,7 @@ fn stop(mut report: ExecReport, e: EngineError, started: Instant, events: EventS
 
 fn finish(mut report: ExecReport, started: Instant, events: EventSink<'_>) -> ExecReport {
     report.duration_ms = started.elapsed().as_millis() as u64;
-    if report.status == ExecStatus::Stopped {
+    if matches!(report.status, ExecStatus::Stopped | ExecStatus::Waiting) {
         report.resume = Some(format!(
             "savant-think exec {} --run-id {}",
             shell_word(&report.workflow_arg),

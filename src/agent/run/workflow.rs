@@ -27,6 +27,7 @@ fn not_done(workflow: &str, run_id: &str, status: ExecStatus, reason: &Value) ->
         Some(code) => {
             format!("{code}: {}", crate::runtime::error_details::details_message(&reason["details"]))
         }
+        None if reason.is_null() => "see `savant-think state list --waiting`".to_owned(),
         None => reason.to_string(),
     };
     let next = if status == ExecStatus::Failed {
@@ -38,7 +39,11 @@ fn not_done(workflow: &str, run_id: &str, status: ExecStatus, reason: &Value) ->
     } else {
         format!("resume with `savant-think exec {workflow} --run-id {run_id}`")
     };
-    let how = if status == ExecStatus::Failed { "failed" } else { "stopped" };
+    let how = match status {
+        ExecStatus::Failed => "failed",
+        ExecStatus::Waiting => "waits (for a person, a time or an event)",
+        _ => "stopped",
+    };
     format!("workflow `{workflow}` {how}: {}; {next}", cut(&said, 300))
 }
 
@@ -67,6 +72,7 @@ pub async fn run_workflow(
         run_id: Some(run_id.clone()),
         dry_run: options.dry_run,
         jobs: 1,
+        ..ExecOptions::default()
     };
     let (status, final_text, steps, error) = match exec::exec(mux, &exec_options, events).await {
         Ok(report) => {

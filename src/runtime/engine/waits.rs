@@ -135,6 +135,64 @@ impl Engine {
         })
     }
 
+    /// Ends the wait of step `step_id` now, as if its deadline had passed
+    /// (`timer_fired`: its `on_timeout`, else WAIT_TIMED_OUT), and returns
+    /// the run's progress. `uses_step/id` reaches a wait in a child run.
+    ///
+    /// For tests only: the fake clock of `savant-think test` (`timeouts:`)
+    /// and `exec --dry-run`. A real run's timers fire at their deadlines.
+    pub fn fire_wait_now(&self, workflow: &str, run_id: &str, step_id: &str) -> EngineResult<Progress> {
+        self.with_run(workflow, run_id, |engine, key, cached| {
+            let m = &cached.machine;
+            let Some(w) = m.resolve(step_id) else {
+                let child = step_id.split_once('/').and_then(|(head, rest)| {
+                    let w = m.resolve(head)?;
+                    let uses = m.step(w.0).uses.as_ref()?.value.to_string();
+                    Some((uses, Self::child_run_id(m, w), rest.to_owned()))
+                });
+                let Some((uses, child_run, rest)) = child else {
+                    let steps = m.cw.wf.steps.iter().map(|s| s.id.value.as_str());
+                    return Err(EngineError::unknown_step(
+                        step_id,
+                        format!("no step `{step_id}` in this run"),
+                        steps,
+                        None,
+                    ));
+                };
+                return match engine.fire_wait_now(&uses, &child_run, &rest) {
+                    Ok(_) => engine.advance(key, cached),
+                    Err(e) if e.run_failed() => engine.advance(key, cached),
+                    Err(e) => Err(e),
+                };
+            };
+            if m.status_of(w) != StepStatus::Waiting || m.state.status != RunStatus::Running {
+                let asks = m.wait_of(w.0).is_some();
+                return Err(engine.not_waiting(m, step_id, m.status_of(w), asks));
+            }
+            let value = m.wait_of(w.0).and_then(|wt| wt.on_timeout()).map(|o| o.value.clone());
+            let kind = EventKind::TimerFired { step_id: m.work_id(w), value };
+            let event = Event { version: m.state.version + 1, at: now(), kind };
+            engine.commit(key, cached, event)?;
+            engine.advance(key, cached)
+        })
+    }
+
+    /// The payload schema of event `name`, as savant-think.toml declares it
+    /// (`None`: undeclared, or declared without one).
+    pub fn event_schema(&self, name: &str) -> Option<Value> {
+        self.config.events.get(name).and_then(|e| e.schema.clone())
+    }
+
+    /// The answer schema of a waiting step as JSON Schema (a named schema
+    /// resolved; `{}` when it has none).
+    pub fn answer_schema_of(&self, view: &WaitView) -> Value {
+        match &view.schema {
+            Some(Value::String(name)) => self.project.schema(name).unwrap_or_else(|_| json!({})),
+            Some(inline) => inline.clone(),
+            None => json!({}),
+        }
+    }
+
     /// Applies what is due before a call works on the run: each waiting
     /// unit whose deadline has passed (`timer_fired`), and each event in
     /// the inbox that a wait now takes.
