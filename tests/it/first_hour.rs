@@ -416,13 +416,21 @@ async fn the_same_mistake_has_the_same_code_in_every_adapter() {
     let (is_error, out) = crate::mcp_support::call(&client, "think_plan", json!({"workflow": path})).await;
     assert!(is_error, "{out}");
     assert_eq!(out["error"], "UNKNOWN_WORKFLOW", "{out}");
-    let r = client
+    // Over MCP an unknown tool is a JSON-RPC error (-32602, as the spec
+    // lists it), carrying the same code in its data.
+    let err = client
         .call_tool(
             rmcp::model::CallToolRequestParams::new("think_plann").with_arguments(serde_json::Map::new()),
         )
         .await
-        .unwrap();
-    assert_eq!(r.structured_content.unwrap()["error"], "UNKNOWN_TOOL");
+        .unwrap_err();
+    match err {
+        rmcp::ServiceError::McpError(e) => {
+            assert_eq!(e.code.0, -32602, "{e:?}");
+            assert_eq!(e.data.unwrap()["error"], "UNKNOWN_TOOL");
+        }
+        other => panic!("an unknown tool must be a JSON-RPC error: {other:?}"),
+    }
     client.cancel().await.unwrap();
 }
 
