@@ -1,0 +1,110 @@
+//! Waits answered from the other surfaces (issue 43, "Every surface
+//! answers"): the inspector shows a waiting step's question and deadline,
+//! lists and filters waiting runs, and answers through its action rule
+//! (token, CSRF, own Origin) with the field's message on a wrong answer.
+
+use crate::inspect_http::{get, request, serve};
+use crate::waits::root;
+use serde_json::json;
+
+#[test]
+fn the_inspector_shows_a_waiting_step_and_answers_it_through_its_action_rule() {
+    let root = root("ui-waits");
+    root.ok(&["plan", "approve", "--run-id", "r1", "--params", r#"{"mr": 7}"#]);
+    root.ok(&["next", "approve", "--run-id", "r1", "--step", "summary", "--result", r#"{"thought": "ok"}"#]);
+    root.ok(&["plan", "approve", "--run-id", "r2", "--params", r#"{"mr": 8}"#]);
+    let server = serve(&root, &["--token", "s3cret"]);
+    let addr = server.addr.as_str();
+    let bearer = ("Authorization", "Bearer s3cret");
+
+    // The runs list: r1 waits (with its question), r2 runs; the filter keeps r1.
+    let runs = get(addr, "/ui/api/runs", &[bearer]).json();
+    assert_eq!(runs["statuses"], json!({"running": 1, "waiting": 1}), "{runs}");
+    let waiting = get(addr, "/ui/api/runs?status=waiting", &[bearer]).json();
+    assert_eq!(waiting["total"], 1, "{waiting}");
+    let row = &waiting["runs"][0];
+    assert_eq!((&row["run_id"], &row["status"]), (&json!("r1"), &json!("waiting")));
+    assert_eq!(row["waiting"][0]["ask"], "Merge MR 7?");
+    // The page offers `waiting` as a filter choice even when no run waits.
+    let js = get(addr, "/ui/assets/app.js", &[bearer]).body;
+    assert!(js.contains("const RUN_STATUSES = ['running', 'waiting', 'done', 'failed'];"));
+
+    // The run and the step: the question, its schema and its deadline.
+    let view = get(addr, "/ui/api/runs/approve/r1", &[bearer]).json();
+    let node = view["graph"]["nodes"].as_array().unwrap().iter().find(|n| n["id"] == "approve").unwrap();
+    assert_eq!(node["status"], "waiting");
+    assert_eq!(view["waiting"][0]["step_id"], "approve", "{view}");
+    let deadline = view["waiting"][0]["deadline"].as_str().unwrap().to_owned();
+    assert!(deadline.ends_with('Z'), "{deadline}");
+    let panel = get(addr, "/ui/api/runs/approve/r1/steps/approve", &[bearer]).json();
+    assert_eq!(panel["status"], "waiting");
+    let wait = &panel["waiting"][0];
+    assert_eq!((&wait["wait"], &wait["ask"]), (&json!("answer"), &json!("Merge MR 7?")));
+    assert_eq!(wait["schema"]["properties"]["approved"], json!({"type": "boolean"}));
+    assert_eq!(wait["deadline"], deadline.as_str());
+    let other = get(addr, "/ui/api/runs/approve/r1/steps/merge", &[bearer]).json();
+    assert_eq!(other.get("waiting"), None, "a step that does not wait has no wait: {other}");
+
+    // A cookie without the CSRF token is refused, as for any action.
+    let json_type = ("Content-Type", "application/json");
+    let path = "/ui/api/runs/approve/r1/actions/answer";
+    let cookie = format!("savant_ui_{}=s3cret", addr.rsplit(':').next().unwrap());
+    let own = format!("http://{addr}");
+    let right = r#"{"step_id": "approve", "value": {"approved": true, "note": "lgtm"}}"#;
+    let r = request(addr, "POST", path, &[("Cookie", &cookie), json_type, ("Origin", &own)], right);
+    assert_eq!((r.status, r.json()["error"].as_str()), (403, Some("CSRF")), "{}", r.body);
+
+    // A wrong answer: VALIDATION_FAILED naming the field, nothing recorded.
+    let before = root.ok(&["state", "get", "approve", "--run-id", "r1"]);
+    let wrong = r#"{"step_id": "approve", "value": {"approved": "yes"}}"#;
+    let r = request(addr, "POST", path, &[bearer, json_type], wrong);
+    assert_eq!(r.status, 422, "{}", r.body);
+    let e = r.json();
+    assert_eq!(e["error"], "VALIDATION_FAILED", "{e}");
+    assert_eq!(e["details"][0]["path"], "/approved");
+    assert!(e["details"][0]["message"].as_str().is_some_and(|m| !m.is_empty()), "{e}");
+    assert_eq!(root.ok(&["state", "get", "approve", "--run-id", "r1"])["version"], before["version"]);
+    // An answer for a step that does not wait names the one that does.
+    let r = request(addr, "POST", path, &[bearer, json_type], r#"{"step_id": "merge", "value": {}}"#);
+    assert_eq!((r.status, r.json()["error"].as_str()), (422, Some("STEP_NOT_WAITING")), "{}", r.body);
+
+    // The right answer, with the page's CSRF token: the run goes on.
+    let session = get(addr, "/ui/api/session", &[("Cookie", &cookie)]).json();
+    let csrf = session["csrf"].as_str().unwrap().to_owned();
+    let headers = [("Cookie", cookie.as_str()), json_type, ("X-Savant-Csrf", &csrf), ("Origin", &own)];
+    let r = request(addr, "POST", path, &headers, right);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let result = &r.json()["result"];
+    assert_eq!(result["instruction"]["step_id"], "merge", "{result}");
+    assert_eq!(result["instruction"]["input"]["thought"], "merging 7: lgtm");
+    let state = root.ok(&["state", "get", "approve", "--run-id", "r1"]);
+    assert_eq!(state["steps"][1]["status"], "done", "{state}");
+    let runs = get(addr, "/ui/api/runs?status=waiting", &[bearer]).json();
+    assert_eq!(runs["total"], 0, "no run waits any more: {runs}");
+}
+
+#[test]
+fn the_inspector_shows_when_a_timer_fires() {
+    let root = root("ui-timer");
+    root.write(
+        "workflows/nap.yaml",
+        "id: nap\nsteps:\n  - id: first\n    call: think\n    input_template: {thought: go}\n  - id: nap\n    sleep: 2h\n    deps: [first]\n",
+    );
+    root.ok(&["plan", "nap", "--run-id", "n1"]);
+    root.ok(&["next", "nap", "--run-id", "n1", "--step", "first", "--result", "{}"]);
+    let server = serve(&root, &[]);
+    let panel = get(&server.addr, "/ui/api/runs/nap/n1/steps/nap", &[]).json();
+    let wait = &panel["waiting"][0];
+    assert_eq!(wait["wait"], "timer", "{panel}");
+    let deadline = wait["deadline"].as_str().unwrap();
+    let view = get(&server.addr, "/ui/api/runs/nap/n1", &[]).json();
+    assert_eq!(view["waiting"][0]["deadline"], deadline);
+    // The terminal's runs table says what the run waits for, and until when.
+    let table = root.command(&["state", "list", "--format", "human"]).output().unwrap();
+    let table = String::from_utf8_lossy(&table.stdout).into_owned();
+    assert!(table.contains("⏸ nap timer until"), "{table}");
+    let summary =
+        root.command(&["state", "get", "nap", "--run-id", "n1", "--format", "human"]).output().unwrap();
+    let summary = String::from_utf8_lossy(&summary.stdout).into_owned();
+    assert!(summary.contains(&format!("waiting: ⏸ nap timer until {deadline}")), "{summary}");
+}
