@@ -14,7 +14,8 @@
 //! task), and engine errors are `isError` results. `retention.rs` applies
 //! `[state] keep` in the background (a thread, once a minute). `stdio.rs`
 //! answers oversized lines; `http.rs` mounts the inspector under `/ui` with
-//! its own guard, and both web surfaces read `Host`, `Origin` and the
+//! its own guard, and `/events/{name}` (`webhook.rs`, an event from a
+//! webhook) behind `/mcp`'s guard; both web surfaces read `Host`, `Origin` and the
 //! bearer token through `crate::web_guard`. This file is `ServeOptions`
 //! (and `check`, the bind rule) and `serve`, async over a given `Engine` on
 //! the caller's tokio runtime. Workflow ids are checked with
@@ -26,6 +27,7 @@ pub mod prompts;
 pub mod retention;
 pub mod server;
 pub mod stdio;
+mod webhook;
 
 pub use server::SavantServer;
 

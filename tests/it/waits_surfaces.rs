@@ -108,3 +108,54 @@ fn the_inspector_shows_when_a_timer_fires() {
     let summary = String::from_utf8_lossy(&summary.stdout).into_owned();
     assert!(summary.contains(&format!("waiting: ⏸ nap timer until {deadline}")), "{summary}");
 }
+
+/// `POST /events/{name}` on `serve --http`: the guard of `/mcp` (token, body
+/// cap), JSON in and out, each refusal with its status and nothing recorded.
+#[test]
+fn a_webhook_delivers_an_event_over_http_behind_the_mcp_guard() {
+    let root = root("webhook");
+    root.ok(&["plan", "pipeline", "--run-id", "a", "--params", r#"{"id": "p1"}"#]);
+    root.ok(&["next", "pipeline", "--run-id", "a", "--step", "start", "--result", "{}"]);
+    let server = crate::mcp_http::start_with(&root.path, &["--token", "hook-token"], &[]);
+    let addr = server.addr.as_str();
+    let bearer = ("Authorization", "Bearer hook-token");
+    let json_type = ("Content-Type", "application/json");
+    let path = "/events/pipeline.finished?key=p1&id=build-1";
+    let green = r#"{"status": "green"}"#;
+    let version = || root.ok(&["state", "get", "pipeline", "--run-id", "a"])["version"].clone();
+    let before = version();
+
+    // Without the token, not JSON, too big, from a web page: refused.
+    assert_eq!(request(addr, "POST", path, &[json_type], green).status, 401);
+    let r = request(addr, "POST", path, &[bearer, ("Content-Type", "text/plain")], green);
+    assert_eq!((r.status, r.json()["error"].as_str()), (415, Some("INVALID_INPUT")), "{}", r.body);
+    let big = format!(r#"{{"status": "{}"}}"#, "x".repeat(70_000));
+    assert_eq!(request(addr, "POST", path, &[bearer, json_type], &big).status, 413);
+    let r = request(addr, "POST", path, &[bearer, json_type, ("Origin", "https://evil.example")], green);
+    assert_eq!(r.status, 403, "{}", r.body);
+    let r = request(addr, "POST", path, &[bearer, json_type], "{not json");
+    assert_eq!((r.status, r.json()["error"].as_str()), (400, Some("INVALID_INPUT")), "{}", r.body);
+
+    // The engine's refusals, each with its status and code.
+    let r = request(addr, "POST", "/events/pipeline.finishd?key=p1", &[bearer, json_type], green);
+    assert_eq!((r.status, r.json()["error"].as_str()), (404, Some("UNKNOWN_EVENT")), "{}", r.body);
+    assert!(r.json()["message"].as_str().is_some_and(|m| m.contains("pipeline.finishd")), "{}", r.body);
+    let r = request(addr, "POST", "/events/pipeline.finished?key=p9", &[bearer, json_type], green);
+    assert_eq!((r.status, r.json()["error"].as_str()), (409, Some("NO_WAITING_RUN")), "{}", r.body);
+    let r = request(addr, "POST", path, &[bearer, json_type], r#"{"state": "red"}"#);
+    assert_eq!((r.status, r.json()["error"].as_str()), (422, Some("VALIDATION_FAILED")), "{}", r.body);
+    assert_eq!(version(), before, "nothing recorded by a refusal");
+
+    // Delivered: the run goes on; the sender's retry (same id) is a duplicate.
+    let r = request(addr, "POST", path, &[bearer, json_type], green);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let got = r.json();
+    assert_eq!(got["delivered"], json!([{"workflow": "pipeline", "run_id": "a", "step_id": "finished"}]));
+    let state = root.ok(&["state", "get", "pipeline", "--run-id", "a"]);
+    assert_eq!(state["steps"][1]["status"], "done", "{state}");
+    assert_eq!(state["steps"][2]["status"], "ready", "{state}");
+    let r = request(addr, "POST", path, &[bearer, json_type], green);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["delivered"][0]["duplicate"], true, "{}", r.body);
+    assert_eq!(root.ok(&["state", "get", "pipeline", "--run-id", "a"])["version"], state["version"]);
+}
