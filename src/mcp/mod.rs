@@ -1,6 +1,7 @@
 //! The MCP server (`savant-think serve`): a thin adapter over the engine on
 //! `rmcp`, the official Rust MCP SDK. `server.rs` is the handler (tools,
-//! resources, subscriptions, logging level), `prompts.rs` the prompts and
+//! resources, subscriptions, logging level; `elicit.rs` asks a person
+//! through the client for a waiting step), `prompts.rs` the prompts and
 //! completions, `notify.rs` the notifications to clients, `stdio.rs` and
 //! `http.rs` the transports (`http.rs` with its security checks). Log
 //! records go where the binary's subscriber sends them (stderr), and to
@@ -21,6 +22,7 @@
 //! the caller's tokio runtime. Workflow ids are checked with
 //! `workspace::valid_workflow_id`, never the lowerer directly.
 
+mod elicit;
 pub mod http;
 pub mod notify;
 pub mod prompts;

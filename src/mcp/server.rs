@@ -426,10 +426,12 @@ impl ServerHandler for SavantServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let args = Value::Object(request.arguments.unwrap_or_default());
-        Ok(self.call(&request.name, args).await.into())
+        let result = self.call(&request.name, args.clone()).await;
+        // A run now waiting for a person: asked through the client when it can.
+        Ok(super::elicit::ask_person(self, &request.name, &args, result, &context.peer).await.into())
     }
 
     async fn list_prompts(

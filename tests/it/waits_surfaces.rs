@@ -159,3 +159,76 @@ fn a_webhook_delivers_an_event_over_http_behind_the_mcp_guard() {
     assert_eq!(r.json()["delivered"][0]["duplicate"], true, "{}", r.body);
     assert_eq!(root.ok(&["state", "get", "pipeline", "--run-id", "a"])["version"], state["version"]);
 }
+
+/// A client that declared `elicitation`: `think_next` reaching an `await:`
+/// is asked as `elicitation/create` (the wait's question and schema); the
+/// accepted answer is recorded and the call returns the next instruction;
+/// a declined one leaves the step waiting. Raw JSON-RPC over stdio.
+#[test]
+fn a_client_with_elicitation_is_asked_the_question_itself() {
+    use std::io::{BufRead, BufReader, Write};
+    let root = root("elicit");
+    let mut child = std::process::Command::new(crate::common::BIN)
+        .args(["serve", "--root"])
+        .arg(&root.path)
+        .env("LOG_LEVEL", "error")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |v: serde_json::Value| writeln!(stdin, "{v}").unwrap();
+    // The next request or response (notifications are skipped).
+    let mut receive = || loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the server closed stdout");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if !v["method"].as_str().is_some_and(|m| m.starts_with("notifications/")) {
+            return v;
+        }
+    };
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}},
+        "clientInfo": {"name": "test", "version": "1"}}}));
+    assert_eq!(receive()["id"], 1);
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let call = |id: u64, name: &str, args: serde_json::Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}});
+    for (n, run, action) in [(10, "r1", "accept"), (20, "r2", "decline")] {
+        send(call(n, "think_plan", json!({"workflow": "approve", "run_id": run, "params": {"mr": 7}})));
+        let planned = receive();
+        assert_eq!(planned["result"]["structuredContent"]["instruction"]["step_id"], "summary", "{planned}");
+        let next =
+            json!({"workflow": "approve", "run_id": run, "step_id": "summary", "result": {"thought": "ok"}});
+        send(call(n + 1, "think_next", next));
+        // The server asks the person before it answers the call.
+        let ask = receive();
+        assert_eq!(ask["method"], "elicitation/create", "{ask}");
+        assert_eq!(ask["params"]["message"], "Merge MR 7?");
+        assert_eq!(ask["params"]["requestedSchema"]["required"], json!(["approved"]), "{ask}");
+        assert_eq!(ask["params"]["requestedSchema"]["properties"]["approved"]["type"], "boolean");
+        let content = json!({"approved": true, "note": "lgtm"});
+        let reply = if action == "accept" {
+            json!({"action": "accept", "content": content})
+        } else {
+            json!({"action": "decline"})
+        };
+        send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": reply}));
+        let answer = receive();
+        assert_eq!(answer["id"], n + 1, "{answer}");
+        let progress = &answer["result"]["structuredContent"];
+        let state = root.ok(&["state", "get", "approve", "--run-id", run]);
+        if action == "accept" {
+            assert_eq!(progress["instruction"]["step_id"], "merge", "{progress}");
+            assert_eq!(progress["instruction"]["input"]["thought"], "merging 7: lgtm");
+            assert_eq!(state["steps"][1]["status"], "done", "{state}");
+        } else {
+            assert_eq!(progress["instruction"], serde_json::Value::Null, "{progress}");
+            assert_eq!(progress["waiting"][0]["step_id"], "approve");
+            assert_eq!(state["steps"][1]["status"], "waiting", "declined: still waiting: {state}");
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
