@@ -50,11 +50,11 @@ pub fn state(command: StateCommand) -> Result<ExitCode, StateCommand> {
             let summary = if archived {
                 engine
                     .state_get_archived(&wf.workflow, &run_id, archive_id.as_deref())
-                    .map(|st| term::run_summary(&st, &[], &style()))
+                    .map(|st| term::run_summary(&st, &[], &[], &style()))
             } else {
                 engine
                     .run_snapshot(&wf.workflow, &run_id)
-                    .map(|s| term::run_summary(&s.state, &s.ready, &style()))
+                    .map(|s| term::run_summary(&s.state, &s.ready, &s.waiting, &style()))
             };
             Ok(match summary {
                 Ok(text) => print(&text),

@@ -1,5 +1,6 @@
 //! The inspector's handlers: the page and its assets, and the JSON API at
-//! `/ui/api/…` (runs, a run, a step, a source, a workflow, actions). Each
+//! `/ui/api/…` (runs, a run, a step, a source, a workflow, actions, an
+//! answer to a waiting step). Each
 //! reads through the engine on a blocking thread and answers a view of
 //! `view.rs` / `step.rs`, or the engine's error with what helps: a
 //! did-you-mean, the workflow's runs, and for a run that cannot be replayed
@@ -294,11 +295,60 @@ pub(crate) async fn workflow(State(ui): State<Arc<Ui>>, Path(workflow): Path<Str
     .unwrap_or_else(|r| r)
 }
 
+/// The tool call of an action with its JSON body (`UNKNOWN_ACTION`, 404,
+/// for another name).
+fn tool_call(
+    action: &str,
+    workflow: &str,
+    run_id: &str,
+    input: &Value,
+) -> Result<(&'static str, Value), Box<Response>> {
+    let get = |k: &str| input.get(k).cloned().unwrap_or(Value::Null);
+    let (tool, args) = match action {
+        "reset" => (
+            "think_reset",
+            json!({"workflow": workflow, "run_id": run_id, "checkpoint": get("checkpoint"), "force": get("force").as_bool().unwrap_or(false)}),
+        ),
+        "fork" => (
+            "think_fork",
+            json!({"workflow": workflow, "run_id": run_id, "from": get("from"), "new_run_id": get("new_run_id")}),
+        ),
+        "upgrade" => (
+            "think_upgrade",
+            json!({"workflow": workflow, "run_id": run_id, "dry_run": get("dry_run").as_bool().unwrap_or(true),
+                   "force": get("force").as_bool().unwrap_or(false)}),
+        ),
+        "archive" => ("think_state_delete", json!({"workflow": workflow, "run_id": run_id, "purge": false})),
+        "delete" => ("think_state_delete", json!({"workflow": workflow, "run_id": run_id, "purge": true})),
+        "restore" => (
+            "think_state_restore",
+            json!({"workflow": workflow, "run_id": run_id, "archive_id": get("archive_id")}),
+        ),
+        "answer" => (
+            "think_answer",
+            json!({"workflow": workflow, "run_id": run_id, "step_id": get("step_id"), "value": get("value"),
+                   "expected_version": get("expected_version")}),
+        ),
+        other => {
+            const ACTIONS: [&str; 7] = ["reset", "fork", "upgrade", "archive", "delete", "restore", "answer"];
+            let help = crate::diagnostic::suggest(other, ACTIONS);
+            let message = format!(
+                "no action `{other}`{}; the actions are {}",
+                help.map(|h| format!("; {h}")).unwrap_or_default(),
+                ACTIONS.join(", ")
+            );
+            return Err(Box::new(refuse(StatusCode::NOT_FOUND, "UNKNOWN_ACTION", &message, true)));
+        }
+    };
+    Ok((tool, args))
+}
+
 /// The most an action's body may hold.
 const MAX_ACTION_BODY: usize = 64 * 1024;
 
 /// `POST /ui/api/runs/{workflow}/{run_id}/actions/{action}` with a JSON
-/// body: reset, fork, upgrade, archive, delete or restore — each the tool
+/// body: reset, fork, upgrade, archive, delete, restore or answer (a
+/// waiting `await:` step's answer: `{step_id, value}`) — each the tool
 /// call the CLI makes (`runtime::tools::call`).
 pub(crate) async fn action(
     State(ui): State<Arc<Ui>>,
@@ -343,37 +393,9 @@ pub(crate) async fn action(
             );
         }
     };
-    let get = |k: &str| input.get(k).cloned().unwrap_or(Value::Null);
-    let (tool, args) = match action.as_str() {
-        "reset" => (
-            "think_reset",
-            json!({"workflow": workflow, "run_id": run_id, "checkpoint": get("checkpoint"), "force": get("force").as_bool().unwrap_or(false)}),
-        ),
-        "fork" => (
-            "think_fork",
-            json!({"workflow": workflow, "run_id": run_id, "from": get("from"), "new_run_id": get("new_run_id")}),
-        ),
-        "upgrade" => (
-            "think_upgrade",
-            json!({"workflow": workflow, "run_id": run_id, "dry_run": get("dry_run").as_bool().unwrap_or(true),
-                   "force": get("force").as_bool().unwrap_or(false)}),
-        ),
-        "archive" => ("think_state_delete", json!({"workflow": workflow, "run_id": run_id, "purge": false})),
-        "delete" => ("think_state_delete", json!({"workflow": workflow, "run_id": run_id, "purge": true})),
-        "restore" => (
-            "think_state_restore",
-            json!({"workflow": workflow, "run_id": run_id, "archive_id": get("archive_id")}),
-        ),
-        other => {
-            const ACTIONS: [&str; 6] = ["reset", "fork", "upgrade", "archive", "delete", "restore"];
-            let help = crate::diagnostic::suggest(other, ACTIONS);
-            let message = format!(
-                "no action `{other}`{}; the actions are {}",
-                help.map(|h| format!("; {h}")).unwrap_or_default(),
-                ACTIONS.join(", ")
-            );
-            return refuse(StatusCode::NOT_FOUND, "UNKNOWN_ACTION", &message, true);
-        }
+    let (tool, args) = match tool_call(&action, &workflow, &run_id, &input) {
+        Ok(call) => call,
+        Err(refused) => return *refused,
     };
     tracing::info!(action = %action, workflow = %workflow, run_id = %run_id, "inspector action");
     blocking(&ui, move |engine| match crate::runtime::tools::call(engine, tool, args) {

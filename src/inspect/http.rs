@@ -17,6 +17,7 @@
 //! only, never as HTML.
 
 pub use super::guard::UiOptions;
+pub(crate) use super::guard::percent_decode;
 use super::guard::{Ui, guard, redirect};
 use crate::runtime::Engine;
 use axum::Router;

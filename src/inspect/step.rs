@@ -5,7 +5,7 @@
 
 use crate::diagnostic::Diagnostic;
 use crate::runtime::engine::RunSnapshot;
-use crate::runtime::reply::{Explanation, ItemView};
+use crate::runtime::reply::{Explanation, ItemView, WaitView};
 use crate::runtime::run::{EventKind, RunStatus, StepStatus};
 use crate::runtime::workflow::CompiledWorkflow;
 use crate::runtime::{Engine, EngineError};
@@ -58,6 +58,10 @@ pub struct StepPanel {
     /// When it could start (its last dependency's result) and when its
     /// (last) result came, in milliseconds from the run's start.
     pub timing: Timing,
+    /// What the step (or its items) waits for: the question and its
+    /// schema, the deadline, the event (absent when it does not wait).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<WaitView>,
     /// The step's YAML in the version the run is pinned to.
     pub yaml: SourceExcerpt,
 }
@@ -228,6 +232,12 @@ pub fn step_panel(engine: &Engine, snapshot: &RunSnapshot, step_id: &str) -> Res
         events,
         children,
         timing,
+        waiting: snapshot
+            .waiting
+            .iter()
+            .filter(|w| w.step_id == base || w.step_id.strip_prefix(base).is_some_and(|r| r.starts_with('[')))
+            .cloned()
+            .collect(),
         yaml: excerpt(&cw.source, cw.wf.steps[i].span, &all),
     })
 }

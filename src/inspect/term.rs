@@ -4,7 +4,7 @@
 //! (the binary asks on a TTY, unless `NO_COLOR`): piped output is plain.
 
 use super::view::{GraphView, RunsPage};
-use crate::runtime::reply::FullState;
+use crate::runtime::reply::{FullState, WaitView};
 use crate::runtime::run::{RunStatus, StepStatus};
 use serde_json::Value;
 use std::fmt::Write;
@@ -39,6 +39,7 @@ fn look(status: &str) -> (&'static str, &'static str) {
         "done" => ("✓", "32"),
         "ready" => ("●", "33"),
         "running" => ("◐", "33"),
+        "waiting" => ("⏸", "34"),
         "failed" => ("✗", "31"),
         "skipped" => ("⊘", "2"),
         "pending" => ("○", "2"),
@@ -91,7 +92,12 @@ pub fn runs_table(page: &RunsPage, style: &Style) -> String {
                 n if n > 2 => format!("{} (+{})", r.ready[..2].join(", "), n - 2),
                 _ => r.ready.join(", "),
             };
-            let ready = if let Some(note) = &r.note { cut(note, 60) } else { ready };
+            let ready = match (&r.note, r.waiting.first()) {
+                (Some(note), _) => cut(note, 60),
+                // A waiting run: what its first wait waits for, and until when.
+                (None, Some(w)) if ready.is_empty() => cut(&wait_brief(w), 60),
+                _ => ready,
+            };
             [
                 // A child run, below its parent: indented, its parent's step named.
                 match r.depth {
@@ -144,8 +150,44 @@ fn preview(v: &Value, max: usize) -> String {
     cut(&serde_json::to_string(v).unwrap_or_default(), max)
 }
 
+/// One wait in a few words: `approve asks "Merge?" until 2026-…`.
+fn wait_brief(w: &WaitView) -> String {
+    let what = match w.wait.as_str() {
+        "answer" => format!("asks {:?}", w.ask.as_deref().unwrap_or("")),
+        "event" => format!("event {}", w.event.as_deref().unwrap_or("")),
+        _ => "timer".to_owned(),
+    };
+    let until = w.deadline.as_deref().map(|d| format!(" until {d}")).unwrap_or_default();
+    format!("⏸ {} {what}{until}", w.step_id)
+}
+
+/// How many steps have each status: `2 done · 1 ready`.
+fn step_counts(st: &FullState) -> String {
+    let mut counts: Vec<(StepStatus, usize)> = Vec::new();
+    for s in &st.steps {
+        match counts.iter_mut().find(|(k, _)| *k == s.status) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((s.status, 1)),
+        }
+    }
+    let order = [
+        StepStatus::Done,
+        StepStatus::Ready,
+        StepStatus::Running,
+        StepStatus::Waiting,
+        StepStatus::Failed,
+        StepStatus::Skipped,
+        StepStatus::Pending,
+    ];
+    let counted: Vec<String> = order
+        .iter()
+        .filter_map(|k| counts.iter().find(|(s, _)| s == k).map(|(s, n)| format!("{n} {s}")))
+        .collect();
+    counted.join(" · ")
+}
+
 /// A run summarised: header, counts, failure, ready steps, then one line per step.
-pub fn run_summary(st: &FullState, ready: &[String], style: &Style) -> String {
+pub fn run_summary(st: &FullState, ready: &[String], waiting: &[WaitView], style: &Style) -> String {
     let mut out = String::new();
     let status = st.status.as_str();
     let status_colour = match st.status {
@@ -168,32 +210,16 @@ pub fn run_summary(st: &FullState, ready: &[String], style: &Style) -> String {
         st.updated_at,
         ago(&st.updated_at, style.now)
     );
-    let mut counts: Vec<(StepStatus, usize)> = Vec::new();
-    for s in &st.steps {
-        match counts.iter_mut().find(|(k, _)| *k == s.status) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((s.status, 1)),
-        }
-    }
-    let order = [
-        StepStatus::Done,
-        StepStatus::Ready,
-        StepStatus::Running,
-        StepStatus::Failed,
-        StepStatus::Skipped,
-        StepStatus::Pending,
-    ];
-    let counted: Vec<String> = order
-        .iter()
-        .filter_map(|k| counts.iter().find(|(s, _)| s == k).map(|(s, n)| format!("{n} {s}")))
-        .collect();
-    let _ = writeln!(out, "{} steps: {}", st.steps.len(), counted.join(" · "));
+    let _ = writeln!(out, "{} steps: {}", st.steps.len(), step_counts(st));
     if let Some(f) = &st.failure {
         let message = f.message().map_or_else(|| preview(&f.to_json(), 200), str::to_owned);
         let _ = writeln!(out, "{} {message}", style.paint("31", "failed:"));
     }
     if !ready.is_empty() {
         let _ = writeln!(out, "ready: {}", cut(&ready.join(", "), style.width.saturating_sub(7)));
+    }
+    for w in waiting {
+        let _ = writeln!(out, "waiting: {}", cut(&wait_brief(w), style.width.saturating_sub(9)));
     }
     if st.params.as_object().is_some_and(|m| !m.is_empty()) {
         let _ = writeln!(out, "params: {}", preview(&st.params, style.width.saturating_sub(8)));

@@ -6,7 +6,7 @@
 use super::layout::{self, Sizes};
 use crate::runtime::engine::RunSnapshot;
 use crate::runtime::record::ForkedFrom;
-use crate::runtime::reply::{EntryStatus, FullState, RunEntry, StepView};
+use crate::runtime::reply::{EntryStatus, FullState, RunEntry, StepView, WaitView};
 use crate::runtime::run::{RunStatus, StepStatus};
 use crate::runtime::workflow::CompiledWorkflow;
 use crate::runtime::{Engine, EngineError};
@@ -89,7 +89,7 @@ pub struct RunRow {
     pub depth: usize,
     /// What its steps wait for: the question and the deadline (absent when none waits).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub waiting: Vec<crate::runtime::reply::WaitView>,
+    pub waiting: Vec<WaitView>,
 }
 
 /// A page of runs (see [`RunsQuery`]). Filtering and counting read the
@@ -213,6 +213,10 @@ pub struct RunView {
     pub graph: GraphView,
     /// The run's events on a time axis.
     pub timeline: Timeline,
+    /// What its steps wait for: a question and its schema, a timer's or a
+    /// timeout's deadline, an event and its key (absent when none waits).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<WaitView>,
 }
 
 /// A workflow's DAG, laid out (pixels).
@@ -353,7 +357,10 @@ pub fn graph_view(cw: &CompiledWorkflow, state: Option<&FullState>) -> GraphView
 
 /// A run's page: its state, its DAG and its timeline (see [`run_view_of`]).
 pub fn run_view(snapshot: &RunSnapshot) -> RunView {
-    run_view_of(&snapshot.state, Some(&snapshot.workflow), &snapshot.ready)
+    RunView {
+        waiting: snapshot.waiting.clone(),
+        ..run_view_of(&snapshot.state, Some(&snapshot.workflow), &snapshot.ready)
+    }
 }
 
 /// A run's page from its state and the workflow version to draw it with
@@ -392,6 +399,7 @@ pub fn run_view_of(st: &FullState, cw: Option<&CompiledWorkflow>, ready: &[Strin
             },
         },
         timeline: timeline(cw, st),
+        waiting: Vec::new(),
     }
 }
 

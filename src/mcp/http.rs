@@ -16,8 +16,10 @@
 //! POST body must arrive within [`BODY_READ_TIMEOUT`] (408), be
 //! `application/json` (415), JSON (400, -32700), no costlier to parse than
 //! 29× its size + 48 MB (413, -32600: `lean_json::check_cost`) and
-//! JSON-RPC 2.0 (400, -32600): each refusal a JSON-RPC error object. Only `/mcp` exactly is
-//! served. A non-loopback bind without a token is refused unless `--insecure`.
+//! JSON-RPC 2.0 (400, -32600): each refusal a JSON-RPC error object. Only
+//! `/mcp` exactly is served, and `POST /events/{name}` (`webhook.rs`) behind
+//! the same guard. A non-loopback bind without a token is refused unless
+//! `--insecure`.
 
 use crate::mcp::{SavantServer, ServeOptions};
 use crate::web_guard::{self, HostError, LOOPBACK_HOSTS, LOOPBACK_ORIGINS, parse_authority};
@@ -287,6 +289,8 @@ fn host_of(headers: &HeaderMap) -> Result<(String, Option<u16>), Box<Response>> 
     })
 }
 
+/// The checks of the module's docs, for `/mcp` and `/events/{name}`
+/// (`webhook.rs` reads its own body: a payload, not JSON-RPC).
 async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
     // Syntax first (400/403), then who is asking (401), then what they may reach (403).
     if req.uri().scheme().is_some() || req.uri().authority().is_some() {
@@ -351,7 +355,7 @@ async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Res
     // A POST (a call) counts as in flight until its answer is sent: a
     // graceful shutdown waits for it.
     let flight = (req.method() == Method::POST).then(|| InFlight::new(&guard.in_flight));
-    let req = if req.method() == Method::POST {
+    let req = if req.method() == Method::POST && req.uri().path() == "/mcp" {
         match checked_post(&guard, req).await {
             Ok(r) => r,
             Err(response) => return response,
@@ -483,10 +487,17 @@ fn router_counting(
     // rules); its actions (POSTs) count as in flight too, so a graceful
     // shutdown lets a reset or an upgrade under way finish.
     let counted = guard_state.in_flight.clone();
+    let webhook = Arc::new(super::webhook::Webhook {
+        engine: engine.clone(),
+        max_body: options.max_message_bytes,
+        origins: origins.clone(),
+        body_timeout: BODY_READ_TIMEOUT,
+    });
     let inspector =
         crate::inspect::http::router(engine, ui).layer(middleware::from_fn_with_state(counted, count_posts));
     Router::new()
         .route_service("/mcp", service)
+        .route("/events/{name}", axum::routing::post(super::webhook::deliver).with_state(webhook))
         .layer(middleware::from_fn_with_state(Arc::new(guard_state), guard))
         .merge(inspector)
         .merge(probes(server_engine))

@@ -1,6 +1,7 @@
 //! The MCP server (`savant-think serve`): a thin adapter over the engine on
 //! `rmcp`, the official Rust MCP SDK. `server.rs` is the handler (tools,
-//! resources, subscriptions, logging level), `prompts.rs` the prompts and
+//! resources, subscriptions, logging level; `elicit.rs` asks a person
+//! through the client for a waiting step), `prompts.rs` the prompts and
 //! completions, `notify.rs` the notifications to clients, `stdio.rs` and
 //! `http.rs` the transports (`http.rs` with its security checks). Log
 //! records go where the binary's subscriber sends them (stderr), and to
@@ -14,18 +15,21 @@
 //! task), and engine errors are `isError` results. `retention.rs` applies
 //! `[state] keep` in the background (a thread, once a minute). `stdio.rs`
 //! answers oversized lines; `http.rs` mounts the inspector under `/ui` with
-//! its own guard, and both web surfaces read `Host`, `Origin` and the
+//! its own guard, and `/events/{name}` (`webhook.rs`, an event from a
+//! webhook) behind `/mcp`'s guard; both web surfaces read `Host`, `Origin` and the
 //! bearer token through `crate::web_guard`. This file is `ServeOptions`
 //! (and `check`, the bind rule) and `serve`, async over a given `Engine` on
 //! the caller's tokio runtime. Workflow ids are checked with
 //! `workspace::valid_workflow_id`, never the lowerer directly.
 
+mod elicit;
 pub mod http;
 pub mod notify;
 pub mod prompts;
 pub mod retention;
 pub mod server;
 pub mod stdio;
+mod webhook;
 
 pub use server::SavantServer;
 

@@ -426,7 +426,7 @@ impl ServerHandler for SavantServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         if catalog::find(&request.name).is_none_or(|t| !t.mcp) {
             // Not a tool of this server: a request error, as the spec's
@@ -439,7 +439,9 @@ impl ServerHandler for SavantServer {
             ));
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
-        Ok(self.call(&request.name, args).await.into())
+        let result = self.call(&request.name, args.clone()).await;
+        // A run now waiting for a person: asked through the client when it can.
+        Ok(super::elicit::ask_person(self, &request.name, &args, result, &context.peer).await.into())
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {

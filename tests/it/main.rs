@@ -79,4 +79,5 @@ mod tools_sync;
 mod unlocked_next;
 mod upgrade;
 mod waits;
+mod waits_surfaces;
 mod yaml_bad_input;

@@ -56,7 +56,7 @@ description = "CI finished a pipeline"
 schema = { type = "object", properties = { status = { type = "string" } }, required = ["status"] }
 "#;
 
-fn root(name: &str) -> Root {
+pub fn root(name: &str) -> Root {
     let root = Root::with_workflows(name, &[("approve", APPROVE), ("pipeline", PIPELINE)])
         .crate_files()
         .env("SAVANT_STATE_FSYNC", "0");

@@ -5,7 +5,9 @@
 'use strict';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
-const SYMBOL = { done: '✓', ready: '●', running: '◐', failed: '✗', skipped: '⊘', pending: '○' };
+const SYMBOL = { done: '✓', ready: '●', running: '◐', waiting: '⏸', failed: '✗', skipped: '⊘', pending: '○' };
+// The statuses the runs list can filter by, offered even when no run has them yet.
+const RUN_STATUSES = ['running', 'waiting', 'done', 'failed'];
 let session = { can_act: false };
 
 function el(tag, attrs, ...children) {
@@ -138,7 +140,8 @@ async function runsPage() {
     try {
       const data = await api(`/ui/api/runs?${params}`);
       fillSelect(wf, data.workflows, params.get('workflow'));
-      fillSelect(status, Object.keys(data.statuses), params.get('status'), data.statuses);
+      const known = [...new Set([...RUN_STATUSES, ...Object.keys(data.statuses)])];
+      fillSelect(status, known, params.get('status'), Object.fromEntries(known.map((k) => [k, data.statuses[k] || 0])));
       list.replaceChildren(...runsTable(data, load));
     } catch (e) {
       list.replaceChildren(...errorView(e, params.get('workflow')));
@@ -171,9 +174,10 @@ function runsTable(data, load) {
     el('td', {}, r.version === null || r.version === undefined ? '' : r.version),
     el('td', { title: r.created_at || '' }, when(r.created_at)),
     el('td', { title: r.updated_at || '' }, when(r.updated_at)),
-    el('td', {}, r.ready.slice(0, 3).join(', '), r.ready_total > 3 ? ` (+${r.ready_total - 3})` : '')));
+    el('td', {}, r.ready.slice(0, 3).join(', '), r.ready_total > 3 ? ` (+${r.ready_total - 3})` : ''),
+    el('td', { class: 'run-waiting' }, (r.waiting || []).slice(0, 3).map((w) => el('div', {}, waitText(w))))));
   const table = el('table', { id: 'runs-table' },
-    el('thead', {}, el('tr', {}, ['workflow', 'run', 'status', 'version', 'started', 'updated', 'ready'].map((h) => el('th', {}, h)))),
+    el('thead', {}, el('tr', {}, ['workflow', 'run', 'status', 'version', 'started', 'updated', 'ready', 'waiting'].map((h) => el('th', {}, h)))),
     el('tbody', {}, rows));
   const pager = el('div', { class: 'pager' },
     el('button', { type: 'button', disabled: data.page <= 1, onclick: () => load(data.page - 1) }, '← newer'),
@@ -234,6 +238,7 @@ function header(view) {
       el('span', {}, `${view.events} events`), forked, parent),
     el('div', { class: 'meta', id: 'run-counts' }, countsText(view.counts)),
     el('div', { class: 'meta', id: 'run-ready' }, view.ready.length ? `ready: ${view.ready.join(', ')}` : ''),
+    (view.waiting || []).length ? el('ul', { class: 'box waits', id: 'run-waiting' }, view.waiting.map((w) => el('li', {}, waitText(w)))) : null,
     failure, differs);
 }
 
@@ -246,7 +251,7 @@ function setHash(key, value) {
 }
 
 function countsText(counts) {
-  return ['done', 'ready', 'running', 'failed', 'skipped', 'pending'].filter((k) => counts[k]).map((k) => `${counts[k]} ${k}`).join(' · ');
+  return ['done', 'ready', 'running', 'waiting', 'failed', 'skipped', 'pending'].filter((k) => counts[k]).map((k) => `${counts[k]} ${k}`).join(' · ');
 }
 
 // ---- the DAG -----------------------------------------------------------------
@@ -370,6 +375,7 @@ async function openStep(panel, workflow, runId, id, archived, quiet) {
   ];
   if (p.instruction) parts.push(...section('Instruction (rendered)', el('pre', { id: 'panel-instruction' }, json(p.instruction))));
   else if (p.input !== undefined && p.input !== null) parts.push(...section('Input (rendered)', el('pre', {}, json(p.input))));
+  if (p.waiting && p.waiting.length) parts.push(...section('Waiting', p.waiting.map((w) => waitPanel(w, workflow, runId))));
   if (p.result !== undefined && p.result !== null) parts.push(...section('Result', el('pre', { id: 'panel-result' }, json(p.result))));
   if (Object.keys(p.captures).length) parts.push(...section('Captures set', el('pre', {}, json(p.captures))));
   // A `uses:` step's child runs, by item.
@@ -401,6 +407,94 @@ function timingText(t) {
   if (has(t.from_ms) && has(t.to_ms)) return `${t.to_ms - t.from_ms} ms from ready to result (at +${t.to_ms} ms)`;
   if (has(t.from_ms)) return `could start at +${t.from_ms} ms`;
   return '';
+}
+
+// ---- waits: a question and its form, a timer, an event --------------------------
+
+/** When `at` (RFC 3339) is: the local time, and how far off. */
+function deadlineText(at) {
+  const d = new Date(at);
+  if (isNaN(d)) return at;
+  const s = Math.round((d - Date.now()) / 1000);
+  const far = Math.abs(s) < 60 ? `${Math.abs(s)}s` : Math.abs(s) < 3600 ? `${Math.floor(Math.abs(s) / 60)}m` : Math.abs(s) < 86400 ? `${Math.floor(Math.abs(s) / 3600)}h ${Math.floor((Math.abs(s) % 3600) / 60)}m` : `${Math.floor(Math.abs(s) / 86400)}d`;
+  return `${d.toLocaleString()} (${s >= 0 ? `in ${far}` : `${far} ago`})`;
+}
+
+/** One line for a wait: what it waits for and until when. */
+function waitText(w) {
+  const until = w.deadline ? deadlineText(w.deadline) : null;
+  if (w.wait === 'timer') return `${w.step_id}: a timer, fires at ${until || '?'}`;
+  if (w.wait === 'event') return `${w.step_id}: event ${w.event}${w.key ? ` (key ${w.key})` : ''}${until ? `, times out at ${until}` : ''}`;
+  return `${w.step_id}: asks “${w.ask || ''}”${until ? `, times out at ${until}` : ''}`;
+}
+
+/** A step's wait in its panel: the question and, for a person, a form built from its schema. */
+function waitPanel(w, workflow, runId) {
+  const box = el('div', { class: 'box wait', 'data-wait': w.wait, 'data-step-id': w.step_id });
+  if (w.wait === 'answer') box.append(el('div', { class: 'wait-ask' }, el('strong', {}, w.ask || '(no question)')));
+  else if (w.wait === 'event') box.append(el('div', {}, 'Waits for the event ', el('code', {}, w.event || ''), w.key ? [' with key ', el('code', {}, w.key)] : ''));
+  else box.append(el('div', {}, 'A timer.'));
+  if (w.deadline) box.append(el('div', { class: 'wait-deadline' }, w.wait === 'timer' ? 'Fires at ' : 'Times out at ', deadlineText(w.deadline)));
+  if (w.wait !== 'answer') { box.append(el('div', { class: 'muted' }, w.how)); return box; }
+  if (!session.can_act) { box.append(el('div', { class: 'muted' }, w.how)); return box; }
+  box.append(answerForm(w, workflow, runId));
+  return box;
+}
+
+/** A field for one property of a flat object schema, or null when the schema is not one. */
+function fieldFor(name, prop, required) {
+  const label = (input) => el('label', { class: 'field' }, el('span', {}, `${name}${required ? ' *' : ''}`), input,
+    prop.description ? el('span', { class: 'muted' }, ` ${prop.description}`) : null);
+  if (Array.isArray(prop.enum)) {
+    const select = el('select', { name }, required ? null : el('option', { value: '' }, '(none)'), prop.enum.map((v, i) => el('option', { value: String(i) }, String(v))));
+    return { node: label(select), read: () => (select.value === '' ? undefined : prop.enum[Number(select.value)]) };
+  }
+  if (prop.type === 'boolean') {
+    const box = el('input', { type: 'checkbox', name });
+    return { node: label(box), read: () => box.checked };
+  }
+  if (prop.type === 'integer' || prop.type === 'number') {
+    const input = el('input', { type: 'text', inputmode: 'decimal', name });
+    return { node: label(input), read: () => { const v = input.value.trim(); return v === '' ? undefined : isNaN(Number(v)) ? v : Number(v); } };
+  }
+  if (prop.type === 'string' || prop.type === undefined) {
+    const input = el('input', { type: 'text', name });
+    return { node: label(input), read: () => (input.value === '' ? undefined : input.value) };
+  }
+  return null;
+}
+
+function answerForm(w, workflow, runId) {
+  const s = w.schema && typeof w.schema === 'object' ? w.schema : null;
+  const props = s && s.type === 'object' && s.properties && typeof s.properties === 'object' ? s.properties : null;
+  const required = new Set((s && s.required) || []);
+  let fields = props ? Object.entries(props).map(([k, p]) => [k, fieldFor(k, p || {}, required.has(k))]) : null;
+  if (fields && fields.some(([, f]) => !f)) fields = null;
+  const raw = fields ? null : el('textarea', { name: 'value', rows: 4, 'aria-label': 'answer as JSON', placeholder: 'the answer as JSON' });
+  const errors = el('ul', { class: 'answer-errors' });
+  const form = el('form', { class: 'answer-form' });
+  form.append(...(fields ? fields.map(([, f]) => f.node) : [raw]), errors, el('button', { type: 'submit' }, 'Answer'));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    let value;
+    if (fields) {
+      value = {};
+      for (const [k, f] of fields) { const v = f.read(); if (v !== undefined) value[k] = v; }
+    } else {
+      try { value = JSON.parse(raw.value); } catch (e) { errors.replaceChildren(el('li', { class: 'validation-error' }, `not JSON: ${e.message}`)); return; }
+    }
+    try {
+      await api(`${runApi(workflow, runId)}/actions/answer`, {
+        method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Savant-Csrf': session.csrf }, body: JSON.stringify({ step_id: w.step_id, value }),
+      });
+      location.reload();
+    } catch (e) {
+      const b = e.body || {};
+      const list = Array.isArray(b.details) ? b.details : [{ path: '', message: b.message || e.message }];
+      errors.replaceChildren(...list.map((f) => el('li', { class: 'validation-error' }, b.error ? `${b.error} ` : '', el('code', {}, f.path || '/'), ' ', f.message || '')));
+    }
+  });
+  return form;
 }
 
 // ---- source with diagnostics ----------------------------------------------------

@@ -3,7 +3,7 @@
 //! run's stored files as they are when it cannot be replayed.
 
 use super::*;
-use crate::runtime::reply::FullState;
+use crate::runtime::reply::{FullState, WaitView};
 
 /// A run as the inspector shows it: its full state and the compiled
 /// workflow version it runs (not the file as it is now).
@@ -14,6 +14,8 @@ pub struct RunSnapshot {
     pub workflow: Arc<CompiledWorkflow>,
     /// Every ready step or foreach item (`id` or `id[i]`).
     pub ready: Vec<String>,
+    /// What its steps wait for (at most 50): the question, the deadline.
+    pub waiting: Vec<WaitView>,
 }
 
 /// A few facts about a run for a listing: when it started and what is ready.
@@ -29,12 +31,13 @@ pub struct RunBrief {
 impl Engine {
     /// A run's full state with its pinned workflow version and ready steps.
     pub fn run_snapshot(&self, workflow: &str, run_id: &str) -> EngineResult<RunSnapshot> {
-        let mut snapshot = self.with_run(workflow, run_id, |_, _, c| {
+        let mut snapshot = self.with_run(workflow, run_id, |engine, _, c| {
             let m = &c.machine;
             Ok(RunSnapshot {
                 state: m.full_state(),
                 workflow: m.cw.clone(),
                 ready: m.ready().map(|w| m.work_id(w)).collect(),
+                waiting: engine.wait_views(m),
             })
         })?;
         self.compare_with_file(workflow, &mut snapshot.state);
