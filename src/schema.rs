@@ -35,8 +35,13 @@ pub fn workflow_schema() -> Value {
     });
     let mut step = object_schema(STEP_KEYS);
     if let Some(m) = step.as_object_mut() {
-        // A step calls a tool or runs a workflow.
-        m.insert("anyOf".into(), json!([{ "required": ["call"] }, { "required": ["uses"] }]));
+        // A step calls a tool, runs a workflow, or waits.
+        let kinds: Vec<Value> = ["call", "uses"]
+            .iter()
+            .chain(crate::ir::lower::WAIT_KEYS.iter())
+            .map(|k| json!({ "required": [k] }))
+            .collect();
+        m.insert("anyOf".into(), Value::Array(kinds));
     }
     head.insert("definitions".into(), json!({ "step": step, "param_map": param_map }));
     Value::Object(head)
