@@ -102,6 +102,8 @@ codes! {
     WorkflowCycle = "WORKFLOW_CYCLE", Error, "Workflows use each other (`uses:`) in a cycle.";
     /// A chain of `uses:` is deeper than the limit (16).
     WorkflowTooDeep = "WORKFLOW_TOO_DEEP", Error, "A chain of sub-workflows (`uses:`) is deeper than 16.";
+    /// A step `uses:` a workflow that has check errors itself (at any depth below): `plan` refuses the caller too.
+    CalleeError = "CALLEE_ERROR", Error, "A step uses a workflow that does not check clean.";
     /// A step gives a tool or a workflow an input it does not take (an `input_template` or `with:` key); reported as `UNKNOWN_TOOL` / `UNKNOWN_WORKFLOW` before, whose suppressions still silence it.
     UnknownInput = "UNKNOWN_INPUT", Error, "A step gives a tool or workflow an input (`input_template` / `with:` key) it does not take.";
     /// A step omits an input its tool or workflow requires; reported as `UNKNOWN_TOOL` / `UNKNOWN_WORKFLOW` before, whose suppressions still silence it.

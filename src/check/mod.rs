@@ -32,6 +32,7 @@
 //! an event's payload, from `Config::events`, the declared
 //! `[events.NAME]`); each file's docs give its rule.
 
+mod callee_error;
 pub mod contract;
 mod cyclic_dependency;
 mod destructive_call;

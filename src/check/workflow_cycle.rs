@@ -1,4 +1,5 @@
-//! `WORKFLOW_CYCLE` and `WORKFLOW_TOO_DEEP`
+//! `WORKFLOW_CYCLE` and `WORKFLOW_TOO_DEEP` (and, past both,
+//! `CALLEE_ERROR`: see `callee_error.rs`)
 //!
 //! *What it does*: follows `uses:` across the project's files. A workflow
 //! that reaches itself again (A uses B uses A) is a `WORKFLOW_CYCLE`,
@@ -78,6 +79,11 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
                 .with_label(uses.span, here)
                 .with_help(format!("{help}; flatten it: call the deeper workflows from one parent")),
             );
+            continue;
+        }
+        // No cycle below and not too deep: the callee is checked in turn.
+        if let Some(d) = crate::check::callee_error::diagnostic(cx, table, &uses.value, uses.span, here) {
+            out.push(d);
         }
     }
 }

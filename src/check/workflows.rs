@@ -10,6 +10,7 @@
 //! [`ToolContract`] with `sub_workflow` set.
 
 use crate::check::{Config, Cx, ToolContract};
+use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::ir::{ExprSite, Type, Workflow};
 use crate::source::SourceFile;
 use serde_json::{Value, json};
@@ -48,6 +49,37 @@ pub struct WorkflowEntry {
     /// Its contract: set once its callees' are (a callee in a cycle with
     /// it is typed `any`).
     contract: OnceLock<ToolContract>,
+    /// Its text, checked on demand ([`WorkflowTable::checked`]).
+    src: SourceFile,
+    /// Its check, once asked for (callees first).
+    checked: OnceLock<Checked>,
+}
+
+/// A workflow of the table, checked: its diagnostics (as
+/// [`crate::check::check_source`] gives them) and the first error a
+/// caller is told about (suppression comments applied).
+#[derive(Debug)]
+pub struct Checked {
+    pub diagnostics: Vec<Diagnostic>,
+    pub fault: Option<Fault>,
+}
+
+/// The first error of a workflow, followed down to where it is: through
+/// callees whose first error is that a callee of theirs has one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    /// The callees from the workflow asked about down to the one at fault
+    /// (empty when the fault is in the workflow itself).
+    pub via: Vec<String>,
+    /// The workflow at fault and its path.
+    pub workflow: String,
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    pub code: Code,
+    pub message: String,
+    /// How many errors that workflow has.
+    pub errors: usize,
 }
 
 impl WorkflowEntry {
@@ -81,7 +113,14 @@ impl WorkflowTable {
             let uses = edges(&src, &wf);
             entries.insert(
                 s.id.clone(),
-                WorkflowEntry { id: s.id.clone(), path: s.path, uses, contract: OnceLock::new() },
+                WorkflowEntry {
+                    id: s.id.clone(),
+                    path: s.path,
+                    uses,
+                    contract: OnceLock::new(),
+                    src: src.clone(),
+                    checked: OnceLock::new(),
+                },
             );
             lowered.insert(s.id, (src, wf));
         }
@@ -112,6 +151,71 @@ impl WorkflowTable {
     /// Every id, sorted.
     pub fn ids(&self) -> impl Iterator<Item = &str> {
         self.entries.keys().map(String::as_str)
+    }
+
+    /// Workflow `id` checked with `config` (which holds this table), once
+    /// per table: its callees are checked first, so a check never waits on
+    /// one below it. `None` for an id the project does not have. The
+    /// caller makes sure no cycle is below `id` (`WORKFLOW_CYCLE` is
+    /// reported instead): a workflow in a cycle cannot be checked before
+    /// its callees.
+    pub fn checked(&self, id: &str, config: &Config) -> Option<&Checked> {
+        let entry = self.entries.get(id)?;
+        if let Some(done) = entry.checked.get() {
+            return Some(done);
+        }
+        let mut state: BTreeMap<&str, bool> = BTreeMap::new();
+        visit(self, id, &mut state, &mut |at| {
+            let e = &self.entries[at];
+            e.checked.get_or_init(|| self.check_one(e, config));
+        });
+        entry.checked.get()
+    }
+
+    /// The diagnostics of `src` (checked with `config`, which holds this
+    /// table) when it is one of this table's workflows, unchanged: a file
+    /// checked both as a callee and as itself is checked once.
+    pub fn checked_file(&self, src: &SourceFile, config: &Config) -> Option<&[Diagnostic]> {
+        let id = crate::check::default_id(&src.path);
+        let e = self.entries.get(&id).filter(|e| e.src.text == src.text)?;
+        Some(&self.checked(&e.id, config)?.diagnostics)
+    }
+
+    fn check_one(&self, e: &WorkflowEntry, config: &Config) -> Checked {
+        let diagnostics = crate::check::check_source(&e.src, config);
+        // What a caller is told of: errors left after suppression comments.
+        let shown = crate::check::suppress::apply(&e.src, diagnostics.clone(), &[]);
+        let errors = shown.iter().filter(|d| d.severity == Severity::Error).count();
+        let fault = shown.iter().find(|d| d.severity == Severity::Error).map(|d| {
+            // A callee's fault: follow it down (checked already, callees first).
+            let below = (d.code == Code::CalleeError)
+                .then(|| {
+                    let at = e.src.line_col(d.span.start as usize);
+                    e.uses.iter().find(|u| (u.line, u.column) == (at.line, at.column))
+                })
+                .flatten()
+                .and_then(|u| Some((u, self.entries.get(&u.callee)?.checked.get()?.fault.clone()?)));
+            match below {
+                Some((u, mut f)) => {
+                    f.via.insert(0, u.callee.clone());
+                    f
+                }
+                None => {
+                    let at = e.src.line_col(d.span.start as usize);
+                    Fault {
+                        via: Vec::new(),
+                        workflow: e.id.clone(),
+                        path: e.path.clone(),
+                        line: at.line,
+                        column: at.column,
+                        code: d.code,
+                        message: d.message.clone(),
+                        errors,
+                    }
+                }
+            }
+        });
+        Checked { diagnostics, fault }
     }
 }
 

@@ -399,7 +399,13 @@ impl Project {
         let mut config = Config::clone(&self.check_config());
         config.workflows = crate::workspace::load_workflows(&self.root, &config, None);
         let bytes = cw.source.text.clone().into_bytes();
-        workflow::compile_bytes(&cw.path, bytes, &config).map(|_| ())?;
+        // A parent whose only errors are its callees' (`CALLEE_ERROR`):
+        // the walk below names the callee with its own diagnostics.
+        let below = match workflow::compile_bytes(&cw.path, bytes, &config) {
+            Ok(_) => Ok(()),
+            Err(e) if only_callee_errors(&cw.source, &config) => Err(e),
+            Err(e) => return Err(e),
+        };
         // Every workflow below, at any depth, must compile too: a run would
         // otherwise start and fail at the first child that cannot.
         let mut seen = std::collections::BTreeSet::from([cw.wf.id.clone()]);
@@ -431,7 +437,7 @@ impl Project {
                 }
             }
         }
-        Ok(())
+        below
     }
 
     /// The cached workflow `workflow` resolved to, if its file is unchanged.
@@ -487,6 +493,13 @@ fn bounded_insert<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>, key: K, v
         map.clear();
     }
     map.insert(key, value);
+}
+
+/// Whether every error of `src` is a `CALLEE_ERROR`.
+fn only_callee_errors(src: &SourceFile, config: &Config) -> bool {
+    use crate::diagnostic::{Code, Severity};
+    let diags = crate::check::check_source(src, config);
+    diags.iter().filter(|d| d.severity == Severity::Error).all(|d| d.code == Code::CalleeError)
 }
 
 /// The named schema in `config`, or why it cannot be used.

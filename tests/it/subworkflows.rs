@@ -400,3 +400,40 @@ fn a_uses_step_says_what_it_runs_everywhere() {
     assert_eq!(steps[2]["uses"], "triage", "{ex}");
     assert!(steps[1].get("uses").is_none(), "{ex}");
 }
+
+/// pre-commit checks only the changed files: a parent whose callee (not on
+/// the command line) has an error is refused at its `uses:` line, naming
+/// the callee's first error, followed down through a clean middle.
+#[test]
+fn check_of_one_file_refuses_a_parent_whose_callee_has_errors() {
+    let root = project("subwf_check_callee");
+    root.workflow("broken", "steps:\n  - id: a\n    call: prompt.say\n    deps: [nope]\n");
+    root.workflow("middle", "steps:\n  - id: m\n    uses: broken\n");
+    root.workflow("top", "steps:\n  - id: t\n    uses: middle\n");
+    let out = root.command(&["check", "--format", "json", "workflows/top.yaml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let diags = v["diagnostics"].as_array().cloned().unwrap_or_default();
+    assert_eq!(diags.len(), 1, "one mistake, one diagnostic here: {v}");
+    let d = &diags[0];
+    assert_eq!(d["code"], "CALLEE_ERROR", "{v}");
+    assert_eq!((d["line"].as_u64(), d["column"].as_u64()), (Some(3), Some(11)), "at the `uses:` value: {d}");
+    let message = d["message"].as_str().unwrap();
+    assert!(
+        message.contains("`middle` cannot run: it uses `broken`, which has an error: UNKNOWN_DEP"),
+        "{message}"
+    );
+    assert!(d["help"].as_str().unwrap().contains("at workflows/broken.yaml:4:12"), "{d}");
+    // An error silenced in the callee is not one for its callers.
+    root.workflow(
+        "broken",
+        "steps:\n  - id: a\n    call: prompt.say\n    deps: [nope] # savant-think: ignore[UNKNOWN_DEP]\n",
+    );
+    let out = root.command(&["check", "workflows/top.yaml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    // Fixed for real: the parent checks clean and plans.
+    root.workflow("broken", "steps:\n  - id: a\n    call: prompt.say\n");
+    let out = root.command(&["check", "workflows/top.yaml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(root.engine().plan("top", json!({}), Some("t1"), true).is_ok());
+}
