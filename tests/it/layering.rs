@@ -128,8 +128,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("src/agent/run/runner/decide.rs", "decide", 85),
     ("src/agent/run/workflow.rs", "run_workflow", 115),
     ("src/check/infer.rs", "binary", 83),
-    ("src/cli/check.rs", "run", 255),
-    ("src/cli/dispatch.rs", "run_engine", 179),
     ("src/cli/test.rs", "replay", 83),
     ("src/inspect/guard.rs", "admit", 86),
     ("src/inspect/layout.rs", "layout", 136),
