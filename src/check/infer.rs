@@ -278,67 +278,11 @@ impl Infer<'_, '_> {
                 Type::Any | Type::Null => r.clone(),
                 _ => l.join(r),
             },
-            BinOp::Eq | BinOp::Ne => {
-                if !l.compatible(r) {
-                    self.mismatch(
-                        e,
-                        format!(
-                            "`{sym}` compares {} with {}: they are never equal",
-                            l.article(),
-                            r.article()
-                        ),
-                        Some("there is no implicit conversion between strings and numbers".into()),
-                    );
-                }
-                Type::Bool
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                self.compare(e, op, l, r)
             }
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
-                let ok = |t: &Type| matches!(t, Type::Any | Type::Number | Type::String | Type::Null);
-                if !ok(l) || !ok(r) || !l.compatible(r) {
-                    self.mismatch(
-                        e,
-                        format!(
-                            "`{sym}` needs two numbers or two strings, found {} and {}",
-                            l.article(),
-                            r.article()
-                        ),
-                        None,
-                    );
-                }
-                Type::Bool
-            }
-            BinOp::In => {
-                match r {
-                    Type::Any | Type::Null => {}
-                    Type::Array(item) if l.compatible(item) => {}
-                    Type::String | Type::Object(_) if matches!(l, Type::String | Type::Any | Type::Null) => {}
-                    _ => self.mismatch(
-                        e,
-                        format!("`in` cannot look for {} in {}", l.article(), r.article()),
-                        Some("`in` tests an element of an array, a substring of a string, or a key of an object".into()),
-                    ),
-                }
-                Type::Bool
-            }
-            BinOp::Add => match (l, r) {
-                (Type::Number, Type::Number) => Type::Number,
-                (Type::String, Type::String) => Type::String,
-                (Type::Any, t) | (t, Type::Any) if matches!(t, Type::Number | Type::String | Type::Any) => {
-                    t.clone()
-                }
-                _ => {
-                    self.mismatch(
-                        e,
-                        format!(
-                            "`+` adds two numbers or joins two strings, found {} and {}",
-                            l.article(),
-                            r.article()
-                        ),
-                        Some("convert explicitly with `format('{} {}', a, b)` or `to_json(x)`".into()),
-                    );
-                    Type::Any
-                }
-            },
+            BinOp::In => self.contains(e, l, r),
+            BinOp::Add => self.add(e, l, r),
             BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => {
                 for (side, t) in [(lhs, l), (rhs, r)] {
                     if !matches!(t, Type::Any | Type::Number) {
@@ -346,6 +290,76 @@ impl Infer<'_, '_> {
                     }
                 }
                 Type::Number
+            }
+        }
+    }
+
+    /// `==`, `!=`, `<`, `<=`, `>`, `>=`: a boolean, reported when the two
+    /// sides can never be equal or cannot be ordered.
+    fn compare(&mut self, e: &Expr, op: BinOp, l: &Type, r: &Type) -> Type {
+        let sym = op.as_str();
+        if matches!(op, BinOp::Eq | BinOp::Ne) {
+            if !l.compatible(r) {
+                self.mismatch(
+                    e,
+                    format!("`{sym}` compares {} with {}: they are never equal", l.article(), r.article()),
+                    Some("there is no implicit conversion between strings and numbers".into()),
+                );
+            }
+            return Type::Bool;
+        }
+        let ok = |t: &Type| matches!(t, Type::Any | Type::Number | Type::String | Type::Null);
+        if !ok(l) || !ok(r) || !l.compatible(r) {
+            self.mismatch(
+                e,
+                format!(
+                    "`{sym}` needs two numbers or two strings, found {} and {}",
+                    l.article(),
+                    r.article()
+                ),
+                None,
+            );
+        }
+        Type::Bool
+    }
+
+    /// `l in r`: an element of an array, a substring, or a key of an object.
+    fn contains(&mut self, e: &Expr, l: &Type, r: &Type) -> Type {
+        match r {
+            Type::Any | Type::Null => {}
+            Type::Array(item) if l.compatible(item) => {}
+            Type::String | Type::Object(_) if matches!(l, Type::String | Type::Any | Type::Null) => {}
+            _ => self.mismatch(
+                e,
+                format!("`in` cannot look for {} in {}", l.article(), r.article()),
+                Some(
+                    "`in` tests an element of an array, a substring of a string, or a key of an object"
+                        .into(),
+                ),
+            ),
+        }
+        Type::Bool
+    }
+
+    /// `+`: two numbers added or two strings joined.
+    fn add(&mut self, e: &Expr, l: &Type, r: &Type) -> Type {
+        match (l, r) {
+            (Type::Number, Type::Number) => Type::Number,
+            (Type::String, Type::String) => Type::String,
+            (Type::Any, t) | (t, Type::Any) if matches!(t, Type::Number | Type::String | Type::Any) => {
+                t.clone()
+            }
+            _ => {
+                self.mismatch(
+                    e,
+                    format!(
+                        "`+` adds two numbers or joins two strings, found {} and {}",
+                        l.article(),
+                        r.article()
+                    ),
+                    Some("convert explicitly with `format('{} {}', a, b)` or `to_json(x)`".into()),
+                );
+                Type::Any
             }
         }
     }

@@ -13,6 +13,11 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+#[path = "check_files.rs"]
+mod files;
+
+use files::{TestFiles, check_paths, given_schemas, is_test_file, uses_a_schema};
+
 #[derive(clap::Args)]
 #[command(
     after_help = "Examples:\n  savant-think check\n  savant-think check workflows/review.yaml --format json\n  savant-think check --format github --deny-warnings\n  savant-think check --tools tools.json workflows/\n  cat flow.yaml | savant-think check - --stdin-filename workflows/flow.yaml --format concise\n  savant-think check --diff\n  savant-think check --fix\n\nSuppress a diagnostic with `# savant-think: ignore[CODE]` at the end of its line,\nor `# savant-think: ignore-file[CODE]` for the whole file; `[check]` in\nsavant-think.toml sets ignore, per-file-ignores and deny-warnings."
@@ -111,86 +116,146 @@ struct Unreadable {
 
 pub fn run(args: CheckArgs) -> ExitCode {
     let stdin = args.paths.iter().any(|p| p.as_os_str() == "-");
-    if stdin && args.paths.len() > 1 {
-        return fail("`-` (stdin) cannot be combined with other paths");
-    }
-    if args.stdin_filename.is_some() && !stdin {
-        return fail("--stdin-filename needs `-` as the path");
-    }
-    let start = match (&args.stdin_filename, args.paths.first()) {
-        (Some(name), _) => Some(start_dir(name)),
-        (None, Some(p)) if !stdin => Some(start_dir(p)),
-        _ => None,
+    let mut setup = match Setup::new(&args, stdin) {
+        Ok(setup) => setup,
+        Err(code) => return code,
     };
-    let root = match super::env::root_from(args.root.as_deref(), start.as_deref()) {
-        Ok(r) => r.path,
-        Err(m) => return fail(m),
-    };
-    let (settings, events) = match savant_think::config::EngineConfig::load(&root) {
-        Ok(c) => (c.check.clone(), Some(workspace::declared_events(&c))),
-        // Every command stops on a broken savant-think.toml, `check` too.
-        Err(e) => return fail(format!("INVALID_CONFIG: {}", e.message)),
-    };
-    if let Some(problem) = settings.unknown_codes().first() {
-        return fail(format!("INVALID_CONFIG: {}/savant-think.toml: {problem}", root.display()));
-    }
-    let builtins = savant_think::runtime::contracts::builtin();
-    let mut config = Config { builtins, select: settings.selected(), events, ..Config::default() };
-    config.limits.max_file_bytes = args.max_file_size;
-    config.schemas = workspace::load_schemas(&args.schemas.clone().unwrap_or_else(|| root.join("schemas")));
-    // --tools, else `[check] tools` (relative to the root).
-    let tools = args.tools.clone().or_else(|| settings.tools_path(&root));
-    if let Some(path) = &tools {
-        match workspace::load_manifest(path) {
-            Ok(m) => config.tools = Some(m),
-            Err(e) => return fail(e),
+    let mut found = if stdin { setup.read_stdin(&args) } else { setup.read_files(&args) };
+    setup.suppress(&mut found.checked);
+    if args.fix || args.diff {
+        let fixed = setup.fix(&args, stdin, &mut found);
+        if args.diff {
+            return fixed.print_diff(&found.unreadable);
         }
+        fixed.report();
     }
-    // tools.lock.json at the root (`tools sync`): the locked servers' tools.
-    let lock_report = workspace::load_lock(&root).map(|(table, src, diags)| {
-        config.lock = Some(std::sync::Arc::new(table));
-        (src, diags)
-    });
-
-    let mut checked: Vec<(SourceFile, Vec<Diagnostic>)> = Vec::new();
-    let mut unreadable: Vec<Unreadable> = Vec::new();
-    let mut searched = Vec::new();
-    let mut excluded = 0;
-    if stdin {
-        let name = args.stdin_filename.as_deref().unwrap_or(Path::new("-")).display().to_string();
-        let cap = config.limits.file_cap();
-        let mut bytes = Vec::new();
-        match std::io::stdin().lock().take(cap as u64 + 1).read_to_end(&mut bytes) {
-            Ok(_) => {
-                let (src, read_diags) = workspace::decode_source(name, bytes, &config.limits);
-                match args.stdin_filename.as_deref().filter(|p| is_test_file(p)) {
-                    // A test file's buffer (an editor's): checked against its workflow.
-                    Some(path) if read_diags.is_empty() => {
-                        let diags = savant_think::testing::suite::check_text(&root, path, src.clone());
-                        checked.push((src, diags));
-                    }
-                    _ => {
-                        config.workflows = workspace::load_workflows(&root, &config, Some(&[&src.text]));
-                        checked.push(workspace::check_decoded(src, read_diags, &config))
-                    }
-                }
-            }
-            Err(e) => unreadable.push(Unreadable { path: name, message: format!("cannot read stdin: {e}") }),
-        }
+    if args.runs && !stdin {
+        stranded_runs(&setup.root, &mut found.checked);
+    }
+    let (out, summary) = render(&args, &found);
+    write_out(&args, stdin, &found, &out);
+    for u in &found.unreadable {
+        eprintln!("error: {}: {}", u.path, u.message);
+    }
+    if !found.unreadable.is_empty() {
+        return ExitCode::from(2);
+    }
+    setup.warn(&args, stdin, &found);
+    let deny_warnings = args.deny_warnings || setup.settings.deny_warnings;
+    if summary.errors > 0 || (deny_warnings && summary.warnings > 0) {
+        ExitCode::from(1)
     } else {
-        let paths = check_paths(&args.paths, &root);
+        ExitCode::SUCCESS
+    }
+}
+
+/// What `check` reads its inputs with: the project root, its `[check]`
+/// settings, the check configuration and the lock file's own report.
+struct Setup {
+    root: PathBuf,
+    settings: suppress::CheckSettings,
+    config: Config,
+    /// `tools.lock.json` as a checked file, when there is one.
+    lock_report: Option<(SourceFile, Vec<Diagnostic>)>,
+}
+
+/// What was checked, what could not be read, and (when nothing was found)
+/// where `check` looked and how many files `[check] exclude` skipped.
+#[derive(Default)]
+struct Found {
+    checked: Vec<(SourceFile, Vec<Diagnostic>)>,
+    unreadable: Vec<Unreadable>,
+    searched: Vec<PathBuf>,
+    excluded: usize,
+}
+
+impl Setup {
+    /// The arguments checked against each other, the root found and its
+    /// savant-think.toml, schemas, tool manifest and lock file loaded; a
+    /// failure is the exit code to return.
+    fn new(args: &CheckArgs, stdin: bool) -> Result<Setup, ExitCode> {
+        if stdin && args.paths.len() > 1 {
+            return Err(fail("`-` (stdin) cannot be combined with other paths"));
+        }
+        if args.stdin_filename.is_some() && !stdin {
+            return Err(fail("--stdin-filename needs `-` as the path"));
+        }
+        let start = match (&args.stdin_filename, args.paths.first()) {
+            (Some(name), _) => Some(start_dir(name)),
+            (None, Some(p)) if !stdin => Some(start_dir(p)),
+            _ => None,
+        };
+        let root = super::env::root_from(args.root.as_deref(), start.as_deref()).map_err(fail)?.path;
+        let (settings, events) = match savant_think::config::EngineConfig::load(&root) {
+            Ok(c) => (c.check.clone(), Some(workspace::declared_events(&c))),
+            // Every command stops on a broken savant-think.toml, `check` too.
+            Err(e) => return Err(fail(format!("INVALID_CONFIG: {}", e.message))),
+        };
+        if let Some(problem) = settings.unknown_codes().first() {
+            return Err(fail(format!("INVALID_CONFIG: {}/savant-think.toml: {problem}", root.display())));
+        }
+        let builtins = savant_think::runtime::contracts::builtin();
+        let mut config = Config { builtins, select: settings.selected(), events, ..Config::default() };
+        config.limits.max_file_bytes = args.max_file_size;
+        config.schemas =
+            workspace::load_schemas(&args.schemas.clone().unwrap_or_else(|| root.join("schemas")));
+        // --tools, else `[check] tools` (relative to the root).
+        if let Some(path) = args.tools.clone().or_else(|| settings.tools_path(&root)) {
+            config.tools = Some(workspace::load_manifest(&path).map_err(fail)?);
+        }
+        // tools.lock.json at the root (`tools sync`): the locked servers' tools.
+        let lock_report = workspace::load_lock(&root).map(|(table, src, diags)| {
+            config.lock = Some(std::sync::Arc::new(table));
+            (src, diags)
+        });
+        Ok(Setup { root, settings, config, lock_report })
+    }
+
+    /// `check -`: one file read from stdin, a workflow or (by
+    /// `--stdin-filename`) a test file.
+    fn read_stdin(&mut self, args: &CheckArgs) -> Found {
+        let mut found = Found::default();
+        let name = args.stdin_filename.as_deref().unwrap_or(Path::new("-")).display().to_string();
+        let cap = self.config.limits.file_cap();
+        let mut bytes = Vec::new();
+        if let Err(e) = std::io::stdin().lock().take(cap as u64 + 1).read_to_end(&mut bytes) {
+            found.unreadable.push(Unreadable { path: name, message: format!("cannot read stdin: {e}") });
+            return found;
+        }
+        let (src, read_diags) = workspace::decode_source(name, bytes, &self.config.limits);
+        match args.stdin_filename.as_deref().filter(|p| is_test_file(p)) {
+            // A test file's buffer (an editor's): checked against its workflow.
+            Some(path) if read_diags.is_empty() => {
+                let diags = savant_think::testing::suite::check_text(&self.root, path, src.clone());
+                found.checked.push((src, diags));
+            }
+            _ => {
+                self.config.workflows =
+                    workspace::load_workflows(&self.root, &self.config, Some(&[&src.text]));
+                found.checked.push(workspace::check_decoded(src, read_diags, &self.config))
+            }
+        }
+        found
+    }
+
+    /// The files named (or the root's workflows and test files), each
+    /// checked once, in order.
+    fn read_files(&mut self, args: &CheckArgs) -> Found {
+        let mut found = Found::default();
+        let root = &self.root;
+        let paths = check_paths(&args.paths, root);
         let (mut files, io_errors) = workspace::collect_files(&paths);
         if given_schemas(&args.paths) {
-            files.retain(|f| args.paths.contains(f) || uses_a_schema(f, &args.paths, &root));
+            files.retain(|f| args.paths.contains(f) || uses_a_schema(f, &args.paths, root));
         }
         if args.paths.is_empty() {
             // By default the project's test files too (`savant-think test` finds the same).
-            files.extend(savant_think::testing::suite::discover(&root, &[]).0);
+            files.extend(savant_think::testing::suite::discover(root, &[]).0);
         }
-        let found = files.len();
-        files.retain(|f| !workspace::excluded_in(&settings, f, &root));
-        excluded = found - files.len();
-        unreadable.extend(
+        let all = files.len();
+        files.retain(|f| !workspace::excluded_in(&self.settings, f, root));
+        found.excluded = all - files.len();
+        found.unreadable.extend(
             io_errors
                 .into_iter()
                 .map(|e| Unreadable { path: e.path.display().to_string(), message: e.message }),
@@ -198,57 +263,69 @@ pub fn run(args: CheckArgs) -> ExitCode {
         // A workflow named directly and also found under workflows/ is checked once.
         let mut seen = std::collections::HashSet::new();
         files.retain(|f| seen.insert(savant_think::fsx::canonical(f).unwrap_or_else(|_| f.clone())));
-        let mut tests = TestFiles::new(&root);
+        self.check_files(&files, &mut found);
+        // A broken lock is reported once, as a diagnostic of the lock file.
+        if let Some(report) = self.lock_report.take().filter(|(_, d)| !d.is_empty()) {
+            found.checked.push(report);
+        }
+        if files.is_empty() && found.unreadable.is_empty() {
+            found.searched = paths;
+        }
+        found
+    }
+
+    /// Checks `files` in their order: the workflows together, the test
+    /// files one by one (they share one engine).
+    fn check_files(&mut self, files: &[PathBuf], found: &mut Found) {
+        let root = &self.root;
+        let config = &mut self.config;
+        let mut tests = TestFiles::new(root);
         // The project's workflows, for `uses:` (built when a file uses one).
-        config.workflows = workspace::load_workflows(&root, &config, Some(&[]));
+        config.workflows = workspace::load_workflows(root, config, Some(&[]));
         let workflows: Vec<PathBuf> = files.iter().filter(|f| !is_test_file(f)).cloned().collect();
-        let mut results = workspace::check_files(&workflows, &config);
+        let mut results = workspace::check_files(&workflows, config);
         // A file outside workflows/ with a `uses:`, when none inside has
         // one: the table is built now, and every file checked against it.
         let uses = results.iter().flatten().find(|(src, _)| src.text.contains("uses:"));
         if let (None, Some((src, _))) = (&config.workflows, uses) {
-            config.workflows = workspace::load_workflows(&root, &config, Some(&[&src.text]));
-            results = workspace::check_files(&workflows, &config);
+            config.workflows = workspace::load_workflows(root, config, Some(&[&src.text]));
+            results = workspace::check_files(&workflows, config);
         }
-        // In the order of `files`: test files are checked here, one by one
-        // (they share one engine).
         let mut results = results.into_iter();
-        for f in &files {
+        for f in files {
             let result = match is_test_file(f) {
                 true => tests.check(f),
                 false => results.next().expect("one result per workflow file"),
             };
             match result {
-                Ok(r) => checked.push(r),
-                Err(e) => {
-                    unreadable.push(Unreadable { path: e.path.display().to_string(), message: e.message })
-                }
+                Ok(r) => found.checked.push(r),
+                Err(e) => found
+                    .unreadable
+                    .push(Unreadable { path: e.path.display().to_string(), message: e.message }),
             }
-        }
-        // A broken lock is reported once, as a diagnostic of the lock file.
-        if let Some(report) = lock_report.filter(|(_, d)| !d.is_empty()) {
-            checked.push(report);
-        }
-        if files.is_empty() && unreadable.is_empty() {
-            searched = paths;
         }
     }
 
-    // Suppressions: comments in each file, then [check] ignores by path.
-    for (source, diagnostics) in &mut checked {
-        let ignored = workspace::ignored_in(&settings, Path::new(&source.path), &root);
-        *diagnostics = suppress::apply(source, std::mem::take(diagnostics), &ignored);
+    /// Suppressions: comments in each file, then [check] ignores by path.
+    fn suppress(&self, checked: &mut [(SourceFile, Vec<Diagnostic>)]) {
+        for (source, diagnostics) in checked {
+            let ignored = workspace::ignored_in(&self.settings, Path::new(&source.path), &self.root);
+            *diagnostics = suppress::apply(source, std::mem::take(diagnostics), &ignored);
+        }
     }
-    if args.fix || args.diff {
+
+    /// `--fix` / `--diff`: each workflow fixed until stable and re-checked;
+    /// with `--fix` (not on stdin) the file is rewritten.
+    fn fix(&self, args: &CheckArgs, stdin: bool, found: &mut Found) -> Fixed {
         let mut fixed = Fixed::default();
-        for (source, diagnostics) in &mut checked {
+        for (source, diagnostics) in &mut found.checked {
             if is_test_file(Path::new(&source.path)) {
                 continue; // The fixes are re-checked as workflows: test files are not fixed.
             }
-            let ignored = workspace::ignored_in(&settings, Path::new(&source.path), &root);
+            let ignored = workspace::ignored_in(&self.settings, Path::new(&source.path), &self.root);
             let recheck = |text: &str| {
                 let fixed = SourceFile::new(source.path.clone(), text);
-                let diagnostics = check::check_source(&fixed, &config);
+                let diagnostics = check::check_source(&fixed, &self.config);
                 suppress::apply(&fixed, diagnostics, &ignored)
             };
             let (text, edits, left) =
@@ -264,27 +341,60 @@ pub fn run(args: CheckArgs) -> ExitCode {
                     savant_think::fsx::replace_file(Path::new(&source.path), text.as_bytes(), "savant-fix")
             {
                 let message = format!("cannot write the fixes: {e}");
-                unreadable.push(Unreadable { path: source.path.clone(), message });
+                found.unreadable.push(Unreadable { path: source.path.clone(), message });
                 continue;
             }
             fixed.edits += edits;
             fixed.files += 1;
             *source = SourceFile::new(source.path.clone(), text);
         }
-        if args.diff {
-            return fixed.print_diff(&unreadable);
+        fixed
+    }
+
+    /// The warnings and notes after the report: nothing found where
+    /// `check` looked, per-file-ignores patterns that match nothing,
+    /// workflows that shadow a bundled prompt.
+    fn warn(&self, args: &CheckArgs, stdin: bool, found: &Found) {
+        let root = &self.root;
+        let searched = &found.searched;
+        if !searched.is_empty() && found.excluded > 0 {
+            eprintln!(
+                "warning: nothing to check in {}: {} file(s) there are skipped by [check] exclude in savant-think.toml",
+                display_paths(searched),
+                found.excluded
+            );
+        } else if !searched.is_empty() {
+            eprintln!("warning: no *.yaml or *.yml files found in {}", display_paths(searched));
         }
-        fixed.report();
+        // Patterns that match no workflow of the root (only said when checking
+        // the whole root: with a few files named, most patterns match none).
+        if args.paths.is_empty() && !stdin {
+            let (all, _) = workspace::collect_files(&[root.join("workflows")]);
+            let rel: Vec<String> = all.iter().map(|f| workspace::root_relative(f, root)).collect();
+            for pattern in self.settings.unmatched_per_file_ignores(&rel) {
+                eprintln!(
+                    "warning: [check.per-file-ignores] pattern `{pattern}` matches no file (remove it, or fix the glob: paths are relative to {})",
+                    root.display()
+                );
+            }
+        }
+        for id in shadowed_prompts(root, &found.checked) {
+            eprintln!(
+                "info: the workflow `{id}` shadows the bundled driver prompt `{id}`: MCP clients get the workflow for prompts/get `{id}`"
+            );
+        }
     }
-    if args.runs && !stdin {
-        stranded_runs(&root, &mut checked);
-    }
+}
+
+/// The report in the chosen format (or `--statistics`), and its counts.
+fn render(args: &CheckArgs, found: &Found) -> (String, Summary) {
     // In the machine formats an unreadable input is also a diagnostic, so a
     // run that could not read its input never looks clean.
     let io_sources: Vec<(SourceFile, Vec<Diagnostic>)> = if args.format.0 == Format::Human {
         Vec::new()
     } else {
-        unreadable
+        found
+            .unreadable
             .iter()
             .map(|u| {
                 let d = Diagnostic::new(Code::IoError, Span::point(0), u.message.clone())
@@ -293,14 +403,15 @@ pub fn run(args: CheckArgs) -> ExitCode {
             })
             .collect()
     };
-    let reports: Vec<FileReport> = checked
+    let reports: Vec<FileReport> = found
+        .checked
         .iter()
         .chain(&io_sources)
         .map(|(source, diagnostics)| FileReport { source, diagnostics })
         .collect();
     let out = if args.statistics {
         statistics(&reports)
-    } else if args.format.0 == Format::Human && checked.is_empty() && !unreadable.is_empty() {
+    } else if args.format.0 == Format::Human && found.checked.is_empty() && !found.unreadable.is_empty() {
         // With nothing checked because of I/O errors, a human summary would only mislead.
         String::new()
     } else {
@@ -310,55 +421,21 @@ pub fn run(args: CheckArgs) -> ExitCode {
             &HumanOptions { color: output::color(args.color), width: output::width() },
         )
     };
-    // A closed pipe (`| head`) is not an error worth a panic.
+    (out, Summary::from_reports(&reports))
+}
+
+/// The report on stdout; with `--fix` on stdin the fixed text goes there
+/// and the report beside it, on stderr. A closed pipe (`| head`) is not an
+/// error worth a panic.
+fn write_out(args: &CheckArgs, stdin: bool, found: &Found, out: &str) {
+    let mut stdout = std::io::stdout().lock();
     if args.fix && stdin {
-        // The fixed text is the output; the report goes beside it.
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(checked.first().map_or("", |(s, _)| s.text.as_str()).as_bytes());
+        let _ = stdout.write_all(found.checked.first().map_or("", |(s, _)| s.text.as_str()).as_bytes());
         let _ = stdout.flush();
         let _ = std::io::stderr().lock().write_all(out.as_bytes());
     } else {
-        let mut stdout = std::io::stdout().lock();
         let _ = stdout.write_all(out.as_bytes());
         let _ = stdout.flush();
-    }
-    for u in &unreadable {
-        eprintln!("error: {}: {}", u.path, u.message);
-    }
-    if !unreadable.is_empty() {
-        return ExitCode::from(2);
-    }
-    if !searched.is_empty() && excluded > 0 {
-        eprintln!(
-            "warning: nothing to check in {}: {excluded} file(s) there are skipped by [check] exclude in savant-think.toml",
-            display_paths(&searched)
-        );
-    } else if !searched.is_empty() {
-        eprintln!("warning: no *.yaml or *.yml files found in {}", display_paths(&searched));
-    }
-    // Patterns that match no workflow of the root (only said when checking
-    // the whole root: with a few files named, most patterns match none).
-    if args.paths.is_empty() && !stdin {
-        let (all, _) = workspace::collect_files(&[root.join("workflows")]);
-        let rel: Vec<String> = all.iter().map(|f| workspace::root_relative(f, &root)).collect();
-        for pattern in settings.unmatched_per_file_ignores(&rel) {
-            eprintln!(
-                "warning: [check.per-file-ignores] pattern `{pattern}` matches no file (remove it, or fix the glob: paths are relative to {})",
-                root.display()
-            );
-        }
-    }
-    for id in shadowed_prompts(&root, &checked) {
-        eprintln!(
-            "info: the workflow `{id}` shadows the bundled driver prompt `{id}`: MCP clients get the workflow for prompts/get `{id}`"
-        );
-    }
-    let summary = Summary::from_reports(&reports);
-    let deny_warnings = args.deny_warnings || settings.deny_warnings;
-    if summary.errors > 0 || (deny_warnings && summary.warnings > 0) {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
     }
 }
 
@@ -426,112 +503,6 @@ fn statistics(reports: &[FileReport<'_>]) -> String {
     let s = Summary::from_reports(reports);
     out.push_str(&format!("{} error(s), {} warning(s) in {} file(s)\n", s.errors, s.warnings, s.files));
     out
-}
-
-/// Test files (`*.test.yaml`) are checked against their workflows, as
-/// `savant-think test` reads them, over one in-memory engine made when the
-/// first is met.
-struct TestFiles<'r> {
-    root: &'r Path,
-    engine: Option<Result<savant_think::Engine, String>>,
-}
-
-impl<'r> TestFiles<'r> {
-    fn new(root: &'r Path) -> TestFiles<'r> {
-        TestFiles { root, engine: None }
-    }
-
-    fn check(&mut self, path: &Path) -> Result<(SourceFile, Vec<Diagnostic>), workspace::IoError> {
-        let root = self.root;
-        let engine = self.engine.get_or_insert_with(|| {
-            savant_think::testing::suite::memory_engine(root).map_err(|e| e.to_string())
-        });
-        let engine = engine
-            .as_ref()
-            .map_err(|message| workspace::IoError { path: path.to_path_buf(), message: message.clone() })?;
-        let loaded = savant_think::testing::suite::load_file(engine, path, path.display().to_string())?;
-        Ok((loaded.source, loaded.diagnostics))
-    }
-}
-
-fn is_test_file(path: &Path) -> bool {
-    savant_think::testing::suite::is_test_file(path)
-}
-
-/// The paths `check` reads: the given ones, else `<root>/workflows`. A JSON
-/// file under a `schemas/` directory (pre-commit passes changed schemas)
-/// stands for the workflows of the root, which are the files that use it.
-fn is_schema(p: &Path) -> bool {
-    p.extension().is_some_and(|e| e == "json")
-        && p.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "schemas")
-}
-
-fn given_schemas(given: &[PathBuf]) -> bool {
-    given.iter().any(|p| is_schema(p))
-}
-
-/// What to check: the paths given, and for a schema given (pre-commit
-/// passes a staged `schemas/X.json`) the root's workflows — narrowed by
-/// the caller to those that use one of the schemas.
-fn check_paths(given: &[PathBuf], root: &Path) -> Vec<PathBuf> {
-    if given.is_empty() {
-        return vec![root.join("workflows")];
-    }
-    let mut paths: Vec<PathBuf> = given.iter().filter(|p| !is_schema(p)).cloned().collect();
-    if given_schemas(given) {
-        paths.push(root.join("workflows"));
-    }
-    paths
-}
-
-/// Whether the workflow file `f` names one of the schemas among `given`
-/// (by its name, `success_schema: X`), and is not a file git does not
-/// track (a half-written draft is never part of a commit).
-fn uses_a_schema(f: &Path, given: &[PathBuf], root: &Path) -> bool {
-    let names: Vec<&str> =
-        given.iter().filter(|p| is_schema(p)).filter_map(|p| p.file_stem()?.to_str()).collect();
-    let Ok(text) = savant_think::fsx::read_capped(f, 8 * 1024 * 1024) else { return true };
-    let text = String::from_utf8_lossy(&text);
-    let word = |name: &str| {
-        text.match_indices(name).any(|(i, _)| {
-            let before = text[..i].chars().next_back();
-            let after = text[i + name.len()..].chars().next();
-            let edge = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
-            edge(before) && edge(after)
-        })
-    };
-    names.iter().any(|n| word(n)) && !untracked(root).iter().any(|u| savant_think::fsx::same_file(u, f))
-}
-
-/// Files under `root` that git does not track (empty outside a git work
-/// tree or without git).
-fn untracked(root: &Path) -> Vec<PathBuf> {
-    static CACHE: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
-    CACHE
-        .get_or_init(|| {
-            let out = std::process::Command::new("git")
-                .args(["ls-files", "-z", "--others", "--exclude-standard", "--full-name"])
-                .current_dir(root)
-                .stderr(std::process::Stdio::null())
-                .output();
-            let top = std::process::Command::new("git")
-                .args(["rev-parse", "--show-toplevel"])
-                .current_dir(root)
-                .stderr(std::process::Stdio::null())
-                .output();
-            match (out, top) {
-                (Ok(o), Ok(t)) if o.status.success() && t.status.success() => {
-                    let top = PathBuf::from(String::from_utf8_lossy(&t.stdout).trim());
-                    o.stdout
-                        .split(|b| *b == 0)
-                        .filter(|s| !s.is_empty())
-                        .map(|s| top.join(String::from_utf8_lossy(s).as_ref()))
-                        .collect()
-                }
-                _ => Vec::new(),
-            }
-        })
-        .clone()
 }
 
 fn display_paths(paths: &[PathBuf]) -> String {

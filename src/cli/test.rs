@@ -189,31 +189,10 @@ fn replay(
     format: FormatArg,
 ) -> ExitCode {
     use savant_think::testing::replay;
-    let config = match savant_think::config::EngineConfig::load_with(root, &crate::cli::env::overrides()) {
-        Ok(c) => c,
-        Err(e) => return usage(format!("INVALID_CONFIG: {e}")),
+    let (engine, rec) = match recorded_run(root, workflow, run_id) {
+        Ok(found) => found,
+        Err(code) => return code,
     };
-    let store = match config.state.clone().open_store(root) {
-        Ok(s) => s,
-        Err(e) => return usage(e.human()),
-    };
-    let engine = match suite::memory_engine(root) {
-        Ok(e) => e,
-        Err(e) => return usage(e.human()),
-    };
-    let id = match engine.workflow(workflow) {
-        Ok(cw) => cw.wf.id.clone(),
-        Err(e) => return usage(e.human()),
-    };
-    let mut rec = match replay::read_run(&*store, &engine, &id, run_id) {
-        Ok(r) => r,
-        Err(e) => return usage(e.human()),
-    };
-    // The engine reads the whole run (every input) through the workflow
-    // version it is pinned to; failing that, the stored snapshot's inputs are all there is.
-    if let Ok(real) = config.open_engine(root.to_path_buf()) {
-        replay::add_inputs(&mut rec, &real, &id, run_id);
-    }
     let mut stdout = std::io::stdout().lock();
     if from_run {
         return match replay::test_file_from_run(&engine, workflow, &rec) {
@@ -232,35 +211,61 @@ fn replay(
         }
     };
     if format == FormatArg::Human {
-        let _ = writeln!(
-            stdout,
-            "replay of run {} of {}: {} result(s) replayed",
-            report.run_id, report.workflow, report.replayed
-        );
-        for (n, d) in report.divergences.iter().enumerate() {
-            let first = if n == 0 { " (first divergence)" } else { "" };
-            let _ = writeln!(stdout, "  {}: {}{first}", d.code, d.message);
-            for (sign, v) in [("-", &d.recorded), ("+", &d.now)] {
-                if let Some(v) = v {
-                    let _ = writeln!(stdout, "      {sign} {v}");
-                }
-            }
-        }
-        if let Some(step) = &report.open_at {
-            let _ = writeln!(
-                stdout,
-                "  the run is still running: its recording ends at `{step}`, which has no result yet"
-            );
-        }
-        if report.divergences.is_empty() {
-            let _ = writeln!(
-                stdout,
-                "  no divergence: the workflow as it is now does the same with these results"
-            );
-        }
+        print_replay(&mut stdout, &report);
     } else {
         let text = serde_json::to_string_pretty(&report).unwrap_or_default();
         let _ = writeln!(stdout, "{text}");
     }
     if report.divergences.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+/// The in-memory engine a replay runs in, and the run as recorded in the
+/// root's state (with every input the real engine can read); a failure is
+/// the usage error's exit code.
+fn recorded_run(
+    root: &std::path::Path,
+    workflow: &str,
+    run_id: &str,
+) -> Result<(savant_think::Engine, savant_think::testing::replay::Recorded), ExitCode> {
+    use savant_think::testing::replay;
+    let config = savant_think::config::EngineConfig::load_with(root, &crate::cli::env::overrides())
+        .map_err(|e| usage(format!("INVALID_CONFIG: {e}")))?;
+    let store = config.state.clone().open_store(root).map_err(|e| usage(e.human()))?;
+    let engine = suite::memory_engine(root).map_err(|e| usage(e.human()))?;
+    let id = engine.workflow(workflow).map(|cw| cw.wf.id.clone()).map_err(|e| usage(e.human()))?;
+    let mut rec = replay::read_run(&*store, &engine, &id, run_id).map_err(|e| usage(e.human()))?;
+    // The engine reads the whole run (every input) through the workflow
+    // version it is pinned to; failing that, the stored snapshot's inputs are all there is.
+    if let Ok(real) = config.open_engine(root.to_path_buf()) {
+        replay::add_inputs(&mut rec, &real, &id, run_id);
+    }
+    Ok((engine, rec))
+}
+
+/// A replay's report for a person: what was replayed, each divergence
+/// with the recorded and the new value, and where a running run ends.
+fn print_replay(out: &mut impl Write, report: &savant_think::testing::replay::ReplayReport) {
+    let _ = writeln!(
+        out,
+        "replay of run {} of {}: {} result(s) replayed",
+        report.run_id, report.workflow, report.replayed
+    );
+    for (n, d) in report.divergences.iter().enumerate() {
+        let first = if n == 0 { " (first divergence)" } else { "" };
+        let _ = writeln!(out, "  {}: {}{first}", d.code, d.message);
+        for (sign, v) in [("-", &d.recorded), ("+", &d.now)] {
+            if let Some(v) = v {
+                let _ = writeln!(out, "      {sign} {v}");
+            }
+        }
+    }
+    if let Some(step) = &report.open_at {
+        let _ = writeln!(
+            out,
+            "  the run is still running: its recording ends at `{step}`, which has no result yet"
+        );
+    }
+    if report.divergences.is_empty() {
+        let _ = writeln!(out, "  no divergence: the workflow as it is now does the same with these results");
+    }
 }

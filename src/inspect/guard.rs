@@ -144,80 +144,13 @@ pub(crate) async fn guard(state: State<Arc<Ui>>, req: Request, next: Next) -> Re
 /// The checks of [`guard`]: a refusal, the token's redirect, or the route's answer.
 async fn admit(State(ui): State<Arc<Ui>>, mut req: Request, next: Next) -> Response {
     let api = req.uri().path().starts_with("/ui/api/");
-    if req.uri().scheme().is_some() || req.uri().authority().is_some() {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            "BAD_REQUEST",
-            "Bad Request: send the path, not an absolute URL",
-            api,
-        );
-    }
-    let Ok(host) = web_guard::host(req.headers()) else {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            "BAD_REQUEST",
-            "Bad Request: send exactly one Host header (host[:port])",
-            api,
-        );
+    let host = match addressed(&ui, &req, api) {
+        Ok(host) => host,
+        Err(r) => return *r,
     };
-    if !web_guard::host_allowed(&ui.options.hosts, &host) {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "FORBIDDEN",
-            "Forbidden: the Host header is not allowed (loopback names only; `serve --http` adds --allowed-host)",
-            api,
-        );
-    }
-    let Ok(origin) = web_guard::origin(req.headers()).map(|o| o.map(str::to_owned)) else {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "FORBIDDEN",
-            "Forbidden: the Origin header is malformed or repeated",
-            api,
-        );
-    };
-    if let Some(o) = &origin
-        && !origin_allowed(o, &ui.options.origins)
-    {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "FORBIDDEN",
-            "Forbidden: the Origin is not allowed (--allowed-origin)",
-            api,
-        );
-    }
-    let auth = match ui.options.token.as_deref() {
-        None => Auth::Open,
-        Some(want) => {
-            let bearer = web_guard::bearer(req.headers());
-            let from_query = query_param(req.uri().query(), "token");
-            if bearer.is_some_and(|g| same_secret(g, want)) {
-                Auth::Bearer
-            } else if req.method() == Method::GET
-                && !api
-                && from_query.as_deref().is_some_and(|g| same_secret(g, want))
-            {
-                // The URL `ui` printed: keep the token in a cookie, drop it from the address bar.
-                let mut r = redirect(req.uri().path());
-                let value = format!("{}={want}; Path=/ui; HttpOnly; SameSite=Strict", cookie_name(host.1));
-                if let Ok(v) = HeaderValue::from_str(&value) {
-                    r.headers_mut().insert(header::SET_COOKIE, v);
-                }
-                return r;
-            } else if cookie(req.headers(), &cookie_name(host.1)).is_some_and(|g| same_secret(&g, want)) {
-                Auth::Cookie
-            } else {
-                let mut r = refuse(
-                    StatusCode::UNAUTHORIZED,
-                    "UNAUTHORIZED",
-                    "Unauthorized: open the address `savant-think ui` printed (it carries ?token=…), or send \
-                     Authorization: Bearer <token> (--token / SAVANT_THINK_TOKEN)",
-                    api,
-                );
-                r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-                return r;
-            }
-        }
+    let auth = match authenticate(&ui, &req, api, host.1) {
+        Ok(auth) => auth,
+        Err(r) => return *r,
     };
     req.extensions_mut().insert(auth);
     req.extensions_mut().insert(Host(match host.1 {
@@ -227,6 +160,87 @@ async fn admit(State(ui): State<Arc<Ui>>, mut req: Request, next: Next) -> Respo
         None => host.0.clone(),
     }));
     next.run(req).await
+}
+
+/// The request's target, `Host` and `Origin` checked: a path, one allowed
+/// host (returned, with its port), no origin or an allowed one. `Err` is
+/// the refusal.
+fn addressed(ui: &Ui, req: &Request, api: bool) -> Result<(String, Option<u16>), Box<Response>> {
+    let no = |status, code, message: &str| Box::new(refuse(status, code, message, api));
+    if req.uri().scheme().is_some() || req.uri().authority().is_some() {
+        return Err(no(
+            StatusCode::BAD_REQUEST,
+            "BAD_REQUEST",
+            "Bad Request: send the path, not an absolute URL",
+        ));
+    }
+    let Ok(host) = web_guard::host(req.headers()) else {
+        return Err(no(
+            StatusCode::BAD_REQUEST,
+            "BAD_REQUEST",
+            "Bad Request: send exactly one Host header (host[:port])",
+        ));
+    };
+    if !web_guard::host_allowed(&ui.options.hosts, &host) {
+        return Err(no(
+            StatusCode::FORBIDDEN,
+            "FORBIDDEN",
+            "Forbidden: the Host header is not allowed (loopback names only; `serve --http` adds --allowed-host)",
+        ));
+    }
+    let Ok(origin) = web_guard::origin(req.headers()) else {
+        return Err(no(
+            StatusCode::FORBIDDEN,
+            "FORBIDDEN",
+            "Forbidden: the Origin header is malformed or repeated",
+        ));
+    };
+    if let Some(o) = origin
+        && !origin_allowed(o, &ui.options.origins)
+    {
+        return Err(no(
+            StatusCode::FORBIDDEN,
+            "FORBIDDEN",
+            "Forbidden: the Origin is not allowed (--allowed-origin)",
+        ));
+    }
+    Ok(host)
+}
+
+/// How the request is authenticated when `--token` is set: a bearer
+/// header, the cookie, or (a page GET) the `?token=` of the printed URL,
+/// answered with a redirect that keeps it in the cookie. `Err` is that
+/// redirect or the refusal.
+fn authenticate(ui: &Ui, req: &Request, api: bool, port: Option<u16>) -> Result<Auth, Box<Response>> {
+    let Some(want) = ui.options.token.as_deref() else { return Ok(Auth::Open) };
+    let bearer = web_guard::bearer(req.headers());
+    let from_query = query_param(req.uri().query(), "token");
+    if bearer.is_some_and(|g| same_secret(g, want)) {
+        Ok(Auth::Bearer)
+    } else if req.method() == Method::GET
+        && !api
+        && from_query.as_deref().is_some_and(|g| same_secret(g, want))
+    {
+        // The URL `ui` printed: keep the token in a cookie, drop it from the address bar.
+        let mut r = redirect(req.uri().path());
+        let value = format!("{}={want}; Path=/ui; HttpOnly; SameSite=Strict", cookie_name(port));
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            r.headers_mut().insert(header::SET_COOKIE, v);
+        }
+        Err(Box::new(r))
+    } else if cookie(req.headers(), &cookie_name(port)).is_some_and(|g| same_secret(&g, want)) {
+        Ok(Auth::Cookie)
+    } else {
+        let mut r = refuse(
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHORIZED",
+            "Unauthorized: open the address `savant-think ui` printed (it carries ?token=…), or send \
+             Authorization: Bearer <token> (--token / SAVANT_THINK_TOKEN)",
+            api,
+        );
+        r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        Err(Box::new(r))
+    }
 }
 
 /// The request's `Host`, as `host[:port]` (for the same-origin check of actions).

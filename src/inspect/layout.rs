@@ -68,109 +68,26 @@ const SWEEPS: usize = 4;
 pub fn layout(n: usize, edges: &[(usize, usize)], order: &[usize], sizes: Sizes) -> Layout {
     let layer = layers_of(n, edges, order);
     let depth = layer.iter().max().map_or(0, |&m| m + 1);
-    // Items per layer and the chain of items each edge passes through.
-    let mut items: Vec<Item> = (0..n).map(Item::Node).collect();
-    let mut item_layer: Vec<usize> = layer.clone();
-    let mut chains: Vec<Vec<usize>> = Vec::with_capacity(edges.len());
-    let budget = VIRTUAL_BUDGET * n + 2000;
-    for (e, &(from, to)) in edges.iter().enumerate() {
-        let mut chain = vec![from];
-        let span = layer[to].saturating_sub(layer[from]);
-        if span > 1 && items.len() - n + span - 1 <= budget {
-            for l in layer[from] + 1..layer[to] {
-                chain.push(items.len());
-                items.push(Item::Virtual { edge: e });
-                item_layer.push(l);
-            }
-        }
-        chain.push(to);
-        chains.push(chain);
-    }
-    // Neighbours of each item in the layer above and below.
-    let mut up: Vec<Vec<usize>> = vec![Vec::new(); items.len()];
-    let mut down: Vec<Vec<usize>> = vec![Vec::new(); items.len()];
-    for chain in &chains {
-        for pair in chain.windows(2) {
-            if item_layer[pair[1]] == item_layer[pair[0]] + 1 {
-                down[pair[0]].push(pair[1]);
-                up[pair[1]].push(pair[0]);
-            }
-        }
-    }
-    // First order: declaration order, a virtual point beside its source.
-    let key = |i: usize| match items[i] {
-        Item::Node(v) => v as f64,
-        Item::Virtual { edge } => edges[edge].0 as f64 + 0.5,
-    };
-    let mut rows: Vec<Vec<usize>> = vec![Vec::new(); depth.max(1)];
-    for i in 0..items.len() {
-        rows[item_layer[i]].push(i);
-    }
-    for row in &mut rows {
-        row.sort_by(|&a, &b| key(a).total_cmp(&key(b)));
-    }
-    let mut pos = vec![0usize; items.len()];
-    let index = |rows: &[Vec<usize>], pos: &mut [usize]| {
-        for row in rows {
-            for (k, &i) in row.iter().enumerate() {
-                pos[i] = k;
-            }
-        }
-    };
-    index(&rows, &mut pos);
-    for _ in 0..SWEEPS {
-        for row in rows.iter_mut().skip(1) {
-            reorder(row, &up, &mut pos);
-        }
-        for l in (0..rows.len().saturating_sub(1)).rev() {
-            reorder(&mut rows[l], &down, &mut pos);
-        }
-    }
-    for row in rows.iter_mut().skip(1) {
-        reorder(row, &up, &mut pos);
-    }
-    // Coordinates: packed and centred, then pulled towards the neighbours.
-    let width_of = |i: usize| match items[i] {
-        Item::Node(_) => sizes.node_w,
-        Item::Virtual { .. } => sizes.virtual_w,
-    };
-    let mut x = vec![0f64; items.len()];
-    let row_width = |row: &[usize]| -> f64 {
-        row.iter().map(|&i| width_of(i)).sum::<f64>() + sizes.h_gap * row.len().saturating_sub(1) as f64
-    };
-    let widest = rows.iter().map(|r| row_width(r)).fold(0f64, f64::max);
-    for row in &rows {
-        let mut at = (widest - row_width(row)) / 2.0;
-        for &i in row {
-            x[i] = at + width_of(i) / 2.0;
-            at += width_of(i) + sizes.h_gap;
-        }
-    }
-    for _ in 0..SWEEPS {
-        for row in rows.iter().skip(1) {
-            pull(row, &up, &mut x, &width_of, sizes.h_gap);
-        }
-        for l in (0..rows.len().saturating_sub(1)).rev() {
-            pull(&rows[l], &down, &mut x, &width_of, sizes.h_gap);
-        }
-    }
-    for row in rows.iter().skip(1) {
-        pull(row, &up, &mut x, &width_of, sizes.h_gap);
-    }
-    let left = (0..items.len()).map(|i| x[i] - width_of(i) / 2.0).fold(f64::INFINITY, f64::min);
+    let g = Layered::new(n, edges, &layer);
+    let rows = g.rows(edges, depth);
+    let x = g.xs(&rows, sizes);
+    let width_of = |i: usize| g.width(i, sizes);
+    let left = (0..g.items.len()).map(|i| x[i] - width_of(i) / 2.0).fold(f64::INFINITY, f64::min);
     let left = if left.is_finite() { left } else { 0.0 };
-    let right = (0..items.len()).map(|i| x[i] + width_of(i) / 2.0).fold(0f64, f64::max);
+    let right = (0..g.items.len()).map(|i| x[i] + width_of(i) / 2.0).fold(0f64, f64::max);
     let y_of = |l: usize| sizes.margin + l as f64 * (sizes.node_h + sizes.v_gap) + sizes.node_h / 2.0;
-    let centre: Vec<(f64, f64)> =
-        (0..items.len()).map(|i| (round(x[i] - left + sizes.margin), round(y_of(item_layer[i])))).collect();
-    let edge_points = chains
+    let centre: Vec<(f64, f64)> = (0..g.items.len())
+        .map(|i| (round(x[i] - left + sizes.margin), round(y_of(g.item_layer[i]))))
+        .collect();
+    let edge_points = g
+        .chains
         .iter()
         .map(|chain| {
             let mut points = Vec::with_capacity(chain.len());
             for (k, &i) in chain.iter().enumerate() {
                 let (cx, cy) = centre[i];
                 let half = sizes.node_h / 2.0;
-                match (k, items[i]) {
+                match (k, g.items[i]) {
                     (0, _) => points.push((cx, cy + half)),
                     (_, Item::Node(_)) => points.push((cx, cy - half)),
                     (_, Item::Virtual { .. }) => points.push((cx, cy)),
@@ -183,7 +100,7 @@ pub fn layout(n: usize, edges: &[(usize, usize)], order: &[usize], sizes: Sizes)
         .iter()
         .map(|row| {
             row.iter()
-                .filter_map(|&i| match items[i] {
+                .filter_map(|&i| match g.items[i] {
                     Item::Node(v) => Some(v),
                     Item::Virtual { .. } => None,
                 })
@@ -199,6 +116,122 @@ pub fn layout(n: usize, edges: &[(usize, usize)], order: &[usize], sizes: Sizes)
         height: round(
             2.0 * sizes.margin + depth as f64 * sizes.node_h + depth.saturating_sub(1) as f64 * sizes.v_gap,
         ),
+    }
+}
+
+/// The graph in layers: its nodes and the virtual points of the edges
+/// crossing a layer, each item's layer, the chain of items each edge
+/// passes through, and each item's neighbours in the layer above and below.
+struct Layered {
+    items: Vec<Item>,
+    item_layer: Vec<usize>,
+    chains: Vec<Vec<usize>>,
+    up: Vec<Vec<usize>>,
+    down: Vec<Vec<usize>>,
+}
+
+impl Layered {
+    fn new(n: usize, edges: &[(usize, usize)], layer: &[usize]) -> Layered {
+        let mut items: Vec<Item> = (0..n).map(Item::Node).collect();
+        let mut item_layer: Vec<usize> = layer.to_vec();
+        let mut chains: Vec<Vec<usize>> = Vec::with_capacity(edges.len());
+        let budget = VIRTUAL_BUDGET * n + 2000;
+        for (e, &(from, to)) in edges.iter().enumerate() {
+            let mut chain = vec![from];
+            let span = layer[to].saturating_sub(layer[from]);
+            if span > 1 && items.len() - n + span - 1 <= budget {
+                for l in layer[from] + 1..layer[to] {
+                    chain.push(items.len());
+                    items.push(Item::Virtual { edge: e });
+                    item_layer.push(l);
+                }
+            }
+            chain.push(to);
+            chains.push(chain);
+        }
+        let mut up: Vec<Vec<usize>> = vec![Vec::new(); items.len()];
+        let mut down: Vec<Vec<usize>> = vec![Vec::new(); items.len()];
+        for chain in &chains {
+            for pair in chain.windows(2) {
+                if item_layer[pair[1]] == item_layer[pair[0]] + 1 {
+                    down[pair[0]].push(pair[1]);
+                    up[pair[1]].push(pair[0]);
+                }
+            }
+        }
+        Layered { items, item_layer, chains, up, down }
+    }
+
+    /// The width an item takes in its row.
+    fn width(&self, i: usize, sizes: Sizes) -> f64 {
+        match self.items[i] {
+            Item::Node(_) => sizes.node_w,
+            Item::Virtual { .. } => sizes.virtual_w,
+        }
+    }
+
+    /// The items of each layer, left to right: first in declaration order
+    /// (a virtual point beside its source), then by barycenter sweeps.
+    fn rows(&self, edges: &[(usize, usize)], depth: usize) -> Vec<Vec<usize>> {
+        let key = |i: usize| match self.items[i] {
+            Item::Node(v) => v as f64,
+            Item::Virtual { edge } => edges[edge].0 as f64 + 0.5,
+        };
+        let mut rows: Vec<Vec<usize>> = vec![Vec::new(); depth.max(1)];
+        for i in 0..self.items.len() {
+            rows[self.item_layer[i]].push(i);
+        }
+        for row in &mut rows {
+            row.sort_by(|&a, &b| key(a).total_cmp(&key(b)));
+        }
+        let mut pos = vec![0usize; self.items.len()];
+        for row in &rows {
+            for (k, &i) in row.iter().enumerate() {
+                pos[i] = k;
+            }
+        }
+        for _ in 0..SWEEPS {
+            for row in rows.iter_mut().skip(1) {
+                reorder(row, &self.up, &mut pos);
+            }
+            for l in (0..rows.len().saturating_sub(1)).rev() {
+                reorder(&mut rows[l], &self.down, &mut pos);
+            }
+        }
+        for row in rows.iter_mut().skip(1) {
+            reorder(row, &self.up, &mut pos);
+        }
+        rows
+    }
+
+    /// Each item's x: the rows packed and centred, then pulled towards
+    /// the neighbours.
+    fn xs(&self, rows: &[Vec<usize>], sizes: Sizes) -> Vec<f64> {
+        let width_of = |i: usize| self.width(i, sizes);
+        let mut x = vec![0f64; self.items.len()];
+        let row_width = |row: &[usize]| -> f64 {
+            row.iter().map(|&i| width_of(i)).sum::<f64>() + sizes.h_gap * row.len().saturating_sub(1) as f64
+        };
+        let widest = rows.iter().map(|r| row_width(r)).fold(0f64, f64::max);
+        for row in rows {
+            let mut at = (widest - row_width(row)) / 2.0;
+            for &i in row {
+                x[i] = at + width_of(i) / 2.0;
+                at += width_of(i) + sizes.h_gap;
+            }
+        }
+        for _ in 0..SWEEPS {
+            for row in rows.iter().skip(1) {
+                pull(row, &self.up, &mut x, &width_of, sizes.h_gap);
+            }
+            for l in (0..rows.len().saturating_sub(1)).rev() {
+                pull(&rows[l], &self.down, &mut x, &width_of, sizes.h_gap);
+            }
+        }
+        for row in rows.iter().skip(1) {
+            pull(row, &self.up, &mut x, &width_of, sizes.h_gap);
+        }
+        x
     }
 }
 

@@ -3,7 +3,7 @@
 //! Unicode boxes (`graph WORKFLOW --run-id ID`). Colour only when asked
 //! (the binary asks on a TTY, unless `NO_COLOR`): piped output is plain.
 
-use super::view::{GraphView, RunsPage};
+use super::view::{GraphNode, GraphView, RunsPage};
 use crate::runtime::reply::{FullState, WaitView};
 use crate::runtime::run::{RunStatus, StepStatus};
 use serde_json::Value;
@@ -266,6 +266,9 @@ pub fn run_summary(st: &FullState, ready: &[String], waiting: &[WaitView], style
     out
 }
 
+/// The widest a box of [`graph_boxes`] gets, borders included.
+const MAX_BOX: usize = 34;
+
 /// The DAG in Unicode boxes, one row per layer (top to bottom, as the
 /// page lays it out), each box with its step, status and what it waits for.
 pub fn graph_boxes(graph: &GraphView, title: &str, style: &Style) -> String {
@@ -280,76 +283,74 @@ pub fn graph_boxes(graph: &GraphView, title: &str, style: &Style) -> String {
             deps[to].push(if e.inferred { format!("{} ({})", e.from, e.label) } else { e.from.clone() });
         }
     }
-    const MAX_BOX: usize = 34;
     for layer in 0..depth {
         let mut row: Vec<usize> = (0..graph.nodes.len()).filter(|&i| graph.nodes[i].layer == layer).collect();
         row.sort_by(|&a, &b| graph.nodes[a].x.total_cmp(&graph.nodes[b].x));
-        let boxes: Vec<(Vec<String>, &'static str)> = row
-            .iter()
-            .map(|&i| {
-                let n = &graph.nodes[i];
-                let name = n.status.as_str();
-                let (symbol, colour) = look(name);
-                let mut second = name.to_owned();
-                if let Some(items) = &n.items {
-                    let total: usize = items.values().sum();
-                    let done =
-                        items.get("done").copied().unwrap_or(0) + items.get("skipped").copied().unwrap_or(0);
-                    second = format!("{name} · {done}/{total} items");
-                } else if n.attempts > 0 {
-                    second = format!("{name} · {} refused", n.attempts);
-                }
-                if !n.call.is_empty() {
-                    second = format!("{second} · {}", n.call);
-                } else if let Some(uses) = &n.uses {
-                    second = format!("{second} · uses {uses}");
-                }
-                let third = if deps[i].is_empty() {
-                    "entry".to_owned()
-                } else {
-                    format!("← {}", deps[i].join(", "))
-                };
-                let lines = vec![format!("{symbol} {}", n.id), second, third];
-                (lines, colour)
-            })
-            .collect();
-        let inner =
-            |lines: &[String]| lines.iter().map(|l| l.chars().count()).max().unwrap_or(0).min(MAX_BOX - 4);
-        // Boxes side by side, wrapped at the terminal's width.
-        let mut start = 0;
-        while start < boxes.len() {
-            let mut end = start;
-            let mut used = 0;
-            while end < boxes.len() {
-                let w = inner(&boxes[end].0) + 4 + 1;
-                if end > start && used + w > style.width {
-                    break;
-                }
-                used += w;
-                end += 1;
-            }
-            let chunk = &boxes[start..end];
-            let mut lines = vec![String::new(); 5];
-            for (k, (text, colour)) in chunk.iter().enumerate() {
-                let w = inner(text);
-                let sep = if k == 0 { "" } else { " " };
-                let edge = |l: &str| style.paint(colour, l);
-                lines[0].push_str(&format!("{sep}{}", edge(&format!("╭{}╮", "─".repeat(w + 2)))));
-                for (j, t) in text.iter().enumerate() {
-                    let cell = pad(&cut(t, w), w);
-                    let cell = if j == 0 { style.paint(colour, &cell) } else { cell };
-                    lines[j + 1].push_str(&format!("{sep}{} {cell} {}", edge("│"), edge("│")));
-                }
-                lines[4].push_str(&format!("{sep}{}", edge(&format!("╰{}╯", "─".repeat(w + 2)))));
-            }
-            for l in lines {
-                let _ = writeln!(out, "{l}");
-            }
-            start = end;
-        }
+        let boxes: Vec<(Vec<String>, &'static str)> =
+            row.iter().map(|&i| box_text(&graph.nodes[i], &deps[i])).collect();
+        draw_boxes(&mut out, &boxes, style);
         if layer + 1 < depth {
             let _ = writeln!(out, "{}", style.paint("2", "  ↓"));
         }
     }
     out
+}
+
+/// A step's box: its three lines (symbol and id; status, items and what it
+/// calls; what it waits for) and its colour.
+fn box_text(n: &GraphNode, deps: &[String]) -> (Vec<String>, &'static str) {
+    let name = n.status.as_str();
+    let (symbol, colour) = look(name);
+    let mut second = name.to_owned();
+    if let Some(items) = &n.items {
+        let total: usize = items.values().sum();
+        let done = items.get("done").copied().unwrap_or(0) + items.get("skipped").copied().unwrap_or(0);
+        second = format!("{name} · {done}/{total} items");
+    } else if n.attempts > 0 {
+        second = format!("{name} · {} refused", n.attempts);
+    }
+    if !n.call.is_empty() {
+        second = format!("{second} · {}", n.call);
+    } else if let Some(uses) = &n.uses {
+        second = format!("{second} · uses {uses}");
+    }
+    let third = if deps.is_empty() { "entry".to_owned() } else { format!("← {}", deps.join(", ")) };
+    (vec![format!("{symbol} {}", n.id), second, third], colour)
+}
+
+/// One layer's boxes side by side, wrapped at the terminal's width.
+fn draw_boxes(out: &mut String, boxes: &[(Vec<String>, &'static str)], style: &Style) {
+    let inner =
+        |lines: &[String]| lines.iter().map(|l| l.chars().count()).max().unwrap_or(0).min(MAX_BOX - 4);
+    let mut start = 0;
+    while start < boxes.len() {
+        let mut end = start;
+        let mut used = 0;
+        while end < boxes.len() {
+            let w = inner(&boxes[end].0) + 4 + 1;
+            if end > start && used + w > style.width {
+                break;
+            }
+            used += w;
+            end += 1;
+        }
+        let chunk = &boxes[start..end];
+        let mut lines = vec![String::new(); 5];
+        for (k, (text, colour)) in chunk.iter().enumerate() {
+            let w = inner(text);
+            let sep = if k == 0 { "" } else { " " };
+            let edge = |l: &str| style.paint(colour, l);
+            lines[0].push_str(&format!("{sep}{}", edge(&format!("╭{}╮", "─".repeat(w + 2)))));
+            for (j, t) in text.iter().enumerate() {
+                let cell = pad(&cut(t, w), w);
+                let cell = if j == 0 { style.paint(colour, &cell) } else { cell };
+                lines[j + 1].push_str(&format!("{sep}{} {cell} {}", edge("│"), edge("│")));
+            }
+            lines[4].push_str(&format!("{sep}{}", edge(&format!("╰{}╯", "─".repeat(w + 2)))));
+        }
+        for l in lines {
+            let _ = writeln!(out, "{l}");
+        }
+        start = end;
+    }
 }

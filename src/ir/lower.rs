@@ -415,7 +415,7 @@ impl<'a> Lower<'a> {
         list
     }
 
-    fn workflow(&mut self, mut root: Node, default_id: &str) -> Workflow {
+    fn workflow(&mut self, root: Node, default_id: &str) -> Workflow {
         let mut wf = Workflow {
             id: default_id.to_owned(),
             name: None,
@@ -437,16 +437,7 @@ impl<'a> Lower<'a> {
             return wf;
         };
         self.check_keys(entries, WORKFLOW_KEYS, "workflow");
-        if let Some(n) = root.get("id")
-            && let Some(id) = self.string(n, "`id`")
-        {
-            if !valid_workflow_id(&id.value) {
-                self.violation(
-                        id.span,
-                        format!("workflow id `{}` is not a valid id", id.value),
-                        Some("ids are 1–128 characters of letters, digits, `_`, `.` and `-`, starting with a letter or digit".into()),
-                    );
-            }
+        if let Some(id) = self.workflow_id(&root) {
             wf.id = id.value.into();
         }
         wf.name = root.get("name").and_then(|n| self.scalar_text(n, "`name`"));
@@ -468,6 +459,29 @@ impl<'a> Lower<'a> {
                 None,
             );
         }
+        self.steps_key(&root, entries);
+        if let Some(o) = root.get("outputs") {
+            wf.outputs = self.outputs(o);
+        }
+        wf.steps = self.steps(root);
+        wf
+    }
+
+    /// The workflow's own `id:`, reported when it is not a valid id.
+    fn workflow_id(&mut self, root: &Node) -> Option<Str> {
+        let id = self.string(root.get("id")?, "`id`")?;
+        if !valid_workflow_id(&id.value) {
+            self.violation(
+                id.span,
+                format!("workflow id `{}` is not a valid id", id.value),
+                Some("ids are 1–128 characters of letters, digits, `_`, `.` and `-`, starting with a letter or digit".into()),
+            );
+        }
+        Some(id)
+    }
+
+    /// `steps:` missing, empty or not a list, reported.
+    fn steps_key(&mut self, root: &Node, entries: &[Entry]) {
         match root.get("steps") {
             None if Self::misspelled(entries, WORKFLOW_KEYS, "steps") => {}
             None => self.violation(
@@ -487,38 +501,37 @@ impl<'a> Lower<'a> {
                 }
             },
         }
-        if let Some(o) = root.get("outputs") {
-            wf.outputs = self.outputs(o);
-        }
-        // The steps are most of the tree: lower them one by one, dropping
-        // each one's nodes once lowered.
-        if let NodeKind::Map(entries) = &mut root.kind
-            && let Some(e) =
-                entries.iter_mut().find(|e| e.key.as_scalar().is_some_and(|k| k.value == "steps"))
-            && let NodeKind::Seq(items) = &mut e.value.kind
-        {
-            let items = std::mem::take(items);
-            drop(root);
-            let mut steps = Vec::with_capacity(items.len());
-            for item in items {
-                let (diags, bytes) = (self.diags.len(), self.expr_bytes);
-                let nodes = if self.items.is_some() { item.count() } else { 0 };
-                let step = self.step(&item);
-                if let Some(records) = &mut self.items {
-                    records.push(parts::Record {
-                        span: item.span,
-                        lowered: step.is_some(),
-                        diags: diags..self.diags.len(),
-                        expr_bytes: self.expr_bytes - bytes,
-                        nodes,
-                    });
-                }
-                steps.extend(step);
+    }
+
+    /// The steps are most of the tree: lower them one by one, dropping
+    /// each one's nodes once lowered (the rest of `root` first).
+    fn steps(&mut self, mut root: Node) -> Vec<Step> {
+        let NodeKind::Map(entries) = &mut root.kind else { return Vec::new() };
+        let Some(e) = entries.iter_mut().find(|e| e.key.as_scalar().is_some_and(|k| k.value == "steps"))
+        else {
+            return Vec::new();
+        };
+        let NodeKind::Seq(items) = &mut e.value.kind else { return Vec::new() };
+        let items = std::mem::take(items);
+        drop(root);
+        let mut steps = Vec::with_capacity(items.len());
+        for item in items {
+            let (diags, bytes) = (self.diags.len(), self.expr_bytes);
+            let nodes = if self.items.is_some() { item.count() } else { 0 };
+            let step = self.step(&item);
+            if let Some(records) = &mut self.items {
+                records.push(parts::Record {
+                    span: item.span,
+                    lowered: step.is_some(),
+                    diags: diags..self.diags.len(),
+                    expr_bytes: self.expr_bytes - bytes,
+                    nodes,
+                });
             }
-            steps.shrink_to_fit();
-            wf.steps = steps;
+            steps.extend(step);
         }
-        wf
+        steps.shrink_to_fit();
+        steps
     }
 }
 

@@ -24,51 +24,7 @@ impl Lower<'_> {
             );
             return Vec::new();
         };
-        let mut params = Vec::new();
-        for e in entries {
-            let Some(name) = e.key.as_str() else {
-                self.violation(e.key.span, "param names must be strings", None);
-                continue;
-            };
-            let name = Str { value: name.into(), span: e.key.span };
-            if !is_identifier(&name.value) {
-                self.violation(
-                    name.span,
-                    format!("param name `{}` is not an identifier", name.value),
-                    Some("expressions read params as `params.NAME`: use letters, digits and `_`".into()),
-                );
-            }
-            if !e.value.is_null() && e.value.as_map().is_none() {
-                self.violation(
-                    e.value.span,
-                    format!(
-                        "param `{}` must be a JSON Schema mapping, found {}",
-                        name.value,
-                        e.value.kind_name()
-                    ),
-                    Some("e.g. `{ type: string, description: … }`".into()),
-                );
-            }
-            if let Some(r) = e.value.get("required")
-                && matches!(r.as_scalar().map(|s| s.resolve()), Some(ScalarValue::Bool(_)))
-            {
-                self.violation(
-                    r.span,
-                    "`required: true` inside a param is the original system's form",
-                    Some("list required params at the top level: `required: [NAME]`".into()),
-                );
-            }
-            let type_ok = match e.value.get("type") {
-                Some(t) => self.schema_type(t, Code::YamlSchemaViolation),
-                None => true,
-            };
-            let schema = if e.value.is_null() { serde_json::json!({}) } else { e.value.to_json() };
-            if type_ok && e.value.as_map().is_some() {
-                self.param_schema(&name.value, &e.value, &schema);
-            }
-            let ty = Type::from_schema(&schema);
-            params.push(Param { name, schema, ty, required: false });
-        }
+        let mut params: Vec<Param> = entries.iter().filter_map(|e| self.param(e)).collect();
         for r in required.iter().chain(&required_inner) {
             match params.iter_mut().find(|p| p.name.value == r.value) {
                 Some(p) => p.required = true,
@@ -83,6 +39,53 @@ impl Lower<'_> {
             }
         }
         params
+    }
+
+    /// One parameter: its name checked as an identifier, its schema read
+    /// into a type and checked as the engine compiles it.
+    fn param(&mut self, e: &Entry) -> Option<Param> {
+        let Some(name) = e.key.as_str() else {
+            self.violation(e.key.span, "param names must be strings", None);
+            return None;
+        };
+        let name = Str { value: name.into(), span: e.key.span };
+        if !is_identifier(&name.value) {
+            self.violation(
+                name.span,
+                format!("param name `{}` is not an identifier", name.value),
+                Some("expressions read params as `params.NAME`: use letters, digits and `_`".into()),
+            );
+        }
+        if !e.value.is_null() && e.value.as_map().is_none() {
+            self.violation(
+                e.value.span,
+                format!(
+                    "param `{}` must be a JSON Schema mapping, found {}",
+                    name.value,
+                    e.value.kind_name()
+                ),
+                Some("e.g. `{ type: string, description: … }`".into()),
+            );
+        }
+        if let Some(r) = e.value.get("required")
+            && matches!(r.as_scalar().map(|s| s.resolve()), Some(ScalarValue::Bool(_)))
+        {
+            self.violation(
+                r.span,
+                "`required: true` inside a param is the original system's form",
+                Some("list required params at the top level: `required: [NAME]`".into()),
+            );
+        }
+        let type_ok = match e.value.get("type") {
+            Some(t) => self.schema_type(t, Code::YamlSchemaViolation),
+            None => true,
+        };
+        let schema = if e.value.is_null() { serde_json::json!({}) } else { e.value.to_json() };
+        if type_ok && e.value.as_map().is_some() {
+            self.param_schema(&name.value, &e.value, &schema);
+        }
+        let ty = Type::from_schema(&schema);
+        Some(Param { name, schema, ty, required: false })
     }
 
     /// Compiles a param's schema as the engine does (`jsonschema`), pointing

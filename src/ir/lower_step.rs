@@ -21,80 +21,12 @@ impl Lower<'_> {
             let keys: Vec<KeyDoc> = STEP_KEYS.iter().filter(|k| k.name != "with").copied().collect();
             self.check_keys(entries, &keys, "step");
         }
-        let id = match node.get("id") {
-            Some(n) => self.string(n, "step `id`")?,
-            None => {
-                // A legacy `name:` or a misspelling is already reported as the key to rename.
-                if node.get("name").is_none() && !Self::misspelled(entries, STEP_KEYS, "id") {
-                    let span = entries.first().map_or(node.span, |e| e.key.span);
-                    self.violation(
-                        span,
-                        "step is missing required key `id`",
-                        Some("every step needs a unique `id`".into()),
-                    );
-                }
-                return None;
-            }
-        };
-        if let Some(bad) = id.value.chars().find(|c| matches!(c, '[' | ']') || c.is_whitespace()) {
-            let why = if bad == '[' || bad == ']' {
-                "`[` and `]` are reserved for foreach items"
-            } else {
-                "ids cannot hold whitespace"
-            };
-            self.violation(id.span, format!("step id `{}` is not valid: {why}", id.value), None);
-        } else if id.value.is_empty() {
-            self.violation(id.span, "step id is empty", None);
-        }
+        let id = self.step_id(node, entries)?;
         let uses = uses_node.and_then(|n| self.workflow_ref(n));
         let waits = WAIT_KEYS.iter().any(|k| node.get(k).is_some());
-        let call = match node.get("call") {
-            // Reported by `wait`: a wait calls nothing.
-            Some(_) if waits => None,
-            Some(n) if uses_node.is_some() => {
-                self.violation(
-                    n.span,
-                    format!("step `{}` has both `call` and `uses`", id.value),
-                    Some("a step either calls a tool (`call`) or runs a workflow (`uses`): keep one".into()),
-                );
-                None
-            }
-            Some(n) => self.string(n, "`call`"),
-            None if uses_node.is_some() || waits => None,
-            None => {
-                // A legacy `tool:` / `agent:` or a misspelling is already reported as the key to rename.
-                if node.get("tool").is_none()
-                    && node.get("agent").is_none()
-                    && !Self::misspelled(entries, STEP_KEYS, "call")
-                {
-                    self.violation(
-                        id.span,
-                        format!("step `{}` is missing required key `call`", id.value),
-                        None,
-                    );
-                }
-                None
-            }
-        };
+        let call = self.step_call(node, entries, &id, waits);
         let deps = node.get("deps").map(|n| self.string_list(n, "`deps`")).unwrap_or_default();
-        let capture_as = node.get("capture_as").and_then(|n| self.string(n, "`capture_as`"));
-        if let Some(c) = &capture_as {
-            self.binding_name(c, "capture name");
-        }
-        let loop_var = node.get("as").and_then(|n| self.string(n, "`as`"));
-        if let Some(v) = &loop_var {
-            self.binding_name(v, "loop variable");
-        }
-        let foreach = node.get("foreach").and_then(|n| self.expression(n, "`foreach`")).map(Box::new);
-        if let (Some(v), None) = (&loop_var, &foreach)
-            && node.get("foreach").is_none()
-        {
-            self.violation(
-                v.span,
-                "`as` names the loop variable of `foreach`, but this step has no `foreach`",
-                None,
-            );
-        }
+        let (capture_as, loop_var, foreach) = self.step_bindings(node);
         let when = node.get("when").and_then(|n| self.expression(n, "`when`")).map(Box::new);
         let (wait, wait_schema) = match self.wait(node, &id) {
             Some((w, schema)) => (Some(w), schema),
@@ -104,46 +36,8 @@ impl Lower<'_> {
             Some(_) => wait_schema,
             None => node.get("success_schema").and_then(|n| self.schema_ref(n, "`success_schema`")),
         };
-        let input_template = match (node.get("input_template"), node.get("with")) {
-            // Reported by `wait`: a wait has no input.
-            _ if wait.is_some() => None,
-            (Some(n), Some(_)) if uses_node.is_some() => {
-                self.violation(
-                    n.span,
-                    "a `uses:` step gives the workflow its params with `with:`, not `input_template`",
-                    Some("move these keys under `with:`".into()),
-                );
-                None
-            }
-            (Some(n), None) if uses_node.is_some() => {
-                let mut d = Diagnostic::new(
-                    Code::YamlSchemaViolation,
-                    n.span,
-                    "a `uses:` step gives the workflow its params with `with:`",
-                )
-                .with_help("rename `input_template` to `with`");
-                if let Some(key) = node.as_map().and_then(|es| {
-                    es.iter().find(|e| e.key.as_scalar().is_some_and(|k| k.value == "input_template"))
-                }) && let Some(k) = key.key.as_scalar()
-                {
-                    d.fix = key_fix(key.key.span, k, "with");
-                }
-                self.diags.push(d);
-                Some(self.template_value(n))
-            }
-            (Some(n), _) => Some(self.template_value(n)),
-            (None, Some(n)) if uses_node.is_some() => {
-                if !matches!(n.kind, NodeKind::Map(_)) && !n.is_null() {
-                    self.violation(
-                        n.span,
-                        format!("`with` must be a mapping of params, found {}", n.kind_name()),
-                        Some("write `with: {param: <<expr>>}`".into()),
-                    );
-                }
-                Some(self.template_value(n))
-            }
-            (None, _) => None,
-        };
+        // Reported by `wait`: a wait has no input.
+        let input_template = if wait.is_some() { None } else { self.step_input(node) };
         let rationale = node.get("rationale").and_then(|n| {
             let s = self.scalar_text(n, "`rationale`")?;
             Some(Box::new(self.template_string(n, s)))
@@ -175,6 +69,139 @@ impl Lower<'_> {
             retry_max,
             wait,
         })
+    }
+
+    /// A step's `id`, reported when missing or not a valid id (`None` only
+    /// when there is none to name the step by).
+    fn step_id(&mut self, node: &Node, entries: &[Entry]) -> Option<Str> {
+        let id = match node.get("id") {
+            Some(n) => self.string(n, "step `id`")?,
+            None => {
+                // A legacy `name:` or a misspelling is already reported as the key to rename.
+                if node.get("name").is_none() && !Self::misspelled(entries, STEP_KEYS, "id") {
+                    let span = entries.first().map_or(node.span, |e| e.key.span);
+                    self.violation(
+                        span,
+                        "step is missing required key `id`",
+                        Some("every step needs a unique `id`".into()),
+                    );
+                }
+                return None;
+            }
+        };
+        if let Some(bad) = id.value.chars().find(|c| matches!(c, '[' | ']') || c.is_whitespace()) {
+            let why = if bad == '[' || bad == ']' {
+                "`[` and `]` are reserved for foreach items"
+            } else {
+                "ids cannot hold whitespace"
+            };
+            self.violation(id.span, format!("step id `{}` is not valid: {why}", id.value), None);
+        } else if id.value.is_empty() {
+            self.violation(id.span, "step id is empty", None);
+        }
+        Some(id)
+    }
+
+    /// A step's `call`: none on a wait or a `uses:` step, and reported
+    /// when it is both or neither.
+    fn step_call(&mut self, node: &Node, entries: &[Entry], id: &Str, waits: bool) -> Option<Str> {
+        let uses = node.get("uses").is_some();
+        match node.get("call") {
+            // Reported by `wait`: a wait calls nothing.
+            Some(_) if waits => None,
+            Some(n) if uses => {
+                self.violation(
+                    n.span,
+                    format!("step `{}` has both `call` and `uses`", id.value),
+                    Some("a step either calls a tool (`call`) or runs a workflow (`uses`): keep one".into()),
+                );
+                None
+            }
+            Some(n) => self.string(n, "`call`"),
+            None if uses || waits => None,
+            None => {
+                // A legacy `tool:` / `agent:` or a misspelling is already reported as the key to rename.
+                if node.get("tool").is_none()
+                    && node.get("agent").is_none()
+                    && !Self::misspelled(entries, STEP_KEYS, "call")
+                {
+                    self.violation(
+                        id.span,
+                        format!("step `{}` is missing required key `call`", id.value),
+                        None,
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    /// The names a step binds: `capture_as`, and the loop variable `as`
+    /// with its `foreach`.
+    fn step_bindings(&mut self, node: &Node) -> (Option<Str>, Option<Str>, Option<Box<ExprSource>>) {
+        let capture_as = node.get("capture_as").and_then(|n| self.string(n, "`capture_as`"));
+        if let Some(c) = &capture_as {
+            self.binding_name(c, "capture name");
+        }
+        let loop_var = node.get("as").and_then(|n| self.string(n, "`as`"));
+        if let Some(v) = &loop_var {
+            self.binding_name(v, "loop variable");
+        }
+        let foreach = node.get("foreach").and_then(|n| self.expression(n, "`foreach`")).map(Box::new);
+        if let (Some(v), None) = (&loop_var, &foreach)
+            && node.get("foreach").is_none()
+        {
+            self.violation(
+                v.span,
+                "`as` names the loop variable of `foreach`, but this step has no `foreach`",
+                None,
+            );
+        }
+        (capture_as, loop_var, foreach)
+    }
+
+    /// The input of a step that is not a wait: `input_template` of a
+    /// `call`, `with:` of a `uses:` (and `input_template` there reported).
+    fn step_input(&mut self, node: &Node) -> Option<TemplateValue> {
+        let uses = node.get("uses").is_some();
+        match (node.get("input_template"), node.get("with")) {
+            (Some(n), Some(_)) if uses => {
+                self.violation(
+                    n.span,
+                    "a `uses:` step gives the workflow its params with `with:`, not `input_template`",
+                    Some("move these keys under `with:`".into()),
+                );
+                None
+            }
+            (Some(n), None) if uses => {
+                let mut d = Diagnostic::new(
+                    Code::YamlSchemaViolation,
+                    n.span,
+                    "a `uses:` step gives the workflow its params with `with:`",
+                )
+                .with_help("rename `input_template` to `with`");
+                if let Some(key) = node.as_map().and_then(|es| {
+                    es.iter().find(|e| e.key.as_scalar().is_some_and(|k| k.value == "input_template"))
+                }) && let Some(k) = key.key.as_scalar()
+                {
+                    d.fix = key_fix(key.key.span, k, "with");
+                }
+                self.diags.push(d);
+                Some(self.template_value(n))
+            }
+            (Some(n), _) => Some(self.template_value(n)),
+            (None, Some(n)) if uses => {
+                if !matches!(n.kind, NodeKind::Map(_)) && !n.is_null() {
+                    self.violation(
+                        n.span,
+                        format!("`with` must be a mapping of params, found {}", n.kind_name()),
+                        Some("write `with: {param: <<expr>>}`".into()),
+                    );
+                }
+                Some(self.template_value(n))
+            }
+            (None, _) => None,
+        }
     }
 
     /// A schema reference: a name in `schemas/`, or an inline schema (each

@@ -262,83 +262,100 @@ impl Server {
         use lt::notification as ln;
         match n.method.as_str() {
             ln::DidOpenTextDocument::METHOD => {
-                let Ok(p) = serde_json::from_value::<lt::DidOpenTextDocumentParams>(n.params) else { return };
-                let d = p.text_document;
-                let doc = Document {
-                    uri: d.uri.clone(),
-                    version: d.version,
-                    text: d.text,
-                    current: None,
-                    last_good: None,
-                    base: None,
-                    base_config: None,
-                };
-                self.docs.insert(d.uri.clone(), doc);
-                self.pending.remove(&d.uri);
-                self.publish(conn, &d.uri);
+                if let Ok(p) = serde_json::from_value(n.params) {
+                    self.did_open(conn, p)
+                }
             }
             ln::DidChangeTextDocument::METHOD => {
-                let Ok(p) = serde_json::from_value::<lt::DidChangeTextDocumentParams>(n.params) else {
-                    return;
-                };
-                let Some(doc) = self.docs.get_mut(&p.text_document.uri) else { return };
-                // Incremental sync: each change applies to the text the one before left.
-                if p.content_changes.is_empty() {
-                    return;
+                if let Ok(p) = serde_json::from_value(n.params) {
+                    self.did_change(p)
                 }
-                for c in p.content_changes {
-                    text::apply(&mut doc.text, c.range, &c.text, self.encoding);
-                }
-                doc.version = p.text_document.version;
-                doc.current = None;
-                self.pending.insert(p.text_document.uri, Instant::now() + self.debounce);
             }
             ln::DidSaveTextDocument::METHOD => {
-                let Ok(p) = serde_json::from_value::<lt::DidSaveTextDocumentParams>(n.params) else { return };
-                let Some(doc) = self.docs.get_mut(&p.text_document.uri) else { return };
-                // The file on disk is now the buffer: look at the runs again.
-                doc.current = None;
-                self.pending.remove(&p.text_document.uri);
-                self.publish(conn, &p.text_document.uri);
+                if let Ok(p) = serde_json::from_value(n.params) {
+                    self.did_save(conn, p)
+                }
             }
             ln::DidCloseTextDocument::METHOD => {
-                let Ok(p) = serde_json::from_value::<lt::DidCloseTextDocumentParams>(n.params) else {
-                    return;
-                };
-                self.docs.remove(&p.text_document.uri);
-                self.pending.remove(&p.text_document.uri);
-                let clear = lt::PublishDiagnosticsParams {
-                    uri: p.text_document.uri,
-                    diagnostics: vec![],
-                    version: None,
-                };
-                self.send(
-                    conn,
-                    Message::Notification(Notification::new(ln::PublishDiagnostics::METHOD.into(), clear)),
-                );
+                if let Ok(p) = serde_json::from_value(n.params) {
+                    self.did_close(conn, p)
+                }
             }
             ln::DidChangeWatchedFiles::METHOD => {
-                let Ok(p) = serde_json::from_value::<lt::DidChangeWatchedFilesParams>(n.params) else {
-                    return;
-                };
-                let schema_changed = p.changes.iter().any(|c| {
-                    let path = uri_path(&c.uri);
-                    path.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "schemas")
-                        || path.file_name().is_some_and(|n| n == "savant-think.toml")
-                });
-                if schema_changed {
-                    self.projects.invalidate();
-                    let uris: Vec<lt::Url> = self.docs.keys().cloned().collect();
-                    for uri in uris {
-                        if let Some(d) = self.docs.get_mut(&uri) {
-                            d.current = None;
-                        }
-                        self.pending.remove(&uri);
-                        self.publish(conn, &uri);
-                    }
+                if let Ok(p) = serde_json::from_value(n.params) {
+                    self.watched_files_changed(conn, p)
                 }
             }
             _ => {}
+        }
+    }
+
+    fn did_open(&mut self, conn: &Connection, p: lt::DidOpenTextDocumentParams) {
+        let d = p.text_document;
+        let doc = Document {
+            uri: d.uri.clone(),
+            version: d.version,
+            text: d.text,
+            current: None,
+            last_good: None,
+            base: None,
+            base_config: None,
+        };
+        self.docs.insert(d.uri.clone(), doc);
+        self.pending.remove(&d.uri);
+        self.publish(conn, &d.uri);
+    }
+
+    fn did_change(&mut self, p: lt::DidChangeTextDocumentParams) {
+        let Some(doc) = self.docs.get_mut(&p.text_document.uri) else { return };
+        // Incremental sync: each change applies to the text the one before left.
+        if p.content_changes.is_empty() {
+            return;
+        }
+        for c in p.content_changes {
+            text::apply(&mut doc.text, c.range, &c.text, self.encoding);
+        }
+        doc.version = p.text_document.version;
+        doc.current = None;
+        self.pending.insert(p.text_document.uri, Instant::now() + self.debounce);
+    }
+
+    fn did_save(&mut self, conn: &Connection, p: lt::DidSaveTextDocumentParams) {
+        let Some(doc) = self.docs.get_mut(&p.text_document.uri) else { return };
+        // The file on disk is now the buffer: look at the runs again.
+        doc.current = None;
+        self.pending.remove(&p.text_document.uri);
+        self.publish(conn, &p.text_document.uri);
+    }
+
+    fn did_close(&mut self, conn: &Connection, p: lt::DidCloseTextDocumentParams) {
+        self.docs.remove(&p.text_document.uri);
+        self.pending.remove(&p.text_document.uri);
+        let clear =
+            lt::PublishDiagnosticsParams { uri: p.text_document.uri, diagnostics: vec![], version: None };
+        let method = lt::notification::PublishDiagnostics::METHOD.into();
+        self.send(conn, Message::Notification(Notification::new(method, clear)));
+    }
+
+    /// A schema or savant-think.toml changed on disk: every open document
+    /// is checked again.
+    fn watched_files_changed(&mut self, conn: &Connection, p: lt::DidChangeWatchedFilesParams) {
+        let schema_changed = p.changes.iter().any(|c| {
+            let path = uri_path(&c.uri);
+            path.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "schemas")
+                || path.file_name().is_some_and(|n| n == "savant-think.toml")
+        });
+        if !schema_changed {
+            return;
+        }
+        self.projects.invalidate();
+        let uris: Vec<lt::Url> = self.docs.keys().cloned().collect();
+        for uri in uris {
+            if let Some(d) = self.docs.get_mut(&uri) {
+                d.current = None;
+            }
+            self.pending.remove(&uri);
+            self.publish(conn, &uri);
         }
     }
 

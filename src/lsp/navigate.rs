@@ -8,7 +8,7 @@ use crate::check::scope::{self, Binding};
 use crate::check::{Config, Cx};
 use crate::ir::builtins::{self, Function};
 use crate::ir::lower::{KeyDoc, RETRY_KEYS, STEP_KEYS, WORKFLOW_KEYS};
-use crate::ir::{SchemaRef, Type, Workflow};
+use crate::ir::{Param, SchemaRef, Step, Type, Workflow};
 use crate::source::Span;
 use crate::syntax::ast::ExprKind;
 use crate::syntax::ast::walk;
@@ -283,54 +283,9 @@ pub fn hover(a: &Analysis, config: &Config, hit: &Hit) -> Option<String> {
     let wf = a.wf.as_ref()?;
     let ty = hit.ty.as_ref().map(|t| format!(": `{t}`")).unwrap_or_default();
     let text = match &hit.symbol {
-        Symbol::Step(i) => {
-            let s = &wf.steps[*i];
-            let mut out = format!("**step `{}`**", s.id.value);
-            if let Some(c) = &s.call {
-                out.push_str(&format!(" — calls `{}`", c.value));
-                out.push_str(&tool_doc(config, &c.value).unwrap_or_default());
-            }
-            if let Some(r) = &s.rationale {
-                out.push_str(&format!("\n\n{}", r.text));
-            }
-            if let Some(d) = &s.description {
-                out.push_str(&format!("\n\n{d}"));
-            }
-            out
-        }
-        Symbol::Capture(i) => {
-            let s = &wf.steps[*i];
-            let name = s.capture_as.as_ref().map_or("", |c| c.value.as_str());
-            let schema = match &s.success_schema {
-                Some(SchemaRef::Named(n)) => format!(", schema `{}`", n.value),
-                Some(SchemaRef::Inline { .. }) => ", inline schema".to_owned(),
-                None => String::new(),
-            };
-            let each = if s.foreach.is_some() { " (one item per loop iteration)" } else { "" };
-            let typed = match (&s.success_schema, &s.call) {
-                (None, Some(c))
-                    if config.contract(&c.value).is_some_and(|t| t.types_capture && t.output.is_some()) =>
-                {
-                    format!(", typed by the output schema of `{}`", c.value)
-                }
-                _ => String::new(),
-            };
-            format!("**`{name}`**{ty}\n\ncapture of step `{}`{schema}{typed}{each}", s.id.value)
-        }
-        Symbol::Param(i) => {
-            let p = &wf.params[*i];
-            let req = if p.required { "required" } else { "optional" };
-            // The checker's types have one number; the schema says which.
-            let ty = match p.schema.get("type").and_then(|t| t.as_str()) {
-                Some("integer") => "integer".to_owned(),
-                _ => p.ty.to_string(),
-            };
-            let mut out = format!("**`params.{}`**: `{ty}`\n\n{req} param", p.name.value);
-            if let Some(d) = p.schema.get("description").and_then(|d| d.as_str()) {
-                out.push_str(&format!(" — {d}"));
-            }
-            out
-        }
+        Symbol::Step(i) => step_hover(config, &wf.steps[*i]),
+        Symbol::Capture(i) => capture_hover(config, &wf.steps[*i], &ty),
+        Symbol::Param(i) => param_hover(&wf.params[*i]),
         Symbol::LoopVar(i) => {
             let s = &wf.steps[*i];
             let over = s.foreach.as_ref().map_or("", |f| f.text.as_str());
@@ -359,4 +314,55 @@ pub fn hover(a: &Analysis, config: &Config, hit: &Hit) -> Option<String> {
         Symbol::Expr => format!("`{}`", hit.ty.as_ref()?),
     };
     Some(text)
+}
+
+/// A step's hover: what it calls (with the tool's contract), why, and its description.
+fn step_hover(config: &Config, s: &Step) -> String {
+    let mut out = format!("**step `{}`**", s.id.value);
+    if let Some(c) = &s.call {
+        out.push_str(&format!(" — calls `{}`", c.value));
+        out.push_str(&tool_doc(config, &c.value).unwrap_or_default());
+    }
+    if let Some(r) = &s.rationale {
+        out.push_str(&format!("\n\n{}", r.text));
+    }
+    if let Some(d) = &s.description {
+        out.push_str(&format!("\n\n{d}"));
+    }
+    out
+}
+
+/// A capture's hover: its type (`ty`, already formatted) and what types it.
+fn capture_hover(config: &Config, s: &Step, ty: &str) -> String {
+    let name = s.capture_as.as_ref().map_or("", |c| c.value.as_str());
+    let schema = match &s.success_schema {
+        Some(SchemaRef::Named(n)) => format!(", schema `{}`", n.value),
+        Some(SchemaRef::Inline { .. }) => ", inline schema".to_owned(),
+        None => String::new(),
+    };
+    let each = if s.foreach.is_some() { " (one item per loop iteration)" } else { "" };
+    let typed = match (&s.success_schema, &s.call) {
+        (None, Some(c))
+            if config.contract(&c.value).is_some_and(|t| t.types_capture && t.output.is_some()) =>
+        {
+            format!(", typed by the output schema of `{}`", c.value)
+        }
+        _ => String::new(),
+    };
+    format!("**`{name}`**{ty}\n\ncapture of step `{}`{schema}{typed}{each}", s.id.value)
+}
+
+/// A param's hover: its type, whether it is required, its description.
+fn param_hover(p: &Param) -> String {
+    let req = if p.required { "required" } else { "optional" };
+    // The checker's types have one number; the schema says which.
+    let ty = match p.schema.get("type").and_then(|t| t.as_str()) {
+        Some("integer") => "integer".to_owned(),
+        _ => p.ty.to_string(),
+    };
+    let mut out = format!("**`params.{}`**: `{ty}`\n\n{req} param", p.name.value);
+    if let Some(d) = p.schema.get("description").and_then(|d| d.as_str()) {
+        out.push_str(&format!(" — {d}"));
+    }
+    out
 }

@@ -47,7 +47,21 @@ pub struct RunResult {
 /// recursively) and writes the results as `mode` says.
 pub fn run(paths: &[PathBuf], mode: &Mode, limits: &Limits) -> RunResult {
     let mut result = RunResult::default();
-    // Each input with the path it has under `--out`.
+    let inputs = inputs(paths, mode, &mut result.io_errors);
+    if let Mode::Out(dir) = mode {
+        result.io_errors.extend(clashes(&inputs, dir));
+        if !result.io_errors.is_empty() {
+            return result;
+        }
+    }
+    for (path, rel) in inputs {
+        migrate_file(path, &rel, mode, limits, &mut result);
+    }
+    result
+}
+
+/// Each input file with the path it has under `--out`.
+fn inputs(paths: &[PathBuf], mode: &Mode, io_errors: &mut Vec<IoError>) -> Vec<(PathBuf, PathBuf)> {
     let mut inputs: Vec<(PathBuf, PathBuf)> = Vec::new();
     // An `--out` directory inside an input directory holds earlier output,
     // not input: migrating it again would nest `out/out/…` on every run.
@@ -57,7 +71,7 @@ pub fn run(paths: &[PathBuf], mode: &Mode, limits: &Limits) -> RunResult {
     };
     for p in paths {
         let (files, errors) = workspace::collect_files(std::slice::from_ref(p));
-        result.io_errors.extend(errors);
+        io_errors.extend(errors);
         let is_dir = fs::metadata(p).is_ok_and(|m| m.is_dir());
         // Skipped when the --out directory is inside this input directory
         // (not when the input is the output directory itself, or inside it).
@@ -78,75 +92,75 @@ pub fn run(paths: &[PathBuf], mode: &Mode, limits: &Limits) -> RunResult {
             inputs.push((f, rel));
         }
     }
-    if let Mode::Out(dir) = mode {
-        let mut seen: BTreeMap<&Path, &Path> = BTreeMap::new();
-        for (f, rel) in &inputs {
-            let target = dir.join(rel);
-            if crate::fsx::same_file(f, &target) {
-                result.io_errors.push(IoError {
-                    path: f.clone(),
-                    message: format!(
-                        "--out would overwrite the input itself ({} is {}); \
-                         use --write to rewrite files in place, or choose another --out directory",
-                        target.display(),
-                        f.display()
-                    ),
-                });
-                continue;
-            }
-            if let Some(first) = seen.insert(rel, f) {
-                result.io_errors.push(IoError {
-                    path: f.clone(),
-                    message: format!(
-                        "{} and {} would both be written to {}",
-                        first.display(),
-                        f.display(),
-                        dir.join(rel).display()
-                    ),
-                });
-            }
+    inputs
+}
+
+/// With `--out dir`: an input that would be written over itself, or two
+/// that would be written to one path.
+fn clashes(inputs: &[(PathBuf, PathBuf)], dir: &Path) -> Vec<IoError> {
+    let mut errors = Vec::new();
+    let mut seen: BTreeMap<&Path, &Path> = BTreeMap::new();
+    for (f, rel) in inputs {
+        let target = dir.join(rel);
+        if crate::fsx::same_file(f, &target) {
+            errors.push(IoError {
+                path: f.clone(),
+                message: format!(
+                    "--out would overwrite the input itself ({} is {}); \
+                     use --write to rewrite files in place, or choose another --out directory",
+                    target.display(),
+                    f.display()
+                ),
+            });
+            continue;
         }
-        if !result.io_errors.is_empty() {
-            return result;
+        if let Some(first) = seen.insert(rel, f) {
+            errors.push(IoError {
+                path: f.clone(),
+                message: format!(
+                    "{} and {} would both be written to {}",
+                    first.display(),
+                    f.display(),
+                    dir.join(rel).display()
+                ),
+            });
         }
     }
-    for (path, rel) in inputs {
-        let (src, read_diags) = match workspace::read_source(&path, limits) {
-            Ok(r) => r,
-            Err(e) => {
-                result.io_errors.push(e);
-                continue;
+    errors
+}
+
+/// Reads, migrates and (by `mode`) writes one file, into `result`.
+fn migrate_file(path: PathBuf, rel: &Path, mode: &Mode, limits: &Limits, result: &mut RunResult) {
+    let (src, read_diags) = match workspace::read_source(&path, limits) {
+        Ok(r) => r,
+        Err(e) => {
+            result.io_errors.push(e);
+            return;
+        }
+    };
+    let migration = if read_diags.is_empty() {
+        migrate(&src, limits)
+    } else {
+        Migration { outcome: Outcome::Failed { diagnostics: read_diags }, changes: vec![], literals: vec![] }
+    };
+    let target = match mode {
+        Mode::DryRun => None,
+        Mode::Write => migration.needs_migration().then(|| path.clone()),
+        Mode::Out(dir) => Some(dir.join(rel)),
+    };
+    let mut write_failed = false;
+    let written = match target {
+        None => None,
+        Some(target) => match write_result(&path, &target, &migration) {
+            Ok(()) => Some(target),
+            Err(message) => {
+                result.io_errors.push(IoError { path: target, message });
+                write_failed = true;
+                None
             }
-        };
-        let migration = if read_diags.is_empty() {
-            migrate(&src, limits)
-        } else {
-            Migration {
-                outcome: Outcome::Failed { diagnostics: read_diags },
-                changes: vec![],
-                literals: vec![],
-            }
-        };
-        let target = match mode {
-            Mode::DryRun => None,
-            Mode::Write => migration.needs_migration().then(|| path.clone()),
-            Mode::Out(dir) => Some(dir.join(&rel)),
-        };
-        let mut write_failed = false;
-        let written = match target {
-            None => None,
-            Some(target) => match write_result(&path, &target, &migration) {
-                Ok(()) => Some(target),
-                Err(message) => {
-                    result.io_errors.push(IoError { path: target, message });
-                    write_failed = true;
-                    None
-                }
-            },
-        };
-        result.files.push(FileResult { path, source: src, migration, written, write_failed });
-    }
-    result
+        },
+    };
+    result.files.push(FileResult { path, source: src, migration, written, write_failed });
 }
 
 /// Writes the migrated text, or copies the original bytes.

@@ -2,7 +2,7 @@
 //! uploads it (`github/codeql-action/upload-sarif`).
 
 use super::{FileReport, line_cols, portable_path};
-use crate::diagnostic::Code;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{SourceFile, Span};
 use serde::Serialize;
 
@@ -10,72 +10,20 @@ const SCHEMA: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
 pub(super) fn render(reports: &[FileReport<'_>]) -> String {
-    let rules = Code::ALL
+    let results = reports
         .iter()
-        .map(|&code| {
-            let doc = crate::check::rules::doc(code);
-            Rule {
-                id: code.as_str(),
-                short_description: Text { text: code.summary().to_owned() },
-                full_description: Text { text: crate::check::rules::description(code) },
-                help: Help { text: doc.to_owned(), markdown: doc.to_owned() },
-                help_uri: help_uri(code),
-                default_configuration: Configuration { level: code.severity().as_str() },
-            }
+        .flat_map(|report| {
+            let uri = artifact_uri(&report.source.path);
+            report.diagnostics.iter().map(move |d| result(report.source, &uri, d))
         })
         .collect();
-    let mut results = Vec::new();
-    for report in reports {
-        let uri = artifact_uri(&report.source.path);
-        let location = |span, message: Option<&str>, id| Location {
-            id,
-            physical_location: PhysicalLocation {
-                artifact_location: ArtifactLocation { uri: uri.clone() },
-                region: Region::new(report.source, span),
-            },
-            message: message.map(|m| Text { text: m.to_owned() }),
-        };
-        for d in report.diagnostics {
-            let mut text = match &d.help {
-                Some(help) => format!("{} (help: {help})", d.message),
-                None => d.message.clone(),
-            };
-            // Related locations linked from the message, as viewers render them.
-            for (i, label) in d.labels.iter().enumerate() {
-                let escaped = label.message.replace('[', "\\[").replace(']', "\\]");
-                text.push_str(&format!(" [{escaped}]({})", i + 1));
-            }
-            results.push(SarifResult {
-                rule_id: d.code.as_str(),
-                rule_index: Code::ALL.iter().position(|&c| c == d.code).expect("Code::ALL lists every code"),
-                level: d.severity.as_str(),
-                message: Text { text },
-                locations: vec![location(d.span, None, None)],
-                related_locations: (d.labels.iter().enumerate())
-                    .map(|(i, label)| location(label.span, Some(&label.message), Some(i + 1)))
-                    .collect(),
-                fixes: (d.fix.iter())
-                    .map(|fix| SarifFix {
-                        description: Text { text: format!("replace with `{}`", fix.replacement) },
-                        artifact_changes: vec![ArtifactChange {
-                            artifact_location: ArtifactLocation { uri: uri.clone() },
-                            replacements: vec![Replacement {
-                                deleted_region: Region::new(report.source, fix.span),
-                                inserted_content: Text { text: fix.replacement.clone() },
-                            }],
-                        }],
-                    })
-                    .collect(),
-            });
-        }
-    }
     let driver = Driver {
         name: env!("CARGO_PKG_NAME"),
         version: env!("CARGO_PKG_VERSION"),
         information_uri: [env!("CARGO_PKG_HOMEPAGE"), env!("CARGO_PKG_REPOSITORY")]
             .into_iter()
             .find(|uri| !uri.is_empty()),
-        rules,
+        rules: rules(),
     };
     // A run that could not read an input did not succeed: an upload of it
     // must not close the alerts of the files it skipped.
@@ -90,6 +38,68 @@ pub(super) fn render(reports: &[FileReport<'_>]) -> String {
     let mut out = serde_json::to_string_pretty(&log).expect("plain data always serializes");
     out.push('\n');
     out
+}
+
+/// One rule per diagnostic code, in the order of [`Code::ALL`].
+fn rules() -> Vec<Rule> {
+    Code::ALL
+        .iter()
+        .map(|&code| {
+            let doc = crate::check::rules::doc(code);
+            Rule {
+                id: code.as_str(),
+                short_description: Text { text: code.summary().to_owned() },
+                full_description: Text { text: crate::check::rules::description(code) },
+                help: Help { text: doc.to_owned(), markdown: doc.to_owned() },
+                help_uri: help_uri(code),
+                default_configuration: Configuration { level: code.severity().as_str() },
+            }
+        })
+        .collect()
+}
+
+/// One diagnostic of the file `source` (at `uri`) as a result: its
+/// message with the help and links to its related locations, and its fix.
+fn result(source: &SourceFile, uri: &str, d: &Diagnostic) -> SarifResult {
+    let location = |span, message: Option<&str>, id| Location {
+        id,
+        physical_location: PhysicalLocation {
+            artifact_location: ArtifactLocation { uri: uri.to_owned() },
+            region: Region::new(source, span),
+        },
+        message: message.map(|m| Text { text: m.to_owned() }),
+    };
+    let mut text = match &d.help {
+        Some(help) => format!("{} (help: {help})", d.message),
+        None => d.message.clone(),
+    };
+    // Related locations linked from the message, as viewers render them.
+    for (i, label) in d.labels.iter().enumerate() {
+        let escaped = label.message.replace('[', "\\[").replace(']', "\\]");
+        text.push_str(&format!(" [{escaped}]({})", i + 1));
+    }
+    SarifResult {
+        rule_id: d.code.as_str(),
+        rule_index: Code::ALL.iter().position(|&c| c == d.code).expect("Code::ALL lists every code"),
+        level: d.severity.as_str(),
+        message: Text { text },
+        locations: vec![location(d.span, None, None)],
+        related_locations: (d.labels.iter().enumerate())
+            .map(|(i, label)| location(label.span, Some(&label.message), Some(i + 1)))
+            .collect(),
+        fixes: (d.fix.iter())
+            .map(|fix| SarifFix {
+                description: Text { text: format!("replace with `{}`", fix.replacement) },
+                artifact_changes: vec![ArtifactChange {
+                    artifact_location: ArtifactLocation { uri: uri.to_owned() },
+                    replacements: vec![Replacement {
+                        deleted_region: Region::new(source, fix.span),
+                        inserted_content: Text { text: fix.replacement.clone() },
+                    }],
+                }],
+            })
+            .collect(),
+    }
 }
 
 /// The path as a URI reference: relative paths stay relative (GitHub resolves

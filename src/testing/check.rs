@@ -16,9 +16,10 @@ use crate::runtime::workflow::CompiledWorkflow;
 use crate::runtime::{Engine, EngineError};
 use crate::source::Span;
 use crate::testing::children::{self, PathError};
-use crate::testing::format::{MockTarget, Reply, Spanned, TestFile};
+use crate::testing::format::{Expect, Mock, MockTarget, Reply, Spanned, TestFile};
 use crate::testing::run::base_id;
 use serde_json::Value;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// The workflow a test file names, compiled, or `TEST_UNKNOWN_WORKFLOW`.
@@ -43,87 +44,121 @@ fn unknown_workflow(name: &Spanned<String>, e: &EngineError) -> Diagnostic {
 
 /// Every problem of `file` against its compiled workflow, in file order.
 pub fn check(file: &TestFile, cw: &Arc<CompiledWorkflow>, engine: &Engine) -> Vec<Diagnostic> {
-    let steps: Vec<&str> = cw.wf.steps.iter().map(|s| s.id.value.as_str()).collect();
-    let tools = children::tools_below(engine, cw);
-    let captures: Vec<&str> = cw.capture_steps.keys().map(String::as_str).collect();
+    let known = Known {
+        cw,
+        engine,
+        steps: cw.wf.steps.iter().map(|s| s.id.value.as_str()).collect(),
+        tools: children::tools_below(engine, cw),
+        captures: cw.capture_steps.keys().map(String::as_str).collect(),
+    };
     let mut out = Vec::new();
-    let unknown_step = |name: &str, span: Span, what: &str| {
+    for test in &file.tests {
+        for mock in &test.mocks {
+            known.mock(mock, &mut out);
+        }
+        check_waits(test, cw, &|name, span, what| known.unknown_step(name, span, what), &mut out);
+        if let Some(expect) = &test.expect {
+            known.expect(expect, &mut out);
+        }
+    }
+    out.sort_by_key(|d| (d.span.start, d.code));
+    out
+}
+
+/// What a test file's names are checked against: the workflow's steps,
+/// the tools called below it (at any depth) and its captures.
+struct Known<'a> {
+    cw: &'a Arc<CompiledWorkflow>,
+    engine: &'a Engine,
+    steps: Vec<&'a str>,
+    tools: BTreeSet<String>,
+    captures: Vec<&'a str>,
+}
+
+impl Known<'_> {
+    fn unknown_step(&self, name: &str, span: Span, what: &str) -> Diagnostic {
         Diagnostic::new(
             Code::TestUnknownStep,
             span,
-            format!("{what} `{name}`: the workflow `{}` has no such step", cw.wf.id),
+            format!("{what} `{name}`: the workflow `{}` has no such step", self.cw.wf.id),
         )
-        .with_help_opt(suggest(name, steps.iter().copied()))
-    };
-    // A path into a child: resolved through the `uses:` steps it crosses.
-    let unknown_path = |path: &str, span: Span, what: &str, e: PathError| {
+        .with_help_opt(suggest(name, self.steps.iter().copied()))
+    }
+
+    /// A path into a child: resolved through the `uses:` steps it crosses.
+    fn unknown_path(path: &str, span: Span, what: &str, e: PathError) -> Diagnostic {
         let help = match &e {
             PathError::NoSuchStep { step, known, .. } => suggest(step, known.iter().map(String::as_str)),
             PathError::NotUses { .. } | PathError::Callee { .. } => None,
         };
         Diagnostic::new(Code::TestUnknownStep, span, e.message(what, path)).with_help_opt(help)
-    };
-    for test in &file.tests {
-        for mock in &test.mocks {
-            match &mock.target {
-                MockTarget::Step(id) if !id.contains('/') => {
-                    match cw.wf.steps.iter().find(|s| s.id.value == base_id(id)) {
-                        None => out.push(unknown_step(base_id(id), mock.span, "a mock for")),
-                        Some(step) => {
-                            if let Some(schema) = &step.success_schema {
-                                mock_schema(engine, schema, id, mock, &mut out);
-                            }
+    }
+
+    /// A mock names a step (or a path into a child) or a tool called below
+    /// the workflow, and its results match the step's schema.
+    fn mock(&self, mock: &Mock, out: &mut Vec<Diagnostic>) {
+        let (cw, engine) = (self.cw, self.engine);
+        match &mock.target {
+            MockTarget::Step(id) if !id.contains('/') => {
+                match cw.wf.steps.iter().find(|s| s.id.value == base_id(id)) {
+                    None => out.push(self.unknown_step(base_id(id), mock.span, "a mock for")),
+                    Some(step) => {
+                        if let Some(schema) = &step.success_schema {
+                            mock_schema(engine, schema, id, mock, out);
                         }
                     }
                 }
-                MockTarget::Step(id) => match children::resolve(engine, cw, id) {
-                    Err(e) => out.push(unknown_path(id, mock.span, "a mock for", e)),
-                    Ok((callee, i)) => {
-                        if let Some(schema) = &callee.wf.steps[i].success_schema {
-                            mock_schema(engine, schema, id, mock, &mut out);
-                        }
-                    }
-                },
-                MockTarget::Call(tool) if !tools.contains(tool) => {
-                    let below = if cw.wf.steps.iter().any(|s| s.uses.is_some()) {
-                        " (or of a workflow it uses)"
-                    } else {
-                        ""
-                    };
-                    let mut d = Diagnostic::new(
-                        Code::TestUnknownStep,
-                        mock.span,
-                        format!("a mock for the tool `{tool}`: no step of `{}`{below} calls it", cw.wf.id),
-                    );
-                    d.help = suggest(tool, tools.iter().map(String::as_str))
-                        .map(|h| h.replace("did you mean `", "did you mean `call:"));
-                    out.push(d);
-                }
-                MockTarget::Call(_) => {}
             }
+            MockTarget::Step(id) => match children::resolve(engine, cw, id) {
+                Err(e) => out.push(Self::unknown_path(id, mock.span, "a mock for", e)),
+                Ok((callee, i)) => {
+                    if let Some(schema) = &callee.wf.steps[i].success_schema {
+                        mock_schema(engine, schema, id, mock, out);
+                    }
+                }
+            },
+            MockTarget::Call(tool) if !self.tools.contains(tool) => {
+                let below = if cw.wf.steps.iter().any(|s| s.uses.is_some()) {
+                    " (or of a workflow it uses)"
+                } else {
+                    ""
+                };
+                let mut d = Diagnostic::new(
+                    Code::TestUnknownStep,
+                    mock.span,
+                    format!("a mock for the tool `{tool}`: no step of `{}`{below} calls it", cw.wf.id),
+                );
+                d.help = suggest(tool, self.tools.iter().map(String::as_str))
+                    .map(|h| h.replace("did you mean `", "did you mean `call:"));
+                out.push(d);
+            }
+            MockTarget::Call(_) => {}
         }
-        check_waits(test, cw, &unknown_step, &mut out);
-        let Some(expect) = &test.expect else { continue };
+    }
+
+    /// `expect` names steps, inputs (by step or path) and captures the
+    /// workflow has.
+    fn expect(&self, expect: &Expect, out: &mut Vec<Diagnostic>) {
         for (list, what) in [(&expect.ran, "`expect.ran` names"), (&expect.skipped, "`expect.skipped` names")]
         {
             for s in list.iter().flatten() {
-                if !steps.contains(&s.value.as_str()) {
-                    out.push(unknown_step(&s.value, s.span, what));
+                if !self.steps.contains(&s.value.as_str()) {
+                    out.push(self.unknown_step(&s.value, s.span, what));
                 }
             }
         }
         for e in &expect.inputs {
             if !e.name.contains('/') {
-                if !steps.contains(&base_id(&e.name)) {
-                    out.push(unknown_step(base_id(&e.name), e.span, "`expect.inputs` names"));
+                if !self.steps.contains(&base_id(&e.name)) {
+                    out.push(self.unknown_step(base_id(&e.name), e.span, "`expect.inputs` names"));
                 }
-            } else if let Err(err) = children::resolve(engine, cw, &e.name) {
-                out.push(unknown_path(&e.name, e.span, "`expect.inputs` names", err));
+            } else if let Err(err) = children::resolve(self.engine, self.cw, &e.name) {
+                out.push(Self::unknown_path(&e.name, e.span, "`expect.inputs` names", err));
             }
         }
         for e in &expect.captures {
-            if !captures.contains(&e.name.as_str()) {
-                let mut known = captures.clone();
+            if !self.captures.contains(&e.name.as_str()) {
+                let mut known = self.captures.clone();
                 known.sort_unstable();
                 out.push(
                     Diagnostic::new(
@@ -131,7 +166,7 @@ pub fn check(file: &TestFile, cw: &Arc<CompiledWorkflow>, engine: &Engine) -> Ve
                         e.span,
                         format!(
                             "`expect.captures` names `{}`, which no step of `{}` captures",
-                            e.name, cw.wf.id
+                            e.name, self.cw.wf.id
                         ),
                     )
                     .with_help_opt(
@@ -142,8 +177,6 @@ pub fn check(file: &TestFile, cw: &Arc<CompiledWorkflow>, engine: &Engine) -> Ve
             }
         }
     }
-    out.sort_by_key(|d| (d.span.start, d.code));
-    out
 }
 
 /// `answers:` and `timeouts:` name wait steps (paths into a child are

@@ -357,7 +357,7 @@ pub async fn exec(
         options.params.clone()
     };
     let mut report = ExecReport::new(workflow, &run_id);
-    let mut response = match engine.plan(workflow, params, Some(&run_id), false) {
+    let response = match engine.plan(workflow, params, Some(&run_id), false) {
         Ok(r) => r,
         Err(e)
             if e.run_failed()
@@ -382,35 +382,87 @@ pub async fn exec(
         completed: response.state().completed as u64,
         pending: response.state().pending as u64,
     });
-    // Why each step's last result was refused: the same again stops exec.
-    let mut refused: HashMap<String, Value> = HashMap::new();
-    loop {
-        if response.is_done() {
-            report.status = ExecStatus::Done;
-            report.last = Some(response);
-            if options.dry_run {
-                report.exercised = Some(Exercised::run(&engine, &report.workflow, &run_id));
+    let mut drive = Drive { mux: &mux, engine: &engine, options, run_id: &run_id, refused: HashMap::new() };
+    Ok(drive.run(report, response, started, events).await)
+}
+
+/// A run exec drives, batch by batch, and why each step's last result was
+/// refused: the same again stops exec.
+struct Drive<'a> {
+    mux: &'a Arc<Multiplexer>,
+    engine: &'a Engine,
+    options: &'a ExecOptions,
+    run_id: &'a str,
+    refused: HashMap<String, Value>,
+}
+
+impl Drive<'_> {
+    /// Runs batches until the run is done, parks, fails or stops.
+    async fn run(
+        &mut self,
+        mut report: ExecReport,
+        mut response: Progress,
+        started: Instant,
+        events: EventSink<'_>,
+    ) -> ExecReport {
+        let (engine, options, run_id) = (self.engine, self.options, self.run_id);
+        let workflow = options.workflow.as_str();
+        loop {
+            if response.is_done() {
+                report.status = ExecStatus::Done;
+                report.last = Some(response);
+                if options.dry_run {
+                    report.exercised = Some(Exercised::run(engine, &report.workflow, run_id));
+                }
+                return finish(report, started, events);
             }
-            return Ok(finish(report, started, events));
-        }
-        let batch = match wait::next_batch(&engine, options, &response, &run_id).await {
-            wait::Batch::Run(b) => b,
-            wait::Batch::Again(r) => {
-                response = r;
-                continue;
+            let batch = match wait::next_batch(engine, options, &response, run_id).await {
+                wait::Batch::Run(b) => b,
+                wait::Batch::Again(r) => {
+                    response = r;
+                    continue;
+                }
+                wait::Batch::Park(r) => return wait::parked(report, &r, started, events),
+                wait::Batch::Stop(e) => return stop(report, e, started, events),
+            };
+            for i in &batch {
+                events(&ExecEvent::StepStarted {
+                    step_id: i.step_id.clone(),
+                    call: i.call.clone(),
+                    attempt: u64::from(i.attempt),
+                });
             }
-            wait::Batch::Park(r) => return Ok(wait::parked(report, &r, started, events)),
-            wait::Batch::Stop(e) => return Ok(stop(report, e, started, events)),
-        };
-        for i in &batch {
-            events(&ExecEvent::StepStarted {
-                step_id: i.step_id.clone(),
-                call: i.call.clone(),
-                attempt: u64::from(i.attempt),
-            });
+            let outcomes = run_batch(self.mux, &batch, options.dry_run, workflow, run_id).await;
+            report.steps_run += outcomes.len();
+            let (tool_failure, refresh) = match self.submit(&batch, outcomes, &mut response, events) {
+                Ok(next) => next,
+                Err(e) => return stop(report, e, started, events),
+            };
+            if let Some(reason) = tool_failure {
+                report.reason = Some(reason);
+                return finish(report, started, events);
+            }
+            if refresh {
+                response = match engine.plan(workflow, Value::Null, Some(run_id), false) {
+                    Ok(r) => r,
+                    Err(e) => return stop(report, e, started, events),
+                };
+            }
         }
-        let outcomes = run_batch(&mux, &batch, options.dry_run, workflow, &run_id).await;
-        report.steps_run += outcomes.len();
+    }
+
+    /// A batch's outcomes handed to the engine in order: a failed tool
+    /// recorded (the first one's reason returned, the run ends with it), a
+    /// result submitted (`response` follows), a refused one remembered
+    /// (`true`: ask for the run again). `Err` stops the run.
+    fn submit(
+        &mut self,
+        batch: &[Instruction],
+        outcomes: Vec<ToolOutcome>,
+        response: &mut Progress,
+        events: &mut (dyn FnMut(&ExecEvent) + Send),
+    ) -> Result<(Option<Value>, bool), EngineError> {
+        let (engine, workflow, run_id) = (self.engine, self.options.workflow.as_str(), self.run_id);
         let mut tool_failure = None;
         let mut refresh = false;
         for (instruction, outcome) in batch.iter().zip(outcomes) {
@@ -425,7 +477,7 @@ pub async fn exec(
             };
             if !outcome.ok {
                 events(&finished(StepStatus::Failed, Some(&outcome.output)));
-                record_failure(&engine, workflow, &run_id, &step_id, &outcome.output);
+                record_failure(engine, workflow, run_id, &step_id, &outcome.output);
                 let mut reason = outcome.output.clone();
                 reason["step_id"] = json!(step_id);
                 tool_failure.get_or_insert(reason);
@@ -433,7 +485,7 @@ pub async fn exec(
             }
             let submitted = engine.next(NextArgs {
                 workflow: workflow.to_owned(),
-                run_id: run_id.clone(),
+                run_id: run_id.to_owned(),
                 step_id: step_id.clone(),
                 result_snapshot: Some(outcome.output),
                 ..NextArgs::default()
@@ -441,33 +493,24 @@ pub async fn exec(
             match submitted {
                 Ok(r) => {
                     events(&finished(StepStatus::Done, None));
-                    response = r;
+                    *response = r;
                 }
                 Err(e) if e.code == ErrorCode::ValidationFailed && !e.run_failed() => {
                     events(&finished(StepStatus::Invalid, Some(&e.to_json())));
-                    if refused.get(&step_id) == Some(&e.details) {
-                        return Ok(stop(report, same_answer_again(instruction), started, events));
+                    if self.refused.get(&step_id) == Some(&e.details) {
+                        return Err(same_answer_again(instruction));
                     }
-                    refused.insert(step_id.clone(), e.details.clone());
+                    self.refused.insert(step_id.clone(), e.details.clone());
                     refresh = true;
                 }
                 Err(e) => {
                     let status = if e.run_failed() { StepStatus::Invalid } else { StepStatus::Failed };
                     events(&finished(status, Some(&e.to_json())));
-                    return Ok(stop(report, e, started, events));
+                    return Err(e);
                 }
             }
         }
-        if let Some(reason) = tool_failure {
-            report.reason = Some(reason);
-            return Ok(finish(report, started, events));
-        }
-        if refresh {
-            response = match engine.plan(workflow, Value::Null, Some(&run_id), false) {
-                Ok(r) => r,
-                Err(e) => return Ok(stop(report, e, started, events)),
-            };
-        }
+        Ok((tool_failure, refresh))
     }
 }
 

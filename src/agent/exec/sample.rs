@@ -121,62 +121,69 @@ impl Sampler<'_> {
                 }
                 Value::Array(out)
             }
-            "string" => {
-                if let Some(f) = s.get("format").and_then(Value::as_str) {
-                    let v = match f {
-                        "date-time" => Some("1970-01-01T00:00:00Z"),
-                        "date" => Some("1970-01-01"),
-                        "time" => Some("00:00:00Z"),
-                        "email" => Some("dry-run@example.com"),
-                        "uri" | "url" | "iri" => Some("https://example.com/"),
-                        "uuid" => Some("00000000-0000-0000-0000-000000000000"),
-                        "ipv4" => Some("127.0.0.1"),
-                        "ipv6" => Some("::1"),
-                        "hostname" => Some("example.com"),
-                        _ => None,
-                    };
-                    if let Some(v) = v {
-                        return json!(v);
-                    }
-                }
-                let min = s.get("minLength").and_then(Value::as_u64).unwrap_or(0) as usize;
-                json!("x".repeat(min.min(10_000)))
-            }
-            "integer" | "number" => {
-                let mut v = 0.0_f64;
-                if let Some(m) = num(s.get("minimum")) {
-                    v = v.max(m);
-                }
-                if let Some(m) = num(s.get("exclusiveMinimum")) {
-                    v = v.max(if ty == "integer" { m.floor() + 1.0 } else { m + 1.0 });
-                }
-                if let Some(m) = num(s.get("maximum"))
-                    && v > m
-                {
-                    v = m;
-                }
-                if let Some(m) = num(s.get("exclusiveMaximum"))
-                    && v >= m
-                {
-                    v = if ty == "integer" { m.ceil() - 1.0 } else { m - 1.0 };
-                }
-                if let Some(k) = num(s.get("multipleOf"))
-                    && k > 0.0
-                {
-                    v = (v / k).ceil() * k;
-                }
-                if ty == "integer" {
-                    json!(v.ceil() as i64)
-                } else if v.fract() == 0.0 && v.abs() < 1e15 {
-                    json!(v as i64)
-                } else {
-                    json!(v)
-                }
-            }
+            "string" => string(s),
+            "integer" | "number" => number(s, ty == "integer"),
             "boolean" => json!(false),
             "null" => Value::Null,
             _ => json!({}),
         }
+    }
+}
+
+/// A string the schema accepts: a sample of its `format`, else `minLength` × `x`.
+fn string(s: &Map<String, Value>) -> Value {
+    if let Some(f) = s.get("format").and_then(Value::as_str) {
+        let v = match f {
+            "date-time" => Some("1970-01-01T00:00:00Z"),
+            "date" => Some("1970-01-01"),
+            "time" => Some("00:00:00Z"),
+            "email" => Some("dry-run@example.com"),
+            "uri" | "url" | "iri" => Some("https://example.com/"),
+            "uuid" => Some("00000000-0000-0000-0000-000000000000"),
+            "ipv4" => Some("127.0.0.1"),
+            "ipv6" => Some("::1"),
+            "hostname" => Some("example.com"),
+            _ => None,
+        };
+        if let Some(v) = v {
+            return json!(v);
+        }
+    }
+    let min = s.get("minLength").and_then(Value::as_u64).unwrap_or(0) as usize;
+    json!("x".repeat(min.min(10_000)))
+}
+
+/// The least number (an integer when `integer`) the schema's bounds and
+/// `multipleOf` accept, from 0.
+fn number(s: &Map<String, Value>, integer: bool) -> Value {
+    let mut v = 0.0_f64;
+    if let Some(m) = num(s.get("minimum")) {
+        v = v.max(m);
+    }
+    if let Some(m) = num(s.get("exclusiveMinimum")) {
+        v = v.max(if integer { m.floor() + 1.0 } else { m + 1.0 });
+    }
+    if let Some(m) = num(s.get("maximum"))
+        && v > m
+    {
+        v = m;
+    }
+    if let Some(m) = num(s.get("exclusiveMaximum"))
+        && v >= m
+    {
+        v = if integer { m.ceil() - 1.0 } else { m - 1.0 };
+    }
+    if let Some(k) = num(s.get("multipleOf"))
+        && k > 0.0
+    {
+        v = (v / k).ceil() * k;
+    }
+    if integer {
+        json!(v.ceil() as i64)
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        json!(v as i64)
+    } else {
+        json!(v)
     }
 }
 

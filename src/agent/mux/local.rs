@@ -194,6 +194,40 @@ impl Local {
         (true, json!({"path": rel, "content": text(&kept), "bytes": total, "truncated": total > kept.len()}))
     }
 
+    /// The process `local_exec` starts for `command`: the shell with
+    /// `--allow-exec`, else the command split into words, its program one
+    /// of `exec_allow`. `Err` is the refusal.
+    fn command(&self, command: &str) -> Result<tokio::process::Command, (bool, Value)> {
+        if self.allow_exec {
+            let mut c = tokio::process::Command::new("sh");
+            c.arg("-c").arg(command);
+            Ok(c)
+        } else {
+            let Some(argv) = shlex::split(command).filter(|a| !a.is_empty()) else {
+                return Err(invalid(format!("cannot split `{command}` into words (unbalanced quotes?)")));
+            };
+            if !self.config.exec_allow.iter().any(|p| *p == argv[0]) {
+                let allowed = if self.config.exec_allow.is_empty() {
+                    "no program is allowed".to_owned()
+                } else {
+                    format!("allowed programs: {}", self.config.exec_allow.join(", "))
+                };
+                return Err((
+                    false,
+                    failure(
+                        "EXEC_NOT_ALLOWED",
+                        json!({"command": command, "program": argv[0],
+                               "message": format!("local_exec may not run `{}`: {allowed}", argv[0]),
+                               "help": "pass --allow-exec to allow any command, or add the program to `exec_allow` under [local] in savant-think.toml"}),
+                    ),
+                ));
+            }
+            let mut c = tokio::process::Command::new(&argv[0]);
+            c.args(&argv[1..]);
+            Ok(c)
+        }
+    }
+
     /// `local_exec {command, cwd?, timeout_ms?}` →
     /// `{command, exit_code, stdout, stderr, stdout_truncated, stderr_truncated}`.
     pub async fn exec(&self, args: &Value) -> (bool, Value) {
@@ -202,33 +236,9 @@ impl Local {
             Ok(_) => return invalid("missing required argument `command`".into()),
             Err(e) => return e,
         };
-        let mut cmd = if self.allow_exec {
-            let mut c = tokio::process::Command::new("sh");
-            c.arg("-c").arg(command);
-            c
-        } else {
-            let Some(argv) = shlex::split(command).filter(|a| !a.is_empty()) else {
-                return invalid(format!("cannot split `{command}` into words (unbalanced quotes?)"));
-            };
-            if !self.config.exec_allow.iter().any(|p| *p == argv[0]) {
-                let allowed = if self.config.exec_allow.is_empty() {
-                    "no program is allowed".to_owned()
-                } else {
-                    format!("allowed programs: {}", self.config.exec_allow.join(", "))
-                };
-                return (
-                    false,
-                    failure(
-                        "EXEC_NOT_ALLOWED",
-                        json!({"command": command, "program": argv[0],
-                               "message": format!("local_exec may not run `{}`: {allowed}", argv[0]),
-                               "help": "pass --allow-exec to allow any command, or add the program to `exec_allow` under [local] in savant-think.toml"}),
-                    ),
-                );
-            }
-            let mut c = tokio::process::Command::new(&argv[0]);
-            c.args(&argv[1..]);
-            c
+        let mut cmd = match self.command(command) {
+            Ok(c) => c,
+            Err(e) => return e,
         };
         let dir = match str_arg(args, "cwd") {
             Ok(Some(d)) => match self.resolve(d) {
@@ -249,15 +259,7 @@ impl Local {
             .kill_on_drop(true);
         let mut child = match cmd.spawn() {
             Ok(c) => c,
-            Err(e) => {
-                return (
-                    false,
-                    failure(
-                        "EXEC_FAILED",
-                        json!({"command": command, "message": format!("cannot start: {e}")}),
-                    ),
-                );
-            }
+            Err(e) => return exec_failed(command, format!("cannot start: {e}")),
         };
         let cap = self.config.exec_output_max_bytes;
         let stdout = child.stdout.take().map(|o| tokio::spawn(read_capped(o, cap)));
@@ -277,12 +279,7 @@ impl Local {
         .await;
         let (status, (out, out_total), (err, err_total)) = match finished {
             Ok((Ok(status), out, err)) => (status, out, err),
-            Ok((Err(e), _, _)) => {
-                return (
-                    false,
-                    failure("EXEC_FAILED", json!({"command": command, "message": e.to_string()})),
-                );
-            }
+            Ok((Err(e), _, _)) => return exec_failed(command, e.to_string()),
             Err(_) => {
                 // Kill and reap.
                 let _ = child.kill().await;
@@ -304,4 +301,9 @@ impl Local {
                    "stdout_truncated": out_total > out.len(), "stderr_truncated": err_total > err.len()}),
         )
     }
+}
+
+/// `EXEC_FAILED`: the command could not be started or waited for.
+fn exec_failed(command: &str, message: String) -> (bool, Value) {
+    (false, failure("EXEC_FAILED", json!({"command": command, "message": message})))
 }

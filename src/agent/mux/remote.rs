@@ -367,17 +367,7 @@ impl Server {
             };
             let known = self.known_tools();
             if !known.iter().any(|t| t == tool) {
-                let help = crate::diagnostic::did_you_mean(tool, known.iter().map(String::as_str))
-                    .map(|t| format!("did you mean `{}.{t}`?", self.name));
-                return (
-                    false,
-                    failure(
-                        "TOOL_NOT_FOUND",
-                        json!({"server": self.name, "tool": tool,
-                               "message": format!("server `{}` has no tool `{tool}`", self.name),
-                               "help": help, "tools": known}),
-                    ),
-                );
+                return (false, self.unknown_tool(tool, &known));
             }
             let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args.clone());
             let timeout = self.timeout();
@@ -412,25 +402,37 @@ impl Server {
                             format!("the connection broke during `{tool}`: {e}"),
                         )));
                 }
-                Ok(Err(e)) => {
-                    let details = match &e {
-                        ServiceError::McpError(m) => {
-                            json!({"code": m.code.0, "message": m.message, "data": m.data})
-                        }
-                        other => json!({"message": other.to_string()}),
-                    };
-                    return (
-                        false,
-                        failure(
-                            "TOOL_ERROR",
-                            json!({"server": self.name, "tool": tool, "error": details,
-                                                      "message": format!("`{}.{tool}` failed: {e}", self.name)}),
-                        ),
-                    );
-                }
+                Ok(Err(e)) => return (false, self.call_failed(tool, &e)),
             }
         }
         (false, last.unwrap_or_else(|| self.offline(("SERVER_OFFLINE", "unreachable".into()))))
+    }
+
+    /// `TOOL_NOT_FOUND`: the server has no tool `tool` (and which it has).
+    fn unknown_tool(&self, tool: &str, known: &[String]) -> Value {
+        let help = crate::diagnostic::did_you_mean(tool, known.iter().map(String::as_str))
+            .map(|t| format!("did you mean `{}.{t}`?", self.name));
+        failure(
+            "TOOL_NOT_FOUND",
+            json!({"server": self.name, "tool": tool,
+                   "message": format!("server `{}` has no tool `{tool}`", self.name),
+                   "help": help, "tools": known}),
+        )
+    }
+
+    /// `TOOL_ERROR`: the call failed for a reason a retry does not mend.
+    fn call_failed(&self, tool: &str, e: &ServiceError) -> Value {
+        let details = match e {
+            ServiceError::McpError(m) => {
+                json!({"code": m.code.0, "message": m.message, "data": m.data})
+            }
+            other => json!({"message": other.to_string()}),
+        };
+        failure(
+            "TOOL_ERROR",
+            json!({"server": self.name, "tool": tool, "error": details,
+                   "message": format!("`{}.{tool}` failed: {e}", self.name)}),
+        )
     }
 
     /// Stops the server if it was started.

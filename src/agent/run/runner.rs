@@ -384,30 +384,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             ActionKind::Finish => format!("finish: {}", cut(&a.final_text, 160)),
             ActionKind::Error => format!("error: {}", cut(&a.final_text, 160)),
         };
-        let mut metadata = d.metadata.clone();
-        metadata["decision_summary"] = json!(summary);
-        if !a.reasoning.is_empty() {
-            metadata["reasoning"] = json!(cut(&a.reasoning, 500));
-        }
-        let answers = std::mem::take(&mut self.answers);
-        if !answers.is_empty() {
-            metadata["answers"] = json!(answers);
-        }
-        self.telemetry.event(
-            "reasoning_step",
-            json!({"step": self.step, "model": d.model, "prompt_tokens": d.prompt_tokens,
-                   "output_tokens": d.output_tokens, "action": a.action.as_str(), "tool_name": a.tool_name,
-                   "metadata": metadata}),
-        );
-        let mut record = StepRecord {
-            step: self.step,
-            action: a.action.as_str().into(),
-            tool_name: a.tool_name.clone(),
-            reasoning: a.reasoning.clone(),
-            model: d.model.clone(),
-            answers,
-            ..StepRecord::default()
-        };
+        let mut record = self.decided(&d, &summary);
         let mut acted = Acted { end: None, tool_output: None, tool_ok: false };
         match a.action {
             ActionKind::Tool if d.refused.is_some() => {
@@ -476,6 +453,36 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             acted.end = Some(end);
         }
         acted
+    }
+
+    /// The decision's event (with its summary, reasoning and the answers
+    /// it was given) sent, and its step record begun.
+    fn decided(&mut self, d: &Decision, summary: &str) -> StepRecord {
+        let a = &d.action;
+        let mut metadata = d.metadata.clone();
+        metadata["decision_summary"] = json!(summary);
+        if !a.reasoning.is_empty() {
+            metadata["reasoning"] = json!(cut(&a.reasoning, 500));
+        }
+        let answers = std::mem::take(&mut self.answers);
+        if !answers.is_empty() {
+            metadata["answers"] = json!(answers);
+        }
+        self.telemetry.event(
+            "reasoning_step",
+            json!({"step": self.step, "model": d.model, "prompt_tokens": d.prompt_tokens,
+                   "output_tokens": d.output_tokens, "action": a.action.as_str(), "tool_name": a.tool_name,
+                   "metadata": metadata}),
+        );
+        StepRecord {
+            step: self.step,
+            action: a.action.as_str().into(),
+            tool_name: a.tool_name.clone(),
+            reasoning: a.reasoning.clone(),
+            model: d.model.clone(),
+            answers,
+            ..StepRecord::default()
+        }
     }
 
     /// Calls a tool (or its dry-run stub), with its two events; `None` when

@@ -6,7 +6,7 @@
 use super::memory::{Session, StepRecord, cut};
 use super::telemetry::Telemetry;
 use super::{RunOptions, RunResult, RunStatus, StopReason};
-use crate::agent::exec::{self, EventSink, ExecOptions, ExecStatus, UsageError};
+use crate::agent::exec::{self, EventSink, ExecOptions, ExecReport, ExecStatus, UsageError};
 use crate::agent::mux::Multiplexer;
 use crate::runtime::reply::ProgressStatus;
 use serde_json::{Value, json};
@@ -74,42 +74,8 @@ pub async fn run_workflow(
         jobs: 1,
         ..ExecOptions::default()
     };
-    let (status, final_text, steps, error) = match exec::exec(mux, &exec_options, events).await {
-        Ok(report) => {
-            let summary = report.last.as_ref().and_then(|p| match &p.status {
-                ProgressStatus::Done { summary, .. } => Some(summary.message.clone()),
-                ProgressStatus::Running { .. } => None,
-            });
-            match report.status {
-                ExecStatus::Done => (
-                    RunStatus::Ok,
-                    summary.unwrap_or_else(|| format!("workflow `{workflow}` is done")),
-                    report.steps_run,
-                    None,
-                ),
-                other => {
-                    let reason = report.reason.clone().unwrap_or(Value::Null);
-                    let text = not_done(workflow, &run_id, other, &reason);
-                    (RunStatus::Error, text, report.steps_run, Some(reason))
-                }
-            }
-        }
-        Err(UsageError(e)) => {
-            let text = format!(
-                "the goal names the workflow `{workflow}`, which could not start ({}: {}); run it with \
-                 `savant-think run … --params JSON` or `savant-think exec {workflow} --params JSON`, or set SAVANT_DISABLE_WORKFLOW_AUTODETECT=1 to let \
-                 the model pursue the goal",
-                e.code,
-                e.describe()
-            );
-            (RunStatus::Error, text, 0, Some(e.to_json()))
-        }
-    };
-    let mut session = Session::new(
-        &run_id,
-        goal,
-        humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
-    );
+    let (status, final_text, steps, error) =
+        outcome(workflow, &run_id, exec::exec(mux, &exec_options, events).await);
     let record = StepRecord {
         step: 1,
         action: "tool".into(),
@@ -121,10 +87,7 @@ pub async fn run_workflow(
         duration_ms: started.elapsed().as_millis() as u64,
         ..StepRecord::default()
     };
-    session.push(&record, options.memory_tokens);
-    session.status = status.as_str().into();
-    session.final_text = Some(final_text.clone());
-    let saved = session.save(&options.session_path());
+    let saved = save_session(&run_id, goal, &record, status, &final_text, options);
     if let Some(t) = telemetry.as_mut() {
         if let Err(e) = saved {
             t.log(&format!("cannot write {}: {e}", options.session_path().display()));
@@ -149,4 +112,64 @@ pub async fn run_workflow(
         error,
         transcript: vec![record],
     }
+}
+
+/// What the workflow's exec came to, as a run: its status, final text,
+/// steps run and error.
+fn outcome(
+    workflow: &str,
+    run_id: &str,
+    result: Result<ExecReport, UsageError>,
+) -> (RunStatus, String, usize, Option<Value>) {
+    match result {
+        Ok(report) => {
+            let summary = report.last.as_ref().and_then(|p| match &p.status {
+                ProgressStatus::Done { summary, .. } => Some(summary.message.clone()),
+                ProgressStatus::Running { .. } => None,
+            });
+            match report.status {
+                ExecStatus::Done => (
+                    RunStatus::Ok,
+                    summary.unwrap_or_else(|| format!("workflow `{workflow}` is done")),
+                    report.steps_run,
+                    None,
+                ),
+                other => {
+                    let reason = report.reason.clone().unwrap_or(Value::Null);
+                    let text = not_done(workflow, run_id, other, &reason);
+                    (RunStatus::Error, text, report.steps_run, Some(reason))
+                }
+            }
+        }
+        Err(UsageError(e)) => {
+            let text = format!(
+                "the goal names the workflow `{workflow}`, which could not start ({}: {}); run it with \
+                 `savant-think run … --params JSON` or `savant-think exec {workflow} --params JSON`, or set SAVANT_DISABLE_WORKFLOW_AUTODETECT=1 to let \
+                 the model pursue the goal",
+                e.code,
+                e.describe()
+            );
+            (RunStatus::Error, text, 0, Some(e.to_json()))
+        }
+    }
+}
+
+/// The run's session file: the one exec step and how the run ended.
+fn save_session(
+    run_id: &str,
+    goal: &str,
+    record: &StepRecord,
+    status: RunStatus,
+    final_text: &str,
+    options: &RunOptions,
+) -> std::io::Result<()> {
+    let mut session = Session::new(
+        run_id,
+        goal,
+        humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+    );
+    session.push(record, options.memory_tokens);
+    session.status = status.as_str().into();
+    session.final_text = Some(final_text.to_owned());
+    session.save(&options.session_path())
 }

@@ -61,34 +61,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 let second = self.ask(&again, &mut retries, "correction").await?;
                 prompt_tokens += second.prompt_tokens.unwrap_or(again_tokens as u64);
                 output_tokens += second.output_tokens.unwrap_or(estimate_tokens(&second.text) as u64);
-                match action::parse(&second.text) {
-                    Ok(a) => (a, None, Value::Null),
-                    Err(e2) if second.cut_off => {
-                        let e2 = cut_note(true, e2);
-                        metadata["parse_error_after_correction"] = json!(e2);
-                        let message = format!(
-                            "the model's answer was cut off at the limit of {max} tokens, even after one \
-                             correction: {e2}"
-                        );
-                        let hint = format!(
-                            "raise the limit with --answer-tokens (now {max}), or use a more capable --model; \
-                             a small model may fill args until it is cut off"
-                        );
-                        (
-                            Action::error(message),
-                            Some(ErrorCode::AnswerCutOff),
-                            json!({"hint": hint, "answer_tokens": max}),
-                        )
-                    }
-                    Err(e2) => {
-                        metadata["parse_error_after_correction"] = json!(e2);
-                        let message = format!(
-                            "the model did not answer with a valid action, even after one correction: {e2}"
-                        );
-                        let hint = "use a more capable --model";
-                        (Action::error(message), Some(ErrorCode::InvalidAction), json!({"hint": hint}))
-                    }
-                }
+                after_correction(&second.text, second.cut_off, max, &mut metadata)
             }
         };
         metadata["retries"] = json!(retries);
@@ -313,5 +286,42 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             d.stuck = true;
         }
         d
+    }
+}
+
+/// The action in the answer to the correction round, else the run's error:
+/// the answer cut off at `max` tokens, or still no valid action.
+fn after_correction(
+    text: &str,
+    cut_off: bool,
+    max: usize,
+    metadata: &mut Value,
+) -> (Action, Option<ErrorCode>, Value) {
+    match action::parse(text) {
+        Ok(a) => (a, None, Value::Null),
+        Err(e2) if cut_off => {
+            let e2 = format!("the answer was cut off at the limit of {max} tokens ({e2})");
+            metadata["parse_error_after_correction"] = json!(e2);
+            let message = format!(
+                "the model's answer was cut off at the limit of {max} tokens, even after one \
+                 correction: {e2}"
+            );
+            let hint = format!(
+                "raise the limit with --answer-tokens (now {max}), or use a more capable --model; \
+                 a small model may fill args until it is cut off"
+            );
+            (
+                Action::error(message),
+                Some(ErrorCode::AnswerCutOff),
+                json!({"hint": hint, "answer_tokens": max}),
+            )
+        }
+        Err(e2) => {
+            metadata["parse_error_after_correction"] = json!(e2);
+            let message =
+                format!("the model did not answer with a valid action, even after one correction: {e2}");
+            let hint = "use a more capable --model";
+            (Action::error(message), Some(ErrorCode::InvalidAction), json!({"hint": hint}))
+        }
     }
 }
