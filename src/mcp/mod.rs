@@ -22,13 +22,17 @@
 //! the caller's tokio runtime. Workflow ids are checked with
 //! `workspace::valid_workflow_id`, never the lowerer directly.
 
+mod calls;
 mod elicit;
+#[cfg(feature = "agent")]
+mod exec_tool;
 pub mod http;
 pub mod notify;
 pub mod prompts;
 pub mod retention;
 pub mod server;
 pub mod stdio;
+pub mod tasks;
 mod webhook;
 
 pub use server::SavantServer;
@@ -71,6 +75,9 @@ pub struct ServeOptions {
     pub shutdown_grace: std::time::Duration,
     /// The inspector at `/ui/` shows runs but offers no actions.
     pub ui_read_only: bool,
+    /// Where `think_exec`'s drivers look up a server's `token_env`.
+    #[cfg(feature = "agent")]
+    pub exec_env: crate::agent::mux::EnvLookup,
 }
 
 /// The default of `--shutdown-grace`.
@@ -99,6 +106,8 @@ impl Default for ServeOptions {
             when_idle: None,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             ui_read_only: false,
+            #[cfg(feature = "agent")]
+            exec_env: crate::agent::mux::EnvLookup::default(),
         }
     }
 }
@@ -125,6 +134,8 @@ pub async fn serve(engine: Engine, options: &ServeOptions) -> Result<(), String>
     // (a one-shot command compiles only the one it calls).
     crate::runtime::catalog::compile_validators();
     let server = SavantServer::new(engine);
+    #[cfg(feature = "agent")]
+    let server = server.with_exec_env(options.exec_env.clone());
     retention::spawn(server.shared_engine());
     retention::spawn_timers(server.shared_engine());
     match options.http {
