@@ -49,12 +49,20 @@ pub fn enabled(engine: &Engine) -> bool {
     engine.config().mcp.exec
 }
 
-/// The drivers running on this server, by run, each with its stop flag;
-/// and where the multiplexer looks up a server's `token_env`.
+/// The drivers running on this server, by run; and where the multiplexer
+/// looks up a server's `token_env`.
 #[derive(Default)]
 pub struct Drivers {
-    running: Mutex<HashMap<TaskRef, Arc<AtomicBool>>>,
+    running: Mutex<HashMap<TaskRef, Driving>>,
     env: EnvLookup,
+}
+
+/// One run's driver: its stop flag, and whether it was asked to go on
+/// (think_exec again, an answer) while it ran: then it runs exec again
+/// when exec ends, instead of leaving.
+struct Driving {
+    stop: Arc<AtomicBool>,
+    again: bool,
 }
 
 impl Drivers {
@@ -64,8 +72,26 @@ impl Drivers {
 
     /// Asks the driver of `task` on this server, if any, to stop.
     pub fn stop(&self, task: &TaskRef) {
-        if let Some(flag) = self.running.lock().unwrap_or_else(|p| p.into_inner()).get(task) {
-            flag.store(true, Ordering::SeqCst);
+        if let Some(driving) = self.running.lock().unwrap_or_else(|p| p.into_inner()).get_mut(task) {
+            driving.stop.store(true, Ordering::SeqCst);
+            driving.again = false;
+        }
+    }
+
+    /// Whether the driver of `task` leaves (`false`: it was asked to go on;
+    /// its stop flag is cleared). Under the same lock as [`spawn`]'s look.
+    fn leave(&self, task: &TaskRef) -> bool {
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        match running.get_mut(task) {
+            Some(driving) if driving.again => {
+                driving.again = false;
+                driving.stop.store(false, Ordering::SeqCst);
+                false
+            }
+            _ => {
+                running.remove(task);
+                true
+            }
         }
     }
 }
@@ -185,40 +211,45 @@ pub async fn call(
     .into())
 }
 
-/// Starts a driver for `task` on this server unless one runs already.
+/// Starts a driver for `task` on this server; when one runs already, it
+/// is asked to go on (it runs exec again when exec ends, not stopped).
 pub fn spawn(server: &SavantServer, task: TaskRef) {
     let drivers = server.drivers();
     let flag = Arc::new(AtomicBool::new(false));
     {
         let mut running = drivers.running.lock().unwrap_or_else(|p| p.into_inner());
-        if running.contains_key(&task) {
+        if let Some(driving) = running.get_mut(&task) {
+            driving.again = true;
+            driving.stop.store(false, Ordering::SeqCst);
             return;
         }
-        running.insert(task.clone(), flag.clone());
+        running.insert(task.clone(), Driving { stop: flag.clone(), again: false });
     }
     let engine = server.shared_engine();
     tokio::spawn(async move {
-        let mux = Arc::new(Multiplexer::new(
-            engine.clone(),
-            MuxOptions { allow_exec: false, env: drivers.env.clone() },
-        ));
+        let env = drivers.env.clone();
+        let mux = Arc::new(Multiplexer::new(engine.clone(), MuxOptions { allow_exec: false, env }));
         let options = ExecOptions {
             workflow: task.workflow.clone(),
             run_id: Some(task.run_id.clone()),
             stop: Some(stop_check(engine.clone(), task.clone(), flag)),
             ..ExecOptions::default()
         };
-        let report = exec::exec(mux.clone(), &options, &mut |_| {}).await;
-        mux.shutdown().await;
-        drivers.running.lock().unwrap_or_else(|p| p.into_inner()).remove(&task);
-        let reason = match report {
-            Ok(r) if r.status == ExecStatus::Stopped => r.reason,
-            Ok(_) => None,
-            Err(UsageError(e)) => Some(e.to_json()),
-        };
-        if let Some(reason) = reason {
-            stopped(&engine, &task, &reason);
+        loop {
+            let reason = match exec::exec(mux.clone(), &options, &mut |_| {}).await {
+                Ok(r) if r.status == ExecStatus::Stopped => r.reason,
+                Ok(_) => None,
+                Err(UsageError(e)) => Some(e.to_json()),
+            };
+            if !drivers.leave(&task) {
+                continue;
+            }
+            if let Some(reason) = reason {
+                stopped(&engine, &task, &reason);
+            }
+            break;
         }
+        mux.shutdown().await;
     });
 }
 
