@@ -17,7 +17,10 @@
 //! answers oversized lines; `http.rs` mounts the inspector under `/ui` with
 //! its own guard, and `/events/{name}` (`webhook.rs`, an event from a
 //! webhook) behind `/mcp`'s guard; both web surfaces read `Host`, `Origin` and the
-//! bearer token through `crate::web_guard`. This file is `ServeOptions`
+//! bearer token through `crate::web_guard`. `tasks.rs` serves the tasks extension over
+//! runs (read from the store), `exec_tool.rs` `think_exec` (the `exec`
+//! executor behind a tool, when `[mcp] exec = true`), `calls.rs` how engine
+//! calls leave the async runtime. This file is `ServeOptions`
 //! (and `check`, the bind rule) and `serve`, async over a given `Engine` on
 //! the caller's tokio runtime. Workflow ids are checked with
 //! `workspace::valid_workflow_id`, never the lowerer directly.

@@ -388,24 +388,23 @@ fn check_subscribable(uri: &str) -> Result<(), McpError> {
 impl ServerHandler for SavantServer {
     #[allow(deprecated)] // MCP logging: see notify.rs
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_logging()
-                .enable_completions()
-                .enable_prompts()
-                .enable_resources()
-                .enable_resources_subscribe()
-                .enable_resources_list_changed()
-                .enable_tools()
-                .enable_tasks()
-                .build(),
-        )
-        .with_server_info(
-            Implementation::new("savant-think", env!("CARGO_PKG_VERSION"))
-                .with_title("savant-think")
-                .with_description("Deterministic run engine for declarative LLM workflows"),
-        )
-        .with_instructions(INSTRUCTIONS)
+        let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
+            .enable_tools();
+        // The tasks extension comes with think_exec (`[mcp] exec = true`).
+        let tasks = cfg!(feature = "agent") && self.engine.config().mcp.exec;
+        ServerConfig::new(if tasks { capabilities.enable_tasks().build() } else { capabilities.build() })
+            .with_server_info(
+                Implementation::new("savant-think", env!("CARGO_PKG_VERSION"))
+                    .with_title("savant-think")
+                    .with_description("Deterministic run engine for declarative LLM workflows"),
+            )
+            .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(

@@ -93,7 +93,9 @@ impl Stdio {
             "initialize",
             json!({"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}),
         );
-        assert!(init["result"]["capabilities"]["extensions"][TASKS].is_object(), "{init}");
+        let allowed =
+            std::fs::read_to_string(root.join("savant-think.toml")).unwrap().contains("exec = true");
+        assert_eq!(init["result"]["capabilities"]["extensions"][TASKS].is_object(), allowed, "{init}");
         writeln!(s.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
         s
     }
@@ -269,6 +271,8 @@ fn without_the_extension_or_the_permission() {
     let refused = s.rpc("tools/call", json!({"name": "think_exec", "arguments": {"workflow": "slow"}}));
     assert_eq!(refusal(&refused), (-32602, "UNKNOWN_TOOL".to_owned()), "{refused}");
     assert!(refused["error"]["data"]["details"]["help"].as_str().unwrap().contains("[mcp]"), "{refused}");
+    // No think_exec, no tasks: the extension is not declared, its methods unknown.
+    assert_eq!(s.get("run://slow/x")["error"]["code"], -32601);
     assert!(root.ok(&["state", "list", "slow"])["runs"].as_array().is_none_or(Vec::is_empty));
 }
 
