@@ -503,3 +503,43 @@ fn a_task_outlives_kill_9_of_its_server() {
     let state = root.ok(&["state", "get", "slow", "--run-id", "k1"]);
     assert!(state["steps"].as_array().unwrap().iter().all(|s| s["status"] == "done"), "{state}");
 }
+
+/// Two replicas on one PostgreSQL database (skipped with a note when
+/// PostgreSQL is not installed): a task started on A is read on B, cancelled
+/// on B — A's driver stops between steps — and resumed on B to the end.
+#[test]
+fn replicas_on_postgres_share_a_task() {
+    use savant_think::state::pg::cluster;
+    let Some(cluster) = cluster::for_test("mcp_tasks::replicas_on_postgres_share_a_task") else { return };
+    let url = cluster.fresh_schema("it_tasks").unwrap();
+    let root = project("tasks-pg", ALLOWED);
+    let replica = || {
+        let mut command = Server::command(&root.path);
+        command.arg("--stateless").env("LOG_LEVEL", "warn").env("SAVANT_STATE_URL", &url);
+        Server::start(command, false)
+    };
+    let (a, b) = (replica(), replica());
+    let (on_a, on_b) =
+        (Http { addr: a.addr.clone(), tasks: true }, Http { addr: b.addr.clone(), tasks: true });
+    let task = "run://slow/pg1";
+    assert_eq!(on_a.exec("slow", "pg1")["result"]["taskId"], task);
+    let seen = on_b.until(task, |t| steps_done(t) >= 1);
+    assert_eq!(seen["status"], "working", "{seen}");
+    let (_, ack) = on_b.rpc("tasks/cancel", task, json!({"taskId": task}));
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    assert_eq!(on_a.get(task)["result"]["status"], "cancelled");
+    assert!(!root.path.join(".savant/state/slow__pg1.json").exists(), "the run lives in the database");
+    assert_eq!(on_b.exec("slow", "pg1")["result"]["taskId"], task);
+    let completed = on_a.until(task, |t| t["status"] == "completed");
+    assert_eq!(completed["result"]["structuredContent"]["run_id"], "pg1", "{completed}");
+    let state = on_b
+        .rpc(
+            "tools/call",
+            "think_state_get",
+            json!({"name": "think_state_get", "arguments": {"workflow": "slow", "run_id": "pg1"}}),
+        )
+        .1;
+    let history = state["result"]["structuredContent"]["history"].as_array().unwrap().clone();
+    let results = history.iter().filter(|e| e["type"] == "result").count();
+    assert_eq!(results, 4, "each step once, across both replicas: {history:?}");
+}
