@@ -108,6 +108,20 @@ pub fn tool() -> Tool {
         "required": ["workflow"],
         "additionalProperties": false,
     });
+    let text = |d: &str| json!({"type": "string", "description": d});
+    let output = json!({
+        "type": "object",
+        "properties": {
+            "workflow": text("The workflow's id."),
+            "run_id": text("The run's id."),
+            "task_id": text("The run's task id (run://<workflow>/<run_id>), for tasks/get."),
+            "status": text("The task's status: working, input_required, completed, failed or cancelled."),
+            "message": text("What the run is doing or waits for."),
+            "follow": text("How to follow the run."),
+            "error": text("An error's code (isError results)."),
+            "details": {"description": "An error's details (isError results)."},
+        },
+    });
     let object = |v: Value| Arc::new(v.as_object().cloned().unwrap_or_default());
     Tool::new(
         NAME,
@@ -117,6 +131,14 @@ pub fn tool() -> Tool {
         object(input),
     )
     .with_title("Run a workflow on the server")
+    .with_raw_output_schema(object(output))
+    .with_annotations(
+        rmcp::model::ToolAnnotations::with_title("Run a workflow on the server")
+            .read_only(false)
+            .destructive(false)
+            .idempotent(false)
+            .open_world(true),
+    )
 }
 
 /// `UNKNOWN_TOOL` for `think_exec` on a project that does not allow it.

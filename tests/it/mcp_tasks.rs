@@ -168,7 +168,10 @@ fn a_task_asks_its_question_and_completes_after_the_answer() {
     let tools = s.rpc("tools/list", json!({}));
     let exec =
         tools["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "think_exec").cloned();
-    assert!(exec.is_some_and(|t| t["inputSchema"]["required"] == json!(["workflow"])), "{tools}");
+    let exec = exec.unwrap_or_else(|| panic!("think_exec is listed: {tools}"));
+    assert_eq!(exec["inputSchema"]["required"], json!(["workflow"]), "{exec}");
+    assert!(exec["outputSchema"]["properties"]["task_id"].is_object(), "{exec}");
+    assert_eq!(exec["annotations"]["readOnlyHint"], false, "{exec}");
 
     let call = json!({"name": "think_exec", "arguments": {"workflow": "approve", "params": {"mr": 7}, "run_id": "r1"}});
     let created = s.rpc("tools/call", call);
