@@ -237,12 +237,13 @@ fn questions(engine: &Engine, waiting: &[WaitView]) -> InputRequests {
 
 /// `tasks/update`: the answers to a task's input requests. Every response
 /// is parsed and checked against its wait's schema before any is recorded.
-/// The answered steps (what `accept` answered).
+/// The answered steps (what `accept` answered), and whether think_exec
+/// runs the run (its last mark is `started`; not a run a client drives).
 pub fn update(
     engine: &Engine,
     task_id: &str,
     responses: &std::collections::BTreeMap<String, Value>,
-) -> Result<Vec<String>, EngineError> {
+) -> Result<(Vec<String>, bool), EngineError> {
     let task = TaskRef::parse(task_id)?;
     let snap = snapshot(engine, &task)?;
     let now = detailed(engine, &task, &snap);
@@ -303,7 +304,7 @@ pub fn update(
         })?;
         answered.push(step_id);
     }
-    Ok(answered)
+    Ok((answered, last_mark(&snap.state.history) == Some(Mark::Started)))
 }
 
 fn invalid(task_id: &str, message: String) -> EngineError {
@@ -419,7 +420,8 @@ pub async fn handle_cancel(server: &SavantServer, task_id: String) -> Result<Tas
 }
 
 /// `tasks/update`: the answers recorded. The run's task when a step was
-/// answered (the caller then has a driver continue the run).
+/// answered in a run think_exec runs (the caller then has a driver
+/// continue it).
 pub async fn handle_update(
     server: &SavantServer,
     task_id: String,
@@ -427,8 +429,8 @@ pub async fn handle_update(
 ) -> Result<Option<TaskRef>, McpError> {
     let engine = server.shared_engine();
     let id = task_id.clone();
-    let answered =
+    let (answered, by_exec) =
         super::calls::blocking(move || update(&engine, &id, &responses)).await.map_err(|e| rpc_error(&e))?;
     tracing::info!(task = task_id, ?answered, "task updated");
-    Ok(TaskRef::parse(&task_id).ok().filter(|_| !answered.is_empty()))
+    Ok(TaskRef::parse(&task_id).ok().filter(|_| by_exec && !answered.is_empty()))
 }

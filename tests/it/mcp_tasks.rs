@@ -448,17 +448,16 @@ fn listen_until_completed(addr: &str, body: &str) -> std::thread::JoinHandle<Vec
     stream.write_all(request.as_bytes()).unwrap();
     stream.write_all(body.as_bytes()).unwrap();
     let mut reader = BufReader::new(stream);
-    // The acknowledgement first: the stream is open before the run resumes.
+    // The acknowledgement, then the task as it is (cancelled): the stream
+    // watches the task before the run resumes.
     let mut line = String::new();
-    while !line.contains("notifications/subscriptions/acknowledged") {
+    while !line.contains("notifications/tasks") {
         line.clear();
-        assert!(
-            reader.read_line(&mut line).unwrap() > 0,
-            "the listen stream ended before its acknowledgement"
-        );
+        assert!(reader.read_line(&mut line).unwrap() > 0, "the listen stream ended before the task's status");
     }
+    let first = serde_json::from_str::<Value>(line.trim().trim_start_matches("data: ")).unwrap();
     std::thread::spawn(move || {
-        let mut seen = Vec::new();
+        let mut seen = vec![first];
         let mut line = String::new();
         while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
             if let Some(v) =
