@@ -32,6 +32,18 @@ pub struct EngineConfig {
     /// `[events.NAME]`: the events a `wait_for:` step may wait for, each
     /// with its payload's schema.
     pub events: BTreeMap<String, EventConfig>,
+    /// `[mcp]`: what `serve` offers beyond the engine's tools.
+    pub mcp: McpConfig,
+}
+
+/// `[mcp]`: what `serve` offers beyond the engine's tools (docs/config.md).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpConfig {
+    /// Offer `think_exec`: a client may have the server run a workflow to
+    /// the end with `exec`, calling the project's configured tools
+    /// (`[servers.*]`, `local_exec` within `[local] exec_allow`). Default false.
+    pub exec: bool,
 }
 
 /// `[events.NAME]`: an event runs can wait for (`wait_for:`) and
@@ -296,6 +308,7 @@ impl Default for EngineConfig {
             check: Default::default(),
             telemetry: TelemetryConfig::default(),
             events: BTreeMap::new(),
+            mcp: McpConfig::default(),
         }
     }
 }

@@ -147,6 +147,7 @@ pub fn main(args: ExecArgs) -> u8 {
         jobs: usize::from(args.jobs),
         max_wait: args.max_wait,
         ask_on_tty: at_a_terminal(),
+        stop: None,
     };
     let mut mux =
         Multiplexer::new(engine, MuxOptions { allow_exec: args.allow_exec, env: super::env::lookup() });

@@ -84,6 +84,8 @@ pub fn run(args: ServeArgs) -> ExitCode {
         when_idle: Some(give_back_memory),
         shutdown_grace: args.shutdown_grace,
         ui_read_only: args.ui_read_only,
+        #[cfg(feature = "agent")]
+        exec_env: super::env::lookup(),
     };
     if let Err(m) = options.check() {
         return fail(m);

@@ -17,18 +17,25 @@
 //! answers oversized lines; `http.rs` mounts the inspector under `/ui` with
 //! its own guard, and `/events/{name}` (`webhook.rs`, an event from a
 //! webhook) behind `/mcp`'s guard; both web surfaces read `Host`, `Origin` and the
-//! bearer token through `crate::web_guard`. This file is `ServeOptions`
+//! bearer token through `crate::web_guard`. `tasks.rs` serves the tasks extension over
+//! runs (read from the store), `exec_tool.rs` `think_exec` (the `exec`
+//! executor behind a tool, when `[mcp] exec = true`), `calls.rs` how engine
+//! calls leave the async runtime. This file is `ServeOptions`
 //! (and `check`, the bind rule) and `serve`, async over a given `Engine` on
 //! the caller's tokio runtime. Workflow ids are checked with
 //! `workspace::valid_workflow_id`, never the lowerer directly.
 
+mod calls;
 mod elicit;
+#[cfg(feature = "agent")]
+mod exec_tool;
 pub mod http;
 pub mod notify;
 pub mod prompts;
 pub mod retention;
 pub mod server;
 pub mod stdio;
+pub mod tasks;
 mod webhook;
 
 pub use server::SavantServer;
@@ -71,6 +78,9 @@ pub struct ServeOptions {
     pub shutdown_grace: std::time::Duration,
     /// The inspector at `/ui/` shows runs but offers no actions.
     pub ui_read_only: bool,
+    /// Where `think_exec`'s drivers look up a server's `token_env`.
+    #[cfg(feature = "agent")]
+    pub exec_env: crate::agent::mux::EnvLookup,
 }
 
 /// The default of `--shutdown-grace`.
@@ -99,6 +109,8 @@ impl Default for ServeOptions {
             when_idle: None,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             ui_read_only: false,
+            #[cfg(feature = "agent")]
+            exec_env: crate::agent::mux::EnvLookup::default(),
         }
     }
 }
@@ -125,6 +137,8 @@ pub async fn serve(engine: Engine, options: &ServeOptions) -> Result<(), String>
     // (a one-shot command compiles only the one it calls).
     crate::runtime::catalog::compile_validators();
     let server = SavantServer::new(engine);
+    #[cfg(feature = "agent")]
+    let server = server.with_exec_env(options.exec_env.clone());
     retention::spawn(server.shared_engine());
     retention::spawn_timers(server.shared_engine());
     match options.http {

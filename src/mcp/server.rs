@@ -4,6 +4,7 @@
 //! tasks to another thread first (`blocking`), except where a call is known
 //! to be short ([`SavantServer::inline_calls`]).
 
+use crate::mcp::calls::{blocking, check_workflow_arg, inline};
 use crate::mcp::notify::{self, Hub, Session};
 use crate::mcp::prompts as mcp_prompts;
 use crate::runtime::ErrorCode;
@@ -13,12 +14,13 @@ use crate::runtime::{Engine, EngineError, tools};
 use rmcp::ErrorData as McpError;
 #[allow(deprecated)] // MCP logging: see notify.rs
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResponse, Implementation, JsonObject, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
-    ResourceTemplate, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-    SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation,
+    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
+    UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -48,6 +50,9 @@ pub struct SavantServer {
     session: Arc<Session>,
     /// Engine calls run on the calling task (see [`SavantServer::inline_calls`]).
     inline: bool,
+    /// The `think_exec` drivers running on this server.
+    #[cfg(feature = "agent")]
+    drivers: Arc<super::exec_tool::Drivers>,
 }
 
 fn error_result(e: &EngineError) -> CallToolResult {
@@ -61,36 +66,20 @@ fn as_object(v: Value) -> Arc<JsonObject> {
     })
 }
 
-/// Runs blocking engine work off the async runtime; a panic becomes an error.
-pub(crate) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, EngineError> + Send + 'static,
-) -> Result<T, EngineError> {
-    // On a multi-threaded runtime the call runs on this worker, which hands
-    // its other tasks to another thread meanwhile: no wake-up of a pool
-    // thread and back per call. A panic is an INTERNAL error either way.
-    if tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
-        return tokio::task::block_in_place(|| inline(f));
-    }
-    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| Err(did_not_complete(&e)))
-}
-
-/// Runs engine work on this task; a panic becomes an error.
-fn inline<T>(f: impl FnOnce() -> Result<T, EngineError>) -> Result<T, EngineError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-        .unwrap_or_else(|_| Err(did_not_complete(&"it panicked")))
-}
-
-fn did_not_complete(why: &dyn std::fmt::Display) -> EngineError {
-    tracing::error!("engine call failed: {why}");
-    EngineError::message(ErrorCode::Internal, "the engine call did not complete")
-}
-
 impl SavantServer {
     pub fn new(engine: Engine) -> SavantServer {
         let root = crate::fsx::canonical(engine.root()).unwrap_or_else(|_| engine.root().to_path_buf());
         let (hub, session) = (Arc::new(Hub::default()), Session::new());
         hub.join(&session);
-        SavantServer { engine: Arc::new(engine), root: Arc::new(root), hub, session, inline: false }
+        SavantServer {
+            engine: Arc::new(engine),
+            root: Arc::new(root),
+            hub,
+            session,
+            inline: false,
+            #[cfg(feature = "agent")]
+            drivers: Arc::default(),
+        }
     }
 
     /// Runs engine calls on the calling task instead of handing the worker's
@@ -117,12 +106,31 @@ impl SavantServer {
             hub: self.hub.clone(),
             session,
             inline: self.inline,
+            #[cfg(feature = "agent")]
+            drivers: self.drivers.clone(),
         }
     }
 
     async fn run_stamp(&self, uri: &str) -> Option<crate::state::Stamp> {
         let (engine, uri) = (self.engine.clone(), uri.to_owned());
         tokio::task::spawn_blocking(move || stamp_of(&engine, &uri)).await.ok().flatten()
+    }
+
+    /// `think_exec`'s drivers look up a server's `token_env` here.
+    #[cfg(feature = "agent")]
+    pub fn with_exec_env(mut self, env: crate::agent::mux::EnvLookup) -> SavantServer {
+        self.drivers = Arc::new(super::exec_tool::Drivers::new(env));
+        self
+    }
+
+    #[cfg(feature = "agent")]
+    pub(super) fn drivers(&self) -> Arc<super::exec_tool::Drivers> {
+        self.drivers.clone()
+    }
+
+    /// The canonical project root.
+    pub fn root(&self) -> &Path {
+        &self.root
     }
 
     pub fn engine(&self) -> &Engine {
@@ -337,22 +345,6 @@ impl SavantServer {
     }
 }
 
-/// A workflow given as a path (not an id) must be inside the project root:
-/// over MCP, a client names workflows, it does not read arbitrary files. A
-/// relative path is taken from the root, not the server's working directory.
-fn check_workflow_arg(root: &Path, args: &Value) -> Result<(), EngineError> {
-    let Some(w) = args.get("workflow").and_then(Value::as_str) else { return Ok(()) };
-    let looks_like_path = w.ends_with(".yaml") || w.ends_with(".yml") || w.contains('/') || w.contains('\\');
-    if !looks_like_path || !(root.join(w).is_file() || Path::new(w).is_file()) {
-        return Ok(());
-    }
-    match crate::fsx::confine_file(root, Path::new(w)) {
-        Ok(_) => Ok(()),
-        // The same answer as the CLI's and exec's to the same mistake.
-        Err(e) => Err(EngineError::workflow_refused(w, &e)),
-    }
-}
-
 /// A resource error as JSON-RPC: -32002 only when the resource does not
 /// exist, -32603 only for a real internal failure, else -32602 with the
 /// engine's `{error, details}` as data.
@@ -396,23 +388,23 @@ fn check_subscribable(uri: &str) -> Result<(), McpError> {
 impl ServerHandler for SavantServer {
     #[allow(deprecated)] // MCP logging: see notify.rs
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_logging()
-                .enable_completions()
-                .enable_prompts()
-                .enable_resources()
-                .enable_resources_subscribe()
-                .enable_resources_list_changed()
-                .enable_tools()
-                .build(),
-        )
-        .with_server_info(
-            Implementation::new("savant-think", env!("CARGO_PKG_VERSION"))
-                .with_title("savant-think")
-                .with_description("Deterministic run engine for declarative LLM workflows"),
-        )
-        .with_instructions(INSTRUCTIONS)
+        let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
+            .enable_tools();
+        // The tasks extension comes with think_exec (`[mcp] exec = true`).
+        let tasks = cfg!(feature = "agent") && self.engine.config().mcp.exec;
+        ServerConfig::new(if tasks { capabilities.enable_tasks().build() } else { capabilities.build() })
+            .with_server_info(
+                Implementation::new("savant-think", env!("CARGO_PKG_VERSION"))
+                    .with_title("savant-think")
+                    .with_description("Deterministic run engine for declarative LLM workflows"),
+            )
+            .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -420,7 +412,13 @@ impl ServerHandler for SavantServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(SavantServer::tool_list()))
+        #[allow(unused_mut)]
+        let mut tools = SavantServer::tool_list();
+        #[cfg(feature = "agent")]
+        if super::exec_tool::enabled(&self.engine) {
+            tools.push(super::exec_tool::tool());
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -428,6 +426,13 @@ impl ServerHandler for SavantServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        #[cfg(feature = "agent")]
+        if request.name == super::exec_tool::NAME {
+            if !super::exec_tool::enabled(&self.engine) {
+                return Err(super::exec_tool::refusal());
+            }
+            return super::exec_tool::call(self, request, &context).await;
+        }
         if catalog::find(&request.name).is_none_or(|t| !t.mcp) {
             // Not a tool of this server: a request error, as the spec's
             // InvalidParamsError says ("unknown tool name"), not a result.
@@ -458,6 +463,12 @@ impl ServerHandler for SavantServer {
             }
         }
         let _listening = self.hub.listen(context.sink().clone());
+        let request = context.request_context();
+        if request.client_capabilities().is_some_and(|c| c.supports_tasks()) {
+            let uris = context.accepted().resource_subscriptions.clone().unwrap_or_default();
+            let (peer, id) = (request.peer.clone(), context.sink().id().clone());
+            super::tasks::watch(self, peer, id, uris, request.ct.clone());
+        }
         context.cancelled().await;
         Ok(())
     }
@@ -533,6 +544,42 @@ impl ServerHandler for SavantServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         self.session.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        super::tasks::handle_get(self, request.task_id).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let answered = super::tasks::handle_update(self, request.task_id, request.input_responses).await?;
+        #[cfg(feature = "agent")]
+        if let Some(task) = answered.filter(|_| super::exec_tool::enabled(&self.engine)) {
+            super::exec_tool::spawn(self, task);
+        }
+        #[cfg(not(feature = "agent"))]
+        let _ = answered;
+        Ok(())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let task = super::tasks::handle_cancel(self, request.task_id).await?;
+        #[cfg(feature = "agent")]
+        self.drivers.stop(&task);
+        #[cfg(not(feature = "agent"))]
+        let _ = task;
         Ok(())
     }
 

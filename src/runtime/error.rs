@@ -85,6 +85,10 @@ pub enum ErrorCode {
     Internal,
     /// MCP: a bad workflow:// or run:// URI.
     UnknownResource,
+    /// MCP tasks: a task id that names no run of this project.
+    UnknownTask,
+    /// MCP tasks: the run's task was cancelled (`tasks/cancel`).
+    TaskCancelled,
 }
 
 impl ErrorCode {
@@ -127,6 +131,8 @@ impl ErrorCode {
         ErrorCode::NoWaitingRun,
         ErrorCode::Internal,
         ErrorCode::UnknownResource,
+        ErrorCode::UnknownTask,
+        ErrorCode::TaskCancelled,
     ];
 
     /// The stable name (`UNKNOWN_WORKFLOW`).
@@ -169,6 +175,8 @@ impl ErrorCode {
             ErrorCode::NoWaitingRun => "NO_WAITING_RUN",
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::UnknownResource => "UNKNOWN_RESOURCE",
+            ErrorCode::UnknownTask => "UNKNOWN_TASK",
+            ErrorCode::TaskCancelled => "TASK_CANCELLED",
         }
     }
 
@@ -224,6 +232,10 @@ impl ErrorCode {
             ErrorCode::NoWaitingRun => "No run waits, or will wait, for the event with that key.",
             ErrorCode::Internal => "MCP: an engine call did not complete.",
             ErrorCode::UnknownResource => "MCP: a bad workflow:// or run:// URI.",
+            ErrorCode::UnknownTask => "MCP: a task id that names no run of this project.",
+            ErrorCode::TaskCancelled => {
+                "MCP: the run's task was cancelled; the run stopped after the step in flight and can be resumed."
+            }
         }
     }
 }

@@ -257,6 +257,21 @@ pub struct BadPath {
     pub path: String,
 }
 
+/// An MCP `tasks/*` request refused (`UNKNOWN_TASK`, `STEP_NOT_WAITING`,
+/// `INVALID_INPUT`): the task, why, what to do.
+#[derive(Clone, Debug, Serialize)]
+pub struct TaskRefused {
+    /// The task id asked for.
+    pub task_id: String,
+    /// The task's status, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// What happened.
+    pub message: String,
+    /// What to do.
+    pub help: String,
+}
+
 /// A typed shape of `details` (implemented here, for this module's structs).
 pub trait Details: Serialize {}
 
@@ -281,7 +296,8 @@ details!(
     StoreOpen,
     UnknownResource,
     MissingRun,
-    BadPath
+    BadPath,
+    TaskRefused
 );
 
 impl EngineError {

@@ -160,8 +160,10 @@ fn docs_and_the_mcp_server_agree_on_tool_names() {
         for (n, line) in text.lines().enumerate() {
             for m in re.find_iter(line) {
                 let name = m.as_str();
-                // `think_workflows_list|read|graph` and a typo shown on purpose.
-                if name == "think_workflows" || name == "think_plann" {
+                // `think_workflows_list|read|graph`, a typo shown on purpose,
+                // and think_exec: the server's own (mcp/exec_tool.rs, behind
+                // `[mcp] exec = true`), not the engine's (mcp_tasks.rs lists it).
+                if name == "think_workflows" || name == "think_plann" || name == "think_exec" {
                     continue;
                 }
                 match catalog::find(name) {

@@ -56,6 +56,7 @@ mod matrix_cells;
 mod matrix_drive;
 mod mcp_http;
 mod mcp_stdio;
+mod mcp_tasks;
 mod migrate;
 mod migrate_cli;
 mod operating;

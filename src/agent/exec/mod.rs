@@ -45,6 +45,8 @@ pub mod events;
 pub mod sample;
 mod wait;
 
+pub use wait::StopCheck;
+
 use crate::agent::ToolOutcome;
 use crate::agent::Tools;
 use crate::agent::mux::{Multiplexer, failure};
@@ -77,6 +79,8 @@ pub struct ExecOptions {
     /// Ask a person's question (`await:`) on the terminal: stdin and stderr
     /// are one. Default: false (the run parks).
     pub ask_on_tty: bool,
+    /// Asked before each batch: stop there when it says so.
+    pub stop: Option<StopCheck>,
 }
 
 impl Default for ExecOptions {
@@ -89,6 +93,7 @@ impl Default for ExecOptions {
             jobs: 1,
             max_wait: std::time::Duration::from_secs(60),
             ask_on_tty: false,
+            stop: None,
         }
     }
 }

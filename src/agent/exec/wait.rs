@@ -13,6 +13,10 @@
 //!   slept in process; the next engine call applies the due timer.
 //! - Otherwise the run parks: exec ends with status `waiting`, each wait
 //!   listed with how to end it and how to resume.
+//!
+//! Before each batch, [`StopCheck`] (when given) is asked whether to stop:
+//! the steps in flight have finished and their results are recorded, so
+//! exec stops there (`TASK_CANCELLED`, the run resumable).
 
 use super::{EventSink, ExecOptions, ExecReport, ExecStatus, finish, sample};
 use crate::runtime::args::{AnswerArgs, SignalArgs};
@@ -22,6 +26,17 @@ use crate::runtime::{Engine, EngineError, ErrorCode};
 use serde_json::{Value, json};
 use std::time::Instant;
 use std::time::{Duration, SystemTime};
+
+/// Asked before each batch whether exec should stop there (an MCP task
+/// cancelled): cooperative, the steps in flight have finished.
+#[derive(Clone)]
+pub struct StopCheck(pub std::sync::Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl std::fmt::Debug for StopCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StopCheck(..)")
+    }
+}
 
 /// What to do next in exec's loop.
 pub(super) enum Batch {
@@ -44,6 +59,13 @@ pub(super) async fn next_batch(
     run_id: &str,
 ) -> Batch {
     let workflow = options.workflow.as_str();
+    if options.stop.as_ref().is_some_and(|stop| (stop.0)()) {
+        return Batch::Stop(EngineError::message_help(
+            ErrorCode::TaskCancelled,
+            "the run's task was cancelled: exec stopped after the steps in flight",
+            Some("resume the run with the same run id (think_exec {workflow, run_id})".into()),
+        ));
+    }
     let batch = match options.jobs.max(1) {
         1 => response.instruction().cloned().into_iter().collect(),
         jobs => match engine.ready_instructions(workflow, run_id, jobs) {

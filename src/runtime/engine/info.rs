@@ -8,6 +8,29 @@ use crate::runtime::reply::{
 };
 
 impl Engine {
+    /// Records `thought` in the run's history unless `recorded(history)`
+    /// says it is there already, both under the run's lock (so of two such
+    /// calls at once, on any replica, one records it): `true` when this
+    /// call recorded it. The MCP tasks' marks (`mcp/tasks.rs`).
+    pub fn think_once(
+        &self,
+        workflow: &str,
+        run_id: &str,
+        thought: &str,
+        recorded: impl FnOnce(&[Event]) -> bool,
+    ) -> EngineResult<bool> {
+        self.with_run(workflow, run_id, |engine, key, cached| {
+            if recorded(&cached.machine.state.history) {
+                return Ok(false);
+            }
+            let version = cached.machine.state.version + 1;
+            let event =
+                Event { version, at: now(), kind: EventKind::Thought { thought: thought.to_owned() } };
+            engine.commit(key, cached, event)?;
+            Ok(true)
+        })
+    }
+
     /// The think tool: records a non-empty thought in the run's history when
     /// a run is given, else in `.savant/session.log`.
     pub fn think(&self, thought: &str, run: Option<(&str, &str)>) -> EngineResult<Thought> {

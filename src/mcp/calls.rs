@@ -1,0 +1,49 @@
+//! How the MCP handler makes engine calls: off the async runtime
+//! ([`blocking`]) or on the request's task ([`inline`]), a panic an
+//! `INTERNAL` error either way; and the check of a workflow argument given
+//! as a path ([`check_workflow_arg`]). Shared by the handler (`server.rs`),
+//! `think_exec` and the tasks.
+
+use crate::runtime::{EngineError, ErrorCode};
+use serde_json::Value;
+use std::path::Path;
+
+/// Runs blocking engine work off the async runtime; a panic becomes an error.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, EngineError> + Send + 'static,
+) -> Result<T, EngineError> {
+    // On a multi-threaded runtime the call runs on this worker, which hands
+    // its other tasks to another thread meanwhile: no wake-up of a pool
+    // thread and back per call. A panic is an INTERNAL error either way.
+    if tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
+        return tokio::task::block_in_place(|| inline(f));
+    }
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| Err(did_not_complete(&e)))
+}
+
+/// Runs engine work on this task; a panic becomes an error.
+pub(crate) fn inline<T>(f: impl FnOnce() -> Result<T, EngineError>) -> Result<T, EngineError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err(did_not_complete(&"it panicked")))
+}
+
+fn did_not_complete(why: &dyn std::fmt::Display) -> EngineError {
+    tracing::error!("engine call failed: {why}");
+    EngineError::message(ErrorCode::Internal, "the engine call did not complete")
+}
+
+/// A workflow given as a path (not an id) must be inside the project root:
+/// over MCP, a client names workflows, it does not read arbitrary files. A
+/// relative path is taken from the root, not the server's working directory.
+pub(crate) fn check_workflow_arg(root: &Path, args: &Value) -> Result<(), EngineError> {
+    let Some(w) = args.get("workflow").and_then(Value::as_str) else { return Ok(()) };
+    let looks_like_path = w.ends_with(".yaml") || w.ends_with(".yml") || w.contains('/') || w.contains('\\');
+    if !looks_like_path || !(root.join(w).is_file() || Path::new(w).is_file()) {
+        return Ok(());
+    }
+    match crate::fsx::confine_file(root, Path::new(w)) {
+        Ok(_) => Ok(()),
+        // The same answer as the CLI's and exec's to the same mistake.
+        Err(e) => Err(EngineError::workflow_refused(w, &e)),
+    }
+}
