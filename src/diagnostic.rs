@@ -118,6 +118,10 @@ codes! {
     UndeclaredEvent = "UNDECLARED_EVENT", Error, "A `wait_for:` names an event savant-think.toml does not declare.";
     /// Two waits can be live at once on the same event and key: one event would answer only one of them.
     DuplicateWait = "DUPLICATE_WAIT", Error, "Two waits can be live at once on the same event and key.";
+    /// A step reads the capture of a wait that fails the run when it times out (a `timeout:` and no `on_timeout:`).
+    UnhandledTimeout = "UNHANDLED_TIMEOUT", Warning, "A step reads the capture of a wait that fails the run when it times out (no `on_timeout:`).";
+    /// A field an answer's or event's schema does not require is read with no default (`??`) and no `when:` that tests it.
+    UnguardedOptional = "UNGUARDED_OPTIONAL", Warning, "A field an answer's or event's schema does not require is read with no default and no `when:` testing it.";
 }
 
 impl Code {

@@ -2,19 +2,21 @@
 //! OTLP over HTTP (protobuf) through the opentelemetry crates' exporter and
 //! batch processor (docs/runtime.md, "Traces").
 //!
-//! A run is one trace: a span for the run and a child span per step attempt.
+//! A run is one trace: a span for the run, a child span per step attempt,
+//! and a child span per wait (`wait STEP`, from when it started waiting to
+//! its answer, its event or its deadline).
 //! A run lives longer than any process that serves it (it is driven call by
 //! call, across restarts and replicas), so no process holds its span open:
 //! the trace id and the run span's id are derived from the run (workflow,
 //! run id, generation), and every span is exported when what it describes
-//! has ended — a step attempt when its result is recorded, the run when it
-//! finishes. Whichever process records them, the spans of one run share its
+//! has ended — a step attempt when its result is recorded, a wait when its
+//! end is, the run when it finishes. Whichever process records them, the spans of one run share its
 //! trace and hang under its run span. A sub-workflow's run is in its
 //! parent's trace, its run span under the parent's run span (the ids the
 //! child's record carries, `ParentRun.trace`).
 
 use crate::runtime::engine::{
-    AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt, trace_ids, unhex,
+    AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt, WaitEnded, trace_ids, unhex,
 };
 use crate::runtime::record::RunStatus;
 use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState};
@@ -129,7 +131,8 @@ fn run_parent_span(run: &RunRef<'_>) -> SpanId {
 }
 
 /// A step attempt's span id: from the run, the step and the attempt, so the
-/// same attempt reported twice (a retried call) is one span.
+/// same attempt reported twice (a retried call) is one span. A wait's is
+/// attempt 0 (no attempt is numbered 0).
 fn attempt_span_id(run: &RunRef<'_>, step_id: &str, attempt: u32) -> SpanId {
     let d = Sha256::new()
         .chain_update(run_ids(run).1.to_bytes())
@@ -179,6 +182,21 @@ impl RunObserver for Tracer {
                     Status::error(format!("the result broke the step's success schema ({n} error(s))"));
             }
         }
+        self.export(span);
+    }
+
+    fn wait_ended(&self, w: &WaitEnded<'_>) {
+        let (trace_id, run_span) = run_ids(&w.run);
+        let ids = (trace_id, attempt_span_id(&w.run, w.step_id, 0), run_span);
+        let mut span = self.span(ids, format!("wait {}", w.step_id), (w.started_at, w.ended_at));
+        span.attributes = run_attributes(&w.run);
+        span.attributes.push(KeyValue::new("savant.step_id", w.step_id.to_owned()));
+        span.attributes.push(KeyValue::new("savant.wait", w.wait));
+        span.attributes.push(KeyValue::new("savant.wait_ended", w.ended));
+        span.status = match w.ended {
+            "failed" => Status::error("the wait timed out with no on_timeout: WAIT_TIMED_OUT"),
+            _ => Status::Ok,
+        };
         self.export(span);
     }
 

@@ -59,6 +59,8 @@ pub mod suppress;
 mod tool_input;
 mod type_mismatch;
 mod undeclared_event;
+mod unguarded_optional;
+mod unhandled_timeout;
 mod unknown_dep;
 mod unknown_function;
 mod unknown_input;
@@ -394,6 +396,8 @@ pub const CHECKS: &[(Code, CheckFn)] = &[
     (Code::WaitWithoutTimeout, wait_without_timeout::check),
     (Code::UndeclaredEvent, undeclared_event::check),
     (Code::DuplicateWait, duplicate_wait::check),
+    (Code::UnhandledTimeout, unhandled_timeout::check),
+    (Code::UnguardedOptional, unguarded_optional::check),
 ];
 
 /// Checks one file's text: parse, lower, run every check. Never panics on

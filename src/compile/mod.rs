@@ -27,6 +27,24 @@ pub fn compile(src: &SourceFile, config: &Config) -> Compiled {
     Compiled { workflow, diagnostics, plan: plan.flatten() }
 }
 
+/// A wait step's face (see [`PlanStep::wait`]).
+fn wait_face(kind: &crate::ir::WaitKind) -> String {
+    use crate::ir::WaitKind;
+    match kind {
+        WaitKind::Answer { .. } => "await".to_owned(),
+        WaitKind::Sleep { secs, .. } => {
+            // In the largest unit that divides it, as a duration is written.
+            let unit = [(86_400, "d"), (3_600, "h"), (60, "m")].into_iter().find(|(n, _)| secs % n == 0);
+            match unit {
+                Some((n, u)) if *secs > 0 => format!("sleep {}{u}", secs / n),
+                _ => format!("sleep {secs}s"),
+            }
+        }
+        WaitKind::SleepUntil { .. } => "sleep_until".to_owned(),
+        WaitKind::Event { event, .. } => format!("wait_for {}", event.value),
+    }
+}
+
 /// One step of a plan: its dependencies as step indices.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlanStep {
@@ -35,6 +53,9 @@ pub struct PlanStep {
     pub call: String,
     /// The workflow a `uses:` step runs.
     pub uses: Option<String>,
+    /// What a wait step waits for, in a word or two: `await`, `sleep 10m`,
+    /// `sleep_until`, `wait_for EVENT`.
+    pub wait: Option<String>,
     /// Every dependency (explicit and inferred), ascending.
     pub deps: Vec<usize>,
     /// The dependencies that come only from reading a capture or a status.
@@ -44,11 +65,13 @@ pub struct PlanStep {
 }
 
 impl PlanStep {
-    /// What the step does, in one phrase: the tool it calls, or `uses
-    /// WORKFLOW` for a step that runs a sub-workflow.
+    /// What the step does, in one phrase: the tool it calls, `uses
+    /// WORKFLOW` for a step that runs a sub-workflow, or what a wait step
+    /// waits for.
     pub fn face(&self) -> String {
-        match &self.uses {
-            Some(uses) if self.call.is_empty() => format!("uses {uses}"),
+        match (&self.uses, &self.wait) {
+            (Some(uses), _) if self.call.is_empty() => format!("uses {uses}"),
+            (_, Some(wait)) if self.call.is_empty() => wait.clone(),
             _ => self.call.clone(),
         }
     }
@@ -79,6 +102,7 @@ impl Plan {
                 id: s.id.value.to_string(),
                 call: s.call.as_ref().map(|c| c.value.to_string()).unwrap_or_default(),
                 uses: s.uses.as_ref().map(|u| u.value.to_string()),
+                wait: s.wait.as_ref().map(|w| wait_face(&w.kind)),
                 deps: Vec::new(),
                 inferred: Vec::new(),
                 dependents: Vec::new(),
@@ -120,6 +144,9 @@ impl Plan {
                 });
                 if let Some(uses) = &s.uses {
                     node["uses"] = json!(uses);
+                }
+                if let Some(wait) = &s.wait {
+                    node["wait"] = json!(wait);
                 }
                 node
             })

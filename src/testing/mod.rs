@@ -13,7 +13,8 @@
 //! JSON Schema for editors (`editor/test.schema.json`); `update.rs` rewrites
 //! `expect` blocks from actual results (`--update`); `coverage.rs` says what the tests exercised (`--coverage`,
 //! lcov); `replay.rs` re-runs a recorded run against the workflow as it is
-//! now (`--replay`) or writes it as a test file (`--from-run`); `tool.rs` is
+//! now (`--replay`) or writes it as a test file (`--from-run`), with
+//! `replay_waits.rs` for how the run's waits ended; `tool.rs` is
 //! the MCP tool `think_test`; `children.rs` names and reads the steps of
 //! `uses:` child runs (mock paths, coverage of called workflows).
 
@@ -23,6 +24,7 @@ pub mod coverage;
 pub mod format;
 pub mod matching;
 pub mod replay;
+pub mod replay_waits;
 pub mod report;
 pub mod run;
 pub mod schema;

@@ -18,6 +18,10 @@
 //! (`review_each[1]/read`), as the engine hands their instructions out, and
 //! the parent's own record of a child's outputs is left out (the replay's
 //! children produce it again).
+//!
+//! How the run's waits ended (answers, events, timeouts) is read and given
+//! again as the replay waits, and written as the test's `answers:`,
+//! `events:` and `timeouts:` ([`replay_waits`](super::replay_waits)).
 
 use crate::migrate::emit::emit;
 use crate::runtime::Engine;
@@ -28,6 +32,7 @@ use crate::runtime::workflow::CompiledWorkflow;
 use crate::source::Span;
 use crate::state::{RunKey, StateStore};
 use crate::testing::format::{Mock, MockCase, MockTarget, Reply, Spanned, TestCase};
+use crate::testing::replay_waits::{self as waits, Ended, WaitEnd};
 use crate::testing::run::{Outcome, TestError, base_id, run_test};
 use crate::testing::update::{expect_value, to_yaml};
 use serde::Serialize;
@@ -61,6 +66,8 @@ pub struct Recorded {
     pub results: Vec<Given>,
     /// The rendered inputs the stored state has, by step or item id.
     pub inputs: BTreeMap<String, Value>,
+    /// How its waits ended, in order (children's under their paths).
+    pub waits: Vec<WaitEnd>,
 }
 
 fn error(code: &str, message: String) -> TestError {
@@ -174,6 +181,13 @@ fn add_children(
             for (s, input) in child.inputs {
                 rec.inputs.entry(format!("{work}{s}")).or_insert(input);
             }
+            rec.waits.extend(child.waits.into_iter().map(|w| match w {
+                WaitEnd::Answered { step_id, value } => {
+                    WaitEnd::Answered { step_id: format!("{work}{step_id}"), value }
+                }
+                WaitEnd::TimedOut { step_id } => WaitEnd::TimedOut { step_id: format!("{work}{step_id}") },
+                event => event,
+            }));
             add_children(store, engine, &callee, &child_id, &work, rec, depth + 1)?;
         }
     }
@@ -204,6 +218,10 @@ fn read_one(
     };
     let history = s.get("history").and_then(Value::as_array).into_iter().flatten();
     for e in history.chain(&loaded.journal) {
+        if let Some(end) = WaitEnd::of_event(e, "") {
+            rec.waits.push(end);
+            continue;
+        }
         let refused = match e.get("type").and_then(Value::as_str) {
             Some("result") => false,
             // A refused result, where the run kept it.
@@ -302,7 +320,18 @@ pub fn replay(engine: &Engine, workflow: &str, rec: &Recorded) -> Result<ReplayR
         Err(e) if e.run_failed() => None,
         Err(e) => return Err(TestError::engine(&e)),
     };
-    while let Some(i) = current.take() {
+    let mut used = vec![false; rec.waits.len()];
+    loop {
+        let Some(i) = current.take() else {
+            // No instruction: the run may wait; end a wait as the run's was.
+            match waits::end_recorded(engine, workflow, &run_id, &rec.waits, &mut used)? {
+                Ended::Next(next) => {
+                    current = next.map(|i| *i);
+                    continue;
+                }
+                Ended::Nothing => break,
+            }
+        };
         if let Some(recorded) = rec.inputs.get(&i.step_id)
             && recorded != &i.input
         {
@@ -372,10 +401,32 @@ pub fn replay(engine: &Engine, workflow: &str, rec: &Recorded) -> Result<ReplayR
             Err(e) => return Err(TestError::engine(&e)),
         };
     }
-    let state = engine.state_get(workflow, &run_id).map_err(|e| TestError::engine(&e));
-    let _ = engine.state_delete(workflow, &run_id, true);
+    closing(engine, workflow, &run_id, rec, &queue, &used, &mut out)?;
+    Ok(out)
+}
+
+/// The divergences found at the replay's end (its run `run_id` then
+/// deleted): recorded wait ends no wait took, recorded results no step
+/// took, another final status.
+fn closing(
+    engine: &Engine,
+    workflow: &str,
+    run_id: &str,
+    rec: &Recorded,
+    queue: &BTreeMap<&str, VecDeque<&Given>>,
+    used: &[bool],
+    out: &mut ReplayReport,
+) -> Result<(), TestError> {
+    let state = engine.state_get(workflow, run_id).map_err(|e| TestError::engine(&e));
+    let _ = engine.state_delete(workflow, run_id, true);
     let state = state?;
-    for (step, left) in &queue {
+    for (end, _) in rec.waits.iter().zip(used).filter(|(_, used)| !**used) {
+        let step = end.step();
+        let message =
+            format!("the recorded run's wait `{step}` ended, but the replay never waited for it so");
+        out.divergences.push(divergence("NOT_REACHED", step, message, None, None));
+    }
+    for (step, left) in queue {
         if left.is_empty() {
             continue;
         }
@@ -393,7 +444,7 @@ pub fn replay(engine: &Engine, workflow: &str, rec: &Recorded) -> Result<ReplayR
             now: Some(json!(status)),
         });
     }
-    Ok(out)
+    Ok(())
 }
 
 fn reply_of(results: &[&Value]) -> Reply {
@@ -494,7 +545,7 @@ pub fn test_file_from_run(
         params: rec.params.clone(),
         mocks,
         expect: None,
-        waits: Default::default(),
+        waits: waits::test_waits(&rec.waits),
     };
     let outcome = run_test(engine, workflow, &test, &format!("from-{}", rec.run_id))?;
     let mocks: Map<String, Value> = test
@@ -509,9 +560,13 @@ pub fn test_file_from_run(
         t["params"] = rec.params.clone();
     }
     t["mocks"] = Value::Object(mocks);
+    if let Some(t) = t.as_object_mut() {
+        waits::write_waits(&rec.waits, t);
+    }
     // Every input too: the test then says when one would render differently.
     let mut expect = expect_value(None, &outcome);
-    let inputs: Map<String, Value> = outcome.inputs.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let inputs: Map<String, Value> =
+        outcome.inputs.iter().map(|(k, v)| (k.clone(), waits::without_deadline(v))).collect();
     if !inputs.is_empty() {
         expect["inputs"] = Value::Object(inputs);
     }

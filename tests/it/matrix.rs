@@ -33,13 +33,62 @@ pub struct Shape {
     /// `failed`, `stopped` (a tool failed: resumable), or `refused` before
     /// the first step (a step needs a model: MODEL_NOT_CONFIGURED).
     pub exec: &'static str,
+    /// The answer to each `await:` step, by path without items
+    /// (`child/approve`, `ask` for every item); a wait not answered here,
+    /// nor ended by [`Shape::event`], ends at its deadline (1 s away).
+    pub waits: &'static [(&'static str, &'static str)],
+    /// The [`EVENT`] the run waits for, if it does.
+    pub event: Option<Event>,
 }
+
+/// The event the wait shapes take (declared in `tests/matrix/savant-think.toml`).
+pub const EVENT: &str = "m.done";
+
+/// An [`EVENT`] a shape's run is sent.
+pub struct Event {
+    /// Its key (the `match:` of the wait).
+    pub key: &'static str,
+    /// Its payload, JSON.
+    pub payload: &'static str,
+    /// Sent right after `plan`, before the wait starts (kept in the run's
+    /// inbox), rather than once the run waits.
+    pub early: bool,
+}
+
+impl Event {
+    pub fn payload(&self) -> Value {
+        serde_json::from_str(self.payload).unwrap()
+    }
+}
+
+/// A shape with no wait (the rest of a row).
+const NO_WAIT: Shape = Shape {
+    name: "",
+    workflow: "",
+    params: "{}",
+    answers: &[],
+    status: "done",
+    exec: "done",
+    waits: &[],
+    event: None,
+};
+
+/// Answers to the wait shapes' `await:` steps.
+const YES: &str = r#"{"approved": true}"#;
 
 /// A shape, as the cells take it.
 pub type ShapeRef = Shape;
 
 pub const SHAPES: &[Shape] = &[
-    Shape { name: "plain", workflow: "m_plain", params: "{}", answers: &[], status: "done", exec: "done" },
+    Shape {
+        name: "plain",
+        workflow: "m_plain",
+        params: "{}",
+        answers: &[],
+        status: "done",
+        exec: "done",
+        ..NO_WAIT
+    },
     Shape {
         name: "when_true",
         workflow: "m_when",
@@ -47,6 +96,7 @@ pub const SHAPES: &[Shape] = &[
         answers: &[],
         status: "done",
         exec: "done",
+        ..NO_WAIT
     },
     Shape {
         name: "when_false",
@@ -55,6 +105,7 @@ pub const SHAPES: &[Shape] = &[
         answers: &[],
         status: "done",
         exec: "done",
+        ..NO_WAIT
     },
     Shape {
         name: "nothing_runs",
@@ -63,6 +114,7 @@ pub const SHAPES: &[Shape] = &[
         answers: &[],
         status: "done",
         exec: "done",
+        ..NO_WAIT
     },
     Shape {
         name: "foreach_empty",
@@ -71,6 +123,7 @@ pub const SHAPES: &[Shape] = &[
         answers: &[],
         status: "done",
         exec: "done",
+        ..NO_WAIT
     },
     Shape {
         name: "foreach_one",
@@ -79,6 +132,7 @@ pub const SHAPES: &[Shape] = &[
         answers: &[],
         status: "done",
         exec: "done",
+        ..NO_WAIT
     },
     Shape {
         name: "foreach_several",
@@ -87,8 +141,17 @@ pub const SHAPES: &[Shape] = &[
         answers: &[],
         status: "done",
         exec: "done",
+        ..NO_WAIT
     },
-    Shape { name: "uses", workflow: "m_uses", params: "{}", answers: &[], status: "done", exec: "done" },
+    Shape {
+        name: "uses",
+        workflow: "m_uses",
+        params: "{}",
+        answers: &[],
+        status: "done",
+        exec: "done",
+        ..NO_WAIT
+    },
     Shape {
         name: "uses_in_foreach",
         workflow: "m_uses_foreach",
@@ -96,6 +159,7 @@ pub const SHAPES: &[Shape] = &[
         answers: &[],
         status: "done",
         exec: "done",
+        ..NO_WAIT
     },
     Shape {
         name: "uses_nested",
@@ -104,6 +168,7 @@ pub const SHAPES: &[Shape] = &[
         answers: &[],
         status: "done",
         exec: "done",
+        ..NO_WAIT
     },
     Shape {
         name: "model_step",
@@ -112,6 +177,7 @@ pub const SHAPES: &[Shape] = &[
         answers: &[("judge", &[r#"{"ready": true}"#])],
         status: "done",
         exec: "refused",
+        ..NO_WAIT
     },
     Shape {
         name: "typed_tool",
@@ -120,6 +186,7 @@ pub const SHAPES: &[Shape] = &[
         answers: &[],
         status: "done",
         exec: "stopped",
+        ..NO_WAIT
     },
     Shape {
         name: "retry_then_ok",
@@ -128,6 +195,7 @@ pub const SHAPES: &[Shape] = &[
         answers: &[("check", &[r#"{"nope": 1}"#, r#"{"ok": true}"#])],
         status: "done",
         exec: "refused",
+        ..NO_WAIT
     },
     Shape {
         name: "retries_exhausted",
@@ -136,6 +204,32 @@ pub const SHAPES: &[Shape] = &[
         answers: &[("check", &[r#"{"nope": 1}"#, r#"{"nope": 2}"#])],
         status: "failed",
         exec: "refused",
+        ..NO_WAIT
+    },
+    Shape { name: "await_answered", workflow: "m_await", waits: &[("approve", YES)], ..NO_WAIT },
+    Shape { name: "await_timed_out", workflow: "m_await_timeout", ..NO_WAIT },
+    Shape {
+        name: "await_in_foreach",
+        workflow: "m_await_foreach",
+        params: r#"{"files": ["a.rs", "b.rs"]}"#,
+        waits: &[("ask", YES)],
+        ..NO_WAIT
+    },
+    Shape { name: "await_in_uses", workflow: "m_await_uses", waits: &[("child/approve", YES)], ..NO_WAIT },
+    Shape { name: "sleep", workflow: "m_sleep", ..NO_WAIT },
+    Shape {
+        name: "event_early",
+        workflow: "m_event",
+        params: r#"{"id": "p1"}"#,
+        event: Some(Event { key: "p1", payload: r#"{"status": "green"}"#, early: true }),
+        ..NO_WAIT
+    },
+    Shape {
+        name: "event_late",
+        workflow: "m_event",
+        params: r#"{"id": "p1"}"#,
+        event: Some(Event { key: "p1", payload: r#"{"status": "green"}"#, early: false }),
+        ..NO_WAIT
     },
 ];
 
@@ -154,6 +248,9 @@ const SURFACES: &[&str] = &[
     "exec",
     "exec_dry_run",
     "inspector",
+    "answer",
+    "signal",
+    "webhook",
 ];
 
 /// Cells that cannot hold, each with its reason: `(shape, surface, why)`.
@@ -170,11 +267,22 @@ pub fn default_answer(call: Option<&str>) -> Value {
 }
 
 impl Shape {
-    fn params(&self) -> Value {
+    pub fn params(&self) -> Value {
         serde_json::from_str(self.params).unwrap()
     }
 
-    fn answer(&self, step_id: &str, call: Option<&str>, attempt: u64) -> Value {
+    /// The answer to waiting `await:` step `step_id`, if the shape gives one.
+    pub fn wait_answer(&self, step_id: &str) -> Option<Value> {
+        let path = without_items(step_id);
+        self.waits.iter().find(|(p, _)| *p == path).map(|(_, a)| serde_json::from_str(a).unwrap())
+    }
+
+    /// Whether the shape's run waits for a person (`await:`).
+    pub fn asks(&self) -> bool {
+        !self.waits.is_empty()
+    }
+
+    pub fn answer(&self, step_id: &str, call: Option<&str>, attempt: u64) -> Value {
         let path = without_items(step_id);
         match self.answers.iter().find(|(p, _)| *p == path) {
             Some((_, list)) => {
@@ -248,14 +356,10 @@ fn every_shape_through_every_surface() {
             crate::matrix_cells::from_run(&root, shape.name, shape.workflow, &shape.run_id("cli")),
         );
         results.cell(shape.name, "mocks", crate::matrix_cells::mocks(&root, shape, cli));
-        results.cell(
-            shape.name,
-            "exec",
-            crate::matrix_cells::exec(&root, shape.workflow, shape.params, &shape.run_id("exec"), shape.exec),
-        );
+        results.cell(shape.name, "exec", crate::matrix_cells::exec(&root, shape, &shape.run_id("exec")));
         results.cell(shape.name, "exec_dry_run", crate::matrix_cells::dry_run(&root, shape.workflow));
     }
-    crate::matrix_cells::inspector(&root, &mut results);
+    crate::matrix_cells::inspector(&root, &mut results, &traces);
     assert!(
         results.failures.is_empty(),
         "{} cell(s) fail:\n{}",
@@ -293,16 +397,12 @@ fn check_cells(root: &Root, results: &mut Results) {
 /// instructions and end the same way.
 fn engine_loops(root: &Root, results: &mut Results) -> BTreeMap<&'static str, Trace> {
     let mut reference = BTreeMap::new();
-    let mut file = Cli { root, env: Vec::new() };
+    let mut file = Cli { root, env: Vec::new(), commands: false };
     for shape in SHAPES {
-        let answer = |s: &str, c: Option<&str>, a: u64| shape.answer(s, c, a);
-        let outcome = drive(&mut file, shape.workflow, &shape.params(), &shape.run_id("cli"), &answer)
-            .and_then(|t| {
-                ensure(t.status == shape.status, || {
-                    format!("ended {}, not {}: {t:?}", t.status, shape.status)
-                })?;
-                Ok(t)
-            });
+        let outcome = drive(&mut file, shape, &shape.run_id("cli")).and_then(|t| {
+            ensure(t.status == shape.status, || format!("ended {}, not {}: {t:?}", t.status, shape.status))?;
+            Ok(t)
+        });
         match outcome {
             Ok(t) => {
                 results.cell(shape.name, "cli", Ok(()));
@@ -315,15 +415,19 @@ fn engine_loops(root: &Root, results: &mut Results) -> BTreeMap<&'static str, Tr
         .map(|c| c.fresh_schema("matrix").expect("a schema for the matrix"));
     let mut stdio = Stdio_::start(root);
     let mut http = Http::start(root);
+    let mut hook = Http::start(root);
+    hook.webhook = true;
     for shape in SHAPES {
-        let answer = |s: &str, c: Option<&str>, a: u64| shape.answer(s, c, a);
         let same = |name: &str, surface: &mut dyn Surface| {
-            let t = drive(surface, shape.workflow, &shape.params(), &shape.run_id(name), &answer)?;
+            let t = drive(surface, shape, &shape.run_id(name))?;
             let Some(r) = reference.get(shape.name) else {
                 return Err("no reference run (cli failed)".into());
             };
             ensure(t.instructions == r.instructions, || {
                 format!("other instructions than the CLI's:\n{:?}\nvs\n{:?}", t.instructions, r.instructions)
+            })?;
+            ensure(t.waits == r.waits, || {
+                format!("waits ended otherwise than on the CLI: {:?} vs {:?}", t.waits, r.waits)
             })?;
             ensure((&t.status, &t.captures, &t.steps) == (&r.status, &r.captures, &r.steps), || {
                 format!("another end than the CLI's: {t:?} vs {r:?}")
@@ -331,7 +435,8 @@ fn engine_loops(root: &Root, results: &mut Results) -> BTreeMap<&'static str, Tr
         };
         let pg_outcome = match &pg {
             Some(url) => {
-                let mut cli = Cli { root, env: vec![("SAVANT_STATE_URL".into(), url.clone())] };
+                let mut cli =
+                    Cli { root, env: vec![("SAVANT_STATE_URL".into(), url.clone())], commands: false };
                 same("pg", &mut cli)
             }
             None => {
@@ -346,6 +451,86 @@ fn engine_loops(root: &Root, results: &mut Results) -> BTreeMap<&'static str, Tr
         results.cell(shape.name, "cli_postgres", pg_outcome);
         results.cell(shape.name, "mcp_stdio", same("stdio", &mut stdio));
         results.cell(shape.name, "mcp_http", same("http", &mut http));
+        // The wait commands: `answer` and `signal` drive the shapes they
+        // apply to; on the others they refuse, recording nothing.
+        let mut commands = Cli { root, env: Vec::new(), commands: true };
+        let (answer, signal) = match (shape.asks(), shape.event.is_some()) {
+            (true, _) => (same("answer", &mut commands), refused_signal(root, shape)),
+            (_, true) => (refused_answer(root, shape), same("signal", &mut commands)),
+            _ => (refused_answer(root, shape), refused_signal(root, shape)),
+        };
+        results.cell(shape.name, "answer", answer);
+        results.cell(shape.name, "signal", signal);
+        let webhook = match shape.event {
+            Some(_) => same("webhook", &mut hook),
+            None => refused_webhook(root, &hook, shape),
+        };
+        results.cell(shape.name, "webhook", webhook);
     }
     reference
+}
+
+/// The CLI run's version, to show a refusal recorded nothing.
+fn version(root: &Root, shape: &Shape) -> Value {
+    let out =
+        root.command(&["state", "get", shape.workflow, "--run-id", &shape.run_id("cli")]).output().unwrap();
+    serde_json::from_slice::<Value>(&out.stdout).map(|s| s["version"].clone()).unwrap_or(Value::Null)
+}
+
+/// `answer` for a step of a run that waits for no answer: STEP_NOT_WAITING
+/// (a failed run's own failure), exit 1, nothing recorded.
+fn refused_answer(root: &Root, shape: &Shape) -> Result<(), String> {
+    let before = version(root, shape);
+    let state =
+        root.command(&["state", "get", shape.workflow, "--run-id", &shape.run_id("cli")]).output().unwrap();
+    let state: Value = serde_json::from_slice(&state.stdout).unwrap_or(Value::Null);
+    // Its last step: never a wait in these shapes.
+    let steps = state["steps"].as_array().cloned().unwrap_or_default();
+    let step = steps.last().and_then(|s| s["id"].as_str()).unwrap_or("none").to_owned();
+    let run_id = shape.run_id("cli");
+    let out = root
+        .command(&["answer", shape.workflow, "--run-id", &run_id, "--step", &step, "--value", "{}"])
+        .output()
+        .unwrap();
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    // A failed run answers with its failure; a running or done one names what waits (nothing).
+    let code = reply["error"].as_str().unwrap_or("");
+    let refused = code == "STEP_NOT_WAITING" || (shape.status == "failed" && !code.is_empty());
+    ensure(out.status.code() == Some(1) && refused, || {
+        format!("answer {step} was not refused: {reply} {}", String::from_utf8_lossy(&out.stderr))
+    })?;
+    ensure(version(root, shape) == before, || "a refused answer recorded something".into())
+}
+
+/// `signal` for the run of a shape that waits for no event: NO_WAITING_RUN, nothing recorded.
+fn refused_signal(root: &Root, shape: &Shape) -> Result<(), String> {
+    let before = version(root, shape);
+    let run_id = shape.run_id("cli");
+    let args = [
+        "signal",
+        EVENT,
+        "--key",
+        "p1",
+        "--payload",
+        r#"{"status": "green"}"#,
+        "--workflow",
+        shape.workflow,
+        "--run-id",
+        &run_id,
+    ];
+    let out = root.command(&args).output().unwrap();
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    ensure(out.status.code() == Some(1) && reply["error"] == "NO_WAITING_RUN", || {
+        format!("signal was not refused: {reply} {}", String::from_utf8_lossy(&out.stderr))
+    })?;
+    ensure(version(root, shape) == before, || "a refused event recorded something".into())
+}
+
+/// `POST /events/m.done` when no run waits for it (every run of the
+/// shapes before this one has ended): 409 NO_WAITING_RUN, nothing recorded.
+fn refused_webhook(root: &Root, hook: &Http, shape: &Shape) -> Result<(), String> {
+    let before = version(root, shape);
+    let reply = hook.post_event(EVENT, "p1", &json!({"status": "green"}));
+    ensure(reply["error"] == "NO_WAITING_RUN", || format!("the webhook was not refused: {reply}"))?;
+    ensure(version(root, shape) == before, || "a refused event recorded something".into())
 }

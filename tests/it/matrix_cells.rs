@@ -3,6 +3,7 @@
 //! one surface and says what does not hold there.
 
 use crate::common::Root;
+use crate::matrix::{EVENT, Event, Shape};
 use crate::matrix_drive::Trace;
 use savant_think::testing::children::without_items;
 use serde_json::{Value, json};
@@ -65,8 +66,8 @@ pub fn state(root: &Root, workflow: &str, run_id: &str, status: &str) -> Result<
 pub fn explain_graph(root: &Root, workflow: &str) -> Result<(), String> {
     let compiled = json_of(root, &["compile", workflow])?;
     for n in compiled["graph"]["nodes"].as_array().into_iter().flatten() {
-        let face = n["call"].as_str().filter(|c| !c.is_empty()).or(n["uses"].as_str());
-        ensure(face.is_some(), || format!("compile: node {n} says neither call nor uses"))?;
+        let face = n["call"].as_str().filter(|c| !c.is_empty()).or(n["uses"].as_str()).or(n["wait"].as_str());
+        ensure(face.is_some(), || format!("compile: node {n} says neither call, uses nor wait"))?;
     }
     let (_, mermaid, _) = run(root, &["graph", workflow, "--format", "mermaid"]);
     ensure(mermaid.starts_with("flowchart") && !mermaid.contains("<small></small>"), || {
@@ -78,8 +79,8 @@ pub fn explain_graph(root: &Root, workflow: &str) -> Result<(), String> {
     })?;
     let explained = json_of(root, &["explain", workflow])?;
     for s in explained["steps"].as_array().into_iter().flatten() {
-        let face = s["call"].as_str().filter(|c| !c.is_empty()).or(s["uses"].as_str());
-        ensure(face.is_some(), || format!("explain: step {s} says neither call nor uses"))?;
+        let face = s["call"].as_str().filter(|c| !c.is_empty()).or(s["uses"].as_str()).or(s["wait"].as_str());
+        ensure(face.is_some(), || format!("explain: step {s} says neither call, uses nor wait"))?;
     }
     Ok(())
 }
@@ -124,12 +125,27 @@ pub fn mocks(root: &Root, shape: &super::matrix::ShapeRef, trace: Option<&Trace>
             }
         }
     }
-    let doc = json!({"workflow": shape.workflow, "tests": [{
+    let mut test = json!({
         "name": format!("{} by path and by tool", shape.name),
         "params": serde_json::from_str::<Value>(shape.params).unwrap(),
         "mocks": mocks,
         "expect": {"status": shape.status},
-    }]});
+    });
+    // Its waits as the run ended them: answers, the event, timeouts on the fake clock.
+    let answers: serde_json::Map<String, Value> =
+        shape.waits.iter().map(|(p, a)| ((*p).to_owned(), serde_json::from_str(a).unwrap())).collect();
+    if !answers.is_empty() {
+        test["answers"] = Value::Object(answers);
+    }
+    if let Some(e) = &shape.event {
+        test["events"] = json!([{"event": super::matrix::EVENT, "key": e.key, "payload": e.payload()}]);
+    }
+    let timeouts: Vec<String> =
+        trace.waits.iter().filter(|(_, how)| how == "deadline").map(|(s, _)| without_items(s)).collect();
+    if !timeouts.is_empty() {
+        test["timeouts"] = json!(timeouts);
+    }
+    let doc = json!({"workflow": shape.workflow, "tests": [test]});
     let file = format!("tests/mock_{}.test.yaml", shape.name);
     root.write(&file, serde_json::to_string_pretty(&doc).unwrap());
     let (code, out, err) = run(root, &["test", &file]);
@@ -142,23 +158,74 @@ fn summary(out: &str) -> Value {
 }
 
 /// `exec`: real tools, no client; the run ends as expected, never stuck.
-pub fn exec(root: &Root, workflow: &str, params: &str, run_id: &str, status: &str) -> Result<(), String> {
-    let (code, out, err) = run(root, &["exec", workflow, "--params", params, "--run-id", run_id, "--json"]);
-    if status == "refused" {
-        // Refused before anything runs, every step that needs a model named.
-        return ensure(code == 2 && out.contains("MODEL_NOT_CONFIGURED") && err.contains("need"), || {
-            format!("exec was not refused for want of a model (exit {code}): {out}{err}")
-        });
+/// A short wait (the shapes' 1 s sleep or timeout) is waited in process;
+/// a question or an event parks the run (exit 3, listing its waits), which
+/// is then answered (`answer`) or sent (`signal`) and resumed. An event
+/// sent before the wait starts (the run planned first) is taken from the
+/// run's inbox with no park.
+pub fn exec(root: &Root, shape: &Shape, run_id: &str) -> Result<(), String> {
+    let (workflow, status) = (shape.workflow, shape.exec);
+    let mut resume = false;
+    if let Some(e) = shape.event.as_ref().filter(|e| e.early) {
+        let (code, _, err) = run(root, &["plan", workflow, "--run-id", run_id, "--params", shape.params]);
+        ensure(code == 0, || format!("plan exit {code}: {err}"))?;
+        send(root, e, workflow, run_id)?;
+        resume = true;
     }
-    let s = summary(&out);
+    let expected_parks = usize::from(shape.asks() || shape.event.as_ref().is_some_and(|e| !e.early));
+    let mut parks = 0;
+    let s = loop {
+        let mut args = vec!["exec", workflow, "--run-id", run_id, "--json"];
+        if !resume {
+            args.extend(["--params", shape.params]);
+        }
+        let (code, out, err) = run(root, &args);
+        if status == "refused" {
+            // Refused before anything runs, every step that needs a model named.
+            return ensure(code == 2 && out.contains("MODEL_NOT_CONFIGURED") && err.contains("need"), || {
+                format!("exec was not refused for want of a model (exit {code}): {out}{err}")
+            });
+        }
+        let s = summary(&out);
+        if s["status"] != "waiting" {
+            break s;
+        }
+        parks += 1;
+        ensure(code == 3 && parks <= expected_parks, || format!("exec parked (exit {code}): {s}\n{err}"))?;
+        for w in s["waiting"].as_array().into_iter().flatten() {
+            let step = w["step_id"].as_str().unwrap_or_default();
+            match (w["wait"].as_str(), shape.wait_answer(step), &shape.event) {
+                (Some("answer"), Some(value), _) => {
+                    let value = value.to_string();
+                    let (code, out, err) = run(
+                        root,
+                        &["answer", workflow, "--run-id", run_id, "--step", step, "--value", &value],
+                    );
+                    ensure(code == 0, || format!("answer {step}: exit {code}: {out}{err}"))?;
+                }
+                (Some("event"), _, Some(e)) => send(root, e, workflow, run_id)?,
+                _ => return Err(format!("exec parked on a wait it should have waited for: {w}")),
+            }
+        }
+        resume = true;
+    };
     ensure(s["event"] == "summary" && s["status"] == status, || {
-        format!("exec ended {} (exit {code}), not {status}: {s}\n{err}", s["status"])
+        format!("exec ended {}, not {status}: {s}", s["status"])
     })?;
+    ensure(parks == expected_parks, || format!("exec parked {parks} time(s), not {expected_parks}"))?;
     if status == "stopped" {
         let code = s["reason"]["error"].as_str().unwrap_or("");
         ensure(code != "NO_READY_STEP", || format!("exec got stuck: {s}"))?;
     }
     Ok(())
+}
+
+/// `savant-think signal` of a shape's event: delivered to run `run_id`.
+fn send(root: &Root, e: &Event, workflow: &str, run_id: &str) -> Result<(), String> {
+    let (code, out, err) = run(root, &["signal", EVENT, "--key", e.key, "--payload", e.payload]);
+    let reply: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+    ensure(code == 0, || format!("signal exit {code}: {out}{err}"))?;
+    crate::matrix_drive::delivered_to(&reply, workflow, run_id)
 }
 
 /// `exec --dry-run`: done, every `foreach` run with an item and every
@@ -186,9 +253,15 @@ pub fn dry_run(root: &Root, workflow: &str) -> Result<(), String> {
 /// The inspector's API: each shape's run has its status, a `uses:` step's
 /// panel names the workflow and links child runs that link back, and the
 /// runs list puts children after their parent.
-pub fn inspector(root: &Root, results: &mut super::matrix::Results) {
-    let server = crate::inspect_http::serve(root, &[]);
-    let get = |path: &str| crate::inspect_http::get(&server.addr, path, &[]);
+///
+/// A shape that asks a person is driven again with its answers given
+/// through the inspector's `answer` action, and ends as on the CLI.
+pub fn inspector(root: &Root, results: &mut super::matrix::Results, traces: &BTreeMap<&str, Trace>) {
+    const TOKEN: &str = "m4trix";
+    let server = crate::inspect_http::serve(root, &["--token", TOKEN]);
+    let bearer = format!("Bearer {TOKEN}");
+    let get =
+        |path: &str| crate::inspect_http::get(&server.addr, path, &[("Authorization", bearer.as_str())]);
     let list = get("/ui/api/runs?per_page=500").json();
     for shape in super::matrix::SHAPES {
         let run_id = shape.run_id("cli");
@@ -229,6 +302,16 @@ pub fn inspector(root: &Root, results: &mut super::matrix::Results) {
                         && r["run_id"].as_str().is_some_and(|id| id.starts_with(&prefix)),
                     || format!("a child run is not right below its parent: {r}"),
                 )?;
+            }
+            if shape.asks() {
+                let cli = crate::matrix_drive::Cli { root, env: Vec::new(), commands: false };
+                let mut ui =
+                    crate::matrix_drive::InspectorAnswers { cli, addr: server.addr.clone(), token: TOKEN };
+                let t = crate::matrix_drive::drive(&mut ui, shape, &shape.run_id("ui"))?;
+                let r = traces.get(shape.name).ok_or("no reference run (cli failed)")?;
+                ensure(t == *r, || {
+                    format!("answered through the inspector, the run ended otherwise: {t:?} vs {r:?}")
+                })?;
             }
             Ok(())
         })();

@@ -6,26 +6,44 @@
 //! error object), which [`drive`] reads.
 
 use crate::common::{BIN, Root};
+use crate::matrix::{EVENT, Event, Shape};
 use crate::support::Server;
+use savant_think::runtime::clock::parse_time;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, SystemTime};
 
 /// A way to call the engine's tools.
 pub trait Surface {
     /// Calls `tool` with `args`: the reply, or the error object.
     fn call(&mut self, tool: &str, args: Value) -> Value;
+
+    /// Answers the waiting `await:` step `step_id`: the run's progress.
+    fn answer(&mut self, workflow: &str, run_id: &str, step_id: &str, value: &Value) -> Value {
+        self.call(
+            "think_answer",
+            json!({"workflow": workflow, "run_id": run_id, "step_id": step_id, "value": value}),
+        )
+    }
+
+    /// Sends event `event` with `key`: what was delivered.
+    fn signal(&mut self, event: &str, key: &str, payload: &Value) -> Value {
+        self.call("think_signal", json!({"event": event, "key": key, "payload": payload}))
+    }
 }
 
-/// `savant-think call TOOL --input JSON` in a root, with extra environment.
+/// `savant-think call TOOL --input JSON` in a root, with extra environment;
+/// with `commands`, waits end through `savant-think answer` and `savant-think signal`.
 pub struct Cli<'a> {
     pub root: &'a Root,
     pub env: Vec<(String, String)>,
+    pub commands: bool,
 }
 
-impl Surface for Cli<'_> {
-    fn call(&mut self, tool: &str, args: Value) -> Value {
-        let mut c = self.root.command(&["call", tool, "--input", &args.to_string()]);
+impl Cli<'_> {
+    fn json(&self, args: &[&str]) -> Value {
+        let mut c = self.root.command(args);
         c.env("SAVANT_STATE_FSYNC", "0");
         for (k, v) in &self.env {
             c.env(k, v);
@@ -35,6 +53,27 @@ impl Surface for Cli<'_> {
             json!({"error": "NOT_JSON", "details": format!("{e}: {}{}", String::from_utf8_lossy(&out.stdout),
                 String::from_utf8_lossy(&out.stderr))})
         })
+    }
+}
+
+impl Surface for Cli<'_> {
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        self.json(&["call", tool, "--input", &args.to_string()])
+    }
+
+    fn answer(&mut self, workflow: &str, run_id: &str, step_id: &str, value: &Value) -> Value {
+        if !self.commands {
+            let args = json!({"workflow": workflow, "run_id": run_id, "step_id": step_id, "value": value});
+            return self.call("think_answer", args);
+        }
+        self.json(&["answer", workflow, "--run-id", run_id, "--step", step_id, "--value", &value.to_string()])
+    }
+
+    fn signal(&mut self, event: &str, key: &str, payload: &Value) -> Value {
+        if !self.commands {
+            return self.call("think_signal", json!({"event": event, "key": key, "payload": payload}));
+        }
+        self.json(&["signal", event, "--key", key, "--payload", &payload.to_string()])
     }
 }
 
@@ -118,21 +157,41 @@ impl Drop for Stdio_ {
     }
 }
 
-/// `savant-think serve --http 127.0.0.1:0 --stateless`, one POST per call.
+/// `savant-think serve --http 127.0.0.1:0 --stateless`, one POST per call;
+/// with `webhook`, events go to `POST /events/{name}` rather than `think_signal`.
 pub struct Http {
     pub server: Server,
     next_id: u64,
+    pub webhook: bool,
 }
 
 impl Http {
     pub fn start(root: &Root) -> Http {
         let mut command = Server::command(&root.path);
         command.args(["--stateless"]).env("LOG_LEVEL", "error").env("SAVANT_STATE_FSYNC", "0");
-        Http { server: Server::start(command, false), next_id: 0 }
+        Http { server: Server::start(command, false), next_id: 0, webhook: false }
+    }
+
+    /// `POST /events/{event}?key=KEY` with the payload as its body: the reply's JSON.
+    pub fn post_event(&self, event: &str, key: &str, payload: &Value) -> Value {
+        let path = format!("/events/{event}?key={key}");
+        let headers = [("Content-Type", "application/json")];
+        let reply =
+            crate::inspect_http::request(&self.server.addr, "POST", &path, &headers, &payload.to_string());
+        serde_json::from_str(&reply.body).unwrap_or_else(|e| {
+            json!({"error": "NOT_JSON", "details": format!("HTTP {}: {e}: {}", reply.status, reply.body)})
+        })
     }
 }
 
 impl Surface for Http {
+    fn signal(&mut self, event: &str, key: &str, payload: &Value) -> Value {
+        if self.webhook {
+            return self.post_event(event, key, payload);
+        }
+        self.call("think_signal", json!({"event": event, "key": key, "payload": payload}))
+    }
+
     fn call(&mut self, tool: &str, args: Value) -> Value {
         self.next_id += 1;
         let body = json!({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
@@ -156,11 +215,51 @@ impl Surface for Http {
     }
 }
 
+/// The CLI for the engine loop, with each `await:` answered through the
+/// inspector: its run page lists the wait with its question, and its
+/// `answer` action (behind the server's token) records the answer.
+pub struct InspectorAnswers<'a> {
+    pub cli: Cli<'a>,
+    pub addr: String,
+    pub token: &'static str,
+}
+
+impl Surface for InspectorAnswers<'_> {
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        self.cli.call(tool, args)
+    }
+
+    fn answer(&mut self, workflow: &str, run_id: &str, step_id: &str, value: &Value) -> Value {
+        let bearer = format!("Bearer {}", self.token);
+        let auth = [("Authorization", bearer.as_str()), ("Content-Type", "application/json")];
+        let view = crate::inspect_http::get(&self.addr, &format!("/ui/api/runs/{workflow}/{run_id}"), &auth);
+        let view: Value = serde_json::from_str(&view.body).unwrap_or(Value::Null);
+        let listed = view["waiting"].as_array().into_iter().flatten().find(|w| w["step_id"] == step_id);
+        if listed.is_none_or(|w| w["ask"].as_str().is_none_or(str::is_empty)) {
+            return json!({"error": "NOT_LISTED", "details": format!("the run page lists no question for {step_id}: {view}")});
+        }
+        let path = format!("/ui/api/runs/{workflow}/{run_id}/actions/answer");
+        let body = json!({"step_id": step_id, "value": value}).to_string();
+        let reply = crate::inspect_http::request(&self.addr, "POST", &path, &auth, &body);
+        match serde_json::from_str::<Value>(&reply.body) {
+            Ok(v) if reply.status == 200 => v["result"].clone(),
+            Ok(v) => v,
+            Err(e) => {
+                json!({"error": "NOT_JSON", "details": format!("HTTP {}: {e}: {}", reply.status, reply.body)})
+            }
+        }
+    }
+}
+
 /// What a run did: the instructions handed out, in order, and how it ended.
 #[derive(Debug, PartialEq)]
 pub struct Trace {
     /// `(step_id, call, input)` of each instruction handed out.
     pub instructions: Vec<(String, Option<String>, Value)>,
+    /// How each wait ended, in order: `(step_id, "answered" | "event" |
+    /// "deadline")`, and `(EVENT, "sent early")` for an event sent before
+    /// its wait started.
+    pub waits: Vec<(String, String)>,
     /// The run's final status (`state get`).
     pub status: String,
     /// Its captures at the end.
@@ -169,35 +268,51 @@ pub struct Trace {
     pub steps: Vec<(String, String)>,
 }
 
-/// Past this many instructions a drive stops: a run that never ends.
+/// Past this many instructions (or ended waits) a drive stops: a run that never ends.
 const MAX_INSTRUCTIONS: usize = 200;
 
-/// Drives run `run_id` of `workflow` from `plan` to its end on `surface`,
-/// answering each instruction with `answer(step_id, call, attempt)`.
-pub fn drive(
-    surface: &mut dyn Surface,
-    workflow: &str,
-    params: &Value,
-    run_id: &str,
-    answer: &dyn Fn(&str, Option<&str>, u64) -> Value,
-) -> Result<Trace, String> {
+/// The longest deadline a drive sleeps through (the wait shapes' are 1 s).
+const MAX_SLEEP: Duration = Duration::from_secs(2);
+
+/// Drives run `run_id` of `shape` from `plan` to its end on `surface`,
+/// answering each instruction with the shape's answers, each `await:` with
+/// its wait answer, sending its event (early: right after `plan`, into the
+/// run's inbox; else when the run waits for it), and sleeping through any
+/// other wait's deadline.
+pub fn drive(surface: &mut dyn Surface, shape: &Shape, run_id: &str) -> Result<Trace, String> {
+    let (workflow, params) = (shape.workflow, shape.params());
     let mut instructions = Vec::new();
+    let mut waits = Vec::new();
     let mut reply =
         surface.call("think_plan", json!({"workflow": workflow, "params": params, "run_id": run_id}));
+    let mut event = shape.event.as_ref();
+    if let Some(e) = event.filter(|e| e.early) {
+        let sent = surface.signal(EVENT, e.key, &e.payload());
+        delivered_to(&sent, workflow, run_id)?;
+        waits.push((EVENT.to_owned(), "sent early".to_owned()));
+        event = None;
+    }
     loop {
         let instruction = reply.get("instruction").filter(|i| i.is_object()).cloned();
         let failed_for_good = reply.get("error").is_some() && instruction.is_none();
         if failed_for_good && reply["error"] != "RUN_FAILED" && reply["error"] != "VALIDATION_FAILED" {
             return Err(format!("{workflow}: the engine answered an error: {reply}"));
         }
-        let Some(i) = instruction else { break };
-        if instructions.len() >= MAX_INSTRUCTIONS {
-            return Err(format!("{workflow}: still handing out instructions after {MAX_INSTRUCTIONS}"));
+        if instructions.len() + waits.len() >= MAX_INSTRUCTIONS {
+            return Err(format!("{workflow}: still going after {MAX_INSTRUCTIONS} instructions and waits"));
         }
+        let Some(i) = instruction else {
+            let waiting = reply["waiting"].as_array().cloned().unwrap_or_default();
+            if waiting.is_empty() || failed_for_good {
+                break;
+            }
+            reply = end_wait(surface, shape, run_id, &waiting, &mut event, &mut waits)?;
+            continue;
+        };
         let step_id = i["step_id"].as_str().unwrap_or_default().to_owned();
         let call = i["call"].as_str().map(str::to_owned);
         instructions.push((step_id.clone(), call.clone(), i["input"].clone()));
-        let result = answer(&step_id, call.as_deref(), i["attempt"].as_u64().unwrap_or(1));
+        let result = shape.answer(&step_id, call.as_deref(), i["attempt"].as_u64().unwrap_or(1));
         reply = surface.call(
             "think_next",
             json!({"workflow": workflow, "run_id": run_id, "step_id": step_id, "result_snapshot": result}),
@@ -213,5 +328,55 @@ pub fn drive(
         .flatten()
         .map(|s| (s["id"].as_str().unwrap_or("").to_owned(), s["status"].as_str().unwrap_or("").to_owned()))
         .collect();
-    Ok(Trace { instructions, status: status.to_owned(), captures: state["captures"].clone(), steps })
+    Ok(Trace { instructions, waits, status: status.to_owned(), captures: state["captures"].clone(), steps })
+}
+
+/// That `sent` (a signal's reply) delivered the event to run `run_id`.
+pub fn delivered_to(sent: &Value, workflow: &str, run_id: &str) -> Result<(), String> {
+    let to_run = |d: &Value| d["workflow"] == workflow && d["run_id"] == run_id;
+    let ok = sent["delivered"].as_array().is_some_and(|d| d.iter().any(to_run));
+    if ok { Ok(()) } else { Err(format!("the event was not delivered to {run_id}: {sent}")) }
+}
+
+/// Ends one of `waiting` through `surface` (see [`drive`]): the run's progress after it.
+fn end_wait(
+    surface: &mut dyn Surface,
+    shape: &Shape,
+    run_id: &str,
+    waiting: &[Value],
+    event: &mut Option<&Event>,
+    waits: &mut Vec<(String, String)>,
+) -> Result<Value, String> {
+    let workflow = shape.workflow;
+    let resume = json!({"workflow": workflow, "run_id": run_id, "if_exists": "resume"});
+    for w in waiting {
+        let step = w["step_id"].as_str().unwrap_or_default();
+        if w["wait"] == "answer"
+            && let Some(value) = shape.wait_answer(step)
+        {
+            waits.push((step.to_owned(), "answered".to_owned()));
+            return Ok(surface.answer(workflow, run_id, step, &value));
+        }
+        if w["wait"] == "event"
+            && let Some(e) = event.take()
+        {
+            let sent = surface.signal(EVENT, e.key, &e.payload());
+            delivered_to(&sent, workflow, run_id)?;
+            waits.push((step.to_owned(), "event".to_owned()));
+            return Ok(surface.call("think_plan", resume));
+        }
+    }
+    // Nothing here ends a wait: sleep through the earliest deadline.
+    let next = waiting
+        .iter()
+        .filter_map(|w| Some((parse_time(w["deadline"].as_str()?)?, w["step_id"].as_str()?)))
+        .min()
+        .ok_or_else(|| format!("{workflow}: waits that nothing ends: {waiting:?}"))?;
+    let left = next.0.duration_since(SystemTime::now()).unwrap_or_default();
+    if left > MAX_SLEEP {
+        return Err(format!("{workflow}: a deadline {left:?} away: {waiting:?}"));
+    }
+    std::thread::sleep(left + Duration::from_millis(100));
+    waits.push((next.1.to_owned(), "deadline".to_owned()));
+    Ok(surface.call("think_plan", resume))
 }

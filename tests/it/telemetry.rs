@@ -265,3 +265,39 @@ fn a_child_runs_spans_name_its_parent() {
     let ask = named(&spans, "step ask")[0];
     assert_eq!((&ask.trace_id, &ask.parent_span_id), (&parent_run.trace_id, &child_run.span_id), "{ask:#?}");
 }
+
+/// A wait is a span from when it started waiting to its end, under the run
+/// span: `wait approve` answered, `wait nap` slept; the step after a wait
+/// starts when the wait ended.
+#[test]
+fn a_wait_is_a_span_from_its_start_to_its_end() {
+    const WAITS: &str = "steps:\n  - id: fetch\n    call: web.fetch\n    input_template: { text: \"fetch\" }\n    success_schema: { type: object, required: [text], properties: { text: { type: string } } }\n  - id: approve\n    await:\n      ask: \"Go on?\"\n      schema: { type: object, properties: { approved: { type: boolean } }, required: [approved] }\n      timeout: 1h\n    capture_as: approval\n    deps: [fetch]\n  - id: nap\n    sleep: 10m\n    deps: [approve]\n  - id: summarize\n    call: web.fetch\n    input_template: { text: \"done\" }\n    deps: [nap]\n    success_schema: { type: object, required: [text], properties: { text: { type: string } } }\n";
+    let receiver = Receiver::start();
+    let root = Root::with_workflows("otel-waits", &[("waits", WAITS)]);
+    let mut c = cmd(&root.path, &["exec", "waits", "--dry-run", "--run-id", "w1", "--json"]);
+    c.env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url);
+    let r = run_cmd(c);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let spans = receiver.wait_for(5);
+    assert_eq!(spans.len(), 5, "{spans:#?}");
+    let run = named(&spans, "run waits")[0];
+    let fetch = named(&spans, "step fetch")[0];
+    let summarize = named(&spans, "step summarize")[0];
+    let mut previous_end = fetch.end_time_unix_nano;
+    for (step, wait, ended) in [("approve", "answer", "answered"), ("nap", "timer", "slept")] {
+        let s = named(&spans, &format!("wait {step}"));
+        assert_eq!(s.len(), 1, "{step}: {spans:#?}");
+        let s = s[0];
+        assert_eq!((&s.trace_id, &s.parent_span_id), (&run.trace_id, &run.span_id), "{s:#?}");
+        assert_eq!(attr(s, "savant.step_id").as_deref(), Some(step));
+        assert_eq!(attr(s, "savant.wait").as_deref(), Some(wait));
+        assert_eq!(attr(s, "savant.wait_ended").as_deref(), Some(ended));
+        assert_eq!(attr(s, "savant.run_id").as_deref(), Some("w1"));
+        assert_eq!(s.status.as_ref().map(|st| st.code), Some(StatusCode::Ok as i32));
+        assert!(s.start_time_unix_nano >= previous_end, "{step} starts when the step before it ended");
+        assert!(s.start_time_unix_nano <= s.end_time_unix_nano);
+        previous_end = s.end_time_unix_nano;
+    }
+    assert!(summarize.start_time_unix_nano >= previous_end, "the step after the nap starts at its end");
+    assert!(previous_end <= run.end_time_unix_nano);
+}

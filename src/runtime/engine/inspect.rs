@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::runtime::reply::{FullState, WaitView};
+use crate::runtime::reply_waits::SubRun;
 
 /// A run as the inspector shows it: its full state and the compiled
 /// workflow version it runs (not the file as it is now).
@@ -30,16 +31,39 @@ pub struct RunBrief {
 
 impl Engine {
     /// A run's full state with its pinned workflow version and ready steps.
+    /// Its waits include its child runs' (by their path, `child/approve`),
+    /// as `plan` lists them, so a child's question is answered from here.
     pub fn run_snapshot(&self, workflow: &str, run_id: &str) -> EngineResult<RunSnapshot> {
-        let mut snapshot = self.with_run(workflow, run_id, |engine, _, c| {
+        let (mut snapshot, children) = self.with_run(workflow, run_id, |engine, _, c| {
             let m = &c.machine;
-            Ok(RunSnapshot {
+            let children: Vec<(String, String, String)> = m
+                .ready()
+                .filter_map(|w| {
+                    let uses = m.step(w.0).uses.as_ref()?.value.to_string();
+                    Some((m.work_id(w), uses, Self::child_run_id(m, w)))
+                })
+                .collect();
+            let snapshot = RunSnapshot {
                 state: m.full_state(),
                 workflow: m.cw.clone(),
                 ready: m.ready().map(|w| m.work_id(w)).collect(),
                 waiting: engine.wait_views(m),
-            })
+            };
+            Ok((snapshot, children))
         })?;
+        for (prefix, uses, child_run) in children {
+            if snapshot.waiting.len() >= READY_LIST_CAP {
+                break;
+            }
+            // A child that has not started (or cannot be read) waits for nothing yet.
+            let Ok(child) = self.run_snapshot(&uses, &child_run) else { continue };
+            snapshot.waiting.extend(child.waiting.into_iter().map(|mut v| {
+                v.step_id = format!("{prefix}/{}", v.step_id);
+                v.sub_run.get_or_insert(SubRun { workflow: uses.clone(), run_id: child_run.clone() });
+                v
+            }));
+        }
+        snapshot.waiting.truncate(READY_LIST_CAP);
         self.compare_with_file(workflow, &mut snapshot.state);
         Ok(snapshot)
     }

@@ -42,7 +42,9 @@ mod upgrade;
 mod waits;
 pub use children::child_run_id;
 pub use inspect::{RunBrief, RunSnapshot};
-pub use observe::{AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt, trace_ids, unhex};
+pub use observe::{
+    AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt, WaitEnded, trace_ids, unhex,
+};
 pub use upgrade::{RunsAgainst, UpgradeFailed, UpgradeRequest};
 pub use waits::{Delivery, Signalled};
 mod runs;

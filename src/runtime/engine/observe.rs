@@ -1,7 +1,8 @@
 //! What the engine tells an observer of its runs (the binary's OpenTelemetry
 //! exporter, `crate::telemetry`): every step attempt once its result is
-//! durable (accepted or refused by its success schema), and every run once
-//! it has finished. The engine knows no tracing library: an observer gets
+//! durable (accepted or refused by its success schema), every wait once
+//! its end (an answer, an event, its deadline) is durable, and every run
+//! once it has finished. The engine knows no tracing library: an observer gets
 //! plain values, after the event is in the state store, and never slows the
 //! call beyond what it does itself (the exporter only queues).
 
@@ -15,6 +16,27 @@ pub trait RunObserver: Send + Sync {
     fn step_attempt(&self, attempt: &StepAttempt<'_>);
     /// A run that just reached `done` or `failed`.
     fn run_finished(&self, run: &RunFinished<'_>);
+    /// A wait (a step or foreach item) that just ended. Default: ignored.
+    fn wait_ended(&self, _wait: &WaitEnded<'_>) {}
+}
+
+/// A wait that ended: from when it started to its answer, its event or
+/// its deadline.
+#[derive(Clone, Copy, Debug)]
+pub struct WaitEnded<'a> {
+    /// The run.
+    pub run: RunRef<'a>,
+    /// The step id, or `id[N]` for a foreach item.
+    pub step_id: &'a str,
+    /// What it waited for: `answer`, `event` or `timer`.
+    pub wait: &'static str,
+    /// How it ended: `answered`, `event`, `timed_out` (its `on_timeout`
+    /// taken), `failed` (timed out with none: WAIT_TIMED_OUT) or `slept`.
+    pub ended: &'static str,
+    /// When it started waiting (RFC 3339): when the step became ready.
+    pub started_at: &'a str,
+    /// When its end was recorded (RFC 3339).
+    pub ended_at: &'a str,
 }
 
 /// The run an observation is about.
@@ -154,7 +176,8 @@ fn ready_since<'m>(m: &'m Machine, w: WorkRef, work_id: &str) -> &'m str {
     let is_dep = |id: &str| deps.contains(&id.split_once('[').map_or(id, |(b, _)| b));
     for e in m.state.history.iter().rev() {
         match &e.kind {
-            EventKind::Result { step_id, .. } if is_dep(step_id) => return &e.at,
+            // A dependency's result, or the end of a dependency's wait.
+            k if k.result_step().is_some_and(is_dep) => return &e.at,
             EventKind::ValidationFailed { step_id, .. } if step_id == work_id => return &e.at,
             _ => {}
         }
@@ -173,10 +196,11 @@ impl Engine {
     pub(super) fn observe_before(&self, cached: &Cached, event: &Event) -> Option<Pending> {
         self.observer.as_ref()?;
         let m = &cached.machine;
+        let was_running = m.state.status == RunStatus::Running;
         let (step_id, errors) = match &event.kind {
             EventKind::Result { step_id, .. } => (step_id, None),
             EventKind::ValidationFailed { step_id, errors, .. } => (step_id, Some(errors.clone())),
-            _ => return Some(Pending { was_running: m.state.status == RunStatus::Running, attempt: None }),
+            _ => return Some(Pending { was_running, attempt: None, wait: pending_wait(m, &event.kind) }),
         };
         let attempt = m.resolve(step_id).map(|w| PendingAttempt {
             step_id: step_id.clone(),
@@ -185,7 +209,7 @@ impl Engine {
             started_at: ready_since(m, w, step_id).to_owned(),
             errors,
         });
-        Some(Pending { was_running: m.state.status == RunStatus::Running, attempt })
+        Some(Pending { was_running, attempt, wait: None })
     }
 
     /// Reports what [`Engine::observe_before`] saw, now that `event` is applied.
@@ -204,6 +228,16 @@ impl Engine {
                 started_at: &a.started_at,
                 ended_at: at,
                 outcome,
+            });
+        }
+        if let Some(w) = &pending.wait {
+            observer.wait_ended(&WaitEnded {
+                run: run_ref(m),
+                step_id: &w.step_id,
+                wait: w.wait,
+                ended: w.ended,
+                started_at: &w.started_at,
+                ended_at: at,
             });
         }
         if pending.was_running && m.state.status != RunStatus::Running {
@@ -233,6 +267,40 @@ impl Engine {
 pub(super) struct Pending {
     was_running: bool,
     attempt: Option<PendingAttempt>,
+    wait: Option<PendingWait>,
+}
+
+struct PendingWait {
+    step_id: String,
+    wait: &'static str,
+    ended: &'static str,
+    started_at: String,
+}
+
+/// The wait `kind` ends, if it ends one (an event kept in the inbox ends none).
+fn pending_wait(m: &Machine, kind: &EventKind) -> Option<PendingWait> {
+    use crate::ir::WaitKind;
+    let step_id = kind.result_step()?;
+    let w = m.resolve(step_id)?;
+    let wait = match m.wait_of(w.0)?.kind {
+        WaitKind::Answer { .. } => "answer",
+        WaitKind::Event { .. } => "event",
+        WaitKind::Sleep { .. } | WaitKind::SleepUntil { .. } => "timer",
+    };
+    let ended = match kind {
+        EventKind::Answered { .. } => "answered",
+        EventKind::Signal { .. } => "event",
+        EventKind::TimerFired { .. } if wait == "timer" => "slept",
+        EventKind::TimerFired { value: Some(_), .. } => "timed_out",
+        EventKind::TimerFired { value: None, .. } => "failed",
+        _ => return None,
+    };
+    Some(PendingWait {
+        step_id: step_id.to_owned(),
+        wait,
+        ended,
+        started_at: ready_since(m, w, step_id).to_owned(),
+    })
 }
 
 struct PendingAttempt {
