@@ -56,7 +56,13 @@ pub fn cmd(dir: &Path, args: &[&str]) -> Command {
 }
 
 /// Runs `c` to completion, killing it and failing the test after [`WATCHDOG`].
-pub fn run_cmd(mut c: Command) -> Run {
+pub fn run_cmd(c: Command) -> Run {
+    run_cmd_within(c, WATCHDOG)
+}
+
+/// [`run_cmd`] with another watchdog (a client program that drives a whole
+/// session takes longer than one command of the binary).
+pub fn run_cmd_within(mut c: Command, watchdog: Duration) -> Run {
     let started = Instant::now();
     let mut child = c
         .stdin(Stdio::null())
@@ -80,10 +86,10 @@ pub fn run_cmd(mut c: Command) -> Run {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        if started.elapsed() > WATCHDOG {
+        if started.elapsed() > watchdog {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("{c:?} hung: killed after {WATCHDOG:?}");
+            panic!("{c:?} hung: killed after {watchdog:?}");
         }
         std::thread::sleep(Duration::from_millis(5));
     };

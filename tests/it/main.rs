@@ -54,6 +54,7 @@ mod lsp_runs;
 mod matrix;
 mod matrix_cells;
 mod matrix_drive;
+mod mcp_clients;
 mod mcp_http;
 mod mcp_stdio;
 mod mcp_tasks;

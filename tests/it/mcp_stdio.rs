@@ -169,55 +169,6 @@ fn stdio_survives_malformed_messages() {
     }
 }
 
-/// The official Python SDK (`pip install mcp`) drives a full loop through
-/// `tests/python/test_stdio.py`. The interpreter is `$MCP_PYTHON`, else
-/// `python3`; without the `mcp` package the test is skipped with a note —
-/// unless `MCP_PYTHON` is set (as `.ci/run` does), when a missing SDK fails.
-#[test]
-fn python_sdk_drives_a_full_loop() {
-    let required = std::env::var_os("MCP_PYTHON").is_some();
-    let python = std::env::var("MCP_PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    let has_sdk = Command::new(&python)
-        .args(["-c", "import mcp"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !has_sdk {
-        assert!(!required, "MCP_PYTHON={python} is set but `{python} -c \"import mcp\"` fails");
-        crate::support::skip::skip(
-            "python_sdk_drives_a_full_loop",
-            &format!("`{python} -c \"import mcp\"` failed (set MCP_PYTHON to a venv with `pip install mcp`)"),
-            None,
-        );
-        return;
-    }
-    let scratch = Root::new("mcp-python");
-    populate(&scratch.path);
-    let script = std::path::Path::new(crate::common::CRATE).join("tests/python/test_stdio.py");
-    let mut child = Command::new(&python)
-        .arg(&script)
-        .arg(BIN)
-        .arg(&scratch.path)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the Python SDK test hangs");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "python failed\nstdout:\n{stdout}\nstderr:\n{stderr}");
-    assert!(stdout.contains("python mcp sdk: ok"), "{stdout}");
-}
-
 // ---- notifications, completions, paging, workflow prompts, error codes ----
 
 /// A client that records the server's notifications, in order.

@@ -1,7 +1,7 @@
 """Drives `savant-think serve` (stdio) with the official Python MCP SDK.
 
 Usage: python3 tests/python/test_stdio.py BINARY ROOT
-(`cargo test --test it mcp_stdio::` runs it with a scratch ROOT). Exits non-zero
+(`cargo test --test it mcp_clients::` runs it with a scratch ROOT). Exits non-zero
 on the first failed check.
 """
 
