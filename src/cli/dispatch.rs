@@ -127,6 +127,9 @@ pub(crate) fn run_engine(command: Command) -> ExitCode {
             "think_reset",
             typed(ResetArgs { workflow: wf.workflow, run_id, checkpoint, force: Some(force) }),
         ),
+        Command::State { command: cli::state::StateCommand::Migrate(args) } => {
+            return cli::state_migrate::run(args);
+        }
         Command::State { command } => match cli::inspect::state(command) {
             Ok(code) => return code,
             Err(command) => cli::state::call(command),

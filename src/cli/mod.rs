@@ -46,6 +46,7 @@ pub mod runtime;
 #[cfg(feature = "mcp")]
 pub mod serve;
 pub mod state;
+pub mod state_migrate;
 pub mod test;
 #[cfg(feature = "agent")]
 pub mod tools;

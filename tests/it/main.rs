@@ -59,6 +59,7 @@ mod mcp_stdio;
 mod migrate;
 mod migrate_cli;
 mod operating;
+mod operating_roles;
 mod project;
 mod project_loader;
 mod replicas;
