@@ -65,7 +65,7 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
 
-/// What [`migrate`] did: the schema version found, the one left, and the
+/// What [`super::PgStore::migrate`] did: the schema version found, the one left, and the
 /// migrations applied in between (none when it was already current).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Migration {
