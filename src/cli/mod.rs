@@ -36,6 +36,8 @@ pub mod exec;
 pub mod init;
 pub mod inspect;
 #[cfg(feature = "mcp")]
+pub mod log_json;
+#[cfg(feature = "mcp")]
 pub mod logging;
 pub mod migrate;
 pub mod output;

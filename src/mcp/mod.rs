@@ -22,8 +22,10 @@
 //! the caller's tokio runtime. Workflow ids are checked with
 //! `workspace::valid_workflow_id`, never the lowerer directly.
 
+mod call_log;
 mod elicit;
 pub mod http;
+pub mod metrics;
 pub mod notify;
 pub mod prompts;
 pub mod retention;

@@ -58,6 +58,7 @@ mod mcp_http;
 mod mcp_stdio;
 mod migrate;
 mod migrate_cli;
+mod observing;
 mod operating;
 mod operating_roles;
 mod project;
