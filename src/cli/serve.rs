@@ -16,6 +16,9 @@ pub struct ServeArgs {
     /// Read the token from this file (its first line; kept out of `ps`): to rotate it, change the file and restart with the same command line.
     #[arg(long, value_name = "PATH")]
     token_file: Option<PathBuf>,
+    /// A second token, read from this file's first line, that may only read: read-only tools, resources, /metrics and the inspector's pages; 403 for anything that changes a run. Needs --token or --token-file.
+    #[arg(long, value_name = "PATH", requires = "http")]
+    read_token_file: Option<PathBuf>,
     /// Also accept this browser Origin (e.g. https://app.example.com:443; loopback origins are always accepted). Repeatable.
     #[arg(long, value_name = "ORIGIN")]
     allowed_origin: Vec<String>,
@@ -73,9 +76,17 @@ pub fn run(args: ServeArgs) -> ExitCode {
         },
         (token, None) => token.clone(),
     };
+    let read_token = match &args.read_token_file {
+        Some(path) => match read_token(path) {
+            Ok(t) => Some(t),
+            Err(m) => return fail(m),
+        },
+        None => None,
+    };
     let options = savant_think::mcp::ServeOptions {
         http: args.http,
         token,
+        read_token,
         allowed_origins: args.allowed_origin,
         allowed_hosts: args.allowed_host,
         insecure: args.insecure,

@@ -567,6 +567,7 @@ pub async fn serve(server: SavantServer, addr: SocketAddr, options: &ServeOption
     let root = server.engine().root().display().to_string();
     let in_flight: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
     let app = router_counting(server, options, cancel.child_token(), in_flight.clone());
+    let app = super::read_token::wrap(options, app, BODY_READ_TIMEOUT);
     if let Some(hook) = options.when_idle {
         tokio::spawn(when_idle(in_flight.clone(), hook));
     }

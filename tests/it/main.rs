@@ -63,6 +63,7 @@ mod operating;
 mod operating_roles;
 mod project;
 mod project_loader;
+mod read_token;
 mod replicas;
 mod runs;
 mod runs_over_time;

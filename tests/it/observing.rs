@@ -12,7 +12,8 @@ use std::time::Duration;
 
 const TOKEN: &str = "metrics-token-0123456789";
 
-const HELLO: &str = "id: hello
+/// Two steps, `greet` then `bye` (also `read_token.rs`'s).
+pub(crate) const HELLO: &str = "id: hello
 steps:
   - id: greet
     call: prompt.say
