@@ -1,7 +1,7 @@
 //! `serve --read-token-file`: a second bearer token that may only read.
 //! An outer layer around every route: a request carrying the read token is
 //! let through, as if it carried the token, only when it reads — `GET` (and
-//! `HEAD`) of `/ui/…` and `/metrics`, `GET` and `DELETE` of `/mcp` (the
+//! `HEAD`) of `/ui/…`, `/metrics` and the probes, `GET` and `DELETE` of `/mcp` (the
 //! session's stream, its end), and a `POST /mcp` whose JSON-RPC request
 //! reads: `initialize`, notifications, `ping`, the `*/list` methods,
 //! `resources/read`, `resources/subscribe` and `unsubscribe`, `prompts/get`,
@@ -80,7 +80,7 @@ pub(super) async fn layer(State(limits): State<Arc<ReadToken>>, req: Request, ne
     let method = req.method().clone();
     let reading = matches!(method, Method::GET | Method::HEAD);
     let allowed = match path.as_str() {
-        "/metrics" => reading,
+        "/metrics" | "/healthz" | "/readyz" => reading,
         "/mcp" => reading || method == Method::DELETE || method == Method::POST,
         p => reading && (p == "/ui" || p.starts_with("/ui/")),
     };

@@ -58,6 +58,7 @@ fn a_read_token_reads_and_may_not_act() {
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("\\\"r1\\\"") || body.contains("\"r1\""), "the run is listed: {body}");
     assert_eq!(get(a, READ, "/metrics"), 200);
+    assert_eq!(get(a, READ, "/readyz"), 200);
     assert_eq!(get(a, READ, "/ui/api/runs"), 200);
 
     for (tool, args) in [
