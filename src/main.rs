@@ -310,7 +310,7 @@ enum Command {
     ///
     /// Logs go to stderr, at the level in LOG_LEVEL (default `info,rmcp=warn`: one line per call).
     #[command(
-        after_help = concat!("Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost\n\n", state_env!(traces), "\n  SAVANT_THINK_TOKEN  the bearer token of --http (same as --token)\n  LOG_LEVEL           log level on stderr (default info,rmcp=warn)\n\nMore: docs/mcp.md, docs/deploy.md.")
+        after_help = concat!("Examples:\n  savant-think serve\n  savant-think serve --http 127.0.0.1:7331\n  SAVANT_THINK_TOKEN=s3cret savant-think serve --http 0.0.0.0:7331 --allowed-host myhost\n\n", state_env!(traces), "\n  SAVANT_THINK_TOKEN  the bearer token of --http (same as --token)\n  LOG_LEVEL           log level on stderr (default info,rmcp=warn)\n  LOG_FORMAT          text or json log lines (same as --log-format)\n\nMore: docs/mcp.md, docs/deploy.md.")
     )]
     #[cfg(feature = "mcp")]
     Serve(cli::serve::ServeArgs),

@@ -81,6 +81,9 @@ fn engine_call(command: Command) -> Result<Call, ExitCode> {
             "think_reset",
             typed(ResetArgs { workflow: wf.workflow, run_id, checkpoint, force: Some(force) }),
         ),
+        Command::State { command: cli::state::StateCommand::Migrate(args) } => {
+            return Err(cli::state_migrate::run(args));
+        }
         Command::State { command } => match cli::inspect::state(command) {
             Ok(code) => return Err(code),
             Err(command) => cli::state::call(command),

@@ -11,17 +11,35 @@ use tracing_subscriber::{EnvFilter, Layer, filter};
 /// `default`), and to every MCP client that asked for them with
 /// `logging/setLevel` (at that client's level, whatever `LOG_LEVEL` says).
 pub fn init(default: &str) {
-    let level = super::env::var("LOG_LEVEL");
-    let env_filter = level
-        .as_deref()
-        .and_then(|l| EnvFilter::try_new(l.to_lowercase()).ok())
-        .unwrap_or_else(|| EnvFilter::new(default));
-    let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_target(true)
-        .with_filter(env_filter);
+    init_as(default, LogFormat::Text)
+}
+
+/// How lines on stderr look (`serve --log-format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// `2026-01-01T00:00:00Z  INFO target: msg key=value`, for a person.
+    Text,
+    /// One JSON object per line (`ts`, `level`, `msg`, `target`, fields; see `log_json.rs`).
+    Json,
+}
+
+/// [`init`] with the lines on stderr in `format`.
+pub fn init_as(default: &str, format: LogFormat) {
+    let env_filter = || {
+        super::env::var("LOG_LEVEL")
+            .as_deref()
+            .and_then(|l| EnvFilter::try_new(l.to_lowercase()).ok())
+            .unwrap_or_else(|| EnvFilter::new(default))
+    };
+    let text = (format == LogFormat::Text).then(|| {
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .with_target(true)
+            .with_filter(env_filter())
+    });
+    let json = (format == LogFormat::Json).then(|| super::log_json::JsonLines.with_filter(env_filter()));
     let to_clients = notify::McpLogLayer
         .with_filter(filter::filter_fn(notify::wanted).with_max_level_hint(filter::LevelFilter::DEBUG));
-    let _ = tracing_subscriber::registry().with(stderr).with(to_clients).try_init();
+    let _ = tracing_subscriber::registry().with(text).with(json).with(to_clients).try_init();
 }

@@ -36,6 +36,8 @@ pub mod exec;
 pub mod init;
 pub mod inspect;
 #[cfg(feature = "mcp")]
+pub mod log_json;
+#[cfg(feature = "mcp")]
 pub mod logging;
 pub mod migrate;
 pub mod output;
@@ -46,6 +48,7 @@ pub mod runtime;
 #[cfg(feature = "mcp")]
 pub mod serve;
 pub mod state;
+pub mod state_migrate;
 pub mod test;
 #[cfg(feature = "agent")]
 pub mod tools;

@@ -16,6 +16,9 @@ pub struct ServeArgs {
     /// Read the token from this file (its first line; kept out of `ps`): to rotate it, change the file and restart with the same command line.
     #[arg(long, value_name = "PATH")]
     token_file: Option<PathBuf>,
+    /// A second token, read from this file's first line, that may only read: read-only tools, resources, /metrics and the inspector's pages; 403 for anything that changes a run. Needs --token or --token-file.
+    #[arg(long, value_name = "PATH", requires = "http")]
+    read_token_file: Option<PathBuf>,
     /// Also accept this browser Origin (e.g. https://app.example.com:443; loopback origins are always accepted). Repeatable.
     #[arg(long, value_name = "ORIGIN")]
     allowed_origin: Vec<String>,
@@ -46,6 +49,9 @@ pub struct ServeArgs {
     /// The run inspector at http://ADDR/ui/ shows runs but offers no actions (reset, fork, upgrade, archive, delete, restore).
     #[arg(long, requires = "http")]
     ui_read_only: bool,
+    /// How log lines on stderr look: text, or json (one object per line: ts, level, msg, target, request_id, tool, ms, workflow, run_id, step, code, cause; docs/deploy.md).
+    #[arg(long, value_enum, env = "LOG_FORMAT", default_value = "text")]
+    log_format: super::logging::LogFormat,
     /// Project root. Default: $SAVANT_PATH, else the nearest directory above holding savant-think.toml, else one holding workflows/, else the current directory (see `savant-think root`).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
@@ -62,7 +68,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
     // rmcp's own `info` lines are per session (and, stateless, per
     // request: three lines and a dump of the client's capabilities for
     // every call); `LOG_LEVEL=info` brings them back.
-    super::logging::init("info,rmcp=warn");
+    super::logging::init_as("info,rmcp=warn", args.log_format);
     let token = match (&args.token, &args.token_file) {
         (_, Some(path)) => match read_token(path) {
             Ok(t) => Some(t),
@@ -70,9 +76,17 @@ pub fn run(args: ServeArgs) -> ExitCode {
         },
         (token, None) => token.clone(),
     };
+    let read_token = match &args.read_token_file {
+        Some(path) => match read_token(path) {
+            Ok(t) => Some(t),
+            Err(m) => return fail(m),
+        },
+        None => None,
+    };
     let options = savant_think::mcp::ServeOptions {
         http: args.http,
         token,
+        read_token,
         allowed_origins: args.allowed_origin,
         allowed_hosts: args.allowed_host,
         insecure: args.insecure,
@@ -94,6 +108,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
         Ok(e) => e,
         Err(e) => return fail(format!("cannot start the engine: {}", e.human())),
     };
+    log_start(&engine, &options);
     match super::runtime::block_on(savant_think::mcp::serve(engine, &options)) {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(m)) | Err(m) => fail(m),
@@ -141,4 +156,73 @@ fn read_token(path: &std::path::Path) -> Result<String, String> {
         return Err(format!("the token file {} is empty: write the token on its first line", path.display()));
     }
     Ok(token)
+}
+
+/// One line at start with what this replica runs with, so that drift
+/// between replicas shows in their logs: the root, the store (its URL
+/// without the password, the schema version it was checked at), retention,
+/// telemetry and limits. Never the token.
+fn log_start(engine: &savant_think::runtime::Engine, options: &savant_think::mcp::ServeOptions) {
+    let config = engine.config();
+    let store = match &config.state.url {
+        Some(url) => without_password(url),
+        None => "files".to_owned(),
+    };
+    #[cfg(feature = "postgres")]
+    let schema = config.state.url.as_ref().map(|_| savant_think::state::pg::SCHEMA_VERSION);
+    #[cfg(not(feature = "postgres"))]
+    let schema: Option<i32> = None;
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        root = %engine.root().display(),
+        store,
+        schema,
+        keep = ?config.state.keep,
+        telemetry = config.telemetry.traces_url.is_some(),
+        auth = options.token.is_some(),
+        stateless = options.stateless,
+        max_in_flight = options.max_in_flight,
+        max_sessions = options.max_sessions,
+        max_message_bytes = options.max_message_bytes,
+        db_timeout_ms = config.state.db_timeout.as_millis() as u64,
+        pool_size = config.state.pool_size,
+        "starting"
+    );
+}
+
+/// `scheme://user:secret@host/…` as `scheme://user@host/…`; the query
+/// (`options=…`) is kept, a `password=` in it masked.
+fn without_password(url: &str) -> String {
+    let (head, query) = url.split_once('?').unwrap_or((url, ""));
+    let head = match (head.split_once("://"), head.rfind('@')) {
+        (Some((scheme, rest)), Some(_)) => {
+            let (user, host) = rest.rsplit_once('@').unwrap_or(("", rest));
+            format!("{scheme}://{}@{host}", user.split(':').next().unwrap_or(""))
+        }
+        _ => head.to_owned(),
+    };
+    let query: Vec<String> = query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| if p.starts_with("password=") { "password=***".to_owned() } else { p.to_owned() })
+        .collect();
+    if query.is_empty() { head } else { format!("{head}?{}", query.join("&")) }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_password_is_never_logged() {
+        for (url, shown) in [
+            ("postgres://app:s3cret@db:5432/savant", "postgres://app@db:5432/savant"),
+            (
+                "postgres://app@db/savant?password=s3cret&options=x",
+                "postgres://app@db/savant?password=***&options=x",
+            ),
+            ("postgres://a:b:c@d@h/db", "postgres://a@h/db"),
+            ("postgres://h/db", "postgres://h/db"),
+        ] {
+            assert_eq!(super::without_password(url), shown);
+        }
+    }
 }

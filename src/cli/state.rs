@@ -93,6 +93,8 @@ pub enum StateCommand {
         #[arg(long)]
         apply: bool,
     },
+    /// Apply the PostgreSQL schema migrations the state database lacks (idempotent; as its owner, so replicas may run with DML grants only).
+    Migrate(super::state_migrate::MigrateArgs),
     /// Make an archived run the live run again.
     Restore {
         #[command(flatten)]
@@ -142,6 +144,8 @@ pub fn call(command: StateCommand) -> (Option<PathBuf>, &'static str, Value) {
             "think_state_repair",
             typed(RepairArgs { workflow: wf.workflow, run_id, apply: Some(apply) }),
         ),
+        // Not a tool: `dispatch` runs `state migrate` itself, before this.
+        StateCommand::Migrate(_) => unreachable!("state migrate is dispatched to cli::state_migrate"),
         StateCommand::Restore { wf, run_id, archive_id } => {
             (wf.root, "think_state_restore", typed(RestoreArgs { workflow: wf.workflow, run_id, archive_id }))
         }

@@ -16,9 +16,8 @@
 //! POST body must arrive within [`BODY_READ_TIMEOUT`] (408), be
 //! `application/json` (415), JSON (400, -32700), no costlier to parse than
 //! 29× its size + 48 MB (413, -32600: `lean_json::check_cost`) and
-//! JSON-RPC 2.0 (400, -32600): each refusal a JSON-RPC error object. Only
-//! `/mcp` exactly is served, and `POST /events/{name}` (`webhook.rs`) behind
-//! the same guard. A non-loopback bind without a token is refused unless
+//! JSON-RPC 2.0 (400, -32600): each refusal a JSON-RPC error object. Only `/mcp`
+//! is served, and `POST /events/{name}`, `GET /metrics` behind the same guard. A non-loopback bind without a token is refused unless
 //! `--insecure`.
 
 use crate::mcp::{SavantServer, ServeOptions};
@@ -498,6 +497,7 @@ fn router_counting(
     Router::new()
         .route_service("/mcp", service)
         .route("/events/{name}", axum::routing::post(super::webhook::deliver).with_state(webhook))
+        .merge(super::metrics::router(server_engine.clone(), guard_state.in_flight.clone()))
         .layer(middleware::from_fn_with_state(Arc::new(guard_state), guard))
         .merge(inspector)
         .merge(probes(server_engine))
@@ -567,6 +567,7 @@ pub async fn serve(server: SavantServer, addr: SocketAddr, options: &ServeOption
     let root = server.engine().root().display().to_string();
     let in_flight: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
     let app = router_counting(server, options, cancel.child_token(), in_flight.clone());
+    let app = super::read_token::wrap(options, app, BODY_READ_TIMEOUT);
     if let Some(hook) = options.when_idle {
         tokio::spawn(when_idle(in_flight.clone(), hook));
     }

@@ -25,13 +25,16 @@
 //! the caller's tokio runtime. Workflow ids are checked with
 //! `workspace::valid_workflow_id`, never the lowerer directly.
 
+mod call_log;
 mod calls;
 mod elicit;
 #[cfg(feature = "agent")]
 mod exec_tool;
 pub mod http;
+pub mod metrics;
 pub mod notify;
 pub mod prompts;
+mod read_token;
 pub mod retention;
 pub mod server;
 pub mod stdio;
@@ -53,6 +56,8 @@ pub struct ServeOptions {
     pub http: Option<SocketAddr>,
     /// A bearer token every HTTP request must carry.
     pub token: Option<String>,
+    /// A second token that may only read (`--read-token-file`; needs `token`).
+    pub read_token: Option<String>,
     /// Extra allowed `Origin`s (loopback origins are always allowed).
     pub allowed_origins: Vec<String>,
     /// Extra allowed `Host` names (loopback names are always allowed).
@@ -98,6 +103,7 @@ impl Default for ServeOptions {
         ServeOptions {
             http: None,
             token: None,
+            read_token: None,
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             insecure: false,
@@ -119,6 +125,18 @@ impl ServeOptions {
     /// Refuses options that must not be served (a public HTTP bind with no
     /// token, unless `insecure`), before anything starts.
     pub fn check(&self) -> Result<(), String> {
+        if let Some(read) = &self.read_token {
+            if self.token.is_none() {
+                return Err(
+                    "a read-only token needs the operating token too: give --token or --token-file".into()
+                );
+            }
+            if read.trim().is_empty() || self.token.as_deref() == Some(read.as_str()) {
+                return Err(
+                    "the read-only token must be non-empty and differ from the operating token".into()
+                );
+            }
+        }
         match self.http {
             Some(addr) => http::check_bind(addr, self.token.as_deref(), self.insecure),
             None => Ok(()),

@@ -22,6 +22,7 @@ pub fn spawn(engine: Arc<Engine>) {
         loop {
             match engine.prune_kept() {
                 Some(Ok(p)) if !p.runs.is_empty() || !p.objects.is_empty() => {
+                    super::metrics::pruned(p.runs.len(), p.objects.len());
                     tracing::info!(runs = p.runs.len(), objects = p.objects.len(), "pruned ([state] keep)")
                 }
                 Some(Err(e)) => tracing::warn!(error = %e, "pruning ([state] keep) failed"),
@@ -50,6 +51,7 @@ pub fn spawn_timers(engine: Arc<Engine>) {
             }
             let fired = engine.fire_timers_due(std::time::SystemTime::now());
             if fired > 0 {
+                super::metrics::timers_fired(fired);
                 tracing::info!(runs = fired, "timers fired");
             }
             // Idle: one look at the index every tick, no run read.

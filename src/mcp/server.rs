@@ -168,9 +168,8 @@ impl SavantServer {
             return error_result(&EngineError::unknown_tool(name, catalog::tools().map(|t| t.name)));
         };
         let tool = spec.name;
-        // What `changed` needs, instead of a copy of the whole arguments.
-        let arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
-        let given = json!({"workflow": arg("workflow"), "run_id": arg("run_id")});
+        // What the log line and `changed` need, instead of a copy of the whole arguments.
+        let named = super::call_log::Named::of(&args);
         let out = if spec.pure {
             // No file or state to touch: answered on this task.
             tools::call(&self.engine, tool, args)
@@ -187,17 +186,13 @@ impl SavantServer {
             })
             .await
         };
-        let ms = started.elapsed().as_millis() as u64;
+        super::call_log::finished(tool, spec.annotations.read_only, &named, started.elapsed(), &out);
         match out {
             Ok(v) => {
-                tracing::info!(tool, ms, "ok");
-                self.changed(tool, &given, &v).await;
+                self.changed(tool, &named.given(), &v).await;
                 CallToolResult::structured(v)
             }
-            Err(e) => {
-                tracing::info!(tool, ms, error = e.code.as_str(), "tool error");
-                error_result(&e)
-            }
+            Err(e) => error_result(&e),
         }
     }
 
@@ -444,7 +439,8 @@ impl ServerHandler for SavantServer {
             ));
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let result = self.call(&request.name, args.clone()).await;
+        let span = tracing::info_span!("call", request_id = %context.id);
+        let result = tracing::Instrument::instrument(self.call(&request.name, args.clone()), span).await;
         // A run now waiting for a person: asked through the client when it can.
         Ok(super::elicit::ask_person(self, &request.name, &args, result, &context.peer).await.into())
     }

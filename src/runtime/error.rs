@@ -67,6 +67,8 @@ pub enum ErrorCode {
     StateUnavailable,
     /// the state database was migrated by a newer savant-think.
     StateSchemaNewer,
+    /// the state database's schema is missing or older, and the user may not migrate it.
+    StateSchemaOlder,
     /// the run failed (fallback when no reason was recorded).
     RunFailed,
     /// exec: the run is not done but no step is ready.
@@ -122,6 +124,7 @@ impl ErrorCode {
         ErrorCode::StateUrlInvalid,
         ErrorCode::StateUnavailable,
         ErrorCode::StateSchemaNewer,
+        ErrorCode::StateSchemaOlder,
         ErrorCode::RunFailed,
         ErrorCode::NoReadyStep,
         ErrorCode::ModelNotConfigured,
@@ -166,6 +169,7 @@ impl ErrorCode {
             ErrorCode::StateUrlInvalid => "STATE_URL_INVALID",
             ErrorCode::StateUnavailable => "STATE_UNAVAILABLE",
             ErrorCode::StateSchemaNewer => "STATE_SCHEMA_NEWER",
+            ErrorCode::StateSchemaOlder => "STATE_SCHEMA_OLDER",
             ErrorCode::RunFailed => "RUN_FAILED",
             ErrorCode::NoReadyStep => "NO_READY_STEP",
             ErrorCode::ModelNotConfigured => "MODEL_NOT_CONFIGURED",
@@ -221,6 +225,9 @@ impl ErrorCode {
                 "The state database cannot be reached or used, or did not answer in time; retry."
             }
             ErrorCode::StateSchemaNewer => "The state database was migrated by a newer savant-think.",
+            ErrorCode::StateSchemaOlder => {
+                "The state database's schema is missing or older, and its user may not migrate it."
+            }
             ErrorCode::RunFailed => "The run failed (fallback when no reason was recorded).",
             ErrorCode::NoReadyStep => "Exec: the run is not done but no step is ready.",
             ErrorCode::ModelNotConfigured => "Exec: a step needs a model and none is configured.",

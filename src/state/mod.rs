@@ -411,8 +411,8 @@ pub trait StateStore: ArchiveStore + ObjectStore + Send + Sync {
 /// Why a store could not be opened: a stable code, a message and a hint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenError {
-    /// `STATE_URL_INVALID`, `STATE_UNAVAILABLE`, `STATE_SCHEMA_NEWER` or
-    /// `STATE_OUTSIDE_ROOT`.
+    /// `STATE_URL_INVALID`, `STATE_UNAVAILABLE`, `STATE_SCHEMA_NEWER`,
+    /// `STATE_SCHEMA_OLDER` or `STATE_OUTSIDE_ROOT`.
     pub code: &'static str,
     pub message: String,
     pub hint: String,

@@ -61,6 +61,11 @@ impl Engine {
         waiting
     }
 
+    /// How many runs this engine knows to wait on a deadline (`/metrics`).
+    pub fn timers_pending(&self) -> usize {
+        self.timers.lock().unwrap_or_else(|p| p.into_inner()).by_run.len()
+    }
+
     /// The earliest deadline this engine knows of.
     pub fn next_timer(&self) -> Option<SystemTime> {
         self.timers.lock().unwrap_or_else(|p| p.into_inner()).queue.first().map(|(at, _, _)| *at)

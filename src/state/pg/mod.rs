@@ -1,7 +1,8 @@
 //! [`PgStore`]: runs in PostgreSQL, shared by every replica that points at
 //! the same database (docs/deploy.md).
 //!
-//! Two tables (created and migrated on open, see `schema`):
+//! Two tables (created by `savant-think state migrate`, or on open when the
+//! role may, see `schema`):
 //!
 //! * `savant_runs(workflow, run_id, snapshot, version, generation, stamp)`:
 //!   one row per run, the snapshot as JSON text (text, not `jsonb`, so that
@@ -34,6 +35,7 @@ pub mod cluster;
 mod lock;
 mod pool;
 mod schema;
+pub use schema::{Migration, SCHEMA_VERSION};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -76,6 +78,20 @@ impl PgStore {
 
     /// [`PgStore::open`] with every store setting.
     pub fn open_with(url: &str, options: &super::StoreOptions) -> Result<PgStore, OpenError> {
+        let store = PgStore::connect(url, options)?;
+        offload(|| schema::ensure(&store.pool, &store.label))?;
+        Ok(store)
+    }
+
+    /// Applies the schema migrations the database at `url` lacks
+    /// (`savant-think state migrate`): idempotent, one transaction.
+    pub fn migrate(url: &str, options: &super::StoreOptions) -> Result<Migration, OpenError> {
+        let store = PgStore::connect(url, options)?;
+        offload(|| schema::migrate(&store.pool, &store.label))
+    }
+
+    /// A store over the database at `url`, its schema not checked yet.
+    fn connect(url: &str, options: &super::StoreOptions) -> Result<PgStore, OpenError> {
         let mut config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| {
             // The cause names the option or value (`unknown option `bogus``), never the password.
             let why = match std::error::Error::source(&e) {
@@ -119,9 +135,7 @@ impl PgStore {
         });
         let label = label(&config);
         let pool = Pool::new(config, options.pool_size, options.db_timeout, !options.fsync);
-        let store = PgStore { pool, turns: Arc::default(), lock_policy: options.lock, label };
-        offload(|| schema::migrate(&store.pool, &store.label))?;
-        Ok(store)
+        Ok(PgStore { pool, turns: Arc::default(), lock_policy: options.lock, label })
     }
 
     /// The database, without its password: `postgres://user@host:port/db`.

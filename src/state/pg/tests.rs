@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::cluster;
 use super::*;
-use crate::state::{RunKey, StateStore};
+use crate::state::{ArchiveStore, ObjectStore, RunKey, StateStore};
 
 fn key() -> RunKey {
     RunKey::new("wf", "r1").unwrap()
@@ -69,6 +69,72 @@ fn a_newer_schema_is_refused() {
     let e = PgStore::open(&url, true).unwrap_err();
     assert_eq!(e.code, "STATE_SCHEMA_NEWER", "{e}");
     assert!(e.message.contains("999"), "{e}");
+}
+
+/// The grants docs/deploy.md gives a replica's role, for schema `schema`.
+fn grant_dml(admin: &mut postgres::Client, schema: &str, role: &str) {
+    admin
+        .batch_execute(&format!(
+            "GRANT USAGE ON SCHEMA \"{schema}\" TO {role};
+             GRANT SELECT, INSERT, UPDATE, DELETE ON \"{schema}\".savant_runs, \"{schema}\".savant_events,
+                 \"{schema}\".savant_archive, \"{schema}\".savant_objects TO {role};
+             GRANT SELECT ON \"{schema}\".savant_schema_version TO {role};
+             GRANT USAGE ON SEQUENCE \"{schema}\".savant_stamp TO {role};"
+        ))
+        .unwrap();
+}
+
+/// Issue 47.4: `state migrate` as the owner is explicit and idempotent; a
+/// role with DML grants only is refused on an unmigrated database with
+/// `STATE_SCHEMA_OLDER` (no table created), and serves once migrated.
+#[test]
+fn a_dml_only_role_serves_after_an_explicit_migration() {
+    let Some(url) = fresh("t_pg_dml") else { return };
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(
+            "DO $$ BEGIN CREATE ROLE t_pg_dml_app LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+             GRANT USAGE ON SCHEMA t_pg_dml TO t_pg_dml_app;",
+        )
+        .unwrap();
+    let app = url.replacen("postgres://postgres@", "postgres://t_pg_dml_app@", 1);
+    let options = crate::state::StoreOptions::default();
+
+    let e = PgStore::open_with(&app, &options).unwrap_err();
+    assert_eq!(e.code, "STATE_SCHEMA_OLDER", "{e}");
+    assert!(e.message.contains("has no savant-think schema"), "{e}");
+    assert!(e.message.contains("42501"), "the database's refusal is named: {e}");
+    assert!(e.hint.contains("savant-think state migrate"), "{e}");
+    let tables: i64 =
+        admin.query_one("SELECT count(*) FROM pg_tables WHERE schemaname = 't_pg_dml'", &[]).unwrap().get(0);
+    assert_eq!(tables, 0, "nothing was created");
+
+    let done = PgStore::migrate(&url, &options).unwrap();
+    assert_eq!((done.from, done.to), (0, SCHEMA_VERSION));
+    assert_eq!(done.applied, (1..=SCHEMA_VERSION).collect::<Vec<_>>());
+    assert!(!done.database.contains("options"), "{done:?}");
+    let again = PgStore::migrate(&url, &options).unwrap();
+    assert_eq!((again.from, again.to, again.applied.len()), (SCHEMA_VERSION, SCHEMA_VERSION, 0));
+
+    grant_dml(&mut admin, "t_pg_dml", "t_pg_dml_app");
+    let store = PgStore::open_with(&app, &options).unwrap();
+    store.write_snapshot(&key(), &json!({"version": 0, "steps": []})).unwrap();
+    store.append(&key(), &json!({"version": 1, "event": "x"})).unwrap();
+    let loaded = store.load(&key()).unwrap().unwrap();
+    assert_eq!(loaded.journal.len(), 1);
+    let bytes = b"workflow bytes";
+    let hash = crate::state::sha256_hex(bytes);
+    store.put_object(&hash, bytes).unwrap();
+    assert_eq!(store.get_object(&hash).unwrap().as_deref(), Some(&bytes[..]));
+    let archived = store.archive_loaded(&key(), Some(loaded), "2026-01-01T00:00:00Z").unwrap();
+    assert!(archived.is_some());
+    assert!(store.delete(&key()).unwrap());
+
+    // An older schema (a release with a new migration) is refused the same way.
+    admin.execute("DELETE FROM savant_schema_version WHERE version = $1", &[&SCHEMA_VERSION]).unwrap();
+    let e = PgStore::open_with(&app, &options).unwrap_err();
+    assert_eq!(e.code, "STATE_SCHEMA_OLDER", "{e}");
+    assert!(e.message.contains(&format!("has schema version {}", SCHEMA_VERSION - 1)), "{e}");
 }
 
 /// The lock excludes another store (replica) until dropped, and a replica
