@@ -11,6 +11,7 @@ pub use crate::runtime::record::{
 };
 use crate::runtime::render::render;
 use crate::runtime::reply::{FullState, ItemView, StepView};
+use crate::runtime::work_id::WorkId;
 use crate::runtime::workflow::CompiledWorkflow;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
@@ -247,31 +248,26 @@ impl Machine {
 
     /// The id a unit has in replies: `step` or `step[i]`.
     pub fn work_id(&self, w: WorkRef) -> String {
-        let id = &self.state.steps[w.0].id;
-        match w.1 {
-            // Not `format!`: a reply lists up to 50 of these (`ready`).
-            Some(j) => {
-                let mut buf = itoa::Buffer::new();
-                let j = buf.format(j);
-                let mut out = String::with_capacity(id.len() + j.len() + 2);
-                out.push_str(id);
-                out.push('[');
-                out.push_str(j);
-                out.push(']');
-                out
-            }
-            None => id.clone(),
-        }
+        self.work_name(w).to_string()
+    }
+
+    /// A unit's [`WorkId`] (no child).
+    pub fn work_name(&self, w: WorkRef) -> WorkId {
+        WorkId { step: self.state.steps[w.0].id.clone(), item: w.1, child: None }
     }
 
     /// Resolves `id` or `id[i]` to a step (and item) that exists.
     pub fn resolve(&self, step_id: &str) -> Option<WorkRef> {
-        let (name, index) = match step_id.strip_suffix(']').and_then(|s| s.split_once('[')) {
-            Some((name, idx)) => (name, Some(idx.parse::<usize>().ok()?)),
-            None => (step_id, None),
-        };
-        let i = self.state.steps.iter().position(|s| s.id == name)?;
-        match (index, &self.state.steps[i].items) {
+        self.resolve_id(&step_id.parse().ok()?)
+    }
+
+    /// Resolves a [`WorkId`] without a child to a step (and item) that exists.
+    pub fn resolve_id(&self, id: &WorkId) -> Option<WorkRef> {
+        if id.child.is_some() {
+            return None;
+        }
+        let i = self.state.steps.iter().position(|s| s.id == id.step)?;
+        match (id.item, &self.state.steps[i].items) {
             (None, _) => Some((i, None)),
             (Some(j), Some(items)) if j < items.len() => Some((i, Some(j))),
             _ => None,

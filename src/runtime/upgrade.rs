@@ -12,6 +12,7 @@
 use crate::ir::SchemaRef;
 use crate::runtime::record::{Event, EventKind, RunStatus, StepStatus};
 use crate::runtime::run::Machine;
+use crate::runtime::work_id::WorkId;
 use crate::runtime::workflow::CompiledWorkflow;
 use crate::source::Span;
 use serde::Serialize;
@@ -126,11 +127,9 @@ impl Machine {
             cw.wf.steps.iter().enumerate().map(|(i, s)| (s.id.value.as_str(), i)).collect();
         let rename = |id: &str| -> String { renames.get(id).cloned().unwrap_or_else(|| id.to_owned()) };
         let map = |step_id: &str| -> Option<String> {
-            let (base, rest) = step_id.split_once('[').map_or((step_id, ""), |(b, r)| (b, r));
-            let new = rename(base);
-            index
-                .contains_key(new.as_str())
-                .then(|| if rest.is_empty() { new } else { format!("{new}[{rest}") })
+            let mut id: WorkId = step_id.parse().ok()?;
+            id.step = rename(&id.step);
+            index.contains_key(id.step.as_str()).then(|| id.to_string())
         };
         let mut issues = Vec::new();
         let mut refused: BTreeSet<usize> = BTreeSet::new();

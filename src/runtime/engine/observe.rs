@@ -7,6 +7,7 @@
 
 use super::{Cached, Engine};
 use crate::runtime::run::{Event, EventKind, Machine, RunStatus, WorkRef};
+use crate::runtime::work_id::WorkId;
 use serde_json::Value;
 
 /// Receives the engine's finished step attempts and runs.
@@ -151,7 +152,7 @@ fn ready_since<'m>(m: &'m Machine, w: WorkRef, work_id: &str) -> &'m str {
     let deps: Vec<&str> = plan
         .get(w.0)
         .map_or(Vec::new(), |s| s.deps.iter().filter_map(|&d| plan.get(d)).map(|d| d.id.as_str()).collect());
-    let is_dep = |id: &str| deps.contains(&id.split_once('[').map_or(id, |(b, _)| b));
+    let is_dep = |id: &str| deps.contains(&WorkId::base(id));
     for e in m.state.history.iter().rev() {
         match &e.kind {
             EventKind::Result { step_id, .. } if is_dep(step_id) => return &e.at,
