@@ -123,20 +123,12 @@ impl Machine {
         now: &str,
         valid: &mut dyn FnMut(usize, &Value) -> bool,
     ) -> Upgraded {
-        let index: BTreeMap<&str, usize> =
-            cw.wf.steps.iter().enumerate().map(|(i, s)| (s.id.value.as_str(), i)).collect();
-        let rename = |id: &str| -> String { renames.get(id).cloned().unwrap_or_else(|| id.to_owned()) };
-        let map = |step_id: &str| -> Option<String> {
-            let mut id: WorkId = step_id.parse().ok()?;
-            id.step = rename(&id.step);
-            index.contains_key(id.step.as_str()).then(|| id.to_string())
-        };
-        let mut issues = Vec::new();
-        let mut refused: BTreeSet<usize> = BTreeSet::new();
+        let index = cw.wf.steps.iter().enumerate().map(|(i, s)| (s.id.value.as_str(), i)).collect();
+        let mut land = Landing { old, index, renames, issues: Vec::new(), refused: BTreeSet::new() };
         let mut m =
             Machine::start(cw.clone(), &old.state.run_id, old.state.params.clone(), &old.state.created_at);
         if old.state.status != RunStatus::Running && !force {
-            issues.push(UpgradeIssue {
+            land.issues.push(UpgradeIssue {
                 reason: RefusalReason::RunFinished,
                 step: String::new(),
                 span: Span::point(0),
@@ -146,76 +138,12 @@ impl Machine {
         }
         for event in &old.state.history {
             let mut event = event.clone();
-            match &mut event.kind {
-                EventKind::Result { step_id, result, .. } => {
-                    let Some(new_id) = map(step_id) else { continue };
-                    let Some(w) = m.resolve(&new_id) else {
-                        let i = index[new_id.split('[').next().unwrap_or(&new_id)];
-                        issues.push(issue(
-                            &m,
-                            i,
-                            RefusalReason::ItemGone,
-                            format!(
-                                "`{step_id}` has a result, but the new version does not expand `{new_id}`"
-                            ),
-                            "keep the foreach over the same items, or fork the run from this step".into(),
-                        ));
-                        refused.insert(i);
-                        continue;
-                    };
-                    if refused.contains(&w.0) {
-                        continue;
-                    }
-                    let refusal = match m.status_of(w) {
-                        _ if call_changed(old, &m, step_id, w).is_some() => call_changed(old, &m, step_id, w),
-                        StepStatus::Ready => None,
-                        _ => Some(unrun_dependency(&m, w)),
-                    };
-                    if let Some(refusal) = refusal {
-                        issues.push(refusal);
-                        refused.insert(w.0);
-                        continue;
-                    }
-                    if !valid(w.0, result) {
-                        let span = match &m.step(w.0).success_schema {
-                            Some(SchemaRef::Named(n)) => n.span,
-                            Some(SchemaRef::Inline { span, .. }) => *span,
-                            None => m.step(w.0).id.span,
-                        };
-                        issues.push(issue_at(&m, w.0, span, RefusalReason::ResultNoLongerValid, format!("the result of `{}` no longer matches its new success_schema", m.work_id(w)), "keep the schema compatible with the results already accepted, or fork the run from this step".into()));
-                        refused.insert(w.0);
-                        continue;
-                    }
-                    *step_id = new_id;
-                }
-                EventKind::ValidationFailed { step_id, .. } => {
-                    let Some(new_id) = map(step_id) else { continue };
-                    match m.resolve(&new_id) {
-                        Some(w) if m.status_of(w) == StepStatus::Ready && !refused.contains(&w.0) => {
-                            *step_id = new_id
-                        }
-                        _ => continue,
-                    }
-                }
-                EventKind::ChildFailed { step_id, .. } => {
-                    let Some(new_id) = map(step_id) else { continue };
-                    *step_id = new_id;
-                }
-                EventKind::Answered { step_id, .. }
-                | EventKind::TimerFired { step_id, .. }
-                | EventKind::Signal { step_id: Some(step_id), .. } => {
-                    let Some(new_id) = map(step_id) else { continue };
-                    if !wait_lands(&m, step_id, &new_id, &mut refused, &mut issues) {
-                        continue;
-                    }
-                    *step_id = new_id;
-                }
-                EventKind::Signal { step_id: None, .. }
-                | EventKind::Thought { .. }
-                | EventKind::Upgraded { .. } => {}
+            if land.event(&m, &mut event.kind, valid) {
+                m.apply(event);
             }
-            m.apply(event);
         }
+        let mut issues = std::mem::take(&mut land.issues);
+        let map = |step_id: &str| land.map(step_id);
         parked_waits(old, &m, &map, &mut issues);
         let version = old.state.version + 1;
         let renamed: BTreeMap<String, String> =
@@ -234,6 +162,116 @@ impl Machine {
         m.state.forked_from = old.state.forked_from.clone();
         let plan = plan_of(old, &m, &map, renamed);
         Upgraded { machine: m, plan, issues }
+    }
+}
+
+/// The old run's history as it lands on the new version: each event's
+/// step renamed, or why it cannot land.
+struct Landing<'a> {
+    old: &'a Machine,
+    /// The new version's step ids.
+    index: BTreeMap<&'a str, usize>,
+    renames: &'a BTreeMap<String, String>,
+    issues: Vec<UpgradeIssue>,
+    /// Steps whose history stops landing (an issue says why).
+    refused: BTreeSet<usize>,
+}
+
+impl Landing<'_> {
+    /// `step_id` (`id` or `id[i]`) renamed, when the new version has it.
+    fn map(&self, step_id: &str) -> Option<String> {
+        let mut id: WorkId = step_id.parse().ok()?;
+        id.step = self.renames.get(&id.step).cloned().unwrap_or(id.step);
+        self.index.contains_key(id.step.as_str()).then(|| id.to_string())
+    }
+
+    /// Whether an old event is applied to `m` (its step id renamed in
+    /// place); what does not land is skipped, with an issue when it matters.
+    fn event(
+        &mut self,
+        m: &Machine,
+        kind: &mut EventKind,
+        valid: &mut dyn FnMut(usize, &Value) -> bool,
+    ) -> bool {
+        match kind {
+            EventKind::Result { step_id, result, .. } => return self.result(m, step_id, result, valid),
+            EventKind::ValidationFailed { step_id, .. } => {
+                let Some(new_id) = self.map(step_id) else { return false };
+                match m.resolve(&new_id) {
+                    Some(w) if m.status_of(w) == StepStatus::Ready && !self.refused.contains(&w.0) => {
+                        *step_id = new_id
+                    }
+                    _ => return false,
+                }
+            }
+            EventKind::ChildFailed { step_id, .. } => {
+                let Some(new_id) = self.map(step_id) else { return false };
+                *step_id = new_id;
+            }
+            EventKind::Answered { step_id, .. }
+            | EventKind::TimerFired { step_id, .. }
+            | EventKind::Signal { step_id: Some(step_id), .. } => {
+                let Some(new_id) = self.map(step_id) else { return false };
+                if !wait_lands(m, step_id, &new_id, &mut self.refused, &mut self.issues) {
+                    return false;
+                }
+                *step_id = new_id;
+            }
+            EventKind::Signal { step_id: None, .. }
+            | EventKind::Thought { .. }
+            | EventKind::Upgraded { .. } => {}
+        }
+        true
+    }
+
+    /// A result lands on a ready step (or item) of the new version that
+    /// calls the same tool and whose schema it still matches.
+    fn result(
+        &mut self,
+        m: &Machine,
+        step_id: &mut String,
+        result: &Value,
+        valid: &mut dyn FnMut(usize, &Value) -> bool,
+    ) -> bool {
+        let old = self.old;
+        let Some(new_id) = self.map(step_id) else { return false };
+        let Some(w) = m.resolve(&new_id) else {
+            let i = self.index[WorkId::base(&new_id)];
+            self.issues.push(issue(
+                m,
+                i,
+                RefusalReason::ItemGone,
+                format!("`{step_id}` has a result, but the new version does not expand `{new_id}`"),
+                "keep the foreach over the same items, or fork the run from this step".into(),
+            ));
+            self.refused.insert(i);
+            return false;
+        };
+        if self.refused.contains(&w.0) {
+            return false;
+        }
+        let refusal = match m.status_of(w) {
+            _ if call_changed(old, m, step_id, w).is_some() => call_changed(old, m, step_id, w),
+            StepStatus::Ready => None,
+            _ => Some(unrun_dependency(m, w)),
+        };
+        if let Some(refusal) = refusal {
+            self.issues.push(refusal);
+            self.refused.insert(w.0);
+            return false;
+        }
+        if !valid(w.0, result) {
+            let span = match &m.step(w.0).success_schema {
+                Some(SchemaRef::Named(n)) => n.span,
+                Some(SchemaRef::Inline { span, .. }) => *span,
+                None => m.step(w.0).id.span,
+            };
+            self.issues.push(issue_at(m, w.0, span, RefusalReason::ResultNoLongerValid, format!("the result of `{}` no longer matches its new success_schema", m.work_id(w)), "keep the schema compatible with the results already accepted, or fork the run from this step".into()));
+            self.refused.insert(w.0);
+            return false;
+        }
+        *step_id = new_id;
+        true
     }
 }
 

@@ -143,7 +143,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("src/migrate/files.rs", "run", 103),
     ("src/report/sarif.rs", "render", 82),
     ("src/runtime/catalog.rs", "build", 247),
-    ("src/runtime/upgrade.rs", "upgrade", 124),
     ("src/testing/check.rs", "check", 103),
     ("src/testing/replay.rs", "replay", 113),
 ];

@@ -18,7 +18,12 @@ impl Engine {
         out
     }
 
-    pub(super) fn next_locked(&self, key: &RunKey, cached: &mut Cached, mut args: NextArgs) -> EngineResult<Progress> {
+    pub(super) fn next_locked(
+        &self,
+        key: &RunKey,
+        cached: &mut Cached,
+        mut args: NextArgs,
+    ) -> EngineResult<Progress> {
         let m = &cached.machine;
         expect_version(m, args.expected_version)?;
         let Some(w) = m.resolve(&args.step_id) else {
