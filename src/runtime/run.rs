@@ -34,6 +34,9 @@ pub struct Machine {
     ready: BTreeSet<WorkRef>,
     /// The units waiting for an answer, a time or an event (derived, like `ready`).
     waiting: BTreeSet<WorkRef>,
+    /// The inbox: history indexes of events kept for a wait not started yet,
+    /// not yet delivered (derived, like `ready`).
+    inbox: Vec<usize>,
 }
 
 impl Machine {
@@ -76,7 +79,8 @@ impl Machine {
         };
         let roots: Vec<usize> =
             (0..cw.plan.steps.len()).filter(|&i| cw.plan.steps[i].deps.is_empty()).collect();
-        let mut m = Machine { cw, state, ready: BTreeSet::new(), waiting: BTreeSet::new() };
+        let mut m =
+            Machine { cw, state, ready: BTreeSet::new(), waiting: BTreeSet::new(), inbox: Vec::new() };
         m.activate_all(roots);
         // Every step may finish at once (each `when:` false, an empty
         // `foreach` upstream): such a run is done before its first call.
@@ -115,7 +119,8 @@ impl Machine {
                 }
             }
         }
-        let mut m = Machine { cw, state, ready, waiting };
+        let inbox = wait::undelivered(&state.history);
+        let mut m = Machine { cw, state, ready, waiting, inbox };
         for k in 0..m.state.history.len() {
             if let Some(step_id) = m.state.history[k].kind.result_step()
                 && let Some(w) = m.resolve(step_id)

@@ -357,20 +357,8 @@ fn inbox_delivery(m: &Machine) -> Option<EventKind> {
     if !m.waiting().any(|w| m.awaited_event(w).is_some()) {
         return None;
     }
-    let taken: std::collections::BTreeSet<u64> = m
-        .state
-        .history
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::Signal { from_inbox, .. } => *from_inbox,
-            _ => None,
-        })
-        .collect();
-    for e in &m.state.history {
+    for e in m.inbox() {
         let EventKind::Signal { event, key, payload, step_id: None, .. } = &e.kind else { continue };
-        if taken.contains(&e.version) {
-            continue;
-        }
         if let Some(w) = m.waiting().find(|&w| takes(m.awaited_event(w), event, key.as_deref())) {
             return Some(EventKind::Signal {
                 event: event.clone(),
