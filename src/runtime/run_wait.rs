@@ -172,7 +172,7 @@ impl Machine {
         if !self.waiting.remove(&w) {
             return;
         }
-        let sleeps = self.wait_of(w.0).is_some_and(|wt| wt.reason() == "timer");
+        let sleeps = self.wait_of(w.step).is_some_and(|wt| wt.reason() == "timer");
         if timed_out && !sleeps {
             let deadline = self.deadline_of(w).unwrap_or_default().to_owned();
             self.mark_failed(w);

@@ -198,7 +198,7 @@ impl Landing<'_> {
             EventKind::ValidationFailed { step_id, .. } => {
                 let Some(new_id) = self.map(step_id) else { return false };
                 match m.resolve(&new_id) {
-                    Some(w) if m.status_of(w) == StepStatus::Ready && !self.refused.contains(&w.0) => {
+                    Some(w) if m.status_of(w) == StepStatus::Ready && !self.refused.contains(&w.step) => {
                         *step_id = new_id
                     }
                     _ => return false,
@@ -247,7 +247,7 @@ impl Landing<'_> {
             self.refused.insert(i);
             return false;
         };
-        if self.refused.contains(&w.0) {
+        if self.refused.contains(&w.step) {
             return false;
         }
         let refusal = match m.status_of(w) {
@@ -257,17 +257,17 @@ impl Landing<'_> {
         };
         if let Some(refusal) = refusal {
             self.issues.push(refusal);
-            self.refused.insert(w.0);
+            self.refused.insert(w.step);
             return false;
         }
-        if !valid(w.0, result) {
-            let span = match &m.step(w.0).success_schema {
+        if !valid(w.step, result) {
+            let span = match &m.step(w.step).success_schema {
                 Some(SchemaRef::Named(n)) => n.span,
                 Some(SchemaRef::Inline { span, .. }) => *span,
-                None => m.step(w.0).id.span,
+                None => m.step(w.step).id.span,
             };
-            self.issues.push(issue_at(m, w.0, span, RefusalReason::ResultNoLongerValid, format!("the result of `{}` no longer matches its new success_schema", m.work_id(w)), "keep the schema compatible with the results already accepted, or fork the run from this step".into()));
-            self.refused.insert(w.0);
+            self.issues.push(issue_at(m, w.step, span, RefusalReason::ResultNoLongerValid, format!("the result of `{}` no longer matches its new success_schema", m.work_id(w)), "keep the schema compatible with the results already accepted, or fork the run from this step".into()));
+            self.refused.insert(w.step);
             return false;
         }
         *step_id = new_id;
@@ -283,12 +283,12 @@ fn call_changed(
     step_id: &str,
     w: crate::runtime::run::WorkRef,
 ) -> Option<UpgradeIssue> {
-    let old_step = old.resolve(step_id).map(|o| old.step(o.0));
-    let (old_call, new_call) = (old_step.and_then(|s| s.call.as_ref()), m.step(w.0).call.as_ref());
+    let old_step = old.resolve(step_id).map(|o| old.step(o.step));
+    let (old_call, new_call) = (old_step.and_then(|s| s.call.as_ref()), m.step(w.step).call.as_ref());
     if old_call.map(|c| &c.value) == new_call.map(|c| &c.value) {
         return None;
     }
-    let span = new_call.map_or(m.step(w.0).id.span, |c| c.span);
+    let span = new_call.map_or(m.step(w.step).id.span, |c| c.span);
     let (was, now) = (
         old_call.map_or("none".into(), |c| c.value.to_string()),
         new_call.map_or("none".into(), |c| c.value.to_string()),
@@ -296,13 +296,13 @@ fn call_changed(
     let message = format!("`{}` ran `{was}`; the new version calls `{now}`", m.work_id(w));
     let help =
         "keep the call of a step that ran, or give the changed step a new id (it then runs as a new step)";
-    Some(issue_at(m, w.0, span, RefusalReason::CallChanged, message, help.into()))
+    Some(issue_at(m, w.step, span, RefusalReason::CallChanged, message, help.into()))
 }
 
 /// `DEPENDS_ON_UNRUN_STEP`: `w` has a result, but in the new version it
 /// depends on steps that had not finished when it ran.
 fn unrun_dependency(m: &Machine, w: crate::runtime::run::WorkRef) -> UpgradeIssue {
-    let waiting: Vec<String> = m.cw.plan.steps[w.0]
+    let waiting: Vec<String> = m.cw.plan.steps[w.step]
         .deps
         .iter()
         .filter(|&&d| !m.state.steps[d].status.is_finished())
@@ -314,7 +314,7 @@ fn unrun_dependency(m: &Machine, w: crate::runtime::run::WorkRef) -> UpgradeIssu
         waiting.join(", ")
     );
     let help = "drop the new dependency, or fork the run from the dependency";
-    issue(m, w.0, RefusalReason::DependsOnUnrunStep, message, help.into())
+    issue(m, w.step, RefusalReason::DependsOnUnrunStep, message, help.into())
 }
 
 /// Whether the end of a wait at `step_id` lands on `new_id`, still a
@@ -327,14 +327,14 @@ fn wait_lands(
     issues: &mut Vec<UpgradeIssue>,
 ) -> bool {
     let Some(w) = m.resolve(new_id) else { return false };
-    if refused.contains(&w.0) {
+    if refused.contains(&w.step) {
         return false;
     }
     if m.status_of(w) != StepStatus::Waiting {
         let message =
             format!("`{step_id}` ended its wait, but in the new version `{new_id}` does not wait there");
-        issues.push(issue(m, w.0, RefusalReason::WaitChanged, message, WAIT_HELP.into()));
-        refused.insert(w.0);
+        issues.push(issue(m, w.step, RefusalReason::WaitChanged, message, WAIT_HELP.into()));
+        refused.insert(w.step);
         return false;
     }
     true
@@ -364,7 +364,7 @@ fn parked_waits(
             continue;
         };
         let Some(nw) = new.resolve(&new_id) else { continue };
-        let (was, now) = (old.step(w.0), new.step(nw.0));
+        let (was, now) = (old.step(w.step), new.step(nw.step));
         let same_kind = match (&was.wait, &now.wait) {
             (Some(a), Some(b)) => a.reason() == b.reason(),
             _ => false,
@@ -378,7 +378,7 @@ fn parked_waits(
             let what =
                 if same_kind { "types its answer otherwise" } else { "does not wait there the same way" };
             let message = format!("the run waits at `{id}`; the new version {what}");
-            issues.push(issue(new, nw.0, RefusalReason::WaitChanged, message, WAIT_HELP.into()));
+            issues.push(issue(new, nw.step, RefusalReason::WaitChanged, message, WAIT_HELP.into()));
         }
     }
 }

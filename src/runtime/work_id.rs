@@ -2,7 +2,8 @@
 //! inspector spell it: a step (`review`), one item of a foreach step
 //! (`review[2]`), or a step of a sub-workflow's run reached through a
 //! `uses:` step (`review_each[1]/read`, at any depth). One parser and one
-//! printer: nothing else splits these strings by hand.
+//! printer: nothing else splits these strings by hand. [`WorkRef`] is the
+//! same unit by index, in one run (what the machine's sets hold).
 
 use std::fmt;
 use std::str::FromStr;
@@ -17,6 +18,23 @@ pub struct WorkId {
     pub item: Option<usize>,
     /// The work inside the child run of a `uses:` step (after the `/`).
     pub child: Option<Box<WorkId>>,
+}
+
+/// A unit of work of a run, by index: a step, or one item of a foreach
+/// step (its name in replies is a [`WorkId`]: `Machine::work_id`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WorkRef {
+    /// The step's index in the workflow.
+    pub step: usize,
+    /// The item's index, for one item of a foreach step.
+    pub item: Option<usize>,
+}
+
+impl WorkRef {
+    /// Step `step` (or, with `item`, one of its items).
+    pub fn new(step: usize, item: Option<usize>) -> WorkRef {
+        WorkRef { step, item }
+    }
 }
 
 /// Why a string is not a [`WorkId`].

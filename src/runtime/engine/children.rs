@@ -61,7 +61,7 @@ impl Engine {
             let mut child_waits = Vec::new();
             let mut kind = None;
             for w in m.ready() {
-                if m.step(w.0).uses.is_none() {
+                if m.step(w.step).uses.is_none() {
                     let instruction = Box::new(self.instruction(m, w));
                     return self.progress_at(m, Some(instruction), child_waits);
                 }
@@ -100,7 +100,7 @@ impl Engine {
         step_id: String,
         mut outputs: Value,
     ) -> Result<EventKind, EngineError> {
-        if let Some(schema) = &m.step(w.0).success_schema {
+        if let Some(schema) = &m.step(w.step).success_schema {
             let errors = self.validate_pinned(key, m, schema, &outputs)?;
             if !errors.is_empty() {
                 let child_run_id = Self::child_run_id(m, w);
@@ -126,9 +126,11 @@ impl Engine {
     /// `state restore` brings it back.
     pub(super) fn archive_discarded_children(&self, old: &Machine, new: &Machine) -> Result<(), EngineError> {
         for (w, uses) in uses_work(old) {
-            let kept = match w.1 {
-                Some(j) => new.state.steps[w.0].items.as_ref().and_then(|it| it.get(j)).map(|it| it.status),
-                None => Some(new.state.steps[w.0].status),
+            let kept = match w.item {
+                Some(j) => {
+                    new.state.steps[w.step].items.as_ref().and_then(|it| it.get(j)).map(|it| it.status)
+                }
+                None => Some(new.state.steps[w.step].status),
             };
             if !kept.is_some_and(|s| s.is_finished()) {
                 self.archive_child_tree(uses, &Self::child_run_id(old, w), 0)?;
@@ -180,7 +182,7 @@ impl Engine {
     /// The child of `uses:` work `w`: started when it does not exist yet,
     /// then advanced (its own `uses:` steps too).
     fn child(&self, m: &Machine, w: WorkRef) -> Result<Child, EngineError> {
-        let Some(uses) = m.step(w.0).uses.as_ref().map(|u| u.value.to_string()) else {
+        let Some(uses) = m.step(w.step).uses.as_ref().map(|u| u.value.to_string()) else {
             let failure = RunFailure::Other(json!({"message": "not a `uses:` step"}));
             return Ok(Child::Failed { child_run_id: String::new(), failure });
         };
@@ -300,7 +302,7 @@ impl Engine {
         let id: WorkId = step_id.parse().ok()?;
         let rest = id.child.as_deref()?.to_string();
         let work = m.resolve_id(&id.head())?;
-        let workflow = m.step(work.0).uses.as_ref()?.value.to_string();
+        let workflow = m.step(work.step).uses.as_ref()?.value.to_string();
         Some(ChildRoute { work, workflow, run_id: Self::child_run_id(m, work), rest })
     }
 }
@@ -340,8 +342,8 @@ fn uses_work(m: &Machine) -> Vec<(WorkRef, &str)> {
     for (i, step) in m.cw.wf.steps.iter().enumerate() {
         let Some(uses) = &step.uses else { continue };
         match m.state.steps[i].items.as_ref().map(Vec::len) {
-            Some(n) => out.extend((0..n).map(|j| ((i, Some(j)), uses.value.as_str()))),
-            None => out.push(((i, None), uses.value.as_str())),
+            Some(n) => out.extend((0..n).map(|j| (WorkRef::new(i, Some(j)), uses.value.as_str()))),
+            None => out.push((WorkRef::new(i, None), uses.value.as_str())),
         }
     }
     out

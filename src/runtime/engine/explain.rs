@@ -78,7 +78,7 @@ impl Engine {
         let failure = m.state.failure.as_ref();
         // The run's failure concerns this step (or one of its items).
         let concerns_step = failure.and_then(RunFailure::step_id).is_some_and(|f| WorkId::base(f) == s.id);
-        d.why = Some(why(m, (i, item), status, concerns_step));
+        d.why = Some(why(m, WorkRef::new(i, item), status, concerns_step));
         if let Some(f) = failure
             && concerns_step
         {
@@ -243,7 +243,7 @@ fn find_step(cw: &CompiledWorkflow, id: &str) -> Result<(usize, Option<usize>), 
 /// Why work `w` of the run `m` stands at `status`, in words.
 fn why(m: &Machine, w: WorkRef, status: StepStatus, concerns_step: bool) -> String {
     let plan = &m.cw.plan.steps;
-    let waiting: Vec<&str> = plan[w.0]
+    let waiting: Vec<&str> = plan[w.step]
         .deps
         .iter()
         .filter(|&&p| !m.state.steps[p].status.is_finished())

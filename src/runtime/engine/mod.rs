@@ -298,7 +298,7 @@ impl Engine {
             let mut out = Vec::with_capacity(ready.len());
             for w in ready {
                 // A `uses:` step: its child's instruction, as `next` hands it out.
-                match m.step(w.0).uses {
+                match m.step(w.step).uses {
                     Some(_) => out.extend(engine.child_instruction(m, w)?),
                     None => out.push(engine.instruction(m, w)),
                 }
@@ -442,7 +442,7 @@ impl Engine {
     }
 
     fn instruction(&self, m: &Machine, w: WorkRef) -> Instruction {
-        let step = m.step(w.0);
+        let step = m.step(w.step);
         Instruction {
             step_id: m.work_id(w),
             call: step.call.as_ref().map(|c| c.value.to_string()),

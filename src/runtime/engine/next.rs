@@ -120,7 +120,7 @@ impl Engine {
     ) -> EngineResult<Progress> {
         let caps = self.caps();
         let m = &cached.machine;
-        if let Some(schema) = &m.step(w.0).success_schema {
+        if let Some(schema) = &m.step(w.step).success_schema {
             let errors = self.validate_pinned(key, m, schema, &original)?;
             if !errors.is_empty() {
                 let mut refused = original;

@@ -150,7 +150,7 @@ fn run_ref(m: &Machine) -> RunRef<'_> {
 fn ready_since<'m>(m: &'m Machine, w: WorkRef, work_id: &str) -> &'m str {
     let plan = &m.cw.plan.steps;
     let deps: Vec<&str> = plan
-        .get(w.0)
+        .get(w.step)
         .map_or(Vec::new(), |s| s.deps.iter().filter_map(|&d| plan.get(d)).map(|d| d.id.as_str()).collect());
     let is_dep = |id: &str| deps.contains(&WorkId::base(id));
     for e in m.state.history.iter().rev() {
@@ -181,7 +181,7 @@ impl Engine {
         };
         let attempt = m.resolve(step_id).map(|w| PendingAttempt {
             step_id: step_id.clone(),
-            call: m.step(w.0).call.as_ref().map(|c| c.value.to_string()),
+            call: m.step(w.step).call.as_ref().map(|c| c.value.to_string()),
             attempt: m.attempts_of(w) + 1,
             started_at: ready_since(m, w, step_id).to_owned(),
             errors,

@@ -64,7 +64,7 @@ impl Engine {
                 None,
             ));
         };
-        let asks = m.wait_of(w.0).is_some_and(|wt| matches!(wt.kind, WaitKind::Answer { .. }));
+        let asks = m.wait_of(w.step).is_some_and(|wt| matches!(wt.kind, WaitKind::Answer { .. }));
         match m.status_of(w) {
             StepStatus::Waiting if asks && m.state.status == RunStatus::Running => {}
             StepStatus::Done if asks => {
@@ -74,7 +74,7 @@ impl Engine {
             _ if m.state.status == RunStatus::Failed => return Err(self.failed(m)),
             status => return Err(self.not_waiting(m, &args.step_id, status, asks)),
         }
-        if let Some(schema) = &m.step(w.0).success_schema {
+        if let Some(schema) = &m.step(w.step).success_schema {
             let errors = self.validate_pinned(key, m, schema, &args.value)?;
             if !errors.is_empty() {
                 return Err(EngineError::fields(ErrorCode::ValidationFailed, &errors)
@@ -100,7 +100,7 @@ impl Engine {
         };
         let waiting = m
             .waiting()
-            .filter(|&w| m.wait_of(w.0).is_some_and(|wt| matches!(wt.kind, WaitKind::Answer { .. })))
+            .filter(|&w| m.wait_of(w.step).is_some_and(|wt| matches!(wt.kind, WaitKind::Answer { .. })))
             .take(READY_LIST_CAP)
             .map(|w| m.work_id(w))
             .collect();
@@ -135,10 +135,10 @@ impl Engine {
                 ));
             };
             if m.status_of(w) != StepStatus::Waiting || m.state.status != RunStatus::Running {
-                let asks = m.wait_of(w.0).is_some();
+                let asks = m.wait_of(w.step).is_some();
                 return Err(engine.not_waiting(m, step_id, m.status_of(w), asks));
             }
-            let value = m.wait_of(w.0).and_then(|wt| wt.on_timeout()).map(|o| o.value.clone());
+            let value = m.wait_of(w.step).and_then(|wt| wt.on_timeout()).map(|o| o.value.clone());
             let kind = EventKind::TimerFired { step_id: m.work_id(w), value };
             let event = Event { version: m.state.version + 1, at: now(), kind };
             engine.commit(key, cached, event)?;
@@ -175,7 +175,7 @@ impl Engine {
             let due = m.waiting().find(|&w| m.deadline_of(w).is_some_and(|d| clock::is_due(d, at)));
             let kind = match due {
                 Some(w) => {
-                    let value = m.wait_of(w.0).and_then(|wt| wt.on_timeout()).map(|o| o.value.clone());
+                    let value = m.wait_of(w.step).and_then(|wt| wt.on_timeout()).map(|o| o.value.clone());
                     EventKind::TimerFired { step_id: m.work_id(w), value }
                 }
                 None => match inbox_delivery(m) {
@@ -397,7 +397,7 @@ fn wait_view(m: &Machine, w: WorkRef) -> WaitView {
             deadline.as_deref().unwrap_or("its deadline")
         ),
     };
-    let schema = match (&m.step(w.0).success_schema, wait.as_str()) {
+    let schema = match (&m.step(w.step).success_schema, wait.as_str()) {
         (Some(crate::ir::SchemaRef::Named(n)), "answer") => Some(Value::String(n.value.to_string())),
         (Some(crate::ir::SchemaRef::Inline { schema, .. }), "answer") => Some(Value::clone(schema)),
         _ => None,
