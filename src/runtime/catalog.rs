@@ -252,24 +252,24 @@ fn invalid(
     args: &Value,
     e: serde_json::Error,
 ) -> EngineError {
-    let text = e.to_string();
-    if let Some(field) = text.strip_prefix("missing field ") {
-        let message = format!("missing required argument {field}");
-        return EngineError::message(ErrorCode::InvalidInput, message);
-    }
+    use jsonschema::error::ValidationErrorKind;
     // Unknown arguments are refused before (`tool_schema::unknown_arguments`);
     // a nested object's extra field is not the reason serde gave either.
-    let why = validator.and_then(|v| {
-        v.iter_errors(args)
-            .find(|e| {
-                !matches!(e.kind(), jsonschema::error::ValidationErrorKind::AdditionalProperties { .. })
-            })
-            .map(|e| {
-                let path = e.instance_path().to_string();
-                format!("`{}`: {e}", path.trim_start_matches('/'))
-            })
+    let first = validator.and_then(|v| {
+        v.iter_errors(args).find(|e| !matches!(e.kind(), ValidationErrorKind::AdditionalProperties { .. }))
     });
-    let message = format!("invalid arguments for `{tool}`: {}", why.unwrap_or(text));
+    let why = match first.as_ref() {
+        // A missing argument, named as the schema requires it (not read
+        // from serde's text).
+        Some(v) if let ValidationErrorKind::Required { property } = v.kind() => {
+            let field = property.as_str().map_or_else(|| property.to_string(), str::to_owned);
+            let message = format!("missing required argument `{field}`");
+            return EngineError::message(ErrorCode::InvalidInput, message);
+        }
+        Some(v) => format!("`{}`: {v}", v.instance_path().to_string().trim_start_matches('/')),
+        None => e.to_string(),
+    };
+    let message = format!("invalid arguments for `{tool}`: {why}");
     EngineError::message(ErrorCode::InvalidInput, message)
 }
 

@@ -411,7 +411,7 @@ impl EngineError {
         known: impl IntoIterator<Item = &'a str>,
         ready: Option<Vec<String>>,
     ) -> EngineError {
-        let base = step_id.split_once('[').map_or(step_id, |(b, _)| b);
+        let base = crate::runtime::work_id::WorkId::base(step_id);
         let known: Vec<&str> = known.into_iter().collect();
         let help = if base != step_id && known.contains(&base) {
             // An item id the call cannot take (an item where only a step

@@ -35,7 +35,7 @@ impl Machine {
             };
             if let Some(step_id) = step_id {
                 let (Some(w), Some(was)) = (fork.resolve(step_id), source.resolve(step_id)) else { continue };
-                if dropped.contains(&w.0) {
+                if dropped.contains(&w.step) {
                     continue;
                 }
                 // Only a step the fork renders exactly as the source did
@@ -43,7 +43,7 @@ impl Machine {
                 // it, runs again.
                 let ready = matches!(fork.status_of(w), StepStatus::Ready | StepStatus::Waiting);
                 if !ready || !same_input(fork.input_of(w), source.input_of(was)) {
-                    drop_with_dependents(&mut dropped, w.0);
+                    drop_with_dependents(&mut dropped, w.step);
                     continue;
                 }
             }

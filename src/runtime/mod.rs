@@ -11,6 +11,8 @@
 //!   stored). Each accepted result is stored once, in its history event: a
 //!   step's result is an index into the history, and the captures are a
 //!   view (`Machine::captures`, `Machine::full_state` for `state get`).
+//!   `work_id.rs` is the name of a unit of work (`WorkId`: `step`,
+//!   `step[i]`, `step[i]/child…`), the one parser and printer of that form.
 //!   `run_wait.rs` (a child module of `run.rs`) is waits in the machine:
 //!   a wait step starts `waiting`, its input the rendered wait with its
 //!   deadline (computed from the recorded time, so a replay agrees), and
@@ -32,8 +34,10 @@
 //! - The engine, `engine/`: plan / next / explain / reset / state /
 //!   validate / debug / think over a `StateStore`, caching each run in
 //!   memory while its stamp in the store is unchanged. `mod.rs` the run
-//!   cache, next and replies; `unlocked.rs` `next` without the run's lock on
-//!   a store that appends conditionally (PostgreSQL, memory: one statement
+//!   cache and replies; `next.rs` next (a result checked and stored; a
+//!   done step's same value again is harmless, a different one
+//!   `STATE_CONFLICT`: one rule, `answer` shares it); `unlocked.rs` `next`
+//!   without the run's lock on a store that appends conditionally (PostgreSQL, memory: one statement
 //!   writes only while no one holds the lock and the cached stamp is
 //!   current, else the call is made again under the lock); `plan.rs` plan
 //!   (an existing run is `RUN_EXISTS` unless resumed or replaced);
@@ -41,8 +45,9 @@
 //!   deterministic id `<run>.<step>`, its `parent` link, started pinned
 //!   when the step is reached; `advance` hands out the first ready child's
 //!   instruction prefixed `<step>/` and completes the step with the child's
-//!   `outputs:` or fails it, `CHILD_FAILED`; `next` routes a prefixed step
-//!   id to the child); `pins.rs` pinned versions (a run executes the
+//!   `outputs:` or fails it, `CHILD_FAILED`; `next`, `answer` and a test's
+//!   timer route a prefixed step id to the child through one `in_child`);
+//!   `pins.rs` pinned versions (a run executes the
 //!   workflow and schema bytes it started with, stored as objects; the file
 //!   as it is now only when its bytes are the same); `runs.rs` archived
 //!   runs (list, get, restore; archive before a replace or delete);
@@ -138,6 +143,7 @@ pub mod text;
 pub mod tool_schema;
 pub mod tools;
 pub mod upgrade;
+pub mod work_id;
 pub mod workflow;
 
 pub use config::EngineConfig;

@@ -119,11 +119,11 @@ pub fn group_children(runs: &mut Vec<RunEntry>) -> Vec<usize> {
     // The order of a parent's children: its step, then the item's index.
     let order = |r: &RunEntry| {
         let step = r.parent.as_ref().map_or("", |p| p.step_id.as_str());
-        let (base, item) = match step.split_once('[') {
-            Some((b, rest)) => (b, rest.trim_end_matches(']').parse::<usize>().unwrap_or(usize::MAX)),
-            None => (step, 0),
+        let (base, item) = match step.parse::<crate::runtime::work_id::WorkId>() {
+            Ok(id) => (id.step, id.item.unwrap_or(0)),
+            Err(_) => (crate::runtime::work_id::WorkId::base(step).to_owned(), usize::MAX),
         };
-        (base.to_owned(), item, r.run_id.clone())
+        (base, item, r.run_id.clone())
     };
     let mut children: BTreeMap<(String, String), Vec<RunEntry>> = BTreeMap::new();
     let mut top = Vec::new();

@@ -11,6 +11,8 @@ pub use crate::runtime::record::{
 };
 use crate::runtime::render::render;
 use crate::runtime::reply::{FullState, ItemView, StepView};
+use crate::runtime::work_id::WorkId;
+pub use crate::runtime::work_id::WorkRef;
 use crate::runtime::workflow::CompiledWorkflow;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
@@ -19,9 +21,6 @@ use std::sync::Arc;
 #[path = "run_wait.rs"]
 mod wait;
 pub use wait::{wait_summary, wait_text};
-
-/// A ready unit of work: a step, or one item of a foreach step.
-pub type WorkRef = (usize, Option<usize>);
 
 /// The state machine for one workflow. Holds derived indexes (the ready set,
 /// dependency counters) that are rebuilt from the state, never stored.
@@ -33,6 +32,9 @@ pub struct Machine {
     ready: BTreeSet<WorkRef>,
     /// The units waiting for an answer, a time or an event (derived, like `ready`).
     waiting: BTreeSet<WorkRef>,
+    /// The inbox: history indexes of events kept for a wait not started yet,
+    /// not yet delivered (derived, like `ready`).
+    inbox: Vec<usize>,
 }
 
 impl Machine {
@@ -75,7 +77,8 @@ impl Machine {
         };
         let roots: Vec<usize> =
             (0..cw.plan.steps.len()).filter(|&i| cw.plan.steps[i].deps.is_empty()).collect();
-        let mut m = Machine { cw, state, ready: BTreeSet::new(), waiting: BTreeSet::new() };
+        let mut m =
+            Machine { cw, state, ready: BTreeSet::new(), waiting: BTreeSet::new(), inbox: Vec::new() };
         m.activate_all(roots);
         // Every step may finish at once (each `when:` false, an empty
         // `foreach` upstream): such a run is done before its first call.
@@ -104,8 +107,9 @@ impl Machine {
         // they were when it failed).
         let steps = if state.status == RunStatus::Running { &state.steps[..] } else { &[] };
         for (i, s) in steps.iter().enumerate() {
-            let units = std::iter::once(((i, None), s.status))
-                .chain(s.items.iter().flatten().enumerate().map(|(j, it)| ((i, Some(j)), it.status)));
+            let units = std::iter::once((WorkRef::new(i, None), s.status)).chain(
+                s.items.iter().flatten().enumerate().map(|(j, it)| (WorkRef::new(i, Some(j)), it.status)),
+            );
             for (w, status) in units {
                 match status {
                     StepStatus::Ready => _ = ready.insert(w),
@@ -114,7 +118,8 @@ impl Machine {
                 }
             }
         }
-        let mut m = Machine { cw, state, ready, waiting };
+        let inbox = wait::undelivered(&state.history);
+        let mut m = Machine { cw, state, ready, waiting, inbox };
         for k in 0..m.state.history.len() {
             if let Some(step_id) = m.state.history[k].kind.result_step()
                 && let Some(w) = m.resolve(step_id)
@@ -126,8 +131,8 @@ impl Machine {
     }
 
     fn set_result_at(&mut self, w: WorkRef, k: usize) {
-        let s = &mut self.state.steps[w.0];
-        match (w.1, s.items.as_mut()) {
+        let s = &mut self.state.steps[w.step];
+        match (w.item, s.items.as_mut()) {
             (Some(j), Some(items)) => items[j].result_at = Some(k),
             (Some(_), None) => {}
             (None, _) => s.result_at = Some(k),
@@ -247,41 +252,36 @@ impl Machine {
 
     /// The id a unit has in replies: `step` or `step[i]`.
     pub fn work_id(&self, w: WorkRef) -> String {
-        let id = &self.state.steps[w.0].id;
-        match w.1 {
-            // Not `format!`: a reply lists up to 50 of these (`ready`).
-            Some(j) => {
-                let mut buf = itoa::Buffer::new();
-                let j = buf.format(j);
-                let mut out = String::with_capacity(id.len() + j.len() + 2);
-                out.push_str(id);
-                out.push('[');
-                out.push_str(j);
-                out.push(']');
-                out
-            }
-            None => id.clone(),
-        }
+        self.work_name(w).to_string()
+    }
+
+    /// A unit's [`WorkId`] (no child).
+    pub fn work_name(&self, w: WorkRef) -> WorkId {
+        WorkId { step: self.state.steps[w.step].id.clone(), item: w.item, child: None }
     }
 
     /// Resolves `id` or `id[i]` to a step (and item) that exists.
     pub fn resolve(&self, step_id: &str) -> Option<WorkRef> {
-        let (name, index) = match step_id.strip_suffix(']').and_then(|s| s.split_once('[')) {
-            Some((name, idx)) => (name, Some(idx.parse::<usize>().ok()?)),
-            None => (step_id, None),
-        };
-        let i = self.state.steps.iter().position(|s| s.id == name)?;
-        match (index, &self.state.steps[i].items) {
-            (None, _) => Some((i, None)),
-            (Some(j), Some(items)) if j < items.len() => Some((i, Some(j))),
+        self.resolve_id(&step_id.parse().ok()?)
+    }
+
+    /// Resolves a [`WorkId`] without a child to a step (and item) that exists.
+    pub fn resolve_id(&self, id: &WorkId) -> Option<WorkRef> {
+        if id.child.is_some() {
+            return None;
+        }
+        let i = self.state.steps.iter().position(|s| s.id == id.step)?;
+        match (id.item, &self.state.steps[i].items) {
+            (None, _) => Some(WorkRef::new(i, None)),
+            (Some(j), Some(items)) if j < items.len() => Some(WorkRef::new(i, Some(j))),
             _ => None,
         }
     }
 
     /// A unit's status.
     pub fn status_of(&self, w: WorkRef) -> StepStatus {
-        let s = &self.state.steps[w.0];
-        match w.1 {
+        let s = &self.state.steps[w.step];
+        match w.item {
             Some(j) => s.items.as_ref().map_or(StepStatus::Pending, |items| items[j].status),
             None => s.status,
         }
@@ -289,8 +289,8 @@ impl Machine {
 
     /// A unit's accepted result (read from its history event).
     pub fn result_of(&self, w: WorkRef) -> Option<&Value> {
-        let s = &self.state.steps[w.0];
-        self.result_in(match w.1 {
+        let s = &self.state.steps[w.step];
+        self.result_in(match w.item {
             Some(j) => s.items.as_ref().and_then(|items| items[j].result_at),
             None => s.result_at,
         })
@@ -298,8 +298,8 @@ impl Machine {
 
     /// A unit's rendered input, once ready.
     pub fn input_of(&self, w: WorkRef) -> Option<&Value> {
-        let s = &self.state.steps[w.0];
-        match w.1 {
+        let s = &self.state.steps[w.step];
+        match w.item {
             Some(j) => s.items.as_ref().and_then(|items| items[j].input.as_ref()),
             None => s.input.as_ref(),
         }
@@ -307,8 +307,8 @@ impl Machine {
 
     /// A unit's failed validations so far.
     pub fn attempts_of(&self, w: WorkRef) -> u32 {
-        let s = &self.state.steps[w.0];
-        match w.1 {
+        let s = &self.state.steps[w.step];
+        match w.item {
             Some(j) => s.items.as_ref().map_or(0, |items| items[j].attempts),
             None => s.attempts,
         }
@@ -349,7 +349,7 @@ impl Machine {
             EventKind::ValidationFailed { step_id, errors, .. } => {
                 let (step_id, errors) = (step_id.clone(), errors.clone());
                 if let Some(w) = self.resolve(&step_id) {
-                    let max = self.step(w.0).retry_max.unwrap_or(3);
+                    let max = self.step(w.step).retry_max.unwrap_or(3);
                     let attempts = self.bump_attempts(w);
                     if attempts >= max.max(1) {
                         self.mark_failed(w);
@@ -377,10 +377,10 @@ impl Machine {
 
     /// A checkpoint after history event `k`, when it finished `w`'s step.
     fn checkpoint_after(&mut self, w: WorkRef, k: usize) {
-        if self.state.steps[w.0].status.is_finished() {
+        if self.state.steps[w.step].status.is_finished() {
             let version = self.state.history[k].version;
             self.state.checkpoints.push(Checkpoint {
-                step_id: self.state.steps[w.0].id.clone(),
+                step_id: self.state.steps[w.step].id.clone(),
                 version,
                 history_len: k + 1,
             });
@@ -388,8 +388,8 @@ impl Machine {
     }
 
     fn bump_attempts(&mut self, w: WorkRef) -> u32 {
-        let s = &mut self.state.steps[w.0];
-        match (w.1, s.items.as_mut()) {
+        let s = &mut self.state.steps[w.step];
+        match (w.item, s.items.as_mut()) {
             (Some(j), Some(items)) => {
                 items[j].attempts += 1;
                 items[j].attempts
@@ -403,9 +403,9 @@ impl Machine {
 
     /// The step (and item) the run failed at: failed, not ready.
     fn mark_failed(&mut self, w: WorkRef) {
-        let s = &mut self.state.steps[w.0];
+        let s = &mut self.state.steps[w.step];
         s.status = StepStatus::Failed;
-        if let (Some(j), Some(items)) = (w.1, s.items.as_mut())
+        if let (Some(j), Some(items)) = (w.item, s.items.as_mut())
             && let Some(item) = items.get_mut(j)
         {
             item.status = StepStatus::Failed;
@@ -423,7 +423,7 @@ impl Machine {
     fn accept(&mut self, w: WorkRef, at: usize) {
         self.ready.remove(&w);
         self.set_result_at(w, at);
-        let (i, item) = w;
+        let WorkRef { step: i, item } = w;
         match item {
             None => {
                 self.state.steps[i].status = StepStatus::Done;
@@ -534,7 +534,7 @@ impl Machine {
             }
             s.items = Some(states);
             s.status = StepStatus::Running;
-            let units = ready.into_iter().map(|j| (i, Some(j)));
+            let units = ready.into_iter().map(|j| WorkRef::new(i, Some(j)));
             match step.wait {
                 Some(_) => self.waiting.extend(units),
                 None => self.ready.extend(units),
@@ -553,8 +553,8 @@ impl Machine {
                 s.input = Some(input);
                 s.status = start_status(step);
                 match step.wait {
-                    Some(_) => self.waiting.insert((i, None)),
-                    None => self.ready.insert((i, None)),
+                    Some(_) => self.waiting.insert(WorkRef::new(i, None)),
+                    None => self.ready.insert(WorkRef::new(i, None)),
                 };
             }
             Err(failure) => self.fail(failure),

@@ -11,7 +11,28 @@ use crate::ir::{Wait, WaitKind};
 use crate::runtime::clock;
 use crate::runtime::render::render_string;
 
+/// The history indexes of the events kept in the inbox (a `signal` with
+/// no step) that no later `signal` delivered (`from_inbox`), oldest first.
+pub(super) fn undelivered(history: &[Event]) -> Vec<usize> {
+    let taken: BTreeSet<u64> = history
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Signal { from_inbox, .. } => *from_inbox,
+            _ => None,
+        })
+        .collect();
+    let kept =
+        |e: &Event| matches!(e.kind, EventKind::Signal { step_id: None, .. }) && !taken.contains(&e.version);
+    history.iter().enumerate().filter(|(_, e)| kept(e)).map(|(k, _)| k).collect()
+}
+
 impl Machine {
+    /// The events in the run's inbox, not yet delivered, oldest first
+    /// (an index kept as events apply: no scan of the history).
+    pub fn inbox(&self) -> impl Iterator<Item = &Event> + '_ {
+        self.inbox.iter().map(|&k| &self.state.history[k])
+    }
+
     /// The units waiting, in declaration order.
     pub fn waiting(&self) -> impl Iterator<Item = WorkRef> + '_ {
         self.waiting.iter().copied()
@@ -130,6 +151,16 @@ impl Machine {
     /// delivered `signal`, `timer_fired`). An event for a unit that is not
     /// waiting changes nothing (the engine refuses those before recording).
     pub(super) fn apply_wait_event(&mut self, k: usize) {
+        if let EventKind::Signal { step_id, from_inbox, .. } = &self.state.history[k].kind {
+            match (step_id, *from_inbox) {
+                (None, _) => self.inbox.push(k),
+                (Some(_), Some(v)) => {
+                    let history = &self.state.history;
+                    self.inbox.retain(|&i| history[i].version != v);
+                }
+                (Some(_), None) => {}
+            }
+        }
         let (step_id, timed_out) = match &self.state.history[k].kind {
             EventKind::Answered { step_id, .. } | EventKind::Signal { step_id: Some(step_id), .. } => {
                 (step_id.clone(), false)
@@ -141,7 +172,7 @@ impl Machine {
         if !self.waiting.remove(&w) {
             return;
         }
-        let sleeps = self.wait_of(w.0).is_some_and(|wt| wt.reason() == "timer");
+        let sleeps = self.wait_of(w.step).is_some_and(|wt| wt.reason() == "timer");
         if timed_out && !sleeps {
             let deadline = self.deadline_of(w).unwrap_or_default().to_owned();
             self.mark_failed(w);

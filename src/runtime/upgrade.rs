@@ -12,6 +12,7 @@
 use crate::ir::SchemaRef;
 use crate::runtime::record::{Event, EventKind, RunStatus, StepStatus};
 use crate::runtime::run::Machine;
+use crate::runtime::work_id::WorkId;
 use crate::runtime::workflow::CompiledWorkflow;
 use crate::source::Span;
 use serde::Serialize;
@@ -122,22 +123,12 @@ impl Machine {
         now: &str,
         valid: &mut dyn FnMut(usize, &Value) -> bool,
     ) -> Upgraded {
-        let index: BTreeMap<&str, usize> =
-            cw.wf.steps.iter().enumerate().map(|(i, s)| (s.id.value.as_str(), i)).collect();
-        let rename = |id: &str| -> String { renames.get(id).cloned().unwrap_or_else(|| id.to_owned()) };
-        let map = |step_id: &str| -> Option<String> {
-            let (base, rest) = step_id.split_once('[').map_or((step_id, ""), |(b, r)| (b, r));
-            let new = rename(base);
-            index
-                .contains_key(new.as_str())
-                .then(|| if rest.is_empty() { new } else { format!("{new}[{rest}") })
-        };
-        let mut issues = Vec::new();
-        let mut refused: BTreeSet<usize> = BTreeSet::new();
+        let index = cw.wf.steps.iter().enumerate().map(|(i, s)| (s.id.value.as_str(), i)).collect();
+        let mut land = Landing { old, index, renames, issues: Vec::new(), refused: BTreeSet::new() };
         let mut m =
             Machine::start(cw.clone(), &old.state.run_id, old.state.params.clone(), &old.state.created_at);
         if old.state.status != RunStatus::Running && !force {
-            issues.push(UpgradeIssue {
+            land.issues.push(UpgradeIssue {
                 reason: RefusalReason::RunFinished,
                 step: String::new(),
                 span: Span::point(0),
@@ -147,76 +138,12 @@ impl Machine {
         }
         for event in &old.state.history {
             let mut event = event.clone();
-            match &mut event.kind {
-                EventKind::Result { step_id, result, .. } => {
-                    let Some(new_id) = map(step_id) else { continue };
-                    let Some(w) = m.resolve(&new_id) else {
-                        let i = index[new_id.split('[').next().unwrap_or(&new_id)];
-                        issues.push(issue(
-                            &m,
-                            i,
-                            RefusalReason::ItemGone,
-                            format!(
-                                "`{step_id}` has a result, but the new version does not expand `{new_id}`"
-                            ),
-                            "keep the foreach over the same items, or fork the run from this step".into(),
-                        ));
-                        refused.insert(i);
-                        continue;
-                    };
-                    if refused.contains(&w.0) {
-                        continue;
-                    }
-                    let refusal = match m.status_of(w) {
-                        _ if call_changed(old, &m, step_id, w).is_some() => call_changed(old, &m, step_id, w),
-                        StepStatus::Ready => None,
-                        _ => Some(unrun_dependency(&m, w)),
-                    };
-                    if let Some(refusal) = refusal {
-                        issues.push(refusal);
-                        refused.insert(w.0);
-                        continue;
-                    }
-                    if !valid(w.0, result) {
-                        let span = match &m.step(w.0).success_schema {
-                            Some(SchemaRef::Named(n)) => n.span,
-                            Some(SchemaRef::Inline { span, .. }) => *span,
-                            None => m.step(w.0).id.span,
-                        };
-                        issues.push(issue_at(&m, w.0, span, RefusalReason::ResultNoLongerValid, format!("the result of `{}` no longer matches its new success_schema", m.work_id(w)), "keep the schema compatible with the results already accepted, or fork the run from this step".into()));
-                        refused.insert(w.0);
-                        continue;
-                    }
-                    *step_id = new_id;
-                }
-                EventKind::ValidationFailed { step_id, .. } => {
-                    let Some(new_id) = map(step_id) else { continue };
-                    match m.resolve(&new_id) {
-                        Some(w) if m.status_of(w) == StepStatus::Ready && !refused.contains(&w.0) => {
-                            *step_id = new_id
-                        }
-                        _ => continue,
-                    }
-                }
-                EventKind::ChildFailed { step_id, .. } => {
-                    let Some(new_id) = map(step_id) else { continue };
-                    *step_id = new_id;
-                }
-                EventKind::Answered { step_id, .. }
-                | EventKind::TimerFired { step_id, .. }
-                | EventKind::Signal { step_id: Some(step_id), .. } => {
-                    let Some(new_id) = map(step_id) else { continue };
-                    if !wait_lands(&m, step_id, &new_id, &mut refused, &mut issues) {
-                        continue;
-                    }
-                    *step_id = new_id;
-                }
-                EventKind::Signal { step_id: None, .. }
-                | EventKind::Thought { .. }
-                | EventKind::Upgraded { .. } => {}
+            if land.event(&m, &mut event.kind, valid) {
+                m.apply(event);
             }
-            m.apply(event);
         }
+        let mut issues = std::mem::take(&mut land.issues);
+        let map = |step_id: &str| land.map(step_id);
         parked_waits(old, &m, &map, &mut issues);
         let version = old.state.version + 1;
         let renamed: BTreeMap<String, String> =
@@ -238,6 +165,116 @@ impl Machine {
     }
 }
 
+/// The old run's history as it lands on the new version: each event's
+/// step renamed, or why it cannot land.
+struct Landing<'a> {
+    old: &'a Machine,
+    /// The new version's step ids.
+    index: BTreeMap<&'a str, usize>,
+    renames: &'a BTreeMap<String, String>,
+    issues: Vec<UpgradeIssue>,
+    /// Steps whose history stops landing (an issue says why).
+    refused: BTreeSet<usize>,
+}
+
+impl Landing<'_> {
+    /// `step_id` (`id` or `id[i]`) renamed, when the new version has it.
+    fn map(&self, step_id: &str) -> Option<String> {
+        let mut id: WorkId = step_id.parse().ok()?;
+        id.step = self.renames.get(&id.step).cloned().unwrap_or(id.step);
+        self.index.contains_key(id.step.as_str()).then(|| id.to_string())
+    }
+
+    /// Whether an old event is applied to `m` (its step id renamed in
+    /// place); what does not land is skipped, with an issue when it matters.
+    fn event(
+        &mut self,
+        m: &Machine,
+        kind: &mut EventKind,
+        valid: &mut dyn FnMut(usize, &Value) -> bool,
+    ) -> bool {
+        match kind {
+            EventKind::Result { step_id, result, .. } => return self.result(m, step_id, result, valid),
+            EventKind::ValidationFailed { step_id, .. } => {
+                let Some(new_id) = self.map(step_id) else { return false };
+                match m.resolve(&new_id) {
+                    Some(w) if m.status_of(w) == StepStatus::Ready && !self.refused.contains(&w.step) => {
+                        *step_id = new_id
+                    }
+                    _ => return false,
+                }
+            }
+            EventKind::ChildFailed { step_id, .. } => {
+                let Some(new_id) = self.map(step_id) else { return false };
+                *step_id = new_id;
+            }
+            EventKind::Answered { step_id, .. }
+            | EventKind::TimerFired { step_id, .. }
+            | EventKind::Signal { step_id: Some(step_id), .. } => {
+                let Some(new_id) = self.map(step_id) else { return false };
+                if !wait_lands(m, step_id, &new_id, &mut self.refused, &mut self.issues) {
+                    return false;
+                }
+                *step_id = new_id;
+            }
+            EventKind::Signal { step_id: None, .. }
+            | EventKind::Thought { .. }
+            | EventKind::Upgraded { .. } => {}
+        }
+        true
+    }
+
+    /// A result lands on a ready step (or item) of the new version that
+    /// calls the same tool and whose schema it still matches.
+    fn result(
+        &mut self,
+        m: &Machine,
+        step_id: &mut String,
+        result: &Value,
+        valid: &mut dyn FnMut(usize, &Value) -> bool,
+    ) -> bool {
+        let old = self.old;
+        let Some(new_id) = self.map(step_id) else { return false };
+        let Some(w) = m.resolve(&new_id) else {
+            let i = self.index[WorkId::base(&new_id)];
+            self.issues.push(issue(
+                m,
+                i,
+                RefusalReason::ItemGone,
+                format!("`{step_id}` has a result, but the new version does not expand `{new_id}`"),
+                "keep the foreach over the same items, or fork the run from this step".into(),
+            ));
+            self.refused.insert(i);
+            return false;
+        };
+        if self.refused.contains(&w.step) {
+            return false;
+        }
+        let refusal = match m.status_of(w) {
+            _ if call_changed(old, m, step_id, w).is_some() => call_changed(old, m, step_id, w),
+            StepStatus::Ready => None,
+            _ => Some(unrun_dependency(m, w)),
+        };
+        if let Some(refusal) = refusal {
+            self.issues.push(refusal);
+            self.refused.insert(w.step);
+            return false;
+        }
+        if !valid(w.step, result) {
+            let span = match &m.step(w.step).success_schema {
+                Some(SchemaRef::Named(n)) => n.span,
+                Some(SchemaRef::Inline { span, .. }) => *span,
+                None => m.step(w.step).id.span,
+            };
+            self.issues.push(issue_at(m, w.step, span, RefusalReason::ResultNoLongerValid, format!("the result of `{}` no longer matches its new success_schema", m.work_id(w)), "keep the schema compatible with the results already accepted, or fork the run from this step".into()));
+            self.refused.insert(w.step);
+            return false;
+        }
+        *step_id = new_id;
+        true
+    }
+}
+
 /// `CALL_CHANGED` when the step that ran `step_id` calls another tool at
 /// `w` in the new version.
 fn call_changed(
@@ -246,12 +283,12 @@ fn call_changed(
     step_id: &str,
     w: crate::runtime::run::WorkRef,
 ) -> Option<UpgradeIssue> {
-    let old_step = old.resolve(step_id).map(|o| old.step(o.0));
-    let (old_call, new_call) = (old_step.and_then(|s| s.call.as_ref()), m.step(w.0).call.as_ref());
+    let old_step = old.resolve(step_id).map(|o| old.step(o.step));
+    let (old_call, new_call) = (old_step.and_then(|s| s.call.as_ref()), m.step(w.step).call.as_ref());
     if old_call.map(|c| &c.value) == new_call.map(|c| &c.value) {
         return None;
     }
-    let span = new_call.map_or(m.step(w.0).id.span, |c| c.span);
+    let span = new_call.map_or(m.step(w.step).id.span, |c| c.span);
     let (was, now) = (
         old_call.map_or("none".into(), |c| c.value.to_string()),
         new_call.map_or("none".into(), |c| c.value.to_string()),
@@ -259,13 +296,13 @@ fn call_changed(
     let message = format!("`{}` ran `{was}`; the new version calls `{now}`", m.work_id(w));
     let help =
         "keep the call of a step that ran, or give the changed step a new id (it then runs as a new step)";
-    Some(issue_at(m, w.0, span, RefusalReason::CallChanged, message, help.into()))
+    Some(issue_at(m, w.step, span, RefusalReason::CallChanged, message, help.into()))
 }
 
 /// `DEPENDS_ON_UNRUN_STEP`: `w` has a result, but in the new version it
 /// depends on steps that had not finished when it ran.
 fn unrun_dependency(m: &Machine, w: crate::runtime::run::WorkRef) -> UpgradeIssue {
-    let waiting: Vec<String> = m.cw.plan.steps[w.0]
+    let waiting: Vec<String> = m.cw.plan.steps[w.step]
         .deps
         .iter()
         .filter(|&&d| !m.state.steps[d].status.is_finished())
@@ -277,7 +314,7 @@ fn unrun_dependency(m: &Machine, w: crate::runtime::run::WorkRef) -> UpgradeIssu
         waiting.join(", ")
     );
     let help = "drop the new dependency, or fork the run from the dependency";
-    issue(m, w.0, RefusalReason::DependsOnUnrunStep, message, help.into())
+    issue(m, w.step, RefusalReason::DependsOnUnrunStep, message, help.into())
 }
 
 /// Whether the end of a wait at `step_id` lands on `new_id`, still a
@@ -290,14 +327,14 @@ fn wait_lands(
     issues: &mut Vec<UpgradeIssue>,
 ) -> bool {
     let Some(w) = m.resolve(new_id) else { return false };
-    if refused.contains(&w.0) {
+    if refused.contains(&w.step) {
         return false;
     }
     if m.status_of(w) != StepStatus::Waiting {
         let message =
             format!("`{step_id}` ended its wait, but in the new version `{new_id}` does not wait there");
-        issues.push(issue(m, w.0, RefusalReason::WaitChanged, message, WAIT_HELP.into()));
-        refused.insert(w.0);
+        issues.push(issue(m, w.step, RefusalReason::WaitChanged, message, WAIT_HELP.into()));
+        refused.insert(w.step);
         return false;
     }
     true
@@ -327,7 +364,7 @@ fn parked_waits(
             continue;
         };
         let Some(nw) = new.resolve(&new_id) else { continue };
-        let (was, now) = (old.step(w.0), new.step(nw.0));
+        let (was, now) = (old.step(w.step), new.step(nw.step));
         let same_kind = match (&was.wait, &now.wait) {
             (Some(a), Some(b)) => a.reason() == b.reason(),
             _ => false,
@@ -341,7 +378,7 @@ fn parked_waits(
             let what =
                 if same_kind { "types its answer otherwise" } else { "does not wait there the same way" };
             let message = format!("the run waits at `{id}`; the new version {what}");
-            issues.push(issue(new, nw.0, RefusalReason::WaitChanged, message, WAIT_HELP.into()));
+            issues.push(issue(new, nw.step, RefusalReason::WaitChanged, message, WAIT_HELP.into()));
         }
     }
 }

@@ -17,6 +17,7 @@ use crate::runtime::args::{AnswerArgs, NextArgs, SignalArgs};
 use crate::runtime::reply::WaitView;
 use crate::runtime::reply::{FullState, Instruction, Progress};
 use crate::runtime::run::{RunStatus, StepStatus};
+use crate::runtime::work_id::WorkId;
 use crate::runtime::{Engine, EngineError, ErrorCode};
 use crate::testing::children::{self, ChildOutcome, without_items};
 pub use crate::testing::children::{StepOutcome, step_outcomes};
@@ -122,7 +123,7 @@ pub struct Outcome {
 
 /// The base step id of `id` or `id[i]`.
 pub fn base_id(step_id: &str) -> &str {
-    step_id.split_once('[').map_or(step_id, |(b, _)| b)
+    WorkId::base(step_id)
 }
 
 /// The mock answering for an instruction: the item's own (`id[i]`,
@@ -317,9 +318,8 @@ impl Outcome {
         if let Some(v) = self.inputs.get(key) {
             return Some(v);
         }
-        let (base, rest) = key.rsplit_once('[')?;
-        let n: usize = rest.strip_suffix(']')?.parse().ok()?;
-        self.inputs.get(base)?.as_array()?.get(n).filter(|v| !v.is_null())
+        let (base, n) = key.parse::<WorkId>().ok()?.without_leaf_item()?;
+        self.inputs.get(&base.to_string())?.as_array()?.get(n).filter(|v| !v.is_null())
     }
 
     /// The outcome as the JSON report shows it.

@@ -122,9 +122,6 @@ const MAX_FN_LINES: usize = 80;
 const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("src/mcp/http.rs", "guard", 89),
     ("src/runtime/catalog.rs", "build", 247),
-    ("src/runtime/engine/explain.rs", "explain", 172),
-    ("src/runtime/engine/mod.rs", "next_locked", 82),
-    ("src/runtime/upgrade.rs", "upgrade", 124),
     ("src/testing/replay.rs", "replay", 104),
 ];
 

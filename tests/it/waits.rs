@@ -169,6 +169,25 @@ fn an_event_that_arrives_before_its_wait_is_kept_and_one_no_run_wants_is_refused
 }
 
 #[test]
+fn an_event_kept_for_a_wait_is_delivered_once_by_an_engine_that_reads_the_run_again() {
+    let root = root("inbox");
+    let e = root.engine();
+    e.plan("pipeline", json!({"id": "p1"}), Some("a"), true).unwrap();
+    signal(&e, "p1", json!({"status": "green"})).unwrap();
+    signal(&e, "p1", json!({"status": "red"})).unwrap();
+    // Another engine reads the run from the store: its inbox is rebuilt
+    // from the history, and the first event kept is the one delivered.
+    let fresh = root.engine();
+    let r = next_json(&fresh, "pipeline", "a", "start", json!({})).unwrap();
+    assert_eq!(r["instruction"]["input"]["thought"], "pipeline p1 is green", "{r}");
+    let r = next_json(&root.engine(), "pipeline", "a", "report", json!({"thought": "x"})).unwrap();
+    assert_eq!(r["done"], true, "{r}");
+    let history = root.engine().state_get("pipeline", "a").unwrap().history;
+    let signals: Vec<_> = history.iter().filter(|h| h.kind.name() == "signal").collect();
+    assert_eq!(signals.len(), 3, "two kept, one delivered: {history:?}");
+}
+
+#[test]
 fn a_sleep_ends_by_itself_and_a_timeout_takes_on_timeout_or_fails_the_run() {
     let root = Root::with_workflows(
         "sleep",

@@ -21,6 +21,7 @@ use super::*;
 use crate::runtime::record::ParentRun;
 use crate::runtime::reply::{SubRun, WaitView};
 use crate::runtime::run::RunScope;
+use crate::runtime::work_id::WorkId;
 
 /// The deepest a run may be below the run `plan` started (the checker's
 /// limit, `check::workflows::MAX_USES_DEPTH`, enforced again at run time
@@ -60,7 +61,7 @@ impl Engine {
             let mut child_waits = Vec::new();
             let mut kind = None;
             for w in m.ready() {
-                if m.step(w.0).uses.is_none() {
+                if m.step(w.step).uses.is_none() {
                     let instruction = Box::new(self.instruction(m, w));
                     return self.progress_at(m, Some(instruction), child_waits);
                 }
@@ -99,7 +100,7 @@ impl Engine {
         step_id: String,
         mut outputs: Value,
     ) -> Result<EventKind, EngineError> {
-        if let Some(schema) = &m.step(w.0).success_schema {
+        if let Some(schema) = &m.step(w.step).success_schema {
             let errors = self.validate_pinned(key, m, schema, &outputs)?;
             if !errors.is_empty() {
                 let child_run_id = Self::child_run_id(m, w);
@@ -112,7 +113,7 @@ impl Engine {
             }
         }
         let original_bytes = payload::json_len(&outputs);
-        let caps = (self.config.max_string_bytes, self.config.max_snapshot_bytes);
+        let caps = self.caps();
         let truncated = payload::truncate(&mut outputs, caps.0, caps.1)
             .map(|what| TruncationNote { original_bytes, what });
         Ok(EventKind::Result { step_id, result: outputs, truncated })
@@ -125,9 +126,11 @@ impl Engine {
     /// `state restore` brings it back.
     pub(super) fn archive_discarded_children(&self, old: &Machine, new: &Machine) -> Result<(), EngineError> {
         for (w, uses) in uses_work(old) {
-            let kept = match w.1 {
-                Some(j) => new.state.steps[w.0].items.as_ref().and_then(|it| it.get(j)).map(|it| it.status),
-                None => Some(new.state.steps[w.0].status),
+            let kept = match w.item {
+                Some(j) => {
+                    new.state.steps[w.step].items.as_ref().and_then(|it| it.get(j)).map(|it| it.status)
+                }
+                None => Some(new.state.steps[w.step].status),
             };
             if !kept.is_some_and(|s| s.is_finished()) {
                 self.archive_child_tree(uses, &Self::child_run_id(old, w), 0)?;
@@ -179,7 +182,7 @@ impl Engine {
     /// The child of `uses:` work `w`: started when it does not exist yet,
     /// then advanced (its own `uses:` steps too).
     fn child(&self, m: &Machine, w: WorkRef) -> Result<Child, EngineError> {
-        let Some(uses) = m.step(w.0).uses.as_ref().map(|u| u.value.to_string()) else {
+        let Some(uses) = m.step(w.step).uses.as_ref().map(|u| u.value.to_string()) else {
             let failure = RunFailure::Other(json!({"message": "not a `uses:` step"}));
             return Ok(Child::Failed { child_run_id: String::new(), failure });
         };
@@ -255,33 +258,30 @@ impl Engine {
         Ok(answer)
     }
 
-    /// `next` for a step id the run does not have, `USES_STEP/REST`: the
-    /// result of the child's step `REST`, routed to the child of the
-    /// ready `uses:` step (or item) `USES_STEP`. `None` when the id is not
-    /// of that form.
-    pub(super) fn next_in_child(
+    /// A call for a step id the run does not have, `USES_STEP/REST`
+    /// (`next`, `answer`, a test's timer), routed to the child of the
+    /// `uses:` work `USES_STEP` as `call` makes it (step `REST` of the
+    /// child); `ready_only`: only while that work is ready in a running
+    /// run. Whatever the child says, the parent goes on from there; a
+    /// refusal is returned with its instruction's step id as the parent
+    /// hands it out. `None` when the id is not of that form.
+    pub(super) fn in_child(
         &self,
         key: &RunKey,
         cached: &mut Cached,
-        args: &mut NextArgs,
+        step_id: &str,
+        ready_only: bool,
+        call: impl FnOnce(&Engine, ChildRoute) -> EngineResult<Progress>,
     ) -> Option<EngineResult<Progress>> {
         let m = &cached.machine;
-        let (head, rest) = args.step_id.split_once('/')?;
-        let w = m.resolve(head)?;
-        let uses = m.step(w.0).uses.as_ref()?.value.to_string();
-        if m.status_of(w) != StepStatus::Ready || m.state.status != RunStatus::Running {
+        let route = Self::child_route(m, step_id)?;
+        if ready_only
+            && (m.status_of(route.work) != StepStatus::Ready || m.state.status != RunStatus::Running)
+        {
             return None;
         }
-        let prefix = m.work_id(w);
-        let child_args = NextArgs {
-            workflow: uses,
-            run_id: Self::child_run_id(m, w),
-            step_id: rest.to_owned(),
-            result_snapshot: Some(args.take_result()),
-            result: None,
-            expected_version: None,
-        };
-        Some(match self.next(child_args) {
+        let prefix = m.work_id(route.work);
+        Some(match call(self, route) {
             // Done, failed or still running, the parent takes it from here.
             Ok(_) => self.advance(key, cached),
             Err(e) if e.run_failed() => self.advance(key, cached),
@@ -295,6 +295,28 @@ impl Engine {
             }
         })
     }
+
+    /// Where `USES_STEP/REST` leads in run `m`: the `uses:` work, the
+    /// child's workflow and run, and `REST`.
+    fn child_route(m: &Machine, step_id: &str) -> Option<ChildRoute> {
+        let id: WorkId = step_id.parse().ok()?;
+        let rest = id.child.as_deref()?.to_string();
+        let work = m.resolve_id(&id.head())?;
+        let workflow = m.step(work.step).uses.as_ref()?.value.to_string();
+        Some(ChildRoute { work, workflow, run_id: Self::child_run_id(m, work), rest })
+    }
+}
+
+/// Where a `USES_STEP/REST` step id leads ([`Engine::in_child`]).
+pub(super) struct ChildRoute {
+    /// The parent's `uses:` work.
+    pub work: WorkRef,
+    /// The child's workflow.
+    pub workflow: String,
+    /// The child's run id.
+    pub run_id: String,
+    /// The step id in the child: `REST`.
+    pub rest: String,
 }
 
 /// A child's waits as its parent lists them: each step id prefixed with
@@ -320,8 +342,8 @@ fn uses_work(m: &Machine) -> Vec<(WorkRef, &str)> {
     for (i, step) in m.cw.wf.steps.iter().enumerate() {
         let Some(uses) = &step.uses else { continue };
         match m.state.steps[i].items.as_ref().map(Vec::len) {
-            Some(n) => out.extend((0..n).map(|j| ((i, Some(j)), uses.value.as_str()))),
-            None => out.push(((i, None), uses.value.as_str())),
+            Some(n) => out.extend((0..n).map(|j| (WorkRef::new(i, Some(j)), uses.value.as_str()))),
+            None => out.push((WorkRef::new(i, None), uses.value.as_str())),
         }
     }
     out

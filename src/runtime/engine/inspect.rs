@@ -39,7 +39,7 @@ impl Engine {
             let children: Vec<(String, String, String)> = m
                 .ready()
                 .filter_map(|w| {
-                    let uses = m.step(w.0).uses.as_ref()?.value.to_string();
+                    let uses = m.step(w.step).uses.as_ref()?.value.to_string();
                     Some((m.work_id(w), uses, Self::child_run_id(m, w)))
                 })
                 .collect();

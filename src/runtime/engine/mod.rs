@@ -31,6 +31,7 @@ mod fork;
 mod info;
 mod inspect;
 mod longest_wait;
+mod next;
 mod observe;
 mod pins;
 mod plan;
@@ -251,102 +252,6 @@ impl Engine {
         Ok(params)
     }
 
-    // ---- next -----------------------------------------------------------
-
-    /// Submits the result of a ready step and returns the next instruction.
-    pub fn next(&self, args: NextArgs) -> EngineResult<Progress> {
-        if let Some(out) = self.next_unlocked(&args) {
-            return out;
-        }
-        let (key, _lock, mut cached) = self.open_run(&args.workflow, &args.run_id)?;
-        let out = self.next_locked(&key, &mut cached, args);
-        self.put(&key, cached);
-        out
-    }
-
-    fn next_locked(&self, key: &RunKey, cached: &mut Cached, mut args: NextArgs) -> EngineResult<Progress> {
-        let m = &cached.machine;
-        expect_version(m, args.expected_version)?;
-        let Some(w) = m.resolve(&args.step_id) else {
-            // `USES_STEP/STEP`: a result for the child of a `uses:` step.
-            if let Some(out) = self.next_in_child(key, cached, &mut args) {
-                return out;
-            }
-            let m = &cached.machine;
-            return Err(EngineError::unknown_step(
-                &args.step_id,
-                format!("no step `{}` in this run", args.step_id),
-                m.cw.wf.steps.iter().map(|s| s.id.value.as_str()),
-                Some(self.ready_ids(m)),
-            ));
-        };
-        let original = args.take_result();
-        let caps = (self.config.max_string_bytes, self.config.max_snapshot_bytes);
-        match m.status_of(w) {
-            StepStatus::Done => {
-                // The same result again (as stored, within the caps) is harmless.
-                let mut result = original;
-                payload::truncate(&mut result, caps.0, caps.1);
-                if m.result_of(w) == Some(&result) {
-                    return self.advance(key, cached);
-                }
-                let message = format!("`{}` is already done with a different result", args.step_id);
-                return Err(EngineError::with(
-                    ErrorCode::StateConflict,
-                    Conflict { step_id: Some(args.step_id), message, ..Conflict::default() },
-                ));
-            }
-            StepStatus::Ready if m.state.status == RunStatus::Running => {}
-            status => {
-                if m.state.status == RunStatus::Failed {
-                    return Err(self.failed(m));
-                }
-                let message = format!("`{}` is {}, not ready", args.step_id, status);
-                return Err(EngineError::with(
-                    ErrorCode::StepNotReady,
-                    StepNotReady { step_id: args.step_id, status, message, ready: self.ready_ids(m) },
-                ));
-            }
-        }
-        let step = m.step(w.0);
-        if let Some(schema) = &step.success_schema {
-            let errors = self.validate_pinned(key, m, schema, &original)?;
-            if !errors.is_empty() {
-                let mut refused = original;
-                payload::truncate(&mut refused, caps.0, caps.1);
-                let event = Event {
-                    version: m.state.version + 1,
-                    at: now(),
-                    kind: EventKind::ValidationFailed {
-                        step_id: args.step_id.clone(),
-                        errors: serde_json::to_value(&errors).unwrap_or_default(),
-                        result: Some(refused),
-                    },
-                };
-                self.commit(key, cached, event)?;
-                let m = &cached.machine;
-                if m.state.status == RunStatus::Failed {
-                    return Err(self.failed(m));
-                }
-                return Err(EngineError::fields(ErrorCode::ValidationFailed, &errors)
-                    .with_instruction(self.instruction(m, w))
-                    .with_state(self.state_summary(m)));
-            }
-        }
-        // Validated as sent, then stored within the caps (in place: no copy).
-        let original_bytes = payload::json_len(&original);
-        let mut result = original;
-        let truncation = payload::truncate(&mut result, caps.0, caps.1);
-        let truncated = truncation.map(|what| TruncationNote { original_bytes, what });
-        let event = Event {
-            version: cached.machine.state.version + 1,
-            at: now(),
-            kind: EventKind::Result { step_id: args.step_id, result, truncated },
-        };
-        self.commit(key, cached, event)?;
-        self.advance(key, cached)
-    }
-
     /// Appends an event durably, then applies it; compacts the journal into a
     /// snapshot when it has grown to half the history (amortised linear cost).
     fn commit(&self, key: &RunKey, cached: &mut Cached, event: Event) -> Result<(), EngineError> {
@@ -395,7 +300,7 @@ impl Engine {
             let mut out = Vec::with_capacity(ready.len());
             for w in ready {
                 // A `uses:` step: its child's instruction, as `next` hands it out.
-                match m.step(w.0).uses {
+                match m.step(w.step).uses {
                     Some(_) => out.extend(engine.child_instruction(m, w)?),
                     None => out.push(engine.instruction(m, w)),
                 }
@@ -539,7 +444,7 @@ impl Engine {
     }
 
     fn instruction(&self, m: &Machine, w: WorkRef) -> Instruction {
-        let step = m.step(w.0);
+        let step = m.step(w.step);
         Instruction {
             step_id: m.work_id(w),
             call: step.call.as_ref().map(|c| c.value.to_string()),

@@ -8,6 +8,7 @@
 
 use super::{Cached, Engine};
 use crate::runtime::run::{Event, EventKind, Machine, RunStatus, WorkRef};
+use crate::runtime::work_id::WorkId;
 use serde_json::Value;
 
 /// Receives the engine's finished step attempts and runs.
@@ -171,9 +172,9 @@ fn run_ref(m: &Machine) -> RunRef<'_> {
 fn ready_since<'m>(m: &'m Machine, w: WorkRef, work_id: &str) -> &'m str {
     let plan = &m.cw.plan.steps;
     let deps: Vec<&str> = plan
-        .get(w.0)
+        .get(w.step)
         .map_or(Vec::new(), |s| s.deps.iter().filter_map(|&d| plan.get(d)).map(|d| d.id.as_str()).collect());
-    let is_dep = |id: &str| deps.contains(&id.split_once('[').map_or(id, |(b, _)| b));
+    let is_dep = |id: &str| deps.contains(&WorkId::base(id));
     for e in m.state.history.iter().rev() {
         match &e.kind {
             // A dependency's result, or the end of a dependency's wait.
@@ -204,7 +205,7 @@ impl Engine {
         };
         let attempt = m.resolve(step_id).map(|w| PendingAttempt {
             step_id: step_id.clone(),
-            call: m.step(w.0).call.as_ref().map(|c| c.value.to_string()),
+            call: m.step(w.step).call.as_ref().map(|c| c.value.to_string()),
             attempt: m.attempts_of(w) + 1,
             started_at: ready_since(m, w, step_id).to_owned(),
             errors,
@@ -282,7 +283,7 @@ fn pending_wait(m: &Machine, kind: &EventKind) -> Option<PendingWait> {
     use crate::ir::WaitKind;
     let step_id = kind.result_step()?;
     let w = m.resolve(step_id)?;
-    let wait = match m.wait_of(w.0)?.kind {
+    let wait = match m.wait_of(w.step)?.kind {
         WaitKind::Answer { .. } => "answer",
         WaitKind::Event { .. } => "event",
         WaitKind::Sleep { .. } | WaitKind::SleepUntil { .. } => "timer",

@@ -14,6 +14,7 @@
 //!   (`VALIDATION_FAILED`, naming the field) and nothing is recorded; a
 //!   second, different answer to an answered wait is `STATE_CONFLICT`.
 
+use super::children::ChildRoute;
 use super::*;
 use crate::ir::WaitKind;
 use crate::runtime::args::{AnswerArgs, SignalArgs};
@@ -41,7 +42,18 @@ impl Engine {
         let m = &cached.machine;
         expect_version(m, args.expected_version)?;
         let Some(w) = m.resolve(&args.step_id) else {
-            if let Some(out) = self.answer_in_child(key, cached, &args) {
+            // `USES_STEP/STEP`: an answer for the child of a `uses:` step.
+            let child = |engine: &Engine, to: ChildRoute| {
+                let AnswerArgs { value, .. } = &args;
+                engine.answer(AnswerArgs {
+                    workflow: to.workflow,
+                    run_id: to.run_id,
+                    step_id: to.rest,
+                    value: value.clone(),
+                    expected_version: None,
+                })
+            };
+            if let Some(out) = self.in_child(key, cached, &args.step_id, true, child) {
                 return out;
             }
             let m = &cached.machine;
@@ -52,26 +64,17 @@ impl Engine {
                 None,
             ));
         };
-        let asks = m.wait_of(w.0).is_some_and(|wt| matches!(wt.kind, WaitKind::Answer { .. }));
-        let caps = (self.config.max_string_bytes, self.config.max_snapshot_bytes);
+        let asks = m.wait_of(w.step).is_some_and(|wt| matches!(wt.kind, WaitKind::Answer { .. }));
         match m.status_of(w) {
             StepStatus::Waiting if asks && m.state.status == RunStatus::Running => {}
             StepStatus::Done if asks => {
-                let mut value = args.value;
-                payload::truncate(&mut value, caps.0, caps.1);
-                if m.result_of(w) == Some(&value) {
-                    return self.advance(key, cached);
-                }
-                let message = format!("`{}` is already answered, with a different answer", args.step_id);
-                return Err(EngineError::with(
-                    ErrorCode::StateConflict,
-                    Conflict { step_id: Some(args.step_id), message, ..Conflict::default() },
-                ));
+                let what = "answered, with a different answer";
+                return self.done_again(key, cached, w, args.value, args.step_id, what);
             }
             _ if m.state.status == RunStatus::Failed => return Err(self.failed(m)),
             status => return Err(self.not_waiting(m, &args.step_id, status, asks)),
         }
-        if let Some(schema) = &m.step(w.0).success_schema {
+        if let Some(schema) = &m.step(w.step).success_schema {
             let errors = self.validate_pinned(key, m, schema, &args.value)?;
             if !errors.is_empty() {
                 return Err(EngineError::fields(ErrorCode::ValidationFailed, &errors)
@@ -79,6 +82,7 @@ impl Engine {
             }
         }
         let mut value = args.value;
+        let caps = self.caps();
         payload::truncate(&mut value, caps.0, caps.1);
         let kind = EventKind::Answered { step_id: args.step_id, value };
         let event = Event { version: m.state.version + 1, at: now(), kind };
@@ -96,7 +100,7 @@ impl Engine {
         };
         let waiting = m
             .waiting()
-            .filter(|&w| m.wait_of(w.0).is_some_and(|wt| matches!(wt.kind, WaitKind::Answer { .. })))
+            .filter(|&w| m.wait_of(w.step).is_some_and(|wt| matches!(wt.kind, WaitKind::Answer { .. })))
             .take(READY_LIST_CAP)
             .map(|w| m.work_id(w))
             .collect();
@@ -104,35 +108,6 @@ impl Engine {
             ErrorCode::StepNotWaiting,
             StepNotWaiting { step_id: step_id.to_owned(), status, message, waiting },
         )
-    }
-
-    /// `answer` for `USES_STEP/REST`: the answer to the child's step
-    /// `REST`, routed to the child of the ready `uses:` work `USES_STEP`.
-    fn answer_in_child(
-        &self,
-        key: &RunKey,
-        cached: &mut Cached,
-        args: &AnswerArgs,
-    ) -> Option<EngineResult<Progress>> {
-        let m = &cached.machine;
-        let (head, rest) = args.step_id.split_once('/')?;
-        let w = m.resolve(head)?;
-        let uses = m.step(w.0).uses.as_ref()?.value.to_string();
-        if m.status_of(w) != StepStatus::Ready || m.state.status != RunStatus::Running {
-            return None;
-        }
-        let child = AnswerArgs {
-            workflow: uses,
-            run_id: Self::child_run_id(m, w),
-            step_id: rest.to_owned(),
-            value: args.value.clone(),
-            expected_version: None,
-        };
-        Some(match self.answer(child) {
-            Ok(_) => self.advance(key, cached),
-            Err(e) if e.run_failed() => self.advance(key, cached),
-            Err(e) => Err(e),
-        })
     }
 
     /// Ends the wait of step `step_id` now, as if its deadline had passed
@@ -145,31 +120,25 @@ impl Engine {
         self.with_run(workflow, run_id, |engine, key, cached| {
             let m = &cached.machine;
             let Some(w) = m.resolve(step_id) else {
-                let child = step_id.split_once('/').and_then(|(head, rest)| {
-                    let w = m.resolve(head)?;
-                    let uses = m.step(w.0).uses.as_ref()?.value.to_string();
-                    Some((uses, Self::child_run_id(m, w), rest.to_owned()))
-                });
-                let Some((uses, child_run, rest)) = child else {
-                    let steps = m.cw.wf.steps.iter().map(|s| s.id.value.as_str());
-                    return Err(EngineError::unknown_step(
-                        step_id,
-                        format!("no step `{step_id}` in this run"),
-                        steps,
-                        None,
-                    ));
+                let child = |engine: &Engine, to: ChildRoute| {
+                    engine.fire_wait_now(&to.workflow, &to.run_id, &to.rest)
                 };
-                return match engine.fire_wait_now(&uses, &child_run, &rest) {
-                    Ok(_) => engine.advance(key, cached),
-                    Err(e) if e.run_failed() => engine.advance(key, cached),
-                    Err(e) => Err(e),
-                };
+                if let Some(out) = engine.in_child(key, cached, step_id, false, child) {
+                    return out;
+                }
+                let steps = cached.machine.cw.wf.steps.iter().map(|s| s.id.value.as_str());
+                return Err(EngineError::unknown_step(
+                    step_id,
+                    format!("no step `{step_id}` in this run"),
+                    steps,
+                    None,
+                ));
             };
             if m.status_of(w) != StepStatus::Waiting || m.state.status != RunStatus::Running {
-                let asks = m.wait_of(w.0).is_some();
+                let asks = m.wait_of(w.step).is_some();
                 return Err(engine.not_waiting(m, step_id, m.status_of(w), asks));
             }
-            let value = m.wait_of(w.0).and_then(|wt| wt.on_timeout()).map(|o| o.value.clone());
+            let value = m.wait_of(w.step).and_then(|wt| wt.on_timeout()).map(|o| o.value.clone());
             let kind = EventKind::TimerFired { step_id: m.work_id(w), value };
             let event = Event { version: m.state.version + 1, at: now(), kind };
             engine.commit(key, cached, event)?;
@@ -206,7 +175,7 @@ impl Engine {
             let due = m.waiting().find(|&w| m.deadline_of(w).is_some_and(|d| clock::is_due(d, at)));
             let kind = match due {
                 Some(w) => {
-                    let value = m.wait_of(w.0).and_then(|wt| wt.on_timeout()).map(|o| o.value.clone());
+                    let value = m.wait_of(w.step).and_then(|wt| wt.on_timeout()).map(|o| o.value.clone());
                     EventKind::TimerFired { step_id: m.work_id(w), value }
                 }
                 None => match inbox_delivery(m) {
@@ -388,20 +357,8 @@ fn inbox_delivery(m: &Machine) -> Option<EventKind> {
     if !m.waiting().any(|w| m.awaited_event(w).is_some()) {
         return None;
     }
-    let taken: std::collections::BTreeSet<u64> = m
-        .state
-        .history
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::Signal { from_inbox, .. } => *from_inbox,
-            _ => None,
-        })
-        .collect();
-    for e in &m.state.history {
+    for e in m.inbox() {
         let EventKind::Signal { event, key, payload, step_id: None, .. } = &e.kind else { continue };
-        if taken.contains(&e.version) {
-            continue;
-        }
         if let Some(w) = m.waiting().find(|&w| takes(m.awaited_event(w), event, key.as_deref())) {
             return Some(EventKind::Signal {
                 event: event.clone(),
@@ -440,7 +397,7 @@ fn wait_view(m: &Machine, w: WorkRef) -> WaitView {
             deadline.as_deref().unwrap_or("its deadline")
         ),
     };
-    let schema = match (&m.step(w.0).success_schema, wait.as_str()) {
+    let schema = match (&m.step(w.step).success_schema, wait.as_str()) {
         (Some(crate::ir::SchemaRef::Named(n)), "answer") => Some(Value::String(n.value.to_string())),
         (Some(crate::ir::SchemaRef::Inline { schema, .. }), "answer") => Some(Value::clone(schema)),
         _ => None,
