@@ -319,7 +319,8 @@ pub enum Change {
     /// what types its capture, the names it reads or its `deps`.
     Rename,
     /// Only in what types its capture (`call`, `uses`, `success_schema`,
-    /// a `model.generate` schema, a `wait_for:` event): not in its names, the names it reads,
+    /// a `model.generate` schema, a `wait_for:` event) or whether its wait
+    /// fails on timeout: not in its names, the names it reads,
     /// its `deps` or its loop.
     Retype,
     /// Otherwise (a `foreach` added or removed, a name and what types it
@@ -338,7 +339,8 @@ impl Change {
             && old.uses == new.uses
             && old.schema == new.schema
             && old.generated == new.generated
-            && old.event == new.event;
+            && old.event == new.event
+            && old.fails_after == new.fails_after;
         let names = old.id == new.id && old.capture == new.capture && old.looping == new.looping;
         // A loop's `foreach:` (its span) is not a name.
         let foreach = |f: &Face| f.looping.map(|(_, _, span)| span);
@@ -372,6 +374,9 @@ pub struct Face<'s> {
     /// The event a `wait_for:` step waits for: its payload schema types
     /// the capture.
     event: Option<&'s str>,
+    /// An `await:` or `wait_for:` that fails when its `timeout:` passes
+    /// (no `on_timeout:`): its readers are told (`UNHANDLED_TIMEOUT`).
+    fails_after: Option<crate::ir::WaitTimeout>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -403,6 +408,7 @@ impl<'s> Face<'s> {
                 Some(crate::ir::WaitKind::Event { event, .. }) => Some(event.value.as_str()),
                 _ => None,
             },
+            fails_after: step.wait.as_deref().filter(|w| w.on_timeout().is_none()).and_then(|w| w.timeout()),
         }
     }
 }
