@@ -23,6 +23,8 @@ mod check_scale;
 mod cli;
 mod corpus;
 mod corrupt_state;
+#[cfg(target_os = "linux")]
+mod crowd;
 mod docs;
 mod durability;
 mod engine;
