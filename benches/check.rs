@@ -23,7 +23,9 @@
 //! of 200 workflows (20 steps each, every step calling a server's tool)
 //! without a lock and with a 500-tool `tools.lock.json` (read from its text
 //! in the timing, as `check` does once per run): the median of 7 runs each,
-//! and their ratio (issue 27: within 1.5×).
+//! and their ratio (issue 27: within 1.5×); then the same workflows linked
+//! by `uses:` in chains of 10, checked as a project with the lock (issue
+//! 44: within 1.5× of the same workflows without them).
 
 #[path = "check/yardstick.rs"]
 mod yardstick;
@@ -333,6 +335,44 @@ fn lock_workflow(w: usize) -> SourceFile {
     SourceFile::new(format!("w{w}.yaml"), y)
 }
 
+/// Workflow `w` of the lock bench as a link of a `uses:` chain: the same
+/// steps, then (but for the last of each chain of 10) a `uses:` of the
+/// next workflow, reading its output.
+fn chained_workflow(w: usize) -> SourceFile {
+    let mut y = lock_workflow(w).text.to_string();
+    y = y.replace("params:\n  q: { type: string }\n", "params:\n  q: { type: string }\nrequired: [q]\n");
+    if w % 10 != 9 {
+        let _ = write!(
+            y,
+            "  - id: sub\n    uses: w{}\n    with: {{ q: \"<<c19.title>>\" }}\n    capture_as: sub\n  - id: after\n    call: prompt.say\n    input_template: {{ text: \"<<sub.title>>\" }}\n",
+            w + 1
+        );
+    }
+    let _ = write!(y, "outputs:\n  title: <<c19.title>>\n");
+    SourceFile::new(format!("workflows/w{w}.yaml"), y)
+}
+
+/// The 200 chained workflows checked as `check` checks a project: the
+/// table of its workflows read (parsed, lowered, typed callees first), then
+/// every file checked against it (a callee's check is shared with its own).
+fn check_chained(files: &[SourceFile], config: &Config) {
+    use savant_think::check::workflows::{WorkflowSource, WorkflowTable};
+    let sources = files
+        .iter()
+        .map(|f| WorkflowSource {
+            id: savant_think::check::default_id(&f.path),
+            path: f.path.to_string(),
+            text: f.text.to_string(),
+        })
+        .collect();
+    let table = WorkflowTable::build(sources, config);
+    let config = Config { workflows: Some(table), ..config.clone() };
+    for f in files {
+        let (_, d) = savant_think::workspace::check_decoded(f.clone(), Vec::new(), &config);
+        assert!(d.is_empty(), "{}: {:?}", f.path, d.first());
+    }
+}
+
 /// Prints the medians of checking 200 workflows without and with the lock.
 fn lock_comparison() {
     use savant_think::check::lock::ToolLock;
@@ -342,6 +382,9 @@ fn lock_comparison() {
     let mut without = Vec::new();
     let mut with = Vec::new();
     let mut reading = Vec::new();
+    // The same workflows linked by `uses:` in chains of 10 (issue 44).
+    let chained: Vec<SourceFile> = (0..200).map(chained_workflow).collect();
+    let mut with_uses = Vec::new();
     for _ in 0..7 {
         let t = Instant::now();
         for f in &files {
@@ -358,15 +401,27 @@ fn lock_comparison() {
             assert!(d.is_empty(), "{:?}", d.first());
         }
         with.push(t.elapsed());
+        let t = Instant::now();
+        let (lock, _) = ToolLock::parse(&SourceFile::new("tools.lock.json", text.as_str()));
+        let config = Config { lock: Some(std::sync::Arc::new(lock.into())), ..base.clone() };
+        check_chained(&chained, &config);
+        with_uses.push(t.elapsed());
     }
     without.sort();
     with.sort();
+    with_uses.sort();
     reading.sort();
     let (a, b) = (without[3].as_secs_f64() * 1e3, with[3].as_secs_f64() * 1e3);
     println!("200 workflows × 21 steps, lock of 500 tools ({} bytes), median of 7:", text.len());
     println!("without the lock {a:9.1} ms");
     println!("with the lock    {b:9.1} ms   ({:.2}×)", b / a);
     println!("  of which reading the lock {:9.1} ms", reading[3].as_secs_f64() * 1e3);
+    let c = with_uses[3].as_secs_f64() * 1e3;
+    println!(
+        "with the lock and uses: chains of 10 {c:9.1} ms   ({:.2}× the lock alone, {:.2}× neither)",
+        c / b,
+        c / a
+    );
 }
 
 fn main() {

@@ -437,6 +437,19 @@ pub fn analyze_with<R>(
     (Some(wf), diags, Some(out))
 }
 
+/// Runs every check on a workflow already read (`read`: the parser's and
+/// the lowering's diagnostics): what [`check_source`] gives for its text.
+pub fn check_lowered(
+    src: &SourceFile,
+    wf: &Workflow,
+    mut read: Vec<Diagnostic>,
+    config: &Config,
+) -> Vec<Diagnostic> {
+    let cx = Cx::new(src, wf, config);
+    run_checks(&cx, &mut read);
+    read
+}
+
 /// The diagnostics of a file without a YAML document: the parser's, or
 /// that the file is empty.
 fn no_document(mut diags: Vec<Diagnostic>) -> Vec<Diagnostic> {

@@ -15,7 +15,7 @@ use crate::ir::{ExprSite, Type, Workflow};
 use crate::source::SourceFile;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// How deep a chain of `uses:` may go (the workflow run directly is depth 0).
 pub const MAX_USES_DEPTH: usize = 16;
@@ -53,6 +53,8 @@ pub struct WorkflowEntry {
     src: SourceFile,
     /// Its check, once asked for (callees first).
     checked: OnceLock<Checked>,
+    /// Its lowered form and the reading diagnostics, until it is checked.
+    lowered: Mutex<Option<(Workflow, Vec<Diagnostic>)>>,
 }
 
 /// A workflow of the table, checked: its diagnostics (as
@@ -100,7 +102,7 @@ impl WorkflowTable {
     /// one's outputs, callees first. `config` is the project's (schemas,
     /// lock), without a table.
     pub fn build(sources: Vec<WorkflowSource>, config: &Config) -> Arc<WorkflowTable> {
-        let mut lowered: BTreeMap<String, (SourceFile, Workflow)> = BTreeMap::new();
+        let mut lowered: BTreeMap<String, (SourceFile, Workflow, Vec<Diagnostic>)> = BTreeMap::new();
         let mut entries = BTreeMap::new();
         for s in sources {
             if entries.contains_key(&s.id) {
@@ -109,7 +111,9 @@ impl WorkflowTable {
             let src = SourceFile::new(s.path.clone(), s.text);
             let parsed = crate::syntax::yaml::parse(&src, &config.limits);
             let Some(root) = parsed.root else { continue };
-            let (wf, _) = crate::ir::lower(&src, root, &s.id);
+            let (wf, lower_diags) = crate::ir::lower(&src, root, &s.id);
+            let mut read = parsed.diagnostics;
+            read.extend(lower_diags);
             let uses = edges(&src, &wf);
             entries.insert(
                 s.id.clone(),
@@ -120,9 +124,10 @@ impl WorkflowTable {
                     contract: OnceLock::new(),
                     src: src.clone(),
                     checked: OnceLock::new(),
+                    lowered: Mutex::new(None),
                 },
             );
-            lowered.insert(s.id, (src, wf));
+            lowered.insert(s.id, (src, wf, read));
         }
         let table = Arc::new(WorkflowTable { entries });
         let config = Config { workflows: Some(Arc::clone(&table)), ..config.clone() };
@@ -131,10 +136,14 @@ impl WorkflowTable {
         let mut state: BTreeMap<&str, bool> = BTreeMap::new();
         for id in table.entries.keys() {
             visit(&table, id, &mut state, &mut |id| {
-                let (src, wf) = &lowered[id];
+                let (src, wf, _) = &lowered[id];
                 let contract = contract_of(src, wf, &config);
                 let _ = table.entries[id].contract.set(contract);
             });
+        }
+        // Kept for the check of each, so it is not read twice.
+        for (id, (_, wf, read)) in lowered {
+            *lock(&table.entries[&id].lowered) = Some((wf, read));
         }
         table
     }
@@ -182,7 +191,11 @@ impl WorkflowTable {
     }
 
     fn check_one(&self, e: &WorkflowEntry, config: &Config) -> Checked {
-        let diagnostics = crate::check::check_source(&e.src, config);
+        let lowered = lock(&e.lowered).take();
+        let diagnostics = match lowered {
+            Some((wf, read)) => crate::check::check_lowered(&e.src, &wf, read, config),
+            None => crate::check::check_source(&e.src, config),
+        };
         // What a caller is told of: errors left after suppression comments.
         let shown = crate::check::suppress::apply(&e.src, diagnostics.clone(), &[]);
         let errors = shown.iter().filter(|d| d.severity == Severity::Error).count();
@@ -217,6 +230,10 @@ impl WorkflowTable {
         });
         Checked { diagnostics, fault }
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Post-order walk of the `uses:` graph from `id`; `state` is `false`
