@@ -20,8 +20,9 @@ pub struct Message {
     pub help: Option<String>,
 }
 
-/// One entry of `INVALID_PARAMS` / `VALIDATION_FAILED`'s list.
-#[derive(Clone, Debug, Serialize)]
+/// One entry of `INVALID_PARAMS` / `VALIDATION_FAILED`'s list (and of
+/// think_validate's `errors`).
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct FieldError {
     /// JSON pointer to the value at fault (`""` for the whole value).
     pub path: String,

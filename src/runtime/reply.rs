@@ -516,6 +516,7 @@ pub enum Validation {
         /// True when there is nothing to fix.
         valid: bool,
         /// Schema errors: {path, message}.
+        #[schemars(with = "Vec<crate::runtime::error_details::FieldError>")]
         errors: Vec<Value>,
     },
     /// A workflow's diagnostics.

@@ -204,6 +204,11 @@ fn inspector_cli_lists_tools_and_calls_think_plan() {
     assert_eq!(plan["inputSchema"]["required"], json!(["workflow"]), "{plan}");
     assert_eq!(plan["annotations"]["openWorldHint"], false, "{plan}");
     assert!(plan["outputSchema"]["properties"]["instruction"].is_object(), "{plan}");
+    // `--strict` rates every tool schema and exits 6 on a portability
+    // error (it did on think_validate's `errors.items: true`); its
+    // warnings (e.g. `type: [X, "null"]`) do not fail it.
+    let (strict, _) = inspector(&bin, &root, &["--method", "tools/list", "--strict"], 0);
+    assert_eq!(strict["tools"].as_array().map(Vec::len), Some(tools.len()), "{strict}");
 
     let call =
         ["--method", "tools/call", "--tool-name", "think_plan", "--tool-arg", "workflow=release_notes"];
