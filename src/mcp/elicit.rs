@@ -10,7 +10,9 @@
 //! returns the progress after it, asking again if the run reaches another
 //! question; `decline` or `cancel` (or a client that cannot answer) leave
 //! the step waiting and return the progress as it was; so does no reply
-//! within ten minutes.
+//! within ten minutes. 2026-07-28 requests, which have no server-to-client
+//! requests, ask through an input-required result instead
+//! (src/mcp/input_required.rs).
 
 use super::SavantServer;
 use rmcp::model::{
@@ -27,7 +29,7 @@ const ANSWER_TIME: std::time::Duration = std::time::Duration::from_secs(600);
 const MAX_QUESTIONS: usize = 8;
 
 /// The tools whose answer may leave the run waiting for a person.
-const ASKING_TOOLS: [&str; 3] = ["think_plan", "think_next", "think_answer"];
+pub(super) const ASKING_TOOLS: [&str; 3] = ["think_plan", "think_next", "think_answer"];
 
 /// `result` of `tool` called with `args`, after asking the person through
 /// the client when it can (see the module).
@@ -72,7 +74,7 @@ pub(super) async fn ask_person(
 /// The first question of a progress with no instruction: `think_answer`'s
 /// arguments (without `value`) and the elicitation to send, when its
 /// schema is in the form subset.
-fn question(progress: &Value, args: &Value) -> Option<(Value, ElicitRequestParams)> {
+pub(super) fn question(progress: &Value, args: &Value) -> Option<(Value, ElicitRequestParams)> {
     if progress.get("instruction").is_some_and(|i| !i.is_null()) {
         return None;
     }

@@ -31,6 +31,7 @@ mod elicit;
 #[cfg(feature = "agent")]
 mod exec_tool;
 pub mod http;
+mod input_required;
 pub mod metrics;
 pub mod notify;
 pub mod prompts;

@@ -438,10 +438,16 @@ impl ServerHandler for SavantServer {
                 Some(e.to_json()),
             ));
         }
-        let args = Value::Object(request.arguments.unwrap_or_default());
+        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        if let Some(answered) = super::input_required::retry(self, &request, &args).await {
+            return answered;
+        }
         let span = tracing::info_span!("call", request_id = %context.id);
         let result = tracing::Instrument::instrument(self.call(&request.name, args.clone()), span).await;
         // A run now waiting for a person: asked through the client when it can.
+        if super::input_required::applies(&context) {
+            return super::input_required::ask(self, &request.name, &args, result);
+        }
         Ok(super::elicit::ask_person(self, &request.name, &args, result, &context.peer).await.into())
     }
 

@@ -91,6 +91,9 @@ pub enum ErrorCode {
     UnknownTask,
     /// MCP tasks: the run's task was cancelled (`tasks/cancel`).
     TaskCancelled,
+    /// MCP: a `requestState` echoed on a retry that was forged, tampered
+    /// with, expired, already used, or for another call.
+    RequestStateRefused,
 }
 
 impl ErrorCode {
@@ -136,6 +139,7 @@ impl ErrorCode {
         ErrorCode::UnknownResource,
         ErrorCode::UnknownTask,
         ErrorCode::TaskCancelled,
+        ErrorCode::RequestStateRefused,
     ];
 
     /// The stable name (`UNKNOWN_WORKFLOW`).
@@ -181,6 +185,7 @@ impl ErrorCode {
             ErrorCode::UnknownResource => "UNKNOWN_RESOURCE",
             ErrorCode::UnknownTask => "UNKNOWN_TASK",
             ErrorCode::TaskCancelled => "TASK_CANCELLED",
+            ErrorCode::RequestStateRefused => "REQUEST_STATE_REFUSED",
         }
     }
 
@@ -242,6 +247,9 @@ impl ErrorCode {
             ErrorCode::UnknownTask => "MCP: a task id that names no run of this project.",
             ErrorCode::TaskCancelled => {
                 "MCP: the run's task was cancelled; the run stopped after the step in flight and can be resumed."
+            }
+            ErrorCode::RequestStateRefused => {
+                "MCP: a requestState that was forged, tampered with, expired, already used or for another call."
             }
         }
     }

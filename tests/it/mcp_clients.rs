@@ -124,9 +124,11 @@ fn python_sdk_runs_a_workflow_to_the_end_over_http_on_both_revisions() {
 
 /// `merge_when_approved`'s `await:` answered through the SDK's elicitation
 /// callback on a 2025-11-25 session (accept records and continues; decline,
-/// cancel and an answer outside the schema leave the step waiting), and by
-/// `think_answer` from a 2026-07-28 client, which is never sent
-/// `elicitation/create`; over stdio and over HTTP.
+/// cancel and an answer outside the schema leave the step waiting), and
+/// through an input-required result on 2026-07-28 requests (never
+/// `elicitation/create`; a replayed or tampered request state refused); over
+/// stdio and over HTTP. The state's key is made once, readable by the owner
+/// only.
 #[test]
 fn python_sdk_answers_a_wait_through_its_elicitation_callback() {
     let Some(python) = python("python_sdk_answers_a_wait_through_its_elicitation_callback") else { return };
@@ -148,6 +150,14 @@ fn python_sdk_answers_a_wait_through_its_elicitation_callback() {
     );
     let state = http.ok(&["state", "get", "merge_when_approved", "--run-id", "yes"]);
     assert_eq!(state["status"], "done", "{state}");
+    for (root, run_id) in [(&stdio, "modern"), (&http, "replay")] {
+        let state = root.ok(&["state", "get", "merge_when_approved", "--run-id", run_id]);
+        assert_eq!(state["captures"]["approval"], json!({"approved": true}), "{state}");
+        let key = root.path.join(".savant/mcp-request-state.key");
+        let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&key).unwrap().permissions());
+        assert_eq!(mode & 0o777, 0o600, "{}", key.display());
+        assert_eq!(std::fs::read_to_string(&key).unwrap().len(), 64, "{}", key.display());
+    }
 }
 
 /// `tests/mcp_inspector/node_modules/.bin`, where `.ci/run` installs the
