@@ -25,8 +25,14 @@ revisions=(2025-11-25 2026-07-28)
 # keywords (pending), header validation (pending).
 EXTRA_2025_11_25=(server-session-lifecycle server-sse-polling json-schema-2020-12)
 EXTRA_2026_07_28=(json-schema-2020-12 http-header-validation http-custom-header-server-validation)
-# The tasks extension's scenarios (tasks-*) do not apply: the server does
-# not declare io.modelcontextprotocol/tasks.
+# The tasks extension's scenarios: an extension, on no revision's timeline
+# (so `--force`), run against a second server whose project allows
+# think_exec (`[mcp] exec = true`), the only way it declares
+# io.modelcontextprotocol/tasks. Checked against expected-failures.tasks.yml.
+TASKS=(tasks-lifecycle tasks-capability-negotiation tasks-wire-fields
+  tasks-request-state-removal tasks-mrtr-input tasks-request-headers
+  tasks-dispatch-and-envelope tasks-status-notifications
+  tasks-required-task-error tasks-mrtr-composition)
 
 # Exactly the locked versions, into tests/mcp_conformance/node_modules
 # (again only when the lockfile changed).
@@ -46,12 +52,21 @@ mkdir -p "$work"
 root="$(mktemp -d)"
 # A user's project: only workflows/ (no schemas/, no prompts/).
 cp -r "$crate/workflows" "$root/"
+# The same project once more, allowing think_exec, for the tasks extension.
+tasks_root="$(mktemp -d)"
+cp -r "$crate/workflows" "$tasks_root/"
+printf '[mcp]\nexec = true\n' >"$tasks_root/savant-think.toml"
+tasks_port=$((port + 1))
 LOG_LEVEL=warn "$bin" serve --http "127.0.0.1:$port" --root "$root" 2>"$work/server.log" &
 server=$!
-trap 'kill $server 2>/dev/null; rm -rf "$root"' EXIT
-for _ in $(seq 1 100); do
-  (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-  sleep 0.1
+LOG_LEVEL=warn "$bin" serve --http "127.0.0.1:$tasks_port" --root "$tasks_root" 2>"$work/server-tasks.log" &
+tasks_server=$!
+trap 'kill $server $tasks_server 2>/dev/null; rm -rf "$root" "$tasks_root"' EXIT
+for p in "$port" "$tasks_port"; do
+  for _ in $(seq 1 100); do
+    (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null && break
+    sleep 0.1
+  done
 done
 
 url="http://127.0.0.1:$port/mcp"
@@ -70,8 +85,14 @@ for rev in "${revisions[@]}"; do
       --expected-failures "$baseline" -o "$out" || failed+=("$rev $scenario")
   done
 done
+rm -rf "$work/tasks"
+for scenario in "${TASKS[@]}"; do
+  echo "== conformance tasks extension: $scenario"
+  conformance server --url "http://127.0.0.1:$tasks_port/mcp" --scenario "$scenario" --force \
+    --expected-failures "$here/expected-failures.tasks.yml" -o "$work/tasks" || failed+=("tasks $scenario")
+done
 if [ "${#failed[@]}" -gt 0 ]; then
   printf 'conformance: unexpected results in: %s\n' "${failed[@]}" >&2
   exit 1
 fi
-echo "conformance: every result as expected (${revisions[*]})"
+echo "conformance: every result as expected (${revisions[*]}, tasks extension)"
