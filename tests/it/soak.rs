@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long the load lasts (a length of load, not an assertion).
-const LOAD: Duration = Duration::from_secs(36);
+const LOAD: Duration = Duration::from_secs(30);
 /// The clients taking runs to done.
 const DRIVERS: usize = 3;
 /// `[state] cached_runs`: far fewer than the runs the soak makes.
