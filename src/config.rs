@@ -134,7 +134,14 @@ pub struct StateConfig {
     /// PostgreSQL: at most this many connections do reads and writes, and as
     /// many more hold run locks (default 16).
     pub pool_size: usize,
+    /// How many runs the engine keeps in memory between calls, the least
+    /// recently used dropped first (default [`DEFAULT_CACHED_RUNS`]); a run
+    /// not kept is read from the store again when next used.
+    pub cached_runs: usize,
 }
+
+/// The default `[state] cached_runs`.
+pub const DEFAULT_CACHED_RUNS: usize = 1000;
 
 impl StateConfig {
     /// The store settings these name.
@@ -292,6 +299,7 @@ impl Default for StateConfig {
             max_lock_waiters: d.lock.max_waiters,
             db_timeout: d.db_timeout,
             pool_size: d.pool_size,
+            cached_runs: DEFAULT_CACHED_RUNS,
         }
     }
 }

@@ -4,7 +4,7 @@
 //! ([`observe_call`], from `SavantServer::call`), the timers fired and the
 //! pruning done ([`timers_fired`], [`pruned`], from `retention.rs`). Read
 //! from the engine when scraped: runs by status, runs waiting, timers
-//! pending; and the requests in flight. docs/deploy.md lists every metric.
+//! pending, runs cached; and the requests in flight. docs/deploy.md lists every metric.
 
 use crate::runtime::Engine;
 use axum::Router;
@@ -60,6 +60,7 @@ struct Metrics {
     runs: Family<Status, Gauge>,
     waiting: Gauge,
     timers_pending: Gauge,
+    runs_cached: Gauge,
     timers_fired: Counter,
     pruned_runs: Counter,
     pruned_objects: Counter,
@@ -87,6 +88,7 @@ fn metrics() -> &'static Metrics {
             runs: Family::default(),
             waiting: Gauge::default(),
             timers_pending: Gauge::default(),
+            runs_cached: Gauge::default(),
             timers_fired: Counter::default(),
             pruned_runs: Counter::default(),
             pruned_objects: Counter::default(),
@@ -109,6 +111,11 @@ fn metrics() -> &'static Metrics {
         for (name, help, gauge) in [
             ("runs_waiting", "Live runs with a step waiting (an answer, a time, an event)", &m.waiting),
             ("timers_pending", "Runs this replica knows to wait on a deadline", &m.timers_pending),
+            (
+                "runs_cached",
+                "Runs kept in memory between calls (at most [state] cached_runs)",
+                &m.runs_cached,
+            ),
             ("requests_in_flight", "HTTP calls (POSTs) not answered yet", &m.in_flight),
         ] {
             registry.register(name, help, gauge.clone());
@@ -180,6 +187,7 @@ fn render(engine: &Engine, in_flight: usize) -> String {
     let waiting = engine.state_list_where(None, true).map_or(0, |l| l.runs.len());
     m.waiting.set(waiting as i64);
     m.timers_pending.set(engine.timers_pending() as i64);
+    m.runs_cached.set(engine.runs_cached() as i64);
     m.in_flight.set(in_flight as i64);
     let mut text = String::new();
     // Writing to a String cannot fail.

@@ -49,7 +49,7 @@ fn threads(pid: u32) -> usize {
 /// One `tools/call` on a fresh connection: `Ok(the tool's answer)` (an
 /// error answer included), or `Err(what went wrong)` for anything else (a
 /// status other than 200, a dropped connection, a body that is no answer).
-fn call(addr: &str, tool: &str, arguments: Value) -> Result<Value, String> {
+pub(crate) fn call(addr: &str, tool: &str, arguments: Value) -> Result<Value, String> {
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": tool, "arguments": arguments}});
     let (status, head, body) = post(addr, "application/json", &request.to_string(), &[]);

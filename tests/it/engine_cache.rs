@@ -104,3 +104,45 @@ fn another_process_writing_between_two_calls_is_seen() {
     assert_eq!(e.code, ErrorCode::StepNotReady, "{e:?}");
     assert_eq!(step_of(&next("s0").unwrap()).as_deref(), Some("s1"));
 }
+
+/// The run cache holds at most `[state] cached_runs` runs, however many
+/// the engine has seen (issue 46.3); a run it dropped is read from the
+/// store again and goes on where it was. With 0 it keeps none.
+#[test]
+fn the_run_cache_keeps_at_most_cached_runs_and_a_dropped_run_goes_on() {
+    use crate::support::{generate, next_args};
+    use serde_json::json;
+    for bound in [3, 0] {
+        let root = crate::common::Root::with_workflows(
+            "engine-cache-bound",
+            &[("w4", &generate::sequential("w4", 4))],
+        );
+        root.write("savant-think.toml", format!("[state]\nfsync = false\ncached_runs = {bound}\n"));
+        let engine = root.engine();
+        for i in 0..10 {
+            engine.plan("w4", serde_json::Value::Null, Some(&format!("r{i}")), true).unwrap();
+            assert!(engine.runs_cached() <= bound, "{} cached, bound {bound}", engine.runs_cached());
+        }
+        // r0 … r6 were dropped (with a bound of 3): each goes on from s0.
+        for round in 0..2 {
+            for i in 0..10 {
+                let (run, step) = (format!("r{i}"), format!("s{round}"));
+                let p = engine
+                    .next(next_args("w4", &run, &step, json!({"ok": true, "run": i, "round": round})))
+                    .unwrap();
+                let p = serde_json::to_value(p).unwrap();
+                assert_eq!(p["instruction"]["step_id"], format!("s{}", round + 1), "{run}: {p}");
+                assert!(engine.runs_cached() <= bound, "{} cached, bound {bound}", engine.runs_cached());
+            }
+        }
+        assert_eq!(engine.runs_cached(), bound, "the most recent runs are kept");
+        let fresh = root.engine().state_get("w4", "r0").unwrap();
+        let history: Vec<_> =
+            fresh.history.iter().map(|e| serde_json::to_value(e).unwrap()["result"].clone()).collect();
+        assert_eq!(
+            history,
+            [json!({"ok": true, "run": 0, "round": 0}), json!({"ok": true, "run": 0, "round": 1})],
+            "bound {bound}"
+        );
+    }
+}

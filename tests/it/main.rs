@@ -72,6 +72,7 @@ mod replicas;
 mod runs;
 mod runs_over_time;
 mod side_files;
+mod soak;
 mod state_crash;
 mod store_once;
 mod subworkflows;

@@ -25,6 +25,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+mod cache;
 mod children;
 mod explain;
 mod fork;
@@ -97,7 +98,8 @@ pub struct Engine {
     project: Project,
     config: EngineConfig,
     store: Box<dyn StateStore>,
-    runs: Mutex<HashMap<(String, String), Cached>>,
+    /// Runs kept between calls, at most `[state] cached_runs` (`cache.rs`).
+    runs: Mutex<cache::RunCache<(String, String), Cached>>,
     /// The objects runs are pinned to (see `pins.rs`).
     pins: Mutex<pins::Pins>,
     /// Told of step attempts and finished runs (see `observe.rs`).
@@ -166,11 +168,12 @@ impl Engine {
 
     /// An engine over `root` with the given settings and state store.
     pub fn with_store(root: PathBuf, config: EngineConfig, store: Box<dyn StateStore>) -> Engine {
+        let cached_runs = config.state.cached_runs;
         Engine {
             project: Project::open(root).with_events(crate::workspace::declared_events(&config)),
             config,
             store,
-            runs: Mutex::default(),
+            runs: Mutex::new(cache::RunCache::new(cached_runs)),
             pins: Mutex::default(),
             observer: None,
             timers: Mutex::default(),
@@ -396,6 +399,12 @@ impl Engine {
             machine.apply(event);
         }
         Ok(machine)
+    }
+
+    /// How many runs are kept in memory now (at most `[state] cached_runs`;
+    /// `/metrics`).
+    pub fn runs_cached(&self) -> usize {
+        self.runs.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     /// Takes the run out of the cache: no other call of this process
