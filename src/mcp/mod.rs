@@ -8,7 +8,7 @@
 //! clients that ask with `logging/setLevel`; on stdio, stdout belongs to the
 //! protocol.
 //!
-//! The handler serves the tools through `runtime::tools`, workflows and
+//! The handler serves the tools through `crate::tools`, workflows and
 //! runs as `workflow://` / `run://` resources (paged), subscriptions and
 //! `logging/setLevel`; engine calls are handed off with `block_in_place`
 //! (or, on stdio with the file store and fsync off, run on the request's
