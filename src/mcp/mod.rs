@@ -31,6 +31,7 @@ mod elicit;
 #[cfg(feature = "agent")]
 mod exec_tool;
 pub mod http;
+mod http_guard;
 mod input_required;
 pub mod metrics;
 pub mod notify;
