@@ -25,8 +25,8 @@
 //!
 //! The API is what this page shows: the re-exports at the root, the engine
 //! ([`runtime`]: [`Engine`], [`runtime::Project`], the tools' arguments in
-//! [`runtime::args`] and replies in [`runtime::reply`]), and the
-//! diagnostics with their rendering ([`diagnostic`], [`report`]). The
+//! [`runtime::args`] and replies in [`runtime::reply`]), the tools by name
+//! with JSON arguments ([`tools::call`]), and the diagnostics with their rendering ([`diagnostic`], [`report`]). The
 //! binary's own modules (the checker's passes, the MCP server, the agent
 //! loop, the language server, the state stores) are reachable for it but
 //! hidden from these docs, and may change in any release.
@@ -73,11 +73,13 @@ pub use runtime::{Engine, EngineError, ErrorCode};
 pub use source::Limits;
 
 // The API: the re-exports above, the engine (`runtime`: `Engine`,
-// `Project`, the tools' argument and reply types, `EngineConfig`), and the
-// diagnostics and their rendering (`diagnostic`, `report`).
+// `Project`, the tools' argument and reply types, `EngineConfig`), the
+// tools by name (`tools::call`), and the diagnostics and their rendering
+// (`diagnostic`, `report`).
 pub mod diagnostic;
 pub mod report;
 pub mod runtime;
+pub mod tools;
 
 pub(crate) mod compile;
 

@@ -350,18 +350,19 @@ pub fn declared_events(
 /// The project's workflows (`<root>/workflows/*.yaml`, by file stem) as
 /// callees of `uses:`, read with the rules of [`read_source`] (a file that
 /// cannot be read or decoded is left out: its own check reports it).
-/// With `also` (the texts being checked), `None` when no workflow of the
-/// project holds `uses:` and no text of `also` does either: then nothing
-/// needs the table, and a project without sub-workflows pays nothing for
-/// it. Without, the table is always built (the language server's, for a
-/// buffer that may gain a `uses:`).
+/// With `also` (the files being checked), `None` when no workflow of the
+/// project has a `uses:` step and no file of `also` does either
+/// ([`uses_workflows`]): then nothing needs the table, and a project
+/// without sub-workflows pays nothing for it. Without, the table is always
+/// built (the language server's, for a buffer that may gain a `uses:`).
 pub fn load_workflows(
     root: &Path,
     config: &Config,
-    also: Option<&[&str]>,
+    also: Option<&[&SourceFile]>,
 ) -> Option<std::sync::Arc<check::workflows::WorkflowTable>> {
     let dir = root.join("workflows");
     let mut sources = Vec::new();
+    let mut uses = false;
     let mut names: Vec<_> =
         fs::read_dir(&dir).into_iter().flatten().filter_map(|e| e.ok()).map(|e| e.path()).collect();
     names.sort();
@@ -375,16 +376,23 @@ pub fn load_workflows(
         if !diags.is_empty() {
             continue;
         }
+        // Asked only while no workflow so far has a `uses:` step.
+        uses = uses || also.is_some() && uses_workflows(&src, &config.limits);
         let shown = relative_to_root(&path, root);
         sources.push(check::workflows::WorkflowSource { id: stem.to_owned(), path: shown, text: src.text });
     }
     let needed = match also {
-        Some(also) => {
-            sources.iter().map(|s| s.text.as_str()).chain(also.iter().copied()).any(|t| t.contains("uses:"))
-        }
+        Some(also) => uses || also.iter().any(|src| uses_workflows(src, &config.limits)),
         None => true,
     };
     needed.then(|| check::workflows::WorkflowTable::build(sources, config))
+}
+
+/// Whether the workflow in `src` has a step that runs another workflow
+/// (`uses:`): its YAML parsed and read as the lowerer reads a step
+/// ([`crate::ir::uses_workflows`]); a file that does not parse has none.
+pub fn uses_workflows(src: &SourceFile, limits: &Limits) -> bool {
+    crate::syntax::yaml::parse(src, limits).root.is_some_and(|root| crate::ir::uses_workflows(&root))
 }
 
 /// The workflow files of a project and their modification times: a change

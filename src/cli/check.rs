@@ -230,8 +230,7 @@ impl Setup {
                 found.checked.push((src, diags));
             }
             _ => {
-                self.config.workflows =
-                    workspace::load_workflows(&self.root, &self.config, Some(&[&src.text]));
+                self.config.workflows = workspace::load_workflows(&self.root, &self.config, Some(&[&src]));
                 found.checked.push(workspace::check_decoded(src, read_diags, &self.config))
             }
         }
@@ -286,9 +285,11 @@ impl Setup {
         let mut results = workspace::check_files(&workflows, config);
         // A file outside workflows/ with a `uses:`, when none inside has
         // one: the table is built now, and every file checked against it.
-        let uses = results.iter().flatten().find(|(src, _)| src.text.contains("uses:"));
-        if let (None, Some((src, _))) = (&config.workflows, uses) {
-            config.workflows = workspace::load_workflows(root, config, Some(&[&src.text]));
+        if config.workflows.is_none()
+            && let Some((src, _)) =
+                results.iter().flatten().find(|(src, _)| workspace::uses_workflows(src, &config.limits))
+        {
+            config.workflows = workspace::load_workflows(root, config, Some(&[src]));
             results = workspace::check_files(&workflows, config);
         }
         let mut results = results.into_iter();

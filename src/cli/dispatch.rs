@@ -11,7 +11,7 @@ use savant_think::runtime::args::{
     AnswerArgs, DriverPromptArgs, ExplainArgs, ForkArgs, GraphArgs, GraphFormat, IfExists, ListArgs,
     NextArgs, PlanArgs, ResetArgs, SignalArgs, UpgradeArgs, ValidateArgs, WorkflowArgs,
 };
-use savant_think::runtime::tools;
+use savant_think::tools;
 use savant_think::workspace;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -199,7 +199,7 @@ fn upgrade_call(command: Command) -> Result<Call, ExitCode> {
     };
     if format.0 != savant_think::report::Format::Json {
         let engine = engine_at(wf.root.as_deref())?;
-        let req = savant_think::runtime::engine::UpgradeRequest {
+        let req = savant_think::runtime::args::UpgradeRequest {
             run_id: if all { None } else { run_id },
             renames: rename,
             dry_run,

@@ -5,7 +5,8 @@
 
 use savant_think::report::{self, FileReport, Format, HumanOptions};
 use savant_think::runtime::Engine;
-use savant_think::runtime::engine::{UpgradeFailed, UpgradeRequest};
+use savant_think::runtime::args::UpgradeRequest;
+use savant_think::runtime::engine::UpgradeFailed;
 use savant_think::runtime::reply_runs::UpgradeReply;
 use std::io::Write;
 use std::process::ExitCode;

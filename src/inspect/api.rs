@@ -349,7 +349,7 @@ const MAX_ACTION_BODY: usize = 64 * 1024;
 /// `POST /ui/api/runs/{workflow}/{run_id}/actions/{action}` with a JSON
 /// body: reset, fork, upgrade, archive, delete, restore or answer (a
 /// waiting `await:` step's answer: `{step_id, value}`) — each the tool
-/// call the CLI makes (`runtime::tools::call`).
+/// call the CLI makes (`tools::call`).
 pub(crate) async fn action(
     State(ui): State<Arc<Ui>>,
     Path((workflow, run_id, action)): Path<(String, String, String)>,
@@ -398,7 +398,7 @@ pub(crate) async fn action(
         Err(refused) => return *refused,
     };
     tracing::info!(action = %action, workflow = %workflow, run_id = %run_id, "inspector action");
-    blocking(&ui, move |engine| match crate::runtime::tools::call(engine, tool, args) {
+    blocking(&ui, move |engine| match crate::tools::call(engine, tool, args) {
         Ok(result) => json_response(StatusCode::OK, &json!({"action": action, "result": result})),
         Err(e) => error_response(engine, &e, Some(&workflow), None),
     })

@@ -26,7 +26,7 @@
 //! not read-only, CSRF token and same Origin for a cookie); `api.rs` the
 //! JSON API and the embedded page (`assets/`: one HTML file, one vanilla JS
 //! file that builds the DOM with text nodes only, one stylesheet; ETags, a
-//! strict CSP), actions as `runtime::tools::call`, errors with did-you-mean
+//! strict CSP), actions as `tools::call`, errors with did-you-mean
 //! and a run's stored history; `live.rs` server-sent events, a task per
 //! open page polling the run's stamp. The engine's side is
 //! `runtime/engine/inspect.rs`.

@@ -311,6 +311,15 @@ pub struct Output {
     pub value: TemplateString,
 }
 
+/// Whether a workflow's tree has a step that runs another workflow: an
+/// item of `steps:` with a `uses` key, read as the lowerer reads a step.
+/// Parsing is enough (no lowering): `check` asks it to decide whether the
+/// project's workflow table is needed at all.
+pub fn uses_workflows(root: &crate::syntax::node::Node) -> bool {
+    let steps = root.get("steps").and_then(|s| s.as_seq());
+    steps.is_some_and(|steps| steps.iter().any(|step| step.get("uses").is_some()))
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Workflow {
     pub id: String,

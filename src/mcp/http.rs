@@ -17,17 +17,19 @@
 //! `application/json` (415), JSON (400, -32700), no costlier to parse than
 //! 29× its size + 48 MB (413, -32600: `lean_json::check_cost`) and
 //! JSON-RPC 2.0 (400, -32600): each refusal a JSON-RPC error object. Only `/mcp`
-//! is served, and `POST /events/{name}`, `GET /metrics` behind the same guard. A non-loopback bind without a token is refused unless
-//! `--insecure`.
+//! is served, and `POST /events/{name}`, `GET /metrics` behind the same guard
+//! (its checks up to the body are `http_guard.rs`). A non-loopback bind
+//! without a token is refused unless `--insecure`.
 
+use crate::mcp::http_guard::{Guard, jsonrpc_error, refuse, room_for, who_and_where};
 use crate::mcp::{SavantServer, ServeOptions};
-use crate::web_guard::{self, HostError, LOOPBACK_HOSTS, LOOPBACK_ORIGINS, parse_authority};
+use crate::web_guard::{LOOPBACK_HOSTS, LOOPBACK_ORIGINS, parse_authority};
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method};
+use axum::http::Method;
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -55,20 +57,6 @@ pub fn check_bind(addr: SocketAddr, token: Option<&str>, insecure: bool) -> Resu
          SAVANT_THINK_TOKEN), bind 127.0.0.1, or pass --insecure to accept the risk.",
         addr.ip()
     ))
-}
-
-/// What the guard checks before rmcp sees a request.
-struct Guard {
-    token: Option<String>,
-    /// Allowed `Host`s: a name and, if given, the only port it may carry.
-    hosts: Vec<(String, Option<u16>)>,
-    max_body: usize,
-    sessions: Arc<LocalSessionManager>,
-    max_sessions: usize,
-    stateless: bool,
-    /// Requests whose response has not been sent in full yet.
-    in_flight: Arc<std::sync::atomic::AtomicUsize>,
-    max_in_flight: usize,
 }
 
 /// One request in flight: counted from the guard until its response body
@@ -126,14 +114,6 @@ impl http_body::Body for Tracked {
 /// How long a request body may take to arrive once its head is in (a
 /// slow-body client holds a connection no longer).
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A JSON-RPC error response (`id` null: the request could not be read)
-/// with an HTTP status, for protocol errors before rmcp sees the request.
-fn jsonrpc_error(status: StatusCode, code: i64, message: &str) -> Response {
-    tracing::warn!(%status, code, message, "refused an MCP request");
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
-    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
-}
 
 /// The members of a JSON-RPC message that say it is one. The rest (a tool's
 /// arguments: megabytes, maybe) is skipped, never built: rmcp parses the
@@ -272,84 +252,16 @@ async fn checked_post(guard: &Guard, req: Request) -> Result<Request, Response> 
     Ok(Request::from_parts(parts, axum::body::Body::from(bytes)))
 }
 
-fn refuse(status: StatusCode, message: &str) -> Response {
-    tracing::warn!(%status, message, "refused an HTTP request");
-    (status, [(header::CONNECTION, "close")], format!("{message}\n")).into_response()
-}
-
-/// The one `Host` of a request, parsed; an error is the response to send.
-fn host_of(headers: &HeaderMap) -> Result<(String, Option<u16>), Box<Response>> {
-    web_guard::host(headers).map_err(|e| {
-        let message = match e {
-            HostError::NotOne => "Bad Request: send exactly one Host header",
-            HostError::Malformed => "Bad Request: the Host header is not host[:port]",
-        };
-        Box::new(refuse(StatusCode::BAD_REQUEST, message))
-    })
-}
-
 /// The checks of the module's docs, for `/mcp` and `/events/{name}`
 /// (`webhook.rs` reads its own body: a payload, not JSON-RPC).
 async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
-    // Syntax first (400/403), then who is asking (401), then what they may reach (403).
-    if req.uri().scheme().is_some() || req.uri().authority().is_some() {
-        return refuse(StatusCode::BAD_REQUEST, "Bad Request: send the path (/mcp), not an absolute URL");
+    if let Some(refusal) = who_and_where(&guard, &req) {
+        return refusal;
     }
-    let host = match host_of(req.headers()) {
-        Ok(h) => h,
-        Err(response) => return *response,
-    };
-    if web_guard::origin(req.headers()).is_err() {
-        return refuse(StatusCode::FORBIDDEN, "Forbidden: the Origin header is malformed or repeated");
-    }
-    if let Some(want) = guard.token.as_deref() {
-        let given = web_guard::bearer(req.headers());
-        if !given.is_some_and(|g| web_guard::same_secret(g, want)) {
-            tracing::warn!(path = %req.uri().path(), "rejected a request without a valid bearer token");
-            return (
-                StatusCode::UNAUTHORIZED,
-                [(header::WWW_AUTHENTICATE, "Bearer")],
-                "Unauthorized: send Authorization: Bearer <token> (see --token / SAVANT_THINK_TOKEN)\n",
-            )
-                .into_response();
-        }
-    }
-    if !web_guard::host_allowed(&guard.hosts, &host) {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "Forbidden: the Host header is not allowed (loopback names and --allowed-host only)",
-        );
-    }
-    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
-    if declared.and_then(|v| v.trim().parse::<u64>().ok()).is_some_and(|n| n > guard.max_body as u64) {
-        return refuse(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            &format!(
-                "Payload Too Large: the body may hold at most {} bytes (--max-message-bytes)",
-                guard.max_body
-            ),
-        );
-    }
-    // A new session (a POST without one) past the cap: 503, try later.
-    if !guard.stateless
-        && req.method() == Method::POST
-        && !req.headers().contains_key("mcp-session-id")
-        && guard.sessions.sessions.read().await.len() >= guard.max_sessions
+    let post = req.method() == Method::POST;
+    if let Some(refusal) = room_for(&guard, post, post && !req.headers().contains_key("mcp-session-id")).await
     {
-        return busy(&format!(
-            "BUSY: the server holds its most sessions ({}, --max-sessions); retry later",
-            guard.max_sessions
-        ));
-    }
-    // Past the cap of calls in flight, answered at once: no call queues
-    // behind a full server (a thread, a lock wait) without bound.
-    if req.method() == Method::POST
-        && guard.in_flight.load(std::sync::atomic::Ordering::SeqCst) >= guard.max_in_flight
-    {
-        return busy(&format!(
-            "BUSY: the server is answering its most calls at once ({}, --max-in-flight); retry later",
-            guard.max_in_flight
-        ));
+        return refusal;
     }
     // A POST (a call) counts as in flight until its answer is sent: a
     // graceful shutdown waits for it.
@@ -378,13 +290,6 @@ async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Res
         Some(flight) => tracked(response, flight),
         None => response,
     }
-}
-
-/// 503 with `Retry-After` and a JSON-RPC error `-32000` saying `message`.
-fn busy(message: &str) -> Response {
-    let mut response = jsonrpc_error(StatusCode::SERVICE_UNAVAILABLE, -32000, message);
-    response.headers_mut().insert(header::RETRY_AFTER, axum::http::HeaderValue::from_static("5"));
-    response
 }
 
 /// Calls `hook` once the server is idle after calls (checked every 2 s),

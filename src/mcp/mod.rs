@@ -8,7 +8,7 @@
 //! clients that ask with `logging/setLevel`; on stdio, stdout belongs to the
 //! protocol.
 //!
-//! The handler serves the tools through `runtime::tools`, workflows and
+//! The handler serves the tools through `crate::tools`, workflows and
 //! runs as `workflow://` / `run://` resources (paged), subscriptions and
 //! `logging/setLevel`; engine calls are handed off with `block_in_place`
 //! (or, on stdio with the file store and fsync off, run on the request's
@@ -31,6 +31,7 @@ mod elicit;
 #[cfg(feature = "agent")]
 mod exec_tool;
 pub mod http;
+mod http_guard;
 mod input_required;
 pub mod metrics;
 pub mod notify;

@@ -8,9 +8,10 @@ use crate::mcp::calls::{blocking, check_workflow_arg, inline};
 use crate::mcp::notify::{self, Hub, Session};
 use crate::mcp::prompts as mcp_prompts;
 use crate::runtime::ErrorCode;
-use crate::runtime::catalog;
+use crate::runtime::catalog::{self, Announce, ToolDef};
 use crate::runtime::error_details::{MissingRun, UnknownResource, UnknownWorkflow};
-use crate::runtime::{Engine, EngineError, tools};
+use crate::runtime::{Engine, EngineError};
+use crate::tools;
 use rmcp::ErrorData as McpError;
 #[allow(deprecated)] // MCP logging: see notify.rs
 use rmcp::model::{
@@ -189,26 +190,24 @@ impl SavantServer {
         super::call_log::finished(tool, spec.annotations.read_only, &named, started.elapsed(), &out);
         match out {
             Ok(v) => {
-                self.changed(tool, &named.given(), &v).await;
+                self.changed(spec, &named.given(), &v).await;
                 CallToolResult::structured(v)
             }
             Err(e) => error_result(&e),
         }
     }
 
-    /// After a tool changed a run: `resources/updated` to the sessions
-    /// subscribed to its `run://`, and `resources/list_changed` when
-    /// `think_plan` may have created it.
-    async fn changed(&self, tool: &str, args: &Value, out: &Value) {
-        if !matches!(tool, "think_plan" | "think_next" | "think_reset" | "think") {
+    /// After a tool changed a run (its row's [`Announce`]):
+    /// `resources/updated` to the sessions subscribed to its `run://`, and
+    /// `resources/list_changed` when the call may have created it.
+    async fn changed(&self, tool: &ToolDef, args: &Value, out: &Value) {
+        if tool.announce == Announce::Nothing {
             return;
         }
+        // The run the call named (a `think` without one recorded nothing in a run).
         let field =
             |k: &str| out.get(k).and_then(Value::as_str).or_else(|| args.get(k).and_then(Value::as_str));
         let (Some(workflow), Some(run_id)) = (field("workflow"), field("run_id")) else { return };
-        if tool == "think" && out.get("recorded_in").and_then(Value::as_str) != Some("run") {
-            return;
-        }
         let uri = format!("run://{workflow}/{run_id}");
         if self.hub.has_subscriber(&uri) {
             // Whoever records the new stamp first (this call or the watcher)
@@ -218,7 +217,7 @@ impl SavantServer {
                 self.hub.resource_updated(&uri).await;
             }
         }
-        if tool == "think_plan" {
+        if tool.announce == Announce::RunStarted {
             self.hub.resource_list_changed().await;
         }
     }

@@ -390,6 +390,31 @@ pub struct UpgradeArgs {
     pub expected_version: Option<u64>,
 }
 
+/// think_test's arguments.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct TestArgs {
+    /// Optional: test files or directories inside the project root (e.g. "tests/release_notes.test.yaml"). Default: every tests/**/*.test.yaml.
+    pub paths: Option<Vec<String>>,
+    /// Optional: only tests whose name contains this text (case-insensitive).
+    pub filter: Option<String>,
+}
+
+/// What `Engine::upgrade` is asked to do (think_upgrade's arguments, read).
+#[derive(Clone, Debug, Default)]
+pub struct UpgradeRequest {
+    /// One run, or (`None`) every unfinished run of the workflow.
+    pub run_id: Option<String>,
+    /// `OLD=NEW` step renames.
+    pub renames: Vec<String>,
+    /// Check and say what would happen; change nothing.
+    pub dry_run: bool,
+    /// Allow upgrading a finished (done or failed) run.
+    pub force: bool,
+    /// Refuse with STATE_CONFLICT unless the run is at this version.
+    pub expected_version: Option<u64>,
+}
+
 /// Arguments that carry a client's JSON payload (a result, a response,
 /// params): the tool table moves those members in after reading the rest,
 /// so a value of megabytes is never rebuilt on its way to the engine.
@@ -424,6 +449,7 @@ payload_free!(
     RunArgs,
     ThinkArgs,
     SayArgs,
+    TestArgs,
     // An answer is a person's, small and required: read with the rest.
     AnswerArgs,
 );

@@ -39,7 +39,7 @@ pub fn builtin() -> std::sync::Arc<crate::check::Contracts> {
                 closed_output: true,
                 // A `prompt.say` step is often a question the client
                 // answers in its own shape (the corpus's gates).
-                types_capture: t.name != "prompt_say",
+                types_capture: t.types_capture,
                 sub_workflow: false,
             };
             table.insert(contract, true);

@@ -99,17 +99,18 @@
 //!   types (`PlanArgs`, `NextArgs`, …; `Progress`, `Instruction`,
 //!   `StateSummary`, `Explanation`, …): the `Engine` methods return the
 //!   replies, and JSON is made from them once, at the edge. `catalog.rs` is
-//!   the one tool table (`ToolDef`: name, title, description, annotations,
-//!   whether MCP serves it, and a typed call; built once): the MCP input and
-//!   output schemas are generated from the types with schemars, and the MCP
-//!   tool list, the agent's offers and argument checks and `call` all come
-//!   from it (`catalog_tables.rs` holds its wait and session groups);
-//!   `ToolName` reads `think.plan`, `think_plan` (and from a model,
-//!   `think-plan`) as one name. `contracts.rs` hands the same schemas to the
-//!   checker (`contracts::builtin()`), so `check` and the engine read one
-//!   schema per tool. `tools.rs` is the entry point by name for `call`, MCP
-//!   and the executor; `tool_schema.rs` keeps every tool schema standard
-//!   JSON Schema and refuses arguments a tool does not take
+//!   the schema half of the one tool table, as data (`ToolDef`: name,
+//!   title, description, annotations, facts such as what a call announces
+//!   or whether a step calling it asks a question, and the input and output
+//!   schemas generated from the types with schemars; its rows in
+//!   `catalog_rows.rs`): the MCP tool list, the agent's offers and argument
+//!   checks all come from it; `ToolName` reads `think.plan`, `think_plan`
+//!   (and from a model, `think-plan`) as one name. The handler half, the
+//!   entry point by name for `call`, MCP, the inspector and the executor,
+//!   is the room above, `crate::tools`. `contracts.rs` hands the same
+//!   schemas to the checker (`contracts::builtin()`), so `check` and the
+//!   engine read one schema per tool; `tool_schema.rs` keeps every tool
+//!   schema standard JSON Schema and refuses arguments a tool does not take
 //!   (`INVALID_PARAMS`, did-you-mean), for every adapter at once.
 //!
 //! The engine writes run state only through `crate::state`, reads the
@@ -141,7 +142,6 @@ pub mod run;
 mod run_errors;
 pub mod text;
 pub mod tool_schema;
-pub mod tools;
 pub mod upgrade;
 pub mod work_id;
 pub mod workflow;

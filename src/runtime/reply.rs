@@ -6,7 +6,7 @@
 use crate::runtime::record::{Checkpoint, Event, RunStatus, StepStatus, Truncation};
 pub use crate::runtime::reply_runs::{
     CutLine, Deleted, EntryStatus, JournalReport, Pruned, PrunedRun, Repaired, Restored, RunEntry, RunList,
-    RunUpgrade, UpgradeDiagnostic, UpgradeReply,
+    RunUpgrade, TestReply, UpgradeDiagnostic, UpgradeReply,
 };
 use schemars::JsonSchema;
 use serde::Serialize;

@@ -369,3 +369,18 @@ pub struct UpgradeDiagnostic {
     /// How to go on.
     pub help: String,
 }
+
+/// think_test's reply: the test report of `savant-think test --format json`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct TestReply {
+    /// The test files read: {file, workflow, tests}.
+    pub files: Value,
+    /// Problems in the test files: {file, code, severity, message, line, column, help, …}.
+    pub diagnostics: Value,
+    /// Paths that could not be read: {path, message}.
+    pub io_errors: Value,
+    /// Each test: {file, name, line, verdict (passed | failed | error), mismatches [{path, expected, actual, message}], error {code, message, help, step_id}, outcome {status, ran, skipped, inputs, captures, …}}.
+    pub tests: Value,
+    /// {total, passed, failed, errors, ok, unmatched_filter?}: ok is false when the filter selected no test.
+    pub summary: Value,
+}

@@ -355,54 +355,70 @@ pub fn replay(engine: &Engine, workflow: &str, rec: &Recorded) -> Result<ReplayR
             break;
         };
         out.replayed += 1;
-        let args = NextArgs {
-            workflow: workflow.to_owned(),
-            run_id: run_id.clone(),
-            step_id: i.step_id.clone(),
-            result_snapshot: Some(given.result.clone()),
-            result: None,
-            expected_version: None,
-        };
-        let result = &given.result;
-        current = match engine.next(args) {
-            Ok(p) if given.refused => {
-                let message = format!(
-                    "the recorded result of `{}` was refused by its success_schema, and would now be accepted",
-                    i.step_id
-                );
-                out.divergences.push(divergence(
-                    "RESULT_ACCEPTED",
-                    &i.step_id,
-                    message,
-                    Some(result.clone()),
-                    None,
-                ));
-                p.instruction().cloned()
-            }
-            Ok(p) => p.instruction().cloned(),
-            // Refused again, as it was: the step is asked again (or the run fails, as it did).
-            Err(e) if given.refused && e.run_failed() => None,
-            Err(e) if given.refused && e.code == crate::runtime::ErrorCode::ValidationFailed => {
-                e.context.and_then(|c| c.instruction).or_else(|| Some(i.clone()))
-            }
-            Err(e) if e.code == crate::runtime::ErrorCode::ValidationFailed => {
-                let message =
-                    format!("the recorded result of `{}` is now refused by its success_schema", i.step_id);
-                out.divergences.push(divergence(
-                    "RESULT_REFUSED",
-                    &i.step_id,
-                    message,
-                    Some(result.clone()),
-                    Some(e.details),
-                ));
-                None
-            }
-            Err(e) if e.run_failed() => None,
-            Err(e) => return Err(TestError::engine(&e)),
-        };
+        current = submit(engine, workflow, &run_id, &i, given, &mut out)?;
     }
     closing(engine, workflow, &run_id, rec, &queue, &used, &mut out)?;
     Ok(out)
+}
+
+/// Submits the recorded result `given` of the step `i` asked for, as the
+/// recorded run did: the next instruction (`None`: none, or the run
+/// failed), a divergence in `out` when the step now takes or refuses the
+/// result differently.
+fn submit(
+    engine: &Engine,
+    workflow: &str,
+    run_id: &str,
+    i: &Instruction,
+    given: &Given,
+    out: &mut ReplayReport,
+) -> Result<Option<Instruction>, TestError> {
+    let args = NextArgs {
+        workflow: workflow.to_owned(),
+        run_id: run_id.to_owned(),
+        step_id: i.step_id.clone(),
+        result_snapshot: Some(given.result.clone()),
+        result: None,
+        expected_version: None,
+    };
+    let result = &given.result;
+    let now = match engine.next(args) {
+        Ok(p) if given.refused => {
+            let message = format!(
+                "the recorded result of `{}` was refused by its success_schema, and would now be accepted",
+                i.step_id
+            );
+            out.divergences.push(divergence(
+                "RESULT_ACCEPTED",
+                &i.step_id,
+                message,
+                Some(result.clone()),
+                None,
+            ));
+            p.instruction().cloned()
+        }
+        Ok(p) => p.instruction().cloned(),
+        // Refused again, as it was: the step is asked again (or the run fails, as it did).
+        Err(e) if given.refused && e.run_failed() => None,
+        Err(e) if given.refused && e.code == crate::runtime::ErrorCode::ValidationFailed => {
+            e.context.and_then(|c| c.instruction).or_else(|| Some(i.clone()))
+        }
+        Err(e) if e.code == crate::runtime::ErrorCode::ValidationFailed => {
+            let message =
+                format!("the recorded result of `{}` is now refused by its success_schema", i.step_id);
+            out.divergences.push(divergence(
+                "RESULT_REFUSED",
+                &i.step_id,
+                message,
+                Some(result.clone()),
+                Some(e.details),
+            ));
+            None
+        }
+        Err(e) if e.run_failed() => None,
+        Err(e) => return Err(TestError::engine(&e)),
+    };
+    Ok(now)
 }
 
 /// The divergences found at the replay's end (its run `run_id` then

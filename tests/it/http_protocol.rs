@@ -5,8 +5,6 @@
 use crate::common::Root;
 use crate::support::Server;
 use serde_json::Value;
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::Duration;
 
 fn start(root: &std::path::Path, extra: &[&str]) -> Server {
@@ -15,32 +13,7 @@ fn start(root: &std::path::Path, extra: &[&str]) -> Server {
     Server::start(command, false)
 }
 
-/// One raw HTTP/1.1 POST to /mcp: (status, headers, body).
-pub(crate) fn post(
-    addr: &str,
-    content_type: &str,
-    body: &str,
-    extra: &[(&str, &str)],
-) -> (u16, String, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAccept: application/json, text/event-stream\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in extra {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    s.write_all(req.as_bytes()).unwrap();
-    s.write_all(body.as_bytes()).unwrap();
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    (status, head.to_owned(), body.to_owned())
-}
+pub(crate) use crate::support::serve::post;
 
 fn error_code(body: &str) -> i64 {
     let v: Value = serde_json::from_str(body.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"));

@@ -39,7 +39,6 @@ mod format_schema;
 #[cfg(unix)]
 mod hostile_fs;
 mod hostile_load;
-mod hostile_load_stress;
 mod hostile_memory;
 mod http_protocol;
 mod init;

@@ -383,7 +383,7 @@ fn prune_on_postgres_removes_runs_and_unused_versions() {
 /// is told `STATE_CONFLICT`.
 #[test]
 fn two_replicas_upgrading_one_run_at_once_one_wins() {
-    use savant_think::runtime::engine::UpgradeRequest;
+    use savant_think::runtime::args::UpgradeRequest;
     let Some(cluster) = cluster::for_test("replicas::two_replicas_upgrading_one_run_at_once_one_wins") else {
         return;
     };

@@ -139,7 +139,7 @@ fn generated_run_ids_never_name_an_existing_run() {
 
 #[test]
 fn mcp_plan_takes_if_exists_and_the_older_start_fresh() {
-    use savant_think::runtime::tools::call;
+    use savant_think::tools::call;
     let root = root("mcp-plan");
     let engine = root.engine();
     let plan = |args: Value| call(&engine, "think_plan", args);
@@ -282,7 +282,7 @@ fn two_forks_into_one_id_at_once_one_wins_the_other_is_a_conflict() {
 
 #[test]
 fn mcp_fork_is_a_tool() {
-    use savant_think::runtime::tools::call;
+    use savant_think::tools::call;
     let root = chain_run("fork-mcp");
     let engine = root.engine();
     let f = call(

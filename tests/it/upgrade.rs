@@ -195,7 +195,7 @@ fn two_upgrades_of_one_run_at_once_one_wins_the_other_is_a_conflict() {
 
 #[test]
 fn mcp_upgrade_is_a_tool() {
-    use savant_think::runtime::tools::call;
+    use savant_think::tools::call;
     let root = started("up-mcp");
     root.workflow("up", &V1.replace("{ q: rust }", "{ q: go }"));
     let engine = root.engine();

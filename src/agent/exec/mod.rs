@@ -57,8 +57,8 @@ use crate::runtime::reply::{Instruction, Progress, WaitView};
 use crate::runtime::{Engine, EngineError};
 use events::{ExecEvent, StepStatus};
 use serde_json::{Value, json};
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// What to run.
@@ -216,17 +216,10 @@ pub struct ExecReport {
 /// Where events go: NDJSON, a progress bar, or nowhere.
 pub type EventSink<'a> = &'a mut (dyn FnMut(&ExecEvent) + Send);
 
-/// Engine tools that change nothing a dry run cares about: they really run.
+/// Engine tools that change nothing a dry run cares about: they really run
+/// (those that read, and those that ask: a thought, a message).
 fn safe_in_dry_run(call: &str) -> bool {
-    static SAFE: OnceLock<HashSet<&'static str>> = OnceLock::new();
-    let safe = SAFE.get_or_init(|| {
-        let mut s: HashSet<&'static str> =
-            crate::runtime::catalog::tools().filter(|t| t.read_only()).map(|t| t.name).collect();
-        s.insert("think");
-        s.insert("prompt_say");
-        s
-    });
-    ToolName::parse(call).is_some_and(|t| safe.contains(t.as_str()))
+    ToolName::parse(call).map(ToolName::def).is_some_and(|t| t.mcp && (t.read_only() || t.asks))
 }
 
 /// Runs one instruction's call (or, in a dry run, answers it).
@@ -244,10 +237,8 @@ async fn perform(
     // A `think` step with a success schema is a question for a model: in a
     // dry run it is answered from the schema, as the other calls are.
     // So is a `prompt.say` step with one: the person shown it answers.
-    let thought_with_schema = |c: &str| {
-        ToolName::parse(c).is_some_and(|t| matches!(t.as_str(), "think" | "prompt_say"))
-            && !instruction.success_schema.is_null()
-    };
+    let thought_with_schema =
+        |c: &str| ToolName::parse(c).is_some_and(|t| t.def().asks) && !instruction.success_schema.is_null();
     match call {
         // A question for a model, outside a dry run: the configured model answers.
         Some(c) if !dry_run && thought_with_schema(c) && mux.has_model() => {
@@ -301,13 +292,13 @@ pub fn steps_needing_a_model(engine: &Engine, workflow: &str) -> Vec<String> {
     for cw in engine.with_callees(&top) {
         for s in &cw.wf.steps {
             let call = s.call.as_ref().map(|c| c.value.as_str()).unwrap_or("");
-            let tool = ToolName::parse(call).map(|t| t.as_str().to_owned()).unwrap_or_default();
-            let why = match tool.as_str() {
-                "think" | "prompt_say" if s.success_schema.is_some() => {
-                    Some(format!("{call} with a success schema"))
-                }
-                _ if crate::agent::mux::model::NAMES.contains(&call) => Some(call.to_owned()),
-                _ => None,
+            let asks = ToolName::parse(call).is_some_and(|t| t.def().asks);
+            let why = if asks && s.success_schema.is_some() {
+                Some(format!("{call} with a success schema"))
+            } else if crate::agent::mux::model::NAMES.contains(&call) {
+                Some(call.to_owned())
+            } else {
+                None
             };
             if let Some(why) = why {
                 let of = if cw.wf.id == top.wf.id { String::new() } else { format!(" of `{}`", cw.wf.id) };

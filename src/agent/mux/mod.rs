@@ -2,7 +2,7 @@
 //!
 //! A name is routed, in this order, to
 //! 1. an engine tool (`think_plan` or `think.plan`, `think`, `prompt_say` /
-//!    `prompt.say`, …) through the one dispatcher, `runtime::tools::call`;
+//!    `prompt.say`, …) through the one dispatcher, `tools::call`;
 //! 2. a local built-in: `local_read` (`local.read`) or `local_exec`
 //!    (`local.exec`), see [`local`];
 //! 3. `model.generate` (`model_generate`): the configured model, see
@@ -19,8 +19,9 @@ pub mod model;
 pub mod remote;
 
 use crate::agent::{ToolInfo, ToolOutcome, Tools};
+use crate::runtime::Engine;
 use crate::runtime::config::LocalConfig;
-use crate::runtime::{Engine, tools as engine_tools};
+use crate::tools as engine_tools;
 use remote::Server;
 use serde_json::{Value, json};
 use std::sync::Arc;

@@ -47,7 +47,7 @@ pub use inspect::{RunBrief, RunSnapshot};
 pub use observe::{
     AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt, WaitEnded, trace_ids, unhex,
 };
-pub use upgrade::{RunsAgainst, UpgradeFailed, UpgradeRequest};
+pub use upgrade::{RunsAgainst, UpgradeFailed};
 pub use waits::{Delivery, Signalled};
 mod runs;
 mod state;

@@ -6,26 +6,12 @@
 
 use super::*;
 use crate::diagnostic::Diagnostic;
+use crate::runtime::args::UpgradeRequest;
 use crate::runtime::error_details::Conflict;
 use crate::runtime::reply::{RunUpgrade, UpgradeDiagnostic, UpgradeReply};
 use crate::runtime::upgrade::{UpgradeIssue, Upgraded};
 use crate::source::SourceFile;
 use std::collections::BTreeMap;
-
-/// What `upgrade` is asked to do.
-#[derive(Clone, Debug, Default)]
-pub struct UpgradeRequest {
-    /// One run, or (`None`) every unfinished run of the workflow.
-    pub run_id: Option<String>,
-    /// `OLD=NEW` step renames.
-    pub renames: Vec<String>,
-    /// Check and say what would happen; change nothing.
-    pub dry_run: bool,
-    /// Allow upgrading a finished (done or failed) run.
-    pub force: bool,
-    /// Refuse with STATE_CONFLICT unless the run is at this version.
-    pub expected_version: Option<u64>,
-}
 
 impl Engine {
     /// Upgrades one run (or every unfinished one) of `workflow` to the file

@@ -1,25 +1,31 @@
 //! The lock-wait attacks of issue 24.2 at their original size, against
-//! `serve --http` (about 6 s each: the default `lock_timeout` of 5 s, then
-//! the answers; figures in docs/threat-model.md). Ignored in the suite: 600
-//! connections at once, while the other tests load the same two cores,
-//! lose some connections without an answer (48–127 of 600 seen) — a
-//! measurement of the test machine, not of the server. Run them alone:
+//! `serve --http`: 600 clients on one run whose lock another process holds
+//! (file store), and 320 on PostgreSQL (skipped, saying so, without a
+//! cluster). Each client must be answered (`RUN_BUSY` or 503 `BUSY`), the
+//! server's threads and database connections stay bounded (asserted), and
+//! the figures are printed: the slowest answer (against the default
+//! `[state] lock_timeout` of 5 s), how long a call on another run took
+//! meanwhile, the threads and connections at the peak. Before the fix the
+//! attack took 515 threads, stalled other runs 18 s and exhausted the
+//! database's connections. A bench, not a test: 600 connections at once
+//! lose answers on a machine the test suite loads, and times are not for
+//! tests.
 //!
-//! ```text
-//! cargo test --test it hostile_load_stress -- --ignored --nocapture --test-threads=1
-//! ```
-//!
-//! 600 clients on one run whose lock another process holds (file store), and
-//! 320 on PostgreSQL: every client gets an answer (RUN_BUSY or 503 BUSY)
-//! within the lock timeout, the server's threads and database connections
-//! stay bounded, and another run is served meanwhile. Each bound is
-//! asserted; the slack over a measured figure is for a loaded machine, and
-//! each bound stays far below what the attack did before the fix (515
-//! threads, other runs stalled 18 s, the database's connections exhausted).
+//! Run alone (about 6 s each) with `cargo bench --bench lock_attack`;
+//! figures in docs/PERFORMANCE.md ("Lock-wait attacks") and
+//! docs/threat-model.md.
 
-use crate::http_protocol::post;
-use crate::support::{Root, Server};
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::time::{Duration, Instant};
+use support::serve::post;
+use support::{Root, Server};
+
+fn main() {
+    file_store();
+    postgres();
+}
 
 const SAY: &str = "id: say
 steps:
@@ -33,16 +39,6 @@ fn next(run: &str) -> String {
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"think_next","arguments":{{"workflow":"say","run_id":"{run}","step_id":"a","result":{{}}}}}}}}"#
     )
 }
-
-/// `[state] lock_timeout`'s default: a client waits this long for a held lock.
-const LOCK_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// How late past [`LOCK_TIMEOUT`] the slowest answer may come (measured: 0.07 s).
-const ANSWER_SLACK: Duration = Duration::from_secs(5);
-
-/// How long another run's call may take meanwhile (measured: 10–110 ms;
-/// before the fix, 18 s).
-const OTHER_RUN: Duration = Duration::from_secs(2);
 
 /// The most threads the server may run at the peak (measured: 56–78;
 /// before the fix, 515 for 600 clients).
@@ -63,12 +59,11 @@ struct Attack {
 }
 
 impl Attack {
-    /// Asserts the bounds every attack must hold.
+    /// Asserts the bounds every attack must hold that are not times (the
+    /// times are the figures this bench reports).
     fn assert_bounded(&self, clients: usize) {
         let busy = self.kinds.get("RUN_BUSY").unwrap_or(&0) + self.kinds.get("503 BUSY").unwrap_or(&0);
         assert_eq!(busy, clients, "every client is told the run is busy: {:?}", self.kinds);
-        assert!(self.slowest <= LOCK_TIMEOUT + ANSWER_SLACK, "answered within the lock timeout: {self}");
-        assert!(self.other_run < OTHER_RUN, "another run is served meanwhile: {self}");
         assert!(self.threads <= MAX_THREADS, "the server's threads stay bounded: {self}");
     }
 }
@@ -143,27 +138,28 @@ fn attack(server: &Server, clients: usize, sample: impl Fn() -> usize + Sync) ->
     }
 }
 
-#[test]
-#[ignore = "600 connections at once flake under the parallel suite; run alone with --ignored (see the module doc)"]
-fn six_hundred_clients_on_one_locked_run_file_store() {
+/// 600 clients on one run whose lock another process holds, file store.
+fn file_store() {
     let root = Root::with_workflows("stress-file", &[("say", SAY)]);
     root.ok(&["plan", "say", "--run-id", "r1"]);
     root.ok(&["plan", "say", "--run-id", "r2"]);
-    let _held = crate::hostile_load::hold(&root, "r1");
+    // Another process holds r1's lock (as `hostile_load::hold` does).
+    let held = std::fs::File::options().read(true).write(true).open(root.join(".savant/state/say__r1.lock"));
+    let held = held.unwrap();
+    held.lock().unwrap();
     let mut command = Server::command(&root.path);
     command.args(["--stateless"]).env("LOG_LEVEL", "error");
     let server = Server::start(command, false);
     let measured = attack(&server, 600, || 0);
-    eprintln!("file store, 600 clients: {measured}");
+    println!("lock_attack/file_store, 600 clients: {measured}");
     measured.assert_bounded(600);
+    drop(held);
 }
 
-#[test]
-#[ignore = "320 connections at once flake under the parallel suite; run alone with --ignored (see the module doc)"]
-fn three_hundred_twenty_clients_on_one_locked_run_postgres() {
+/// 320 clients on one run another replica holds, PostgreSQL.
+fn postgres() {
     use savant_think::state::pg::cluster;
-    let test = "hostile_load_stress::three_hundred_twenty_clients_on_one_locked_run_postgres";
-    let Some(cluster) = cluster::for_test(test) else { return };
+    let Some(cluster) = cluster::for_test("lock_attack/postgres") else { return };
     let url = cluster.fresh_schema("stress_pg").unwrap();
     let root = Root::with_workflows("stress-pg", &[("say", SAY)]);
     let store = savant_think::state::PgStore::open(&url, true).unwrap();
@@ -188,7 +184,7 @@ fn three_hundred_twenty_clients_on_one_locked_run_postgres() {
         admin.query_one(sql, &[]).map(|row| row.get::<_, i64>(0) as usize).unwrap_or(0)
     };
     let measured = attack(&server, 320, connections);
-    eprintln!("PostgreSQL, 320 clients (sampled: savant-think connections): {measured}");
+    println!("lock_attack/postgres, 320 clients (sampled: savant-think connections): {measured}");
     measured.assert_bounded(320);
     // A replica opens at most 2 × `[state] pool_size` (16) connections
     // (measured: 5–10; before the fix, the server's whole limit).
