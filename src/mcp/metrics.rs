@@ -108,7 +108,7 @@ fn metrics() -> &'static Metrics {
         registry.register("runs", "Live runs by status, when scraped", m.runs.clone());
         for (name, help, gauge) in [
             ("runs_waiting", "Live runs with a step waiting (an answer, a time, an event)", &m.waiting),
-            ("timers_pending", "Runs this replica knows to wait on a deadline", &m.timers_pending),
+            ("timers_pending", "Runs waiting on a deadline, by the store's timer index", &m.timers_pending),
             ("requests_in_flight", "HTTP calls (POSTs) not answered yet", &m.in_flight),
         ] {
             registry.register(name, help, gauge.clone());

@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-const TOKEN: &str = "metrics-token-0123456789";
+pub(crate) const TOKEN: &str = "metrics-token-0123456789";
 
 /// Two steps, `greet` then `bye` (also `read_token.rs`'s).
 pub(crate) const HELLO: &str = "id: hello
@@ -31,7 +31,7 @@ steps:
 ";
 
 /// A `tools/call` of `name` with `arguments` (JSON text), answered.
-fn call(addr: &str, id: u32, name: &str, arguments: &str) -> String {
+pub(crate) fn call(addr: &str, id: u32, name: &str, arguments: &str) -> String {
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{arguments}}}}}"#
     );

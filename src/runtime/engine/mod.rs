@@ -406,7 +406,7 @@ impl Engine {
     }
 
     fn put(&self, key: &RunKey, cached: Cached) {
-        self.note_timers(key, &cached.machine);
+        self.note_timers(key, &cached);
         self.runs
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -35,6 +35,7 @@ pub mod cluster;
 mod lock;
 mod pool;
 mod schema;
+mod timers;
 pub use schema::{Migration, SCHEMA_VERSION};
 
 use std::path::PathBuf;
