@@ -41,6 +41,7 @@
 //! its docs; `journal.rs` the line format and the torn-tail rule;
 //! `repair.rs` `state repair`'s store half; `timers.rs` the timer index
 //! (`TimerIndex`: runs by their earliest deadline, which `serve` polls);
+//! `usage.rs` a store's connection pool as `/metrics` shows it;
 //! `turns.rs` the in-process queue
 //! every store takes a run's lock through first (at most `[state]
 //! max_lock_waiters` waiters, none past `[state] lock_timeout`:
@@ -72,6 +73,7 @@ mod retention;
 mod tests;
 mod timers;
 mod turns;
+mod usage;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -86,6 +88,7 @@ pub use repair::JournalCheck;
 pub use retention::{DEFAULT_PRUNE_STATUSES, Keep, KeepError, PRUNE_STATUSES};
 pub use timers::{DueTimers, TimerIndex};
 pub use turns::{Busy, DEFAULT_LOCK_TIMEOUT, DEFAULT_MAX_WAITERS, LockPolicy};
+pub use usage::{PoolUsage, StoreUsage};
 
 /// The environment variable that overrides the `state.fsync` setting (read by the binary).
 pub const FSYNC_ENV: &str = "SAVANT_STATE_FSYNC";
@@ -307,7 +310,7 @@ impl std::error::Error for StoreError {}
 /// Where runs live. Mutating calls (`append`, `write_snapshot`, `delete`)
 /// must be made while holding the run's [`RunLock`]; reads may be made
 /// without it and still see a consistent state.
-pub trait StateStore: ArchiveStore + ObjectStore + TimerIndex + Send + Sync {
+pub trait StateStore: ArchiveStore + ObjectStore + TimerIndex + StoreUsage + Send + Sync {
     /// Blocks until this caller holds the run's exclusive lock, against other
     /// threads and other processes. Not reentrant: locking a run twice from
     /// one thread deadlocks.

@@ -36,6 +36,7 @@ mod lock;
 mod pool;
 mod schema;
 mod timers;
+mod usage;
 pub use schema::{Migration, SCHEMA_VERSION};
 
 use std::path::PathBuf;
