@@ -25,6 +25,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// How many due runs one poll of the store takes.
 const POLL_LIMIT: usize = 256;
+/// How many polls one tick makes at most while each returns a full batch.
+const MAX_POLLS: usize = 16;
 /// How long a replica's claim on a due run lasts (PostgreSQL).
 pub const CLAIM_LEASE: Duration = Duration::from_secs(5);
 /// How long a run whose firing failed is left alone by this engine.
@@ -156,7 +158,8 @@ impl Engine {
             return Ok(self.fire_runs(&due, now));
         }
         let mut changed = 0;
-        loop {
+        // A store that does not claim returns the runs that failed again.
+        for _ in 0..MAX_POLLS {
             let due = self.store.due_timers(POLL_LIMIT, CLAIM_LEASE).map_err(store_error)?;
             let at = due.now.unwrap_or(now).max(now);
             let mut runs = due.runs;
@@ -168,10 +171,11 @@ impl Engine {
                 runs.retain(|k| !timers.failed.contains_key(k));
             }
             changed += self.fire_runs(&runs, at);
-            if !full {
-                return Ok(changed);
+            if !full || runs.is_empty() {
+                break;
             }
         }
+        Ok(changed)
     }
 
     /// Fires the due timers of `runs` at `at`; a run that is gone leaves
