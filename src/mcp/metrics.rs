@@ -2,9 +2,12 @@
 //! text format (`prometheus-client`), behind the same guard as `/mcp` (the
 //! bearer token, `Host`). Counted here, at the adapter: every tool call
 //! ([`observe_call`], from `SavantServer::call`), the timers fired and the
-//! pruning done ([`timers_fired`], [`pruned`], from `retention.rs`). Read
-//! from the engine when scraped: runs by status, runs waiting, timers
-//! pending, runs cached; and the requests in flight. docs/deploy.md lists every metric.
+//! pruning done ([`timers_fired`], [`pruned`], from `retention.rs`), and
+//! every run lock the engine takes or is refused (the hook [`router`]
+//! installs: its time, and `RUN_BUSY` refusals). Read from the engine when
+//! scraped: runs by status, runs waiting, timers pending, runs cached, the
+//! state database's connection pool; and the requests in flight. docs/deploy.md
+//! lists every metric.
 
 use crate::runtime::Engine;
 use axum::Router;
@@ -44,6 +47,17 @@ struct Status {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PoolState {
+    /// `work` (lent for reads and writes), `lock` (holding run locks), `idle`.
+    state: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Budget {
+    budget: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Build {
     version: String,
 }
@@ -65,6 +79,10 @@ struct Metrics {
     pruned_runs: Counter,
     pruned_objects: Counter,
     in_flight: Gauge,
+    run_busy: Counter,
+    lock_waits: Histogram,
+    db_pool: Family<PoolState, Gauge>,
+    db_pool_max: Family<Budget, Gauge>,
     /// One scrape at a time: the gauges read from the engine are reset and
     /// set together.
     scrape: Mutex<()>,
@@ -93,6 +111,11 @@ fn metrics() -> &'static Metrics {
             pruned_runs: Counter::default(),
             pruned_objects: Counter::default(),
             in_flight: Gauge::default(),
+            run_busy: Counter::default(),
+            // 0.1 ms to about 26 s.
+            lock_waits: Histogram::new(exponential_buckets(0.0001, 4.0, 10)),
+            db_pool: Family::default(),
+            db_pool_max: Family::default(),
             scrape: Mutex::new(()),
         };
         registry.register("calls", "Tool calls by tool and outcome (ok or the error code)", m.calls.clone());
@@ -110,7 +133,7 @@ fn metrics() -> &'static Metrics {
         registry.register("runs", "Live runs by status, when scraped", m.runs.clone());
         for (name, help, gauge) in [
             ("runs_waiting", "Live runs with a step waiting (an answer, a time, an event)", &m.waiting),
-            ("timers_pending", "Runs this replica knows to wait on a deadline", &m.timers_pending),
+            ("timers_pending", "Runs waiting on a deadline, by the store's timer index", &m.timers_pending),
             (
                 "runs_cached",
                 "Runs kept in memory between calls (at most [state] cached_runs)",
@@ -124,9 +147,29 @@ fn metrics() -> &'static Metrics {
             ("timers_fired", "Runs changed by a deadline that came", &m.timers_fired),
             ("pruned_runs", "Runs and archived copies removed by [state] keep", &m.pruned_runs),
             ("pruned_objects", "Workflow versions removed by [state] keep", &m.pruned_objects),
+            (
+                "run_busy",
+                "Run locks refused as busy (RUN_BUSY): held too long, or too many waiting",
+                &m.run_busy,
+            ),
         ] {
             registry.register(name, help, counter.clone());
         }
+        registry.register(
+            "lock_wait_seconds",
+            "How long taking a run's lock took, refusals included (a round trip on PostgreSQL)",
+            m.lock_waits.clone(),
+        );
+        registry.register(
+            "db_pool_connections",
+            "State database connections by state: work (reads, writes), lock (run locks), idle",
+            m.db_pool.clone(),
+        );
+        registry.register(
+            "db_pool_max",
+            "The most connections each budget of the pool lends ([state] pool_size)",
+            m.db_pool_max.clone(),
+        );
         let build: Family<Build, Gauge> = Family::default();
         build.get_or_create(&Build { version: env!("CARGO_PKG_VERSION").to_owned() }).set(1);
         registry.register("build_info", "The version of savant-think (always 1)", build);
@@ -153,6 +196,15 @@ pub fn observe_call(tool: &str, read_only: bool, took: Duration, code: Option<&s
             m.store_errors.get_or_create(&Code { code: code.to_owned() }).inc();
         }
         _ => {}
+    }
+}
+
+/// Records one run lock taken or refused (the engine's hook).
+fn lock_waited(took: Duration, busy: bool) {
+    let m = metrics();
+    m.lock_waits.observe(took.as_secs_f64());
+    if busy {
+        m.run_busy.inc();
     }
 }
 
@@ -189,6 +241,14 @@ fn render(engine: &Engine, in_flight: usize) -> String {
     m.timers_pending.set(engine.timers_pending() as i64);
     m.runs_cached.set(engine.runs_cached() as i64);
     m.in_flight.set(in_flight as i64);
+    if let Some(pool) = engine.pool_usage() {
+        for (state, n) in [("work", pool.work), ("lock", pool.lock), ("idle", pool.idle)] {
+            m.db_pool.get_or_create(&PoolState { state: state.to_owned() }).set(n as i64);
+        }
+        for budget in ["work", "lock"] {
+            m.db_pool_max.get_or_create(&Budget { budget: budget.to_owned() }).set(pool.size as i64);
+        }
+    }
     let mut text = String::new();
     // Writing to a String cannot fail.
     let _ = prometheus_client::encoding::text::encode(&mut text, &m.registry);
@@ -197,6 +257,7 @@ fn render(engine: &Engine, in_flight: usize) -> String {
 
 /// `GET /metrics` (mounted inside `/mcp`'s guard by `http.rs`).
 pub fn router(engine: Arc<Engine>, in_flight: Arc<AtomicUsize>) -> Router {
+    crate::runtime::engine::observe_lock_waits(lock_waited);
     Router::new().route("/metrics", axum::routing::get(scrape)).with_state((engine, in_flight))
 }
 

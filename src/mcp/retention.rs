@@ -1,10 +1,14 @@
 //! Background work while `serve` runs. `[state] keep`: a thread prunes at
 //! start and then once a minute (`Engine::prune_kept`), logging what it
-//! removed; nothing runs when the setting is absent. Timers: a thread fires
-//! due waits within a second of their deadline (`Engine::fire_timers_due`,
-//! over the engine's timer index), and reads every waiting run at start
-//! and once a minute (`Engine::scan_timers`: runs parked by another
-//! replica, or before this one started).
+//! removed; nothing runs when the setting is absent. Timers: a thread polls
+//! the store's timer index every half second and fires the due waits
+//! (`Engine::fire_timers_due`: on PostgreSQL the runs due by the
+//! database's clock, claimed across replicas; on the file store the
+//! markers every process on the directory sees), so any `serve` fires a
+//! timer within a second of its deadline, whichever replica parked the
+//! run. At start it reads every waiting run once (`Engine::scan_timers`:
+//! runs parked before the index existed, or whose entry a crash lost); on
+//! a store without an index (memory) it does so once a minute.
 
 use crate::runtime::Engine;
 use std::sync::Arc;
@@ -43,16 +47,31 @@ pub const TIMER_TICK: Duration = Duration::from_millis(500);
 pub fn spawn_timers(engine: Arc<Engine>) {
     let spawned = std::thread::Builder::new().name("savant-timers".into()).spawn(move || {
         let mut scanned: Option<std::time::Instant> = None;
+        let mut failing = false;
         loop {
-            if scanned.is_none_or(|at| at.elapsed() >= EVERY) {
+            let rescan = !engine.timers_shared() && scanned.is_some_and(|at| at.elapsed() >= EVERY);
+            if scanned.is_none() || rescan {
                 let waiting = engine.scan_timers();
                 tracing::debug!(waiting, "timers scanned");
                 scanned = Some(std::time::Instant::now());
             }
-            let fired = engine.fire_timers_due(std::time::SystemTime::now());
-            if fired > 0 {
-                super::metrics::timers_fired(fired);
-                tracing::info!(runs = fired, "timers fired");
+            match engine.fire_timers_due(std::time::SystemTime::now()) {
+                Ok(fired) => {
+                    if failing {
+                        tracing::info!("the timer index answers again");
+                    }
+                    failing = false;
+                    if fired > 0 {
+                        super::metrics::timers_fired(fired);
+                        tracing::info!(runs = fired, "timers fired");
+                    }
+                }
+                // Said once, not every tick, until it answers again.
+                Err(e) if !failing => {
+                    failing = true;
+                    tracing::warn!(code = e.code.as_str(), error = %e.human(), "cannot read the timer index");
+                }
+                Err(_) => {}
             }
             // Idle: one look at the index every tick, no run read.
             std::thread::sleep(TIMER_TICK);

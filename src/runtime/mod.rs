@@ -61,10 +61,10 @@
 //!   is durable, each run once finished; plain values, no tracing types);
 //!   `waits.rs` answers, events and timers (`answer`, `signal`,
 //!   `settle_waits`: a due timer and an inbox delivery applied before any
-//!   call works on a run), `timers.rs` the index of runs by their next
-//!   deadline that `serve`'s timer thread reads (`fire_timers_due`,
-//!   `scan_timers`); `progress.rs` the replies after a call (instruction,
-//!   waits, done, a failed run's error);
+//!   call works on a run), `timers.rs` the engine's side of the store's
+//!   index of runs by their next deadline, which `serve`'s timer thread
+//!   polls (`fire_timers_due`, `scan_timers` at start); `progress.rs` the
+//!   replies after a call (instruction, waits, done, a failed run's error);
 //!   `validate.rs` schema validation (validators cached); `state.rs` get /
 //!   list / delete / reset; `repair.rs` `state repair` (the store's journal
 //!   check, then a load); `explain.rs` explain and debug; `info.rs` think,

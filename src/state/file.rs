@@ -15,6 +15,9 @@ use super::{
     FileId, Loaded, LockPolicy, RunKey, RunLock, Stamp, StateStore, StoreError, check_workflow_id, lock,
 };
 
+#[path = "file_timers.rs"]
+mod timers;
+
 /// How many times `load` rereads a run that changed while it was read (only
 /// possible without the lock) before giving up.
 const LOAD_ATTEMPTS: u32 = 200;
@@ -35,6 +38,8 @@ pub struct FileStore {
     lock_policy: LockPolicy,
     /// Journals this store appended to last, kept open (see [`Appended`]).
     journals: Arc<Mutex<HashMap<PathBuf, Appended>>>,
+    /// The timer markers as this process last listed them (`file_timers.rs`).
+    timers: Arc<Mutex<timers::Listing>>,
 }
 
 /// A journal as this store's last `append` left it: the open file, the
@@ -84,6 +89,7 @@ impl FileStore {
             fsync,
             lock_policy: LockPolicy::default(),
             journals: Arc::default(),
+            timers: Arc::default(),
         }
     }
 
@@ -102,6 +108,7 @@ impl FileStore {
             fsync,
             lock_policy: LockPolicy::default(),
             journals: Arc::default(),
+            timers: Arc::default(),
         }
     }
 
@@ -465,6 +472,7 @@ impl StateStore for FileStore {
         if self.fsync && existed {
             sync_dir(&self.root)?;
         }
+        let _ = self.drop_marker(key);
         // Off Unix a held lock file cannot be removed, so it stays.
         if cfg!(unix) {
             remove(&p.lock)?;

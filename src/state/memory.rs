@@ -172,6 +172,9 @@ impl ArchiveStore for MemStore {
     }
 }
 
+/// No timer index: the engine keeps one in memory.
+impl super::TimerIndex for MemStore {}
+
 impl StateStore for MemStore {
     fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError> {
         key.validate()?;

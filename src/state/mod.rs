@@ -39,7 +39,10 @@
 //! restored atomically) and `objects.rs` (`ObjectStore`: bytes under their
 //! sha256, written once, checked on read), each with its crash argument in
 //! its docs; `journal.rs` the line format and the torn-tail rule;
-//! `repair.rs` `state repair`'s store half; `turns.rs` the in-process queue
+//! `repair.rs` `state repair`'s store half; `timers.rs` the timer index
+//! (`TimerIndex`: runs by their earliest deadline, which `serve` polls);
+//! `usage.rs` a store's connection pool as `/metrics` shows it;
+//! `turns.rs` the in-process queue
 //! every store takes a run's lock through first (at most `[state]
 //! max_lock_waiters` waiters, none past `[state] lock_timeout`:
 //! `StoreError::Busy`), before the cross-process half; `lock.rs` the file
@@ -68,7 +71,9 @@ mod repair;
 mod retention;
 #[cfg(test)]
 mod tests;
+mod timers;
 mod turns;
+mod usage;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -81,7 +86,9 @@ pub use objects::{ObjectStore, StoredObject, sha256_hex, valid_object_hash};
 pub use pg::PgStore;
 pub use repair::JournalCheck;
 pub use retention::{DEFAULT_PRUNE_STATUSES, Keep, KeepError, PRUNE_STATUSES};
+pub use timers::{DueTimers, TimerIndex};
 pub use turns::{Busy, DEFAULT_LOCK_TIMEOUT, DEFAULT_MAX_WAITERS, LockPolicy};
+pub use usage::{PoolUsage, StoreUsage};
 
 /// The environment variable that overrides the `state.fsync` setting (read by the binary).
 pub const FSYNC_ENV: &str = "SAVANT_STATE_FSYNC";
@@ -303,7 +310,7 @@ impl std::error::Error for StoreError {}
 /// Where runs live. Mutating calls (`append`, `write_snapshot`, `delete`)
 /// must be made while holding the run's [`RunLock`]; reads may be made
 /// without it and still see a consistent state.
-pub trait StateStore: ArchiveStore + ObjectStore + Send + Sync {
+pub trait StateStore: ArchiveStore + ObjectStore + TimerIndex + StoreUsage + Send + Sync {
     /// Blocks until this caller holds the run's exclusive lock, against other
     /// threads and other processes. Not reentrant: locking a run twice from
     /// one thread deadlocks.

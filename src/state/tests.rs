@@ -91,7 +91,7 @@ pub(super) fn seed(store: &dyn StateStore, k: &RunKey, last: u64) {
 pub(super) struct Backend {
     pub name: &'static str,
     pub store: Arc<dyn StateStore>,
-    open: Box<dyn Fn(bool) -> Arc<dyn StateStore>>,
+    pub open: Box<dyn Fn(bool) -> Arc<dyn StateStore>>,
     /// The file store's state directory.
     pub files: Option<PathBuf>,
     _dir: Option<TestDir>,

@@ -82,6 +82,7 @@ mod test_cmd;
 mod test_files;
 mod test_update;
 mod test_waits;
+mod timers;
 mod tools_sync;
 mod unlocked_next;
 mod upgrade;

@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-const TOKEN: &str = "metrics-token-0123456789";
+pub(crate) const TOKEN: &str = "metrics-token-0123456789";
 
 /// Two steps, `greet` then `bye` (also `read_token.rs`'s).
 pub(crate) const HELLO: &str = "id: hello
@@ -31,7 +31,7 @@ steps:
 ";
 
 /// A `tools/call` of `name` with `arguments` (JSON text), answered.
-fn call(addr: &str, id: u32, name: &str, arguments: &str) -> String {
+pub(crate) fn call(addr: &str, id: u32, name: &str, arguments: &str) -> String {
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{arguments}}}}}"#
     );
@@ -163,4 +163,74 @@ fn metrics_follow_the_calls_and_json_logs_name_the_run() {
     assert_eq!(start["max_in_flight"].as_u64(), Some(256), "{start}");
     let refused = objects.iter().find(|o| o["msg"].as_str().is_some_and(|m| m.contains("bearer token")));
     assert_eq!(refused.map(|o| o["level"].as_str()), Some(Some("warn")), "{text}");
+}
+
+/// `/metrics` of the replica at `addr`, parsed.
+fn scrape(addr: &str) -> BTreeMap<String, f64> {
+    let bearer = format!("Bearer {TOKEN}");
+    let reply =
+        crate::inspect_http::request(addr, "GET", "/metrics", &[("Authorization", bearer.as_str())], "");
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    parse(&reply.body)
+}
+
+fn serve_at(root: &Root, env: &[(&str, &str)]) -> Server {
+    let mut command = Server::command(&root.path);
+    command.args(["--token", TOKEN, "--stateless"]).envs(env.iter().copied());
+    Server::start(command, false)
+}
+
+/// Issue 47.2: every run lock's wait is timed and each `RUN_BUSY` refusal
+/// counted; on PostgreSQL the connection pool's use is shown.
+#[test]
+fn lock_waits_busy_refusals_and_the_database_pool_are_measured() {
+    let root = Root::new("observing-locks");
+    root.write("workflows/hello.yaml", HELLO);
+    root.write("savant-think.toml", "[state]\nlock_timeout = \"300ms\"\n");
+    let server = serve_at(&root, &[]);
+    let a = &server.addr;
+    call(a, 1, "think_plan", r#"{"workflow":"hello","run_id":"r1"}"#);
+    let get = |m: &BTreeMap<String, f64>, k: &str| m.get(k).copied().unwrap_or(0.0);
+    let before = scrape(a);
+    assert!(get(&before, "savant_think_lock_wait_seconds_count") >= 1.0, "the plan took a lock: {before:?}");
+    assert_eq!(get(&before, "savant_think_run_busy_total"), 0.0);
+    assert!(!before.keys().any(|k| k.starts_with("savant_think_db_pool")), "no pool on files: {before:?}");
+
+    // Another process holds the run's lock: the call waits for it, then is refused.
+    let held = std::fs::File::open(root.join(".savant/state/hello__r1.lock")).unwrap();
+    held.lock().unwrap();
+    let next = r#"{"workflow":"hello","run_id":"r1","step_id":"greet","result":{"said":"hi"}}"#;
+    let busy = call(a, 2, "think_next", next);
+    assert!(busy.contains("RUN_BUSY"), "{busy}");
+    held.unlock().unwrap();
+    let after = scrape(a);
+    assert_eq!(get(&after, "savant_think_run_busy_total"), 1.0, "{after:?}");
+    let waits = get(&after, "savant_think_lock_wait_seconds_count");
+    assert!(waits > get(&before, "savant_think_lock_wait_seconds_count"), "{after:?}");
+    let waited = get(&after, "savant_think_lock_wait_seconds_sum")
+        - get(&before, "savant_think_lock_wait_seconds_sum");
+    assert!(waited >= 0.3, "the refused call waited lock_timeout: {waited}");
+    assert!(!call(a, 3, "think_next", next).contains("RUN_BUSY"), "free again");
+    assert_eq!(get(&scrape(a), "savant_think_run_busy_total"), 1.0);
+
+    let Some(cluster) = savant_think::state::pg::cluster::for_test(
+        "observing::lock_waits_busy_refusals_and_the_database_pool",
+    ) else {
+        return;
+    };
+    let url = cluster.fresh_schema("it_observing_pool").unwrap();
+    let pg = Root::new("observing-pool");
+    pg.write("workflows/hello.yaml", HELLO);
+    pg.write("savant-think.toml", "[state]\npool_size = 3\n");
+    let server = serve_at(&pg, &[("SAVANT_STATE_URL", url.as_str())]);
+    call(&server.addr, 1, "think_plan", r#"{"workflow":"hello","run_id":"p1"}"#);
+    let m = scrape(&server.addr);
+    assert_eq!(get(&m, r#"savant_think_db_pool_max{budget="work"}"#), 3.0, "{m:?}");
+    assert_eq!(get(&m, r#"savant_think_db_pool_max{budget="lock"}"#), 3.0, "{m:?}");
+    let open: f64 = ["work", "lock", "idle"]
+        .iter()
+        .map(|s| get(&m, &format!("savant_think_db_pool_connections{{state=\"{s}\"}}")))
+        .sum();
+    assert!((1.0..=6.0).contains(&open), "the calls used pooled connections: {m:?}");
+    assert!(get(&m, r#"savant_think_db_pool_connections{state="idle"}"#) >= 1.0, "returned after use: {m:?}");
 }

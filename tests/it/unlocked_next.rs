@@ -234,6 +234,10 @@ mod counting {
         }
     }
 
+    impl TimerIndex for Counting {}
+
+    impl StoreUsage for Counting {}
+
     impl StateStore for Counting {
         fn lock(&self, key: &RunKey) -> Result<RunLock, StoreError> {
             self.locks.fetch_add(1, SeqCst);

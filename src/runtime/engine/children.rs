@@ -146,7 +146,7 @@ impl Engine {
         }
         let Ok(cw) = self.workflow(workflow) else { return Ok(()) };
         let key = self.key(&cw, run_id)?;
-        let _lock = self.store.lock(&key).map_err(store_error)?;
+        let _lock = self.lock_run(&key)?;
         let Some(cached) = self.load(&key, Some(&cw))? else { return Ok(()) };
         for (w, uses) in uses_work(&cached.machine) {
             self.archive_child_tree(uses, &Self::child_run_id(&cached.machine, w), depth + 1)?;
@@ -203,7 +203,7 @@ impl Engine {
             Err(e) => return refused(e),
         };
         let key = self.key(&cw, &child_run_id)?;
-        let lock = self.store.lock(&key).map_err(store_error)?;
+        let lock = self.lock_run(&key)?;
         let mut cached = match self.load(&key, Some(&cw))? {
             Some(cached) => cached,
             None => {

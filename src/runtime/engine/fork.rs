@@ -59,7 +59,7 @@ impl Engine {
             }
             Some(id) => {
                 let key = self.key(&cw, id)?;
-                let lock = self.store.lock(&key).map_err(store_error)?;
+                let lock = self.lock_run(&key)?;
                 if self.store.stamp(&key).map_err(store_error)?.is_some() {
                     return Err(self.fork_target_taken(&key, source_key, from));
                 }

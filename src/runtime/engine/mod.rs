@@ -31,6 +31,7 @@ mod explain;
 mod fork;
 mod info;
 mod inspect;
+mod locks;
 mod longest_wait;
 mod next;
 mod observe;
@@ -40,6 +41,7 @@ mod progress;
 mod prune;
 mod repair;
 mod timers;
+pub use locks::{LockWaitHook, observe_lock_waits};
 mod upgrade;
 mod waits;
 pub use children::child_run_id;
@@ -324,7 +326,7 @@ impl Engine {
     /// before any file is created: reading a run never leaves a lock file
     /// behind for a run that is not there.
     fn lock_existing(&self, key: &RunKey) -> Result<RunLock, EngineError> {
-        self.store.lock_existing(key).map_err(store_error)?.ok_or_else(|| self.unknown_run(key))
+        self.lock_run_existing(key).map_err(store_error)?.ok_or_else(|| self.unknown_run(key))
     }
 
     /// Loads a run (the caller holds its lock): from the in-memory cache when
@@ -415,7 +417,7 @@ impl Engine {
     }
 
     fn put(&self, key: &RunKey, cached: Cached) {
-        self.note_timers(key, &cached.machine);
+        self.note_timers(key, &cached);
         self.runs
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -49,7 +49,7 @@ impl Engine {
         let (key, _lock, exists) = match run_id {
             Some(run_id) => {
                 let key = self.key(&cw, run_id)?;
-                let lock = self.store.lock(&key).map_err(store_error)?;
+                let lock = self.lock_run(&key)?;
                 let exists = self.store.stamp(&key).map_err(store_error)?.is_some();
                 (key, lock, exists)
             }
@@ -126,7 +126,7 @@ impl Engine {
             if archived.iter().any(|a| a.key == key) {
                 continue;
             }
-            let lock = self.store.lock(&key).map_err(store_error)?;
+            let lock = self.lock_run(&key)?;
             if self.store.stamp(&key).map_err(store_error)?.is_none() {
                 return Ok((key, lock, false));
             }

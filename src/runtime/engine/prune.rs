@@ -77,7 +77,7 @@ impl Engine {
     /// whose status is no longer one to prune, a copy already gone).
     fn remove(&self, entry: &PrunedRun, statuses: &HashSet<&str>) -> Result<bool, EngineError> {
         let key = RunKey::new(&entry.workflow, &entry.run_id).map_err(store_error)?;
-        let _lock = self.store.lock(&key).map_err(store_error)?;
+        let _lock = self.lock_run(&key)?;
         if let Some(archive_id) = &entry.archive_id {
             return self.store.delete_archived(&key, archive_id).map_err(store_error);
         }

@@ -80,7 +80,7 @@ impl Engine {
         archive_id: Option<&str>,
     ) -> EngineResult<Restored> {
         let (key, _) = self.run_key(workflow, run_id)?;
-        let _lock = self.store.lock(&key).map_err(store_error)?;
+        let _lock = self.lock_run(&key)?;
         if self.store.stamp(&key).map_err(store_error)?.is_some() {
             let entry = self.entry_locked(&key)?.unwrap_or_else(|| RunEntry::new(&key, None));
             return Err(EngineError::run_exists(&key, &entry, Making::Restore));

@@ -70,7 +70,7 @@ impl Engine {
     /// snapshot alone lags behind the journal), or, when the workflow no
     /// longer compiles or has changed, from the stored files as they are.
     pub(super) fn list_entry(&self, key: &RunKey) -> Result<Option<RunEntry>, EngineError> {
-        let _lock = self.store.lock(key).map_err(store_error)?;
+        let _lock = self.lock_run(key)?;
         self.entry_locked(key)
     }
 

@@ -129,7 +129,7 @@ impl Engine {
     /// the next call reads the run. The call's answer stands either way:
     /// its event is durable in the journal.
     fn compact_locked(&self, key: &RunKey, mut cached: Cached) {
-        let Ok(Some(lock)) = self.store.lock_existing(key) else { return };
+        let Ok(Some(lock)) = self.lock_run_existing(key) else { return };
         let stamp = lock.stamp().or_else(|| self.store.stamp(key).ok().flatten());
         if stamp == Some(cached.stamp) && self.snapshot(key, &mut cached).is_ok() {
             self.put(key, cached);

@@ -166,12 +166,23 @@ impl Engine {
     /// unit whose deadline has passed (`timer_fired`), and each event in
     /// the inbox that a wait now takes.
     pub(super) fn settle_waits(&self, key: &RunKey, cached: &mut Cached) -> Result<(), EngineError> {
+        self.settle_waits_at(key, cached, std::time::SystemTime::now())
+    }
+
+    /// [`Engine::settle_waits`] with the deadlines due at `due_at` at least
+    /// (the store's clock, when `serve` fires a timer from its index).
+    pub(super) fn settle_waits_at(
+        &self,
+        key: &RunKey,
+        cached: &mut Cached,
+        due_at: std::time::SystemTime,
+    ) -> Result<(), EngineError> {
         for _ in 0..MAX_SETTLED_PER_CALL {
             let m = &cached.machine;
             if m.state.status != RunStatus::Running || m.waiting().next().is_none() {
                 return Ok(());
             }
-            let at = std::time::SystemTime::now();
+            let at = std::time::SystemTime::now().max(due_at);
             let due = m.waiting().find(|&w| m.deadline_of(w).is_some_and(|d| clock::is_due(d, at)));
             let kind = match due {
                 Some(w) => {
@@ -319,21 +330,6 @@ impl Engine {
         let event = Event { version: m.state.version + 1, at: now(), kind };
         self.commit(key, cached, event)?;
         Ok(Some(delivery(step_id, false)))
-    }
-
-    /// Fires every due timer of the runs `runs` (each under its lock);
-    /// returns how many runs it changed. `serve` calls it in the background.
-    pub fn fire_due_timers(&self, runs: &[RunKey]) -> usize {
-        let mut changed = 0;
-        for k in runs {
-            let fired = self.with_run(&k.workflow, &k.run_id, |engine, key, cached| {
-                let before = cached.machine.state.version;
-                engine.settle_waits(key, cached)?;
-                Ok(cached.machine.state.version != before)
-            });
-            changed += usize::from(fired.unwrap_or(false));
-        }
-        changed
     }
 }
 

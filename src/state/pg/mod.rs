@@ -35,6 +35,8 @@ pub mod cluster;
 mod lock;
 mod pool;
 mod schema;
+mod timers;
+mod usage;
 pub use schema::{Migration, SCHEMA_VERSION};
 
 use std::path::PathBuf;

@@ -341,6 +341,16 @@ impl Pool {
         Ok(pooled)
     }
 
+    /// Connections lent now for work and for locks, idle, and each
+    /// budget's size (`/metrics`).
+    pub fn usage(&self) -> (usize, usize, usize, usize) {
+        let (work, lock) = {
+            let lent = relock(&self.lent);
+            (lent.work, lent.lock)
+        };
+        (work, lock, relock(&self.idle).len(), self.size)
+    }
+
     /// Drops every idle connection (a database restart left them broken).
     pub fn clear(&self) {
         let stale = std::mem::take(&mut *relock(&self.idle));

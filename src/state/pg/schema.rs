@@ -60,6 +60,17 @@ const MIGRATIONS: &[&str] = &[
     // 3: a random nonce drawn with each write's stamp, so that a stamp a
     // restore rolled the sequence back to never passes for another write.
     "ALTER TABLE savant_runs ADD COLUMN nonce bigint NOT NULL DEFAULT 0;",
+    // 4: the timer index (`timers.rs`): each waiting run's earliest
+    // deadline, polled by every replica by the database's clock.
+    "CREATE TABLE savant_timers (
+         workflow      text NOT NULL,
+         run_id        text NOT NULL,
+         deadline      timestamptz NOT NULL,
+         claimed_until timestamptz,
+         PRIMARY KEY (workflow, run_id),
+         FOREIGN KEY (workflow, run_id) REFERENCES savant_runs ON DELETE CASCADE
+     );
+     CREATE INDEX savant_timers_deadline ON savant_timers (deadline);",
 ];
 
 /// The schema version this build writes.

@@ -77,7 +77,7 @@ fn grant_dml(admin: &mut postgres::Client, schema: &str, role: &str) {
         .batch_execute(&format!(
             "GRANT USAGE ON SCHEMA \"{schema}\" TO {role};
              GRANT SELECT, INSERT, UPDATE, DELETE ON \"{schema}\".savant_runs, \"{schema}\".savant_events,
-                 \"{schema}\".savant_archive, \"{schema}\".savant_objects TO {role};
+                 \"{schema}\".savant_archive, \"{schema}\".savant_objects, \"{schema}\".savant_timers TO {role};
              GRANT SELECT ON \"{schema}\".savant_schema_version TO {role};
              GRANT USAGE ON SEQUENCE \"{schema}\".savant_stamp TO {role};"
         ))
