@@ -49,7 +49,7 @@ pub fn spawn_timers(engine: Arc<Engine>) {
                 tracing::debug!(waiting, "timers scanned");
                 scanned = Some(std::time::Instant::now());
             }
-            let fired = engine.fire_timers_due(std::time::SystemTime::now());
+            let fired = engine.fire_timers_due(crate::runtime::clock::now());
             if fired > 0 {
                 super::metrics::timers_fired(fired);
                 tracing::info!(runs = fired, "timers fired");

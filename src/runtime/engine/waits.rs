@@ -171,7 +171,7 @@ impl Engine {
             if m.state.status != RunStatus::Running || m.waiting().next().is_none() {
                 return Ok(());
             }
-            let at = std::time::SystemTime::now();
+            let at = clock::now();
             let due = m.waiting().find(|&w| m.deadline_of(w).is_some_and(|d| clock::is_due(d, at)));
             let kind = match due {
                 Some(w) => {
