@@ -77,9 +77,15 @@ pub fn format_time(t: SystemTime) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
 }
 
-/// `at` (RFC 3339) plus `secs`, as a deadline; `None` when `at` does not parse.
+/// `at` (RFC 3339) plus `secs`, as a deadline: rounded up to the whole
+/// second, so that a wait never ends before its time (`timeout: 1s` from
+/// `…:00.950` ends at `…:02`, not 50 ms later); `None` when `at` does not parse.
 pub fn deadline_after(at: &str, secs: u64) -> Option<String> {
-    Some(format_time(parse_time(at)?.checked_add(Duration::from_secs(secs))?))
+    let end = parse_time(at)?.checked_add(Duration::from_secs(secs))?;
+    let part = end.duration_since(SystemTime::UNIX_EPOCH).ok()?.subsec_nanos();
+    let end =
+        if part == 0 { end } else { end.checked_add(Duration::from_nanos(u64::from(1_000_000_000 - part)))? };
+    Some(format_time(end))
 }
 
 /// Whether deadline `deadline` has passed at `now` (both RFC 3339; a
@@ -109,7 +115,8 @@ mod tests {
         assert_eq!(parse_time("2026-11-29T12:00:00+02:00"), Some(z));
         assert_eq!(parse_time("2026-11-29T05:30:00-04:30"), Some(z));
         assert_eq!(format_time(z), "2026-11-29T10:00:00Z");
-        assert_eq!(deadline_after("2026-11-29T10:00:00.250Z", 90).as_deref(), Some("2026-11-29T10:01:30Z"));
+        assert_eq!(deadline_after("2026-11-29T10:00:00.250Z", 90).as_deref(), Some("2026-11-29T10:01:31Z"));
+        assert_eq!(deadline_after("2026-11-29T10:00:00Z", 90).as_deref(), Some("2026-11-29T10:01:30Z"));
         assert_eq!(format_time(parse_time("2026-11-29").unwrap()), "2026-11-29T00:00:00Z");
         assert!(parse_time("tomorrow").is_none());
         assert!(parse_time("2026-11-29T10:00:00+25:00").is_none());

@@ -256,6 +256,9 @@ pub const SURFACES: &[&str] = &[
     "answer",
     "signal",
     "webhook",
+    "reset",
+    "fork",
+    "upgrade",
 ];
 
 /// Cells that cannot hold, each with its reason: `(shape, surface, why)`.

@@ -283,10 +283,8 @@ const MAX_JUMP: Duration = Duration::from_secs(2);
 /// in file `clock` past any other wait's deadline.
 pub fn drive(surface: &mut dyn Surface, shape: &Shape, run_id: &str, clock: &Path) -> Result<Trace, String> {
     let (workflow, params) = (shape.workflow, shape.params());
-    let mut instructions = Vec::new();
     let mut waits = Vec::new();
-    let mut reply =
-        surface.call("think_plan", json!({"workflow": workflow, "params": params, "run_id": run_id}));
+    let reply = surface.call("think_plan", json!({"workflow": workflow, "params": params, "run_id": run_id}));
     let mut event = shape.event.as_ref();
     if let Some(e) = event.filter(|e| e.early) {
         let sent = surface.signal(EVENT, e.key, &e.payload());
@@ -294,6 +292,28 @@ pub fn drive(surface: &mut dyn Surface, shape: &Shape, run_id: &str, clock: &Pat
         waits.push((EVENT.to_owned(), "sent early".to_owned()));
         event = None;
     }
+    drive_on(surface, shape, (run_id, clock), reply, event, waits)
+}
+
+/// [`drive`] from `reply` on (a run that exists: `plan` with `if_exists:
+/// resume` answers it), its event still to send when it waits for it.
+pub fn resume(surface: &mut dyn Surface, shape: &Shape, run_id: &str, clock: &Path) -> Result<Trace, String> {
+    let resume = json!({"workflow": shape.workflow, "run_id": run_id, "if_exists": "resume"});
+    let reply = surface.call("think_plan", resume);
+    drive_on(surface, shape, (run_id, clock), reply, shape.event.as_ref(), Vec::new())
+}
+
+/// The loop of [`drive`], from `reply`.
+fn drive_on(
+    surface: &mut dyn Surface,
+    shape: &Shape,
+    (run_id, clock): (&str, &Path),
+    mut reply: Value,
+    mut event: Option<&Event>,
+    mut waits: Vec<(String, String)>,
+) -> Result<Trace, String> {
+    let workflow = shape.workflow;
+    let mut instructions = Vec::new();
     loop {
         let instruction = reply.get("instruction").filter(|i| i.is_object()).cloned();
         let failed_for_good = reply.get("error").is_some() && instruction.is_none();

@@ -106,6 +106,25 @@ pub fn run(root: &Root, results: &Shared) {
         });
     });
     crate::matrix_cells::after_runs(&m);
+    upgrades(&m);
+}
+
+/// The `upgrade` cells, last: every shape's run planned, then every file
+/// changed, then each run upgraded and driven on (in lanes again).
+fn upgrades(m: &Matrix) {
+    use crate::matrix_lifecycle::{edit_workflows, plan_for_upgrade, upgrade};
+    for shape in SHAPES {
+        plan_for_upgrade(&mut Locked(&m.stdio), shape);
+    }
+    edit_workflows(m.root);
+    let traces = m.traces.lock().unwrap_or_else(|e| e.into_inner());
+    savant_think::parallel::map_in_order(&lanes(), THREADS, |lane| {
+        for shape in lane {
+            timed(m.results, shape.name, "upgrade", || {
+                upgrade(m.root, &mut Locked(&m.stdio), shape, traces.get(shape.name))
+            });
+        }
+    });
 }
 
 /// A piece of phase one: a lane of shapes, or the cells of one workflow.
@@ -186,6 +205,14 @@ fn shape_cells(m: &Matrix, shape: &'static Shape) {
     };
     timed(results, shape.name, "mcp_stdio", || same("stdio", &mut Locked(&m.stdio)));
     timed(results, shape.name, "mcp_http", || same("http", &mut Http::on(&m.http, false)));
+    // The finished stdio run reset and driven again; the http run forked.
+    let stdio_run = shape.run_id("stdio");
+    timed(results, shape.name, "reset", || {
+        crate::matrix_lifecycle::reset(root, &mut Locked(&m.stdio), shape, &stdio_run, r)
+    });
+    timed(results, shape.name, "fork", || {
+        crate::matrix_lifecycle::fork(root, &mut Locked(&m.stdio), shape, &shape.run_id("http"), r)
+    });
     // The wait commands: `answer` and `signal` drive the shapes they
     // apply to; on the others they refuse, recording nothing.
     let mut commands = Cli { root, env: Vec::new(), commands: true };
