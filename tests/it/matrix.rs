@@ -10,8 +10,10 @@
 //! (`matrix_run.rs`). Nothing sleeps: a wait that ends at its deadline is
 //! ended by moving the binary's test clock forward (`SAVANT_TEST_CLOCK`,
 //! see `runtime::clock`). Run state is exercised on the file store and,
-//! for the engine loop, on PostgreSQL (skipped, with a note, only where
-//! PostgreSQL is not installed and CI is not set). The time each surface
+//! for the engine loop (plan, next, answers, events, timers, children) and
+//! `state get`/`state list`, on PostgreSQL (skipped, with a note, only
+//! where PostgreSQL is not installed and CI is not set). `reset`, `fork`
+//! and `upgrade` run on the file store only. The time each surface
 //! took is printed (`--nocapture`), never asserted.
 
 use crate::common::Root;
@@ -246,6 +248,7 @@ pub const SURFACES: &[&str] = &[
     "mcp_stdio",
     "mcp_http",
     "state",
+    "state_postgres",
     "explain_graph",
     "replay",
     "from_run",

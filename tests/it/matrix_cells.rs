@@ -12,7 +12,16 @@ use std::collections::BTreeMap;
 
 /// Runs the binary in `root`: (exit code, stdout, stderr).
 fn run(root: &Root, args: &[&str]) -> (i32, String, String) {
-    let out = root.command(args).output().unwrap();
+    run_on(root, None, args)
+}
+
+/// [`run`] on the store at `url` (`SAVANT_STATE_URL`) when one is given.
+fn run_on(root: &Root, url: Option<&str>, args: &[&str]) -> (i32, String, String) {
+    let mut command = root.command(args);
+    if let Some(url) = url {
+        command.env("SAVANT_STATE_URL", url);
+    }
+    let out = command.output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -21,15 +30,26 @@ fn run(root: &Root, args: &[&str]) -> (i32, String, String) {
 }
 
 fn json_of(root: &Root, args: &[&str]) -> Result<Value, String> {
-    let (code, out, err) = run(root, args);
+    json_on(root, None, args)
+}
+
+fn json_on(root: &Root, url: Option<&str>, args: &[&str]) -> Result<Value, String> {
+    let (code, out, err) = run_on(root, url, args);
     serde_json::from_str(&out).map_err(|e| format!("{args:?} exit {code}: not JSON ({e}): {out}{err}"))
 }
 
 /// `state get`: the status a user sees is the run's; a finished run has
 /// no step left `ready`, a failed one names the step it failed at. `state
-/// list`: each child run right after its parent, saying whose it is.
-pub fn state(root: &Root, list: &Value, workflow: &str, run_id: &str, status: &str) -> Result<(), String> {
-    let st = json_of(root, &["state", "get", workflow, "--run-id", run_id])?;
+/// list`: each child run right after its parent, saying whose it is. On
+/// the store at `url` when one is given (PostgreSQL).
+pub fn state(
+    (root, url): (&Root, Option<&str>),
+    list: &Value,
+    workflow: &str,
+    run_id: &str,
+    status: &str,
+) -> Result<(), String> {
+    let st = json_on(root, url, &["state", "get", workflow, "--run-id", run_id])?;
     ensure(st["status"] == status, || format!("state get says {}, not {status}", st["status"]))?;
     let steps = st["steps"].as_array().cloned().unwrap_or_default();
     let statuses: Vec<&str> = steps.iter().filter_map(|s| s["status"].as_str()).collect();
@@ -281,9 +301,18 @@ pub fn write_tests(m: &Matrix, shape: &'static Shape, reference: Option<&Trace>)
 pub fn after_runs(m: &Matrix) {
     let (root, results) = (m.root, m.results);
     let list = json_of(root, &["state", "list", "--format", "json"]).unwrap_or(Value::Null);
+    let url = m.pg_url();
+    let url = url.as_deref();
+    let pg_list =
+        url.map(|u| json_on(root, Some(u), &["state", "list", "--format", "json"]).unwrap_or(Value::Null));
     savant_think::parallel::map_in_order(SHAPES, 4, |shape| {
         timed(results, shape.name, "state", || {
-            state(root, &list, shape.workflow, &shape.run_id("cli"), shape.status)
+            state((root, None), &list, shape.workflow, &shape.run_id("cli"), shape.status)
+        });
+        // The same of the run made on PostgreSQL.
+        timed(results, shape.name, "state_postgres", || match &pg_list {
+            Some(l) => state((root, url), l, shape.workflow, &shape.run_id("pg"), shape.status),
+            None => Ok(()),
         });
     });
     let started = std::time::Instant::now();

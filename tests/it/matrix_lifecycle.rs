@@ -6,9 +6,9 @@
 //! children in flight move to their workflow as it is now — and the run
 //! then ends as the same run never touched (the CLI's reference).
 //!
-//! Runs are read in process (a fresh engine on the file store for each
-//! look), the commands under test run as processes, and each run is
-//! driven on over MCP stdio.
+//! Runs are read in process (one engine on the file store, which reads a
+//! run again whenever its stamp changed), the commands under test run as
+//! processes, and each run is driven on over MCP stdio.
 
 use crate::common::Root;
 use crate::matrix::{CLOCK, Shape, ensure};
@@ -30,9 +30,15 @@ fn command(root: &Root, args: &[&str]) -> Result<Value, String> {
     Ok(reply)
 }
 
+/// The engine the cells read runs with (the matrix's one project).
+fn engine(root: &Root) -> &'static savant_think::runtime::Engine {
+    static ENGINE: std::sync::OnceLock<savant_think::runtime::Engine> = std::sync::OnceLock::new();
+    ENGINE.get_or_init(|| root.engine())
+}
+
 /// Every run below `run_id` (its children at any depth), as `state list` has them.
 fn children(root: &Root, run_id: &str) -> Vec<Value> {
-    let list = root.engine().state_list(None).map(|l| serde_json::to_value(l).unwrap_or(Value::Null));
+    let list = engine(root).state_list(None).map(|l| serde_json::to_value(l).unwrap_or(Value::Null));
     let prefix = format!("{run_id}.");
     let runs = list.ok().and_then(|l| l["runs"].as_array().cloned()).unwrap_or_default();
     runs.into_iter().filter(|r| r["run_id"].as_str().is_some_and(|id| id.starts_with(&prefix))).collect()
@@ -40,7 +46,7 @@ fn children(root: &Root, run_id: &str) -> Vec<Value> {
 
 /// A run's full state (`state get`), read in process.
 fn state(root: &Root, workflow: &str, run_id: &str) -> Value {
-    root.engine()
+    engine(root)
         .state_get(workflow, run_id)
         .map(|s| serde_json::to_value(s).unwrap_or(Value::Null))
         .unwrap_or(Value::Null)

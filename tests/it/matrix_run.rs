@@ -133,6 +133,13 @@ enum Job {
     Workflow(&'static str),
 }
 
+impl Matrix<'_> {
+    /// The PostgreSQL schema's URL (`None`: not installed), waiting for the cluster.
+    pub fn pg_url(&self) -> Option<String> {
+        pg(self)
+    }
+}
+
 /// The PostgreSQL URL, waiting for the cluster to be up.
 fn pg(m: &Matrix) -> Option<String> {
     loop {
