@@ -429,6 +429,7 @@ fn main() -> ExitCode {
     // `COMPLETE=bash savant-think` (the shell's registration): complete and exit.
     clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command).complete();
     let cli = Cli::parse();
+    cli::env::test_clock();
     match cli.command {
         Command::Check(args) => cli::check::run(args),
         Command::Init(args) => match std::env::current_dir() {

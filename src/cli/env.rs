@@ -45,6 +45,16 @@ pub fn root(explicit: Option<&Path>) -> Result<PathBuf, String> {
     root_from(explicit, None).map(|r| r.path)
 }
 
+/// `SAVANT_TEST_CLOCK`, for the binary's own tests only: in a debug
+/// build, the file of a test clock (`runtime::clock`) every run's time is
+/// read from; a release build ignores the variable.
+pub fn test_clock() {
+    #[cfg(debug_assertions)]
+    if let Some(file) = var("SAVANT_TEST_CLOCK") {
+        savant_think::runtime::clock::use_test_clock(file.into());
+    }
+}
+
 /// `SAVANT_STATE_FSYNC` and `SAVANT_STATE_URL`, which win over `[state]`;
 /// OpenTelemetry's `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (a full URL),
 /// `OTEL_EXPORTER_OTLP_ENDPOINT` (a base URL) and `OTEL_SERVICE_NAME`, which

@@ -188,6 +188,9 @@ fn log_start(engine: &savant_think::runtime::Engine, options: &savant_think::mcp
         pool_size = config.state.pool_size,
         "starting"
     );
+    if savant_think::runtime::clock::is_test_clock() {
+        tracing::warn!("SAVANT_TEST_CLOCK is set: runs read a test clock (a debug build, for tests only)");
+    }
 }
 
 /// `scheme://user:secret@host/…` as `scheme://user@host/…`; the query

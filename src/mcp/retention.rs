@@ -55,7 +55,7 @@ pub fn spawn_timers(engine: Arc<Engine>) {
                 tracing::debug!(waiting, "timers scanned");
                 scanned = Some(std::time::Instant::now());
             }
-            match engine.fire_timers_due(std::time::SystemTime::now()) {
+            match engine.fire_timers_due(crate::runtime::clock::now()) {
                 Ok(fired) => {
                     if failing {
                         tracing::info!("the timer index answers again");

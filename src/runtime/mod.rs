@@ -17,7 +17,8 @@
 //!   a wait step starts `waiting`, its input the rendered wait with its
 //!   deadline (computed from the recorded time, so a replay agrees), and
 //!   ends with an `answered`, `signal` or `timer_fired` event; `clock.rs`
-//!   reads and writes the RFC 3339 times runs record.
+//!   reads and writes the RFC 3339 times runs record, and is the time now
+//!   (moved forward by a test clock in the binary's own tests only).
 //!   `fork.rs` builds a fork (`Machine::fork`: the source's history
 //!   replayed into a fresh start, skipping what depends on the step or
 //!   renders differently); `upgrade.rs` checks and builds an upgrade

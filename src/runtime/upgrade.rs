@@ -160,6 +160,8 @@ impl Machine {
         m.state.generation = old.state.generation.clone();
         m.state.source = old.state.source.clone();
         m.state.forked_from = old.state.forked_from.clone();
+        // A sub-workflow's run stays linked to its parent.
+        m.state.parent = old.state.parent.clone();
         let plan = plan_of(old, &m, &map, renamed);
         Upgraded { machine: m, plan, issues }
     }

@@ -177,8 +177,12 @@ pub fn write_waits(ends: &[WaitEnd], test: &mut Map<String, Value>) {
 }
 
 /// A wait's rendered input without its deadline (a time of the run, not
-/// of the workflow): what a generated test expects of it.
+/// of the workflow): what a generated test expects of it. A `foreach`
+/// step's inputs (one per item) lose each item's deadline.
 pub fn without_deadline(input: &Value) -> Value {
+    if let Value::Array(items) = input {
+        return Value::Array(items.iter().map(without_deadline).collect());
+    }
     let mut v = input.clone();
     if let Some(o) = v.as_object_mut().filter(|o| o.contains_key("wait")) {
         o.remove("deadline");

@@ -55,6 +55,8 @@ mod lsp_runs;
 mod matrix;
 mod matrix_cells;
 mod matrix_drive;
+mod matrix_lifecycle;
+mod matrix_run;
 mod mcp_clients;
 mod mcp_http;
 mod mcp_stdio;

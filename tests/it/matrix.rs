@@ -6,17 +6,24 @@
 //! holds after all fails the test too, so the list only shrinks.
 //!
 //! One project holds every shape, so each server (MCP stdio, MCP HTTP, the
-//! inspector) is started once. Run state is exercised on the file store and,
-//! for the engine loop, on PostgreSQL (skipped, with a note, only where
-//! PostgreSQL is not installed and CI is not set).
+//! inspector) is started once; the cells run in lanes on a few threads
+//! (`matrix_run.rs`). Nothing sleeps: a wait that ends at its deadline is
+//! ended by moving the binary's test clock forward (`SAVANT_TEST_CLOCK`,
+//! see `runtime::clock`). Run state is exercised on the file store and,
+//! for the engine loop (plan, next, answers, events, timers, children) and
+//! `state get`/`state list`, on PostgreSQL (skipped, with a note, only
+//! where PostgreSQL is not installed and CI is not set). `reset`, `fork`
+//! and `upgrade` run on the file store only. The time each surface
+//! took is printed (`--nocapture`), never asserted.
 
 use crate::common::Root;
-use crate::matrix_drive::{Cli, Http, Stdio_, Surface, Trace, drive};
 use crate::support::copy_dir;
 use savant_think::testing::children::without_items;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// One workflow shape: a workflow, its params, how its steps are answered,
 /// and how its run ends.
@@ -234,13 +241,14 @@ pub const SHAPES: &[Shape] = &[
 ];
 
 /// The surfaces, in the order their cells run.
-const SURFACES: &[&str] = &[
+pub const SURFACES: &[&str] = &[
     "check",
     "cli",
     "cli_postgres",
     "mcp_stdio",
     "mcp_http",
     "state",
+    "state_postgres",
     "explain_graph",
     "replay",
     "from_run",
@@ -251,6 +259,9 @@ const SURFACES: &[&str] = &[
     "answer",
     "signal",
     "webhook",
+    "reset",
+    "fork",
+    "upgrade",
 ];
 
 /// Cells that cannot hold, each with its reason: `(shape, surface, why)`.
@@ -298,19 +309,27 @@ impl Shape {
     }
 }
 
-/// The project: every shape's workflow, its callees, the lock, the file `local_read` reads.
+/// The project: every shape's workflow, its callees, the lock, the file
+/// `local_read` reads; every process started in it reads the test clock
+/// in [`CLOCK`] and writes state without fsync.
 fn project() -> Root {
     let root = Root::new("matrix").crate_files();
     copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/matrix"), &root.path);
-    root
+    let clock = root.join(CLOCK);
+    root.env("SAVANT_TEST_CLOCK", &clock.to_string_lossy()).env("SAVANT_STATE_FSYNC", "0")
 }
 
-/// Where every cell's outcome goes.
+/// The test clock's file under the project (see `runtime::clock`): a
+/// wait's deadline is ended by moving it forward, never slept through.
+pub const CLOCK: &str = ".test-clock";
+
+/// Where every cell's outcome goes, and the time each surface took.
 #[derive(Default)]
 pub struct Results {
     failures: Vec<String>,
     held: usize,
     excepted_but_held: Vec<String>,
+    spent: BTreeMap<&'static str, Duration>,
 }
 
 impl Results {
@@ -325,41 +344,49 @@ impl Results {
             (Err(e), None) => self.failures.push(format!("{shape} × {surface}: {e}")),
         }
     }
+
+    /// Counts `spent` against `surface` (printed at the end, not asserted).
+    pub fn spent(&mut self, surface: &'static str, spent: Duration) {
+        *self.spent.entry(surface).or_default() += spent;
+    }
 }
 
-fn ensure(ok: bool, message: impl FnOnce() -> String) -> Result<(), String> {
+/// The results, shared by the lanes.
+pub type Shared = Mutex<Results>;
+
+/// Runs `cell`, times it against `surface` and records its outcome.
+pub fn timed(
+    results: &Shared,
+    shape: &str,
+    surface: &'static str,
+    cell: impl FnOnce() -> Result<(), String>,
+) {
+    let started = Instant::now();
+    let outcome = cell();
+    let mut r = results.lock().unwrap_or_else(|e| e.into_inner());
+    r.spent(surface, started.elapsed());
+    r.cell(shape, surface, outcome);
+}
+
+pub fn ensure(ok: bool, message: impl FnOnce() -> String) -> Result<(), String> {
     if ok { Ok(()) } else { Err(message()) }
 }
 
 #[test]
 fn every_shape_through_every_surface() {
+    let started = Instant::now();
     let root = project();
-    let mut results = Results::default();
-    let traces = engine_loops(&root, &mut results);
-    check_cells(&root, &mut results);
-    for shape in SHAPES {
-        let cli = traces.get(shape.name);
-        results.cell(
-            shape.name,
-            "state",
-            crate::matrix_cells::state(&root, shape.workflow, &shape.run_id("cli"), shape.status),
-        );
-        results.cell(shape.name, "explain_graph", crate::matrix_cells::explain_graph(&root, shape.workflow));
-        results.cell(
-            shape.name,
-            "replay",
-            crate::matrix_cells::replay(&root, shape.workflow, &shape.run_id("cli")),
-        );
-        results.cell(
-            shape.name,
-            "from_run",
-            crate::matrix_cells::from_run(&root, shape.name, shape.workflow, &shape.run_id("cli")),
-        );
-        results.cell(shape.name, "mocks", crate::matrix_cells::mocks(&root, shape, cli));
-        results.cell(shape.name, "exec", crate::matrix_cells::exec(&root, shape, &shape.run_id("exec")));
-        results.cell(shape.name, "exec_dry_run", crate::matrix_cells::dry_run(&root, shape.workflow));
-    }
-    crate::matrix_cells::inspector(&root, &mut results, &traces);
+    let results = Shared::default();
+    crate::matrix_run::run(&root, &results);
+    let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut spent: Vec<_> = results.spent.iter().collect();
+    spent.sort_by_key(|(_, d)| std::cmp::Reverse(**d));
+    eprintln!(
+        "matrix: {} cells in {:.1} s; time by surface, summed over threads: {}",
+        SHAPES.len() * SURFACES.len(),
+        started.elapsed().as_secs_f64(),
+        spent.iter().map(|(s, d)| format!("{s} {:.1}", d.as_secs_f64())).collect::<Vec<_>>().join(", ")
+    );
     assert!(
         results.failures.is_empty(),
         "{} cell(s) fail:\n{}",
@@ -373,164 +400,4 @@ fn every_shape_through_every_surface() {
     );
     let cells = SHAPES.len() * SURFACES.len();
     assert!(results.held + EXCEPTIONS.len() >= cells, "{} of {cells} cells checked", results.held);
-}
-
-/// `check` on the whole project: no diagnostic in any shape's file.
-fn check_cells(root: &Root, results: &mut Results) {
-    let out = root.command(&["check", "--format", "json"]).output().unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    let diagnostics: Vec<Value> = report["diagnostics"].as_array().cloned().unwrap_or_default();
-    for shape in SHAPES {
-        let file = format!("{}.yaml", shape.workflow);
-        let own: Vec<&Value> =
-            diagnostics.iter().filter(|d| d["file"].as_str().is_some_and(|f| f.ends_with(&file))).collect();
-        let outcome = ensure(out.status.success() && report.is_object(), || {
-            format!("check failed: {}", String::from_utf8_lossy(&out.stdout))
-        })
-        .and_then(|()| ensure(own.is_empty(), || format!("diagnostics: {own:?}")));
-        results.cell(shape.name, "check", outcome);
-    }
-}
-
-/// The engine loop on each surface: the CLI on the file store is the
-/// reference; PostgreSQL, MCP stdio and MCP HTTP must hand out the same
-/// instructions and end the same way.
-fn engine_loops(root: &Root, results: &mut Results) -> BTreeMap<&'static str, Trace> {
-    let mut reference = BTreeMap::new();
-    let mut file = Cli { root, env: Vec::new(), commands: false };
-    for shape in SHAPES {
-        let outcome = drive(&mut file, shape, &shape.run_id("cli")).and_then(|t| {
-            ensure(t.status == shape.status, || format!("ended {}, not {}: {t:?}", t.status, shape.status))?;
-            Ok(t)
-        });
-        match outcome {
-            Ok(t) => {
-                results.cell(shape.name, "cli", Ok(()));
-                reference.insert(shape.name, t);
-            }
-            Err(e) => results.cell(shape.name, "cli", Err(e)),
-        }
-    }
-    let pg = savant_think::state::pg::cluster::shared()
-        .map(|c| c.fresh_schema("matrix").expect("a schema for the matrix"));
-    let mut stdio = Stdio_::start(root);
-    let mut http = Http::start(root);
-    let mut hook = Http::start(root);
-    hook.webhook = true;
-    for shape in SHAPES {
-        let same = |name: &str, surface: &mut dyn Surface| {
-            let t = drive(surface, shape, &shape.run_id(name))?;
-            let Some(r) = reference.get(shape.name) else {
-                return Err("no reference run (cli failed)".into());
-            };
-            ensure(t.instructions == r.instructions, || {
-                format!("other instructions than the CLI's:\n{:?}\nvs\n{:?}", t.instructions, r.instructions)
-            })?;
-            ensure(t.waits == r.waits, || {
-                format!("waits ended otherwise than on the CLI: {:?} vs {:?}", t.waits, r.waits)
-            })?;
-            ensure((&t.status, &t.captures, &t.steps) == (&r.status, &r.captures, &r.steps), || {
-                format!("another end than the CLI's: {t:?} vs {r:?}")
-            })
-        };
-        let pg_outcome = match &pg {
-            Some(url) => {
-                let mut cli =
-                    Cli { root, env: vec![("SAVANT_STATE_URL".into(), url.clone())], commands: false };
-                same("pg", &mut cli)
-            }
-            None => {
-                crate::support::skip::skip(
-                    "matrix × cli_postgres",
-                    "PostgreSQL is not installed",
-                    Some("SAVANT_REQUIRE_PG"),
-                );
-                Ok(())
-            }
-        };
-        results.cell(shape.name, "cli_postgres", pg_outcome);
-        results.cell(shape.name, "mcp_stdio", same("stdio", &mut stdio));
-        results.cell(shape.name, "mcp_http", same("http", &mut http));
-        // The wait commands: `answer` and `signal` drive the shapes they
-        // apply to; on the others they refuse, recording nothing.
-        let mut commands = Cli { root, env: Vec::new(), commands: true };
-        let (answer, signal) = match (shape.asks(), shape.event.is_some()) {
-            (true, _) => (same("answer", &mut commands), refused_signal(root, shape)),
-            (_, true) => (refused_answer(root, shape), same("signal", &mut commands)),
-            _ => (refused_answer(root, shape), refused_signal(root, shape)),
-        };
-        results.cell(shape.name, "answer", answer);
-        results.cell(shape.name, "signal", signal);
-        let webhook = match shape.event {
-            Some(_) => same("webhook", &mut hook),
-            None => refused_webhook(root, &hook, shape),
-        };
-        results.cell(shape.name, "webhook", webhook);
-    }
-    reference
-}
-
-/// The CLI run's version, to show a refusal recorded nothing.
-fn version(root: &Root, shape: &Shape) -> Value {
-    let out =
-        root.command(&["state", "get", shape.workflow, "--run-id", &shape.run_id("cli")]).output().unwrap();
-    serde_json::from_slice::<Value>(&out.stdout).map(|s| s["version"].clone()).unwrap_or(Value::Null)
-}
-
-/// `answer` for a step of a run that waits for no answer: STEP_NOT_WAITING
-/// (a failed run's own failure), exit 1, nothing recorded.
-fn refused_answer(root: &Root, shape: &Shape) -> Result<(), String> {
-    let before = version(root, shape);
-    let state =
-        root.command(&["state", "get", shape.workflow, "--run-id", &shape.run_id("cli")]).output().unwrap();
-    let state: Value = serde_json::from_slice(&state.stdout).unwrap_or(Value::Null);
-    // Its last step: never a wait in these shapes.
-    let steps = state["steps"].as_array().cloned().unwrap_or_default();
-    let step = steps.last().and_then(|s| s["id"].as_str()).unwrap_or("none").to_owned();
-    let run_id = shape.run_id("cli");
-    let out = root
-        .command(&["answer", shape.workflow, "--run-id", &run_id, "--step", &step, "--value", "{}"])
-        .output()
-        .unwrap();
-    let reply: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    // A failed run answers with its failure; a running or done one names what waits (nothing).
-    let code = reply["error"].as_str().unwrap_or("");
-    let refused = code == "STEP_NOT_WAITING" || (shape.status == "failed" && !code.is_empty());
-    ensure(out.status.code() == Some(1) && refused, || {
-        format!("answer {step} was not refused: {reply} {}", String::from_utf8_lossy(&out.stderr))
-    })?;
-    ensure(version(root, shape) == before, || "a refused answer recorded something".into())
-}
-
-/// `signal` for the run of a shape that waits for no event: NO_WAITING_RUN, nothing recorded.
-fn refused_signal(root: &Root, shape: &Shape) -> Result<(), String> {
-    let before = version(root, shape);
-    let run_id = shape.run_id("cli");
-    let args = [
-        "signal",
-        EVENT,
-        "--key",
-        "p1",
-        "--payload",
-        r#"{"status": "green"}"#,
-        "--workflow",
-        shape.workflow,
-        "--run-id",
-        &run_id,
-    ];
-    let out = root.command(&args).output().unwrap();
-    let reply: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    ensure(out.status.code() == Some(1) && reply["error"] == "NO_WAITING_RUN", || {
-        format!("signal was not refused: {reply} {}", String::from_utf8_lossy(&out.stderr))
-    })?;
-    ensure(version(root, shape) == before, || "a refused event recorded something".into())
-}
-
-/// `POST /events/m.done` when no run waits for it (every run of the
-/// shapes before this one has ended): 409 NO_WAITING_RUN, nothing recorded.
-fn refused_webhook(root: &Root, hook: &Http, shape: &Shape) -> Result<(), String> {
-    let before = version(root, shape);
-    let reply = hook.post_event(EVENT, "p1", &json!({"status": "green"}));
-    ensure(reply["error"] == "NO_WAITING_RUN", || format!("the webhook was not refused: {reply}"))?;
-    ensure(version(root, shape) == before, || "a refused event recorded something".into())
 }

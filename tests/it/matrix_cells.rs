@@ -3,19 +3,25 @@
 //! one surface and says what does not hold there.
 
 use crate::common::Root;
-use crate::matrix::{EVENT, Event, Shape};
+use crate::matrix::{EVENT, Event, SHAPES, Shape, ensure, timed};
 use crate::matrix_drive::Trace;
+use crate::matrix_run::{Matrix, TOKEN};
 use savant_think::testing::children::without_items;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
-fn ensure(ok: bool, message: impl FnOnce() -> String) -> Result<(), String> {
-    if ok { Ok(()) } else { Err(message()) }
-}
-
 /// Runs the binary in `root`: (exit code, stdout, stderr).
 fn run(root: &Root, args: &[&str]) -> (i32, String, String) {
-    let out = root.command(args).env("SAVANT_STATE_FSYNC", "0").output().unwrap();
+    run_on(root, None, args)
+}
+
+/// [`run`] on the store at `url` (`SAVANT_STATE_URL`) when one is given.
+fn run_on(root: &Root, url: Option<&str>, args: &[&str]) -> (i32, String, String) {
+    let mut command = root.command(args);
+    if let Some(url) = url {
+        command.env("SAVANT_STATE_URL", url);
+    }
+    let out = command.output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -24,15 +30,26 @@ fn run(root: &Root, args: &[&str]) -> (i32, String, String) {
 }
 
 fn json_of(root: &Root, args: &[&str]) -> Result<Value, String> {
-    let (code, out, err) = run(root, args);
+    json_on(root, None, args)
+}
+
+fn json_on(root: &Root, url: Option<&str>, args: &[&str]) -> Result<Value, String> {
+    let (code, out, err) = run_on(root, url, args);
     serde_json::from_str(&out).map_err(|e| format!("{args:?} exit {code}: not JSON ({e}): {out}{err}"))
 }
 
 /// `state get`: the status a user sees is the run's; a finished run has
 /// no step left `ready`, a failed one names the step it failed at. `state
-/// list`: each child run right after its parent, saying whose it is.
-pub fn state(root: &Root, workflow: &str, run_id: &str, status: &str) -> Result<(), String> {
-    let st = json_of(root, &["state", "get", workflow, "--run-id", run_id])?;
+/// list`: each child run right after its parent, saying whose it is. On
+/// the store at `url` when one is given (PostgreSQL).
+pub fn state(
+    (root, url): (&Root, Option<&str>),
+    list: &Value,
+    workflow: &str,
+    run_id: &str,
+    status: &str,
+) -> Result<(), String> {
+    let st = json_on(root, url, &["state", "get", workflow, "--run-id", run_id])?;
     ensure(st["status"] == status, || format!("state get says {}, not {status}", st["status"]))?;
     let steps = st["steps"].as_array().cloned().unwrap_or_default();
     let statuses: Vec<&str> = steps.iter().filter_map(|s| s["status"].as_str()).collect();
@@ -40,7 +57,6 @@ pub fn state(root: &Root, workflow: &str, run_id: &str, status: &str) -> Result<
     if status == "failed" {
         ensure(statuses.contains(&"failed"), || format!("a failed run names no failed step: {statuses:?}"))?;
     }
-    let list = json_of(root, &["state", "list", "--format", "json"])?;
     let runs = list["runs"].as_array().cloned().unwrap_or_default();
     let Some(at) = runs.iter().position(|r| r["workflow"] == workflow && r["run_id"] == run_id) else {
         return Err(format!("state list does not list {run_id}"));
@@ -91,21 +107,19 @@ pub fn replay(root: &Root, workflow: &str, run_id: &str) -> Result<(), String> {
     ensure(code == 0 && out.contains("no divergence"), || format!("exit {code}: {out}{err}"))
 }
 
-/// `test --replay --from-run` writes a test that passes.
+/// `test --replay --from-run` writes a test (`tests/gen_NAME.test.yaml`;
+/// it must pass: [`after_runs`] runs it).
 pub fn from_run(root: &Root, name: &str, workflow: &str, run_id: &str) -> Result<(), String> {
     let (code, text, err) = run(root, &["test", "--replay", workflow, "--run-id", run_id, "--from-run"]);
     ensure(code == 0, || format!("--from-run exit {code}: {err}"))?;
-    let file = format!("tests/gen_{name}.test.yaml");
-    root.write(&file, &text);
-    let (code, out, err) = run(root, &["test", &file]);
-    ensure(code == 0 && out.contains("1 passed"), || {
-        format!("the generated test: exit {code}: {out}{err}\n{text}")
-    })
+    root.write(&format!("tests/gen_{name}.test.yaml"), &text);
+    Ok(())
 }
 
-/// A test written by hand: the shape's answers mocked by step path for
-/// every item (`review_each/read`), the rest by `call:TOOL` (at any depth);
-/// it ends as the run did.
+/// A test written by hand (`tests/mock_NAME.test.yaml`): the shape's
+/// answers mocked by step path for every item (`review_each/read`), the
+/// rest by `call:TOOL` (at any depth); it must end as the run did
+/// ([`after_runs`] runs it).
 pub fn mocks(root: &Root, shape: &super::matrix::ShapeRef, trace: Option<&Trace>) -> Result<(), String> {
     let Some(trace) = trace else { return Err("no CLI run to take the steps from".into()) };
     let mut mocks = BTreeMap::new();
@@ -148,8 +162,7 @@ pub fn mocks(root: &Root, shape: &super::matrix::ShapeRef, trace: Option<&Trace>
     let doc = json!({"workflow": shape.workflow, "tests": [test]});
     let file = format!("tests/mock_{}.test.yaml", shape.name);
     root.write(&file, serde_json::to_string_pretty(&doc).unwrap());
-    let (code, out, err) = run(root, &["test", &file]);
-    ensure(code == 0 && out.contains("1 passed"), || format!("exit {code}: {out}{err}\n{doc}"))
+    Ok(())
 }
 
 /// The last event of `exec --json`: its summary.
@@ -250,71 +263,139 @@ pub fn dry_run(root: &Root, workflow: &str) -> Result<(), String> {
     })
 }
 
-/// The inspector's API: each shape's run has its status, a `uses:` step's
-/// panel names the workflow and links child runs that link back, and the
-/// runs list puts children after their parent.
-///
-/// A shape that asks a person is driven again with its answers given
-/// through the inspector's `answer` action, and ends as on the CLI.
-pub fn inspector(root: &Root, results: &mut super::matrix::Results, traces: &BTreeMap<&str, Trace>) {
-    const TOKEN: &str = "m4trix";
-    let server = crate::inspect_http::serve(root, &["--token", TOKEN]);
+/// The phase-one part of the cells that end in phase two ([`after_runs`]):
+/// the test files of `from_run` and `mocks` written, and a shape that
+/// asks a person driven again with its answers given through the
+/// inspector's `answer` action (it must end as on the CLI). What fails
+/// here is kept for the cell.
+pub fn write_tests(m: &Matrix, shape: &'static Shape, reference: Option<&Trace>) {
+    let root = m.root;
+    let mut early = Vec::new();
+    let generated = from_run(root, shape.name, shape.workflow, &shape.run_id("cli"));
+    early.push(("from_run", generated));
+    early.push(("mocks", mocks(root, shape, reference)));
+    if shape.asks() {
+        let cli = crate::matrix_drive::Cli { root, env: Vec::new(), commands: false };
+        let mut ui =
+            crate::matrix_drive::InspectorAnswers { cli, addr: m.inspector.addr.clone(), token: TOKEN };
+        let clock = root.join(crate::matrix::CLOCK);
+        let outcome = crate::matrix_drive::drive(&mut ui, shape, &shape.run_id("ui"), &clock).and_then(|t| {
+            let r = reference.ok_or("no reference run (cli failed)")?;
+            ensure(t == *r, || {
+                format!("answered through the inspector, the run ended otherwise: {t:?} vs {r:?}")
+            })
+        });
+        early.push(("inspector", outcome));
+    }
+    let mut kept = m.early.lock().unwrap_or_else(|e| e.into_inner());
+    for (surface, outcome) in early {
+        if let Err(e) = outcome {
+            kept.insert((shape.name, surface), e);
+        }
+    }
+}
+
+/// Phase two, once every run exists: `state get` of each CLI run against
+/// one `state list`; one `test` over every file [`write_tests`] wrote;
+/// the inspector's pages against one runs list.
+pub fn after_runs(m: &Matrix) {
+    let (root, results) = (m.root, m.results);
+    let list = json_of(root, &["state", "list", "--format", "json"]).unwrap_or(Value::Null);
+    let url = m.pg_url();
+    let url = url.as_deref();
+    let pg_list =
+        url.map(|u| json_on(root, Some(u), &["state", "list", "--format", "json"]).unwrap_or(Value::Null));
+    savant_think::parallel::map_in_order(SHAPES, 4, |shape| {
+        timed(results, shape.name, "state", || {
+            state((root, None), &list, shape.workflow, &shape.run_id("cli"), shape.status)
+        });
+        // The same of the run made on PostgreSQL.
+        timed(results, shape.name, "state_postgres", || match &pg_list {
+            Some(l) => state((root, url), l, shape.workflow, &shape.run_id("pg"), shape.status),
+            None => Ok(()),
+        });
+    });
+    let started = std::time::Instant::now();
+    let report = json_of(root, &["test", "--format", "json", "tests"]).unwrap_or(Value::Null);
+    results.lock().unwrap_or_else(|e| e.into_inner()).spent("mocks", started.elapsed());
+    let early = |shape: &Shape, surface: &str| {
+        m.early.lock().unwrap_or_else(|e| e.into_inner()).get(&(shape.name, surface)).cloned()
+    };
+    for shape in SHAPES {
+        for (surface, prefix) in [("from_run", "gen"), ("mocks", "mock")] {
+            let file = format!("tests/{prefix}_{}.test.yaml", shape.name);
+            timed(results, shape.name, surface, || match early(shape, surface) {
+                Some(e) => Err(e),
+                None => passed(&report, &file),
+            });
+        }
+    }
     let bearer = format!("Bearer {TOKEN}");
     let get =
-        |path: &str| crate::inspect_http::get(&server.addr, path, &[("Authorization", bearer.as_str())]);
-    let list = get("/ui/api/runs?per_page=500").json();
-    for shape in super::matrix::SHAPES {
-        let run_id = shape.run_id("cli");
-        let outcome = (|| {
-            let view = get(&format!("/ui/api/runs/{}/{run_id}", shape.workflow)).json();
-            ensure(view["status"] == shape.status, || format!("the run page says {}", view["status"]))?;
-            for node in view["graph"]["nodes"].as_array().into_iter().flatten() {
-                let Some(uses) = node["uses"].as_str() else { continue };
-                let id = node["id"].as_str().unwrap_or("");
-                let panel = get(&format!("/ui/api/runs/{}/{run_id}/steps/{id}", shape.workflow)).json();
-                ensure(panel["uses"] == uses, || {
-                    format!("the panel of {id} does not say it uses {uses}: {panel}")
-                })?;
-                let children = panel["children"].as_array().cloned().unwrap_or_default();
-                ensure(!children.is_empty(), || format!("the panel of {id} links no child run: {panel}"))?;
-                for c in &children {
-                    let child = get(&format!(
-                        "/ui/api/runs/{}/{}",
-                        c["workflow"].as_str().unwrap_or(""),
-                        c["run_id"].as_str().unwrap_or("")
-                    ))
-                    .json();
-                    ensure(child["parent"]["run_id"] == json!(run_id), || {
-                        format!("child {c} does not link back: {child}")
-                    })?;
-                }
-            }
-            let rows = list["runs"].as_array().cloned().unwrap_or_default();
-            let at = rows.iter().position(|r| r["run_id"] == json!(run_id)).ok_or("not in the runs list")?;
-            let prefix = format!("{run_id}.");
-            let n = rows
-                .iter()
-                .filter(|r| r["run_id"].as_str().is_some_and(|id| id.starts_with(&prefix)))
-                .count();
-            for r in rows[at + 1..].iter().take(n) {
-                ensure(
-                    r["depth"].as_u64() >= Some(1)
-                        && r["run_id"].as_str().is_some_and(|id| id.starts_with(&prefix)),
-                    || format!("a child run is not right below its parent: {r}"),
-                )?;
-            }
-            if shape.asks() {
-                let cli = crate::matrix_drive::Cli { root, env: Vec::new(), commands: false };
-                let mut ui =
-                    crate::matrix_drive::InspectorAnswers { cli, addr: server.addr.clone(), token: TOKEN };
-                let t = crate::matrix_drive::drive(&mut ui, shape, &shape.run_id("ui"))?;
-                let r = traces.get(shape.name).ok_or("no reference run (cli failed)")?;
-                ensure(t == *r, || {
-                    format!("answered through the inspector, the run ended otherwise: {t:?} vs {r:?}")
-                })?;
-            }
-            Ok(())
-        })();
-        results.cell(shape.name, "inspector", outcome);
+        |path: &str| crate::inspect_http::get(&m.inspector.addr, path, &[("Authorization", bearer.as_str())]);
+    let runs = get("/ui/api/runs?per_page=500").json();
+    for shape in SHAPES {
+        timed(results, shape.name, "inspector", || match early(shape, "inspector") {
+            Some(e) => Err(e),
+            None => inspector(&get, &runs, shape),
+        });
     }
+}
+
+/// That `file`'s one test passed in `report` (`test --format json`).
+fn passed(report: &Value, file: &str) -> Result<(), String> {
+    let tests: Vec<&Value> = report["tests"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["file"].as_str().is_some_and(|f| f.ends_with(file)))
+        .collect();
+    let diagnostics: Vec<&Value> = report["diagnostics"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|d| d["file"].as_str().is_some_and(|f| f.ends_with(file)) && d["severity"] == "error")
+        .collect();
+    ensure(tests.len() == 1 && tests[0]["verdict"] == "passed" && diagnostics.is_empty(), || {
+        format!("{file}: {tests:?} {diagnostics:?}")
+    })
+}
+
+/// The inspector's API: the shape's run has its status, a `uses:` step's
+/// panel names the workflow and links child runs that link back, and the
+/// runs list (`list`) puts children after their parent.
+fn inspector(
+    get: &dyn Fn(&str) -> crate::inspect_http::Reply,
+    list: &Value,
+    shape: &Shape,
+) -> Result<(), String> {
+    let run_id = shape.run_id("cli");
+    let view = get(&format!("/ui/api/runs/{}/{run_id}", shape.workflow)).json();
+    ensure(view["status"] == shape.status, || format!("the run page says {}", view["status"]))?;
+    for node in view["graph"]["nodes"].as_array().into_iter().flatten() {
+        let Some(uses) = node["uses"].as_str() else { continue };
+        let id = node["id"].as_str().unwrap_or("");
+        let panel = get(&format!("/ui/api/runs/{}/{run_id}/steps/{id}", shape.workflow)).json();
+        ensure(panel["uses"] == uses, || format!("the panel of {id} does not say it uses {uses}: {panel}"))?;
+        let children = panel["children"].as_array().cloned().unwrap_or_default();
+        ensure(!children.is_empty(), || format!("the panel of {id} links no child run: {panel}"))?;
+        for c in &children {
+            let (wf, run) = (c["workflow"].as_str().unwrap_or(""), c["run_id"].as_str().unwrap_or(""));
+            let child = get(&format!("/ui/api/runs/{wf}/{run}")).json();
+            ensure(child["parent"]["run_id"] == json!(run_id), || {
+                format!("child {c} does not link back: {child}")
+            })?;
+        }
+    }
+    let rows = list["runs"].as_array().cloned().unwrap_or_default();
+    let at = rows.iter().position(|r| r["run_id"] == json!(run_id)).ok_or("not in the runs list")?;
+    let prefix = format!("{run_id}.");
+    let n = rows.iter().filter(|r| r["run_id"].as_str().is_some_and(|id| id.starts_with(&prefix))).count();
+    for r in rows[at + 1..].iter().take(n) {
+        ensure(
+            r["depth"].as_u64() >= Some(1) && r["run_id"].as_str().is_some_and(|id| id.starts_with(&prefix)),
+            || format!("a child run is not right below its parent: {r}"),
+        )?;
+    }
+    Ok(())
 }

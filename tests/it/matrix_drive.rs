@@ -11,6 +11,7 @@ use crate::support::Server;
 use savant_think::runtime::clock::parse_time;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, SystemTime};
 
@@ -100,12 +101,14 @@ pub struct Stdio_ {
 }
 
 impl Stdio_ {
-    pub fn start(root: &Root) -> Stdio_ {
+    /// `serve` in `root`, on the test clock in file `clock`.
+    pub fn start(root: &Root, clock: &str) -> Stdio_ {
         let mut child = Command::new(BIN)
             .arg("serve")
             .current_dir(&root.path)
             .env_remove("SAVANT_PATH")
             .env("SAVANT_STATE_FSYNC", "0")
+            .env("SAVANT_TEST_CLOCK", clock)
             .env("LOG_LEVEL", "error")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -157,27 +160,26 @@ impl Drop for Stdio_ {
     }
 }
 
-/// `savant-think serve --http 127.0.0.1:0 --stateless`, one POST per call;
-/// with `webhook`, events go to `POST /events/{name}` rather than `think_signal`.
+/// A `savant-think serve --http 127.0.0.1:0 --stateless`, one POST per
+/// call; with `webhook`, events go to `POST /events/{name}` rather than
+/// `think_signal`.
 pub struct Http {
-    pub server: Server,
+    addr: String,
     next_id: u64,
-    pub webhook: bool,
+    webhook: bool,
 }
 
 impl Http {
-    pub fn start(root: &Root) -> Http {
-        let mut command = Server::command(&root.path);
-        command.args(["--stateless"]).env("LOG_LEVEL", "error").env("SAVANT_STATE_FSYNC", "0");
-        Http { server: Server::start(command, false), next_id: 0, webhook: false }
+    /// Calls to `server`.
+    pub fn on(server: &Server, webhook: bool) -> Http {
+        Http { addr: server.addr.clone(), next_id: 0, webhook }
     }
 
     /// `POST /events/{event}?key=KEY` with the payload as its body: the reply's JSON.
     pub fn post_event(&self, event: &str, key: &str, payload: &Value) -> Value {
         let path = format!("/events/{event}?key={key}");
         let headers = [("Content-Type", "application/json")];
-        let reply =
-            crate::inspect_http::request(&self.server.addr, "POST", &path, &headers, &payload.to_string());
+        let reply = crate::inspect_http::request(&self.addr, "POST", &path, &headers, &payload.to_string());
         serde_json::from_str(&reply.body).unwrap_or_else(|e| {
             json!({"error": "NOT_JSON", "details": format!("HTTP {}: {e}: {}", reply.status, reply.body)})
         })
@@ -198,8 +200,7 @@ impl Surface for Http {
             "params": {"name": tool, "arguments": args}});
         let headers =
             [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
-        let reply =
-            crate::inspect_http::request(&self.server.addr, "POST", "/mcp", &headers, &body.to_string());
+        let reply = crate::inspect_http::request(&self.addr, "POST", "/mcp", &headers, &body.to_string());
         // A JSON body, or server-sent events whose `data:` line is the response.
         let text = reply
             .body
@@ -271,20 +272,19 @@ pub struct Trace {
 /// Past this many instructions (or ended waits) a drive stops: a run that never ends.
 const MAX_INSTRUCTIONS: usize = 200;
 
-/// The longest deadline a drive sleeps through (the wait shapes' are 1 s).
-const MAX_SLEEP: Duration = Duration::from_secs(2);
+/// The furthest a drive moves the test clock to end a wait (the wait
+/// shapes' deadlines are 1 s away).
+const MAX_JUMP: Duration = Duration::from_secs(2);
 
 /// Drives run `run_id` of `shape` from `plan` to its end on `surface`,
 /// answering each instruction with the shape's answers, each `await:` with
 /// its wait answer, sending its event (early: right after `plan`, into the
-/// run's inbox; else when the run waits for it), and sleeping through any
-/// other wait's deadline.
-pub fn drive(surface: &mut dyn Surface, shape: &Shape, run_id: &str) -> Result<Trace, String> {
+/// run's inbox; else when the run waits for it), and moving the test clock
+/// in file `clock` past any other wait's deadline.
+pub fn drive(surface: &mut dyn Surface, shape: &Shape, run_id: &str, clock: &Path) -> Result<Trace, String> {
     let (workflow, params) = (shape.workflow, shape.params());
-    let mut instructions = Vec::new();
     let mut waits = Vec::new();
-    let mut reply =
-        surface.call("think_plan", json!({"workflow": workflow, "params": params, "run_id": run_id}));
+    let reply = surface.call("think_plan", json!({"workflow": workflow, "params": params, "run_id": run_id}));
     let mut event = shape.event.as_ref();
     if let Some(e) = event.filter(|e| e.early) {
         let sent = surface.signal(EVENT, e.key, &e.payload());
@@ -292,6 +292,28 @@ pub fn drive(surface: &mut dyn Surface, shape: &Shape, run_id: &str) -> Result<T
         waits.push((EVENT.to_owned(), "sent early".to_owned()));
         event = None;
     }
+    drive_on(surface, shape, (run_id, clock), reply, event, waits)
+}
+
+/// [`drive`] from `reply` on (a run that exists: `plan` with `if_exists:
+/// resume` answers it), its event still to send when it waits for it.
+pub fn resume(surface: &mut dyn Surface, shape: &Shape, run_id: &str, clock: &Path) -> Result<Trace, String> {
+    let resume = json!({"workflow": shape.workflow, "run_id": run_id, "if_exists": "resume"});
+    let reply = surface.call("think_plan", resume);
+    drive_on(surface, shape, (run_id, clock), reply, shape.event.as_ref(), Vec::new())
+}
+
+/// The loop of [`drive`], from `reply`.
+fn drive_on(
+    surface: &mut dyn Surface,
+    shape: &Shape,
+    (run_id, clock): (&str, &Path),
+    mut reply: Value,
+    mut event: Option<&Event>,
+    mut waits: Vec<(String, String)>,
+) -> Result<Trace, String> {
+    let workflow = shape.workflow;
+    let mut instructions = Vec::new();
     loop {
         let instruction = reply.get("instruction").filter(|i| i.is_object()).cloned();
         let failed_for_good = reply.get("error").is_some() && instruction.is_none();
@@ -306,7 +328,7 @@ pub fn drive(surface: &mut dyn Surface, shape: &Shape, run_id: &str) -> Result<T
             if waiting.is_empty() || failed_for_good {
                 break;
             }
-            reply = end_wait(surface, shape, run_id, &waiting, &mut event, &mut waits)?;
+            reply = end_wait(surface, shape, (run_id, clock), &waiting, &mut event, &mut waits)?;
             continue;
         };
         let step_id = i["step_id"].as_str().unwrap_or_default().to_owned();
@@ -342,7 +364,7 @@ pub fn delivered_to(sent: &Value, workflow: &str, run_id: &str) -> Result<(), St
 fn end_wait(
     surface: &mut dyn Surface,
     shape: &Shape,
-    run_id: &str,
+    (run_id, clock): (&str, &Path),
     waiting: &[Value],
     event: &mut Option<&Event>,
     waits: &mut Vec<(String, String)>,
@@ -366,17 +388,33 @@ fn end_wait(
             return Ok(surface.call("think_plan", resume));
         }
     }
-    // Nothing here ends a wait: sleep through the earliest deadline.
+    // Nothing here ends a wait: the clock jumps to the earliest deadline.
     let next = waiting
         .iter()
         .filter_map(|w| Some((parse_time(w["deadline"].as_str()?)?, w["step_id"].as_str()?)))
         .min()
         .ok_or_else(|| format!("{workflow}: waits that nothing ends: {waiting:?}"))?;
-    let left = next.0.duration_since(SystemTime::now()).unwrap_or_default();
-    if left > MAX_SLEEP {
+    let offset = clock_offset(clock);
+    let left = next.0.duration_since(SystemTime::now() + offset).unwrap_or_default();
+    if left > MAX_JUMP {
         return Err(format!("{workflow}: a deadline {left:?} away: {waiting:?}"));
     }
-    std::thread::sleep(left + Duration::from_millis(100));
+    advance_clock(clock, next.0);
     waits.push((next.1.to_owned(), "deadline".to_owned()));
     Ok(surface.call("think_plan", resume))
+}
+
+/// The test clock's offset in file `clock` (see `runtime::clock`): the
+/// largest number of milliseconds in it.
+fn clock_offset(clock: &Path) -> Duration {
+    let text = std::fs::read_to_string(clock).unwrap_or_default();
+    Duration::from_millis(text.lines().filter_map(|l| l.trim().parse().ok()).max().unwrap_or(0))
+}
+
+/// Moves the test clock in file `clock` forward to `at` (a line appended,
+/// as the binary does).
+pub fn advance_clock(clock: &Path, at: SystemTime) {
+    let needed = at.duration_since(SystemTime::now()).unwrap_or_default();
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(clock).unwrap();
+    writeln!(f, "{}", needed.as_millis() + 1).unwrap();
 }

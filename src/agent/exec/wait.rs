@@ -10,7 +10,8 @@
 //!   `answer`, asked again on VALIDATION_FAILED. An empty line or end of
 //!   input leaves it waiting.
 //! - The earliest deadline (a sleep's end, a timeout) within `--max-wait`:
-//!   slept in process; the next engine call applies the due timer.
+//!   slept in process (jumped over on a test clock, `runtime::clock`); the
+//!   next engine call applies the due timer.
 //! - Otherwise the run parks: exec ends with status `waiting`, each wait
 //!   listed with how to end it and how to resume.
 //!
@@ -20,12 +21,13 @@
 
 use super::{EventSink, ExecOptions, ExecReport, ExecStatus, finish, sample};
 use crate::runtime::args::{AnswerArgs, SignalArgs};
+use crate::runtime::clock;
 use crate::runtime::reply::WaitView;
 use crate::runtime::reply::{Instruction, Progress};
 use crate::runtime::{Engine, EngineError, ErrorCode};
 use serde_json::{Value, json};
+use std::time::Duration;
 use std::time::Instant;
-use std::time::{Duration, SystemTime};
 
 /// Asked before each batch whether exec should stop there (an MCP task
 /// cancelled): cooperative, the steps in flight have finished.
@@ -139,16 +141,16 @@ pub(super) async fn settle(
     {
         return ask_on_tty(engine, workflow, run_id, w).await;
     }
-    let now = SystemTime::now();
-    let earliest = waiting
-        .iter()
-        .filter_map(|w| w.deadline.as_deref().and_then(crate::runtime::clock::parse_time))
-        .min();
+    let now = clock::now();
+    let earliest = waiting.iter().filter_map(|w| w.deadline.as_deref().and_then(clock::parse_time)).min();
     match earliest {
         Some(at) if at.duration_since(now).unwrap_or_default() <= options.max_wait => {
             // Deadlines are whole seconds: a little past it, the timer is due.
-            let left = at.duration_since(now).unwrap_or_default();
-            tokio::time::sleep(left + Duration::from_millis(50)).await;
+            // A test clock jumps over the wait rather than sleeping through it.
+            if !clock::advance_to(at) {
+                let left = at.duration_since(now).unwrap_or_default();
+                tokio::time::sleep(left + Duration::from_millis(50)).await;
+            }
             Settled::Again
         }
         _ => Settled::Park,

@@ -337,7 +337,7 @@ fn from_child(prefix: &str, child: &Machine, waiting: Vec<WaitView>) -> Vec<Wait
 
 /// Every unit of `uses:` work a run has (a step, or each item of a
 /// foreach step), with the workflow it uses.
-fn uses_work(m: &Machine) -> Vec<(WorkRef, &str)> {
+pub(super) fn uses_work(m: &Machine) -> Vec<(WorkRef, &str)> {
     let mut out = Vec::new();
     for (i, step) in m.cw.wf.steps.iter().enumerate() {
         let Some(uses) = &step.uses else { continue };
@@ -376,7 +376,7 @@ fn refusal(e: &EngineError) -> Value {
 }
 
 /// The parent record of the child that `uses:` work `w` of run `m` starts.
-fn parent_of(m: &Machine, w: WorkRef, depth: u32) -> ParentRun {
+pub(super) fn parent_of(m: &Machine, w: WorkRef, depth: u32) -> ParentRun {
     ParentRun {
         workflow: m.state.workflow.clone(),
         run_id: m.state.run_id.clone(),

@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::runtime::error_details::Conflict;
+use crate::runtime::record::ParentRun;
 use crate::runtime::run_errors::Making;
 
 impl Engine {
@@ -75,10 +76,64 @@ impl Engine {
         self.forget(&key);
         let snapshot = serde_json::to_value(&fork.state).unwrap_or(Value::Null);
         let stamp = self.store.write_snapshot(&key, &snapshot).map_err(store_error)?;
+        self.fork_children(m, &fork)?;
         let mut cached = Cached::new(stamp, fork, 0);
         let out = self.advance(&key, &mut cached);
         self.put(&key, cached);
         out
+    }
+
+    /// The children follow the fork: each `uses:` unit the fork kept
+    /// finished gets a copy of the source's child run (and of its own
+    /// children), under the fork's id and linked to the fork, so a kept
+    /// result keeps the run that made it. Units run again start their
+    /// children afresh when they run.
+    fn fork_children(&self, source: &Machine, fork: &Machine) -> Result<(), EngineError> {
+        let depth = fork.state.parent.as_ref().map_or(0, |p| p.depth) + 1;
+        for (w, uses) in super::children::uses_work(fork) {
+            if !fork.status_of(w).is_finished() {
+                continue;
+            }
+            let from = Self::child_run_id(source, w);
+            let parent = super::children::parent_of(fork, w, depth);
+            self.copy_child(uses, &from, parent)?;
+        }
+        Ok(())
+    }
+
+    /// Copies child run `from` of workflow `workflow` (when it exists) as
+    /// the child `parent` names, then its own children below the copy.
+    fn copy_child(&self, workflow: &str, from: &str, parent: ParentRun) -> Result<(), EngineError> {
+        if parent.depth > super::children::MAX_CHILD_DEPTH {
+            return Ok(());
+        }
+        let Ok((from_key, _from_lock, cached)) = self.open_run(workflow, from) else { return Ok(()) };
+        let to = super::children::child_run_id(&parent.run_id, &parent.step_id);
+        let key = RunKey::new(from_key.workflow.clone(), to.clone()).map_err(store_error)?;
+        let _lock = self.store.lock(&key).map_err(store_error)?;
+        if self.store.stamp(&key).map_err(store_error)?.is_some() {
+            return Ok(());
+        }
+        let depth = parent.depth + 1;
+        let mut copy = cached.machine.state.clone();
+        copy.run_id = to.clone();
+        copy.parent = Some(parent);
+        copy.generation = Some(new_generation());
+        self.forget(&key);
+        let snapshot = serde_json::to_value(&copy).unwrap_or(Value::Null);
+        self.store.write_snapshot(&key, &snapshot).map_err(store_error)?;
+        let m = &cached.machine;
+        for (w, uses) in super::children::uses_work(m) {
+            let below = ParentRun {
+                workflow: copy.workflow.clone(),
+                run_id: to.clone(),
+                step_id: m.work_id(w),
+                depth,
+                trace: None,
+            };
+            self.copy_child(uses, &Self::child_run_id(m, w), below)?;
+        }
+        Ok(())
     }
 
     /// The new run id of a fork is taken: by a fork of the same run from

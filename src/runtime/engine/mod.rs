@@ -111,7 +111,7 @@ pub struct Engine {
 }
 
 fn now() -> String {
-    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+    humantime::format_rfc3339_millis(crate::runtime::clock::now()).to_string()
 }
 
 /// A validation message, cut to at most 400 bytes (on a character boundary).

@@ -75,6 +75,9 @@ impl Engine {
             let (report, ok) = self.upgrade_one(&cw, id, req, true)?;
             failed |= !ok;
             runs.push(report);
+            let (children, ok) = self.upgrade_children(&cw.wf.id, id, req, true, 1)?;
+            failed |= !ok;
+            runs.extend(children);
         }
         if failed {
             let message = format!(
@@ -97,6 +100,8 @@ impl Engine {
                     return Ok(Err(Refusal { cw, runs, error }));
                 }
                 runs.push(report);
+                let (children, _) = self.upgrade_children(&cw.wf.id, id, req, false, 1)?;
+                runs.extend(children);
             }
         }
         Ok(Ok(UpgradeReply { workflow: cw.wf.id.clone(), to: cw.hash.clone(), dry_run: req.dry_run, runs }))
@@ -136,6 +141,51 @@ impl Engine {
                 .extend(report.diagnostics.iter().map(|d| as_diagnostic(&cw.source, &key.run_id, d)));
         }
         out
+    }
+
+    /// The children follow their parent: each child run in flight below
+    /// run `run_id` (a `uses:` unit not finished, at any depth) is checked
+    /// (and unless `check_only`, upgraded) to its workflow as it is now,
+    /// with the parent — one that cannot be refuses the whole upgrade,
+    /// its report naming the child run. Finished children keep the version
+    /// that made their result.
+    fn upgrade_children(
+        &self,
+        workflow: &str,
+        run_id: &str,
+        req: &UpgradeRequest,
+        check_only: bool,
+        depth: u32,
+    ) -> Result<(Vec<RunUpgrade>, bool), EngineError> {
+        let (mut out, mut ok) = (Vec::new(), true);
+        if depth > super::children::MAX_CHILD_DEPTH {
+            return Ok((out, ok));
+        }
+        let units: Vec<(String, String)> = {
+            let (_key, _lock, cached) = self.open_run(workflow, run_id)?;
+            let m = &cached.machine;
+            let open =
+                super::children::uses_work(m).into_iter().filter(|(w, _)| !m.status_of(*w).is_finished());
+            open.map(|(w, uses)| (uses.to_owned(), Self::child_run_id(m, w))).collect()
+        };
+        for (uses, child) in units {
+            let running = self
+                .open_run(&uses, &child)
+                .is_ok_and(|(_, _, c)| c.machine.state.status == RunStatus::Running);
+            let Ok(cw) = self.workflow(&uses) else { continue };
+            if !running {
+                continue;
+            }
+            let child_req =
+                UpgradeRequest { run_id: Some(child.clone()), dry_run: req.dry_run, ..Default::default() };
+            let (report, fine) = self.upgrade_one(&cw, &child, &child_req, check_only)?;
+            ok &= fine;
+            out.push(report);
+            let (below, fine) = self.upgrade_children(&uses, &child, req, check_only, depth + 1)?;
+            ok &= fine;
+            out.extend(below);
+        }
+        Ok((out, ok))
     }
 
     /// Checks (and unless `check_only`, makes) the upgrade of one run.

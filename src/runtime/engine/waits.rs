@@ -166,7 +166,7 @@ impl Engine {
     /// unit whose deadline has passed (`timer_fired`), and each event in
     /// the inbox that a wait now takes.
     pub(super) fn settle_waits(&self, key: &RunKey, cached: &mut Cached) -> Result<(), EngineError> {
-        self.settle_waits_at(key, cached, std::time::SystemTime::now())
+        self.settle_waits_at(key, cached, clock::now())
     }
 
     /// [`Engine::settle_waits`] with the deadlines due at `due_at` at least
@@ -182,7 +182,7 @@ impl Engine {
             if m.state.status != RunStatus::Running || m.waiting().next().is_none() {
                 return Ok(());
             }
-            let at = std::time::SystemTime::now().max(due_at);
+            let at = clock::now().max(due_at);
             let due = m.waiting().find(|&w| m.deadline_of(w).is_some_and(|d| clock::is_due(d, at)));
             let kind = match due {
                 Some(w) => {
