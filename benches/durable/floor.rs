@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 /// One measured cell.
 pub struct Cell {
+    /// Calls (transitions, transactions) measured.
+    pub calls: usize,
     pub per_second: f64,
     pub p50: Duration,
     pub p99: Duration,
-    /// The latencies are an average (pgbench), not percentiles.
-    pub averaged: bool,
 }
 
 impl Cell {
@@ -21,10 +21,10 @@ impl Cell {
         let at =
             |p: f64| latencies[((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1];
         Cell {
+            calls: latencies.len(),
             per_second: latencies.len() as f64 / elapsed.as_secs_f64(),
             p50: at(0.50),
             p99: at(0.99),
-            averaged: false,
         }
     }
 }
@@ -138,11 +138,16 @@ fn commit(file: &std::fs::File, log: &(Mutex<Log>, Condvar), line: &[u8]) {
 }
 
 /// A single-row `UPDATE` per transaction (pgbench's own accounts table, a
-/// random row), committed durably, with `clients` clients.
+/// random row), committed durably, with `clients` clients. Its latencies
+/// come from pgbench's per-transaction log (`-l`), written in `dir`.
 pub fn pgbench(bin: &Path, conninfo: &str, script: &Path, clients: usize, total: usize) -> Cell {
     let per_client = total.div_ceil(clients);
+    let dir = script.parent().expect("the script's directory");
+    let prefix = dir.join(format!("pgbench-log-{clients}"));
     let out = Command::new(bin.join("pgbench"))
-        .args(["-n", "-r", "-f"])
+        .args(["-n", "-r", "-l", "--log-prefix"])
+        .arg(&prefix)
+        .arg("-f")
         .arg(script)
         .args(["-c", &clients.to_string(), "-j", &clients.min(4).to_string()])
         .args(["-t", &per_client.to_string()])
@@ -151,18 +156,34 @@ pub fn pgbench(bin: &Path, conninfo: &str, script: &Path, clients: usize, total:
         .expect("run pgbench");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "pgbench: {text}{}", String::from_utf8_lossy(&out.stderr));
-    let field = |prefix: &str| -> f64 {
-        text.lines()
-            .find(|l| l.starts_with(prefix))
-            .and_then(|l| l[prefix.len()..].split_whitespace().next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no `{prefix}` in pgbench's output: {text}"))
-    };
-    let tps = field("tps = ");
-    // pgbench reports an average latency, not percentiles: p50 and p99 are
-    // both that average here (marked `avg` in the table).
-    let avg = Duration::from_secs_f64(field("latency average = ") / 1000.0);
-    Cell { per_second: tps, p50: avg, p99: avg, averaged: true }
+    let tps = text
+        .lines()
+        .find_map(|l| l.strip_prefix("tps = "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no `tps = ` in pgbench's output: {text}"));
+    let latencies = pgbench_latencies(dir, &prefix);
+    assert!(!latencies.is_empty(), "pgbench wrote no transaction log under {}", prefix.display());
+    let mut cell = Cell::new(latencies, Duration::from_secs(1));
+    cell.per_second = tps;
+    cell
+}
+
+/// The latencies in pgbench's transaction logs `PREFIX.PID[.THREAD]`
+/// (third column, microseconds), removing the logs.
+fn pgbench_latencies(dir: &Path, prefix: &Path) -> Vec<Duration> {
+    let stem = prefix.file_name().and_then(|n| n.to_str()).expect("a log prefix").to_owned() + ".";
+    let mut latencies = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("the log directory").flatten() {
+        if !entry.file_name().to_str().is_some_and(|n| n.starts_with(&stem)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).expect("a pgbench log");
+        let micros = text.lines().filter_map(|l| l.split_whitespace().nth(2)?.parse::<u64>().ok());
+        latencies.extend(micros.map(Duration::from_micros));
+        let _ = std::fs::remove_file(entry.path());
+    }
+    latencies
 }
 
 /// Creates pgbench's tables (scale 1) in the database at `conninfo`, and
@@ -218,4 +239,19 @@ impl BareHttp {
         runtime.spawn(async move { axum::serve(listener, app).await });
         BareHttp { addr, _runtime: runtime }
     }
+}
+
+/// Statements the database has run so far (`pg_stat_statements`, when the
+/// server loads it), for statements per transition; `None` without it.
+pub fn statements(bin: &Path, conninfo: &str) -> Option<u64> {
+    let out = Command::new(bin.join("psql"))
+        .args(["-X", "-A", "-t", "-q", "-d", conninfo, "-c"])
+        .arg(
+            "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; \
+             SELECT sum(calls) FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'",
+        )
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    out.status.success().then(|| text.lines().last()?.trim().parse().ok()).flatten()
 }

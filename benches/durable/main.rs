@@ -17,9 +17,11 @@
 //!   savant-think on that database (engine API and HTTP), `N` ≤ 64.
 //!
 //! Each cell prints transitions (or transactions) per second, p50 and p99
-//! latency of one call, the ratio to the floor at the same `N` (own files
-//! for the file store, pgbench for PostgreSQL) and p99 against the single
-//! run's p50. pgbench gives only an average latency (marked `avg`).
+//! latency of one call, and both beside the floor at the same `N` (issue
+//! 48): the own-file floor for the file store's engine API, pgbench for
+//! PostgreSQL's (its latencies from its per-transaction log), the same
+//! server's no-op tool for `serve --http` on either store, and the bare
+//! HTTP server for the no-op tool.
 //!
 //! `cargo bench --bench durable` (about two minutes after the build);
 //! figures in docs/PERFORMANCE.md ("Durable throughput"). Knobs:
@@ -81,17 +83,11 @@ fn ms(d: Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1000.0)
 }
 
-/// Prints one row; `single` is the one-run p50 of the same path.
-fn row(what: &str, runs: usize, c: &Cell, floor: Option<&Cell>, single: Option<Duration>) {
-    let avg = if c.averaged { " avg" } else { "" };
+/// Prints one row: throughput and p99 beside `floor`'s at the same `N`.
+fn row(what: &str, runs: usize, c: &Cell, floor: Option<&Cell>) {
     let ratio = floor.map_or("—".into(), |f| format!("{:.0} %", 100.0 * c.per_second / f.per_second));
-    let tail = single.map_or("—".into(), |s| format!("{:.1}×", c.p99.as_secs_f64() / s.as_secs_f64()));
-    println!(
-        "| {what} | {runs} | {:.0} | {}{avg} | {}{avg} | {ratio} | {tail} |",
-        c.per_second,
-        ms(c.p50),
-        ms(c.p99)
-    );
+    let tail = floor.map_or("—".into(), |f| format!("{:.2}×", c.p99.as_secs_f64() / f.p99.as_secs_f64()));
+    println!("| {what} | {runs} | {:.0} | {} | {} | {ratio} | {tail} |", c.per_second, ms(c.p50), ms(c.p99));
 }
 
 /// What the bare HTTP floor answers: a real `think_next` answer (its
@@ -143,38 +139,28 @@ fn main() {
     let scratch = root.join("floor");
     std::fs::create_dir_all(&scratch).unwrap();
     let tag = format!("b{}", std::process::id());
-    println!("| what | runs | per s | p50 ms | p99 ms | of floor | p99 ÷ 1-run p50 |");
+    println!("| what | runs | per s | p50 ms | p99 ms | of floor | p99 ÷ floor's p99 |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
 
     // The file store, each concurrency beside its floors.
     let engine = engine_on(&root.path, Box::new(FileStore::new(&root.path, true)));
     let http = k.http.then(|| server(&root.path, None));
     let bare = k.http.then(|| floor::BareHttp::start(canned_answer(&engine, &tag)));
-    let (mut single_engine, mut single_http, mut single_floor) = (None, None, None);
-    let (mut single_bare, mut single_noop) = (None, None);
     for &n in &k.runs {
+        let per = per_run(k.total, n);
         let files = floor::own_files(&scratch, n, k.total);
         let log = floor::group_log(&scratch, n, k.total);
-        let api = drive::engine(&engine, &format!("{tag}-api"), n, per_run(k.total, n));
-        if n == 1 {
-            single_floor = Some(files.p50);
-            single_engine = Some(api.p50);
-        }
-        row("floor: own file + fdatasync", n, &files, None, single_floor);
-        row("floor: one group-committed log", n, &log, Some(&files), None);
-        row("file store, engine API", n, &api, Some(&files), single_engine);
+        let api = drive::engine(&engine, &format!("{tag}-api"), n, per);
+        row("floor: own file + fdatasync", n, &files, None);
+        row("floor: one group-committed log", n, &log, Some(&files));
+        row("file store, engine API", n, &api, Some(&files));
         if let (Some(server), Some(bare)) = (&http, &bare) {
-            let per = per_run(k.total, n);
             let canned = drive::http_calls(&bare.addr, "think_next", &json!({}), n, per);
-            let say = json!({"message": "hello"});
-            let noop = drive::http_calls(&server.addr, "prompt_say", &say, n, per);
+            let noop = noop(server, n, per);
             let over = drive::http(&server.addr, &format!("{tag}-http"), n, per);
-            if n == 1 {
-                (single_bare, single_noop, single_http) = (Some(canned.p50), Some(noop.p50), Some(over.p50));
-            }
-            row("floor: bare HTTP, a canned answer", n, &canned, None, single_bare);
-            row("serve --http, a no-op tool (prompt_say)", n, &noop, Some(&canned), single_noop);
-            row("file store, serve --http", n, &over, Some(&files), single_http);
+            row("floor: bare HTTP, a canned answer", n, &canned, None);
+            row("serve --http, a no-op tool (prompt_say)", n, &noop, Some(&canned));
+            row("file store, serve --http", n, &over, Some(&noop));
         }
     }
     drop(bare);
@@ -192,7 +178,9 @@ fn main() {
     let (cluster, url, conninfo): (Option<Cluster>, String, String) = match external {
         Some(url) => (None, url.clone(), url),
         None => {
-            let cluster = Cluster::start(&bin, &[]).expect("start a PostgreSQL cluster");
+            // pg_stat_statements: statements per transition, printed below.
+            let settings = ["shared_preload_libraries=pg_stat_statements"];
+            let cluster = Cluster::start(&bin, &settings).expect("start a PostgreSQL cluster");
             let url = cluster.fresh_schema("durable_bench").unwrap();
             let conninfo = cluster.url("postgres");
             (Some(cluster), url, conninfo)
@@ -207,25 +195,38 @@ fn main() {
     let store = PgStore::open_with(&url, &options).expect("open the PostgreSQL store");
     let engine = engine_on(&root.path, Box::new(store));
     let http = k.http.then(|| server(&root.path, Some(&url)));
-    let (mut single_floor, mut single_engine, mut single_http) = (None, None, None);
+    let mut statements = Vec::new();
     for &n in &k.pg_runs {
+        let per = per_run(k.total, n);
         let bench = floor::pgbench(&bin, &conninfo, &script, n, k.total);
-        let api = drive::engine(&engine, &format!("{tag}-pgapi"), n, per_run(k.total, n));
-        if n == 1 {
-            single_floor = Some(bench.p50);
-            single_engine = Some(api.p50);
+        let before = floor::statements(&bin, &conninfo);
+        let api = drive::engine(&engine, &format!("{tag}-pgapi"), n, per);
+        if let (Some(before), Some(after)) = (before, floor::statements(&bin, &conninfo)) {
+            // The runs' plans are counted too (not timed, made first).
+            statements.push(format!(
+                "{n} runs: {} statements for {} transitions and {n} plans",
+                after - before,
+                api.calls
+            ));
         }
-        row("floor: pgbench single-row UPDATE", n, &bench, None, single_floor);
-        row("PostgreSQL, engine API", n, &api, Some(&bench), single_engine);
+        row("floor: pgbench single-row UPDATE", n, &bench, None);
+        row("PostgreSQL, engine API", n, &api, Some(&bench));
         if let Some(server) = &http {
-            let over = drive::http(&server.addr, &format!("{tag}-pghttp"), n, per_run(k.total, n));
-            if n == 1 {
-                single_http = Some(over.p50);
-            }
-            row("PostgreSQL, serve --http", n, &over, Some(&bench), single_http);
+            let noop = noop(server, n, per);
+            let over = drive::http(&server.addr, &format!("{tag}-pghttp"), n, per);
+            row("serve --http, a no-op tool (prompt_say)", n, &noop, None);
+            row("PostgreSQL, serve --http", n, &over, Some(&noop));
         }
+    }
+    for line in statements {
+        println!("\nPostgreSQL, engine API, {line}");
     }
     drop(http);
     drop(engine);
     drop(cluster);
+}
+
+/// `prompt_say` through `server`: the transport's own cost, no run behind it.
+fn noop(server: &Server, runs: usize, per_run: usize) -> Cell {
+    drive::http_calls(&server.addr, "prompt_say", &json!({"message": "hello"}), runs, per_run)
 }
