@@ -755,7 +755,7 @@ async fn the_prompt_and_answer_are_budgeted_inside_the_context_the_server_report
         OpenAi::new(OpenAiConfig { base_url: format!("{}/v1", fake.url()), ..OpenAiConfig::default() })
             .unwrap();
     let tools = FakeTools::new(root.clone());
-    let result = run("Read big.", &options(&root), &backend, &tools, &CancellationToken::new()).await;
+    let result = run("Use big.", &options(&root), &backend, &tools, &CancellationToken::new()).await;
     assert_eq!(result.status, RunStatus::Ok, "{result:?}");
     let seen = fake.seen();
     assert_eq!(fake.probes(), ["/props"], "asked once per model");
