@@ -73,7 +73,9 @@ async fn ollama_tool_then_finish() {
         assert_eq!(s.body["model"], "phi3.5");
         assert_eq!(s.body["stream"], false);
         assert_eq!(s.body["options"]["temperature"], 0.1);
-        assert_eq!(s.body["format"], action::step_schema(&fake_tool_infos()));
+        // The tools ranked for the goal ("Echo something"): `echo` alone.
+        let echo: Vec<_> = fake_tool_infos().into_iter().filter(|t| t.name == "echo").collect();
+        assert_eq!(s.body["format"], action::step_schema(&echo));
         assert_eq!(s.body["messages"][0]["role"], "system");
     }
     // The tool output is in memory, so in the next prompt.

@@ -15,7 +15,9 @@
 //! - Words are lowercased runs of letters and digits, a trailing `s` dropped
 //!   (`workflows` is `workflow`), stop words and one-letter words left out.
 //!
-//! Deterministic: the offered tools come best first (a small model tends to
+//! A tool scoring under [`CUTOFF`] of the best is left out, so a goal with
+//! one clear match offers that tool alone. Deterministic: the offered tools
+//! come best first (a small model tends to
 //! call the first tool it reads), ties in the order they were listed in.
 
 use crate::agent::ToolInfo;
@@ -26,6 +28,10 @@ pub const DEFAULT_OFFERED_TOOLS: usize = 4;
 /// Added to the score of a tool whose name's words are in the query, in a
 /// row (the goal names the tool: "think about …" and `think`).
 pub const NAMED_BONUS: f64 = 6.0;
+/// A tool scoring under this share of the best tool's score is not offered
+/// (when the best scores anything): a small model calls a weak match as
+/// readily as the right tool.
+pub const CUTOFF: f64 = 0.5;
 /// How many words of the last tool output join the query.
 pub const OUTPUT_WORDS: usize = 64;
 
@@ -125,7 +131,8 @@ pub fn scores(tools: &[ToolInfo], query: &[String]) -> Vec<f64> {
 
 /// The `k` tools of `tools` with the highest scores for `goal` and the last
 /// output (all of them when there are no more), best first, ties in their
-/// listed order; all of them, as listed, when `k` is 0.
+/// listed order, without those scoring under [`CUTOFF`] of the best; all of
+/// them, as listed, when `k` is 0.
 pub fn top(tools: Vec<ToolInfo>, goal: &str, last_output: Option<&str>, k: usize) -> Vec<ToolInfo> {
     if k == 0 {
         return tools;
@@ -133,8 +140,14 @@ pub fn top(tools: Vec<ToolInfo>, goal: &str, last_output: Option<&str>, k: usize
     let s = scores(&tools, &query(goal, last_output));
     let mut order: Vec<usize> = (0..tools.len()).collect();
     order.sort_by(|&a, &b| s[b].total_cmp(&s[a]).then(a.cmp(&b)));
+    let best = order.first().map_or(0.0, |&i| s[i]);
     let mut slots: Vec<Option<ToolInfo>> = tools.into_iter().map(Some).collect();
-    order.into_iter().take(k).filter_map(|i| slots[i].take()).collect()
+    order
+        .into_iter()
+        .take(k)
+        .filter(|&i| best <= 0.0 || s[i] >= best * CUTOFF)
+        .filter_map(|i| slots[i].take())
+        .collect()
 }
 
 #[cfg(test)]
@@ -201,17 +214,20 @@ mod tests {
 
     #[test]
     fn top_keeps_k_tools_best_first_and_is_deterministic() {
-        let offered = top(tools(), "Summarise the file notes.txt", None, 3);
-        assert_eq!(offered.len(), 3);
-        assert_eq!(offered[0].name, "local_read", "{:?}", names(&offered));
-        let again = top(tools(), "Summarise the file notes.txt", None, 3);
-        assert_eq!(names(&offered), names(&again));
-        let s = scores(&offered, &query("Summarise the file notes.txt", None));
+        let goal = "Read a workflow or a file";
+        let offered = top(tools(), goal, None, 3);
+        assert_eq!(names(&offered), ["local_read", "think_workflows_read", "think_validate"]);
+        assert_eq!(names(&top(tools(), goal, None, 3)), names(&offered), "deterministic");
+        let all = scores(&tools(), &query(goal, None));
+        let s: Vec<f64> =
+            names(&offered).iter().map(|n| all[tools().iter().position(|t| t.name == *n).unwrap()]).collect();
         assert!(s.windows(2).all(|w| w[0] >= w[1]), "best first: {s:?}");
-        // k = 0: every tool, as listed; k covering the list: every tool, best first.
+        assert!(s[2] >= s[0] * CUTOFF, "all over the cutoff: {s:?}");
+        // One clear match: offered alone (the others score under half of it).
+        assert_eq!(names(&top(tools(), "Summarise the file notes.txt", None, 3)), ["local_read"]);
+        // k = 0: every tool, as listed; no match at all: the first k as listed.
         assert_eq!(names(&top(tools(), "Summarise notes.txt", None, 0)), names(&tools()));
-        let all = top(tools(), "Summarise notes.txt", None, 7);
-        assert_eq!((all.len(), all[0].name.as_str()), (7, "local_read"));
+        assert_eq!(names(&top(tools(), "Help me", None, 2)), ["think_plan", "think_next"]);
     }
 
     #[test]
@@ -235,7 +251,7 @@ mod tests {
             ("Think about what a workflow is, then finish with a one-sentence answer", "think"),
         ] {
             let offered = top(all.clone(), goal, None, DEFAULT_OFFERED_TOOLS);
-            assert_eq!(offered.len(), DEFAULT_OFFERED_TOOLS);
+            assert!(!offered.is_empty() && offered.len() <= DEFAULT_OFFERED_TOOLS);
             assert_eq!(offered[0].name, needed, "{goal}: {:?}", names(&offered));
         }
     }

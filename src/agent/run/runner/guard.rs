@@ -87,9 +87,10 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
 
     /// A final answer to a goal that needs a tool's output (see
     /// [`ground`]) must be grounded in it. The first ungrounded one of a run
-    /// is re-asked in the same step, quoting the last output (finish or
-    /// error only when there is one, else any tool too); the next is an
-    /// `UNGROUNDED_ANSWER` error action: the run does not end `ok`.
+    /// is re-asked in the same step: quoting the last output as plain text
+    /// and asking for the answer alone, as one JSON string (or an action)
+    /// when there is one; asking for the tool first when there is none. The
+    /// next is an `UNGROUNDED_ANSWER` error action: the run does not end `ok`.
     pub(super) async fn ground(
         &mut self,
         mut d: Decision,
@@ -108,14 +109,26 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             // The bad answer is not echoed: a small model copies the last
             // answer it sees; it sees the output last instead.
             let mut again = request.clone();
-            let note = match self.last_output.as_deref().filter(|_| has_output) {
+            // The last output that worked, as plain text (its values): a small
+            // model copies words, not JSON.
+            let last_text =
+                self.transcript.iter().rev().find(|r| r.action == "tool" && r.ok == Some(true)).map(|r| {
+                    let mut text = String::new();
+                    ground::observed_text(&r.output, &mut text);
+                    text
+                });
+            let note = match last_text.filter(|_| has_output) {
                 Some(out) => {
-                    with_schema(&mut again, action::narrowed_schema(&[]));
+                    // Just the answer, as one JSON string: a small model writes a
+                    // sentence better than a whole action around it.
+                    let answer = json!({"type": "string", "minLength": 1,
+                                        "maxLength": crate::agent::run::bound::DEFAULT_CAPS.final_chars});
+                    with_schema(&mut again, answer);
                     format!(
-                        "Your final answer \"{}\" cannot be used: {why}. The tool returned:\n{}\nNow finish: \
-                         in `final`, say in one sentence what this output says, in its own words.",
+                        "Your final answer \"{}\" cannot be used: {why}. The tool returned:\n{}\nAnswer with one \
+                         JSON string only: one sentence that says what this output says, in its own words.",
                         cut(&d.action.final_text, 160),
-                        cut(out, QUOTED_CHARS)
+                        cut(out.trim(), QUOTED_CHARS)
                     )
                 }
                 None => format!(
@@ -129,6 +142,9 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             d.output_tokens += reply.output_tokens.unwrap_or(estimate_tokens(&reply.text) as u64);
             let answer = match action::parse(&reply.text) {
                 Ok(a) => Some(a),
+                Err(_) if has_output && let Ok(text) = serde_json::from_str::<String>(reply.text.trim()) => {
+                    Some(text).filter(|t| !t.trim().is_empty()).map(|t| Action::finish(t, ""))
+                }
                 Err(_) if has_output => action::prose_final(&reply.text).map(|t| Action::finish(t, "")),
                 Err(_) => None,
             };
