@@ -8,14 +8,18 @@
 # wheel: nothing is downloaded at run time besides pip) with llama-cpp-python's
 # OpenAI-compatible server on 127.0.0.1, and runs
 #   - three goals with `run --backend openai` (list the workflows, summarise a
-#     local file, think then finish), offering the model two tools
-#     (SAVANT_ALLOW_TOOLS): a 135M model reads the whole tool list (2,200
-#     tokens of schemas) badly and calls whichever tool comes first;
+#     local file, think then finish), twice: offering two tools
+#     (SAVANT_ALLOW_TOOLS, "restricted"), then the default tools (the loop
+#     offers those it ranks best for the goal, issue 46);
 #   - `exec` of a workflow with a `model.generate` step.
-# It asserts: no INVALID_ACTION, the server never dies, at least 2 of the 3
-# goals finish `ok`, and the exec run is done (its result validated). It
-# prints tokens per step, seconds per step and the share of each prompt the
-# server served from its prefix cache, then `real-model: N passed, N failed`.
+# It asserts: no INVALID_ACTION, the server never dies, for each tool set at
+# least 2 of the 3 goals finish `ok` with a final answer that passes its
+# content check (the list names a workflow, the summary something the file
+# says, the thought at least three words), no answer cut off with the
+# default tools, and the exec run is done (its result validated). It prints
+# each goal's status, stop reason, steps and content verdict, tokens per
+# step, seconds per step and the share of each prompt the server served
+# from its prefix cache, then `real-model: N passed, N failed`.
 #
 # When the model server dies (a crash in llama.cpp, a kill), the test says so
 # at once — the process, its exit status or signal, its log's tail — and
