@@ -28,13 +28,17 @@ pub enum ErrorCode {
     ToolFailed,
     /// `.savant/` or `logs/` cannot be written.
     AgentIo,
-    /// The same action three times in a row.
+    /// The same action three times in a row, or the same call returning the
+    /// same output three times in a run.
     Stuck,
+    /// A final answer to a goal that needs a tool's output does not use it,
+    /// again after one re-ask.
+    UngroundedAnswer,
 }
 
 impl ErrorCode {
     /// Every code, for tests and docs.
-    pub const ALL: [ErrorCode; 11] = [
+    pub const ALL: [ErrorCode; 12] = [
         ErrorCode::BackendUnreachable,
         ErrorCode::BackendTimeout,
         ErrorCode::BackendHttpError,
@@ -46,6 +50,7 @@ impl ErrorCode {
         ErrorCode::ToolFailed,
         ErrorCode::AgentIo,
         ErrorCode::Stuck,
+        ErrorCode::UngroundedAnswer,
     ];
 
     /// The code as users see it: `BACKEND_UNREACHABLE`, `STUCK`, …
@@ -62,6 +67,7 @@ impl ErrorCode {
             ErrorCode::ToolFailed => "TOOL_FAILED",
             ErrorCode::AgentIo => "AGENT_IO",
             ErrorCode::Stuck => "STUCK",
+            ErrorCode::UngroundedAnswer => "UNGROUNDED_ANSWER",
         }
     }
 }

@@ -55,9 +55,15 @@ pub struct RunArgs {
     #[arg(long, default_value_t = agent_run::prompt::DEFAULT_BUDGET_TOKENS as u32, value_parser = clap::value_parser!(u32).range(500..))]
     pub budget_tokens: u32,
     /// The most tokens one answer may have (OpenAI max_tokens, Ollama
-    /// num_predict). 16 to 100000, and below --context-tokens.
+    /// num_predict), raised to the longest answer the step's schema admits
+    /// (an answer under the schema is never cut off). 16 to 100000, and
+    /// below --context-tokens.
     #[arg(long, default_value_t = agent_run::DEFAULT_ANSWER_TOKENS as u32, value_parser = clap::value_parser!(u32).range(16..=100_000))]
     pub answer_tokens: u32,
+    /// How many tools a step offers the model, ranked for the goal and the
+    /// last tool output (default 4; 0 offers every tool the policy allows).
+    #[arg(long, default_value_t = agent_run::rank::DEFAULT_OFFERED_TOOLS as u32, value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub offer_tools: u32,
     /// The model's context in tokens (default: what the server says, Ollama
     /// /api/show or llama.cpp /props); prompt and answer are budgeted inside
     /// it. At least 1024.
@@ -202,6 +208,7 @@ pub fn options(args: &RunArgs, root: PathBuf) -> Result<RunOptions, String> {
     o.max_steps = args.max_steps as usize;
     o.budget_tokens = args.budget_tokens as usize;
     o.answer_tokens = args.answer_tokens as usize;
+    o.offer_tools = args.offer_tools as usize;
     o.context_tokens = args.context_tokens.map(|n| n as usize);
     if let Some(context) = args.context_tokens
         && args.answer_tokens >= context

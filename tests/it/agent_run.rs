@@ -73,7 +73,9 @@ async fn ollama_tool_then_finish() {
         assert_eq!(s.body["model"], "phi3.5");
         assert_eq!(s.body["stream"], false);
         assert_eq!(s.body["options"]["temperature"], 0.1);
-        assert_eq!(s.body["format"], action::step_schema(&fake_tool_infos()));
+        // The tools ranked for the goal ("Echo something"): `echo` alone.
+        let echo: Vec<_> = fake_tool_infos().into_iter().filter(|t| t.name == "echo").collect();
+        assert_eq!(s.body["format"], action::step_schema(&echo));
         assert_eq!(s.body["messages"][0]["role"], "system");
     }
     // The tool output is in memory, so in the next prompt.
@@ -755,7 +757,7 @@ async fn the_prompt_and_answer_are_budgeted_inside_the_context_the_server_report
         OpenAi::new(OpenAiConfig { base_url: format!("{}/v1", fake.url()), ..OpenAiConfig::default() })
             .unwrap();
     let tools = FakeTools::new(root.clone());
-    let result = run("Read big.", &options(&root), &backend, &tools, &CancellationToken::new()).await;
+    let result = run("Use big.", &options(&root), &backend, &tools, &CancellationToken::new()).await;
     assert_eq!(result.status, RunStatus::Ok, "{result:?}");
     let seen = fake.seen();
     assert_eq!(fake.probes(), ["/props"], "asked once per model");

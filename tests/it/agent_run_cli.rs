@@ -77,7 +77,10 @@ async fn run_calls_a_real_engine_tool_and_finishes() {
     let user = seen[1].body["messages"][1]["content"].as_str().unwrap();
     assert!(user.contains("release_notes"), "{user}");
     let first = seen[0].body["messages"][1]["content"].as_str().unwrap();
-    assert!(first.contains("- think_plan:") && first.contains("- think_workflows_list:"), "{first}");
+    // The 4 tools ranked best for the goal are offered, the list among them.
+    let tools = first.split("## Tools\n").nth(1).unwrap().split("\n\n").next().unwrap();
+    assert!(tools.contains("- think_workflows_list:"), "{tools}");
+    assert_eq!(tools.lines().filter(|l| l.starts_with("- ")).count(), 4, "{tools}");
     let events_ = trace(&root.path);
     assert_eq!(events(&events_, "reasoning_step").len(), 2);
     assert_eq!(events(&events_, "tool_call_completed")[0]["ok"], true);

@@ -12,6 +12,7 @@ mod mcp_support;
 mod agent_bad_input;
 mod agent_generate;
 mod agent_grammar;
+mod agent_guard;
 mod agent_replay;
 mod agent_run;
 mod agent_run_cli;

@@ -111,58 +111,122 @@ pub fn schema() -> Value {
     })
 }
 
-fn branch(action: &str, tool_name: Value, args: Value, final_text: Value) -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "action": { "const": action },
-            "tool_name": tool_name,
-            "args": args,
-            "final": final_text,
-            "reasoning": { "type": "string" },
-        },
-        "required": FIELDS,
-        "additionalProperties": false
-    })
-}
-
 /// The tight schema of one step, built from the tools offered at that step:
 /// one `anyOf` branch per tool (`tool_name` its name as a `const`, `args` its
 /// own input schema) and one each for reason, finish (a non-empty `final`)
 /// and error. Sent as the structured-output constraint, so a server that
 /// honours it cannot invent a tool name or fill `args` with anything but the
-/// tool's arguments. It is made [`grammar::enforceable`](super::grammar::enforceable):
-/// every member typed, no long length bounds (the answer is bounded by the
-/// request's token limit), so grammar converters never fall back to "no
-/// constraint" or blow up. The prompt keeps [`schema`], the general shape.
+/// tool's arguments. It is made [`grammar::enforceable`](super::grammar::enforceable)
+/// (every member typed, no long bound from a tool's own schema) and then
+/// finite with `caps` ([`bound`](super::bound)): every string has a bound,
+/// a required string argument is not empty, so the longest answer it admits
+/// is known and the request's token limit covers it (an answer is never cut
+/// off). The prompt keeps [`schema`], the general shape.
 pub fn step_schema(tools: &[crate::agent::ToolInfo]) -> Value {
-    schema_for(tools, true)
+    step_schema_with(tools, step_caps(tools))
+}
+
+/// The string bounds of a step offering `tools`: [`bound::DEFAULT_CAPS`](super::bound::DEFAULT_CAPS),
+/// halved while the schema's [`weight`](super::bound::weight) is over
+/// [`bound::MAX_WEIGHT`](super::bound::MAX_WEIGHT) (the grammar grows with
+/// its string bounds: many tools get shorter strings, and so many that even
+/// the smallest are too many, none).
+pub fn step_caps(tools: &[crate::agent::ToolInfo]) -> super::bound::Caps {
+    use super::bound::{DEFAULT_CAPS, MAX_WEIGHT, weight};
+    let over = |caps| weight(&step_schema_with(tools, caps)) > MAX_WEIGHT;
+    let mut caps = DEFAULT_CAPS;
+    while over(caps)
+        && let Some(smaller) = caps.halved()
+    {
+        caps = smaller;
+    }
+    if over(caps) {
+        // So many tools that even the smallest bounds make too large a
+        // grammar: no bounds (the step is bounded by --answer-tokens alone).
+        caps = super::bound::UNBOUNDED;
+    }
+    caps
+}
+
+/// [`step_schema`] with other string bounds (a small context halves them).
+pub fn step_schema_with(tools: &[crate::agent::ToolInfo], caps: super::bound::Caps) -> Value {
+    schema_for(tools, true, caps)
 }
 
 /// The schema of a narrowed re-ask (see docs/agent.md, "Repeats"): a call
 /// of one of `tools`, a finish or an error; no `reason`.
 pub fn narrowed_schema(tools: &[crate::agent::ToolInfo]) -> Value {
-    schema_for(tools, false)
+    schema_for(tools, false, super::bound::DEFAULT_CAPS)
 }
 
-fn schema_for(tools: &[crate::agent::ToolInfo], with_reason: bool) -> Value {
+/// A tool's `args` in a step schema: enforceable, finite, and with a
+/// required string argument at least one character long.
+fn step_args(input_schema: &Value, max_chars: u64) -> Value {
+    let args = super::grammar::enforceable(input_schema);
+    let mut args = if max_chars == 0 { args } else { super::bound::bounded(&args, max_chars) };
+    let required: Vec<String> = args
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    if let Some(props) = args.get_mut("properties").and_then(Value::as_object_mut) {
+        for name in required {
+            if let Some(Value::Object(p)) = props.get_mut(&name)
+                && p.get("type") == Some(&json!("string"))
+                && p.get("minLength").and_then(Value::as_u64).unwrap_or(0) == 0
+            {
+                p.insert("minLength".into(), json!(1));
+            }
+        }
+    }
+    args
+}
+
+fn schema_for(tools: &[crate::agent::ToolInfo], with_reason: bool, caps: super::bound::Caps) -> Value {
     let empty = json!({ "const": "" });
     let no_args = json!({ "type": "object", "properties": {}, "additionalProperties": false });
+    let bounded = |max: u64, min: u64| {
+        let mut s = json!({ "type": "string" });
+        if min > 0 {
+            s["minLength"] = json!(min);
+        }
+        if max > 0 {
+            s["maxLength"] = json!(max);
+        }
+        s
+    };
+    let short = bounded(caps.reasoning_chars, 0);
+    let branch = |action: &str, tool_name: Value, args: Value, final_text: Value| {
+        json!({
+            "type": "object",
+            "properties": {
+                "action": { "const": action },
+                "tool_name": tool_name,
+                "args": args,
+                "final": final_text,
+                "reasoning": short,
+            },
+            "required": FIELDS,
+            "additionalProperties": false
+        })
+    };
     let mut branches: Vec<Value> = tools
         .iter()
-        .map(|t| branch("tool", json!({ "const": t.name }), t.input_schema.clone(), empty.clone()))
+        .map(|t| {
+            branch(
+                "tool",
+                json!({ "const": t.name }),
+                step_args(&t.input_schema, caps.arg_chars),
+                empty.clone(),
+            )
+        })
         .collect();
     if with_reason {
         branches.push(branch("reason", empty.clone(), no_args.clone(), empty.clone()));
     }
-    branches.push(branch(
-        "finish",
-        empty.clone(),
-        no_args.clone(),
-        json!({ "type": "string", "minLength": 1 }),
-    ));
-    branches.push(branch("error", empty, no_args, json!({ "type": "string" })));
-    super::grammar::enforceable(&json!({ "title": "AgentAction", "anyOf": branches }))
+    branches.push(branch("finish", empty.clone(), no_args.clone(), bounded(caps.final_chars, 1)));
+    branches.push(branch("error", empty.clone(), no_args, short.clone()));
+    json!({ "title": "AgentAction", "anyOf": branches })
 }
 
 /// What the loop tells a model that asked for the same tool call as at the
@@ -417,7 +481,14 @@ mod tests {
         assert_eq!(s["anyOf"].as_array().unwrap().len(), 5);
         assert_eq!(s["anyOf"][0]["properties"]["tool_name"], json!({"const": "think_plan"}));
         let args = &s["anyOf"][0]["properties"]["args"];
-        assert_eq!(args["properties"]["workflow"], json!({"type": "string"}), "no long bound in a grammar");
+        assert_eq!(
+            args["properties"]["workflow"],
+            json!({"type": "string", "minLength": 1, "maxLength": 120}),
+            "the tool's long bound dropped for the loop's own; a required string is not empty"
+        );
+        assert_eq!(super::super::bound::longest(&s), None, "echo takes any JSON: unbounded");
+        let plan_only = step_schema(&tools[..1]);
+        assert!(super::super::bound::longest(&plan_only).is_some(), "finite: its longest answer is known");
         assert!(args.get("$schema").is_none());
         let v = jsonschema::validator_for(&s).unwrap();
         let a = |action: &str, tool: &str, args: Value, fin: &str| json!({"action": action, "tool_name": tool, "args": args, "final": fin, "reasoning": "r"});
@@ -429,6 +500,8 @@ mod tests {
         assert!(!v.is_valid(&a("tool", "think-plan", json!({"workflow": "w"}), "")));
         assert!(!v.is_valid(&a("tool", "think_plan", json!({"type": "object", "properties": {}}), "")));
         assert!(!v.is_valid(&a("finish", "", json!({}), "")));
+        assert!(!v.is_valid(&a("tool", "think_plan", json!({"workflow": ""}), "")), "an empty required id");
+        assert!(!v.is_valid(&a("finish", "", json!({}), &"x".repeat(321))), "a final answer over its bound");
         // No tools: only reason, finish and error.
         assert_eq!(step_schema(&[])["anyOf"].as_array().unwrap().len(), 3);
     }

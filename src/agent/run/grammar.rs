@@ -32,8 +32,14 @@
 
 use serde_json::{Map, Value, json};
 
-/// The largest length or item-count bound kept; above it the bound is dropped.
+/// The largest length or item-count bound kept from a schema; above it the
+/// bound is dropped.
 pub const MAX_REPEAT: u64 = 32;
+/// The largest string bound a schema we send may have: the loop's own
+/// bounds on `final`, `reasoning` and arguments ([`bound`](super::bound)),
+/// which llama-cpp-python expands into that many nested rules (measured
+/// fine at 400; 4,000 crashed its server).
+pub const MAX_STRING_CHARS: u64 = 400;
 /// How deep `$ref`s are inlined before the value becomes any JSON.
 pub const MAX_REF_DEPTH: usize = 3;
 /// How deep schemas nest before the value becomes any JSON.
@@ -76,7 +82,14 @@ pub fn check(schema: &Value) -> Result<(), String> {
                     _ => return Err(format!("{here}: one type per member (a list is an anyOf)")),
                 },
                 "const" | "enum" | "required" | "title" | "description" => {}
-                "minLength" | "maxLength" | "minItems" | "maxItems" => {
+                "minLength" | "maxLength" => {
+                    if child.as_u64().is_none_or(|n| n > MAX_STRING_CHARS) {
+                        return Err(format!(
+                            "{here}: string bounds above {MAX_STRING_CHARS} explode a grammar"
+                        ));
+                    }
+                }
+                "minItems" | "maxItems" => {
                     if child.as_u64().is_none_or(|n| n > MAX_REPEAT) {
                         return Err(format!("{here}: bounds above {MAX_REPEAT} explode a grammar"));
                     }

@@ -20,12 +20,15 @@
 //! that names a workflow to `exec`.
 
 pub mod action;
+pub mod bound;
 pub mod detect;
 pub mod dialects;
 pub mod grammar;
+pub mod ground;
 pub mod memory;
 pub mod policy;
 pub mod prompt;
+pub mod rank;
 mod runner;
 pub use runner::run;
 pub mod telemetry;
@@ -86,8 +89,12 @@ pub struct RunOptions {
     pub context_tokens: Option<usize>,
     /// The memory budget in estimated tokens (default 4,000).
     pub memory_tokens: usize,
-    /// Stop when the same action comes this many times in a row (default 3; 0 = never).
+    /// Stop when the same action comes this many times in a row, or the same
+    /// call returns the same output this many times in a run (default 3; 0 = never).
     pub stuck_repeats: usize,
+    /// How many tools a step offers, ranked for the goal and the last output
+    /// ([`rank`]; default 4; 0 = all the policy allows).
+    pub offer_tools: usize,
     /// Call no tool: every tool call is answered with a stub that says so.
     pub dry_run: bool,
     pub policy: ToolPolicy,
@@ -123,6 +130,7 @@ impl RunOptions {
             context_tokens: None,
             memory_tokens: DEFAULT_MEMORY_TOKENS,
             stuck_repeats: DEFAULT_STUCK_REPEATS,
+            offer_tools: rank::DEFAULT_OFFERED_TOOLS,
             dry_run: false,
             policy: ToolPolicy::default(),
             forced_tool: None,

@@ -3,6 +3,7 @@
 //! built by [`request`] (budget, prompt, schema), and carries it out.
 
 mod decide;
+mod guard;
 mod request;
 
 use super::action::{self, Action, ActionKind};
@@ -106,6 +107,10 @@ struct Runner<'a, B, T> {
     answers: Vec<ModelAnswer>,
     /// Each model's context size, as its server said (asked once per model).
     contexts: std::collections::HashMap<String, Option<usize>>,
+    /// Whether the run's one grounding re-ask was spent.
+    ground_asked: bool,
+    /// How often each call (fingerprint and output) was made.
+    observations: std::collections::HashMap<String, usize>,
 }
 
 fn now() -> String {
@@ -154,6 +159,8 @@ pub async fn run(
         unknown_streak: 0,
         answers: Vec::new(),
         contexts: std::collections::HashMap::new(),
+        ground_asked: false,
+        observations: std::collections::HashMap::new(),
     };
     r.telemetry.event(
         "run_started",
@@ -290,22 +297,19 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         self.options.policy.filter(all)
     }
 
+    /// One step: the tools ranked for the goal (the top
+    /// `offer_tools` offered, any the policy allows accepted), the ask, then
+    /// the checks in order — the tool name, a hopeless call, a repeat, a
+    /// grounded final answer, stuck — and the action.
     async fn one_step(&mut self) -> Option<End> {
         let started = Instant::now();
-        let tools = self.offered().await;
+        let all = self.offered().await;
+        let tools =
+            super::rank::top(all.clone(), self.goal, self.last_output.as_deref(), self.options.offer_tools);
         let heavy = self.heavy_step();
         let budget = self.budget(heavy).await;
         let (request, built) = self.request(&tools, heavy, budget);
-        let decision = match self.decide(&request, &built, heavy).await {
-            Ok(d) => d,
-            Err(end) => {
-                let model = self.backend.model(heavy);
-                return Some(self.failed_step(end, &model, built.tokens, started));
-            }
-        };
-        let decision = self.validate(decision, &tools, self.unknown_streak == 0).await;
-        self.unknown_streak = if decision.refused.is_some() { self.unknown_streak + 1 } else { 0 };
-        let decision = match self.steer_repeat(decision, &tools, &request).await {
+        let decision = match self.checked(&request, &built, heavy, &tools, &all).await {
             Ok(d) => d,
             Err(end) => {
                 let model = self.backend.model(heavy);
@@ -314,6 +318,27 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         };
         let decision = self.check_stuck(decision);
         self.act(decision, started).await.end
+    }
+
+    /// The step's decision, through every check that may ask the model again.
+    async fn checked(
+        &mut self,
+        request: &crate::agent::backend::ChatRequest,
+        built: &super::prompt::Prompt,
+        heavy: bool,
+        tools: &[ToolInfo],
+        all: &[ToolInfo],
+    ) -> Result<Decision, End> {
+        let decision = self.decide(request, built, heavy).await?;
+        let decision = self.validate(decision, all, self.unknown_streak == 0).await;
+        let decision = self.refuse_hopeless(decision, all, request).await?;
+        self.unknown_streak = if decision.refused.is_some() && decision.metadata.get("hopeless").is_none() {
+            self.unknown_streak + 1
+        } else {
+            0
+        };
+        let decision = self.steer_repeat(decision, tools, request).await?;
+        self.ground(decision, all, request).await
     }
 
     /// Whether this step is heavy (`--heavy`, or a large last tool output),
@@ -415,6 +440,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                     other => other.to_string(),
                 });
                 acted.tool_ok = outcome.ok;
+                acted.end = self.repeated_observation(&d, &outcome.output);
                 acted.tool_output = Some(outcome.output);
             }
             ActionKind::Reason => {}

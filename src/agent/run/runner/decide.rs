@@ -226,7 +226,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let others: Vec<ToolInfo> =
             if last_ok { Vec::new() } else { offered.iter().filter(|t| t.name != tool).cloned().collect() };
         let mut again = request.clone();
-        again.schema = action::narrowed_schema(&others);
+        super::guard::with_schema(&mut again, action::narrowed_schema(&others));
         again.messages.push(Message::assistant(serde_json::to_string(&d.action).unwrap_or_default()));
         again.messages.push(Message::user(action::repeat_note(&tool, last_ok)));
         let mut retries = 0;

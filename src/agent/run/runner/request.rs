@@ -5,6 +5,7 @@ use super::{Runner, action};
 use crate::agent::ToolInfo;
 use crate::agent::Tools;
 use crate::agent::backend::{Backend, ChatRequest, Message};
+use crate::agent::run::bound;
 use crate::agent::run::prompt::{self, Prompt, PromptParts};
 use serde_json::{Value, json};
 
@@ -53,7 +54,27 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 ));
             }
         }
-        Budget { prompt, num_ctx: u32::try_from(prompt + reserve).unwrap_or(u32::MAX) }
+        Budget {
+            prompt,
+            num_ctx: u32::try_from(prompt + reserve).unwrap_or(u32::MAX),
+            context: context.map(|(n, _)| n),
+        }
+    }
+
+    /// The step schema for `tools` with the largest string bounds whose
+    /// longest answer fits [`ANSWER_SHARE`] of the context (bounds halved
+    /// until it does), and that answer's size in tokens.
+    fn sized_schema(&self, tools: &[ToolInfo], budget: &Budget) -> (Value, usize) {
+        let limit = budget.context.map(|n| (n - n / 10) * ANSWER_SHARE / 100);
+        let mut caps = action::step_caps(tools);
+        loop {
+            let schema = action::step_schema_with(tools, caps);
+            let longest = bound::longest(&schema).unwrap_or(self.options.answer_tokens);
+            match (limit, caps.halved()) {
+                (Some(limit), Some(smaller)) if longest > limit => caps = smaller,
+                _ => return (schema, longest),
+            }
+        }
     }
 
     /// The step's prompt (logged) and the request that carries it.
@@ -64,7 +85,18 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         budget: Budget,
     ) -> (ChatRequest, Prompt) {
         let schema = action::schema();
-        let step_schema = action::step_schema(tools);
+        let (step_schema, longest) = self.sized_schema(tools, &budget);
+        // The answer's bound covers the longest valid answer: under the
+        // schema it is never cut off. The prompt gives way to it.
+        let max_tokens = self.options.answer_tokens.max(longest);
+        let mut budget = budget;
+        if let Some(n) = budget.context {
+            let fits =
+                (n - n / 10).saturating_sub(max_tokens + CORRECTION_RESERVE_TOKENS).max(MIN_PROMPT_TOKENS);
+            budget.prompt = budget.prompt.min(fits);
+        }
+        budget.num_ctx =
+            u32::try_from(budget.prompt + max_tokens + CORRECTION_RESERVE_TOKENS).unwrap_or(u32::MAX);
         let policy = self.options.policy.note();
         let built = prompt::build(&PromptParts {
             persona: &self.options.persona,
@@ -85,7 +117,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             format!(", trimmed {}", built.trimmed.join(", "))
         };
         self.telemetry.log(&format!(
-            "step {}: prompt ~{} tokens, {} {}{trimmed}",
+            "step {}: prompt ~{} tokens, answer up to {max_tokens} tokens, {} {}{trimmed}",
             self.step,
             built.tokens,
             built.hash,
@@ -95,7 +127,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             messages: vec![Message::system(built.system.clone()), Message::user(built.user.clone())],
             schema: step_schema,
             heavy,
-            max_tokens: u32::try_from(self.options.answer_tokens).unwrap_or(u32::MAX),
+            max_tokens: u32::try_from(max_tokens).unwrap_or(u32::MAX),
             num_ctx: Some(budget.num_ctx),
             context: json!({
                 "run_id": self.run_id, "goal": self.goal, "step": self.step, "max_steps": self.options.max_steps,
@@ -126,4 +158,10 @@ pub(super) struct Budget {
     pub(super) prompt: usize,
     /// The context the request needs (prompt, answer, correction).
     pub(super) num_ctx: u32,
+    /// The model's context, when known.
+    pub(super) context: Option<usize>,
 }
+
+/// The most of the usable context (a tenth kept as a margin) the longest
+/// answer may take, in percent; the rest is the prompt's.
+const ANSWER_SHARE: usize = 55;

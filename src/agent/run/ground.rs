@@ -1,0 +1,179 @@
+//! Checks that need no model: whether a tool call is hopeless before it is
+//! made ([`hopeless`]), and whether a final answer is grounded in what the
+//! tools returned ([`ungrounded`]).
+//!
+//! A goal that asks to read, summarise, list or show something (see
+//! [`needs_grounding`]) is done only when the final answer carries what a
+//! tool brought: it must share at least [`MIN_SHARED_WORDS`] words with the
+//! text of the run's successful tool outputs (their string values and
+//! numbers, not their keys), words of the goal itself not counted (a final
+//! answer that only repeats the goal says nothing). Words are those of
+//! [`rank::words`](super::rank::words).
+
+use super::rank::words;
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// Words a grounded final answer shares with the tools' outputs, at least.
+pub const MIN_SHARED_WORDS: usize = 2;
+
+/// The goal words that make a goal need a tool's output.
+const OBSERVE: &[&str] =
+    &["read", "summarise", "summarize", "summary", "list", "show", "content", "contain", "open", "print"];
+
+/// Whether the goal asks for something only a tool can bring (it says
+/// read, summarise, list, show, …).
+pub fn needs_grounding(goal: &str) -> bool {
+    words(goal).iter().any(|w| OBSERVE.contains(&w.as_str()))
+}
+
+/// The text of a tool output: its string values and numbers, keys left out.
+pub fn observed_text(output: &Value, into: &mut String) {
+    match output {
+        Value::String(s) => {
+            // A tool that returns JSON as a string: its values, not its keys.
+            match serde_json::from_str::<Value>(s) {
+                Ok(v @ (Value::Object(_) | Value::Array(_))) => observed_text(&v, into),
+                _ => {
+                    into.push_str(s);
+                    into.push(' ');
+                }
+            }
+        }
+        Value::Number(n) => {
+            into.push_str(&n.to_string());
+            into.push(' ');
+        }
+        Value::Array(items) => items.iter().for_each(|v| observed_text(v, into)),
+        Value::Object(map) => map.values().for_each(|v| observed_text(v, into)),
+        Value::Bool(_) | Value::Null => {}
+    }
+}
+
+/// `None` when `final_text` is grounded in `observed` (the text of the
+/// tools' outputs, `None` when no tool call has worked yet) for `goal`, else
+/// why not. Outputs with fewer than [`MIN_SHARED_WORDS`] words of their own
+/// (an empty list) ground any answer: there is nothing to repeat.
+pub fn ungrounded(goal: &str, final_text: &str, observed: Option<&str>) -> Option<String> {
+    let Some(observed) = observed else {
+        return Some(
+            "no tool has returned anything yet: call the tool that brings what the goal asks for".into(),
+        );
+    };
+    let goal_words: BTreeSet<String> = words(goal).into_iter().collect();
+    let seen: BTreeSet<String> = words(observed).into_iter().filter(|w| !goal_words.contains(w)).collect();
+    if seen.len() < MIN_SHARED_WORDS {
+        return None;
+    }
+    let shared: BTreeSet<String> = words(final_text).into_iter().filter(|w| seen.contains(w)).collect();
+    if shared.len() >= MIN_SHARED_WORDS {
+        return None;
+    }
+    Some(format!(
+        "the final answer does not use the tool output: it shares {} word{} with it ({}), at least \
+         {MIN_SHARED_WORDS} are needed besides the goal's own",
+        shared.len(),
+        if shared.len() == 1 { "" } else { "s" },
+        if shared.is_empty() { "none".to_owned() } else { shared.into_iter().collect::<Vec<_>>().join(", ") }
+    ))
+}
+
+/// Why a call of a tool with `schema` (its input schema) and `args` cannot
+/// work, when the engine can tell without making it: a required argument
+/// missing, or a required string argument empty. `None` when it may work.
+pub fn hopeless(schema: &Value, args: &Value) -> Option<String> {
+    let required = schema.get("required")?.as_array()?;
+    let props = schema.get("properties").and_then(Value::as_object);
+    for name in required.iter().filter_map(Value::as_str) {
+        let prop = props.and_then(|p| p.get(name));
+        let about = prop
+            .and_then(|p| p.get("description"))
+            .and_then(Value::as_str)
+            .map(|d| format!(" ({})", d.trim_end_matches('.')))
+            .unwrap_or_default();
+        match args.get(name) {
+            None | Some(Value::Null) => {
+                return Some(format!("the required argument `{name}`{about} is missing"));
+            }
+            Some(Value::String(s)) if s.trim().is_empty() => {
+                return Some(format!("the required argument `{name}`{about} is empty"));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The hint that goes with a hopeless call of `tool`.
+pub fn hopeless_hint(tool: &str, reason: &str) -> String {
+    if reason.contains("`workflow`") {
+        return format!(
+            "give `{tool}` a workflow id: the ids are in the output of think_workflows_list; or finish if the \
+             goal needs no workflow"
+        );
+    }
+    format!("give `{tool}` a value for every required argument, or call another tool, or finish")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn goals_that_read_or_list_need_grounding() {
+        assert!(needs_grounding("Summarise the file notes.txt"));
+        assert!(needs_grounding("List the available workflows"));
+        assert!(needs_grounding("Read README.md and tell me what it says"));
+        assert!(!needs_grounding("Think about what a workflow is, then finish with a one-sentence answer"));
+    }
+
+    #[test]
+    fn a_final_answer_must_share_words_with_the_output_beyond_the_goal() {
+        let mut observed = String::new();
+        observed_text(
+            &json!({"path": "notes.txt", "content": "Release notes for 1.2: the checker now reports unknown \
+                    tools, exec runs model steps."}),
+            &mut observed,
+        );
+        assert!(!observed.contains("content"), "keys are not observed: {observed}");
+        let goal = "Summarise the file notes.txt";
+        // The real answer of issue 46: words of the prompt, nothing of the file.
+        let bad =
+            "The engine decides to call the tool named in instruction. This is a summary of the result.";
+        let why = ungrounded(goal, bad, Some(&observed)).expect("ungrounded");
+        assert!(why.contains("shares 1 word with it (tool)"), "{why}");
+        // Repeating the goal is not grounding either.
+        assert!(ungrounded(goal, "A summary of the file notes.txt.", Some(&observed)).is_some());
+        assert_eq!(ungrounded(goal, "The checker now reports unknown tools.", Some(&observed)), None);
+        let none = ungrounded(goal, "The checker reports unknown tools.", None).unwrap();
+        assert!(none.contains("no tool has returned anything"), "{none}");
+        // An output with nothing to repeat (an empty list) grounds any answer.
+        assert_eq!(ungrounded("List the workflows", "There are none.", Some(" workflows ")), None);
+    }
+
+    #[test]
+    fn json_inside_a_string_output_is_read_for_its_values() {
+        let mut observed = String::new();
+        observed_text(
+            &json!(r#"{"workflows": [{"id": "release_notes"}, {"id": "review_v1"}]}"#),
+            &mut observed,
+        );
+        assert_eq!(observed.split_whitespace().collect::<Vec<_>>(), ["release_notes", "review_v1"]);
+        assert_eq!(ungrounded("List the workflows", "release_notes and review_v1", Some(&observed)), None);
+        assert!(ungrounded("List the workflows", "Here are the workflows.", Some(&observed)).is_some());
+    }
+
+    #[test]
+    fn an_empty_or_missing_required_argument_is_hopeless() {
+        let schema = json!({"type": "object", "required": ["workflow"], "properties": {
+            "workflow": {"type": "string", "description": "The workflow id."}, "run_id": {"type": "string"}}});
+        let empty = hopeless(&schema, &json!({"workflow": " "})).unwrap();
+        assert_eq!(empty, "the required argument `workflow` (The workflow id) is empty");
+        assert!(hopeless(&schema, &json!({})).unwrap().contains("is missing"));
+        assert!(hopeless(&schema, &json!({"workflow": null})).unwrap().contains("is missing"));
+        assert_eq!(hopeless(&schema, &json!({"workflow": "w", "run_id": ""})), None, "run_id is optional");
+        assert_eq!(hopeless(&json!({"type": "object"}), &json!({})), None);
+        assert!(hopeless_hint("think_plan", &empty).contains("think_workflows_list"));
+    }
+}

@@ -1,0 +1,225 @@
+//! What the loop refuses or stops without the model's help: a hopeless
+//! tool call (re-asked once in the same step, see docs/agent.md "Hopeless
+//! calls"), a final answer not grounded in the tools' outputs (re-asked once
+//! per run, then `UNGROUNDED_ANSWER`), and a loop that repeats itself (the
+//! same call with the same arguments returning the same output
+//! `stuck_repeats` times: `STUCK`).
+
+use super::{Decision, End, Runner};
+use crate::agent::backend::{Backend, ChatRequest, Message};
+use crate::agent::error::ErrorCode;
+use crate::agent::run::action::{self, Action, ActionKind};
+use crate::agent::run::ground;
+use crate::agent::run::memory::cut;
+use crate::agent::run::prompt::estimate_tokens;
+use crate::agent::{ToolInfo, Tools};
+use serde_json::{Value, json};
+
+/// The most characters of the tools' outputs a grounding check reads.
+const OBSERVED_CHARS: usize = 50_000;
+/// The most characters of the last output quoted in the grounding re-ask.
+const QUOTED_CHARS: usize = 600;
+
+impl<B: Backend, T: Tools> Runner<'_, B, T> {
+    /// A tool call that cannot work (a required argument missing or empty)
+    /// is not made: the model is told why, with a hint, and asked again in
+    /// the same step (no step of `--max-steps` spent). A second hopeless
+    /// call in the step is the step's output, as a refusal the model reads.
+    pub(super) async fn refuse_hopeless(
+        &mut self,
+        mut d: Decision,
+        all: &[ToolInfo],
+        request: &ChatRequest,
+    ) -> Result<Decision, End> {
+        let Some(reason) = self.hopeless(&d, all) else { return Ok(d) };
+        let tool = d.action.tool_name.clone();
+        let hint = ground::hopeless_hint(&tool, &reason);
+        let mut again = request.clone();
+        again.messages.push(Message::assistant(serde_json::to_string(&d.action).unwrap_or_default()));
+        again.messages.push(Message::user(format!(
+            "The call of `{tool}` was not made: {reason}. Hint: {hint}. Answer with the next action."
+        )));
+        let reply = self.ask(&again, &mut 0, "hopeless").await?;
+        d.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
+        d.output_tokens += reply.output_tokens.unwrap_or(estimate_tokens(&reply.text) as u64);
+        let mut outcome = "refused";
+        if let Ok(a) = action::parse(&reply.text) {
+            outcome = a.action.as_str();
+            d.action = a;
+            d = self.validate(d, all, self.unknown_streak == 0).await;
+        }
+        self.telemetry.log(&format!(
+            "step {}: hopeless call of {tool} not made ({reason}); asked again → {outcome}",
+            self.step
+        ));
+        d.metadata["hopeless"] = json!({"tool": tool, "reason": reason, "outcome": outcome});
+        if let Some(again_reason) = self.hopeless(&d, all) {
+            let tool = d.action.tool_name.clone();
+            let hint = ground::hopeless_hint(&tool, &again_reason);
+            d.metadata["hopeless"]["refused"] = json!(true);
+            d.refused = Some(json!({"error": "INVALID_INPUT", "details": {"tool": tool,
+                "message": format!("not called: {again_reason}"), "hint": hint}}));
+        }
+        Ok(d)
+    }
+
+    fn hopeless(&self, d: &Decision, all: &[ToolInfo]) -> Option<String> {
+        if d.action.action != ActionKind::Tool || d.refused.is_some() || d.error_code.is_some() {
+            return None;
+        }
+        let tool = all.iter().find(|t| t.name == d.action.tool_name)?;
+        ground::hopeless(&tool.input_schema, &d.action.args)
+    }
+
+    /// The text of every successful tool output of the run (bounded);
+    /// `None` when no tool call has worked.
+    fn observed(&self) -> Option<String> {
+        let mut text = None;
+        for r in self.transcript.iter().filter(|r| r.action == "tool" && r.ok == Some(true)) {
+            let t: &mut String = text.get_or_insert_default();
+            ground::observed_text(&r.output, t);
+            if t.len() > OBSERVED_CHARS {
+                break;
+            }
+        }
+        text
+    }
+
+    /// A final answer to a goal that needs a tool's output (see
+    /// [`ground`]) must be grounded in it. The first ungrounded one of a run
+    /// is re-asked in the same step: quoting the last output as plain text
+    /// and asking for the answer alone, as one JSON string (or an action)
+    /// when there is one; asking for the tool first when there is none. The
+    /// next is an `UNGROUNDED_ANSWER` error action: the run does not end `ok`.
+    pub(super) async fn ground(
+        &mut self,
+        mut d: Decision,
+        all: &[ToolInfo],
+        request: &ChatRequest,
+    ) -> Result<Decision, End> {
+        if d.action.action != ActionKind::Finish || !ground::needs_grounding(self.goal) {
+            return Ok(d);
+        }
+        let observed = self.observed();
+        let observed = observed.as_deref();
+        let Some(why) = ground::ungrounded(self.goal, &d.action.final_text, observed) else { return Ok(d) };
+        if !self.ground_asked {
+            self.ground_asked = true;
+            let has_output = observed.is_some();
+            // The bad answer is not echoed: a small model copies the last
+            // answer it sees; it sees the output last instead.
+            let mut again = request.clone();
+            // The last output that worked, as plain text (its values): a small
+            // model copies words, not JSON.
+            let last_text =
+                self.transcript.iter().rev().find(|r| r.action == "tool" && r.ok == Some(true)).map(|r| {
+                    let mut text = String::new();
+                    ground::observed_text(&r.output, &mut text);
+                    text
+                });
+            let note = match last_text.filter(|_| has_output) {
+                Some(out) => {
+                    // Just the answer, as one JSON string: a small model writes a
+                    // sentence better than a whole action around it.
+                    let answer = json!({"type": "string", "minLength": 1,
+                                        "maxLength": crate::agent::run::bound::DEFAULT_CAPS.final_chars});
+                    with_schema(&mut again, answer);
+                    format!(
+                        "Your final answer \"{}\" cannot be used: {why}. The tool returned:\n{}\nAnswer with one \
+                         JSON string only: one sentence that says what this output says, in its own words.",
+                        cut(&d.action.final_text, 160),
+                        cut(out.trim(), QUOTED_CHARS)
+                    )
+                }
+                None => format!(
+                    "Your final answer \"{}\" cannot be used: {why}. Call the tool that brings it first.",
+                    cut(&d.action.final_text, 160)
+                ),
+            };
+            again.messages.push(Message::user(note));
+            let reply = self.ask(&again, &mut 0, "grounding").await?;
+            d.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
+            d.output_tokens += reply.output_tokens.unwrap_or(estimate_tokens(&reply.text) as u64);
+            let answer = match action::parse(&reply.text) {
+                Ok(a) => Some(a),
+                Err(_) if has_output && let Ok(text) = serde_json::from_str::<String>(reply.text.trim()) => {
+                    Some(text).filter(|t| !t.trim().is_empty()).map(|t| Action::finish(t, ""))
+                }
+                Err(_) if has_output => action::prose_final(&reply.text).map(|t| Action::finish(t, "")),
+                Err(_) => None,
+            };
+            let outcome = answer.as_ref().map_or("ignored", |a| a.action.as_str());
+            d.metadata["grounding"] = json!({"reason": why, "outcome": outcome});
+            self.telemetry.log(&format!(
+                "step {}: ungrounded final answer ({why}); asked again → {outcome}",
+                self.step
+            ));
+            match answer {
+                Some(a) if a.action == ActionKind::Tool => {
+                    d.action = a;
+                    return Ok(self.validate(d, all, self.unknown_streak == 0).await);
+                }
+                Some(a) if a.action == ActionKind::Finish => {
+                    let Some(again_why) = ground::ungrounded(self.goal, &a.final_text, observed) else {
+                        d.action = a;
+                        return Ok(d);
+                    };
+                    return Ok(ungrounded(d, again_why, &a.final_text));
+                }
+                Some(a) if a.action == ActionKind::Error => {
+                    d.action = a;
+                    return Ok(d);
+                }
+                _ => {}
+            }
+        }
+        let final_text = d.action.final_text.clone();
+        Ok(ungrounded(d, why, &final_text))
+    }
+
+    /// After a tool call: the same call with the same arguments has now
+    /// returned the same output `stuck_repeats` times in this run (in a row
+    /// or not): the loop repeats itself, and ends `STUCK`.
+    pub(super) fn repeated_observation(&mut self, d: &Decision, output: &Value) -> Option<End> {
+        let n = self.options.stuck_repeats;
+        if n == 0 {
+            return None;
+        }
+        let key = format!("{}\0{output}", d.action.fingerprint());
+        let count = self.observations.entry(key).or_insert(0);
+        *count += 1;
+        if *count < n {
+            return None;
+        }
+        let a = &d.action;
+        let message = format!(
+            "Stopped: the call of `{}` with args {} returned the same output {n} times; the loop repeats itself.",
+            a.tool_name, a.args
+        );
+        let details = json!({"repeats": n, "repeated": a.fingerprint(), "same_output": true,
+            "hint": "the model does not use what the tool returned: try a more capable --model or a narrower goal"});
+        let mut end = End::error(ErrorCode::Stuck, message, details);
+        end.stop_reason = crate::agent::run::StopReason::Stuck;
+        Some(end)
+    }
+}
+
+/// `d` as the `UNGROUNDED_ANSWER` error action for `final_text`.
+fn ungrounded(mut d: Decision, why: String, final_text: &str) -> Decision {
+    let message = format!("the final answer is not grounded in the tools' outputs: {why}");
+    d.error_details = json!({"final": cut(final_text, 500),
+        "hint": "the goal asks for what a tool returns: a more capable --model, or --max-steps high enough to \
+                 read it and answer from it"});
+    d.error_code = Some(ErrorCode::UngroundedAnswer);
+    d.action = Action::error(message);
+    d
+}
+
+/// `request` asking with `schema`: its token limit raised, when needed, to
+/// the longest answer `schema` admits (see [`bound`](crate::agent::run::bound)).
+pub(super) fn with_schema(request: &mut ChatRequest, schema: Value) {
+    if let Some(n) = crate::agent::run::bound::longest(&schema) {
+        request.max_tokens = request.max_tokens.max(u32::try_from(n).unwrap_or(u32::MAX));
+    }
+    request.schema = schema;
+}
