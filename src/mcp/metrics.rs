@@ -118,63 +118,60 @@ fn metrics() -> &'static Metrics {
             db_pool_max: Family::default(),
             scrape: Mutex::new(()),
         };
-        registry.register("calls", "Tool calls by tool and outcome (ok or the error code)", m.calls.clone());
-        registry.register("call_duration_seconds", "How long tool calls took, by tool", m.durations.clone());
-        registry.register(
-            "transitions",
-            "Calls that may change a run (not read-only) and succeeded, by tool",
-            m.transitions.clone(),
-        );
-        registry.register(
-            "store_errors",
-            "Calls that failed in the state store, by code (STATE_UNAVAILABLE, STATE_IO, STATE_CORRUPT, ...)",
-            m.store_errors.clone(),
-        );
-        registry.register("runs", "Live runs by status, when scraped", m.runs.clone());
-        for (name, help, gauge) in [
-            ("runs_waiting", "Live runs with a step waiting (an answer, a time, an event)", &m.waiting),
-            ("timers_pending", "Runs waiting on a deadline, by the store's timer index", &m.timers_pending),
-            (
-                "runs_cached",
-                "Runs kept in memory between calls (at most [state] cached_runs)",
-                &m.runs_cached,
-            ),
-            ("requests_in_flight", "HTTP calls (POSTs) not answered yet", &m.in_flight),
-        ] {
-            registry.register(name, help, gauge.clone());
-        }
-        for (name, help, counter) in [
-            ("timers_fired", "Runs changed by a deadline that came", &m.timers_fired),
-            ("pruned_runs", "Runs and archived copies removed by [state] keep", &m.pruned_runs),
-            ("pruned_objects", "Workflow versions removed by [state] keep", &m.pruned_objects),
-            (
-                "run_busy",
-                "Run locks refused as busy (RUN_BUSY): held too long, or too many waiting",
-                &m.run_busy,
-            ),
-        ] {
-            registry.register(name, help, counter.clone());
-        }
-        registry.register(
-            "lock_wait_seconds",
-            "How long taking a run's lock took, refusals included (a round trip on PostgreSQL)",
-            m.lock_waits.clone(),
-        );
-        registry.register(
-            "db_pool_connections",
-            "State database connections by state: work (reads, writes), lock (run locks), idle",
-            m.db_pool.clone(),
-        );
-        registry.register(
-            "db_pool_max",
-            "The most connections each budget of the pool lends ([state] pool_size)",
-            m.db_pool_max.clone(),
-        );
+        register(&mut registry, &m);
         let build: Family<Build, Gauge> = Family::default();
         build.get_or_create(&Build { version: env!("CARGO_PKG_VERSION").to_owned() }).set(1);
         registry.register("build_info", "The version of savant-think (always 1)", build);
         Metrics { registry, ..m }
     })
+}
+
+/// Registers each of `m`'s metrics under its name and help text.
+fn register(registry: &mut Registry, m: &Metrics) {
+    registry.register("calls", "Tool calls by tool and outcome (ok or the error code)", m.calls.clone());
+    registry.register("call_duration_seconds", "How long tool calls took, by tool", m.durations.clone());
+    registry.register(
+        "transitions",
+        "Calls that may change a run (not read-only) and succeeded, by tool",
+        m.transitions.clone(),
+    );
+    registry.register(
+        "store_errors",
+        "Calls that failed in the state store, by code (STATE_UNAVAILABLE, STATE_IO, STATE_CORRUPT, ...)",
+        m.store_errors.clone(),
+    );
+    registry.register("runs", "Live runs by status, when scraped", m.runs.clone());
+    for (name, help, gauge) in [
+        ("runs_waiting", "Live runs with a step waiting (an answer, a time, an event)", &m.waiting),
+        ("timers_pending", "Runs waiting on a deadline, by the store's timer index", &m.timers_pending),
+        ("runs_cached", "Runs kept in memory between calls (at most [state] cached_runs)", &m.runs_cached),
+        ("requests_in_flight", "HTTP calls (POSTs) not answered yet", &m.in_flight),
+    ] {
+        registry.register(name, help, gauge.clone());
+    }
+    for (name, help, counter) in [
+        ("timers_fired", "Runs changed by a deadline that came", &m.timers_fired),
+        ("pruned_runs", "Runs and archived copies removed by [state] keep", &m.pruned_runs),
+        ("pruned_objects", "Workflow versions removed by [state] keep", &m.pruned_objects),
+        ("run_busy", "Run locks refused as busy (RUN_BUSY): held too long, or too many waiting", &m.run_busy),
+    ] {
+        registry.register(name, help, counter.clone());
+    }
+    registry.register(
+        "lock_wait_seconds",
+        "How long taking a run's lock took, refusals included (a round trip on PostgreSQL)",
+        m.lock_waits.clone(),
+    );
+    registry.register(
+        "db_pool_connections",
+        "State database connections by state: work (reads, writes), lock (run locks), idle",
+        m.db_pool.clone(),
+    );
+    registry.register(
+        "db_pool_max",
+        "The most connections each budget of the pool lends ([state] pool_size)",
+        m.db_pool_max.clone(),
+    );
 }
 
 /// Codes that say the state store failed (not the caller).

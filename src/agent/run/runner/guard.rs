@@ -106,37 +106,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         if !self.ground_asked {
             self.ground_asked = true;
             let has_output = observed.is_some();
-            // The bad answer is not echoed: a small model copies the last
-            // answer it sees; it sees the output last instead.
-            let mut again = request.clone();
-            // The last output that worked, as plain text (its values): a small
-            // model copies words, not JSON.
-            let last_text =
-                self.transcript.iter().rev().find(|r| r.action == "tool" && r.ok == Some(true)).map(|r| {
-                    let mut text = String::new();
-                    ground::observed_text(&r.output, &mut text);
-                    text
-                });
-            let note = match last_text.filter(|_| has_output) {
-                Some(out) => {
-                    // Just the answer, as one JSON string: a small model writes a
-                    // sentence better than a whole action around it.
-                    let answer = json!({"type": "string", "minLength": 1,
-                                        "maxLength": crate::agent::run::bound::DEFAULT_CAPS.final_chars});
-                    with_schema(&mut again, answer);
-                    format!(
-                        "Your final answer \"{}\" cannot be used: {why}. The tool returned:\n{}\nAnswer with one \
-                         JSON string only: one sentence that says what this output says, in its own words.",
-                        cut(&d.action.final_text, 160),
-                        cut(out.trim(), QUOTED_CHARS)
-                    )
-                }
-                None => format!(
-                    "Your final answer \"{}\" cannot be used: {why}. Call the tool that brings it first.",
-                    cut(&d.action.final_text, 160)
-                ),
-            };
-            again.messages.push(Message::user(note));
+            let again = self.grounding_request(request, &d.action.final_text, &why, has_output);
             let reply = self.ask(&again, &mut 0, "grounding").await?;
             d.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
             d.output_tokens += reply.output_tokens.unwrap_or(estimate_tokens(&reply.text) as u64);
@@ -175,6 +145,50 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         }
         let final_text = d.action.final_text.clone();
         Ok(ungrounded(d, why, &final_text))
+    }
+
+    /// The re-ask of an ungrounded final answer `said` (see [`Self::ground`]):
+    /// the last output that worked quoted as plain text and one JSON string
+    /// asked for, or the tool asked for first when there is no output.
+    fn grounding_request(
+        &self,
+        request: &ChatRequest,
+        said: &str,
+        why: &str,
+        has_output: bool,
+    ) -> ChatRequest {
+        // The bad answer is not echoed: a small model copies the last
+        // answer it sees; it sees the output last instead.
+        let mut again = request.clone();
+        // The last output that worked, as plain text (its values): a small
+        // model copies words, not JSON.
+        let last_text =
+            self.transcript.iter().rev().find(|r| r.action == "tool" && r.ok == Some(true)).map(|r| {
+                let mut text = String::new();
+                ground::observed_text(&r.output, &mut text);
+                text
+            });
+        let note = match last_text.filter(|_| has_output) {
+            Some(out) => {
+                // Just the answer, as one JSON string: a small model writes a
+                // sentence better than a whole action around it.
+                let answer = json!({"type": "string", "minLength": 1,
+                                    "maxLength": crate::agent::run::bound::DEFAULT_CAPS.final_chars});
+                with_schema(&mut again, answer);
+                format!(
+                    "Your final answer \"{}\" cannot be used: {why}. The tool returned:\n{}\nAnswer with one \
+                     JSON string only: one sentence that says what this output says, in its own words.",
+                    cut(said, 160),
+                    cut(out.trim(), QUOTED_CHARS)
+                )
+            }
+            None => format!(
+                "Your final answer \"{}\" cannot be used: {why}. Call the tool that brings it first.",
+                cut(said, 160)
+            ),
+        };
+        again.messages.push(Message::user(note));
+        again
     }
 
     /// After a tool call: the same call with the same arguments has now
