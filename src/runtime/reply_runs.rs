@@ -348,7 +348,8 @@ pub struct UpgradeDiagnostic {
     pub file: String,
     /// Always INCOMPATIBLE_UPGRADE.
     pub code: String,
-    /// CALL_CHANGED, RESULT_NO_LONGER_VALID, DEPENDS_ON_UNRUN_STEP, ITEM_GONE or RUN_FINISHED.
+    /// CALL_CHANGED, RESULT_NO_LONGER_VALID, DEPENDS_ON_UNRUN_STEP, ITEM_GONE, RUN_FINISHED,
+    /// WAIT_REMOVED, WAIT_CHANGED or USES_CHANGED.
     #[schemars(with = "String")]
     pub reason: crate::runtime::upgrade::RefusalReason,
     /// Always error.

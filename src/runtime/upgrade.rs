@@ -39,6 +39,9 @@ pub enum RefusalReason {
     /// version no longer waits at, or waits for something else or with an
     /// answer typed otherwise.
     WaitChanged,
+    /// `USES_CHANGED`: a `uses:` step whose child run is running now uses
+    /// another workflow (or none) in the new version.
+    UsesChanged,
 }
 
 impl RefusalReason {
@@ -52,6 +55,7 @@ impl RefusalReason {
             RefusalReason::RunFinished => "RUN_FINISHED",
             RefusalReason::WaitRemoved => "WAIT_REMOVED",
             RefusalReason::WaitChanged => "WAIT_CHANGED",
+            RefusalReason::UsesChanged => "USES_CHANGED",
         }
     }
 }

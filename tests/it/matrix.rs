@@ -9,11 +9,13 @@
 //! inspector) is started once; the cells run in lanes on a few threads
 //! (`matrix_run.rs`). Nothing sleeps: a wait that ends at its deadline is
 //! ended by moving the binary's test clock forward (`SAVANT_TEST_CLOCK`,
-//! see `runtime::clock`). Run state is exercised on the file store and,
-//! for the engine loop (plan, next, answers, events, timers, children) and
-//! `state get`/`state list`, on PostgreSQL (skipped, with a note, only
-//! where PostgreSQL is not installed and CI is not set). `reset`, `fork`
-//! and `upgrade` run on the file store only. The time each surface
+//! see `runtime::clock`). Every surface that touches run state runs on
+//! the file store and on PostgreSQL (its `*_postgres` twin, on one schema
+//! of the cluster the test run shares; skipped, with a note, only where
+//! PostgreSQL is not installed and CI is not set): the engine loop (plan,
+//! next, answers, events, timers, children), `test --replay`, `exec`,
+//! `state get`/`state list`, the inspector, `reset`, `fork` and
+//! `upgrade`. 21 shapes × 26 surfaces: 546 cells. The time each surface
 //! took is printed (`--nocapture`), never asserted.
 
 use crate::common::Root;
@@ -251,17 +253,23 @@ pub const SURFACES: &[&str] = &[
     "state_postgres",
     "explain_graph",
     "replay",
+    "replay_postgres",
     "from_run",
     "mocks",
     "exec",
+    "exec_postgres",
     "exec_dry_run",
     "inspector",
+    "inspector_postgres",
     "answer",
     "signal",
     "webhook",
     "reset",
+    "reset_postgres",
     "fork",
+    "fork_postgres",
     "upgrade",
+    "upgrade_postgres",
 ];
 
 /// Cells that cannot hold, each with its reason: `(shape, surface, why)`.

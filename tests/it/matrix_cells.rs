@@ -101,9 +101,10 @@ pub fn explain_graph(root: &Root, workflow: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// `test --replay` of the unchanged workflow's run: no divergence.
-pub fn replay(root: &Root, workflow: &str, run_id: &str) -> Result<(), String> {
-    let (code, out, err) = run(root, &["test", "--replay", workflow, "--run-id", run_id]);
+/// `test --replay` of the unchanged workflow's run (on the store at `url`
+/// when one is given): no divergence.
+pub fn replay(root: &Root, url: Option<&str>, workflow: &str, run_id: &str) -> Result<(), String> {
+    let (code, out, err) = run_on(root, url, &["test", "--replay", workflow, "--run-id", run_id]);
     ensure(code == 0 && out.contains("no divergence"), || format!("exit {code}: {out}{err}"))
 }
 
@@ -175,9 +176,11 @@ fn summary(out: &str) -> Value {
 /// a question or an event parks the run (exit 3, listing its waits), which
 /// is then answered (`answer`) or sent (`signal`) and resumed. An event
 /// sent before the wait starts (the run planned first) is taken from the
-/// run's inbox with no park.
-pub fn exec(root: &Root, shape: &Shape, run_id: &str) -> Result<(), String> {
+/// run's inbox with no park. On the store at `url` when one is given.
+pub fn exec(root: &Root, url: Option<&str>, shape: &Shape, run_id: &str) -> Result<(), String> {
     let (workflow, status) = (shape.workflow, shape.exec);
+    let run = |root: &Root, args: &[&str]| run_on(root, url, args);
+    let send = |root: &Root, e: &Event, workflow: &str, run_id: &str| send(root, url, e, workflow, run_id);
     let mut resume = false;
     if let Some(e) = shape.event.as_ref().filter(|e| e.early) {
         let (code, _, err) = run(root, &["plan", workflow, "--run-id", run_id, "--params", shape.params]);
@@ -234,8 +237,8 @@ pub fn exec(root: &Root, shape: &Shape, run_id: &str) -> Result<(), String> {
 }
 
 /// `savant-think signal` of a shape's event: delivered to run `run_id`.
-fn send(root: &Root, e: &Event, workflow: &str, run_id: &str) -> Result<(), String> {
-    let (code, out, err) = run(root, &["signal", EVENT, "--key", e.key, "--payload", e.payload]);
+fn send(root: &Root, url: Option<&str>, e: &Event, workflow: &str, run_id: &str) -> Result<(), String> {
+    let (code, out, err) = run_on(root, url, &["signal", EVENT, "--key", e.key, "--payload", e.payload]);
     let reply: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
     ensure(code == 0, || format!("signal exit {code}: {out}{err}"))?;
     crate::matrix_drive::delivered_to(&reply, workflow, run_id)
@@ -337,7 +340,33 @@ pub fn after_runs(m: &Matrix) {
     for shape in SHAPES {
         timed(results, shape.name, "inspector", || match early(shape, "inspector") {
             Some(e) => Err(e),
-            None => inspector(&get, &runs, shape),
+            None => inspector(&get, &runs, shape, &shape.run_id("cli")),
+        });
+    }
+    inspector_postgres(m, url);
+}
+
+/// The inspector's cells on PostgreSQL: an inspector of its own on the
+/// schema at `url`, each shape's run made there (`cli_postgres`).
+fn inspector_postgres(m: &Matrix, url: Option<&str>) {
+    let server = url.map(|url| {
+        let mut command = crate::support::Server::command(&m.root.path);
+        command.args(["--token", TOKEN]).env("LOG_LEVEL", "error").env("SAVANT_STATE_URL", url);
+        command.env("SAVANT_TEST_CLOCK", m.root.join(crate::matrix::CLOCK));
+        crate::support::Server::start(command, false)
+    });
+    let bearer = format!("Bearer {TOKEN}");
+    let get = |path: &str| match &server {
+        Some(s) => crate::inspect_http::get(&s.addr, path, &[("Authorization", bearer.as_str())]),
+        None => unreachable!("no cell reads the inspector without PostgreSQL"),
+    };
+    let runs = server.as_ref().map(|_| get("/ui/api/runs?per_page=500").json());
+    for shape in SHAPES {
+        timed(m.results, shape.name, "inspector_postgres", || {
+            crate::matrix_run::on_postgres(m, "inspector_postgres", |_| match &runs {
+                Some(runs) => inspector(&get, runs, shape, &shape.run_id("pg")),
+                None => Err("no inspector on PostgreSQL".into()),
+            })
         });
     }
 }
@@ -368,8 +397,8 @@ fn inspector(
     get: &dyn Fn(&str) -> crate::inspect_http::Reply,
     list: &Value,
     shape: &Shape,
+    run_id: &str,
 ) -> Result<(), String> {
-    let run_id = shape.run_id("cli");
     let view = get(&format!("/ui/api/runs/{}/{run_id}", shape.workflow)).json();
     ensure(view["status"] == shape.status, || format!("the run page says {}", view["status"]))?;
     for node in view["graph"]["nodes"].as_array().into_iter().flatten() {

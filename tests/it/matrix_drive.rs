@@ -103,7 +103,16 @@ pub struct Stdio_ {
 impl Stdio_ {
     /// `serve` in `root`, on the test clock in file `clock`.
     pub fn start(root: &Root, clock: &str) -> Stdio_ {
-        let mut child = Command::new(BIN)
+        Stdio_::start_on(root, clock, None)
+    }
+
+    /// [`Stdio_::start`] on the PostgreSQL schema at `url` (`SAVANT_STATE_URL`) when one is given.
+    pub fn start_on(root: &Root, clock: &str, url: Option<&str>) -> Stdio_ {
+        let mut command = Command::new(BIN);
+        if let Some(url) = url {
+            command.env("SAVANT_STATE_URL", url);
+        }
+        let mut child = command
             .arg("serve")
             .current_dir(&root.path)
             .env_remove("SAVANT_PATH")

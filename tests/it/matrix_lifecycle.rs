@@ -6,18 +6,32 @@
 //! children in flight move to their workflow as it is now — and the run
 //! then ends as the same run never touched (the CLI's reference).
 //!
-//! Runs are read in process (one engine on the file store, which reads a
-//! run again whenever its stamp changed), the commands under test run as
-//! processes, and each run is driven on over MCP stdio.
+//! Each cell runs on one store ([`On`]): the file store, or PostgreSQL
+//! (the matrix's `*_postgres` surfaces). Runs are read in process (one
+//! engine per store, which reads a run again whenever its stamp changed),
+//! the commands under test run as processes on that store, and each run
+//! is driven on over MCP stdio (a `serve` on the same store).
 
 use crate::common::Root;
 use crate::matrix::{CLOCK, Shape, ensure};
 use crate::matrix_drive::{Surface, Trace, resume};
 use serde_json::Value;
 
-/// Runs the binary in `root`: the reply as JSON, or why not.
-fn command(root: &Root, args: &[&str]) -> Result<Value, String> {
-    let out = root.command(args).output().unwrap();
+/// Where a cell works: the project, and the PostgreSQL schema's URL
+/// (`SAVANT_STATE_URL`) or `None` for the file store.
+#[derive(Clone, Copy)]
+pub struct On<'a> {
+    pub root: &'a Root,
+    pub url: Option<&'a str>,
+}
+
+/// Runs the binary in the project on its store: the reply as JSON, or why not.
+fn command(on: On, args: &[&str]) -> Result<Value, String> {
+    let mut command = on.root.command(args);
+    if let Some(url) = on.url {
+        command.env("SAVANT_STATE_URL", url);
+    }
+    let out = command.output().unwrap();
     let reply = serde_json::from_slice::<Value>(&out.stdout).unwrap_or(Value::Null);
     ensure(out.status.success() && reply.is_object(), || {
         format!(
@@ -30,32 +44,54 @@ fn command(root: &Root, args: &[&str]) -> Result<Value, String> {
     Ok(reply)
 }
 
-/// The engine the cells read runs with (the matrix's one project).
-fn engine(root: &Root) -> &'static savant_think::runtime::Engine {
-    static ENGINE: std::sync::OnceLock<savant_think::runtime::Engine> = std::sync::OnceLock::new();
-    ENGINE.get_or_init(|| root.engine())
+/// The engine the cells read runs with on `on`'s store (the matrix's one
+/// project: one per store).
+fn engine(on: On) -> &'static savant_think::runtime::Engine {
+    use savant_think::runtime::Engine;
+    use std::sync::OnceLock;
+    static FILE: OnceLock<Engine> = OnceLock::new();
+    static PG: OnceLock<Engine> = OnceLock::new();
+    match on.url {
+        None => FILE.get_or_init(|| on.root.engine()),
+        Some(url) => PG.get_or_init(|| {
+            let store =
+                savant_think::state::PgStore::open(url, false).expect("the matrix's PostgreSQL schema");
+            Engine::with_store(on.root.path.clone(), Default::default(), Box::new(store))
+        }),
+    }
 }
 
-/// Every run below `run_id` (its children at any depth), as `state list` has them.
-fn children(root: &Root, run_id: &str) -> Vec<Value> {
-    let list = engine(root).state_list(None).map(|l| serde_json::to_value(l).unwrap_or(Value::Null));
+/// Every run below run `run_id` of `workflow` (its children at any
+/// depth), as `state list` has them: the runs of the workflows it uses,
+/// at any depth, only (listing every run of the store for each look made
+/// the PostgreSQL cells four times slower than the file store's).
+fn children(on: On, workflow: &str, run_id: &str) -> Vec<Value> {
+    let e = engine(on);
+    let callees = e.workflow(workflow).map(|cw| e.with_callees(&cw)).unwrap_or_default();
     let prefix = format!("{run_id}.");
-    let runs = list.ok().and_then(|l| l["runs"].as_array().cloned()).unwrap_or_default();
-    runs.into_iter().filter(|r| r["run_id"].as_str().is_some_and(|id| id.starts_with(&prefix))).collect()
+    let mut out = Vec::new();
+    for callee in callees.iter().filter(|c| &*c.wf.id != workflow) {
+        let list = e.state_list(Some(&*callee.wf.id)).map(|l| serde_json::to_value(l).unwrap_or(Value::Null));
+        let runs = list.ok().and_then(|l| l["runs"].as_array().cloned()).unwrap_or_default();
+        out.extend(
+            runs.into_iter().filter(|r| r["run_id"].as_str().is_some_and(|id| id.starts_with(&prefix))),
+        );
+    }
+    out
 }
 
 /// A run's full state (`state get`), read in process.
-fn state(root: &Root, workflow: &str, run_id: &str) -> Value {
-    engine(root)
+fn state(on: On, workflow: &str, run_id: &str) -> Value {
+    engine(on)
         .state_get(workflow, run_id)
         .map(|s| serde_json::to_value(s).unwrap_or(Value::Null))
         .unwrap_or(Value::Null)
 }
 
 /// That every run below `run_id` says its parent is `run_id` or one of its children.
-fn children_linked(root: &Root, run_id: &str) -> Result<(), String> {
+fn children_linked(on: On, workflow: &str, run_id: &str) -> Result<(), String> {
     let prefix = format!("{run_id}.");
-    for c in children(root, run_id) {
+    for c in children(on, workflow, run_id) {
         let parent = c["parent"]["run_id"].as_str().unwrap_or("");
         ensure(parent == run_id || parent.starts_with(&prefix), || {
             format!("child {c} is not linked to {run_id}")
@@ -76,20 +112,20 @@ fn ends_as(t: &Trace, r: &Trace) -> Result<(), String> {
 /// (at version 0, running); driven again, it hands out the reference's
 /// instructions and ends as the reference.
 pub fn reset(
-    root: &Root,
+    on: On,
     surface: &mut dyn Surface,
     shape: &Shape,
     run_id: &str,
     r: Option<&Trace>,
 ) -> Result<(), String> {
     let r = r.ok_or("no reference run (cli failed)")?;
-    command(root, &["reset", shape.workflow, "--run-id", run_id, "--force"])?;
-    let left: Vec<Value> = children(root, run_id)
+    command(on, &["reset", shape.workflow, "--run-id", run_id, "--force"])?;
+    let left: Vec<Value> = children(on, shape.workflow, run_id)
         .into_iter()
         .filter(|c| c["version"] != 0 || c["status"] != "running")
         .collect();
     ensure(left.is_empty(), || format!("reset to the start left child runs: {left:?}"))?;
-    let t = resume(surface, shape, run_id, &root.join(CLOCK))?;
+    let t = resume(surface, shape, run_id, &on.root.join(CLOCK))?;
     ensure(t.instructions == r.instructions, || {
         format!(
             "other instructions than the CLI's after the reset:\n{:?}\nvs\n{:?}",
@@ -97,7 +133,7 @@ pub fn reset(
         )
     })?;
     ends_as(&t, r)?;
-    children_linked(root, run_id)
+    children_linked(on, shape.workflow, run_id)
 }
 
 /// `fork --from LAST` of a finished run `source` (its last step run again)
@@ -105,7 +141,7 @@ pub fn reset(
 /// source, the fork has its own (same place, linked to the fork), so its
 /// kept `uses:` results keep their runs; driven on, the fork ends as the reference.
 pub fn fork(
-    root: &Root,
+    on: On,
     surface: &mut dyn Surface,
     shape: &Shape,
     source: &str,
@@ -113,41 +149,48 @@ pub fn fork(
 ) -> Result<(), String> {
     let r = r.ok_or("no reference run (cli failed)")?;
     let last = r.steps.last().map(|(id, _)| id.clone()).ok_or("the reference has no step")?;
-    let before = state(root, shape.workflow, source);
+    let before = state(on, shape.workflow, source);
     let fork_id = format!("{source}-fork");
-    let made = command(
-        root,
-        &["fork", shape.workflow, "--run-id", source, "--from", &last, "--new-run-id", &fork_id],
-    );
+    let made =
+        command(on, &["fork", shape.workflow, "--run-id", source, "--from", &last, "--new-run-id", &fork_id]);
     // A fork that keeps the failure of its source fails at once, as the source did.
     if let Err(e) = made {
-        let failed = state(root, shape.workflow, &fork_id)["status"] == "failed";
+        let failed = state(on, shape.workflow, &fork_id)["status"] == "failed";
         ensure(r.status == "failed" && failed, || e)?;
     }
-    let source_children: Vec<String> =
-        children(root, source).iter().filter_map(|c| c["run_id"].as_str().map(str::to_owned)).collect();
-    let t = resume(surface, shape, &fork_id, &root.join(CLOCK))?;
+    let source_children: Vec<String> = children(on, shape.workflow, source)
+        .iter()
+        .filter_map(|c| c["run_id"].as_str().map(str::to_owned))
+        .collect();
+    let t = resume(surface, shape, &fork_id, &on.root.join(CLOCK))?;
     ends_as(&t, r)?;
-    let after = state(root, shape.workflow, source);
+    let after = state(on, shape.workflow, source);
     ensure(before["version"] == after["version"] && before["status"] == after["status"], || {
         format!("the fork changed its source: {before} vs {after}")
     })?;
-    let mine: Vec<String> =
-        children(root, &fork_id).iter().filter_map(|c| c["run_id"].as_str().map(str::to_owned)).collect();
+    let mine: Vec<String> = children(on, shape.workflow, &fork_id)
+        .iter()
+        .filter_map(|c| c["run_id"].as_str().map(str::to_owned))
+        .collect();
     for c in &source_children {
         let counterpart = format!("{fork_id}{}", &c[source.len()..]);
         ensure(mine.contains(&counterpart), || {
             format!("the source's child {c} has no counterpart {counterpart} in the fork: {mine:?}")
         })?;
     }
-    children_linked(root, &fork_id)
+    children_linked(on, shape.workflow, &fork_id)
 }
 
-/// The runs the upgrade cells upgrade, planned (on `surface`) before the
-/// files change: each shape's run at its first instruction, its first
-/// children in flight.
-pub fn plan_for_upgrade(surface: &mut dyn Surface, shape: &Shape) -> Value {
-    let run_id = shape.run_id("upgrade");
+/// The run id of the run the upgrade cells upgrade on `on`'s store.
+pub fn upgrade_run_id(on: On, shape: &Shape) -> String {
+    shape.run_id(if on.url.is_some() { "upgrade-pg" } else { "upgrade" })
+}
+
+/// The runs the upgrade cells upgrade, planned (on `surface`, on `on`'s
+/// store) before the files change: each shape's run at its first
+/// instruction, its first children in flight.
+pub fn plan_for_upgrade(on: On, surface: &mut dyn Surface, shape: &Shape) -> Value {
+    let run_id = upgrade_run_id(on, shape);
     surface.call(
         "think_plan",
         serde_json::json!({"workflow": shape.workflow, "params": shape.params(), "run_id": run_id}),
@@ -168,16 +211,11 @@ pub fn edit_workflows(root: &Root) {
 /// changed: upgraded, and each of its children in flight now at its
 /// workflow's new version too; driven on, it hands out the reference's
 /// instructions and ends as the reference.
-pub fn upgrade(
-    root: &Root,
-    surface: &mut dyn Surface,
-    shape: &Shape,
-    r: Option<&Trace>,
-) -> Result<(), String> {
+pub fn upgrade(on: On, surface: &mut dyn Surface, shape: &Shape, r: Option<&Trace>) -> Result<(), String> {
     let r = r.ok_or("no reference run (cli failed)")?;
-    let run_id = shape.run_id("upgrade");
+    let run_id = upgrade_run_id(on, shape);
     let in_flight = || -> Vec<(String, String, Value)> {
-        children(root, &run_id)
+        children(on, shape.workflow, &run_id)
             .into_iter()
             .filter(|c| c["status"] == "running")
             .map(|c| {
@@ -185,13 +223,13 @@ pub fn upgrade(
                     c["workflow"].as_str().unwrap_or("").to_owned(),
                     c["run_id"].as_str().unwrap_or("").to_owned(),
                 );
-                let hash = state(root, &wf, &id)["workflow_hash"].clone();
+                let hash = state(on, &wf, &id)["workflow_hash"].clone();
                 (wf, id, hash)
             })
             .collect()
     };
     let before = in_flight();
-    let reply = command(root, &["upgrade", shape.workflow, "--run-id", &run_id, "--force"])?;
+    let reply = command(on, &["upgrade", shape.workflow, "--run-id", &run_id, "--force"])?;
     ensure(
         reply["runs"]
             .as_array()
@@ -199,12 +237,12 @@ pub fn upgrade(
         || format!("the run was not upgraded: {reply}"),
     )?;
     for (wf, id, hash) in &before {
-        let now = state(root, wf, id)["workflow_hash"].clone();
+        let now = state(on, wf, id)["workflow_hash"].clone();
         ensure(now != *hash && !now.is_null(), || {
             format!("child {id} did not follow its parent's upgrade (still at {hash}): {reply}")
         })?;
     }
-    let t = resume(surface, shape, &run_id, &root.join(CLOCK))?;
+    let t = resume(surface, shape, &run_id, &on.root.join(CLOCK))?;
     ensure(t.instructions == r.instructions, || {
         format!(
             "other instructions than the CLI's after the upgrade:\n{:?}\nvs\n{:?}",
@@ -212,5 +250,5 @@ pub fn upgrade(
         )
     })?;
     ends_as(&t, r)?;
-    children_linked(root, &run_id)
+    children_linked(on, shape.workflow, &run_id)
 }

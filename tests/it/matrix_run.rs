@@ -14,7 +14,11 @@
 //!   per run; the inspector's pages.
 //!
 //! The servers (MCP stdio, MCP HTTP, the inspector) are started once, and
-//! the PostgreSQL cluster in the background while the first runs go.
+//! the PostgreSQL cluster in the background while the first runs go; the
+//! PostgreSQL cells (each shape's run driven on the CLI, then replayed,
+//! reset and forked; `exec`; `upgrade`; the inspector) come last in each
+//! lane, with an MCP stdio server and an inspector of their own on the
+//! cluster's schema, started once when first needed.
 
 use crate::common::Root;
 use crate::matrix::{CLOCK, EVENT, SHAPES, Shape, Shared, ensure, timed};
@@ -58,6 +62,8 @@ pub struct Matrix<'a> {
     /// The PostgreSQL schema's URL, once the cluster is up (`None` inside: not installed).
     pg: std::sync::OnceLock<Option<String>>,
     stdio: Mutex<Stdio_>,
+    /// `serve` over stdio on PostgreSQL, once the cluster is up (`None` inside: not installed).
+    pg_stdio: std::sync::OnceLock<Option<Mutex<Stdio_>>>,
     http: Server,
     pub inspector: Server,
     /// The CLI run of each shape, the reference of the other surfaces.
@@ -83,6 +89,7 @@ pub fn run(root: &Root, results: &Shared) {
         results,
         pg: std::sync::OnceLock::new(),
         stdio: Mutex::new(Stdio_::start(root, &clock)),
+        pg_stdio: std::sync::OnceLock::new(),
         http: serve(&["--stateless"]),
         inspector: serve(&["--token", TOKEN]),
         traces: Mutex::default(),
@@ -109,19 +116,31 @@ pub fn run(root: &Root, results: &Shared) {
     upgrades(&m);
 }
 
-/// The `upgrade` cells, last: every shape's run planned, then every file
-/// changed, then each run upgraded and driven on (in lanes again).
+/// The `upgrade` cells, last: every shape's run planned on each store,
+/// then every file changed, then each run upgraded and driven on (in lanes
+/// again).
 fn upgrades(m: &Matrix) {
-    use crate::matrix_lifecycle::{edit_workflows, plan_for_upgrade, upgrade};
+    use crate::matrix_lifecycle::{On, edit_workflows, plan_for_upgrade, upgrade};
+    let url = m.pg_url();
+    let file = On { root: m.root, url: None };
+    let pg = url.as_deref().map(|url| On { root: m.root, url: Some(url) });
     for shape in SHAPES {
-        plan_for_upgrade(&mut Locked(&m.stdio), shape);
+        plan_for_upgrade(file, &mut Locked(&m.stdio), shape);
+        if let (Some(on), Some(stdio)) = (pg, m.pg_stdio()) {
+            plan_for_upgrade(on, &mut Locked(stdio), shape);
+        }
     }
     edit_workflows(m.root);
     let traces = m.traces.lock().unwrap_or_else(|e| e.into_inner());
     savant_think::parallel::map_in_order(&lanes(), THREADS, |lane| {
         for shape in lane {
-            timed(m.results, shape.name, "upgrade", || {
-                upgrade(m.root, &mut Locked(&m.stdio), shape, traces.get(shape.name))
+            let r = traces.get(shape.name);
+            timed(m.results, shape.name, "upgrade", || upgrade(file, &mut Locked(&m.stdio), shape, r));
+            timed(m.results, shape.name, "upgrade_postgres", || {
+                on_postgres(m, "upgrade_postgres", |_| match (pg, m.pg_stdio()) {
+                    (Some(on), Some(stdio)) => upgrade(on, &mut Locked(stdio), shape, r),
+                    _ => Err("no PostgreSQL serve".into()),
+                })
             });
         }
     });
@@ -137,6 +156,31 @@ impl Matrix<'_> {
     /// The PostgreSQL schema's URL (`None`: not installed), waiting for the cluster.
     pub fn pg_url(&self) -> Option<String> {
         pg(self)
+    }
+
+    /// `serve` over stdio on the PostgreSQL schema (`None`: not installed),
+    /// started on first use.
+    fn pg_stdio(&self) -> Option<&Mutex<Stdio_>> {
+        let clock = self.root.join(CLOCK).to_string_lossy().into_owned();
+        let start = || pg(self).map(|url| Mutex::new(Stdio_::start_on(self.root, &clock, Some(&url))));
+        self.pg_stdio.get_or_init(start).as_ref()
+    }
+}
+
+/// Runs `cell` with the PostgreSQL schema's URL; where PostgreSQL is not
+/// installed (and CI not set), says that `surface` is skipped and holds.
+pub fn on_postgres(
+    m: &Matrix,
+    surface: &str,
+    cell: impl FnOnce(&str) -> Result<(), String>,
+) -> Result<(), String> {
+    match pg(m) {
+        Some(url) => cell(&url),
+        None => {
+            let test = format!("matrix × {surface}");
+            crate::support::skip::skip(&test, "PostgreSQL is not installed", Some("SAVANT_REQUIRE_PG"));
+            Ok(())
+        }
     }
 }
 
@@ -214,11 +258,12 @@ fn shape_cells(m: &Matrix, shape: &'static Shape) {
     timed(results, shape.name, "mcp_http", || same("http", &mut Http::on(&m.http, false)));
     // The finished stdio run reset and driven again; the http run forked.
     let stdio_run = shape.run_id("stdio");
+    let file = crate::matrix_lifecycle::On { root, url: None };
     timed(results, shape.name, "reset", || {
-        crate::matrix_lifecycle::reset(root, &mut Locked(&m.stdio), shape, &stdio_run, r)
+        crate::matrix_lifecycle::reset(file, &mut Locked(&m.stdio), shape, &stdio_run, r)
     });
     timed(results, shape.name, "fork", || {
-        crate::matrix_lifecycle::fork(root, &mut Locked(&m.stdio), shape, &shape.run_id("http"), r)
+        crate::matrix_lifecycle::fork(file, &mut Locked(&m.stdio), shape, &shape.run_id("http"), r)
     });
     // The wait commands: `answer` and `signal` drive the shapes they
     // apply to; on the others they refuse, recording nothing.
@@ -236,27 +281,53 @@ fn shape_cells(m: &Matrix, shape: &'static Shape) {
         None => refused_webhook(root, &Http::on(&m.http, true), shape),
     });
     timed(results, shape.name, "replay", || {
-        crate::matrix_cells::replay(root, shape.workflow, &shape.run_id("cli"))
+        crate::matrix_cells::replay(root, None, shape.workflow, &shape.run_id("cli"))
     });
-    timed(results, shape.name, "exec", || crate::matrix_cells::exec(root, shape, &shape.run_id("exec")));
+    timed(results, shape.name, "exec", || {
+        crate::matrix_cells::exec(root, None, shape, &shape.run_id("exec"))
+    });
     crate::matrix_cells::write_tests(m, shape, r);
     // Last: the cluster starts meanwhile.
-    timed(results, shape.name, "cli_postgres", || match pg(m) {
-        Some(url) => {
-            same("pg", &mut Cli { root, env: vec![("SAVANT_STATE_URL".into(), url)], commands: false })
-        }
-        None => {
-            crate::support::skip::skip(
-                "matrix × cli_postgres",
-                "PostgreSQL is not installed",
-                Some("SAVANT_REQUIRE_PG"),
-            );
-            Ok(())
-        }
-    });
+    postgres_cells(m, shape, r);
     if let Some(t) = reference {
         m.traces.lock().unwrap_or_else(|e| e.into_inner()).insert(shape.name, t);
     }
+}
+
+/// The phase-one cells of `shape` on PostgreSQL: its run driven on the CLI
+/// (`cli_postgres`), replayed, reset and driven again, forked; `exec`.
+fn postgres_cells(m: &Matrix, shape: &'static Shape, r: Option<&Trace>) {
+    use crate::matrix_lifecycle::{On, fork, reset};
+    let (root, results, clock) = (m.root, m.results, m.root.join(CLOCK));
+    let pg_run = shape.run_id("pg");
+    timed(results, shape.name, "cli_postgres", || {
+        on_postgres(m, "cli_postgres", |url| {
+            let mut cli = Cli { root, env: vec![("SAVANT_STATE_URL".into(), url.into())], commands: false };
+            same_as(drive(&mut cli, shape, &pg_run, &clock), r)
+        })
+    });
+    timed(results, shape.name, "replay_postgres", || {
+        on_postgres(m, "replay_postgres", |url| {
+            crate::matrix_cells::replay(root, Some(url), shape.workflow, &pg_run)
+        })
+    });
+    timed(results, shape.name, "exec_postgres", || {
+        on_postgres(m, "exec_postgres", |url| {
+            crate::matrix_cells::exec(root, Some(url), shape, &shape.run_id("exec-pg"))
+        })
+    });
+    // The finished run reset and driven again over MCP stdio, then forked.
+    let stdio = || m.pg_stdio().ok_or_else(|| "no PostgreSQL serve".to_owned());
+    timed(results, shape.name, "reset_postgres", || {
+        on_postgres(m, "reset_postgres", |url| {
+            reset(On { root, url: Some(url) }, &mut Locked(stdio()?), shape, &pg_run, r)
+        })
+    });
+    timed(results, shape.name, "fork_postgres", || {
+        on_postgres(m, "fork_postgres", |url| {
+            fork(On { root, url: Some(url) }, &mut Locked(stdio()?), shape, &pg_run, r)
+        })
+    });
 }
 
 /// `check` on the whole project: no diagnostic in any shape's file.

@@ -301,3 +301,61 @@ fn a_wait_is_a_span_from_its_start_to_its_end() {
     assert!(summarize.start_time_unix_nano >= previous_end, "the step after the nap starts at its end");
     assert!(previous_end <= run.end_time_unix_nano);
 }
+
+/// A fork keeps the `uses:` results of its source with copies of their
+/// child runs, and of those children's own children: every copy is in the
+/// fork's trace, its run span under its (copied) parent's — the
+/// grandchild's under the child copy's, as the child copy's under the fork's.
+#[test]
+fn a_forks_copied_grandchild_hangs_under_its_copied_parent() {
+    const LEAF: &str = "steps:\n  - id: ask\n    call: web.fetch\n    input_template: { text: leaf }\n    capture_as: a\n    success_schema: { type: object, required: [text], properties: { text: { type: string } } }\n";
+    const MID: &str = "steps:\n  - id: deeper\n    uses: leaf\n";
+    const TOP: &str = "steps:\n  - id: sub\n    uses: mid\n  - id: last\n    call: web.fetch\n    input_template: { text: last }\n    success_schema: { type: object, required: [text], properties: { text: { type: string } } }\n";
+    let receiver = Receiver::start();
+    let root = Root::with_workflows("otel-fork", &[("leaf", LEAF), ("mid", MID), ("top", TOP)]);
+    let r = run_cmd(cmd(&root.path, &["exec", "top", "--dry-run", "--run-id", "t1", "--json"]));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let r =
+        run_cmd(cmd(&root.path, &["fork", "top", "--run-id", "t1", "--from", "last", "--new-run-id", "t2"]));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    // The fork runs `last` again and finishes: its run span is exported.
+    let mut c = cmd(&root.path, &["exec", "top", "--dry-run", "--run-id", "t2", "--json"]);
+    c.env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url);
+    let r = run_cmd(c);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let spans = receiver.wait_for(2);
+    let fork_span = named(&spans, "run top");
+    assert_eq!(fork_span.len(), 1, "{spans:#?}");
+    assert_eq!(attr(fork_span[0], "savant.run_id").as_deref(), Some("t2"), "{spans:#?}");
+    let (trace, span) = (hex(&fork_span[0].trace_id), hex(&fork_span[0].span_id));
+    let state = |workflow: &str, run_id: &str| {
+        let out = run_cmd(cmd(&root.path, &["state", "get", workflow, "--run-id", run_id]));
+        serde_json::from_str::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let child = state("mid", "t2.sub");
+    assert_eq!(child["parent"]["run_id"], "t2");
+    assert_eq!(child["parent"]["trace"], json!({"trace_id": trace, "span_id": span}), "{child}");
+    // The child copy's run span, as every process derives it.
+    let parent: savant_think::runtime::record::ParentRun =
+        serde_json::from_value(child["parent"].clone()).unwrap();
+    let (_, child_span) = savant_think::runtime::engine::trace_ids(&savant_think::runtime::engine::RunRef {
+        workflow: "mid",
+        run_id: "t2.sub",
+        generation: child["generation"].as_str(),
+        created_at: child["created_at"].as_str().unwrap(),
+        workflow_version: child["workflow_hash"].as_str().unwrap(),
+        parent: Some(&parent),
+    });
+    let grandchild = state("leaf", "t2.sub.deeper");
+    assert_eq!(grandchild["parent"]["run_id"], "t2.sub", "{grandchild}");
+    assert_eq!(grandchild["parent"]["depth"], 2, "{grandchild}");
+    assert_eq!(
+        grandchild["parent"]["trace"],
+        json!({"trace_id": trace, "span_id": hex(&child_span)}),
+        "the grandchild copy hangs under the child copy's run span, in the fork's trace: {grandchild}"
+    );
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

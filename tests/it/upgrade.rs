@@ -35,7 +35,8 @@ fn started(name: &str) -> Root {
 
 fn reasons(e: &Value) -> Vec<String> {
     let runs = e["details"]["runs"].as_array().unwrap();
-    let diags = runs.iter().flat_map(|r| r["diagnostics"].as_array().unwrap().iter());
+    // A run with nothing wrong (a child that could follow) has no diagnostics.
+    let diags = runs.iter().flat_map(|r| r["diagnostics"].as_array().into_iter().flatten());
     diags.map(|d| d["reason"].as_str().unwrap().to_owned()).collect()
 }
 
@@ -256,4 +257,54 @@ fn upgrade_speaks_every_report_format() {
     let (code, out) = text(&["upgrade", "up", "--run-id", "nope", "--format", "human"]);
     assert_eq!(code, Some(1));
     assert!(out.contains("UNKNOWN_RUN"), "{out}");
+}
+
+/// A `uses:` step pointed at another workflow while its child run is
+/// running: the upgrade is refused (`USES_CHANGED`, at the new `uses:`,
+/// naming the child run), on the CLI, over MCP and in `check --runs`, and
+/// nothing changes; once the child has finished, the same file upgrades.
+#[test]
+fn a_uses_step_pointed_elsewhere_while_its_child_runs_is_refused() {
+    const CHILD: &str = "steps:\n  - id: ask\n    call: web.fetch\n    input_template: { text: hi }\n";
+    const PARENT: &str = "steps:\n  - id: sub\n    uses: child\n  - id: after\n    call: web.fetch\n    input_template: { text: done }\n";
+    let root = Root::with_workflows("up-uses", &[("child", CHILD), ("other", CHILD), ("parent", PARENT)]);
+    let planned = root.ok(&["plan", "parent", "--run-id", "p"]);
+    assert_eq!(planned["instruction"]["step_id"], "sub/ask", "{planned}");
+    let before = root.ok(&["state", "get", "parent", "--run-id", "p"]);
+    root.workflow("parent", &PARENT.replace("uses: child", "uses: other"));
+
+    let (code, e) = run(&root, &["upgrade", "parent", "--run-id", "p"]);
+    assert_eq!((code, e["error"].as_str()), (Some(1), Some("INCOMPATIBLE_UPGRADE")), "{e}");
+    assert_eq!(reasons(&e), ["USES_CHANGED"], "{e}");
+    let parent = &e["details"]["runs"][0];
+    assert_eq!((&parent["run_id"], &parent["status"]), (&json!("p"), &json!("refused")), "{e}");
+    let d = &parent["diagnostics"][0];
+    assert_eq!((&d["step"], &d["line"], &d["column"]), (&json!("sub"), &json!(3), &json!(11)), "{d}");
+    let message = d["message"].as_str().unwrap();
+    assert!(message.contains("`p.sub`") && message.contains("`other`") && message.contains("running"), "{d}");
+    assert!(d["help"].as_str().unwrap().contains("uses: child"), "{d}");
+    // Nothing changed: the parent and its child at their versions.
+    let after = root.ok(&["state", "get", "parent", "--run-id", "p"]);
+    assert_eq!((&after["version"], &after["workflow_hash"]), (&before["version"], &before["workflow_hash"]));
+    assert_eq!(root.ok(&["state", "get", "child", "--run-id", "p.sub"])["status"], "running");
+    // The human report points at the new `uses:`.
+    let out =
+        crate::common::run_cmd(root.command(&["upgrade", "parent", "--run-id", "p", "--format", "concise"]));
+    assert!(out.stdout.contains("parent.yaml:3:11: error[INCOMPATIBLE_UPGRADE]"), "{out:?}");
+
+    // Over MCP: the same refusal.
+    let engine = root.engine();
+    let e = savant_think::tools::call(&engine, "think_upgrade", json!({"workflow": "parent", "run_id": "p"}))
+        .unwrap_err();
+    assert_eq!(e.code, "INCOMPATIBLE_UPGRADE", "{e:?}");
+    let e = json!({"details": e.details});
+    assert_eq!(reasons(&e), ["USES_CHANGED"], "{e}");
+    // `check --runs` warns of it before anyone upgrades.
+    let out = crate::common::run_cmd(root.command(&["check", "--runs", "--format", "concise"]));
+    assert!(out.stdout.contains("run `p` cannot be upgraded") && out.stdout.contains("`other`"), "{out:?}");
+
+    // The child finished, the step has its result: the file upgrades.
+    root.ok(&["next", "parent", "--run-id", "p", "--step", "sub/ask", "--result", r#"{"text": "ok"}"#]);
+    let (code, r) = run(&root, &["upgrade", "parent", "--run-id", "p"]);
+    assert_eq!((code, &r["runs"][0]["status"]), (Some(0), &json!("upgraded")), "{r}");
 }

@@ -123,13 +123,15 @@ impl Engine {
         let snapshot = serde_json::to_value(&copy).unwrap_or(Value::Null);
         self.store.write_snapshot(&key, &snapshot).map_err(store_error)?;
         let m = &cached.machine;
+        // Its own children hang under the copy's run span, as the fork's children under the fork's.
+        let trace = super::observe::parent_trace_of(&copy);
         for (w, uses) in super::children::uses_work(m) {
             let below = ParentRun {
                 workflow: copy.workflow.clone(),
                 run_id: to.clone(),
                 step_id: m.work_id(w),
                 depth,
-                trace: None,
+                trace: Some(trace.clone()),
             };
             self.copy_child(uses, &Self::child_run_id(m, w), below)?;
         }

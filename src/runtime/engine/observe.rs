@@ -151,18 +151,29 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// Where a child of the run `m` joins its trace: `m`'s trace, under `m`'s run span.
 pub(super) fn parent_trace(m: &Machine) -> crate::runtime::record::ParentTrace {
-    let (trace, span) = trace_ids(&run_ref(m));
+    parent_trace_of(&m.state)
+}
+
+/// [`parent_trace`] of a run's state (a fork's copy of a child, not loaded).
+pub(super) fn parent_trace_of(
+    state: &crate::runtime::record::RunState,
+) -> crate::runtime::record::ParentTrace {
+    let (trace, span) = trace_ids(&state_ref(state));
     crate::runtime::record::ParentTrace { trace_id: hex(&trace), span_id: hex(&span) }
 }
 
 fn run_ref(m: &Machine) -> RunRef<'_> {
+    state_ref(&m.state)
+}
+
+fn state_ref(state: &crate::runtime::record::RunState) -> RunRef<'_> {
     RunRef {
-        workflow: &m.state.workflow,
-        run_id: &m.state.run_id,
-        generation: m.state.generation.as_deref(),
-        created_at: &m.state.created_at,
-        workflow_version: &m.state.workflow_hash,
-        parent: m.state.parent.as_ref(),
+        workflow: &state.workflow,
+        run_id: &state.run_id,
+        generation: state.generation.as_deref(),
+        created_at: &state.created_at,
+        workflow_version: &state.workflow_hash,
+        parent: state.parent.as_ref(),
     }
 }
 

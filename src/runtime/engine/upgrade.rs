@@ -72,8 +72,9 @@ impl Engine {
         let mut runs = Vec::new();
         let mut failed = false;
         for id in &ids {
-            let (report, ok) = self.upgrade_one(&cw, id, req, true)?;
+            let (mut report, ok) = self.upgrade_one(&cw, id, req, true)?;
             failed |= !ok;
+            failed |= !self.children_stay(&cw, id, &req.renames, &mut report)?;
             runs.push(report);
             let (children, ok) = self.upgrade_children(&cw.wf.id, id, req, true, 1)?;
             failed |= !ok;
@@ -130,7 +131,10 @@ impl Engine {
             {
                 continue;
             }
-            let Ok((report, ok)) = self.upgrade_one(&cw, &key.run_id, &request, true) else { continue };
+            let Ok((mut report, mut ok)) = self.upgrade_one(&cw, &key.run_id, &request, true) else {
+                continue;
+            };
+            ok &= self.children_stay(&cw, &key.run_id, &[], &mut report).unwrap_or(true);
             out.in_flight += 1;
             if ok {
                 // At another version, it would move; at this one, nothing to do.
@@ -178,14 +182,75 @@ impl Engine {
             }
             let child_req =
                 UpgradeRequest { run_id: Some(child.clone()), dry_run: req.dry_run, ..Default::default() };
-            let (report, fine) = self.upgrade_one(&cw, &child, &child_req, check_only)?;
+            let (mut report, fine) = self.upgrade_one(&cw, &child, &child_req, check_only)?;
             ok &= fine;
+            if check_only {
+                ok &= self.children_stay(&cw, &child, &[], &mut report)?;
+            }
             out.push(report);
             let (below, fine) = self.upgrade_children(&uses, &child, req, check_only, depth + 1)?;
             ok &= fine;
             out.extend(below);
         }
         Ok((out, ok))
+    }
+
+    /// `USES_CHANGED`: each `uses:` unit of run `run_id` (at the version it
+    /// is at) whose child run is running, and whose step (renamed by
+    /// `renames`) the file as it is now (`cw`) points at another workflow
+    /// or at none — the child would be left behind, running. Each is a
+    /// diagnostic in `report` (then refused); whether there is none.
+    fn children_stay(
+        &self,
+        cw: &CompiledWorkflow,
+        run_id: &str,
+        renames: &[String],
+        report: &mut RunUpgrade,
+    ) -> Result<bool, EngineError> {
+        let renames: BTreeMap<&str, &str> = renames.iter().filter_map(|p| rename_pair(p).ok()).collect();
+        let units: Vec<(String, String, String)> = {
+            let (_key, _lock, cached) = self.open_run(&cw.wf.id, run_id)?;
+            let m = &cached.machine;
+            let open =
+                super::children::uses_work(m).into_iter().filter(|(w, _)| !m.status_of(*w).is_finished());
+            open.map(|(w, uses)| {
+                (m.step(w.step).id.value.to_string(), uses.to_owned(), Self::child_run_id(m, w))
+            })
+            .collect()
+        };
+        let mut stay = true;
+        for (step, uses, child) in units {
+            let new_id = renames.get(step.as_str()).copied().unwrap_or(&step);
+            let Some(now) = cw.wf.steps.iter().find(|s| s.id.value == new_id) else { continue };
+            if now.uses.as_ref().is_some_and(|u| u.value == uses) {
+                continue;
+            }
+            let running = self
+                .open_run(&uses, &child)
+                .is_ok_and(|(_, _, c)| c.machine.state.status == RunStatus::Running);
+            if !running {
+                continue;
+            }
+            let what = match &now.uses {
+                Some(u) => format!("uses `{}`", u.value),
+                None => "no longer uses a workflow".to_owned(),
+            };
+            let issue = UpgradeIssue {
+                reason: crate::runtime::upgrade::RefusalReason::UsesChanged,
+                step: new_id.to_owned(),
+                span: now.uses.as_ref().map_or(now.id.span, |u| u.span),
+                message: format!(
+                    "`{step}` runs `{uses}` as child run `{child}`, which is still running; the new version {what}"
+                ),
+                help: format!(
+                    "keep `uses: {uses}` until child run `{child}` has finished, then upgrade; or fork the run from `{new_id}` to run it on the new workflow"
+                ),
+            };
+            report.diagnostics.push(diagnostic(cw, &issue));
+            report.status = "refused".into();
+            stay = false;
+        }
+        Ok(stay)
     }
 
     /// Checks (and unless `check_only`, makes) the upgrade of one run.
