@@ -9,7 +9,7 @@ use crate::agent::Tools;
 use crate::agent::backend::retry::{self, Failure};
 use crate::agent::backend::{Backend, ChatRequest, Message, Reply};
 use crate::agent::error::ErrorCode;
-use crate::agent::run::action::{Action, ActionKind};
+use crate::agent::run::action::Action;
 use crate::agent::run::memory::{ANSWER_CHARS, ModelAnswer, cut};
 use crate::agent::run::prompt::{Prompt, estimate_tokens};
 use serde_json::{Value, json};
@@ -158,13 +158,11 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         second_chance: bool,
     ) -> Decision {
         use crate::agent::normalize_tool_name as normal;
-        if d.action.action != ActionKind::Tool {
-            return d;
-        }
-        let wanted = d.action.tool_name.clone();
+        let Action::Tool { tool, .. } = &mut d.action else { return d };
+        let wanted = tool.clone();
         let same = |a: &str, b: &str| a == b || normal(a) == normal(b);
         if let Some(t) = offered.iter().find(|t| same(&t.name, &wanted)) {
-            d.action.tool_name = t.name.clone();
+            *tool = t.name.clone();
             return d;
         }
         let message = match self.options.policy.permits(&wanted) {
@@ -196,7 +194,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         } else {
             message
         };
-        d.action = Action { tool_name: wanted, ..Action::error(message) };
+        d.action = Action::Error { message: message.clone(), reasoning: message, tool: Some(wanted) };
         d.error_code = Some(ErrorCode::UnknownTool);
         d
     }
@@ -214,14 +212,14 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         offered: &[ToolInfo],
         request: &ChatRequest,
     ) -> Result<Decision, End> {
-        let repeat = d.action.action == ActionKind::Tool
-            && d.refused.is_none()
+        let Action::Tool { tool, .. } = &d.action else { return Ok(d) };
+        let repeat = d.refused.is_none()
             && d.error_code.is_none()
             && self.fingerprints.last() == Some(&d.action.fingerprint());
         if !repeat {
             return Ok(d);
         }
-        let tool = d.action.tool_name.clone();
+        let tool = tool.clone();
         let last_ok = self.transcript.last().and_then(|r| r.ok) == Some(true);
         let others: Vec<ToolInfo> =
             if last_ok { Vec::new() } else { offered.iter().filter(|t| t.name != tool).cloned().collect() };
@@ -233,10 +231,10 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let reply = self.ask(&again, &mut retries, "narrowed").await?;
         d.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
         d.output_tokens += reply.output_tokens.unwrap_or(estimate_tokens(&reply.text) as u64);
-        let allowed = |a: &Action| match a.action {
-            ActionKind::Finish | ActionKind::Error => true,
-            ActionKind::Tool => others.iter().any(|t| t.name == a.tool_name),
-            ActionKind::Reason => false,
+        let allowed = |a: &Action| match a {
+            Action::Finish { .. } | Action::Error { .. } => true,
+            Action::Tool { tool, .. } => others.iter().any(|t| t.name == *tool),
+            Action::Reason { .. } => false,
         };
         let steered = match action::parse(&reply.text) {
             Ok(a) if allowed(&a) => Some(a),
@@ -245,12 +243,12 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             Err(_) => None,
         };
         d.metadata["narrowed"] = json!({"repeat_of": tool, "last_ok": last_ok,
-            "outcome": steered.as_ref().map_or("ignored", |a| a.action.as_str())});
+            "outcome": steered.as_ref().map_or("ignored", |a| a.kind().as_str())});
         self.telemetry.log(&format!(
             "step {}: the same call of {tool} as the step before; asked again with {} → {}",
             self.step,
             if last_ok { "finish or error only" } else { "the other tools, finish or error" },
-            steered.as_ref().map_or("ignored (the repeat stands)", |a| a.action.as_str())
+            steered.as_ref().map_or("ignored (the repeat stands)", |a| a.kind().as_str())
         ));
         if let Some(a) = steered {
             d.action = a;
@@ -261,7 +259,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     /// The same action `stuck_repeats` times in a row ends the run.
     pub(super) fn check_stuck(&mut self, mut d: Decision) -> Decision {
         let n = self.options.stuck_repeats;
-        if n == 0 || !matches!(d.action.action, ActionKind::Tool | ActionKind::Reason) {
+        if n == 0 || !matches!(d.action, Action::Tool { .. } | Action::Reason { .. }) {
             self.fingerprints.clear();
             return d;
         }
@@ -271,9 +269,9 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         }
         self.fingerprints.push(fp);
         if self.fingerprints.len() >= n {
-            let what = match d.action.action {
-                ActionKind::Tool => format!("tool `{}` with args {}", d.action.tool_name, d.action.args),
-                _ => format!("reasoning \"{}\"", cut(&d.action.reasoning, 80)),
+            let what = match &d.action {
+                Action::Tool { tool, args, .. } => format!("tool `{tool}` with args {args}"),
+                a => format!("reasoning \"{}\"", cut(a.reasoning(), 80)),
             };
             let text = format!(
                 "Stopped: the model repeated the same action {n} times in a row ({what}); it is stuck."
@@ -282,7 +280,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             d.metadata["stuck"] = stuck.clone();
             d.error_details = stuck;
             d.error_code = Some(ErrorCode::Stuck);
-            d.action = Action { reasoning: d.action.reasoning.clone(), ..Action::error(text) };
+            d.action =
+                Action::Error { message: text, reasoning: d.action.reasoning().to_owned(), tool: None };
             d.stuck = true;
         }
         d
