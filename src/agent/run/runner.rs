@@ -56,18 +56,27 @@ impl End {
 /// What the model (or the loop for it) decided in one step.
 struct Decision {
     action: Action,
-    /// The error code when the loop turned the answer into an `error` action.
-    error_code: Option<ErrorCode>,
-    /// More about that error (`hint`, …) for the result's `details`.
-    error_details: Value,
-    /// A tool call refused before it was made (an unknown tool): this error
-    /// is the step's tool output, so the model gets one more chance.
-    refused: Option<Value>,
-    stuck: bool,
+    /// What the loop made of the action.
+    verdict: Verdict,
     model: String,
     prompt_tokens: u64,
     output_tokens: u64,
     metadata: Value,
+}
+
+/// What the loop made of a decision's action.
+#[derive(Clone, Debug, PartialEq)]
+enum Verdict {
+    /// Carried out as it is (an `error` action is the model giving up).
+    AsIs,
+    /// A tool call refused before it was made (an unknown tool, a hopeless
+    /// call): this error is the step's tool output, so the model gets one
+    /// more chance.
+    Refused(Value),
+    /// The loop turned the answer into the `error` action: the run ends
+    /// with `code`, `details` (`hint`, …) in the result, `Stuck` as the
+    /// stop reason when the model was stuck.
+    Stopped { code: ErrorCode, details: Value, stuck: bool },
 }
 
 impl Decision {
@@ -75,10 +84,7 @@ impl Decision {
     fn forced(action: Action) -> Decision {
         Decision {
             action,
-            error_code: None,
-            error_details: Value::Null,
-            refused: None,
-            stuck: false,
+            verdict: Verdict::AsIs,
             model: "forced".into(),
             prompt_tokens: 0,
             output_tokens: 0,
@@ -332,11 +338,9 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let decision = self.decide(request, built, heavy).await?;
         let decision = self.validate(decision, all, self.unknown_streak == 0).await;
         let decision = self.refuse_hopeless(decision, all, request).await?;
-        self.unknown_streak = if decision.refused.is_some() && decision.metadata.get("hopeless").is_none() {
-            self.unknown_streak + 1
-        } else {
-            0
-        };
+        let refused = matches!(decision.verdict, Verdict::Refused(_));
+        self.unknown_streak =
+            if refused && decision.metadata.get("hopeless").is_none() { self.unknown_streak + 1 } else { 0 };
         let decision = self.steer_repeat(decision, tools, request).await?;
         self.ground(decision, all, request).await
     }
@@ -411,9 +415,9 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let mut record = self.decided(&d, &summary);
         let mut acted = Acted { end: None, tool_output: None, tool_ok: false };
         match &d.action {
-            Action::Tool { tool, args, .. } if d.refused.is_some() => {
+            Action::Tool { tool, args, .. } if let Verdict::Refused(output) = &d.verdict => {
                 // Not called: the refusal is the output the model reads next step.
-                let output = d.refused.clone().unwrap_or_default();
+                let output = output.clone();
                 record.args = args.clone();
                 record.ok = Some(false);
                 self.last_output = Some(output.to_string());
@@ -459,13 +463,16 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                     .cloned()
                     .unwrap_or_else(|| "the model gave up (action error) without saying why".into());
                 record.final_text = message.clone();
-                let code = d.error_code.unwrap_or(ErrorCode::ModelGaveUp);
+                let (code, details, stuck) = match &d.verdict {
+                    Verdict::Stopped { code, details, stuck } => (*code, details.clone(), *stuck),
+                    Verdict::AsIs | Verdict::Refused(_) => (ErrorCode::ModelGaveUp, Value::Null, false),
+                };
                 let details = match tool {
                     Some(tool) => json!({"tool": tool}),
-                    None => d.error_details.clone(),
+                    None => details,
                 };
                 let mut end = End::error(code, message, details);
-                if d.stuck {
+                if stuck {
                     end.stop_reason = StopReason::Stuck;
                 }
                 acted.end = Some(end);

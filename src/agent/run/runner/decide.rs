@@ -3,7 +3,7 @@
 //! validation and stuck detection.
 
 use super::request::section_sizes;
-use super::{Decision, End, Runner, action};
+use super::{Decision, End, Runner, Verdict, action};
 use crate::agent::ToolInfo;
 use crate::agent::Tools;
 use crate::agent::backend::retry::{self, Failure};
@@ -40,8 +40,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let cut_note = |cut: bool, e: String| {
             if cut { format!("the answer was cut off at the limit of {max} tokens ({e})") } else { e }
         };
-        let (action, error_code, error_details) = match action::parse(&first.text) {
-            Ok(a) => (a, None, Value::Null),
+        let (action, verdict) = match action::parse(&first.text) {
+            Ok(a) => (a, Verdict::AsIs),
             Err(e) => {
                 let e = cut_note(first.cut_off, e);
                 self.telemetry
@@ -65,17 +65,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             }
         };
         metadata["retries"] = json!(retries);
-        Ok(Decision {
-            action,
-            error_code,
-            error_details,
-            refused: None,
-            stuck: false,
-            model: first.model,
-            prompt_tokens,
-            output_tokens,
-            metadata,
-        })
+        Ok(Decision { action, verdict, model: first.model, prompt_tokens, output_tokens, metadata })
     }
 
     /// Asks the backend, with retries; an `End` on cancel or failure. The
@@ -184,9 +174,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         d.metadata["requested_tool"] = json!(wanted);
         if second_chance {
             d.metadata["unknown_tool"] = json!(true);
-            d.refused =
-                Some(json!({"error": ErrorCode::UnknownTool, "details": {"tool": wanted, "message": message,
-                "hint": "call one of the tools listed, by its exact name"}}));
+            d.verdict = Verdict::Refused(json!({"error": ErrorCode::UnknownTool, "details": {"tool": wanted,
+                "message": message, "hint": "call one of the tools listed, by its exact name"}}));
             return d;
         }
         let message = if self.unknown_streak > 0 {
@@ -195,7 +184,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             message
         };
         d.action = Action::Error { message: message.clone(), reasoning: message, tool: Some(wanted) };
-        d.error_code = Some(ErrorCode::UnknownTool);
+        d.verdict = Verdict::Stopped { code: ErrorCode::UnknownTool, details: Value::Null, stuck: false };
         d
     }
 
@@ -213,9 +202,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         request: &ChatRequest,
     ) -> Result<Decision, End> {
         let Action::Tool { tool, .. } = &d.action else { return Ok(d) };
-        let repeat = d.refused.is_none()
-            && d.error_code.is_none()
-            && self.fingerprints.last() == Some(&d.action.fingerprint());
+        let repeat = d.verdict == Verdict::AsIs && self.fingerprints.last() == Some(&d.action.fingerprint());
         if !repeat {
             return Ok(d);
         }
@@ -278,11 +265,9 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             );
             let stuck = json!({"repeats": n, "repeated": d.action.fingerprint()});
             d.metadata["stuck"] = stuck.clone();
-            d.error_details = stuck;
-            d.error_code = Some(ErrorCode::Stuck);
+            d.verdict = Verdict::Stopped { code: ErrorCode::Stuck, details: stuck, stuck: true };
             d.action =
                 Action::Error { message: text, reasoning: d.action.reasoning().to_owned(), tool: None };
-            d.stuck = true;
         }
         d
     }
@@ -290,14 +275,9 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
 
 /// The action in the answer to the correction round, else the run's error:
 /// the answer cut off at `max` tokens, or still no valid action.
-fn after_correction(
-    text: &str,
-    cut_off: bool,
-    max: usize,
-    metadata: &mut Value,
-) -> (Action, Option<ErrorCode>, Value) {
+fn after_correction(text: &str, cut_off: bool, max: usize, metadata: &mut Value) -> (Action, Verdict) {
     match action::parse(text) {
-        Ok(a) => (a, None, Value::Null),
+        Ok(a) => (a, Verdict::AsIs),
         Err(e2) if cut_off => {
             let e2 = format!("the answer was cut off at the limit of {max} tokens ({e2})");
             metadata["parse_error_after_correction"] = json!(e2);
@@ -309,10 +289,10 @@ fn after_correction(
                 "raise the limit with --answer-tokens (now {max}), or use a more capable --model; \
                  a small model may fill args until it is cut off"
             );
+            let details = json!({"hint": hint, "answer_tokens": max});
             (
                 Action::error(message),
-                Some(ErrorCode::AnswerCutOff),
-                json!({"hint": hint, "answer_tokens": max}),
+                Verdict::Stopped { code: ErrorCode::AnswerCutOff, details, stuck: false },
             )
         }
         Err(e2) => {
@@ -320,7 +300,11 @@ fn after_correction(
             let message =
                 format!("the model did not answer with a valid action, even after one correction: {e2}");
             let hint = "use a more capable --model";
-            (Action::error(message), Some(ErrorCode::InvalidAction), json!({"hint": hint}))
+            let details = json!({"hint": hint});
+            (
+                Action::error(message),
+                Verdict::Stopped { code: ErrorCode::InvalidAction, details, stuck: false },
+            )
         }
     }
 }

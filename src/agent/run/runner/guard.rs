@@ -5,7 +5,7 @@
 //! same call with the same arguments returning the same output
 //! `stuck_repeats` times: `STUCK`).
 
-use super::{Decision, End, Runner};
+use super::{Decision, End, Runner, Verdict};
 use crate::agent::backend::{Backend, ChatRequest, Message};
 use crate::agent::error::ErrorCode;
 use crate::agent::run::action::{self, Action};
@@ -55,7 +55,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         if let Some((tool, again_reason)) = self.hopeless(&d, all) {
             let hint = ground::hopeless_hint(&tool, &again_reason);
             d.metadata["hopeless"]["refused"] = json!(true);
-            d.refused = Some(json!({"error": "INVALID_INPUT", "details": {"tool": tool,
+            d.verdict = Verdict::Refused(json!({"error": "INVALID_INPUT", "details": {"tool": tool,
                 "message": format!("not called: {again_reason}"), "hint": hint}}));
         }
         Ok(d)
@@ -64,7 +64,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     /// The tool a call names and why it cannot work, when it cannot.
     fn hopeless(&self, d: &Decision, all: &[ToolInfo]) -> Option<(String, String)> {
         let Action::Tool { tool, args, .. } = &d.action else { return None };
-        if d.refused.is_some() || d.error_code.is_some() {
+        if d.verdict != Verdict::AsIs {
             return None;
         }
         let info = all.iter().find(|t| t.name == *tool)?;
@@ -221,10 +221,10 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
 /// `d` as the `UNGROUNDED_ANSWER` error action for `final_text`.
 fn ungrounded(mut d: Decision, why: String, final_text: &str) -> Decision {
     let message = format!("the final answer is not grounded in the tools' outputs: {why}");
-    d.error_details = json!({"final": cut(final_text, 500),
+    let details = json!({"final": cut(final_text, 500),
         "hint": "the goal asks for what a tool returns: a more capable --model, or --max-steps high enough to \
                  read it and answer from it"});
-    d.error_code = Some(ErrorCode::UngroundedAnswer);
+    d.verdict = Verdict::Stopped { code: ErrorCode::UngroundedAnswer, details, stuck: false };
     d.action = Action::error(message);
     d
 }
