@@ -295,3 +295,47 @@ pub fn details_message(details: &Value) -> String {
         d => d.get("message").and_then(Value::as_str).map_or_else(|| d.to_string(), str::to_owned),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_shape_reads_as_its_own_json_and_a_callee_adds_uses_after_it() {
+        let message = |help: Option<&str>| {
+            ErrorDetails::from(Message { message: "m".into(), help: help.map(Into::into) })
+        };
+        assert_eq!(message(None).to_json(), json!({"message": "m"}));
+        assert_eq!(message(Some("h")).help(), Some("h"));
+        assert_eq!(message(None).to_string(), r#"{"message":"m"}"#);
+        let callee = message(Some("h")).in_callee("`s` of `w` uses `c`, which cannot run: m".into(), "c");
+        assert_eq!(
+            callee.to_string(),
+            r#"{"message":"`s` of `w` uses `c`, which cannot run: m","help":"h","uses":"c"}"#
+        );
+        assert_eq!(
+            (callee.message(), callee.help()),
+            (Some("`s` of `w` uses `c`, which cannot run: m"), Some("h"))
+        );
+        // Field errors have no message of their own: kept as they are.
+        let f = |path: &str, help: Option<&str>| FieldError {
+            path: path.into(),
+            message: "bad".into(),
+            help: help.map(Into::into),
+        };
+        let fields = ErrorDetails::Fields(vec![f("", None), f("/n", Some("fix n"))]);
+        assert_eq!(fields.describe(), "bad; at /n: bad");
+        assert_eq!(fields.help(), Some("fix n"));
+        assert_eq!(fields.clone().in_callee("x".into(), "c"), fields);
+        assert_eq!(ErrorDetails::Fields(vec![]).describe(), "[]");
+        // Recorded JSON is read as JSON, and a callee's note goes into it.
+        let recorded = ErrorDetails::Recorded(json!({"error": "WAIT_TIMED_OUT", "message": "late"}));
+        assert_eq!((recorded.message(), recorded.describe()), (Some("late"), "late".to_owned()));
+        assert_eq!(
+            recorded.in_callee("now".into(), "c").to_json(),
+            json!({"error": "WAIT_TIMED_OUT", "message": "now", "uses": "c"})
+        );
+        assert_eq!(ErrorDetails::Recorded(json!("plain")).describe(), "plain");
+    }
+}
