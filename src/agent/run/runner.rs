@@ -79,6 +79,32 @@ enum Verdict {
     Stopped { code: ErrorCode, details: Value, stuck: bool },
 }
 
+impl Verdict {
+    /// How the run ends on an `error` action: its message (the answer's
+    /// `final`, else its reasoning), the loop's code (else the model gave
+    /// up) and details (`{tool}` when the action names one), stopped as
+    /// stuck when the model was.
+    fn gave_up(&self, message: &str, reasoning: &str, tool: Option<&str>) -> End {
+        let message = [message, reasoning]
+            .into_iter()
+            .find(|t| !t.trim().is_empty())
+            .map_or_else(|| "the model gave up (action error) without saying why".into(), str::to_owned);
+        let (code, details, stuck) = match self {
+            Verdict::Stopped { code, details, stuck } => (*code, details.clone(), *stuck),
+            Verdict::AsIs | Verdict::Refused(_) => (ErrorCode::ModelGaveUp, Value::Null, false),
+        };
+        let details = match tool {
+            Some(tool) => json!({"tool": tool}),
+            None => details,
+        };
+        let mut end = End::error(code, message, details);
+        if stuck {
+            end.stop_reason = StopReason::Stuck;
+        }
+        end
+    }
+}
+
 impl Decision {
     /// A step decided without the model (`--force-tool`, `--force-finish`).
     fn forced(action: Action) -> Decision {
@@ -457,24 +483,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 });
             }
             Action::Error { message, reasoning, tool } => {
-                let message = [message, reasoning]
-                    .into_iter()
-                    .find(|t| !t.trim().is_empty())
-                    .cloned()
-                    .unwrap_or_else(|| "the model gave up (action error) without saying why".into());
-                record.final_text = message.clone();
-                let (code, details, stuck) = match &d.verdict {
-                    Verdict::Stopped { code, details, stuck } => (*code, details.clone(), *stuck),
-                    Verdict::AsIs | Verdict::Refused(_) => (ErrorCode::ModelGaveUp, Value::Null, false),
-                };
-                let details = match tool {
-                    Some(tool) => json!({"tool": tool}),
-                    None => details,
-                };
-                let mut end = End::error(code, message, details);
-                if stuck {
-                    end.stop_reason = StopReason::Stuck;
-                }
+                let end = d.verdict.gave_up(message, reasoning, tool.as_deref());
+                record.final_text = end.final_text.clone();
                 acted.end = Some(end);
             }
         }
