@@ -36,6 +36,13 @@ pub struct ToolInfo {
     pub input_schema: Value,
 }
 
+/// An engine tool as the loops see it: its row of the tool table.
+impl From<&crate::runtime::catalog::ToolDef> for ToolInfo {
+    fn from(t: &crate::runtime::catalog::ToolDef) -> ToolInfo {
+        ToolInfo { name: t.name.into(), description: t.description.into(), input_schema: t.input.clone() }
+    }
+}
+
 /// What one tool call came to. A failure is data, never a panic or an `Err`
 /// that stops the loop: tool not found, server offline, timeout and the
 /// tool's own error all end up here, with `ok: false` and

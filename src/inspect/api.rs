@@ -154,7 +154,7 @@ fn error_response(
                 })
             }
             Ok(None) => Value::Null,
-            Err(stored) => json!({"error": stored.code.as_str(), "message": stored.details.get("message")}),
+            Err(stored) => json!({"error": stored.code.as_str(), "message": stored.message_text()}),
         };
     }
     json_response(status_for(e.code), &body)

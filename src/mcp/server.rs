@@ -315,7 +315,7 @@ impl SavantServer {
         };
         entry["complete"] = json!(false);
         entry["error"] = json!(error.code);
-        entry["details"] = error.details.clone();
+        entry["details"] = error.details.to_json();
         entry["message"] = json!(format!(
             "only the stored status of this run can be shown: its workflow cannot be loaded ({}); fix the workflow (savant-think check) to read the full state",
             error.code

@@ -54,7 +54,7 @@ mod tests {
         assert_eq!(c.state.url.as_deref(), Some("mysql://h/db"));
         let e = c.state.open_store(Path::new(".")).err().unwrap();
         assert_eq!(e.code, "STATE_URL_INVALID");
-        assert!(e.details["hint"].as_str().unwrap().contains("SAVANT_STATE_URL"), "{e}");
+        assert!(e.details.to_json()["hint"].as_str().unwrap().contains("SAVANT_STATE_URL"), "{e}");
         let c = crate::config::tests::load("[state]\nfsync = false\n").unwrap();
         assert!(c.state.url.is_none());
     }

@@ -1,9 +1,14 @@
-//! Engine errors: a stable [`ErrorCode`] and JSON details, the same for the
-//! CLI (`{"error": CODE, "details": …}`) and MCP tool results.
+//! Engine errors: a stable [`ErrorCode`] and typed details
+//! ([`ErrorDetails`]), made JSON once, the same for the CLI (`{"error":
+//! CODE, "details": …}`) and MCP tool results ([`EngineError::to_json`]).
+//! The generic constructors are here (a message, field errors, a typed
+//! shape, the did-you-mean ones); `run_errors.rs` has those of runs over
+//! time.
 
+use crate::runtime::error_details::UnknownWorkflow;
+use crate::runtime::error_details::{Details, ErrorDetails, FieldError, Message, UnknownStep, UnknownTool};
 use crate::runtime::record::RunStatus;
-use crate::runtime::reply::{Instruction, ResetNote, StateSummary};
-use serde::Serialize;
+use crate::runtime::reply_next::{Instruction, ResetNote, StateSummary};
 use serde_json::{Map, Value, json};
 
 /// The stable code of an engine error. docs/runtime.md has a row for each
@@ -287,8 +292,9 @@ impl serde::Serialize for ErrorCode {
 pub struct EngineError {
     /// The stable code.
     pub code: ErrorCode,
-    /// What went wrong: `{message, help?, …}`, or a list of `{path, message}` (validation).
-    pub details: Value,
+    /// What went wrong, typed (boxed: errors stay small); as JSON
+    /// `{message, help?, …}`, or a list of `{path, message}` (validation).
+    pub details: Box<ErrorDetails>,
     /// The run's state around the failure, if any (boxed: errors stay small).
     pub context: Option<Box<ErrorContext>>,
 }
@@ -312,10 +318,54 @@ pub struct ErrorContext {
 }
 
 impl EngineError {
-    /// An error with no run context, its details as given: only
-    /// `error_details.rs` and this module build one, from typed details.
-    pub(super) fn new(code: ErrorCode, details: Value) -> EngineError {
-        EngineError { code, details, context: None }
+    /// An error with no run context, its details as given: every
+    /// constructor goes through it.
+    pub(super) fn new(code: ErrorCode, details: ErrorDetails) -> EngineError {
+        EngineError { code, details: Box::new(details), context: None }
+    }
+
+    /// `code` with a message (no help).
+    pub fn message(code: ErrorCode, message: impl Into<String>) -> EngineError {
+        EngineError::message_help(code, message, None)
+    }
+
+    /// `code` with a message and what helps.
+    pub fn message_help(code: ErrorCode, message: impl Into<String>, help: Option<String>) -> EngineError {
+        EngineError::new(code, ErrorDetails::Message(Message { message: message.into(), help }))
+    }
+
+    /// `code` with a list of field errors (`INVALID_PARAMS`, `VALIDATION_FAILED`).
+    pub fn fields(code: ErrorCode, errors: &[FieldError]) -> EngineError {
+        EngineError::new(code, ErrorDetails::Fields(errors.to_vec()))
+    }
+
+    /// `code` with one of the typed shapes (never free JSON: [`Details`]
+    /// is implemented by the shape structs alone).
+    pub fn with(code: ErrorCode, details: impl Details) -> EngineError {
+        EngineError::new(code, details.into())
+    }
+
+    /// `code` with details that are already JSON because they were
+    /// recorded so: a stored run's failure, kept as the run has it.
+    pub fn recorded(code: ErrorCode, details: Value) -> EngineError {
+        EngineError::new(code, ErrorDetails::Recorded(details))
+    }
+
+    /// The details' `message`, when they have one.
+    pub fn message_text(&self) -> Option<&str> {
+        self.details.message()
+    }
+
+    /// The details' `help`, when they have one (of a list of field errors,
+    /// the first that has one).
+    pub fn help_text(&self) -> Option<&str> {
+        self.details.help()
+    }
+
+    /// The message for a person ([`ErrorDetails::describe`]): one line for
+    /// the CLI, `test`, the inspector.
+    pub fn describe(&self) -> String {
+        self.details.describe()
     }
 
     fn context_mut(&mut self) -> &mut ErrorContext {
@@ -361,7 +411,7 @@ impl EngineError {
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
         m.insert("error".into(), json!(self.code));
-        m.insert("details".into(), self.details.clone());
+        m.insert("details".into(), self.details.to_json());
         if let Some(context) = &self.context
             && let Ok(Value::Object(fields)) = serde_json::to_value(context)
         {
@@ -369,34 +419,6 @@ impl EngineError {
         }
         Value::Object(m)
     }
-}
-
-/// `UNKNOWN_TOOL`'s details.
-#[derive(Clone, Debug, Serialize)]
-pub struct UnknownTool {
-    /// The name asked for.
-    pub tool: String,
-    /// What happened.
-    pub message: String,
-    /// A did-you-mean among the tools there are, if one is close.
-    pub help: Option<String>,
-    /// The tools there are.
-    pub tools: Vec<String>,
-}
-
-/// `UNKNOWN_STEP`'s details.
-#[derive(Clone, Debug, Serialize)]
-pub struct UnknownStep {
-    /// The step id asked for (`id` or `id[N]`).
-    pub step_id: String,
-    /// What happened.
-    pub message: String,
-    /// A did-you-mean among the workflow's step ids, if one is close.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub help: Option<String>,
-    /// The ready steps, when the call was a submission.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ready: Option<Vec<String>>,
 }
 
 impl EngineError {
@@ -407,7 +429,7 @@ impl EngineError {
         let tools: Vec<String> = names.map(str::to_owned).collect();
         let help = crate::diagnostic::suggest(name, tools.iter().map(String::as_str));
         let message = format!("no engine tool `{name}`");
-        typed(ErrorCode::UnknownTool, UnknownTool { tool: name.to_owned(), message, help, tools })
+        EngineError::with(ErrorCode::UnknownTool, UnknownTool { tool: name.to_owned(), message, help, tools })
     }
 
     /// `UNKNOWN_STEP` for `step_id` (`message` says where it was looked
@@ -430,22 +452,11 @@ impl EngineError {
         } else {
             crate::diagnostic::suggest(base, known)
         };
-        typed(ErrorCode::UnknownStep, UnknownStep { step_id: step_id.to_owned(), message, help, ready })
+        EngineError::with(
+            ErrorCode::UnknownStep,
+            UnknownStep { step_id: step_id.to_owned(), message, help, ready },
+        )
     }
-}
-
-impl EngineError {
-    /// `code` with details that are already JSON because they were
-    /// recorded so: a stored run's failure, kept as the run has it.
-    pub fn recorded(code: ErrorCode, details: Value) -> EngineError {
-        EngineError::new(code, details)
-    }
-}
-
-/// An error whose details are a typed value (serialized once, here): every
-/// constructor with typed details goes through it.
-pub(crate) fn typed(code: ErrorCode, details: impl Serialize) -> EngineError {
-    EngineError::new(code, serde_json::to_value(details).unwrap_or_default())
 }
 
 impl EngineError {
@@ -474,6 +485,20 @@ impl EngineError {
                     a damaged snapshot: `state restore` an archived copy, or `state delete` the run";
         EngineError::message_help(ErrorCode::StateCorrupt, message, Some(help.into()))
     }
+
+    /// `UNKNOWN_WORKFLOW` for a workflow path the confinement refused
+    /// (outside the root, a symlink out, not a regular file): the one
+    /// answer of every adapter (CLI, MCP, exec) to that mistake.
+    pub fn workflow_refused(workflow: &str, e: &crate::fsx::PathError) -> EngineError {
+        let help = "workflow files must be inside the project root; give a workflow id (think_workflows_list), or pass --root to use another project";
+        EngineError::with(
+            ErrorCode::UnknownWorkflow,
+            UnknownWorkflow {
+                help: Some(help.into()),
+                ..UnknownWorkflow::new(workflow, format!("{workflow}: {}", e.reason()))
+            },
+        )
+    }
 }
 
 #[cfg(test)]
@@ -490,7 +515,7 @@ mod tests {
             ),
             "{h}"
         );
-        let e = EngineError::new(ErrorCode::InvalidInput, json!({"field": "x"}));
+        let e = EngineError::recorded(ErrorCode::InvalidInput, json!({"field": "x"}));
         assert_eq!(e.human(), r#"INVALID_INPUT: {"field":"x"}"#);
         // Field errors: each with its place, the first help.
         let f = |path: &str, message: &str, help: Option<&str>| crate::runtime::error_details::FieldError {
@@ -520,7 +545,7 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), ErrorCode::ALL.len());
-        let e = EngineError::new(ErrorCode::StateConflict, json!({"message": "m"}));
+        let e = EngineError::message(ErrorCode::StateConflict, "m");
         assert_eq!(e.to_json(), json!({"error": "STATE_CONFLICT", "details": {"message": "m"}}));
         assert_eq!(e.code, "STATE_CONFLICT");
         assert!(!e.run_failed());

@@ -1,362 +1,247 @@
-//! The typed details of engine errors (issue 22.3): each shape of `details`
-//! is a struct here, built by one constructor on [`EngineError`], so no
-//! call site assembles JSON by hand. Field order is the JSON's order.
-//! (`run_errors.rs` has the errors of runs over time, `error.rs` the
-//! did-you-mean ones: `UNKNOWN_TOOL`, `UNKNOWN_STEP`.)
+//! The details of an engine error as one typed value, [`ErrorDetails`]:
+//! a variant per shape (the structs of `error_shapes.rs`, re-exported
+//! here), a list of field errors, a callee's error, or JSON recorded in a
+//! run's history. It is serialized once, at the edge
+//! ([`EngineError::to_json`](crate::runtime::EngineError::to_json), its
+//! `Display`); a person's line is read from the typed value
+//! ([`ErrorDetails::describe`]).
 
-use crate::runtime::error::typed;
-use crate::runtime::record::StepStatus;
-use crate::runtime::{EngineError, ErrorCode};
-use serde::Serialize;
+pub use crate::runtime::error_shapes::*;
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-/// Details that are a message and, when there is one, what helps.
-#[derive(Clone, Debug, Serialize)]
-pub struct Message {
-    /// What went wrong, for a person.
-    pub message: String,
-    /// What to do about it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub help: Option<String>,
+/// What every struct shape has: a message (its `message` field).
+trait Shape {
+    fn message(&self) -> &str;
+    fn message_mut(&mut self) -> &mut String;
 }
 
-/// One entry of `INVALID_PARAMS` / `VALIDATION_FAILED`'s list (and of
-/// think_validate's `errors`).
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
-pub struct FieldError {
-    /// JSON pointer to the value at fault (`""` for the whole value).
-    pub path: String,
-    /// What is wrong with it.
-    pub message: String,
-    /// What to do about it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub help: Option<String>,
-}
+/// A typed shape of `details`: the structs of `error_shapes.rs`, never free
+/// JSON (see [`EngineError::with`](crate::runtime::EngineError::with)).
+pub trait Details: Into<ErrorDetails> {}
 
-/// `UNKNOWN_WORKFLOW`: a workflow that cannot be found or read.
-#[derive(Clone, Debug, Serialize)]
-pub struct UnknownWorkflow {
-    /// The id or path asked for.
-    pub workflow: String,
-    /// The file, when one was found but could not be read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    /// What happened.
-    pub message: String,
-    /// What helps (a did-you-mean, the checker's help).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub help: Option<String>,
-    /// The workflow ids there are, when the id matched none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub available: Option<Vec<String>>,
-}
-
-impl UnknownWorkflow {
-    /// `workflow` with `message`, nothing else.
-    pub fn new(workflow: &str, message: String) -> UnknownWorkflow {
-        UnknownWorkflow { workflow: workflow.to_owned(), path: None, message, help: None, available: None }
-    }
-}
-
-/// `UNKNOWN_SCHEMA`: a named schema that is missing or not JSON Schema.
-#[derive(Clone, Debug, Serialize)]
-pub struct UnknownSchema {
-    /// The name (or the inline schema's key).
-    pub schema: String,
-    /// What happened.
-    pub message: String,
-    /// The named schemas there are, when the name matched none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub available: Option<Vec<String>>,
-}
-
-/// `PROMPT_NOT_FOUND` for a version.
-#[derive(Clone, Debug, Serialize)]
-pub struct PromptNotFound {
-    /// The version asked for.
-    pub version: String,
-    /// What happened.
-    pub message: String,
-    /// The versions there are.
-    pub available: Vec<String>,
-}
-
-/// `CHECKPOINT_NOT_FOUND`.
-#[derive(Clone, Debug, Serialize)]
-pub struct CheckpointNotFound {
-    /// The step asked for.
-    pub checkpoint: String,
-    /// What happened.
-    pub message: String,
-    /// The steps the run has checkpoints for.
-    pub available: Vec<String>,
-}
-
-/// `RESET_NOT_ALLOWED`.
-#[derive(Clone, Debug, Serialize)]
-pub struct ResetNotAllowed {
-    /// What happened.
-    pub message: String,
-    /// How many accepted results the reset would discard.
-    pub discarded: usize,
-}
-
-/// `STEP_NOT_READY`.
-#[derive(Clone, Debug, Serialize)]
-pub struct StepNotReady {
-    /// The step submitted.
-    pub step_id: String,
-    /// Its status.
-    pub status: StepStatus,
-    /// What happened.
-    pub message: String,
-    /// The ready steps.
-    pub ready: Vec<String>,
-}
-
-/// `STEP_NOT_WAITING`.
-#[derive(Clone, Debug, Serialize)]
-pub struct StepNotWaiting {
-    /// The step answered.
-    pub step_id: String,
-    /// Its status.
-    pub status: StepStatus,
-    /// What happened.
-    pub message: String,
-    /// The units of the run that wait for an answer.
-    pub waiting: Vec<String>,
-}
-
-/// `UNKNOWN_EVENT`.
-#[derive(Clone, Debug, Serialize)]
-pub struct UnknownEvent {
-    /// The event sent.
-    pub event: String,
-    /// What happened.
-    pub message: String,
-    /// Did you mean …, or how to declare it.
-    pub help: String,
-    /// The events savant-think.toml declares.
-    pub declared: Vec<String>,
-}
-
-/// `NO_WAITING_RUN`.
-#[derive(Clone, Debug, Serialize)]
-pub struct NoWaitingRun {
-    /// The event sent.
-    pub event: String,
-    /// Its key.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-    /// What happened.
-    pub message: String,
-}
-
-/// `STATE_CONFLICT`: what was expected against what the run holds.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Conflict {
-    /// The step whose stored result differs.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub step_id: Option<String>,
-    /// What happened.
-    pub message: String,
-    /// The run another call made first.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    /// The version the caller expected.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expected_version: Option<u64>,
-    /// The run's version.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<u64>,
-}
-
-/// `INVALID_PARAMS` for a tool's arguments it does not take.
-#[derive(Clone, Debug, Serialize)]
-pub struct UnknownArguments {
-    /// What happened.
-    pub message: String,
-    /// The arguments refused, each with a did-you-mean.
-    pub unknown: Vec<UnknownArgument>,
-    /// The arguments the tool takes.
-    pub arguments: Vec<String>,
-    /// What helps.
-    pub help: String,
-}
-
-/// One argument a tool does not take.
-#[derive(Clone, Debug, Serialize)]
-pub struct UnknownArgument {
-    /// Its name.
-    pub argument: String,
-    /// A did-you-mean among the tool's arguments (`null` when none is close).
-    pub help: Option<String>,
-}
-
-/// A workflow with `check` errors (`YAML_SCHEMA_VIOLATION`).
-#[derive(Clone, Debug, Serialize)]
-pub struct WorkflowErrors {
-    /// The file.
-    pub path: String,
-    /// What happened.
-    pub message: String,
-    /// The checker's diagnostics, as `check --format json` writes them.
-    pub diagnostics: Value,
-    /// The workflow's `name`, when it has one (`null` when not).
-    pub name: Option<String>,
-    /// Its `description` (`null` when none).
-    pub description: Option<String>,
-}
-
-/// `INVALID_CONFIG`: `savant-think.toml` cannot be used.
-#[derive(Clone, Debug, Serialize)]
-pub struct InvalidConfig {
-    /// The file.
-    pub path: String,
-    /// What is wrong.
-    pub message: String,
-    /// The `[servers.NAME]` at fault, when one is.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub server: Option<String>,
-}
-
-/// A state store that cannot be opened.
-#[derive(Clone, Debug, Serialize)]
-pub struct StoreOpen {
-    /// What happened.
-    pub message: String,
-    /// What to check.
-    pub hint: String,
-}
-
-/// `UNKNOWN_RESOURCE`.
-#[derive(Clone, Debug, Serialize)]
-pub struct UnknownResource {
-    /// The URI asked for.
-    pub uri: String,
-    /// What happened.
-    pub message: String,
-}
-
-/// An MCP resource's run that is not there (`UNKNOWN_RUN`).
-#[derive(Clone, Debug, Serialize)]
-pub struct MissingRun {
-    /// The workflow id.
-    pub workflow: String,
-    /// The run id.
-    pub run_id: String,
-    /// What happened.
-    pub message: String,
-}
-
-/// A path argument refused by the confinement (`INVALID_INPUT`).
-#[derive(Clone, Debug, Serialize)]
-pub struct BadPath {
-    /// Why.
-    pub message: String,
-    /// The path as given.
-    pub path: String,
-}
-
-/// An MCP `tasks/*` request refused (`UNKNOWN_TASK`, `STEP_NOT_WAITING`,
-/// `INVALID_INPUT`): the task, why, what to do.
-#[derive(Clone, Debug, Serialize)]
-pub struct TaskRefused {
-    /// The task id asked for.
-    pub task_id: String,
-    /// The task's status, when it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
-    /// What happened.
-    pub message: String,
-    /// What to do.
-    pub help: String,
-}
-
-/// A typed shape of `details` (implemented here, for this module's structs).
-pub trait Details: Serialize {}
-
+/// The enum of details, one variant per struct shape (named as its
+/// struct), and what each struct is: [`Details`], [`Shape`], a variant.
 macro_rules! details {
-    ($($t:ty),*) => { $(impl Details for $t {})* };
+    ($($(#[$doc:meta])* $name:ident,)*) => {
+        /// An engine error's details: one variant per shape, serialized as
+        /// the shape's own JSON (untagged).
+        #[derive(Clone, Debug, PartialEq, Serialize)]
+        #[serde(untagged)]
+        pub enum ErrorDetails {
+            $($(#[$doc])* $name($name),)*
+            /// `INVALID_PARAMS` / `VALIDATION_FAILED`: a list of field errors.
+            Fields(Vec<FieldError>),
+            /// The error of a workflow that a `uses:` step calls.
+            Callee(CalleeError),
+            /// Details that were recorded as JSON (a run's failure, as the
+            /// run has it): kept as they are.
+            Recorded(Value),
+        }
+
+        impl ErrorDetails {
+            fn shape(&self) -> Option<&dyn Shape> {
+                match self {
+                    $(ErrorDetails::$name(d) => Some(d),)*
+                    _ => None,
+                }
+            }
+
+            fn shape_mut(&mut self) -> Option<&mut dyn Shape> {
+                match self {
+                    $(ErrorDetails::$name(d) => Some(d),)*
+                    _ => None,
+                }
+            }
+        }
+
+        $(
+            impl From<$name> for ErrorDetails {
+                fn from(d: $name) -> ErrorDetails {
+                    ErrorDetails::$name(d)
+                }
+            }
+
+            impl Details for $name {}
+
+            impl Shape for $name {
+                fn message(&self) -> &str {
+                    &self.message
+                }
+
+                fn message_mut(&mut self) -> &mut String {
+                    &mut self.message
+                }
+            }
+        )*
+    };
 }
+
 details!(
+    /// A message and, when there is one, what helps.
     Message,
+    /// `UNKNOWN_WORKFLOW`.
     UnknownWorkflow,
+    /// `UNKNOWN_SCHEMA`.
     UnknownSchema,
+    /// `PROMPT_NOT_FOUND`.
     PromptNotFound,
+    /// `CHECKPOINT_NOT_FOUND`.
     CheckpointNotFound,
+    /// `RESET_NOT_ALLOWED`.
     ResetNotAllowed,
+    /// `STEP_NOT_READY`.
     StepNotReady,
+    /// `STEP_NOT_WAITING`.
     StepNotWaiting,
+    /// `UNKNOWN_EVENT`.
     UnknownEvent,
+    /// `NO_WAITING_RUN`.
     NoWaitingRun,
+    /// `STATE_CONFLICT`.
     Conflict,
+    /// `INVALID_PARAMS` for arguments a tool does not take.
     UnknownArguments,
+    /// `YAML_SCHEMA_VIOLATION` with the checker's diagnostics.
     WorkflowErrors,
+    /// `INVALID_CONFIG`.
     InvalidConfig,
+    /// A state store that cannot be opened.
     StoreOpen,
+    /// `UNKNOWN_RESOURCE`.
     UnknownResource,
+    /// An MCP resource's run that is not there.
     MissingRun,
+    /// A path the confinement refused.
     BadPath,
-    TaskRefused
+    /// An MCP `tasks/*` request refused.
+    TaskRefused,
+    /// `UNKNOWN_TOOL`.
+    UnknownTool,
+    /// `UNKNOWN_STEP`.
+    UnknownStep,
+    /// `RUN_EXISTS`.
+    RunExists,
+    /// `UNKNOWN_RUN`.
+    UnknownRun,
+    /// `RUN_BUSY`, `BUSY`, a `STATE_UNAVAILABLE` met mid-call.
+    Retryable,
+    /// `WORKFLOW_CHANGED`: a pinned version missing from the store.
+    PinnedMissing,
+    /// `INCOMPATIBLE_UPGRADE`.
+    IncompatibleUpgrade,
 );
 
-impl EngineError {
-    /// `code` with a message (no help).
-    pub fn message(code: ErrorCode, message: impl Into<String>) -> EngineError {
-        typed(code, Message { message: message.into(), help: None })
+/// The error of a workflow that a `uses:` step calls, as the caller reports
+/// it: the callee's details, their message saying which step uses it, and
+/// `uses` (the callee) after their own fields.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CalleeError {
+    /// The callee's details (their message already says where).
+    pub details: Box<ErrorDetails>,
+    /// The workflow the step uses.
+    pub uses: String,
+}
+
+impl Serialize for CalleeError {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut value = serde_json::to_value(&self.details).map_err(serde::ser::Error::custom)?;
+        if let Value::Object(fields) = &mut value {
+            fields.insert("uses".into(), self.uses.clone().into());
+        }
+        value.serialize(s)
+    }
+}
+
+impl ErrorDetails {
+    /// The details as JSON (for an edge that embeds them in its own JSON).
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or_default()
     }
 
-    /// `code` with a message and what helps.
-    pub fn message_help(code: ErrorCode, message: impl Into<String>, help: Option<String>) -> EngineError {
-        typed(code, Message { message: message.into(), help })
-    }
-
-    /// `code` with a list of field errors (`INVALID_PARAMS`, `VALIDATION_FAILED`).
-    pub fn fields(code: ErrorCode, errors: &[FieldError]) -> EngineError {
-        typed(code, errors)
-    }
-
-    /// `code` with one of this module's typed details (never free JSON:
-    /// [`Details`] is implemented by the detail structs alone).
-    pub fn with(code: ErrorCode, details: impl Details) -> EngineError {
-        typed(code, details)
-    }
-
-    /// The details' `message`, when they have one.
-    pub fn message_text(&self) -> Option<&str> {
-        self.details.get("message").and_then(Value::as_str)
-    }
-
-    /// The details' `help`, when they have one (of a list of field errors,
-    /// the first that has one).
-    pub fn help_text(&self) -> Option<&str> {
-        match &self.details {
-            Value::Array(fields) => fields.iter().find_map(|f| f.get("help").and_then(Value::as_str)),
-            d => d.get("help").and_then(Value::as_str),
+    /// Their `message`, when they have one.
+    pub fn message(&self) -> Option<&str> {
+        match self {
+            ErrorDetails::Callee(c) => c.details.message(),
+            ErrorDetails::Recorded(v) => v.get("message").and_then(Value::as_str),
+            d => d.shape().map(Shape::message),
         }
     }
 
-    /// The message for a person ([`details_message`]): one line for the
-    /// CLI, `test`, the inspector.
+    /// Their `help`, when they have one (of a list of field errors, the
+    /// first that has one).
+    pub fn help(&self) -> Option<&str> {
+        match self {
+            ErrorDetails::Message(Message { help, .. })
+            | ErrorDetails::UnknownWorkflow(UnknownWorkflow { help, .. })
+            | ErrorDetails::UnknownTool(UnknownTool { help, .. })
+            | ErrorDetails::UnknownStep(UnknownStep { help, .. })
+            | ErrorDetails::UnknownRun(UnknownRun { help, .. }) => help.as_deref(),
+            ErrorDetails::UnknownEvent(UnknownEvent { help, .. })
+            | ErrorDetails::UnknownArguments(UnknownArguments { help, .. })
+            | ErrorDetails::TaskRefused(TaskRefused { help, .. })
+            | ErrorDetails::RunExists(RunExists { help, .. })
+            | ErrorDetails::PinnedMissing(PinnedMissing { help, .. })
+            | ErrorDetails::IncompatibleUpgrade(IncompatibleUpgrade { help, .. }) => Some(help.as_str()),
+            ErrorDetails::Fields(fields) => fields.iter().find_map(|f| f.help.as_deref()),
+            ErrorDetails::Callee(c) => c.details.help(),
+            ErrorDetails::Recorded(Value::Array(fields)) => {
+                fields.iter().find_map(|f| f.get("help").and_then(Value::as_str))
+            }
+            ErrorDetails::Recorded(v) => v.get("help").and_then(Value::as_str),
+            _ => None,
+        }
+    }
+
+    /// One line for a person: the message; of field errors, each as
+    /// `at PATH: message`, joined; recorded JSON as [`details_message`]
+    /// reads it.
     pub fn describe(&self) -> String {
-        details_message(&self.details)
+        match self {
+            ErrorDetails::Recorded(v) => details_message(v),
+            ErrorDetails::Fields(fields) if !fields.is_empty() => {
+                let line = |f: &FieldError| match f.path.as_str() {
+                    "" => f.message.clone(),
+                    path => format!("at {path}: {}", f.message),
+                };
+                fields.iter().map(line).collect::<Vec<_>>().join("; ")
+            }
+            d => d.message().map_or_else(|| d.to_string(), str::to_owned),
+        }
+    }
+
+    /// The details of a callee's error as its caller reports them: the
+    /// message replaced, `uses` added (details with no message of their
+    /// own, a list or a recorded scalar, are kept as they are).
+    pub(crate) fn in_callee(self, message: String, uses: &str) -> ErrorDetails {
+        match self {
+            ErrorDetails::Recorded(Value::Object(mut fields)) => {
+                fields.insert("message".into(), message.into());
+                fields.insert("uses".into(), uses.into());
+                ErrorDetails::Recorded(Value::Object(fields))
+            }
+            mut d => match d.message_mut() {
+                Some(m) => {
+                    *m = message;
+                    ErrorDetails::Callee(CalleeError { details: Box::new(d), uses: uses.to_owned() })
+                }
+                None => d,
+            },
+        }
+    }
+
+    fn message_mut(&mut self) -> Option<&mut String> {
+        match self {
+            ErrorDetails::Callee(c) => c.details.message_mut(),
+            d => d.shape_mut().map(Shape::message_mut),
+        }
     }
 }
 
-impl EngineError {
-    /// `UNKNOWN_WORKFLOW` for a workflow path the confinement refused
-    /// (outside the root, a symlink out, not a regular file): the one
-    /// answer of every adapter (CLI, MCP, exec) to that mistake.
-    pub fn workflow_refused(workflow: &str, e: &crate::fsx::PathError) -> EngineError {
-        let help = "workflow files must be inside the project root; give a workflow id (think_workflows_list), or pass --root to use another project";
-        EngineError::with(
-            ErrorCode::UnknownWorkflow,
-            UnknownWorkflow {
-                help: Some(help.into()),
-                ..UnknownWorkflow::new(workflow, format!("{workflow}: {}", e.reason()))
-            },
-        )
+/// As JSON, compact (`{"message":"…"}`).
+impl std::fmt::Display for ErrorDetails {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.to_json())
     }
 }
 
@@ -387,7 +272,7 @@ pub(crate) fn help_unknown_params(
     }
 }
 
-/// An error's details as one line for a person: their `message`; of a list
+/// Recorded details as one line for a person: their `message`; of a list
 /// of field errors, each as `at PATH: message`, joined; a string as it is;
 /// else the details as JSON, so nothing is lost. Also what `exec` prints of
 /// a recorded failure.
@@ -408,5 +293,49 @@ pub fn details_message(details: &Value) -> String {
             lines.filter(|l| !l.is_empty()).map_or_else(|| details.to_string(), |l| l.join("; "))
         }
         d => d.get("message").and_then(Value::as_str).map_or_else(|| d.to_string(), str::to_owned),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_shape_reads_as_its_own_json_and_a_callee_adds_uses_after_it() {
+        let message = |help: Option<&str>| {
+            ErrorDetails::from(Message { message: "m".into(), help: help.map(Into::into) })
+        };
+        assert_eq!(message(None).to_json(), json!({"message": "m"}));
+        assert_eq!(message(Some("h")).help(), Some("h"));
+        assert_eq!(message(None).to_string(), r#"{"message":"m"}"#);
+        let callee = message(Some("h")).in_callee("`s` of `w` uses `c`, which cannot run: m".into(), "c");
+        assert_eq!(
+            callee.to_string(),
+            r#"{"message":"`s` of `w` uses `c`, which cannot run: m","help":"h","uses":"c"}"#
+        );
+        assert_eq!(
+            (callee.message(), callee.help()),
+            (Some("`s` of `w` uses `c`, which cannot run: m"), Some("h"))
+        );
+        // Field errors have no message of their own: kept as they are.
+        let f = |path: &str, help: Option<&str>| FieldError {
+            path: path.into(),
+            message: "bad".into(),
+            help: help.map(Into::into),
+        };
+        let fields = ErrorDetails::Fields(vec![f("", None), f("/n", Some("fix n"))]);
+        assert_eq!(fields.describe(), "bad; at /n: bad");
+        assert_eq!(fields.help(), Some("fix n"));
+        assert_eq!(fields.clone().in_callee("x".into(), "c"), fields);
+        assert_eq!(ErrorDetails::Fields(vec![]).describe(), "[]");
+        // Recorded JSON is read as JSON, and a callee's note goes into it.
+        let recorded = ErrorDetails::Recorded(json!({"error": "WAIT_TIMED_OUT", "message": "late"}));
+        assert_eq!((recorded.message(), recorded.describe()), (Some("late"), "late".to_owned()));
+        assert_eq!(
+            recorded.in_callee("now".into(), "c").to_json(),
+            json!({"error": "WAIT_TIMED_OUT", "message": "now", "uses": "c"})
+        );
+        assert_eq!(ErrorDetails::Recorded(json!("plain")).describe(), "plain");
     }
 }

@@ -70,17 +70,21 @@
 //!   list / delete / reset; `repair.rs` `state repair` (the store's journal
 //!   check, then a load); `explain.rs` explain and debug; `info.rs` think,
 //!   say, the driver prompt and the workflow list.
-//! - Errors. `error.rs` is `EngineError` and the `ErrorCode` table;
-//!   `error_details.rs` the typed details of every other error (`Message`,
-//!   `FieldError`, `UnknownWorkflow`, `Conflict`, …, each built by one
-//!   constructor: only `error.rs` makes an error from JSON, and only for a
-//!   run's recorded failure — `tests/it/layering.rs` holds it), and the
-//!   accessors adapters read (`describe`, `help_text`; `EngineError::human`
-//!   is `CODE: message` and its help for a person, what `test`, `ui`,
-//!   `serve` and `exec` print — never raw JSON outside a `--json` /
-//!   `--format json` answer); `run_errors.rs` the errors of runs over time
-//!   (`RUN_EXISTS`, `UNKNOWN_RUN` with its did-you-mean, `WORKFLOW_CHANGED`
-//!   for a missing pinned object).
+//! - Errors, below the replies. `error_shapes.rs` is each shape of an
+//!   error's details as a struct (`Message`, `FieldError`,
+//!   `UnknownWorkflow`, `Conflict`, `RunExists`, …: plain data);
+//!   `error_details.rs` makes them one enum, `ErrorDetails` (a variant per
+//!   shape, field errors, a callee's error, and `Recorded` JSON — only a
+//!   run's recorded failure), with the accessors adapters read (`message`,
+//!   `help`, `describe`); `error.rs` is `EngineError` (code, boxed details,
+//!   the run's context: `reply_next.rs`'s instruction and state summary),
+//!   the `ErrorCode` table and the generic constructors; `run_errors.rs`
+//!   the errors of runs over time (`RUN_EXISTS`, `UNKNOWN_RUN` with its
+//!   did-you-mean, `WORKFLOW_CHANGED` for a missing pinned object, the busy
+//!   ones). Details are made JSON once, at the edge (`EngineError::to_json`,
+//!   `Display`); `EngineError::human` is `CODE: message` and its help for a
+//!   person, what `test`, `ui`, `serve` and `exec` print — never raw JSON
+//!   outside a `--json` / `--format json` answer.
 //! - The project. `project.rs` is the one loader (`Project`, held by the
 //!   engine): it resolves a workflow id or path (confined to the root),
 //!   reads the file under the size cap with `check`'s UTF-8 rule (for
@@ -95,8 +99,10 @@
 //!   side of `savant-think.toml` (loaded by `src/config.rs`): the store and
 //!   engine it names, `INVALID_CONFIG`.
 //! - The tools. `args.rs` and `reply.rs` (with `reply_runs.rs`: listing,
-//!   deleting, restoring, pruning; `reply_waits.rs`: what a wait looks like
-//!   in a reply, and `signal`'s answer) are the tools' arguments and answers as
+//!   deleting, restoring, pruning, upgrading; `reply_next.rs`: the
+//!   instruction, state summary and reset note an error carries too;
+//!   `reply_waits.rs`: what a wait looks like in a reply, and `signal`'s
+//!   answer) are the tools' arguments and answers as
 //!   types (`PlanArgs`, `NextArgs`, …; `Progress`, `Instruction`,
 //!   `StateSummary`, `Explanation`, …): the `Engine` methods return the
 //!   replies, and JSON is made from them once, at the edge. `catalog.rs` is
@@ -127,6 +133,7 @@ pub mod contracts;
 pub mod engine;
 mod error;
 pub mod error_details;
+mod error_shapes;
 pub mod eval;
 pub mod failure;
 mod fork;
@@ -137,6 +144,7 @@ pub mod prompts;
 pub mod record;
 pub mod render;
 pub mod reply;
+pub mod reply_next;
 pub mod reply_runs;
 pub mod reply_waits;
 pub mod run;

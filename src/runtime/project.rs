@@ -425,14 +425,9 @@ impl Project {
             match self.workflow(&uses) {
                 Ok(callee) => push(&mut todo, &callee),
                 Err(mut e) => {
-                    let why = e.describe();
-                    if let Some(details) = e.details.as_object_mut() {
-                        details.insert(
-                            "message".into(),
-                            format!("`{step}` of `{parent}` uses `{uses}`, which cannot run: {why}").into(),
-                        );
-                        details.insert("uses".into(), uses.clone().into());
-                    }
+                    let message =
+                        format!("`{step}` of `{parent}` uses `{uses}`, which cannot run: {}", e.describe());
+                    *e.details = e.details.in_callee(message, &uses);
                     return Err(e);
                 }
             }

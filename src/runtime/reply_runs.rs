@@ -1,11 +1,13 @@
 //! The answers about stored runs as a whole (listing, deleting, restoring,
-//! pruning), re-exported by `reply`: typed like every reply.
+//! pruning, upgrading: the plan and its refusal reasons live here, below
+//! the upgrade itself), re-exported by `reply`: typed like every reply.
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::runtime::record::RunStatus;
+use std::collections::BTreeMap;
 
 /// think_state_list's answer.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
@@ -102,7 +104,7 @@ pub struct RunEntry {
     pub parent: Option<crate::runtime::record::ParentRun>,
     /// What the run's steps wait for (absent when none waits).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub waiting: Vec<crate::runtime::reply::WaitView>,
+    pub waiting: Vec<crate::runtime::reply_waits::WaitView>,
 }
 
 /// Orders `runs` so that each sub-workflow's run follows its parent (and its
@@ -334,10 +336,80 @@ pub struct RunUpgrade {
     /// upgraded, would upgrade, unchanged (already there) or refused.
     pub status: String,
     /// Steps kept, added, removed, re-issued, now ready.
-    pub plan: crate::runtime::upgrade::UpgradePlan,
+    pub plan: UpgradePlan,
     /// Why it cannot be upgraded (INCOMPATIBLE_UPGRADE, spans in the new file).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub diagnostics: Vec<UpgradeDiagnostic>,
+}
+
+/// Why an upgrade is refused, serialized as its stable code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefusalReason {
+    /// `CALL_CHANGED`: a step that ran calls another tool in the new version.
+    CallChanged,
+    /// `RESULT_NO_LONGER_VALID`: an accepted result fails the new success schema.
+    ResultNoLongerValid,
+    /// `DEPENDS_ON_UNRUN_STEP`: a step that ran depends on one that had not finished.
+    DependsOnUnrunStep,
+    /// `ITEM_GONE`: a foreach item with a result is no longer expanded.
+    ItemGone,
+    /// `RUN_FINISHED`: the run is done or failed (and `force` is not given).
+    RunFinished,
+    /// `WAIT_REMOVED`: the run waits at a step the new version removes.
+    WaitRemoved,
+    /// `WAIT_CHANGED`: the run waits (or waited) at a step that the new
+    /// version no longer waits at, or waits for something else or with an
+    /// answer typed otherwise.
+    WaitChanged,
+    /// `USES_CHANGED`: a `uses:` step whose child run is running now uses
+    /// another workflow (or none) in the new version.
+    UsesChanged,
+}
+
+impl RefusalReason {
+    /// The stable code: `CALL_CHANGED`, `RESULT_NO_LONGER_VALID`, ….
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalReason::CallChanged => "CALL_CHANGED",
+            RefusalReason::ResultNoLongerValid => "RESULT_NO_LONGER_VALID",
+            RefusalReason::DependsOnUnrunStep => "DEPENDS_ON_UNRUN_STEP",
+            RefusalReason::ItemGone => "ITEM_GONE",
+            RefusalReason::RunFinished => "RUN_FINISHED",
+            RefusalReason::WaitRemoved => "WAIT_REMOVED",
+            RefusalReason::WaitChanged => "WAIT_CHANGED",
+            RefusalReason::UsesChanged => "USES_CHANGED",
+        }
+    }
+}
+
+impl std::fmt::Display for RefusalReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for RefusalReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// What an upgrade does to a run's steps (new step ids, sorted).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct UpgradePlan {
+    /// Steps whose results (or skips) carry over.
+    pub kept: Vec<String>,
+    /// Steps of the new version that are not in the old one.
+    pub added: Vec<String>,
+    /// Steps of the old version that are gone (their results are dropped).
+    pub removed: Vec<String>,
+    /// Steps that were issued and not answered: issued again, with their new instruction.
+    pub reissued: Vec<String>,
+    /// The steps ready after the upgrade.
+    pub ready: Vec<String>,
+    /// Old step id → new step id.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub renames: BTreeMap<String, String>,
 }
 
 /// One reason an upgrade is refused, as a diagnostic in the new file (the
@@ -351,7 +423,7 @@ pub struct UpgradeDiagnostic {
     /// CALL_CHANGED, RESULT_NO_LONGER_VALID, DEPENDS_ON_UNRUN_STEP, ITEM_GONE, RUN_FINISHED,
     /// WAIT_REMOVED, WAIT_CHANGED or USES_CHANGED.
     #[schemars(with = "String")]
-    pub reason: crate::runtime::upgrade::RefusalReason,
+    pub reason: RefusalReason,
     /// Always error.
     pub severity: String,
     /// The step it is about (new id).

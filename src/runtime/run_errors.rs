@@ -1,65 +1,15 @@
 //! The errors of runs over time (an existing run, an unknown run or
-//! archived copy), each built by one constructor with typed details and,
-//! where a name was mistyped, a did-you-mean.
+//! archived copy, a busy lock, a pinned version gone), each built by one
+//! constructor with typed details (their shapes are in `error_shapes.rs`)
+//! and, where a name was mistyped, a did-you-mean.
 
-use crate::runtime::error::typed;
-use crate::runtime::reply::{EntryStatus, RunEntry};
-use crate::runtime::{EngineError, ErrorCode};
+use crate::runtime::ErrorCode;
+use crate::runtime::error::EngineError;
+use crate::runtime::error_details::{
+    IncompatibleUpgrade, PinnedMissing, RETRY_AFTER_MS, Retryable, RunExists, UnknownRun,
+};
+use crate::runtime::reply_runs::{EntryStatus, RunEntry, RunUpgrade};
 use crate::state::RunKey;
-use serde::Serialize;
-
-/// `RUN_EXISTS`: plan was given the id of a run that exists.
-#[derive(Clone, Debug, Serialize)]
-pub struct RunExists {
-    /// The workflow id.
-    pub workflow: String,
-    /// The run id.
-    pub run_id: String,
-    /// The existing run's status (running, done, failed or unreadable).
-    pub status: Option<String>,
-    /// Its state version.
-    pub version: Option<u64>,
-    /// When it last changed (RFC 3339).
-    pub updated_at: Option<String>,
-    /// What happened.
-    pub message: String,
-    /// How to go on.
-    pub help: String,
-}
-
-/// `UNKNOWN_RUN`: no such run (or no such archived copy).
-#[derive(Clone, Debug, Serialize)]
-pub struct UnknownRun {
-    /// The workflow id.
-    pub workflow: String,
-    /// The run id asked for.
-    pub run_id: String,
-    /// The archived copy asked for, if one was.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub archive_id: Option<String>,
-    /// What happened.
-    pub message: String,
-    /// A did-you-mean among the ids there are, if one is close.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub help: Option<String>,
-}
-
-/// `RUN_BUSY`, `BUSY` and a `STATE_UNAVAILABLE` met mid-call: retryable.
-#[derive(Clone, Debug, Serialize)]
-pub struct Retryable {
-    /// The run whose lock was busy (`workflow/run_id`), for `RUN_BUSY`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run: Option<String>,
-    /// What happened.
-    pub message: String,
-    /// Always true: the same call may succeed later.
-    pub retryable: bool,
-    /// How long to wait before trying again, in milliseconds.
-    pub retry_after_ms: u64,
-}
-
-/// The wait a busy answer suggests before a retry.
-pub const RETRY_AFTER_MS: u64 = 1000;
 
 /// What was being made when the run id was found taken (for the help of
 /// `RUN_EXISTS`).
@@ -83,7 +33,7 @@ impl EngineError {
             retryable: true,
             retry_after_ms: RETRY_AFTER_MS,
         };
-        typed(ErrorCode::RunBusy, &details)
+        EngineError::with(ErrorCode::RunBusy, details)
     }
 
     /// `BUSY`: the server is at its limit of calls in flight.
@@ -94,7 +44,7 @@ impl EngineError {
             retryable: true,
             retry_after_ms: RETRY_AFTER_MS,
         };
-        typed(ErrorCode::Busy, &details)
+        EngineError::with(ErrorCode::Busy, details)
     }
 
     /// `STATE_UNAVAILABLE` in the middle of a call: the database did not
@@ -106,7 +56,7 @@ impl EngineError {
             retryable: true,
             retry_after_ms: RETRY_AFTER_MS,
         };
-        typed(ErrorCode::StateUnavailable, &details)
+        EngineError::with(ErrorCode::StateUnavailable, details)
     }
 
     /// `RUN_EXISTS` for `key`, described by its listing `entry`; `making`
@@ -130,7 +80,7 @@ impl EngineError {
                 key.workflow, key.run_id
             ),
         };
-        typed(
+        EngineError::with(
             ErrorCode::RunExists,
             RunExists {
                 workflow: key.workflow.clone(),
@@ -146,7 +96,7 @@ impl EngineError {
 
     /// `UNKNOWN_RUN` for `key`, with a did-you-mean among `known` run ids.
     pub(crate) fn unknown_run<'a>(key: &RunKey, known: impl IntoIterator<Item = &'a str>) -> EngineError {
-        typed(
+        EngineError::with(
             ErrorCode::UnknownRun,
             UnknownRun {
                 workflow: key.workflow.clone(),
@@ -178,7 +128,7 @@ impl EngineError {
                 crate::diagnostic::suggest(&key.run_id, known),
             ),
         };
-        typed(
+        EngineError::with(
             ErrorCode::UnknownRun,
             UnknownRun {
                 workflow: key.workflow.clone(),
@@ -189,25 +139,6 @@ impl EngineError {
             },
         )
     }
-}
-
-/// `WORKFLOW_CHANGED`: the workflow version (or schema) a run is pinned to
-/// is missing from the state store, or no longer has its bytes.
-#[derive(Clone, Debug, Serialize)]
-pub struct PinnedMissing {
-    /// The workflow id.
-    pub workflow: String,
-    /// The run id.
-    pub run_id: String,
-    /// What happened.
-    pub message: String,
-    /// How to go on.
-    pub help: String,
-    /// The object the run is pinned to.
-    pub run_hash: String,
-    /// The workflow file's hash now, when it can be read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file_hash: Option<String>,
 }
 
 impl EngineError {
@@ -223,7 +154,7 @@ impl EngineError {
             None => format!("the version this run is pinned to ({hash}) is not in the state store"),
             Some(why) => format!("the version this run is pinned to ({hash}) is damaged: {why}"),
         };
-        typed(
+        EngineError::with(
             ErrorCode::WorkflowChanged,
             PinnedMissing {
                 workflow: key.workflow.clone(),
@@ -237,27 +168,18 @@ impl EngineError {
     }
 }
 
-/// `INCOMPATIBLE_UPGRADE`: what the upgrade would do, and why it cannot.
-#[derive(Clone, Debug, Serialize)]
-pub struct IncompatibleUpgrade<'a> {
-    /// The workflow id.
-    pub workflow: &'a str,
-    /// What happened.
-    pub message: String,
-    /// Each run checked: its plan and diagnostics.
-    pub runs: &'a [crate::runtime::reply::RunUpgrade],
-    /// How to go on.
-    pub help: &'static str,
-}
-
 impl EngineError {
     /// `INCOMPATIBLE_UPGRADE` for the runs checked (nothing was changed).
     pub(crate) fn incompatible_upgrade(
         workflow: &str,
         message: String,
-        runs: &[crate::runtime::reply::RunUpgrade],
+        runs: Vec<RunUpgrade>,
     ) -> EngineError {
         let help = "fix the new file where the diagnostics point, rename moved steps with --rename OLD=NEW, or fork the run";
-        typed(ErrorCode::IncompatibleUpgrade, IncompatibleUpgrade { workflow, message, runs, help })
+        let (workflow, help) = (workflow.to_owned(), help.to_owned());
+        EngineError::with(
+            ErrorCode::IncompatibleUpgrade,
+            IncompatibleUpgrade { workflow, message, runs, help },
+        )
     }
 }

@@ -149,14 +149,14 @@ mod tests {
         let e =
             unknown_arguments("think_plan", &plan.input, &json!({"workflow": "w", "runId": "r1"})).unwrap();
         assert_eq!(e.code, ErrorCode::InvalidParams);
-        let message = e.details["message"].as_str().unwrap();
+        let message = e.message_text().unwrap();
         assert!(message.contains("`runId`") && message.contains("did you mean `run_id`?"), "{message}");
         let e = unknown_arguments("think_plan", &plan.input, &json!({"worklfow": "w", "x": 1})).unwrap();
         assert_eq!(
-            e.details["unknown"][0],
+            e.details.to_json()["unknown"][0],
             json!({"argument": "worklfow", "help": "did you mean `workflow`?"})
         );
-        assert_eq!(e.details["unknown"][1]["argument"], "x");
+        assert_eq!(e.details.to_json()["unknown"][1]["argument"], "x");
         // The documented aliases are arguments too.
         assert!(
             unknown_arguments("think_plan", &plan.input, &json!({"workflow": "w", "start_fresh": true}))

@@ -11,66 +11,14 @@
 
 use crate::ir::SchemaRef;
 use crate::runtime::record::{Event, EventKind, RunStatus, StepStatus};
+pub use crate::runtime::reply_runs::{RefusalReason, UpgradePlan};
 use crate::runtime::run::Machine;
 use crate::runtime::work_id::WorkId;
 use crate::runtime::workflow::CompiledWorkflow;
 use crate::source::Span;
-use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-
-/// Why an upgrade is refused, serialized as its stable code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RefusalReason {
-    /// `CALL_CHANGED`: a step that ran calls another tool in the new version.
-    CallChanged,
-    /// `RESULT_NO_LONGER_VALID`: an accepted result fails the new success schema.
-    ResultNoLongerValid,
-    /// `DEPENDS_ON_UNRUN_STEP`: a step that ran depends on one that had not finished.
-    DependsOnUnrunStep,
-    /// `ITEM_GONE`: a foreach item with a result is no longer expanded.
-    ItemGone,
-    /// `RUN_FINISHED`: the run is done or failed (and `force` is not given).
-    RunFinished,
-    /// `WAIT_REMOVED`: the run waits at a step the new version removes.
-    WaitRemoved,
-    /// `WAIT_CHANGED`: the run waits (or waited) at a step that the new
-    /// version no longer waits at, or waits for something else or with an
-    /// answer typed otherwise.
-    WaitChanged,
-    /// `USES_CHANGED`: a `uses:` step whose child run is running now uses
-    /// another workflow (or none) in the new version.
-    UsesChanged,
-}
-
-impl RefusalReason {
-    /// The stable code: `CALL_CHANGED`, `RESULT_NO_LONGER_VALID`, ….
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RefusalReason::CallChanged => "CALL_CHANGED",
-            RefusalReason::ResultNoLongerValid => "RESULT_NO_LONGER_VALID",
-            RefusalReason::DependsOnUnrunStep => "DEPENDS_ON_UNRUN_STEP",
-            RefusalReason::ItemGone => "ITEM_GONE",
-            RefusalReason::RunFinished => "RUN_FINISHED",
-            RefusalReason::WaitRemoved => "WAIT_REMOVED",
-            RefusalReason::WaitChanged => "WAIT_CHANGED",
-            RefusalReason::UsesChanged => "USES_CHANGED",
-        }
-    }
-}
-
-impl std::fmt::Display for RefusalReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for RefusalReason {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
 
 /// Why an upgrade cannot be made: one place in the new file.
 #[derive(Clone, Debug)]
@@ -85,24 +33,6 @@ pub struct UpgradeIssue {
     pub message: String,
     /// How to go on.
     pub help: String,
-}
-
-/// What an upgrade does to a run's steps (new step ids, sorted).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct UpgradePlan {
-    /// Steps whose results (or skips) carry over.
-    pub kept: Vec<String>,
-    /// Steps of the new version that are not in the old one.
-    pub added: Vec<String>,
-    /// Steps of the old version that are gone (their results are dropped).
-    pub removed: Vec<String>,
-    /// Steps that were issued and not answered: issued again, with their new instruction.
-    pub reissued: Vec<String>,
-    /// The steps ready after the upgrade.
-    pub ready: Vec<String>,
-    /// Old step id → new step id.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub renames: BTreeMap<String, String>,
 }
 
 /// The outcome of replaying a run onto a new version.

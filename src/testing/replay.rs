@@ -411,7 +411,7 @@ fn submit(
                 &i.step_id,
                 message,
                 Some(result.clone()),
-                Some(e.details),
+                Some(e.details.to_json()),
             ));
             None
         }

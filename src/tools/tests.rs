@@ -36,20 +36,21 @@ fn the_dispatcher_serves_exactly_the_tool_table() {
     }
     let e = call(&engine, "think_plann", json!({})).unwrap_err();
     assert_eq!(e.code, ErrorCode::UnknownTool);
-    assert_eq!(e.details["help"], "did you mean `think_plan`?");
-    let listed = e.details["tools"].as_array().unwrap().len();
+    assert_eq!(e.details.to_json()["help"], "did you mean `think_plan`?");
+    let listed = e.details.to_json()["tools"].as_array().unwrap().len();
     assert_eq!(listed, catalog::all().len());
     let e = call(&engine, "think_plan", json!({})).unwrap_err();
-    assert_eq!(e.details["message"], "missing required argument `workflow`");
+    assert_eq!(e.details.to_json()["message"], "missing required argument `workflow`");
     let e = call(&engine, "think_plan", json!({"workflow": 1})).unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidInput);
     assert_eq!(
-        e.details["message"], "invalid arguments for `think_plan`: `workflow`: 1 is not of type \"string\"",
+        e.details.to_json()["message"],
+        "invalid arguments for `think_plan`: `workflow`: 1 is not of type \"string\"",
         "the message names the argument"
     );
     let args = json!({"workflow": "w", "run_id": "r", "step_id": "a", "expected_version": -1});
     let e = call(&engine, "think_next", args).unwrap_err();
-    assert!(e.details["message"].as_str().unwrap().contains("`expected_version`"), "{e:?}");
+    assert!(e.details.to_json()["message"].as_str().unwrap().contains("`expected_version`"), "{e:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

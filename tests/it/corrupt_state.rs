@@ -284,7 +284,7 @@ fn snapshot_validation_holds_on_every_store() {
         }
         let e = engine.state_get("flow", "r").unwrap_err();
         assert_eq!(e.code, "STATE_CORRUPT", "{name}: {e}");
-        assert!(e.details["message"].as_str().unwrap().contains("lists 0 steps"), "{name}: {e}");
+        assert!(e.details.to_json()["message"].as_str().unwrap().contains("lists 0 steps"), "{name}: {e}");
         let e = crate::support::next_json(&engine, "flow", "r", "a", json!({})).unwrap_err();
         assert_eq!(e["error"], "STATE_CORRUPT", "{name}: {e}");
         let repaired = engine.state_repair("flow", "r", true).unwrap();

@@ -40,7 +40,7 @@ fn a_cached_workflow_replaced_by_a_symlink_out_of_the_root_is_refused() {
     symlink(outside.join("w.yaml"), &file).unwrap();
     let e = engine.workflow("w").unwrap_err();
     assert_eq!(e.code, ErrorCode::UnknownWorkflow, "{e:?}");
-    assert!(e.details["message"].as_str().unwrap_or_default().contains("w"), "{e:?}");
+    assert!(e.details.to_json()["message"].as_str().unwrap_or_default().contains("w"), "{e:?}");
 }
 
 #[test]

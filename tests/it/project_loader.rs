@@ -28,7 +28,7 @@ fn a_byte_that_is_not_utf8_is_refused_alike_by_every_reader() {
     // plan: refused, with the same diagnostic; no run starts with "caf�".
     let e = engine.plan("latin", json!({}), Some("r1"), true).unwrap_err();
     assert_eq!(e.code, ErrorCode::YamlSchemaViolation);
-    assert_eq!(codes(&e.details["diagnostics"]), ["YAML_SYNTAX"]);
+    assert_eq!(codes(&e.details.to_json()["diagnostics"]), ["YAML_SYNTAX"]);
 
     // validate: not valid, the same diagnostic.
     let v = serde_json::to_value(engine.validate_workflow("latin").unwrap()).unwrap();
@@ -38,9 +38,9 @@ fn a_byte_that_is_not_utf8_is_refused_alike_by_every_reader() {
     // think_workflows_read: refused with the checker's message, not decoded lossily.
     let e = engine.workflows_read("latin").unwrap_err();
     assert_eq!(e.code, ErrorCode::UnknownWorkflow);
-    let message = e.details["message"].as_str().unwrap();
+    let message = e.message_text().unwrap();
     assert!(message.contains("not valid UTF-8"), "{message}");
-    assert_eq!(e.details["help"], "save the file as UTF-8");
+    assert_eq!(e.details.to_json()["help"], "save the file as UTF-8");
     assert!(engine.state_list(None).unwrap().runs.is_empty());
 }
 
@@ -54,10 +54,10 @@ fn a_file_over_the_cap_is_refused_alike_by_every_reader() {
     let (_, diags) = engine.project().check("big").unwrap();
     assert_eq!(diags.iter().map(|d| d.code).collect::<Vec<_>>(), [Code::YamlLimit]);
     let e = engine.plan("big", json!({}), None, true).unwrap_err();
-    assert_eq!(codes(&e.details["diagnostics"]), ["YAML_LIMIT"]);
+    assert_eq!(codes(&e.details.to_json()["diagnostics"]), ["YAML_LIMIT"]);
     let e = engine.workflows_read("big").unwrap_err();
-    assert!(e.details["message"].as_str().unwrap().contains("byte limit"), "{e:?}");
-    assert!(e.details["help"].as_str().unwrap().contains("--max-file-size"), "{e:?}");
+    assert!(e.details.to_json()["message"].as_str().unwrap().contains("byte limit"), "{e:?}");
+    assert!(e.details.to_json()["help"].as_str().unwrap().contains("--max-file-size"), "{e:?}");
 }
 
 #[test]
@@ -99,15 +99,15 @@ fn resolution_listing_and_schemas_come_from_the_project() {
     assert_eq!(project.resolve("review").unwrap(), root.join("workflows/review.yaml"));
     let e = project.resolve("reviw").unwrap_err();
     assert_eq!(e.code, ErrorCode::UnknownWorkflow);
-    assert_eq!(e.details["help"], "did you mean `review`?");
-    assert_eq!(e.details["available"], json!(["review", "triage"]));
+    assert_eq!(e.details.to_json()["help"], "did you mean `review`?");
+    assert_eq!(e.details.to_json()["available"], json!(["review", "triage"]));
 
     assert_eq!(project.schema("Ticket").unwrap()["required"], json!(["key"]));
     let e = project.schema("Broken").unwrap_err();
     assert_eq!(e.code, ErrorCode::UnknownSchema);
-    assert!(e.details["message"].as_str().unwrap().contains("not valid JSON"), "{e:?}");
+    assert!(e.details.to_json()["message"].as_str().unwrap().contains("not valid JSON"), "{e:?}");
     let e = project.schema("Tiket").unwrap_err();
-    assert_eq!(e.details["available"], json!(["Broken", "Ticket"]));
+    assert_eq!(e.details.to_json()["available"], json!(["Broken", "Ticket"]));
 }
 
 #[test]
@@ -145,7 +145,7 @@ fn a_running_engine_sees_schemas_added_and_changed() {
 
     // No schemas/ yet: the workflow does not check.
     let e = engine.plan("t", json!({}), Some("r0"), true).unwrap_err();
-    assert_eq!(codes(&e.details["diagnostics"]), ["UNKNOWN_SCHEMA"]);
+    assert_eq!(codes(&e.details.to_json()["diagnostics"]), ["UNKNOWN_SCHEMA"]);
     let e = engine.validate(&json!("Ticket"), &json!({})).unwrap_err();
     assert_eq!(e.code, ErrorCode::UnknownSchema);
 

@@ -389,7 +389,7 @@ struct Drive<'a> {
     engine: &'a Engine,
     options: &'a ExecOptions,
     run_id: &'a str,
-    refused: HashMap<String, Value>,
+    refused: HashMap<String, crate::runtime::error_details::ErrorDetails>,
 }
 
 impl Drive<'_> {
@@ -493,10 +493,10 @@ impl Drive<'_> {
                 }
                 Err(e) if e.code == ErrorCode::ValidationFailed && !e.run_failed() => {
                     events(&finished(StepStatus::Invalid, Some(&e.to_json())));
-                    if self.refused.get(&step_id) == Some(&e.details) {
+                    if self.refused.get(&step_id) == Some(&*e.details) {
                         return Err(same_answer_again(instruction));
                     }
-                    self.refused.insert(step_id.clone(), e.details.clone());
+                    self.refused.insert(step_id.clone(), *e.details.clone());
                     refresh = true;
                 }
                 Err(e) => {

@@ -209,7 +209,7 @@ async fn ask_on_tty(engine: &Engine, workflow: &str, run_id: &str, w: &WaitView)
         match engine.answer(answer_args(workflow, run_id, w, value)) {
             Ok(_) => return Settled::Again,
             Err(e) if e.code == ErrorCode::ValidationFailed && !e.run_failed() => {
-                let why = crate::runtime::error_details::details_message(&e.details);
+                let why = e.describe();
                 prompt = format!("not a valid answer: {why}; again: ");
             }
             Err(e) if e.run_failed() => return Settled::Stop(e),

@@ -245,13 +245,7 @@ fn engine_name(name: &str) -> Option<&'static str> {
 
 impl Tools for Multiplexer {
     async fn list(&self) -> Vec<ToolInfo> {
-        let mut out: Vec<ToolInfo> = crate::runtime::catalog::tools()
-            .map(|t| ToolInfo {
-                name: t.name.into(),
-                description: t.description.into(),
-                input_schema: t.input.clone(),
-            })
-            .collect();
+        let mut out: Vec<ToolInfo> = crate::runtime::catalog::tools().map(ToolInfo::from).collect();
         out.extend(self.local.list());
         for s in &self.servers {
             out.extend(s.list().await);

@@ -30,46 +30,71 @@ impl ActionKind {
     }
 }
 
-/// One parsed action. `args` is always a JSON object.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Action {
-    pub action: ActionKind,
-    pub tool_name: String,
-    pub args: Value,
-    #[serde(rename = "final")]
-    pub final_text: String,
-    pub reasoning: String,
+/// One parsed action: what the model decided, each kind with what it
+/// carries. Serialized as the five fields of [`schema`] (`""` / `{}` for
+/// what a kind does not carry).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Call `tool` with `args` (always a JSON object).
+    Tool { tool: String, args: Value, reasoning: String },
+    /// Think: `reasoning` goes into memory, nothing is called.
+    Reason { reasoning: String },
+    /// Done: `answer` is the final answer (never blank).
+    Finish { answer: String, reasoning: String },
+    /// Give up: `message` (the answer's `final`, or else `reasoning`) says
+    /// why; `tool` is the tool the answer named, or the loop gave up on.
+    Error { message: String, reasoning: String, tool: Option<String> },
 }
 
 impl Action {
     pub fn finish(final_text: impl Into<String>, reasoning: impl Into<String>) -> Action {
-        Action {
-            action: ActionKind::Finish,
-            tool_name: String::new(),
-            args: json!({}),
-            final_text: final_text.into(),
-            reasoning: reasoning.into(),
-        }
+        Action::Finish { answer: final_text.into(), reasoning: reasoning.into() }
     }
 
+    /// Giving up with `message`, which is its reasoning too.
     pub fn error(message: impl Into<String>) -> Action {
         let message = message.into();
-        Action {
-            action: ActionKind::Error,
-            tool_name: String::new(),
-            args: json!({}),
-            final_text: message.clone(),
-            reasoning: message,
-        }
+        Action::Error { reasoning: message.clone(), message, tool: None }
     }
 
     pub fn tool(name: impl Into<String>, args: Value) -> Action {
-        Action {
-            action: ActionKind::Tool,
-            tool_name: name.into(),
-            args: coerce_args(args),
-            final_text: String::new(),
-            reasoning: String::new(),
+        Action::Tool { tool: name.into(), args: coerce_args(args), reasoning: String::new() }
+    }
+
+    /// Its kind, the `action` field.
+    pub fn kind(&self) -> ActionKind {
+        match self {
+            Action::Tool { .. } => ActionKind::Tool,
+            Action::Reason { .. } => ActionKind::Reason,
+            Action::Finish { .. } => ActionKind::Finish,
+            Action::Error { .. } => ActionKind::Error,
+        }
+    }
+
+    /// Why, in the model's words (empty when it gave none).
+    pub fn reasoning(&self) -> &str {
+        match self {
+            Action::Tool { reasoning, .. }
+            | Action::Reason { reasoning }
+            | Action::Finish { reasoning, .. }
+            | Action::Error { reasoning, .. } => reasoning,
+        }
+    }
+
+    /// The tool it names: the one to call, or the one an error is about.
+    pub fn tool_name(&self) -> Option<&str> {
+        match self {
+            Action::Tool { tool, .. } => Some(tool),
+            Action::Error { tool, .. } => tool.as_deref(),
+            Action::Reason { .. } | Action::Finish { .. } => None,
+        }
+    }
+
+    /// The `final` field: a finish's answer, an error's message.
+    pub fn final_text(&self) -> &str {
+        match self {
+            Action::Finish { answer: text, .. } | Action::Error { message: text, .. } => text,
+            Action::Tool { .. } | Action::Reason { .. } => "",
         }
     }
 
@@ -77,11 +102,30 @@ impl Action {
     /// tool and its args, and for `reason` the text (a model that thinks new
     /// thoughts is not stuck).
     pub fn fingerprint(&self) -> String {
-        match self.action {
-            ActionKind::Tool => format!("tool {} {}", self.tool_name, self.args),
-            ActionKind::Reason => format!("reason {}", self.reasoning.trim()),
-            other => other.as_str().to_owned(),
+        match self {
+            Action::Tool { tool, args, .. } => format!("tool {tool} {args}"),
+            Action::Reason { reasoning } => format!("reason {}", reasoning.trim()),
+            other => other.kind().as_str().to_owned(),
         }
+    }
+}
+
+/// The five fields of [`schema`], in its order.
+impl Serialize for Action {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let empty = json!({});
+        let args = match self {
+            Action::Tool { args, .. } => args,
+            _ => &empty,
+        };
+        let mut st = s.serialize_struct("Action", 5)?;
+        st.serialize_field("action", &self.kind())?;
+        st.serialize_field("tool_name", self.tool_name().unwrap_or_default())?;
+        st.serialize_field("args", args)?;
+        st.serialize_field("final", self.final_text())?;
+        st.serialize_field("reasoning", self.reasoning())?;
+        st.end()
     }
 }
 
@@ -352,21 +396,22 @@ pub fn parse(text: &str) -> Result<Action, String> {
         Some(other) => return Err(format!("`action` must be a string, got {}", kind_of(other))),
         None => return Err("missing `action` (tool, reason, finish or error)".into()),
     };
-    let parsed = Action {
-        action,
-        tool_name: text_field(&map, "tool_name").trim().to_owned(),
-        args: coerce_args(map.get("args").cloned().unwrap_or(Value::Null)),
-        final_text: text_field(&map, "final"),
-        reasoning: text_field(&map, "reasoning"),
-    };
-    match parsed.action {
-        ActionKind::Tool if parsed.tool_name.is_empty() => {
-            Err("`tool_name` is required when action is tool".into())
+    let (tool, reasoning) = (text_field(&map, "tool_name").trim().to_owned(), text_field(&map, "reasoning"));
+    let final_text = text_field(&map, "final");
+    match action {
+        ActionKind::Tool if tool.is_empty() => Err("`tool_name` is required when action is tool".into()),
+        ActionKind::Tool => {
+            let args = coerce_args(map.get("args").cloned().unwrap_or(Value::Null));
+            Ok(Action::Tool { tool, args, reasoning })
         }
-        ActionKind::Finish if parsed.final_text.trim().is_empty() => {
+        ActionKind::Reason => Ok(Action::Reason { reasoning }),
+        ActionKind::Finish if final_text.trim().is_empty() => {
             Err("`final` is required when action is finish: put the answer there".into())
         }
-        _ => Ok(parsed),
+        ActionKind::Finish => Ok(Action::Finish { answer: final_text, reasoning }),
+        ActionKind::Error => {
+            Ok(Action::Error { message: final_text, reasoning, tool: Some(tool).filter(|t| !t.is_empty()) })
+        }
     }
 }
 
@@ -414,16 +459,24 @@ mod tests {
     fn valid_actions_parse_and_args_are_coerced() {
         let a = parse(r#"{"action":"tool","tool_name":"t","args":"{\"x\":1}","final":"","reasoning":"r"}"#)
             .unwrap();
-        assert_eq!(
-            (a.action, a.tool_name.as_str(), a.args.clone()),
-            (ActionKind::Tool, "t", json!({"x": 1}))
-        );
+        assert_eq!(a, Action::Tool { tool: "t".into(), args: json!({"x": 1}), reasoning: "r".into() });
         let b = parse("```json\n{\"action\":\"tool\",\"tool_name\":\"t\",\"args\":null}\n```").unwrap();
-        assert_eq!(b.args, json!({}));
+        assert_eq!(b, Action::tool("t", json!({})));
         let c = parse(r#"{"action":"tool","tool_name":"t","args":[1,2]}"#).unwrap();
-        assert_eq!(c.args, json!({"input": [1, 2]}));
+        assert_eq!(c, Action::tool("t", json!({"input": [1, 2]})));
         let d = parse(r#"{"action":"finish","final":{"answer":42}}"#).unwrap();
-        assert_eq!(d.final_text, r#"{"answer":42}"#);
+        assert_eq!(d.final_text(), r#"{"answer":42}"#);
+        // Serialized as the schema's five fields, whatever the kind carries.
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            json!({"action": "tool", "tool_name": "t", "args": {"x": 1}, "final": "", "reasoning": "r"})
+        );
+        let e = Action::Error { message: "m".into(), reasoning: "r".into(), tool: Some("t".into()) };
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            json!({"action": "error", "tool_name": "t", "args": {}, "final": "m", "reasoning": "r"})
+        );
+        assert_eq!(parse(r#"{"action":"error","tool_name":"t","final":"m","reasoning":"r"}"#).unwrap(), e);
     }
 
     #[test]
@@ -447,10 +500,10 @@ mod tests {
     #[test]
     fn raw_control_characters_inside_strings_are_escaped() {
         let a = parse("{\"action\":\"finish\",\n \"final\":\"two\nlines\tand\u{1}\"}").unwrap();
-        assert_eq!(a.final_text, "two\nlines\tand\u{1}");
+        assert_eq!(a.final_text(), "two\nlines\tand\u{1}");
         // Escapes already there stay as they are.
         let b = parse(r#"{"action":"finish","final":"a \"q\" \\ b\n"}"#).unwrap();
-        assert_eq!(b.final_text, "a \"q\" \\ b\n");
+        assert_eq!(b.final_text(), "a \"q\" \\ b\n");
         assert_eq!(escape_control_chars("{\n}"), "{\n}");
     }
 

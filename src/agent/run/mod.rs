@@ -11,7 +11,10 @@
 //! tool name (an unknown one is returned to the model once) → stuck check →
 //! act → record (`runner/request.rs` the budget, prompt and schema;
 //! `runner/decide.rs` the ask, parse, correction, validation and stuck
-//! check). `action.rs` holds the action, its general JSON Schema, the tight
+//! check; a step's `Decision` is the action and the loop's verdict on it:
+//! as is, a tool call refused, or the run stopped with a code). `action.rs`
+//! holds the action (a sum type: `Tool`, `Reason`, `Finish`, `Error`,
+//! serialized as the schema's five fields), its general JSON Schema, the tight
 //! per-step schema (`anyOf` per offered tool, sent as the structured-output
 //! constraint) and the strict parser; `grammar.rs` rewrites any schema into
 //! what grammar converters enforce; `dialects.rs` remembers the

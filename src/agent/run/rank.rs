@@ -232,13 +232,7 @@ mod tests {
 
     #[test]
     fn the_real_tool_list_offers_the_tool_each_real_model_goal_needs() {
-        let mut all: Vec<ToolInfo> = crate::runtime::catalog::tools()
-            .map(|t| ToolInfo {
-                name: t.name.into(),
-                description: t.description.into(),
-                input_schema: t.input.clone(),
-            })
-            .collect();
+        let mut all: Vec<ToolInfo> = crate::runtime::catalog::tools().map(ToolInfo::from).collect();
         all.push(tool(
             "local_read",
             "Read a text file under the project root (at most 1048576 bytes).",

@@ -56,18 +56,53 @@ impl End {
 /// What the model (or the loop for it) decided in one step.
 struct Decision {
     action: Action,
-    /// The error code when the loop turned the answer into an `error` action.
-    error_code: Option<ErrorCode>,
-    /// More about that error (`hint`, …) for the result's `details`.
-    error_details: Value,
-    /// A tool call refused before it was made (an unknown tool): this error
-    /// is the step's tool output, so the model gets one more chance.
-    refused: Option<Value>,
-    stuck: bool,
+    /// What the loop made of the action.
+    verdict: Verdict,
     model: String,
     prompt_tokens: u64,
     output_tokens: u64,
     metadata: Value,
+}
+
+/// What the loop made of a decision's action.
+#[derive(Clone, Debug, PartialEq)]
+enum Verdict {
+    /// Carried out as it is (an `error` action is the model giving up).
+    AsIs,
+    /// A tool call refused before it was made (an unknown tool, a hopeless
+    /// call): this error is the step's tool output, so the model gets one
+    /// more chance.
+    Refused(Value),
+    /// The loop turned the answer into the `error` action: the run ends
+    /// with `code`, `details` (`hint`, …) in the result, `Stuck` as the
+    /// stop reason when the model was stuck.
+    Stopped { code: ErrorCode, details: Value, stuck: bool },
+}
+
+impl Verdict {
+    /// How the run ends on an `error` action: its message (the answer's
+    /// `final`, else its reasoning), the loop's code (else the model gave
+    /// up) and details (`{tool}` when the action names one), stopped as
+    /// stuck when the model was.
+    fn gave_up(&self, message: &str, reasoning: &str, tool: Option<&str>) -> End {
+        let message = [message, reasoning]
+            .into_iter()
+            .find(|t| !t.trim().is_empty())
+            .map_or_else(|| "the model gave up (action error) without saying why".into(), str::to_owned);
+        let (code, details, stuck) = match self {
+            Verdict::Stopped { code, details, stuck } => (*code, details.clone(), *stuck),
+            Verdict::AsIs | Verdict::Refused(_) => (ErrorCode::ModelGaveUp, Value::Null, false),
+        };
+        let details = match tool {
+            Some(tool) => json!({"tool": tool}),
+            None => details,
+        };
+        let mut end = End::error(code, message, details);
+        if stuck {
+            end.stop_reason = StopReason::Stuck;
+        }
+        end
+    }
 }
 
 impl Decision {
@@ -75,10 +110,7 @@ impl Decision {
     fn forced(action: Action) -> Decision {
         Decision {
             action,
-            error_code: None,
-            error_details: Value::Null,
-            refused: None,
-            stuck: false,
+            verdict: Verdict::AsIs,
             model: "forced".into(),
             prompt_tokens: 0,
             output_tokens: 0,
@@ -332,11 +364,9 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let decision = self.decide(request, built, heavy).await?;
         let decision = self.validate(decision, all, self.unknown_streak == 0).await;
         let decision = self.refuse_hopeless(decision, all, request).await?;
-        self.unknown_streak = if decision.refused.is_some() && decision.metadata.get("hopeless").is_none() {
-            self.unknown_streak + 1
-        } else {
-            0
-        };
+        let refused = matches!(decision.verdict, Verdict::Refused(_));
+        self.unknown_streak =
+            if refused && decision.metadata.get("hopeless").is_none() { self.unknown_streak + 1 } else { 0 };
         let decision = self.steer_repeat(decision, tools, request).await?;
         self.ground(decision, all, request).await
     }
@@ -402,28 +432,27 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     /// Emits the step's `reasoning_step` event, carries the action out,
     /// remembers the step, and says whether the run ends here.
     async fn act(&mut self, d: Decision, started: Instant) -> Acted {
-        let a = &d.action;
-        let summary = match a.action {
-            ActionKind::Tool => format!("call {}", a.tool_name),
-            ActionKind::Reason => format!("reason: {}", cut(&a.reasoning, 160)),
-            ActionKind::Finish => format!("finish: {}", cut(&a.final_text, 160)),
-            ActionKind::Error => format!("error: {}", cut(&a.final_text, 160)),
+        let summary = match &d.action {
+            Action::Tool { tool, .. } => format!("call {tool}"),
+            Action::Reason { reasoning } => format!("reason: {}", cut(reasoning, 160)),
+            Action::Finish { answer, .. } => format!("finish: {}", cut(answer, 160)),
+            Action::Error { message, .. } => format!("error: {}", cut(message, 160)),
         };
         let mut record = self.decided(&d, &summary);
         let mut acted = Acted { end: None, tool_output: None, tool_ok: false };
-        match a.action {
-            ActionKind::Tool if d.refused.is_some() => {
+        match &d.action {
+            Action::Tool { tool, args, .. } if let Verdict::Refused(output) = &d.verdict => {
                 // Not called: the refusal is the output the model reads next step.
-                let output = d.refused.clone().unwrap_or_default();
-                record.args = a.args.clone();
+                let output = output.clone();
+                record.args = args.clone();
                 record.ok = Some(false);
                 self.last_output = Some(output.to_string());
-                self.telemetry.log(&format!("step {}: tool {} not called: {output}", self.step, a.tool_name));
+                self.telemetry.log(&format!("step {}: tool {tool} not called: {output}", self.step));
                 record.output = output;
             }
-            ActionKind::Tool => {
-                record.args = a.args.clone();
-                let Some(outcome) = self.call_tool(&a.tool_name, a.args.clone()).await else {
+            Action::Tool { tool, args, .. } => {
+                record.args = args.clone();
+                let Some(outcome) = self.call_tool(tool, args.clone()).await else {
                     // Canceled during the call: this step (its event is out) ends the run.
                     record.ok = Some(false);
                     record.output = json!({"error": "CANCELED", "details": "the tool call was abandoned"});
@@ -443,32 +472,19 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 acted.end = self.repeated_observation(&d, &outcome.output);
                 acted.tool_output = Some(outcome.output);
             }
-            ActionKind::Reason => {}
-            ActionKind::Finish => {
-                record.final_text = a.final_text.clone();
+            Action::Reason { .. } => {}
+            Action::Finish { answer, .. } => {
+                record.final_text = answer.clone();
                 acted.end = Some(End {
                     status: RunStatus::Ok,
-                    final_text: a.final_text.clone(),
+                    final_text: answer.clone(),
                     stop_reason: StopReason::Finish,
                     error: None,
                 });
             }
-            ActionKind::Error => {
-                let message = [&a.final_text, &a.reasoning]
-                    .into_iter()
-                    .find(|t| !t.trim().is_empty())
-                    .cloned()
-                    .unwrap_or_else(|| "the model gave up (action error) without saying why".into());
-                record.final_text = message.clone();
-                let code = d.error_code.unwrap_or(ErrorCode::ModelGaveUp);
-                let mut details = d.error_details.clone();
-                if !a.tool_name.is_empty() {
-                    details = json!({"tool": a.tool_name});
-                }
-                let mut end = End::error(code, message, details);
-                if d.stuck {
-                    end.stop_reason = StopReason::Stuck;
-                }
+            Action::Error { message, reasoning, tool } => {
+                let end = d.verdict.gave_up(message, reasoning, tool.as_deref());
+                record.final_text = end.final_text.clone();
                 acted.end = Some(end);
             }
         }
@@ -487,8 +503,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let a = &d.action;
         let mut metadata = d.metadata.clone();
         metadata["decision_summary"] = json!(summary);
-        if !a.reasoning.is_empty() {
-            metadata["reasoning"] = json!(cut(&a.reasoning, 500));
+        if !a.reasoning().is_empty() {
+            metadata["reasoning"] = json!(cut(a.reasoning(), 500));
         }
         let answers = std::mem::take(&mut self.answers);
         if !answers.is_empty() {
@@ -497,14 +513,14 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         self.telemetry.event(
             "reasoning_step",
             json!({"step": self.step, "model": d.model, "prompt_tokens": d.prompt_tokens,
-                   "output_tokens": d.output_tokens, "action": a.action.as_str(), "tool_name": a.tool_name,
-                   "metadata": metadata}),
+                   "output_tokens": d.output_tokens, "action": a.kind().as_str(),
+                   "tool_name": a.tool_name().unwrap_or_default(), "metadata": metadata}),
         );
         StepRecord {
             step: self.step,
-            action: a.action.as_str().into(),
-            tool_name: a.tool_name.clone(),
-            reasoning: a.reasoning.clone(),
+            action: a.kind().as_str().into(),
+            tool_name: a.tool_name().unwrap_or_default().to_owned(),
+            reasoning: a.reasoning().to_owned(),
             model: d.model.clone(),
             answers,
             ..StepRecord::default()

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::runtime::args::GraphFormat;
+use crate::runtime::error_details::ErrorDetails;
 use crate::runtime::reply::{
     DriverPrompt, Graph, Said, Thought, WorkflowEntry, WorkflowList, WorkflowSource,
 };
@@ -117,17 +118,23 @@ impl Engine {
                 Err(e) => {
                     // The first error diagnostic names the real problem (e.g. UNKNOWN_SCHEMA);
                     // the name and description are kept when the file could be read that far.
-                    let first = e.details["diagnostics"].as_array().and_then(|ds| {
-                        ds.iter().find(|d| d["severity"] == "error").and_then(|d| d["code"].as_str())
-                    });
-                    let field = |k: &str| e.details.get(k).and_then(Value::as_str).map(str::to_owned);
+                    let (first, name, description) = match e.details.as_ref() {
+                        ErrorDetails::WorkflowErrors(w) => (
+                            w.diagnostics.as_array().and_then(|ds| {
+                                ds.iter().find(|d| d["severity"] == "error").and_then(|d| d["code"].as_str())
+                            }),
+                            w.name.clone(),
+                            w.description.clone(),
+                        ),
+                        _ => (None, None, None),
+                    };
                     out.push(WorkflowEntry::Invalid {
                         error: first.unwrap_or(e.code.as_str()).to_owned(),
                         id,
                         valid: false,
-                        name: field("name"),
-                        description: field("description"),
-                        message: e.details.get("message").cloned(),
+                        name,
+                        description,
+                        message: e.message_text().map(Value::from),
                     })
                 }
             }

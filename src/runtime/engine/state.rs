@@ -45,7 +45,7 @@ impl Engine {
                 Ok(None) => RunEntry::new(k, Some(EntryStatus::Unreadable)),
                 Err(e) => RunEntry {
                     error: Some(e.code.as_str().to_owned()),
-                    details: Some(e.details),
+                    details: Some(e.details.to_json()),
                     ..RunEntry::new(k, Some(EntryStatus::Unreadable))
                 },
             })

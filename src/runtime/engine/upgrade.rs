@@ -86,7 +86,7 @@ impl Engine {
                 runs.iter().filter(|r| !r.diagnostics.is_empty()).count(),
                 runs.len()
             );
-            let error = EngineError::incompatible_upgrade(&cw.wf.id, message, &runs);
+            let error = EngineError::incompatible_upgrade(&cw.wf.id, message, runs.clone());
             return Ok(Err(Refusal { cw, runs, error }));
         }
         if !req.dry_run {
@@ -97,7 +97,7 @@ impl Engine {
                     let message =
                         "the run changed while it was upgraded; nothing was changed for it".to_owned();
                     let runs = vec![report];
-                    let error = EngineError::incompatible_upgrade(&cw.wf.id, message, &runs);
+                    let error = EngineError::incompatible_upgrade(&cw.wf.id, message, runs.clone());
                     return Ok(Err(Refusal { cw, runs, error }));
                 }
                 runs.push(report);

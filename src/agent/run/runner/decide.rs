@@ -3,13 +3,13 @@
 //! validation and stuck detection.
 
 use super::request::section_sizes;
-use super::{Decision, End, Runner, action};
+use super::{Decision, End, Runner, Verdict, action};
 use crate::agent::ToolInfo;
 use crate::agent::Tools;
 use crate::agent::backend::retry::{self, Failure};
 use crate::agent::backend::{Backend, ChatRequest, Message, Reply};
 use crate::agent::error::ErrorCode;
-use crate::agent::run::action::{Action, ActionKind};
+use crate::agent::run::action::Action;
 use crate::agent::run::memory::{ANSWER_CHARS, ModelAnswer, cut};
 use crate::agent::run::prompt::{Prompt, estimate_tokens};
 use serde_json::{Value, json};
@@ -40,8 +40,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let cut_note = |cut: bool, e: String| {
             if cut { format!("the answer was cut off at the limit of {max} tokens ({e})") } else { e }
         };
-        let (action, error_code, error_details) = match action::parse(&first.text) {
-            Ok(a) => (a, None, Value::Null),
+        let (action, verdict) = match action::parse(&first.text) {
+            Ok(a) => (a, Verdict::AsIs),
             Err(e) => {
                 let e = cut_note(first.cut_off, e);
                 self.telemetry
@@ -65,17 +65,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             }
         };
         metadata["retries"] = json!(retries);
-        Ok(Decision {
-            action,
-            error_code,
-            error_details,
-            refused: None,
-            stuck: false,
-            model: first.model,
-            prompt_tokens,
-            output_tokens,
-            metadata,
-        })
+        Ok(Decision { action, verdict, model: first.model, prompt_tokens, output_tokens, metadata })
     }
 
     /// Asks the backend, with retries; an `End` on cancel or failure. The
@@ -158,13 +148,11 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         second_chance: bool,
     ) -> Decision {
         use crate::agent::normalize_tool_name as normal;
-        if d.action.action != ActionKind::Tool {
-            return d;
-        }
-        let wanted = d.action.tool_name.clone();
+        let Action::Tool { tool, .. } = &mut d.action else { return d };
+        let wanted = tool.clone();
         let same = |a: &str, b: &str| a == b || normal(a) == normal(b);
         if let Some(t) = offered.iter().find(|t| same(&t.name, &wanted)) {
-            d.action.tool_name = t.name.clone();
+            *tool = t.name.clone();
             return d;
         }
         let message = match self.options.policy.permits(&wanted) {
@@ -186,9 +174,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         d.metadata["requested_tool"] = json!(wanted);
         if second_chance {
             d.metadata["unknown_tool"] = json!(true);
-            d.refused =
-                Some(json!({"error": ErrorCode::UnknownTool, "details": {"tool": wanted, "message": message,
-                "hint": "call one of the tools listed, by its exact name"}}));
+            d.verdict = Verdict::Refused(json!({"error": ErrorCode::UnknownTool, "details": {"tool": wanted,
+                "message": message, "hint": "call one of the tools listed, by its exact name"}}));
             return d;
         }
         let message = if self.unknown_streak > 0 {
@@ -196,8 +183,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         } else {
             message
         };
-        d.action = Action { tool_name: wanted, ..Action::error(message) };
-        d.error_code = Some(ErrorCode::UnknownTool);
+        d.action = Action::Error { message: message.clone(), reasoning: message, tool: Some(wanted) };
+        d.verdict = Verdict::Stopped { code: ErrorCode::UnknownTool, details: Value::Null, stuck: false };
         d
     }
 
@@ -214,14 +201,12 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         offered: &[ToolInfo],
         request: &ChatRequest,
     ) -> Result<Decision, End> {
-        let repeat = d.action.action == ActionKind::Tool
-            && d.refused.is_none()
-            && d.error_code.is_none()
-            && self.fingerprints.last() == Some(&d.action.fingerprint());
+        let Action::Tool { tool, .. } = &d.action else { return Ok(d) };
+        let repeat = d.verdict == Verdict::AsIs && self.fingerprints.last() == Some(&d.action.fingerprint());
         if !repeat {
             return Ok(d);
         }
-        let tool = d.action.tool_name.clone();
+        let tool = tool.clone();
         let last_ok = self.transcript.last().and_then(|r| r.ok) == Some(true);
         let others: Vec<ToolInfo> =
             if last_ok { Vec::new() } else { offered.iter().filter(|t| t.name != tool).cloned().collect() };
@@ -233,10 +218,10 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let reply = self.ask(&again, &mut retries, "narrowed").await?;
         d.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
         d.output_tokens += reply.output_tokens.unwrap_or(estimate_tokens(&reply.text) as u64);
-        let allowed = |a: &Action| match a.action {
-            ActionKind::Finish | ActionKind::Error => true,
-            ActionKind::Tool => others.iter().any(|t| t.name == a.tool_name),
-            ActionKind::Reason => false,
+        let allowed = |a: &Action| match a {
+            Action::Finish { .. } | Action::Error { .. } => true,
+            Action::Tool { tool, .. } => others.iter().any(|t| t.name == *tool),
+            Action::Reason { .. } => false,
         };
         let steered = match action::parse(&reply.text) {
             Ok(a) if allowed(&a) => Some(a),
@@ -245,12 +230,12 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             Err(_) => None,
         };
         d.metadata["narrowed"] = json!({"repeat_of": tool, "last_ok": last_ok,
-            "outcome": steered.as_ref().map_or("ignored", |a| a.action.as_str())});
+            "outcome": steered.as_ref().map_or("ignored", |a| a.kind().as_str())});
         self.telemetry.log(&format!(
             "step {}: the same call of {tool} as the step before; asked again with {} → {}",
             self.step,
             if last_ok { "finish or error only" } else { "the other tools, finish or error" },
-            steered.as_ref().map_or("ignored (the repeat stands)", |a| a.action.as_str())
+            steered.as_ref().map_or("ignored (the repeat stands)", |a| a.kind().as_str())
         ));
         if let Some(a) = steered {
             d.action = a;
@@ -261,7 +246,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     /// The same action `stuck_repeats` times in a row ends the run.
     pub(super) fn check_stuck(&mut self, mut d: Decision) -> Decision {
         let n = self.options.stuck_repeats;
-        if n == 0 || !matches!(d.action.action, ActionKind::Tool | ActionKind::Reason) {
+        if n == 0 || !matches!(d.action, Action::Tool { .. } | Action::Reason { .. }) {
             self.fingerprints.clear();
             return d;
         }
@@ -271,19 +256,18 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         }
         self.fingerprints.push(fp);
         if self.fingerprints.len() >= n {
-            let what = match d.action.action {
-                ActionKind::Tool => format!("tool `{}` with args {}", d.action.tool_name, d.action.args),
-                _ => format!("reasoning \"{}\"", cut(&d.action.reasoning, 80)),
+            let what = match &d.action {
+                Action::Tool { tool, args, .. } => format!("tool `{tool}` with args {args}"),
+                a => format!("reasoning \"{}\"", cut(a.reasoning(), 80)),
             };
             let text = format!(
                 "Stopped: the model repeated the same action {n} times in a row ({what}); it is stuck."
             );
             let stuck = json!({"repeats": n, "repeated": d.action.fingerprint()});
             d.metadata["stuck"] = stuck.clone();
-            d.error_details = stuck;
-            d.error_code = Some(ErrorCode::Stuck);
-            d.action = Action { reasoning: d.action.reasoning.clone(), ..Action::error(text) };
-            d.stuck = true;
+            d.verdict = Verdict::Stopped { code: ErrorCode::Stuck, details: stuck, stuck: true };
+            d.action =
+                Action::Error { message: text, reasoning: d.action.reasoning().to_owned(), tool: None };
         }
         d
     }
@@ -291,14 +275,9 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
 
 /// The action in the answer to the correction round, else the run's error:
 /// the answer cut off at `max` tokens, or still no valid action.
-fn after_correction(
-    text: &str,
-    cut_off: bool,
-    max: usize,
-    metadata: &mut Value,
-) -> (Action, Option<ErrorCode>, Value) {
+fn after_correction(text: &str, cut_off: bool, max: usize, metadata: &mut Value) -> (Action, Verdict) {
     match action::parse(text) {
-        Ok(a) => (a, None, Value::Null),
+        Ok(a) => (a, Verdict::AsIs),
         Err(e2) if cut_off => {
             let e2 = format!("the answer was cut off at the limit of {max} tokens ({e2})");
             metadata["parse_error_after_correction"] = json!(e2);
@@ -310,10 +289,10 @@ fn after_correction(
                 "raise the limit with --answer-tokens (now {max}), or use a more capable --model; \
                  a small model may fill args until it is cut off"
             );
+            let details = json!({"hint": hint, "answer_tokens": max});
             (
                 Action::error(message),
-                Some(ErrorCode::AnswerCutOff),
-                json!({"hint": hint, "answer_tokens": max}),
+                Verdict::Stopped { code: ErrorCode::AnswerCutOff, details, stuck: false },
             )
         }
         Err(e2) => {
@@ -321,7 +300,11 @@ fn after_correction(
             let message =
                 format!("the model did not answer with a valid action, even after one correction: {e2}");
             let hint = "use a more capable --model";
-            (Action::error(message), Some(ErrorCode::InvalidAction), json!({"hint": hint}))
+            let details = json!({"hint": hint});
+            (
+                Action::error(message),
+                Verdict::Stopped { code: ErrorCode::InvalidAction, details, stuck: false },
+            )
         }
     }
 }

@@ -5,10 +5,10 @@
 //! same call with the same arguments returning the same output
 //! `stuck_repeats` times: `STUCK`).
 
-use super::{Decision, End, Runner};
+use super::{Decision, End, Runner, Verdict};
 use crate::agent::backend::{Backend, ChatRequest, Message};
 use crate::agent::error::ErrorCode;
-use crate::agent::run::action::{self, Action, ActionKind};
+use crate::agent::run::action::{self, Action};
 use crate::agent::run::ground;
 use crate::agent::run::memory::cut;
 use crate::agent::run::prompt::estimate_tokens;
@@ -31,8 +31,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         all: &[ToolInfo],
         request: &ChatRequest,
     ) -> Result<Decision, End> {
-        let Some(reason) = self.hopeless(&d, all) else { return Ok(d) };
-        let tool = d.action.tool_name.clone();
+        let Some((tool, reason)) = self.hopeless(&d, all) else { return Ok(d) };
         let hint = ground::hopeless_hint(&tool, &reason);
         let mut again = request.clone();
         again.messages.push(Message::assistant(serde_json::to_string(&d.action).unwrap_or_default()));
@@ -44,7 +43,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         d.output_tokens += reply.output_tokens.unwrap_or(estimate_tokens(&reply.text) as u64);
         let mut outcome = "refused";
         if let Ok(a) = action::parse(&reply.text) {
-            outcome = a.action.as_str();
+            outcome = a.kind().as_str();
             d.action = a;
             d = self.validate(d, all, self.unknown_streak == 0).await;
         }
@@ -53,22 +52,23 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             self.step
         ));
         d.metadata["hopeless"] = json!({"tool": tool, "reason": reason, "outcome": outcome});
-        if let Some(again_reason) = self.hopeless(&d, all) {
-            let tool = d.action.tool_name.clone();
+        if let Some((tool, again_reason)) = self.hopeless(&d, all) {
             let hint = ground::hopeless_hint(&tool, &again_reason);
             d.metadata["hopeless"]["refused"] = json!(true);
-            d.refused = Some(json!({"error": "INVALID_INPUT", "details": {"tool": tool,
+            d.verdict = Verdict::Refused(json!({"error": "INVALID_INPUT", "details": {"tool": tool,
                 "message": format!("not called: {again_reason}"), "hint": hint}}));
         }
         Ok(d)
     }
 
-    fn hopeless(&self, d: &Decision, all: &[ToolInfo]) -> Option<String> {
-        if d.action.action != ActionKind::Tool || d.refused.is_some() || d.error_code.is_some() {
+    /// The tool a call names and why it cannot work, when it cannot.
+    fn hopeless(&self, d: &Decision, all: &[ToolInfo]) -> Option<(String, String)> {
+        let Action::Tool { tool, args, .. } = &d.action else { return None };
+        if d.verdict != Verdict::AsIs {
             return None;
         }
-        let tool = all.iter().find(|t| t.name == d.action.tool_name)?;
-        ground::hopeless(&tool.input_schema, &d.action.args)
+        let info = all.iter().find(|t| t.name == *tool)?;
+        Some((tool.clone(), ground::hopeless(&info.input_schema, args)?))
     }
 
     /// The text of every successful tool output of the run (bounded);
@@ -97,16 +97,18 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         all: &[ToolInfo],
         request: &ChatRequest,
     ) -> Result<Decision, End> {
-        if d.action.action != ActionKind::Finish || !ground::needs_grounding(self.goal) {
+        let Action::Finish { answer: said, .. } = &d.action else { return Ok(d) };
+        if !ground::needs_grounding(self.goal) {
             return Ok(d);
         }
+        let said = said.clone();
         let observed = self.observed();
         let observed = observed.as_deref();
-        let Some(why) = ground::ungrounded(self.goal, &d.action.final_text, observed) else { return Ok(d) };
+        let Some(why) = ground::ungrounded(self.goal, &said, observed) else { return Ok(d) };
         if !self.ground_asked {
             self.ground_asked = true;
             let has_output = observed.is_some();
-            let again = self.grounding_request(request, &d.action.final_text, &why, has_output);
+            let again = self.grounding_request(request, &said, &why, has_output);
             let reply = self.ask(&again, &mut 0, "grounding").await?;
             d.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
             d.output_tokens += reply.output_tokens.unwrap_or(estimate_tokens(&reply.text) as u64);
@@ -118,33 +120,32 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
                 Err(_) if has_output => action::prose_final(&reply.text).map(|t| Action::finish(t, "")),
                 Err(_) => None,
             };
-            let outcome = answer.as_ref().map_or("ignored", |a| a.action.as_str());
+            let outcome = answer.as_ref().map_or("ignored", |a| a.kind().as_str());
             d.metadata["grounding"] = json!({"reason": why, "outcome": outcome});
             self.telemetry.log(&format!(
                 "step {}: ungrounded final answer ({why}); asked again → {outcome}",
                 self.step
             ));
             match answer {
-                Some(a) if a.action == ActionKind::Tool => {
+                Some(a @ Action::Tool { .. }) => {
                     d.action = a;
                     return Ok(self.validate(d, all, self.unknown_streak == 0).await);
                 }
-                Some(a) if a.action == ActionKind::Finish => {
-                    let Some(again_why) = ground::ungrounded(self.goal, &a.final_text, observed) else {
-                        d.action = a;
+                Some(Action::Finish { answer, reasoning }) => {
+                    let Some(again_why) = ground::ungrounded(self.goal, &answer, observed) else {
+                        d.action = Action::Finish { answer, reasoning };
                         return Ok(d);
                     };
-                    return Ok(ungrounded(d, again_why, &a.final_text));
+                    return Ok(ungrounded(d, again_why, &answer));
                 }
-                Some(a) if a.action == ActionKind::Error => {
+                Some(a @ Action::Error { .. }) => {
                     d.action = a;
                     return Ok(d);
                 }
                 _ => {}
             }
         }
-        let final_text = d.action.final_text.clone();
-        Ok(ungrounded(d, why, &final_text))
+        Ok(ungrounded(d, why, &said))
     }
 
     /// The re-ask of an ungrounded final answer `said` (see [`Self::ground`]):
@@ -196,6 +197,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     /// or not): the loop repeats itself, and ends `STUCK`.
     pub(super) fn repeated_observation(&mut self, d: &Decision, output: &Value) -> Option<End> {
         let n = self.options.stuck_repeats;
+        let Action::Tool { tool, args, .. } = &d.action else { return None };
         if n == 0 {
             return None;
         }
@@ -205,12 +207,10 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         if *count < n {
             return None;
         }
-        let a = &d.action;
         let message = format!(
-            "Stopped: the call of `{}` with args {} returned the same output {n} times; the loop repeats itself.",
-            a.tool_name, a.args
+            "Stopped: the call of `{tool}` with args {args} returned the same output {n} times; the loop repeats itself."
         );
-        let details = json!({"repeats": n, "repeated": a.fingerprint(), "same_output": true,
+        let details = json!({"repeats": n, "repeated": d.action.fingerprint(), "same_output": true,
             "hint": "the model does not use what the tool returned: try a more capable --model or a narrower goal"});
         let mut end = End::error(ErrorCode::Stuck, message, details);
         end.stop_reason = crate::agent::run::StopReason::Stuck;
@@ -221,10 +221,10 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
 /// `d` as the `UNGROUNDED_ANSWER` error action for `final_text`.
 fn ungrounded(mut d: Decision, why: String, final_text: &str) -> Decision {
     let message = format!("the final answer is not grounded in the tools' outputs: {why}");
-    d.error_details = json!({"final": cut(final_text, 500),
+    let details = json!({"final": cut(final_text, 500),
         "hint": "the goal asks for what a tool returns: a more capable --model, or --max-steps high enough to \
                  read it and answer from it"});
-    d.error_code = Some(ErrorCode::UngroundedAnswer);
+    d.verdict = Verdict::Stopped { code: ErrorCode::UngroundedAnswer, details, stuck: false };
     d.action = Action::error(message);
     d
 }
