@@ -278,3 +278,64 @@ fn a_kill_at_any_state_write_keeps_the_old_run_or_the_new_one() {
     let next: Vec<&str> = next.iter().map(String::as_str).collect();
     kill_everywhere("compact", &template, &next);
 }
+
+/// `serve --http` answers a `think_next` only after the `fdatasync` of the
+/// journal line it appended has returned: acknowledged means durable
+/// whatever thread the call or its flush ran on (issue 48 tried handing
+/// only the flush off the async worker). Traced with `strace -f -y`: the
+/// flush of the run's journal completes before the answer's first byte is
+/// written to the socket.
+#[test]
+fn serve_http_answers_a_next_only_after_its_journal_line_is_flushed() {
+    if !strace_usable() {
+        return;
+    }
+    let root = seeded("http-flush", 8, 5);
+    let trace = root.join("strace.out");
+    let (trace_arg, root_arg) = (trace.to_str().unwrap(), root.path.to_str().unwrap());
+    let args = ["-f", "-y", "-s", "4096", "-e", "trace=fdatasync,writev,sendto,write", "-o", trace_arg, BIN];
+    let mut command = root.process(STRACE, &args);
+    command.args(["serve", "--http", "127.0.0.1:0", "--stateless", "--root", root_arg]);
+    command.env_remove("SAVANT_THINK_TOKEN").env("LOG_LEVEL", "error");
+    let mut server = crate::support::Server::start(command, false);
+    let arguments =
+        json!({"workflow": "crashy", "run_id": "r", "step_id": "each[5]", "result_snapshot": {"answer": 5}});
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "think_next", "arguments": arguments}});
+    let (status, _, body) =
+        crate::support::serve::post(&server.addr, "application/json", &call.to_string(), &[]);
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("each[6]") && !body.contains("isError\":true"),
+        "the next item's instruction: {body}"
+    );
+    // SIGTERM to the traced server: it exits, strace writes out its trace.
+    let strace = server.child.id();
+    let children = std::fs::read_to_string(format!("/proc/{strace}/task/{strace}/children")).unwrap();
+    let served = children.split_whitespace().next().expect("the traced server's pid").to_owned();
+    assert!(Command::new("kill").args(["-TERM", &served]).status().unwrap().success());
+    let _ = server.child.wait();
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    let lines: Vec<&str> = trace.lines().collect();
+    let journal_flush = lines
+        .iter()
+        .position(|l| l.contains("fdatasync(") && l.contains("crashy__r"))
+        .unwrap_or_else(|| panic!("no fdatasync of the run's journal:\n{trace}"));
+    // Where that flush returned: its own line, or its `resumed` line.
+    let pid = lines[journal_flush].split_whitespace().next().unwrap();
+    let returned = if lines[journal_flush].contains("unfinished") {
+        (journal_flush..lines.len())
+            .find(|&i| lines[i].starts_with(pid) && lines[i].contains("fdatasync resumed"))
+            .expect("the flush returned")
+    } else {
+        journal_flush
+    };
+    assert!(lines[returned].ends_with("= 0"), "the flush succeeded: {}", lines[returned]);
+    let answered = lines
+        .iter()
+        .position(|l| l.contains("socket:[") && l.contains("HTTP/1.1 200"))
+        .unwrap_or_else(|| panic!("no answer written to the socket:\n{trace}"));
+    assert!(
+        returned < answered,
+        "answered (line {answered}) before the flush returned (line {returned}):\n{trace}"
+    );
+}
