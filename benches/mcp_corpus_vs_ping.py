@@ -11,7 +11,7 @@ docs/PERFORMANCE.md, "As a process".)"""
 import json, subprocess, sys, time, os, statistics
 binary, root, calls = sys.argv[1], sys.argv[2], int(sys.argv[3])
 env = dict(os.environ, LOG_LEVEL="error", SAVANT_STATE_FSYNC="0")
-p = subprocess.Popen([binary, "serve", "--root", root], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, bufsize=0)
+p = subprocess.Popen([binary, "serve", "--root", root], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
 n = 0
 def rpc(method, params=None):
     global n
@@ -19,12 +19,14 @@ def rpc(method, params=None):
     msg = {"jsonrpc": "2.0", "id": n, "method": method}
     if params is not None: msg["params"] = params
     p.stdin.write((json.dumps(msg) + "\n").encode())
+    p.stdin.flush()
     while True:
         line = p.stdout.readline()
         r = json.loads(line)
         if r.get("id") == n: return r
 rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "vs_ping", "version": "1"}})
 p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+p.stdin.flush()
 run = 0
 def plan():
     global run
