@@ -6,7 +6,9 @@
 //! `catalog_rows.rs`, read once into [`ToolDef`]s. The input and output
 //! schemas are generated from the argument and reply types
 //! (`runtime::args`, `runtime::reply`; descriptions from their doc
-//! comments). The MCP tool list, the agent's tool offers and argument
+//! comments) and stored as generated in `catalog_schemas.json`, which the
+//! table reads instead of running `schemars` in every process (a test keeps
+//! the file equal to what the types give). The MCP tool list, the agent's tool offers and argument
 //! checks, the checker's contracts (`contracts.rs`), `call` and the
 //! dispatcher all come from here: there is no other list of tools.
 //!
@@ -103,15 +105,16 @@ pub struct ToolDef {
     validator: OnceLock<Option<jsonschema::Validator>>,
 }
 
-impl From<&Row> for ToolDef {
-    fn from(r: &Row) -> ToolDef {
+impl ToolDef {
+    /// The tool of row `r`, with its schemas.
+    fn new(r: &Row, input: Value, output: Value) -> ToolDef {
         ToolDef {
             name: r.name,
             title: r.title,
             description: r.description,
             annotations: r.annotations,
-            input: (r.input)(),
-            output: (r.output)(),
+            input,
+            output,
             mcp: r.mcp,
             pure: r.pure,
             announce: r.announce,
@@ -189,7 +192,42 @@ impl std::fmt::Display for ToolName {
     }
 }
 
-static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| rows::ROWS.iter().map(ToolDef::from).collect());
+/// `catalog_schemas.json`: every tool's input and output schema exactly as
+/// its argument and reply types give them (an output another tool already
+/// has is stored once, as `"output_as": "<that tool>"`). Reading it is
+/// several times cheaper than generating them with `schemars`, which every
+/// process that builds the table (each `exec`, `check`, `serve`) would do.
+/// A tool the file does not hold gets its generated schemas; the test
+/// `the_stored_schemas_are_the_types_schemas` keeps the file current
+/// (`SAVANT_BLESS_CATALOG=1 cargo test --lib catalog` rewrites it).
+const STORED: &str = include_str!("catalog_schemas.json");
+
+static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
+    let mut stored: Map<String, Value> = serde_json::from_str(STORED).unwrap_or_default();
+    let mut all: Vec<ToolDef> = Vec::with_capacity(rows::ROWS.len());
+    for row in rows::ROWS {
+        let schemas = match stored.remove(row.name) {
+            Some(Value::Object(entry)) => stored_schemas(entry, &all),
+            _ => None,
+        };
+        let (input, output) = schemas.unwrap_or_else(|| ((row.input)(), (row.output)()));
+        all.push(ToolDef::new(row, input, output));
+    }
+    all
+});
+
+/// A tool's `(input, output)` from its entry in `catalog_schemas.json`
+/// (`before`: the tools read so far, for an `output_as`).
+fn stored_schemas(mut entry: Map<String, Value>, before: &[ToolDef]) -> Option<(Value, Value)> {
+    let output = match entry.remove("output") {
+        Some(output) => output,
+        None => {
+            let first = entry.get("output_as")?.as_str()?;
+            before.iter().find(|t| t.name == first)?.output.clone()
+        }
+    };
+    Some((entry.remove("input")?, output))
+}
 
 /// Every engine tool, in a stable order.
 pub fn all() -> &'static [ToolDef] {

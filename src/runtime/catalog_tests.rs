@@ -42,3 +42,63 @@ fn schemas_come_from_the_types() {
     assert_eq!(plan.input["properties"]["if_exists"]["default"], "error");
     assert_eq!(plan.input["properties"]["if_exists"]["enum"], json!(["error", "resume", "replace", null]));
 }
+
+/// `catalog_schemas.json` as the argument and reply types give it: the
+/// tools in the table's order, each output stored once.
+fn generated() -> String {
+    let mut out = Map::new();
+    let mut seen: Vec<(&str, Value)> = Vec::new();
+    for row in rows::ROWS {
+        let output = (row.output)();
+        let mut entry = Map::new();
+        entry.insert("input".into(), (row.input)());
+        match seen.iter().find(|(_, o)| *o == output) {
+            Some((first, _)) => {
+                entry.insert("output_as".into(), Value::from(*first));
+            }
+            None => {
+                entry.insert("output".into(), output.clone());
+                seen.push((row.name, output));
+            }
+        }
+        out.insert(row.name.into(), Value::Object(entry));
+    }
+    serde_json::to_string_pretty(&Value::Object(out)).unwrap() + "\n"
+}
+
+/// `catalog_schemas.json` is what the types give, and the table read from
+/// it has each tool's generated schemas (an `output_as` resolved).
+#[test]
+fn the_stored_schemas_are_the_types_schemas() {
+    let text = generated();
+    if std::env::var_os("SAVANT_BLESS_CATALOG").is_some_and(|v| v == "1") {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/runtime/catalog_schemas.json");
+        std::fs::write(path, &text).unwrap();
+        return;
+    }
+    assert!(
+        STORED == text,
+        "src/runtime/catalog_schemas.json is not what the argument and reply types give: \
+         run `SAVANT_BLESS_CATALOG=1 cargo test --lib catalog` and commit the file"
+    );
+    for (t, row) in all().iter().zip(rows::ROWS) {
+        assert_eq!(t.input, (row.input)(), "{}: input", t.name);
+        assert_eq!(t.output, (row.output)(), "{}: output", t.name);
+    }
+}
+
+/// An entry gives both schemas or none (the table then generates them);
+/// `output_as` reads an earlier tool's output.
+#[test]
+fn a_stored_entry_is_read_only_whole() {
+    let plan = find("think_plan").unwrap();
+    let entry = json!({"input": {"type": "object"}, "output_as": "think_plan"});
+    let Value::Object(entry) = entry else { unreachable!() };
+    let (input, output) = stored_schemas(entry.clone(), all()).unwrap();
+    assert_eq!(input, json!({"type": "object"}));
+    assert_eq!(output, plan.output);
+    assert!(stored_schemas(entry.clone(), &[]).is_none(), "output_as names a tool not read yet");
+    let mut no_input = entry;
+    no_input.remove("input");
+    assert!(stored_schemas(no_input, all()).is_none());
+}
