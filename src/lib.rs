@@ -92,6 +92,8 @@ pub mod agent;
 #[doc(hidden)]
 pub mod check;
 #[doc(hidden)]
+pub mod clock;
+#[doc(hidden)]
 pub mod config;
 #[doc(hidden)]
 pub mod fsx;

@@ -1,6 +1,7 @@
 //! `upgrade --format human|concise|sarif|github`: the upgrade's plan for
 //! people, and a refusal's reasons as `check` diagnostics (errors, spans in
-//! the new file) in the chosen report format. `--format json` (the default)
+//! the new file of the workflow whose step each is about: a child run's in
+//! its own workflow's file) in the chosen report format. `--format json` (the default)
 //! is the engine tool's reply, as for every engine command.
 
 use savant_think::report::{self, FileReport, Format, HumanOptions};
@@ -24,9 +25,11 @@ pub fn run(engine: &Engine, workflow: &str, req: &UpgradeRequest, format: Format
             (out, ExitCode::SUCCESS)
         }
         Err(failed) => match *failed {
-            UpgradeFailed { error, report: Some((source, diagnostics)) } => {
-                let report = FileReport { source: &source, diagnostics: &diagnostics };
-                let mut out = report::render(format, &[report], &opts);
+            UpgradeFailed { error, report: Some(files) } => {
+                // Each refusal in the file of the workflow whose step it is about.
+                let reports: Vec<FileReport> =
+                    files.iter().map(|(source, diagnostics)| FileReport { source, diagnostics }).collect();
+                let mut out = report::render(format, &reports, &opts);
                 if matches!(format, Format::Human | Format::Concise) {
                     let message = error.message_text().unwrap_or_default();
                     out.push_str(&format!("{}: {message}\n", error.code));

@@ -55,6 +55,26 @@ impl Machine {
             .min_by_key(|(_, d)| clock::parse_time(d))
     }
 
+    /// The earliest deadline a wait not started yet could get from an
+    /// event recorded at `at` (the timer index's intent, `engine/timers.rs`):
+    /// `at` plus its `sleep:` or `timeout:`, or `at` itself for a
+    /// `sleep_until:` (its time is known once rendered); `None` when no
+    /// wait with a deadline is left to start.
+    pub fn earliest_new_deadline(&self, at: &str) -> Option<std::time::SystemTime> {
+        let pending = self.state.steps.iter().enumerate().filter(|(_, s)| s.status == StepStatus::Pending);
+        let deadlines = pending.filter_map(|(i, _)| {
+            let deadline = match &self.wait_of(i)?.kind {
+                WaitKind::Sleep { secs, .. } => clock::deadline_after(at, *secs)?,
+                WaitKind::Answer { timeout, .. } | WaitKind::Event { timeout, .. } => {
+                    clock::deadline_after(at, timeout.and_then(|t| t.secs())?)?
+                }
+                WaitKind::SleepUntil { .. } => at.to_owned(),
+            };
+            clock::parse_time(&deadline)
+        });
+        deadlines.min()
+    }
+
     /// The event and key waiting unit `w` waits for, if it waits for one.
     pub fn awaited_event(&self, w: WorkRef) -> Option<(&str, Option<&str>)> {
         let input = self.input_of(w)?;

@@ -65,6 +65,27 @@ impl FileStore {
         }
     }
 
+    /// Sets run `key`'s marker at `path` to `deadline`: a temporary file
+    /// with its time, renamed over the marker.
+    fn write_marker(
+        &self,
+        key: &RunKey,
+        path: &std::path::Path,
+        deadline: SystemTime,
+    ) -> Result<(), StoreError> {
+        let dir = self.timers_dir()?;
+        fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+        let tmp = dir.join(format!(".{}__{}.tmp", key.workflow, key.run_id));
+        let written = fs::File::create(&tmp)
+            .and_then(|f| f.set_modified(deadline))
+            .and_then(|()| fs::rename(&tmp, path));
+        if let Err(e) = written {
+            let _ = fs::remove_file(&tmp);
+            return Err(StoreError::io(path, e));
+        }
+        Ok(())
+    }
+
     /// Lists `timers/` again when it changed since this process last did.
     fn refresh(&self) -> Result<std::sync::MutexGuard<'_, Listing>, StoreError> {
         let dir = self.timers_dir()?;
@@ -116,15 +137,14 @@ impl TimerIndex for FileStore {
         if fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|at| at == deadline) {
             return Ok(true);
         }
-        let dir = self.timers_dir()?;
-        fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
-        let tmp = dir.join(format!(".{}__{}.tmp", key.workflow, key.run_id));
-        let written = fs::File::create(&tmp)
-            .and_then(|f| f.set_modified(deadline))
-            .and_then(|()| fs::rename(&tmp, &path));
-        if let Err(e) = written {
-            let _ = fs::remove_file(&tmp);
-            return Err(StoreError::io(&path, e));
+        self.write_marker(key, &path, deadline)?;
+        Ok(true)
+    }
+
+    fn intend_timer(&self, key: &RunKey, deadline: SystemTime) -> Result<bool, StoreError> {
+        let path = self.marker(key)?;
+        if !fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|at| at <= deadline) {
+            self.write_marker(key, &path, deadline)?;
         }
         Ok(true)
     }
@@ -135,7 +155,8 @@ impl TimerIndex for FileStore {
 
     fn due_timers(&self, limit: usize, _lease: Duration) -> Result<DueTimers, StoreError> {
         let listing = self.refresh()?;
-        let now = SystemTime::now();
+        // The runs' clock (a test clock moves it), as their deadlines were.
+        let now = crate::clock::now();
         let runs = listing
             .queue
             .iter()

@@ -3,14 +3,17 @@
 //! it (every replica on one database, every process on one state
 //! directory) finds the runs due without reading every run.
 //!
-//! The index is derived: a run's deadlines live in its own state, and the
-//! engine sets the run's entry after it writes the run
-//! ([`TimerIndex::set_timer`], conditional on the run's stamp, so a writer
-//! that lost a race never overwrites its successor's entry). An entry may
-//! be stale (a crash between a run's write and its entry's, a race): firing
-//! a run that is not due records nothing and corrects its entry, and
-//! `serve` rebuilds the entries of every waiting run at start. So the index
-//! only decides when a run is looked at; a timer is recorded by the
+//! The index is derived: a run's deadlines live in its own state. Before
+//! a write that may park the run on a deadline, the engine, holding the
+//! run's lock, writes an *intent* ([`TimerIndex::intend_timer`]): an entry
+//! no later than any deadline the write can make, so that a crash right
+//! after the write loses no wake-up. After the write it sets the exact
+//! entry ([`TimerIndex::set_timer`], conditional on the run's stamp, so a
+//! writer that lost a race never overwrites its successor's entry). An
+//! entry may so be early or stale (a crash after an intent, a race):
+//! firing a run that is not due records nothing and corrects its entry,
+//! and `serve` rebuilds the entries of every waiting run at start. So the
+//! index only decides when a run is looked at; a timer is recorded by the
 //! ordinary append under the run's lock, once.
 //!
 //! - PostgreSQL: the table `savant_timers(workflow, run_id, deadline,
@@ -23,7 +26,8 @@
 //!   `<workflow>__<run_id>` and stamped with the deadline as its
 //!   modification time (replaced by a rename). A process lists the
 //!   directory only when its modification time changed, so an idle poll is
-//!   one `stat`; due runs are compared with the local clock, and processes
+//!   one `stat`; due runs are compared with the local clock (`crate::clock`:
+//!   a test clock moves it), and processes
 //!   on one directory do not claim (the run's lock decides who records).
 //! - The memory store keeps none: the engine keeps its own index in memory.
 
@@ -60,6 +64,17 @@ pub trait TimerIndex {
         deadline: Option<SystemTime>,
     ) -> Result<bool, StoreError> {
         let _ = (key, stamp, deadline);
+        Ok(false)
+    }
+
+    /// Moves run `key`'s entry to `deadline` unless it is already earlier,
+    /// ahead of a write (under the run's lock) that may park the run at
+    /// `deadline` or later: an intent, which an early entry only makes
+    /// looked at sooner. Whether the entry is now at `deadline` or earlier:
+    /// `false` from PostgreSQL for a run not written yet (its rows belong to
+    /// runs), whose first write gets its entry after.
+    fn intend_timer(&self, key: &RunKey, deadline: SystemTime) -> Result<bool, StoreError> {
+        let _ = (key, deadline);
         Ok(false)
     }
 

@@ -146,3 +146,23 @@ fn a_timer_parked_by_a_killed_replica_fires_on_another_once_on_postgres() {
     assert_eq!(left, 0, "timer rows left behind");
     assert!(!root.join(".savant/state").exists(), "nothing on the file store");
 }
+
+/// The file store's index compares its markers with the runs' clock: a
+/// `serve` under the test clock (`SAVANT_TEST_CLOCK`, debug builds) fires
+/// an hour's sleep from the index once the clock file moves two hours on,
+/// with no call on the run.
+#[test]
+fn a_serve_under_the_test_clock_fires_from_the_index_by_that_clock() {
+    let root = Root::new("timers-test-clock");
+    root.write("workflows/nap.yaml", NAP.replace("sleep: 3s", "sleep: 1h"));
+    let clock = root.join("clock");
+    std::fs::write(&clock, "0\n").unwrap();
+    let clock_env = clock.to_str().unwrap();
+    let server = serve(&root, &[("SAVANT_TEST_CLOCK", clock_env)]);
+    park(&server.addr, "c1");
+    // The sleep has not ended by the clock: nothing fires for a few ticks.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!fired_on_disk(&root, "c1"), "fired before the clock moved");
+    std::fs::write(&clock, format!("0\n{}\n", 2 * 3600 * 1000)).unwrap();
+    assert!(waited(|| fired_on_disk(&root, "c1")).is_some(), "never fired by the test clock");
+}

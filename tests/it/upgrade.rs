@@ -308,3 +308,52 @@ fn a_uses_step_pointed_elsewhere_while_its_child_runs_is_refused() {
     let (code, r) = run(&root, &["upgrade", "parent", "--run-id", "p"]);
     assert_eq!((code, &r["runs"][0]["status"]), (Some(0), &json!("upgraded")), "{r}");
 }
+
+/// A refusal two levels down (a grandchild run whose workflow changed a
+/// step it already ran) points at the grandchild's own file and line in
+/// the human formats, not at the workflow upgraded (issue 42).
+#[test]
+fn a_grandchilds_refusal_points_at_its_own_file() {
+    const LEAF: &str = "steps:\n  - id: first\n    call: web.fetch\n    input_template: { text: hi }\n  - id: second\n    call: web.fetch\n    deps: [first]\n    input_template: { text: again }\n";
+    const MID: &str = "steps:\n  - id: deep\n    uses: leaf\n";
+    const PARENT: &str = "steps:\n  - id: sub\n    uses: mid\n  - id: after\n    call: web.fetch\n    input_template: { text: done }\n";
+    let root = Root::with_workflows("up-grandchild", &[("leaf", LEAF), ("mid", MID), ("parent", PARENT)]);
+    let planned = root.ok(&["plan", "parent", "--run-id", "p"]);
+    assert_eq!(planned["instruction"]["step_id"], "sub/deep/first", "{planned}");
+    root.ok(&[
+        "next",
+        "parent",
+        "--run-id",
+        "p",
+        "--step",
+        "sub/deep/first",
+        "--result",
+        r#"{"text": "ok"}"#,
+    ]);
+    root.workflow("leaf", &LEAF.replacen("call: web.fetch", "call: prompt.say", 1));
+
+    let (code, e) = run(&root, &["upgrade", "parent", "--run-id", "p"]);
+    assert_eq!((code, e["error"].as_str()), (Some(1), Some("INCOMPATIBLE_UPGRADE")), "{e}");
+    let refused: Vec<&Value> =
+        e["details"]["runs"].as_array().unwrap().iter().filter(|r| r["status"] == "refused").collect();
+    assert_eq!(refused.len(), 1, "{e}");
+    assert_eq!(refused[0]["run_id"], "p.sub.deep", "{e}");
+    let d = &refused[0]["diagnostics"][0];
+    assert!(d["file"].as_str().unwrap().ends_with("leaf.yaml"), "{d}");
+    let at = format!("leaf.yaml:{}:{}: error[INCOMPATIBLE_UPGRADE]", d["line"], d["column"]);
+    for format in ["concise", "human"] {
+        let out =
+            crate::common::run_cmd(root.command(&["upgrade", "parent", "--run-id", "p", "--format", format]));
+        let text = &out.stdout;
+        assert!(text.contains("run `p.sub.deep` cannot be upgraded"), "{format}: {out:?}");
+        assert!(!text.contains("parent.yaml:"), "{format}: mapped onto the parent's file: {out:?}");
+        match format {
+            "concise" => assert!(text.contains(&at), "{format}: {out:?}"),
+            _ => {
+                assert!(text.contains("leaf.yaml"), "{out:?}");
+                // The human report quotes the grandchild's line.
+                assert!(text.contains("call: prompt.say"), "{out:?}");
+            }
+        }
+    }
+}

@@ -74,6 +74,7 @@ impl Engine {
         let mut fork = Machine::fork(m, step, &key.run_id, params, &now());
         fork.state.generation = Some(new_generation());
         self.forget(&key);
+        self.intend_timer(&key, super::timers::deadline_of(&fork), false)?;
         let snapshot = serde_json::to_value(&fork.state).unwrap_or(Value::Null);
         let stamp = self.store.write_snapshot(&key, &snapshot).map_err(store_error)?;
         self.fork_children(m, &fork)?;

@@ -264,10 +264,17 @@ impl Engine {
         if let Some(generation) = &cached.machine.state.generation {
             value["generation"] = json!(generation);
         }
+        // An event that finishes a step may start waits: their intent first.
+        if cached.machine.cw.has_waits && event.kind.result_step().is_some() {
+            let at = cached.machine.earliest_new_deadline(&event.at);
+            self.intend_timer(key, at, !cached.shared)?;
+        }
         cached.stamp = match &mut cached.unlocked {
             None => self.store.append_after(key, &value, &cached.stamp).map_err(store_error)?,
             Some(writes) => self.append_unlocked(key, &value, &cached.stamp, writes)?,
         };
+        #[cfg(test)]
+        timers::tests::maybe_crash();
         cached.journal_len += 1;
         let observed = self.observe_before(cached, &event);
         let at = observed.as_ref().map(|_| event.at.clone());
@@ -283,6 +290,7 @@ impl Engine {
     }
 
     fn snapshot(&self, key: &RunKey, cached: &mut Cached) -> Result<(), EngineError> {
+        self.intend_timer(key, timers::deadline_of(&cached.machine), !cached.shared)?;
         let snapshot = serde_json::to_value(&cached.machine.state).unwrap_or(Value::Null);
         cached.stamp = self.store.write_snapshot(key, &snapshot).map_err(store_error)?;
         cached.journal_len = 0;

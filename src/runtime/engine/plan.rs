@@ -112,8 +112,12 @@ impl Engine {
         machine.state.source = self.source_of(&machine.cw);
         machine.state.generation = Some(new_generation());
         machine.state.parent = parent;
+        // A run that starts parked: its intent first (see `timers.rs`).
+        self.intend_timer(key, super::timers::deadline_of(&machine), false)?;
         let snapshot = serde_json::to_value(&machine.state).unwrap_or(Value::Null);
         let stamp = self.store.write_snapshot(key, &snapshot).map_err(store_error)?;
+        #[cfg(test)]
+        super::timers::tests::maybe_crash();
         self.observe_finished(&machine, &machine.state.created_at);
         Ok(Cached::new(stamp, machine, 0))
     }

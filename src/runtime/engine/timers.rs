@@ -3,6 +3,12 @@
 //! that the next due timer is found without reading every run, whichever
 //! replica or process parked the run.
 //!
+//! - Before a write that may park a run on a deadline, under the run's
+//!   lock, an *intent* ([`Engine::intend_timer`]): the entry moved no later
+//!   than any deadline the write can make (for an event, the earliest its
+//!   waits still to start could get; for a whole new state, its own), so a
+//!   crash right after the write loses no wake-up. Skipped when this
+//!   engine's entry for the run is already as early.
 //! - After every call, a run whose workflow has a wait has its entry set
 //!   ([`Engine::note_timers`], from `put`, under the run's lock or, without
 //!   it, conditional on the run's stamp): when its deadline changed, or
@@ -66,6 +72,17 @@ impl Timers {
     }
 }
 
+/// The run's earliest deadline, while it runs and its workflow has waits:
+/// its entry in the index.
+pub(super) fn deadline_of(m: &Machine) -> Option<SystemTime> {
+    match m.state.status {
+        RunStatus::Running if m.cw.has_waits => {
+            m.next_deadline().and_then(|(_, d)| crate::runtime::clock::parse_time(d))
+        }
+        _ => None,
+    }
+}
+
 fn id(key: &RunKey) -> (String, String) {
     (key.workflow.clone(), key.run_id.clone())
 }
@@ -75,6 +92,29 @@ impl Engine {
         self.timers.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Writes the intent of a write about to be made to run `key` (its lock
+    /// held): its entry no later than `at` (see the module). `trusted`: this
+    /// engine's own entry for the run may be relied on (no one else wrote
+    /// the run since).
+    pub(super) fn intend_timer(
+        &self,
+        key: &RunKey,
+        at: Option<SystemTime>,
+        trusted: bool,
+    ) -> Result<(), EngineError> {
+        let Some(at) = at.filter(|_| self.store.keeps_timers()) else { return Ok(()) };
+        let id = id(key);
+        if trusted && matches!(self.timers().known.get(&id), Some(Some(known)) if *known <= at) {
+            return Ok(());
+        }
+        match self.store.intend_timer(key, at).map_err(store_error)? {
+            true => self.timers().remember(id, Some(at), false),
+            // No entry (a run PostgreSQL holds no row of yet): set after the write.
+            false => self.timers().forget(&id),
+        }
+        Ok(())
+    }
+
     /// Sets the index entry of a run this engine just worked on, when it
     /// may have changed (see the module).
     pub(super) fn note_timers(&self, key: &RunKey, cached: &Cached) {
@@ -82,10 +122,7 @@ impl Engine {
         if !m.cw.has_waits {
             return;
         }
-        let at = match m.state.status {
-            RunStatus::Running => m.next_deadline().and_then(|(_, d)| crate::runtime::clock::parse_time(d)),
-            _ => None,
-        };
+        let at = deadline_of(m);
         let id = id(key);
         if !cached.shared && self.timers().known.get(&id) == Some(&at) {
             return;
@@ -212,3 +249,7 @@ impl Engine {
         out.map(|()| changed)
     }
 }
+
+#[cfg(test)]
+#[path = "timers_tests.rs"]
+pub(super) mod tests;

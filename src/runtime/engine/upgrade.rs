@@ -31,18 +31,7 @@ impl Engine {
         match self.upgrade_or_refuse(workflow, req) {
             Ok(Ok(reply)) => Ok(reply),
             Ok(Err(refusal)) => {
-                let mut diagnostics: Vec<Diagnostic> = refusal
-                    .runs
-                    .iter()
-                    .flat_map(|r| {
-                        r.diagnostics.iter().map(|d| as_diagnostic(&refusal.cw.source, &r.run_id, d))
-                    })
-                    .collect();
-                for d in &mut diagnostics {
-                    d.severity = crate::diagnostic::Severity::Error;
-                }
-                crate::check::sort(&mut diagnostics);
-                let report = Some((refusal.cw.source.clone(), diagnostics));
+                let report = Some(by_file(&refusal));
                 Err(Box::new(UpgradeFailed { error: refusal.error, report }))
             }
             Err(error) => Err(Box::new(UpgradeFailed { error, report: None })),
@@ -69,16 +58,20 @@ impl Engine {
             }
         };
         // Checked all first (each under its lock, released), then made.
-        let mut runs = Vec::new();
+        let (mut runs, mut sources) = (Vec::new(), Vec::new());
         let mut failed = false;
         for id in &ids {
             let (mut report, ok) = self.upgrade_one(&cw, id, req, true)?;
             failed |= !ok;
             failed |= !self.children_stay(&cw, id, &req.renames, &mut report)?;
             runs.push(report);
+            sources.push(cw.clone());
             let (children, ok) = self.upgrade_children(&cw.wf.id, id, req, true, 1)?;
             failed |= !ok;
-            runs.extend(children);
+            for (child, child_cw) in children {
+                runs.push(child);
+                sources.push(child_cw);
+            }
         }
         if failed {
             let message = format!(
@@ -87,7 +80,7 @@ impl Engine {
                 runs.len()
             );
             let error = EngineError::incompatible_upgrade(&cw.wf.id, message, runs.clone());
-            return Ok(Err(Refusal { cw, runs, error }));
+            return Ok(Err(Refusal { runs, sources, error }));
         }
         if !req.dry_run {
             runs.clear();
@@ -98,11 +91,11 @@ impl Engine {
                         "the run changed while it was upgraded; nothing was changed for it".to_owned();
                     let runs = vec![report];
                     let error = EngineError::incompatible_upgrade(&cw.wf.id, message, runs.clone());
-                    return Ok(Err(Refusal { cw, runs, error }));
+                    return Ok(Err(Refusal { runs, sources: vec![cw], error }));
                 }
                 runs.push(report);
                 let (children, _) = self.upgrade_children(&cw.wf.id, id, req, false, 1)?;
-                runs.extend(children);
+                runs.extend(children.into_iter().map(|(child, _)| child));
             }
         }
         Ok(Ok(UpgradeReply { workflow: cw.wf.id.clone(), to: cw.hash.clone(), dry_run: req.dry_run, runs }))
@@ -152,7 +145,8 @@ impl Engine {
     /// (and unless `check_only`, upgraded) to its workflow as it is now,
     /// with the parent — one that cannot be refuses the whole upgrade,
     /// its report naming the child run. Finished children keep the version
-    /// that made their result.
+    /// that made their result. Each report comes with the workflow it is
+    /// against (its diagnostics are in that file).
     fn upgrade_children(
         &self,
         workflow: &str,
@@ -160,7 +154,7 @@ impl Engine {
         req: &UpgradeRequest,
         check_only: bool,
         depth: u32,
-    ) -> Result<(Vec<RunUpgrade>, bool), EngineError> {
+    ) -> Result<(Vec<ChildUpgrade>, bool), EngineError> {
         let (mut out, mut ok) = (Vec::new(), true);
         if depth > super::children::MAX_CHILD_DEPTH {
             return Ok((out, ok));
@@ -187,7 +181,7 @@ impl Engine {
             if check_only {
                 ok &= self.children_stay(&cw, &child, &[], &mut report)?;
             }
-            out.push(report);
+            out.push((report, cw));
             let (below, fine) = self.upgrade_children(&uses, &child, req, check_only, depth + 1)?;
             ok &= fine;
             out.extend(below);
@@ -340,6 +334,7 @@ impl Engine {
         }
         machine.state.schemas = self.pin(cw)?;
         machine.state.updated_at = now();
+        self.intend_timer(key, super::timers::deadline_of(&machine), !cached.shared)?;
         let snapshot = serde_json::to_value(&machine.state).unwrap_or(Value::Null);
         cached.stamp = self.store.write_snapshot(key, &snapshot).map_err(store_error)?;
         cached.machine = machine;
@@ -407,21 +402,53 @@ fn diagnostic(cw: &CompiledWorkflow, issue: &UpgradeIssue) -> UpgradeDiagnostic 
     }
 }
 
+/// A child run's report, with the workflow it is against.
+type ChildUpgrade = (RunUpgrade, Arc<CompiledWorkflow>);
+
 /// Why [`Engine::upgrade_report`] failed: the error and, for a refusal,
-/// its reasons as diagnostics in the new file.
+/// its reasons as diagnostics in the new files.
 #[derive(Debug)]
 pub struct UpgradeFailed {
     /// The engine's error (`INCOMPATIBLE_UPGRADE` for a refusal).
     pub error: EngineError,
-    /// The new file and the diagnostics in it, for a refusal.
-    pub report: Option<(SourceFile, Vec<Diagnostic>)>,
+    /// For a refusal, each file a refused step is in (the workflow's own
+    /// first, then those of its child runs' workflows, at any depth) and
+    /// the diagnostics in it.
+    pub report: Option<Vec<(SourceFile, Vec<Diagnostic>)>>,
 }
 
-/// A refused upgrade: the new version, each run's report, and the error.
+/// A refused upgrade: each run's report, the workflow (new version) each
+/// is against, and the error.
 struct Refusal {
-    cw: Arc<CompiledWorkflow>,
     runs: Vec<RunUpgrade>,
+    sources: Vec<Arc<CompiledWorkflow>>,
     error: EngineError,
+}
+
+/// A refusal's diagnostics as errors, grouped by the file of the workflow
+/// whose step each is about: a child's or grandchild's refusal points at
+/// its own workflow's file, not the parent's.
+fn by_file(refusal: &Refusal) -> Vec<(SourceFile, Vec<Diagnostic>)> {
+    let mut files: Vec<(SourceFile, Vec<Diagnostic>)> = Vec::new();
+    for (run, cw) in refusal.runs.iter().zip(&refusal.sources) {
+        let at = match files.iter().position(|(source, _)| source.path == cw.source.path) {
+            Some(at) => at,
+            None => {
+                files.push((cw.source.clone(), Vec::new()));
+                files.len() - 1
+            }
+        };
+        let diagnostics = run.diagnostics.iter().map(|d| as_diagnostic(&cw.source, &run.run_id, d));
+        files[at].1.extend(diagnostics.map(|mut d| {
+            d.severity = crate::diagnostic::Severity::Error;
+            d
+        }));
+    }
+    for (_, diagnostics) in &mut files {
+        crate::check::sort(diagnostics);
+    }
+    files.retain(|(_, diagnostics)| !diagnostics.is_empty());
+    files
 }
 
 /// One reason a run cannot be upgraded, as a `check` diagnostic (a

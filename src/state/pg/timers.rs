@@ -23,6 +23,15 @@ const SET: &str = "INSERT INTO savant_timers (workflow, run_id, deadline) \
      SELECT workflow, run_id, $3 FROM savant_runs \
      WHERE workflow = $1 AND run_id = $2 AND stamp = $4 AND nonce = $5 \
      ON CONFLICT (workflow, run_id) DO UPDATE SET deadline = excluded.deadline, claimed_until = NULL";
+/// Moves a run's row to `$3` unless it is earlier (an intent, under the
+/// run's lock); nothing for a run not written yet. Whether the run has a
+/// row now.
+const INTEND: &str = "WITH run AS (SELECT workflow, run_id FROM savant_runs \
+       WHERE workflow = $1 AND run_id = $2), \
+     moved AS (INSERT INTO savant_timers (workflow, run_id, deadline) SELECT workflow, run_id, $3 FROM run \
+       ON CONFLICT (workflow, run_id) DO UPDATE SET deadline = excluded.deadline, claimed_until = NULL \
+       WHERE savant_timers.deadline > excluded.deadline) \
+     SELECT EXISTS (SELECT 1 FROM run)";
 /// Removes a run's row, only while the run's stamp is still `$3`, `$4`;
 /// whether it was.
 const UNSET: &str = "WITH run AS (SELECT 1 FROM savant_runs \
@@ -64,6 +73,21 @@ impl TimerIndex for PgStore {
                     let s = c.statement(UNSET)?;
                     Ok(c.query_one(&s, &[&key.workflow, &key.run_id, &counter, &nonce])?.get(0))
                 }
+            })
+        });
+        match done {
+            // The run was deleted between the check and the insert.
+            Err(StoreError::Io { message, .. }) if message.contains("SQLSTATE 23503") => Ok(false),
+            other => other,
+        }
+    }
+
+    fn intend_timer(&self, key: &RunKey, deadline: SystemTime) -> Result<bool, StoreError> {
+        key.validate()?;
+        let done = offload(|| {
+            self.with_conn(Some(key), true, |c| {
+                let s = c.statement(INTEND)?;
+                Ok(c.query_one(&s, &[&key.workflow, &key.run_id, &deadline])?.get(0))
             })
         });
         match done {
