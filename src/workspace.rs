@@ -391,7 +391,18 @@ pub fn load_workflows(
 /// Whether the workflow in `src` has a step that runs another workflow
 /// (`uses:`): its YAML parsed and read as the lowerer reads a step
 /// ([`crate::ir::uses_workflows`]); a file that does not parse has none.
+///
+/// A key that reads `uses` is spelled `uses` in the text, whatever its
+/// style (plain, quoted, a block scalar, behind a tag or an anchor), except
+/// in a double-quoted scalar with an escape (`"\x75ses"`, a `\` line
+/// break). A text with neither `uses` nor `\` has no such key, and is not
+/// parsed: the answer is the parse's, without parsing the file a second time
+/// (`check` parses it again to check it), which was a third of the time
+/// `check` spent on a large file (docs/PERFORMANCE.md, issue 48 point 3).
 pub fn uses_workflows(src: &SourceFile, limits: &Limits) -> bool {
+    if !src.text.contains("uses") && !src.text.contains('\\') {
+        return false;
+    }
     crate::syntax::yaml::parse(src, limits).root.is_some_and(|root| crate::ir::uses_workflows(&root))
 }
 
@@ -435,4 +446,28 @@ fn relative_to_root(path: &Path, root: &Path) -> String {
         _ => path.strip_prefix(root).unwrap_or(path).to_path_buf(),
     };
     rel.to_string_lossy().replace('\\', "/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uses(text: &str) -> bool {
+        uses_workflows(&SourceFile::new("w.yaml", text), &Limits::default())
+    }
+
+    #[test]
+    fn a_uses_key_is_found_whatever_its_spelling_and_nothing_else_counts() {
+        let steps = |step: &str| format!("id: w\nsteps:\n  - id: a\n    {step}\n");
+        assert!(uses(&steps("uses: child")));
+        assert!(uses(&steps("'uses': child")));
+        // An escaped letter: no `uses` in the text, yet the key reads `uses`.
+        assert!(uses(&steps("\"\\x75ses\": child")));
+        // `uses` in the text but not as a step's key.
+        assert!(!uses(&steps("call: notes.think\n    with: {uses: 1}  # uses: x")));
+        assert!(!uses("id: w\nuses: child\nsteps: []\n"));
+        // Neither `uses` nor an escape: no step can run a workflow.
+        assert!(!uses(&steps("call: notes.think")));
+        assert!(!uses(&steps("\"call\": \"notes.think\"")));
+    }
 }
