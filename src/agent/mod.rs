@@ -62,4 +62,22 @@ pub trait Tools: Send + Sync {
     fn list(&self) -> impl Future<Output = Vec<ToolInfo>> + Send;
     /// Calls `name` with `args` (a JSON object).
     fn call(&self, name: &str, args: Value) -> impl Future<Output = ToolOutcome> + Send;
+    /// Why a call of `name` with `args` cannot work, when the tools can
+    /// tell without making it (an engine tool naming a workflow or a run
+    /// that does not exist); `None` when it may work. The loop does not make
+    /// such a call: it asks the model again with the reason (docs/agent.md,
+    /// "Hopeless calls").
+    fn precheck(&self, _name: &str, _args: &Value) -> Option<Hopeless> {
+        None
+    }
+}
+
+/// Why a tool call cannot work ([`Tools::precheck`]): the reason, the
+/// argument at fault, and the values it could take when they are known
+/// (the project's workflow ids); the loop's re-ask allows only those.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Hopeless {
+    pub reason: String,
+    pub arg: String,
+    pub choices: Vec<String>,
 }

@@ -174,11 +174,18 @@ async fn an_ungrounded_final_answer_is_asked_again_quoting_the_output() {
     assert_eq!((result.status, result.steps), (RunStatus::Ok, 2), "{result:?}");
     assert_eq!(result.final_text, "The checker now reports unknown tools.");
     let seen = fake.seen();
+    // The short answer request: a fresh prompt of the goal and the output.
+    let messages = seen[2].body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(!messages[0]["content"].as_str().unwrap().contains("savant-think agent"), "not the persona");
     let note = last_user(&seen[2]);
     assert!(
-        note.contains("does not use the tool output") && note.contains("The checker now reports"),
+        note.contains("Goal: Summarise the file notes.txt")
+            && note
+                .contains("The tool `read_file` returned:\nnotes.txt The checker now reports unknown tools."),
         "{note}"
     );
+    assert!(!note.contains("This is a summary"), "the bad answer is not echoed: {note}");
     assert_eq!(seen[2].body["format"]["type"], "string", "the answer alone, as a JSON string");
     assert!(!note.contains("\"content\""), "the output quoted as plain text: {note}");
     let step2 = events(&trace(&tmp.path), "reasoning_step")[1].clone();
@@ -195,6 +202,61 @@ async fn the_grounding_re_ask_takes_the_answer_as_a_bare_json_string() {
     let (result, _tools, _fake, _tmp) = go("List the available workflows", answers, 3).await;
     assert_eq!((result.status, result.steps), (RunStatus::Ok, 2), "{result:?}");
     assert_eq!(result.final_text, "The workflows are release_notes and review_v1.");
+}
+
+#[tokio::test]
+async fn a_grounding_goal_must_call_a_tool_until_one_has_worked() {
+    let answers = vec![tool("workflows_list", json!({})), finish("release_notes and review_v1")];
+    let (result, _tools, fake, _tmp) = go("List the available workflows", answers, 2).await;
+    assert_eq!((result.status, result.steps), (RunStatus::Ok, 2), "{result:?}");
+    let seen = fake.seen();
+    let kinds = |schema: &Value| -> Vec<String> {
+        schema["anyOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["properties"]["action"]["const"].to_string())
+            .collect()
+    };
+    let first = kinds(&seen[0].body["format"]);
+    assert!(
+        !first.contains(&"\"finish\"".to_owned()) && !first.contains(&"\"reason\"".to_owned()),
+        "{first:?}"
+    );
+    assert!(first.contains(&"\"error\"".to_owned()) && first.contains(&"\"tool\"".to_owned()), "{first:?}");
+    assert!(seen[0].body["messages"][1]["content"].as_str().unwrap().contains("call a tool now"));
+    let second = kinds(&seen[1].body["format"]);
+    assert!(
+        second.contains(&"\"finish\"".to_owned()) && second.contains(&"\"reason\"".to_owned()),
+        "{second:?}"
+    );
+    assert!(!seen[1].body["messages"][1]["content"].as_str().unwrap().contains("call a tool now"));
+    // A goal that needs no tool's output keeps every branch from the start.
+    let (result, _tools, fake, _tmp) =
+        go("Think about workflows, then finish", vec![finish("Plans.")], 1).await;
+    assert_eq!(result.status, RunStatus::Ok, "{result:?}");
+    assert!(kinds(&fake.seen()[0].body["format"]).contains(&"\"finish\"".to_owned()));
+}
+
+#[tokio::test]
+async fn a_repeated_call_that_worked_gets_the_short_answer_request() {
+    let answers = vec![
+        tool("workflows_list", json!({})),
+        tool("workflows_list", json!({})),
+        Answer::Text("\"The workflows:\nrelease_notes, review_v1.\"".into()),
+    ];
+    let (result, tools, fake, tmp) = go("List the available workflows", answers, 2).await;
+    assert_eq!((result.status, result.steps), (RunStatus::Ok, 2), "{result:?}");
+    // A raw newline in the string (invalid JSON) is read as meant.
+    assert_eq!(result.final_text, "The workflows:\nrelease_notes, review_v1.");
+    assert_eq!(tools.calls.lock().unwrap().len(), 1, "the repeat was not made");
+    let seen = fake.seen();
+    assert_eq!(seen[2].body["messages"].as_array().unwrap().len(), 2);
+    assert_eq!(seen[2].body["format"]["type"], "string");
+    let note = last_user(&seen[2]);
+    assert!(note.contains("returned:\nrelease_notes\nreview_v1"), "one line per listed object: {note}");
+    let step2 = events(&trace(&tmp.path), "reasoning_step")[1].clone();
+    assert_eq!(step2["metadata"]["narrowed"]["outcome"], "finish");
 }
 
 #[tokio::test]

@@ -260,3 +260,120 @@ async fn ctrl_c_during_a_model_call_ends_the_run_as_canceled() {
             .unwrap();
     assert_eq!(session["status"], "canceled");
 }
+
+/// The branches (`action` values, tools by name) of a step's schema.
+fn branches(schema: &serde_json::Value) -> Vec<String> {
+    schema["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| match b["properties"]["tool_name"]["const"].as_str() {
+            Some(t) if !t.is_empty() => t.to_owned(),
+            _ => b["properties"]["action"]["const"].as_str().unwrap().to_owned(),
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_of_a_missing_file_is_not_made_and_the_hint_names_the_goals_file() {
+    let root = project();
+    root.write("notes.txt", "Release notes for 1.2: the checker now reports unknown tools.\n");
+    let fake = FakeModel::start(
+        Flavor::Ollama,
+        vec![
+            tool("local_read", json!({"path": "file.txt"})),
+            tool("local_read", json!({"path": "notes.txt"})),
+            finish("The checker now reports unknown tools in 1.2."),
+        ],
+    )
+    .await;
+    let url = fake.url();
+    let r = run_blocking(agent(
+        &root,
+        &["run", "Summarise the file notes.txt", "--json"],
+        &[("OLLAMA_HOST", &url)],
+    ))
+    .await;
+    assert_exit(&r, 0);
+    let out = r.json();
+    assert_eq!((out["status"].as_str(), out["steps"].as_u64()), (Some("ok"), Some(2)), "{out}");
+    assert_eq!(out["final"], "The checker now reports unknown tools in 1.2.");
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 3);
+    // Nothing read yet: the first step may only call a tool (or give up),
+    // and the tool that takes a path is the one offered.
+    assert_eq!(branches(&seen[0].body["format"]), ["local_read", "error"]);
+    let policy = seen[0].body["messages"][1]["content"].as_str().unwrap();
+    assert!(policy.contains("call a tool now"), "{policy}");
+    // `file.txt` is not there: not read, the model asked again in the step.
+    let note = seen[1].body["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap();
+    assert!(note.contains("was not made: there is no file `file.txt` under the project root"), "{note}");
+    assert!(note.contains("call `local_read` with the path the goal names: `notes.txt`"), "{note}");
+    // … and allowed only the files the goal names that are there.
+    let path = &seen[1].body["format"]["anyOf"][0]["properties"]["args"]["properties"]["path"];
+    assert_eq!(path, &json!({"type": "string", "enum": ["notes.txt"]}));
+    // After the read, finish is offered again.
+    assert!(branches(&seen[2].body["format"]).contains(&"finish".to_owned()));
+    let completed = events(&trace(&root.path), "tool_call_completed").len();
+    assert_eq!(completed, 1, "only the read of notes.txt was made");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_engine_call_naming_no_workflow_or_no_run_is_not_made() {
+    let root = project();
+    let fake = FakeModel::start(
+        Flavor::Ollama,
+        vec![
+            tool("think_workflows_read", json!({"workflow": "notes"})),
+            tool(
+                "think_answer",
+                json!({"workflow": "release_notes", "run_id": "r-invented", "step_id": "s",
+                                         "value": "x"}),
+            ),
+        ],
+    )
+    .await;
+    let url = fake.url();
+    let r = run_blocking(agent(
+        &root,
+        &[
+            "run",
+            "Read the workflow called notes, then answer its waiting step",
+            "--json",
+            "--max-steps",
+            "1",
+        ],
+        &[("OLLAMA_HOST", &url)],
+    ))
+    .await;
+    assert_exit(&r, 1);
+    let out = r.json();
+    let seen = fake.seen();
+    let last = |i: usize| {
+        seen[i].body["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned()
+    };
+    let note = last(1);
+    assert!(
+        note.contains("`notes` is not a workflow of this project (the workflows: release_notes)"),
+        "{note}"
+    );
+    assert!(note.contains("give `think_workflows_read` one of the workflows named"), "{note}");
+    // The re-ask allowed only the project's workflows.
+    let pinned = seen[1].body["format"]["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["properties"]["tool_name"]["const"] == "think_workflows_read")
+        .map(|b| b["properties"]["args"]["properties"]["workflow"].clone());
+    assert_eq!(pinned, Some(json!({"type": "string", "enum": ["release_notes"]})));
+    // The second hopeless call of the step is its output, as a refusal.
+    let session: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.path.join(".savant/session.json")).unwrap())
+            .unwrap();
+    let step1 = &session["steps"][0];
+    assert_eq!(step1["output"]["error"], "INVALID_INPUT", "{step1}");
+    let message = step1["output"]["details"]["message"].as_str().unwrap();
+    assert!(message.contains("no run `r-invented` of `release_notes` is stored"), "{message}");
+    assert!(events(&trace(&root.path), "tool_call_completed").is_empty(), "no call was made");
+    assert_eq!((out["status"].as_str(), out["steps"].as_u64()), (Some("cap"), Some(1)), "{out}");
+}

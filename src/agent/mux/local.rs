@@ -165,6 +165,21 @@ impl Local {
         }
     }
 
+    /// Why `local_read` with `args` cannot work, when its path names
+    /// nothing under the root (the call would answer `NOT_FOUND`); `None`
+    /// otherwise: the call itself says the rest.
+    pub fn precheck_read(&self, args: &Value) -> Option<crate::agent::Hopeless> {
+        let rel = args.get("path")?.as_str()?;
+        match self.resolve(rel) {
+            Err((_, v)) if v["error"] == "NOT_FOUND" => Some(crate::agent::Hopeless {
+                reason: format!("there is no file `{rel}` under the project root"),
+                arg: "path".into(),
+                choices: Vec::new(),
+            }),
+            _ => None,
+        }
+    }
+
     /// `local_read {path}` → `{path, content, bytes, truncated}`.
     pub async fn read(&self, args: &Value) -> (bool, Value) {
         let rel = match str_arg(args, "path") {

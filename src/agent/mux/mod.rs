@@ -273,6 +273,37 @@ impl Tools for Multiplexer {
         };
         ToolOutcome { ok, output, duration_ms: elapsed_ms(started) }
     }
+
+    /// An engine tool's `workflow` that is not one of the project's, or
+    /// its required `run_id` that names no stored run of that workflow; a
+    /// `local_read` of a path that is not there.
+    fn precheck(&self, name: &str, args: &Value) -> Option<crate::agent::Hopeless> {
+        if matches!(self.route(name), Some(Route::LocalRead)) {
+            return self.local.precheck_read(args);
+        }
+        let def = crate::runtime::catalog::find(name)?;
+        let workflow = args.get("workflow")?.as_str().filter(|w| !w.trim().is_empty())?;
+        let project = self.engine.project();
+        if project.resolve(workflow).is_err() {
+            let ids = project.ids();
+            let known = if ids.is_empty() { "none".to_owned() } else { ids.join(", ") };
+            return Some(crate::agent::Hopeless {
+                reason: format!("`{workflow}` is not a workflow of this project (the workflows: {known})"),
+                arg: "workflow".into(),
+                choices: ids,
+            });
+        }
+        let required = def.input.get("required").and_then(Value::as_array);
+        let run_required = required.is_some_and(|r| r.iter().any(|n| n == "run_id"));
+        let run_id = args.get("run_id").and_then(Value::as_str).filter(|r| !r.trim().is_empty())?;
+        (run_required && !self.engine.run_exists(workflow, run_id)).then(|| crate::agent::Hopeless {
+            reason: format!(
+                "no run `{run_id}` of `{workflow}` is stored (think_plan starts one, think_state_list lists them)"
+            ),
+            arg: "run_id".into(),
+            choices: Vec::new(),
+        })
+    }
 }
 
 /// Up to three known tools closest to `name` — by the whole name or by the

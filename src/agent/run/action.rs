@@ -194,13 +194,46 @@ pub fn step_caps(tools: &[crate::agent::ToolInfo]) -> super::bound::Caps {
 
 /// [`step_schema`] with other string bounds (a small context halves them).
 pub fn step_schema_with(tools: &[crate::agent::ToolInfo], caps: super::bound::Caps) -> Value {
-    schema_for(tools, true, caps)
+    schema_for(tools, Branches { reason: true, finish: true }, caps)
+}
+
+/// [`step_schema_with`] for a step that must call a tool (docs/agent.md,
+/// "Grounded answers"): a goal that needs a tool's output, and no tool has
+/// returned anything yet. One branch per tool and error; no reason, no
+/// finish. Without tools it is [`step_schema_with`]: nothing can be called.
+pub fn call_schema_with(tools: &[crate::agent::ToolInfo], caps: super::bound::Caps) -> Value {
+    if tools.is_empty() {
+        return step_schema_with(tools, caps);
+    }
+    schema_for(tools, Branches { reason: false, finish: false }, caps)
 }
 
 /// The schema of a narrowed re-ask (see docs/agent.md, "Repeats"): a call
 /// of one of `tools`, a finish or an error; no `reason`.
 pub fn narrowed_schema(tools: &[crate::agent::ToolInfo]) -> Value {
-    schema_for(tools, false, super::bound::DEFAULT_CAPS)
+    schema_for(tools, Branches { reason: false, finish: true }, super::bound::DEFAULT_CAPS)
+}
+
+/// `schema` (a step schema) with the argument `arg` of `tool`'s branch
+/// allowed only `choices` (a hopeless call's re-ask: the values the engine
+/// knows would work). No such branch or argument: unchanged.
+pub fn pin_arg(schema: &mut Value, tool: &str, arg: &str, choices: &[String]) {
+    let Some(branches) = schema.get_mut("anyOf").and_then(Value::as_array_mut) else { return };
+    for b in branches {
+        if b["properties"]["tool_name"]["const"] != tool {
+            continue;
+        }
+        if let Some(p) = b["properties"]["args"]["properties"].get_mut(arg) {
+            *p = json!({ "type": "string", "enum": choices });
+        }
+    }
+}
+
+/// Which branches besides the tools' a schema has (error always does).
+#[derive(Clone, Copy)]
+struct Branches {
+    reason: bool,
+    finish: bool,
 }
 
 /// A tool's `args` in a step schema: enforceable, finite, and with a
@@ -226,7 +259,7 @@ fn step_args(input_schema: &Value, max_chars: u64) -> Value {
     args
 }
 
-fn schema_for(tools: &[crate::agent::ToolInfo], with_reason: bool, caps: super::bound::Caps) -> Value {
+fn schema_for(tools: &[crate::agent::ToolInfo], with: Branches, caps: super::bound::Caps) -> Value {
     let empty = json!({ "const": "" });
     let no_args = json!({ "type": "object", "properties": {}, "additionalProperties": false });
     let bounded = |max: u64, min: u64| {
@@ -265,10 +298,12 @@ fn schema_for(tools: &[crate::agent::ToolInfo], with_reason: bool, caps: super::
             )
         })
         .collect();
-    if with_reason {
+    if with.reason {
         branches.push(branch("reason", empty.clone(), no_args.clone(), empty.clone()));
     }
-    branches.push(branch("finish", empty.clone(), no_args.clone(), bounded(caps.final_chars, 1)));
+    if with.finish {
+        branches.push(branch("finish", empty.clone(), no_args.clone(), bounded(caps.final_chars, 1)));
+    }
     branches.push(branch("error", empty.clone(), no_args, short.clone()));
     json!({ "title": "AgentAction", "anyOf": branches })
 }

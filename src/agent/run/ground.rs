@@ -27,7 +27,8 @@ pub fn needs_grounding(goal: &str) -> bool {
     words(goal).iter().any(|w| OBSERVE.contains(&w.as_str()))
 }
 
-/// The text of a tool output: its string values and numbers, keys left out.
+/// The text of a tool output: its string values and numbers, keys left
+/// out, each object of a list on a line of its own.
 pub fn observed_text(output: &Value, into: &mut String) {
     match output {
         Value::String(s) => {
@@ -44,7 +45,15 @@ pub fn observed_text(output: &Value, into: &mut String) {
             into.push_str(&n.to_string());
             into.push(' ');
         }
-        Value::Array(items) => items.iter().for_each(|v| observed_text(v, into)),
+        Value::Array(items) => {
+            for v in items {
+                observed_text(v, into);
+                if v.is_object() && into.ends_with(' ') {
+                    into.pop();
+                    into.push('\n');
+                }
+            }
+        }
         Value::Object(map) => map.values().for_each(|v| observed_text(v, into)),
         Value::Bool(_) | Value::Null => {}
     }
@@ -104,8 +113,25 @@ pub fn hopeless(schema: &Value, args: &Value) -> Option<String> {
     None
 }
 
-/// The hint that goes with a hopeless call of `tool`.
-pub fn hopeless_hint(tool: &str, reason: &str) -> String {
+/// The hint that goes with a hopeless call of `tool` for `goal`.
+pub fn hopeless_hint(tool: &str, reason: &str, goal: &str) -> String {
+    if reason.contains("there is no file `") {
+        let named = super::rank::file_words(goal);
+        if !named.is_empty() {
+            let named: Vec<String> = named.iter().map(|f| format!("`{f}`")).collect();
+            return format!("call `{tool}` with the path the goal names: {}", named.join(", "));
+        }
+        return format!("call `{tool}` with the path of a file that exists, or finish");
+    }
+    if reason.contains("is not a workflow") {
+        return format!(
+            "give `{tool}` one of the workflows named, or call another tool, or finish if the goal needs no \
+             workflow"
+        );
+    }
+    if reason.contains("no run `") {
+        return format!("call `{tool}` with a run another tool returned, or finish if the goal needs no run");
+    }
     if reason.contains("`workflow`") {
         return format!(
             "give `{tool}` a workflow id: the ids are in the output of think_workflows_list; or finish if the \
@@ -159,7 +185,7 @@ mod tests {
             &json!(r#"{"workflows": [{"id": "release_notes"}, {"id": "review_v1"}]}"#),
             &mut observed,
         );
-        assert_eq!(observed.split_whitespace().collect::<Vec<_>>(), ["release_notes", "review_v1"]);
+        assert_eq!(observed, "release_notes\nreview_v1\n", "one line per listed object");
         assert_eq!(ungrounded("List the workflows", "release_notes and review_v1", Some(&observed)), None);
         assert!(ungrounded("List the workflows", "Here are the workflows.", Some(&observed)).is_some());
     }
@@ -174,6 +200,14 @@ mod tests {
         assert!(hopeless(&schema, &json!({"workflow": null})).unwrap().contains("is missing"));
         assert_eq!(hopeless(&schema, &json!({"workflow": "w", "run_id": ""})), None, "run_id is optional");
         assert_eq!(hopeless(&json!({"type": "object"}), &json!({})), None);
-        assert!(hopeless_hint("think_plan", &empty).contains("think_workflows_list"));
+        assert!(hopeless_hint("think_plan", &empty, "Run a workflow").contains("think_workflows_list"));
+        let missing = "there is no file `file.txt` under the project root";
+        assert_eq!(
+            hopeless_hint("local_read", missing, "Summarise the file notes.txt"),
+            "call `local_read` with the path the goal names: `notes.txt`"
+        );
+        assert!(hopeless_hint("local_read", missing, "Summarise it").contains("a file that exists"));
+        let unknown = "`x` is not a workflow of this project (the workflows: a, b)";
+        assert!(hopeless_hint("think_plan", unknown, "g").contains("one of the workflows named"));
     }
 }

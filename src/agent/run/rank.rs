@@ -12,8 +12,16 @@
 //!   `summarize`, `summary` and `open` add `read`; `list` adds `list`.
 //! - A tool whose name's words are in the query, in a row, gets
 //!   [`NAMED_BONUS`] (the goal names it).
+//! - When the goal names a file (a file-like word), a tool with a `path`
+//!   argument gets [`PATH_BONUS`]: it is the tool that takes a file (a
+//!   tool that only has `read` in its name, like `think_workflows_read`,
+//!   takes something else).
 //! - Words are lowercased runs of letters and digits, a trailing `s` dropped
 //!   (`workflows` is `workflow`), stop words and one-letter words left out.
+//!
+//! A tool that needs a run (a required `run_id`) is left out while there
+//! is none to give it: no tool output so far had a `run_id` and the goal
+//! names none (a small model invents one, and the call cannot work).
 //!
 //! A tool scoring under [`CUTOFF`] of the best is left out, so a goal with
 //! one clear match offers that tool alone. Deterministic: the offered tools
@@ -28,6 +36,9 @@ pub const DEFAULT_OFFERED_TOOLS: usize = 4;
 /// Added to the score of a tool whose name's words are in the query, in a
 /// row (the goal names the tool: "think about …" and `think`).
 pub const NAMED_BONUS: f64 = 6.0;
+/// Added to the score of a tool with a `path` argument when the goal names
+/// a file.
+pub const PATH_BONUS: f64 = 6.0;
 /// A tool scoring under this share of the best tool's score is not offered
 /// (when the best scores anything): a small model calls a weak match as
 /// readily as the right tool.
@@ -59,14 +70,8 @@ pub fn words(text: &str) -> Vec<String> {
 /// of the module docs.
 pub fn query(goal: &str, last_output: Option<&str>) -> Vec<String> {
     let mut q = words(goal);
-    let file_like = goal.split_whitespace().any(|w| {
-        let w = w.trim_matches(|c: char| !c.is_alphanumeric());
-        w.rsplit_once('.').is_some_and(|(stem, ext)| {
-            !stem.is_empty() && (1..=5).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphabetic())
-        })
-    });
     let mut extra: Vec<&str> = Vec::new();
-    if file_like {
+    if names_a_file(goal) {
         extra.extend(["path", "file", "read"]);
     }
     if q.iter().any(|w| matches!(w.as_str(), "summarise" | "summarize" | "summary" | "open")) {
@@ -78,6 +83,50 @@ pub fn query(goal: &str, last_output: Option<&str>) -> Vec<String> {
         q.extend(words(out).into_iter().filter(|w| seen.insert(w.clone())).take(OUTPUT_WORDS));
     }
     q
+}
+
+/// `tools` without those that need a run (a required `run_id`) when
+/// `run_known` is false (see the module docs); all of them when that would
+/// leave none.
+pub fn needing_no_unknown_run(tools: Vec<ToolInfo>, run_known: bool) -> Vec<ToolInfo> {
+    if run_known {
+        return tools;
+    }
+    let needs_run = |t: &ToolInfo| {
+        t.input_schema
+            .get("required")
+            .and_then(|r| r.as_array())
+            .is_some_and(|r| r.iter().any(|n| n == "run_id"))
+    };
+    if tools.iter().all(needs_run) {
+        return tools;
+    }
+    tools.into_iter().filter(|t| !needs_run(t)).collect()
+}
+
+/// Whether `goal` has a file-like word (`notes.txt`, `src/main.rs`).
+pub fn names_a_file(goal: &str) -> bool {
+    !file_words(goal).is_empty()
+}
+
+/// The file-like words of `text` (`notes.txt`, `src/main.rs`), in order:
+/// a stem, a dot and an extension of one to five letters.
+pub fn file_words(text: &str) -> Vec<&str> {
+    text.split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| {
+            w.rsplit_once('.').is_some_and(|(stem, ext)| {
+                !stem.is_empty()
+                    && (1..=5).contains(&ext.len())
+                    && ext.chars().all(|c| c.is_ascii_alphabetic())
+            })
+        })
+        .collect()
+}
+
+/// Whether `t` takes a `path` argument.
+fn takes_a_path(t: &ToolInfo) -> bool {
+    t.input_schema.get("properties").and_then(|p| p.get("path")).is_some()
 }
 
 fn document(t: &ToolInfo) -> Vec<String> {
@@ -131,13 +180,21 @@ pub fn scores(tools: &[ToolInfo], query: &[String]) -> Vec<f64> {
 
 /// The `k` tools of `tools` with the highest scores for `goal` and the last
 /// output (all of them when there are no more), best first, ties in their
-/// listed order, without those scoring under [`CUTOFF`] of the best; all of
+/// listed order (a tool taking a `path` ahead when the goal names a file),
+/// without those scoring under [`CUTOFF`] of the best; all of
 /// them, as listed, when `k` is 0.
 pub fn top(tools: Vec<ToolInfo>, goal: &str, last_output: Option<&str>, k: usize) -> Vec<ToolInfo> {
     if k == 0 {
         return tools;
     }
-    let s = scores(&tools, &query(goal, last_output));
+    let mut s = scores(&tools, &query(goal, last_output));
+    if names_a_file(goal) {
+        for (score, t) in s.iter_mut().zip(&tools) {
+            if takes_a_path(t) {
+                *score += PATH_BONUS;
+            }
+        }
+    }
     let mut order: Vec<usize> = (0..tools.len()).collect();
     order.sort_by(|&a, &b| s[b].total_cmp(&s[a]).then(a.cmp(&b)));
     let best = order.first().map_or(0.0, |&i| s[i]);
@@ -248,6 +305,27 @@ mod tests {
             assert!(!offered.is_empty() && offered.len() <= DEFAULT_OFFERED_TOOLS);
             assert_eq!(offered[0].name, needed, "{goal}: {:?}", names(&offered));
         }
+        // A goal naming a file: the tool that takes a path, alone (the
+        // model called `think_workflows_read` with `notes.txt` beside it).
+        let offered = top(all.clone(), "Summarise the file notes.txt", None, DEFAULT_OFFERED_TOOLS);
+        assert_eq!(names(&offered), ["local_read"]);
+        let offered = top(all, "What does README.md say about installing?", None, DEFAULT_OFFERED_TOOLS);
+        assert_eq!(offered[0].name, "local_read", "{:?}", names(&offered));
+    }
+
+    #[test]
+    fn a_tool_that_needs_a_run_waits_for_one() {
+        let mut t = tools();
+        t.push(tool("answer", "Answer a waiting step of a run.", &["run_id"]));
+        for i in [5, 7] {
+            t[i].input_schema["required"] = serde_json::json!(["run_id"]);
+        }
+        let without = needing_no_unknown_run(t.clone(), false);
+        assert_eq!(without.len(), t.len() - 2, "{:?}", names(&without));
+        assert!(!names(&without).contains(&"answer"));
+        assert_eq!(needing_no_unknown_run(t.clone(), true).len(), t.len());
+        let only = vec![t.last().unwrap().clone()];
+        assert_eq!(names(&needing_no_unknown_run(only, false)), ["answer"], "never none");
     }
 
     #[test]

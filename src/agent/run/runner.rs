@@ -336,11 +336,17 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     async fn one_step(&mut self) -> Option<End> {
         let started = Instant::now();
         let all = self.offered().await;
+        let ranked = if self.options.offer_tools == 0 {
+            all.clone()
+        } else {
+            super::rank::needing_no_unknown_run(all.clone(), self.run_known())
+        };
         let tools =
-            super::rank::top(all.clone(), self.goal, self.last_output.as_deref(), self.options.offer_tools);
+            super::rank::top(ranked, self.goal, self.last_output.as_deref(), self.options.offer_tools);
         let heavy = self.heavy_step();
         let budget = self.budget(heavy).await;
-        let (request, built) = self.request(&tools, heavy, budget);
+        let must_call = super::ground::needs_grounding(self.goal) && self.observed().is_none();
+        let (request, built) = self.request(&tools, heavy, budget, must_call);
         let decision = match self.checked(&request, &built, heavy, &tools, &all).await {
             Ok(d) => d,
             Err(end) => {

@@ -194,7 +194,10 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     /// prompt already); after one that failed, the other tools too. An
     /// answer outside that (a server that ignores the schema) keeps the
     /// repeat, which stuck detection then counts. A prose answer is the
-    /// final answer when only a final answer was allowed.
+    /// final answer when only a final answer was allowed. When the goal
+    /// needs a tool's output and the call worked, the re-ask is the short
+    /// answer request ([`Runner::answer_request`]): the goal and that output
+    /// alone, one JSON string asked for.
     pub(super) async fn steer_repeat(
         &mut self,
         mut d: Decision,
@@ -210,10 +213,46 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let last_ok = self.transcript.last().and_then(|r| r.ok) == Some(true);
         let others: Vec<ToolInfo> =
             if last_ok { Vec::new() } else { offered.iter().filter(|t| t.name != tool).cloned().collect() };
+        let answer_only = last_ok && crate::agent::run::ground::needs_grounding(self.goal);
+        let steered = if answer_only {
+            // The goal needs what that output says: the short answer request.
+            self.ask_answer(&mut d, request, "narrowed").await?.filter(|a| matches!(a, Action::Finish { .. }))
+        } else {
+            self.narrowed(&mut d, &others, request, &tool, last_ok).await?
+        };
+        d.metadata["narrowed"] = json!({"repeat_of": tool, "last_ok": last_ok,
+            "outcome": steered.as_ref().map_or("ignored", |a| a.kind().as_str())});
+        self.telemetry.log(&format!(
+            "step {}: the same call of {tool} as the step before; asked again with {} → {}",
+            self.step,
+            match (answer_only, last_ok) {
+                (true, _) => "the answer from its output only",
+                (false, true) => "finish or error only",
+                (false, false) => "the other tools, finish or error",
+            },
+            steered.as_ref().map_or("ignored (the repeat stands)", |a| a.kind().as_str())
+        ));
+        if let Some(a) = steered {
+            d.action = a;
+        }
+        Ok(d)
+    }
+
+    /// The narrowed re-ask of a repeated call of `tool`: `others` (the
+    /// tools but the repeated one after a failure, none after a success), a
+    /// finish or an error; `None` when the answer is none of those.
+    async fn narrowed(
+        &mut self,
+        d: &mut Decision,
+        others: &[ToolInfo],
+        request: &ChatRequest,
+        tool: &str,
+        last_ok: bool,
+    ) -> Result<Option<Action>, End> {
         let mut again = request.clone();
-        super::guard::with_schema(&mut again, action::narrowed_schema(&others));
+        super::guard::with_schema(&mut again, action::narrowed_schema(others));
         again.messages.push(Message::assistant(serde_json::to_string(&d.action).unwrap_or_default()));
-        again.messages.push(Message::user(action::repeat_note(&tool, last_ok)));
+        again.messages.push(Message::user(action::repeat_note(tool, last_ok)));
         let mut retries = 0;
         let reply = self.ask(&again, &mut retries, "narrowed").await?;
         d.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
@@ -223,24 +262,12 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             Action::Tool { tool, .. } => others.iter().any(|t| t.name == *tool),
             Action::Reason { .. } => false,
         };
-        let steered = match action::parse(&reply.text) {
+        Ok(match action::parse(&reply.text) {
             Ok(a) if allowed(&a) => Some(a),
             Ok(_) => None,
             Err(_) if last_ok => action::prose_final(&reply.text).map(|text| Action::finish(text, "")),
             Err(_) => None,
-        };
-        d.metadata["narrowed"] = json!({"repeat_of": tool, "last_ok": last_ok,
-            "outcome": steered.as_ref().map_or("ignored", |a| a.kind().as_str())});
-        self.telemetry.log(&format!(
-            "step {}: the same call of {tool} as the step before; asked again with {} → {}",
-            self.step,
-            if last_ok { "finish or error only" } else { "the other tools, finish or error" },
-            steered.as_ref().map_or("ignored (the repeat stands)", |a| a.kind().as_str())
-        ));
-        if let Some(a) = steered {
-            d.action = a;
-        }
-        Ok(d)
+        })
     }
 
     /// The same action `stuck_repeats` times in a row ends the run.

@@ -12,7 +12,7 @@ use crate::agent::run::action::{self, Action};
 use crate::agent::run::ground;
 use crate::agent::run::memory::cut;
 use crate::agent::run::prompt::estimate_tokens;
-use crate::agent::{ToolInfo, Tools};
+use crate::agent::{Hopeless, ToolInfo, Tools};
 use serde_json::{Value, json};
 
 /// The most characters of the tools' outputs a grounding check reads.
@@ -21,19 +21,26 @@ const OBSERVED_CHARS: usize = 50_000;
 const QUOTED_CHARS: usize = 600;
 
 impl<B: Backend, T: Tools> Runner<'_, B, T> {
-    /// A tool call that cannot work (a required argument missing or empty)
-    /// is not made: the model is told why, with a hint, and asked again in
-    /// the same step (no step of `--max-steps` spent). A second hopeless
-    /// call in the step is the step's output, as a refusal the model reads.
+    /// A tool call that cannot work (a required argument missing or empty,
+    /// or what [`Tools::precheck`] refuses) is not made: the model is told
+    /// why, with a hint, and asked again in the same step (no step of
+    /// `--max-steps` spent), the argument at fault allowed only its known
+    /// values when there are some (the project's workflow ids; the files
+    /// the goal names that exist). A second hopeless call in the step is
+    /// the step's output, as a refusal the model reads.
     pub(super) async fn refuse_hopeless(
         &mut self,
         mut d: Decision,
         all: &[ToolInfo],
         request: &ChatRequest,
     ) -> Result<Decision, End> {
-        let Some((tool, reason)) = self.hopeless(&d, all) else { return Ok(d) };
-        let hint = ground::hopeless_hint(&tool, &reason);
+        let Some((tool, refused)) = self.hopeless(&d, all) else { return Ok(d) };
+        let reason = refused.reason;
+        let hint = ground::hopeless_hint(&tool, &reason, self.goal);
         let mut again = request.clone();
+        if !refused.choices.is_empty() {
+            action::pin_arg(&mut again.schema, &tool, &refused.arg, &refused.choices);
+        }
         again.messages.push(Message::assistant(serde_json::to_string(&d.action).unwrap_or_default()));
         again.messages.push(Message::user(format!(
             "The call of `{tool}` was not made: {reason}. Hint: {hint}. Answer with the next action."
@@ -52,8 +59,9 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             self.step
         ));
         d.metadata["hopeless"] = json!({"tool": tool, "reason": reason, "outcome": outcome});
-        if let Some((tool, again_reason)) = self.hopeless(&d, all) {
-            let hint = ground::hopeless_hint(&tool, &again_reason);
+        if let Some((tool, again)) = self.hopeless(&d, all) {
+            let again_reason = again.reason;
+            let hint = ground::hopeless_hint(&tool, &again_reason, self.goal);
             d.metadata["hopeless"]["refused"] = json!(true);
             d.verdict = Verdict::Refused(json!({"error": "INVALID_INPUT", "details": {"tool": tool,
                 "message": format!("not called: {again_reason}"), "hint": hint}}));
@@ -61,19 +69,43 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         Ok(d)
     }
 
-    /// The tool a call names and why it cannot work, when it cannot.
-    fn hopeless(&self, d: &Decision, all: &[ToolInfo]) -> Option<(String, String)> {
+    /// The tool a call names and why it cannot work, when it cannot. A
+    /// `path` refused without known values gets the files the goal names
+    /// that the tools would not refuse.
+    fn hopeless(&self, d: &Decision, all: &[ToolInfo]) -> Option<(String, Hopeless)> {
         let Action::Tool { tool, args, .. } = &d.action else { return None };
         if d.verdict != Verdict::AsIs {
             return None;
         }
         let info = all.iter().find(|t| t.name == *tool)?;
-        Some((tool.clone(), ground::hopeless(&info.input_schema, args)?))
+        if let Some(reason) = ground::hopeless(&info.input_schema, args) {
+            return Some((tool.clone(), Hopeless { reason, ..Hopeless::default() }));
+        }
+        let mut refused = self.tools.precheck(tool, args)?;
+        if refused.arg == "path" && refused.choices.is_empty() {
+            refused.choices = crate::agent::run::rank::file_words(self.goal)
+                .into_iter()
+                .filter(|f| self.tools.precheck(tool, &json!({"path": f})).is_none())
+                .map(str::to_owned)
+                .collect();
+        }
+        Some((tool.clone(), refused))
+    }
+
+    /// Whether a run id is known: a tool output that worked had a
+    /// `run_id`, or the goal names one (`r-…`).
+    pub(super) fn run_known(&self) -> bool {
+        let in_goal = self.goal.split(|c: char| c.is_whitespace() || c == '`').any(|w| w.starts_with("r-"));
+        in_goal
+            || self
+                .transcript
+                .iter()
+                .any(|r| r.ok == Some(true) && r.output.to_string().contains("\"run_id\""))
     }
 
     /// The text of every successful tool output of the run (bounded);
     /// `None` when no tool call has worked.
-    fn observed(&self) -> Option<String> {
+    pub(super) fn observed(&self) -> Option<String> {
         let mut text = None;
         for r in self.transcript.iter().filter(|r| r.action == "tool" && r.ok == Some(true)) {
             let t: &mut String = text.get_or_insert_default();
@@ -107,18 +139,14 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let Some(why) = ground::ungrounded(self.goal, &said, observed) else { return Ok(d) };
         if !self.ground_asked {
             self.ground_asked = true;
-            let has_output = observed.is_some();
-            let again = self.grounding_request(request, &said, &why, has_output);
-            let reply = self.ask(&again, &mut 0, "grounding").await?;
-            d.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
-            d.output_tokens += reply.output_tokens.unwrap_or(estimate_tokens(&reply.text) as u64);
-            let answer = match action::parse(&reply.text) {
-                Ok(a) => Some(a),
-                Err(_) if has_output && let Ok(text) = serde_json::from_str::<String>(reply.text.trim()) => {
-                    Some(text).filter(|t| !t.trim().is_empty()).map(|t| Action::finish(t, ""))
-                }
-                Err(_) if has_output => action::prose_final(&reply.text).map(|t| Action::finish(t, "")),
-                Err(_) => None,
+            let answer = if observed.is_some() {
+                self.ask_answer(&mut d, request, "grounding").await?
+            } else {
+                let again = self.grounding_request(request, &said, &why);
+                let reply = self.ask(&again, &mut 0, "grounding").await?;
+                d.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
+                d.output_tokens += reply.output_tokens.unwrap_or(estimate_tokens(&reply.text) as u64);
+                action::parse(&reply.text).ok()
             };
             let outcome = answer.as_ref().map_or("ignored", |a| a.kind().as_str());
             d.metadata["grounding"] = json!({"reason": why, "outcome": outcome});
@@ -148,48 +176,63 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         Ok(ungrounded(d, why, &said))
     }
 
-    /// The re-ask of an ungrounded final answer `said` (see [`Self::ground`]):
-    /// the last output that worked quoted as plain text and one JSON string
-    /// asked for, or the tool asked for first when there is no output.
-    fn grounding_request(
-        &self,
-        request: &ChatRequest,
-        said: &str,
-        why: &str,
-        has_output: bool,
-    ) -> ChatRequest {
-        // The bad answer is not echoed: a small model copies the last
-        // answer it sees; it sees the output last instead.
+    /// The re-ask of an ungrounded final answer `said` when no tool call
+    /// has worked yet (see [`Self::ground`]): the tool asked for first.
+    fn grounding_request(&self, request: &ChatRequest, said: &str, why: &str) -> ChatRequest {
         let mut again = request.clone();
-        // The last output that worked, as plain text (its values): a small
-        // model copies words, not JSON.
-        let last_text =
-            self.transcript.iter().rev().find(|r| r.action == "tool" && r.ok == Some(true)).map(|r| {
-                let mut text = String::new();
-                ground::observed_text(&r.output, &mut text);
-                text
-            });
-        let note = match last_text.filter(|_| has_output) {
-            Some(out) => {
-                // Just the answer, as one JSON string: a small model writes a
-                // sentence better than a whole action around it.
-                let answer = json!({"type": "string", "minLength": 1,
-                                    "maxLength": crate::agent::run::bound::DEFAULT_CAPS.final_chars});
-                with_schema(&mut again, answer);
-                format!(
-                    "Your final answer \"{}\" cannot be used: {why}. The tool returned:\n{}\nAnswer with one \
-                     JSON string only: one sentence that says what this output says, in its own words.",
-                    cut(said, 160),
-                    cut(out.trim(), QUOTED_CHARS)
-                )
-            }
-            None => format!(
-                "Your final answer \"{}\" cannot be used: {why}. Call the tool that brings it first.",
-                cut(said, 160)
-            ),
-        };
-        again.messages.push(Message::user(note));
+        again.messages.push(Message::user(format!(
+            "Your final answer \"{}\" cannot be used: {why}. Call the tool that brings it first.",
+            cut(said, 160)
+        )));
         again
+    }
+
+    /// A fresh, short request for the final answer, from the last tool
+    /// output that worked: the goal, that output as plain text (its values,
+    /// one line per listed object) and one JSON string asked for; `None`
+    /// when no tool call has worked. In the whole step prompt (persona,
+    /// tools, memory, JSON) a small model repeats the prompt's own words;
+    /// with the output right above its answer it copies from the output
+    /// (docs/agent.md, "Grounded answers").
+    pub(super) fn answer_request(&self, request: &ChatRequest) -> Option<ChatRequest> {
+        let (tool, output) = self
+            .transcript
+            .iter()
+            .rev()
+            .find(|r| r.action == "tool" && r.ok == Some(true))
+            .map(|r| (r.tool_name.clone(), &r.output))?;
+        let mut text = String::new();
+        ground::observed_text(output, &mut text);
+        let mut again = request.clone();
+        again.messages = vec![
+            Message::system(ANSWER_SYSTEM.to_owned()),
+            Message::user(format!(
+                "Goal: {}\n\nThe tool `{tool}` returned:\n{}\n\nAnswer the goal in one or two sentences, with \
+                 the words of this output. Answer with one JSON string.",
+                cut(self.goal, 500),
+                cut(text.trim(), QUOTED_CHARS)
+            )),
+        ];
+        let answer = json!({"type": "string", "minLength": 1,
+                            "maxLength": crate::agent::run::bound::DEFAULT_CAPS.final_chars});
+        with_schema(&mut again, answer);
+        Some(again)
+    }
+
+    /// Asks [`Self::answer_request`] (as `purpose`) and reads the reply as
+    /// a final answer: a JSON string, an action, or prose. `Ok(None)` when
+    /// no tool call has worked or the reply is none of those.
+    pub(super) async fn ask_answer(
+        &mut self,
+        d: &mut Decision,
+        request: &ChatRequest,
+        purpose: &str,
+    ) -> Result<Option<Action>, End> {
+        let Some(again) = self.answer_request(request) else { return Ok(None) };
+        let reply = self.ask(&again, &mut 0, purpose).await?;
+        d.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
+        d.output_tokens += reply.output_tokens.unwrap_or(estimate_tokens(&reply.text) as u64);
+        Ok(read_answer(&reply.text))
     }
 
     /// After a tool call: the same call with the same arguments has now
@@ -215,6 +258,23 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let mut end = End::error(ErrorCode::Stuck, message, details);
         end.stop_reason = crate::agent::run::StopReason::Stuck;
         Some(end)
+    }
+}
+
+/// The system message of [`Runner::answer_request`].
+const ANSWER_SYSTEM: &str = "You answer the user's goal from what a tool returned. Use the output's own words; \
+never invent what it does not say.";
+
+/// A reply to [`Runner::answer_request`] as an action: a JSON string is the
+/// final answer, an action is itself, prose is the final answer.
+fn read_answer(text: &str) -> Option<Action> {
+    match action::parse(text) {
+        Ok(a) => Some(a),
+        // A small model puts raw newlines in the string: escaped, as in an action.
+        Err(_) => match serde_json::from_str::<String>(&action::escape_control_chars(text.trim())) {
+            Ok(t) => Some(t).filter(|t| !t.trim().is_empty()).map(|t| Action::finish(t, "")),
+            Err(_) => action::prose_final(text).map(|t| Action::finish(t, "")),
+        },
     }
 }
 

@@ -64,11 +64,16 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     /// The step schema for `tools` with the largest string bounds whose
     /// longest answer fits [`ANSWER_SHARE`] of the context (bounds halved
     /// until it does), and that answer's size in tokens.
-    fn sized_schema(&self, tools: &[ToolInfo], budget: &Budget) -> (Value, usize) {
+    /// With `must_call`, a tool call (or an error) is all the schema admits.
+    fn sized_schema(&self, tools: &[ToolInfo], budget: &Budget, must_call: bool) -> (Value, usize) {
         let limit = budget.context.map(|n| (n - n / 10) * ANSWER_SHARE / 100);
         let mut caps = action::step_caps(tools);
         loop {
-            let schema = action::step_schema_with(tools, caps);
+            let schema = if must_call {
+                action::call_schema_with(tools, caps)
+            } else {
+                action::step_schema_with(tools, caps)
+            };
             let longest = bound::longest(&schema).unwrap_or(self.options.answer_tokens);
             match (limit, caps.halved()) {
                 (Some(limit), Some(smaller)) if longest > limit => caps = smaller,
@@ -77,15 +82,18 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         }
     }
 
-    /// The step's prompt (logged) and the request that carries it.
+    /// The step's prompt (logged) and the request that carries it. With
+    /// `must_call` (the goal needs a tool's output and none has come yet),
+    /// the step may only call a tool or give up, and the prompt says so.
     pub(super) fn request(
         &mut self,
         tools: &[ToolInfo],
         heavy: bool,
         budget: Budget,
+        must_call: bool,
     ) -> (ChatRequest, Prompt) {
         let schema = action::schema();
-        let (step_schema, longest) = self.sized_schema(tools, &budget);
+        let (step_schema, longest) = self.sized_schema(tools, &budget, must_call);
         // The answer's bound covers the longest valid answer: under the
         // schema it is never cut off. The prompt gives way to it.
         let max_tokens = self.options.answer_tokens.max(longest);
@@ -97,7 +105,10 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         }
         budget.num_ctx =
             u32::try_from(budget.prompt + max_tokens + CORRECTION_RESERVE_TOKENS).unwrap_or(u32::MAX);
-        let policy = self.options.policy.note();
+        let mut policy = self.options.policy.note();
+        if must_call && !tools.is_empty() {
+            policy.push_str(MUST_CALL_NOTE);
+        }
         let built = prompt::build(&PromptParts {
             persona: &self.options.persona,
             goal: self.goal,
@@ -139,6 +150,10 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         (request, built)
     }
 }
+
+/// The policy's last sentence on a step that must call a tool.
+pub(super) const MUST_CALL_NOTE: &str = " The goal needs what a tool returns, and no tool has returned anything yet: call a tool now; finish after \
+     reading its output.";
 
 /// `{section: estimated tokens}` of a prompt.
 pub(super) fn section_sizes(p: &Prompt) -> Value {
