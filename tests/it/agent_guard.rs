@@ -182,7 +182,7 @@ async fn an_ungrounded_final_answer_is_asked_again_quoting_the_output() {
     assert!(
         note.contains("Goal: Summarise the file notes.txt")
             && note
-                .contains("The tool `read_file` returned:\nnotes.txt The checker now reports unknown tools."),
+                .contains("The tool `read_file` returned:\npath: notes.txt; content: The checker now reports unknown tools."),
         "{note}"
     );
     assert!(!note.contains("This is a summary"), "the bad answer is not echoed: {note}");
@@ -254,7 +254,10 @@ async fn a_repeated_call_that_worked_gets_the_short_answer_request() {
     assert_eq!(seen[2].body["messages"].as_array().unwrap().len(), 2);
     assert_eq!(seen[2].body["format"]["type"], "string");
     let note = last_user(&seen[2]);
-    assert!(note.contains("returned:\nrelease_notes\nreview_v1"), "one line per listed object: {note}");
+    assert!(
+        note.contains("returned:\nworkflows:\n- id: release_notes\n- id: review_v1\n"),
+        "one line per listed item: {note}"
+    );
     let step2 = events(&trace(&tmp.path), "reasoning_step")[1].clone();
     assert_eq!(step2["metadata"]["narrowed"]["outcome"], "finish");
 }

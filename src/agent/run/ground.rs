@@ -27,8 +27,7 @@ pub fn needs_grounding(goal: &str) -> bool {
     words(goal).iter().any(|w| OBSERVE.contains(&w.as_str()))
 }
 
-/// The text of a tool output: its string values and numbers, keys left
-/// out, each object of a list on a line of its own.
+/// The text of a tool output: its string values and numbers, keys left out.
 pub fn observed_text(output: &Value, into: &mut String) {
     match output {
         Value::String(s) => {
@@ -45,18 +44,71 @@ pub fn observed_text(output: &Value, into: &mut String) {
             into.push_str(&n.to_string());
             into.push(' ');
         }
-        Value::Array(items) => {
-            for v in items {
-                observed_text(v, into);
-                if v.is_object() && into.ends_with(' ') {
-                    into.pop();
-                    into.push('\n');
-                }
-            }
-        }
+        Value::Array(items) => items.iter().for_each(|v| observed_text(v, into)),
         Value::Object(map) => map.values().for_each(|v| observed_text(v, into)),
         Value::Bool(_) | Value::Null => {}
     }
+}
+
+/// A tool output as a small model reads it best (issue 46.5: SmolLM2-135M
+/// copies from it): an object as `key: value` pairs joined by `; `, a list
+/// one `- ` line per item, JSON inside a string read as JSON, `null`s left
+/// out. A list inside an object starts on a line of its own.
+pub fn quoted_text(output: &Value) -> String {
+    fn scalar(v: &Value) -> Option<String> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Bool(b) => Some(b.to_string()),
+            _ => None,
+        }
+    }
+    fn object(map: &serde_json::Map<String, Value>, out: &mut String) {
+        let mut pairs = Vec::new();
+        for (k, v) in map {
+            match v {
+                Value::Null => {}
+                Value::Array(_) | Value::Object(_) => {
+                    if !pairs.is_empty() {
+                        out.push_str(&pairs.join("; "));
+                        pairs.clear();
+                    }
+                    if !out.is_empty() && !out.ends_with('\n') {
+                        out.push('\n');
+                    }
+                    out.push_str(&format!("{k}:\n"));
+                    write(v, out);
+                }
+                v => pairs.extend(scalar(v).map(|s| format!("{k}: {s}"))),
+            }
+        }
+        out.push_str(&pairs.join("; "));
+    }
+    fn write(v: &Value, out: &mut String) {
+        match v {
+            Value::String(s) => match serde_json::from_str::<Value>(s) {
+                Ok(inner @ (Value::Object(_) | Value::Array(_))) => write(&inner, out),
+                _ => out.push_str(s),
+            },
+            Value::Object(map) => object(map, out),
+            Value::Array(items) => {
+                for item in items {
+                    if !out.is_empty() && !out.ends_with('\n') {
+                        out.push('\n');
+                    }
+                    out.push_str("- ");
+                    match item {
+                        Value::Object(map) => object(map, out),
+                        other => write(other, out),
+                    }
+                }
+            }
+            other => out.extend(scalar(other)),
+        }
+    }
+    let mut out = String::new();
+    write(output, &mut out);
+    out
 }
 
 /// `None` when `final_text` is grounded in `observed` (the text of the
@@ -185,9 +237,25 @@ mod tests {
             &json!(r#"{"workflows": [{"id": "release_notes"}, {"id": "review_v1"}]}"#),
             &mut observed,
         );
-        assert_eq!(observed, "release_notes\nreview_v1\n", "one line per listed object");
+        assert_eq!(observed.split_whitespace().collect::<Vec<_>>(), ["release_notes", "review_v1"]);
         assert_eq!(ungrounded("List the workflows", "release_notes and review_v1", Some(&observed)), None);
         assert!(ungrounded("List the workflows", "Here are the workflows.", Some(&observed)).is_some());
+    }
+
+    #[test]
+    fn a_quoted_output_is_one_line_per_listed_item_with_its_keys() {
+        let list = json!({"workflows": [
+            {"id": "release_notes", "name": "Release notes", "steps": 3, "valid": true, "tags": null},
+            {"id": "review_v1", "name": "Code review", "steps": 5, "valid": true}]});
+        assert_eq!(
+            quoted_text(&list),
+            "workflows:\n- id: release_notes; name: Release notes; steps: 3; valid: true\n\
+             - id: review_v1; name: Code review; steps: 5; valid: true"
+        );
+        let read = json!({"path": "notes.txt", "content": "Release notes for 1.2.", "bytes": 23});
+        assert_eq!(quoted_text(&read), "path: notes.txt; content: Release notes for 1.2.; bytes: 23");
+        assert_eq!(quoted_text(&json!(r#"["a", "b"]"#)), "- a\n- b", "JSON inside a string");
+        assert_eq!(quoted_text(&json!("plain")), "plain");
     }
 
     #[test]

@@ -188,8 +188,9 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     }
 
     /// A fresh, short request for the final answer, from the last tool
-    /// output that worked: the goal, that output as plain text (its values,
-    /// one line per listed object) and one JSON string asked for; `None`
+    /// output that worked: the goal, that output as plain text
+    /// ([`ground::quoted_text`]: `key: value` pairs, one `- ` line per
+    /// listed item) and one JSON string asked for; `None`
     /// when no tool call has worked. In the whole step prompt (persona,
     /// tools, memory, JSON) a small model repeats the prompt's own words;
     /// with the output right above its answer it copies from the output
@@ -201,8 +202,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             .rev()
             .find(|r| r.action == "tool" && r.ok == Some(true))
             .map(|r| (r.tool_name.clone(), &r.output))?;
-        let mut text = String::new();
-        ground::observed_text(output, &mut text);
+        let text = ground::quoted_text(output);
         let mut again = request.clone();
         again.messages = vec![
             Message::system(ANSWER_SYSTEM.to_owned()),
