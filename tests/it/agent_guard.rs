@@ -241,25 +241,45 @@ async fn a_grounding_goal_must_call_a_tool_until_one_has_worked() {
 #[tokio::test]
 async fn a_repeated_call_that_worked_gets_the_short_answer_request() {
     let answers = vec![
-        tool("workflows_list", json!({})),
-        tool("workflows_list", json!({})),
-        Answer::Text("\"The workflows:\nrelease_notes, review_v1.\"".into()),
+        tool("read_file", json!({"path": "notes.txt"})),
+        tool("read_file", json!({"path": "notes.txt"})),
+        Answer::Text("\"The checker now\nreports unknown tools.\"".into()),
     ];
-    let (result, tools, fake, tmp) = go("List the available workflows", answers, 2).await;
+    let (result, tools, fake, tmp) = go("Summarise the file notes.txt", answers, 2).await;
     assert_eq!((result.status, result.steps), (RunStatus::Ok, 2), "{result:?}");
     // A raw newline in the string (invalid JSON) is read as meant.
-    assert_eq!(result.final_text, "The workflows:\nrelease_notes, review_v1.");
+    assert_eq!(result.final_text, "The checker now\nreports unknown tools.");
     assert_eq!(tools.calls.lock().unwrap().len(), 1, "the repeat was not made");
     let seen = fake.seen();
     assert_eq!(seen[2].body["messages"].as_array().unwrap().len(), 2);
     assert_eq!(seen[2].body["format"]["type"], "string");
+    let step2 = events(&trace(&tmp.path), "reasoning_step")[1].clone();
+    assert_eq!(step2["metadata"]["narrowed"]["outcome"], "finish");
+}
+
+#[tokio::test]
+async fn a_list_goal_answers_with_the_ids_the_output_lists() {
+    let answers = vec![
+        tool("workflows_list", json!({})),
+        tool("workflows_list", json!({})),
+        Answer::Text("[\"release_notes\", \"review_v1\"]".into()),
+    ];
+    let (result, _tools, fake, _tmp) = go("List the available workflows", answers, 2).await;
+    assert_eq!((result.status, result.steps), (RunStatus::Ok, 2), "{result:?}");
+    assert_eq!(result.final_text, "- release_notes\n- review_v1");
+    let seen = fake.seen();
+    let schema = &seen[2].body["format"];
+    assert_eq!(
+        schema,
+        &json!({"type": "array", "items": {"type": "string", "enum": ["release_notes", "review_v1"]},
+                "minItems": 1, "maxItems": 2})
+    );
     let note = last_user(&seen[2]);
     assert!(
         note.contains("returned:\nworkflows:\n- id: release_notes\n- id: review_v1\n"),
         "one line per listed item: {note}"
     );
-    let step2 = events(&trace(&tmp.path), "reasoning_step")[1].clone();
-    assert_eq!(step2["metadata"]["narrowed"]["outcome"], "finish");
+    assert!(note.ends_with("Answer with a JSON array of the ids of the items the goal asks for."), "{note}");
 }
 
 #[tokio::test]

@@ -50,6 +50,30 @@ pub fn observed_text(output: &Value, into: &mut String) {
     }
 }
 
+/// Whether the goal asks for a list (its words include `list`).
+pub fn asks_for_list(goal: &str) -> bool {
+    words(goal).iter().any(|w| w == "list")
+}
+
+/// The ids of the items a list output holds: the first list of objects
+/// (depth first, JSON inside a string read as JSON) whose every item has a
+/// string `id`, else a string `name`; `None` when there is none.
+pub fn listed_ids(output: &Value) -> Option<Vec<String>> {
+    match output {
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(inner @ (Value::Object(_) | Value::Array(_))) => listed_ids(&inner),
+            _ => None,
+        },
+        Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_object) => ["id", "name"]
+            .iter()
+            .find_map(|key| items.iter().map(|i| i.get(key)?.as_str().map(str::to_owned)).collect())
+            .or_else(|| items.iter().find_map(listed_ids)),
+        Value::Array(items) => items.iter().find_map(listed_ids),
+        Value::Object(map) => map.values().find_map(listed_ids),
+        _ => None,
+    }
+}
+
 /// A tool output as a small model reads it best (issue 46.5: SmolLM2-135M
 /// copies from it): an object as `key: value` pairs joined by `; `, a list
 /// one `- ` line per item, JSON inside a string read as JSON, `null`s left
@@ -256,6 +280,18 @@ mod tests {
         assert_eq!(quoted_text(&read), "path: notes.txt; content: Release notes for 1.2.; bytes: 23");
         assert_eq!(quoted_text(&json!(r#"["a", "b"]"#)), "- a\n- b", "JSON inside a string");
         assert_eq!(quoted_text(&json!("plain")), "plain");
+    }
+
+    #[test]
+    fn the_ids_of_a_listed_output_are_found() {
+        let list = json!({"count": 2, "workflows": [{"id": "a", "name": "A"}, {"id": "b", "name": "B"}]});
+        assert_eq!(listed_ids(&list), Some(vec!["a".to_owned(), "b".to_owned()]));
+        let names = json!([{"name": "x"}, {"name": "y", "id": 3}]);
+        assert_eq!(listed_ids(&names), Some(vec!["x".to_owned(), "y".to_owned()]), "a number id is no id");
+        assert_eq!(listed_ids(&json!(r#"{"runs": [{"id": "r-1"}]}"#)), Some(vec!["r-1".to_owned()]));
+        assert_eq!(listed_ids(&json!({"path": "notes.txt", "content": "text"})), None);
+        assert_eq!(listed_ids(&json!({"items": []})), None);
+        assert!(asks_for_list("List the available workflows") && !asks_for_list("Summarise notes.txt"));
     }
 
     #[test]

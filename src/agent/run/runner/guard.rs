@@ -19,6 +19,8 @@ use serde_json::{Value, json};
 const OBSERVED_CHARS: usize = 50_000;
 /// The most characters of the last output quoted in the grounding re-ask.
 const QUOTED_CHARS: usize = 600;
+/// The most ids a list answer chooses from (a longer list: a sentence).
+const MAX_LISTED: usize = 50;
 
 impl<B: Backend, T: Tools> Runner<'_, B, T> {
     /// A tool call that cannot work (a required argument missing or empty,
@@ -190,8 +192,10 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     /// A fresh, short request for the final answer, from the last tool
     /// output that worked: the goal, that output as plain text
     /// ([`ground::quoted_text`]: `key: value` pairs, one `- ` line per
-    /// listed item) and one JSON string asked for; `None`
-    /// when no tool call has worked. In the whole step prompt (persona,
+    /// listed item) and one JSON string asked for — for a goal that asks for
+    /// a list over an output that lists items with ids, a JSON array of
+    /// those ids instead (at most [`MAX_LISTED`]): the final answer names
+    /// only what the tool listed; `None` when no tool call has worked. In the whole step prompt (persona,
     /// tools, memory, JSON) a small model repeats the prompt's own words;
     /// with the output right above its answer it copies from the output
     /// (docs/agent.md, "Grounded answers").
@@ -203,18 +207,30 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             .find(|r| r.action == "tool" && r.ok == Some(true))
             .map(|r| (r.tool_name.clone(), &r.output))?;
         let text = ground::quoted_text(output);
+        // A list goal over a listed output: the items' ids to choose from.
+        let ids = ground::asks_for_list(self.goal).then(|| ground::listed_ids(output)).flatten();
+        let (ask, answer) = match ids.filter(|ids| ids.len() <= MAX_LISTED) {
+            Some(ids) => (
+                "Answer with a JSON array of the ids of the items the goal asks for.",
+                json!({"type": "array", "items": {"type": "string", "enum": ids}, "minItems": 1,
+                       "maxItems": ids.len()}),
+            ),
+            None => (
+                "Answer the goal in one or two sentences, with the words of this output. Answer with one JSON \
+                 string.",
+                json!({"type": "string", "minLength": 1,
+                       "maxLength": crate::agent::run::bound::DEFAULT_CAPS.final_chars}),
+            ),
+        };
         let mut again = request.clone();
         again.messages = vec![
             Message::system(ANSWER_SYSTEM.to_owned()),
             Message::user(format!(
-                "Goal: {}\n\nThe tool `{tool}` returned:\n{}\n\nAnswer the goal in one or two sentences, with \
-                 the words of this output. Answer with one JSON string.",
+                "Goal: {}\n\nThe tool `{tool}` returned:\n{}\n\n{ask}",
                 cut(self.goal, 500),
                 cut(text.trim(), QUOTED_CHARS)
             )),
         ];
-        let answer = json!({"type": "string", "minLength": 1,
-                            "maxLength": crate::agent::run::bound::DEFAULT_CAPS.final_chars});
         with_schema(&mut again, answer);
         Some(again)
     }
@@ -266,8 +282,14 @@ const ANSWER_SYSTEM: &str = "You answer the user's goal from what a tool returne
 never invent what it does not say.";
 
 /// A reply to [`Runner::answer_request`] as an action: a JSON string is the
-/// final answer, an action is itself, prose is the final answer.
+/// final answer, a JSON array of strings the final answer one `- ` line
+/// each, an action is itself, prose is the final answer.
 fn read_answer(text: &str) -> Option<Action> {
+    if let Ok(items) = serde_json::from_str::<Vec<String>>(text.trim()) {
+        let lines: Vec<String> =
+            items.iter().filter(|i| !i.trim().is_empty()).map(|i| format!("- {i}")).collect();
+        return (!lines.is_empty()).then(|| Action::finish(lines.join("\n"), ""));
+    }
     match action::parse(text) {
         Ok(a) => Some(a),
         // A small model puts raw newlines in the string: escaped, as in an action.
