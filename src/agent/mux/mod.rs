@@ -282,8 +282,11 @@ impl Tools for Multiplexer {
             return self.local.precheck_read(args);
         }
         let def = crate::runtime::catalog::find(name)?;
-        let workflow = args.get("workflow")?.as_str().filter(|w| !w.trim().is_empty())?;
         let project = self.engine.project();
+        if def.name == "think_workflows_list" {
+            return list_filter_matches_nothing(&project.ids(), args);
+        }
+        let workflow = args.get("workflow")?.as_str().filter(|w| !w.trim().is_empty())?;
         if project.resolve(workflow).is_err() {
             let ids = project.ids();
             let known = if ids.is_empty() { "none".to_owned() } else { ids.join(", ") };
@@ -304,6 +307,23 @@ impl Tools for Multiplexer {
             choices: Vec::new(),
         })
     }
+}
+
+/// A `think_workflows_list` filter that no workflow id contains, when there
+/// are workflows: the call can only list nothing.
+fn list_filter_matches_nothing(ids: &[String], args: &Value) -> Option<crate::agent::Hopeless> {
+    let filter = args.get("filter")?.as_str().filter(|f| !f.is_empty())?.to_lowercase();
+    if ids.is_empty() || ids.iter().any(|id| id.to_lowercase().contains(&filter)) {
+        return None;
+    }
+    Some(crate::agent::Hopeless {
+        reason: format!(
+            "the filter `{filter}` matches none of the project's workflows ({}); leave it out to list them all",
+            ids.join(", ")
+        ),
+        arg: "filter".into(),
+        choices: Vec::new(),
+    })
 }
 
 /// Up to three known tools closest to `name` — by the whole name or by the
@@ -334,6 +354,17 @@ fn closest_tools(name: &str, known: &[String]) -> Vec<Value> {
 mod tests {
     use super::invalid_engine_args;
     use serde_json::json;
+
+    #[test]
+    fn a_list_filter_that_matches_nothing_is_hopeless() {
+        let ids = ["release_notes".to_owned(), "review_v1".to_owned()];
+        let junk = super::list_filter_matches_nothing(&ids, &json!({"filter": "[]}, "})).unwrap();
+        assert!(junk.reason.contains("matches none of the project's workflows (release_notes, review_v1)"));
+        assert_eq!((junk.arg.as_str(), junk.choices.len()), ("filter", 0));
+        assert_eq!(super::list_filter_matches_nothing(&ids, &json!({"filter": "REL"})), None);
+        assert_eq!(super::list_filter_matches_nothing(&ids, &json!({"filter": ""})), None);
+        assert_eq!(super::list_filter_matches_nothing(&[], &json!({"filter": "x"})), None, "nothing to list");
+    }
 
     #[test]
     fn engine_tool_args_are_checked_against_the_tool_schema() {

@@ -216,15 +216,22 @@ pub fn narrowed_schema(tools: &[crate::agent::ToolInfo]) -> Value {
 
 /// `schema` (a step schema) with the argument `arg` of `tool`'s branch
 /// allowed only `choices` (a hopeless call's re-ask: the values the engine
-/// knows would work). No such branch or argument: unchanged.
+/// knows would work); without choices, an optional `arg` left out (a
+/// required one is kept). No such branch or argument: unchanged.
 pub fn pin_arg(schema: &mut Value, tool: &str, arg: &str, choices: &[String]) {
     let Some(branches) = schema.get_mut("anyOf").and_then(Value::as_array_mut) else { return };
     for b in branches {
         if b["properties"]["tool_name"]["const"] != tool {
             continue;
         }
-        if let Some(p) = b["properties"]["args"]["properties"].get_mut(arg) {
-            *p = json!({ "type": "string", "enum": choices });
+        let args = &mut b["properties"]["args"];
+        let required =
+            args.get("required").and_then(Value::as_array).is_some_and(|r| r.iter().any(|n| n == arg));
+        let Some(props) = args.get_mut("properties").and_then(Value::as_object_mut) else { continue };
+        if !choices.is_empty() && props.contains_key(arg) {
+            props.insert(arg.to_owned(), json!({ "type": "string", "enum": choices }));
+        } else if choices.is_empty() && !required {
+            props.remove(arg);
         }
     }
 }
@@ -592,6 +599,28 @@ mod tests {
         assert!(!v.is_valid(&a("finish", "", json!({}), &"x".repeat(321))), "a final answer over its bound");
         // No tools: only reason, finish and error.
         assert_eq!(step_schema(&[])["anyOf"].as_array().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn a_pinned_argument_takes_only_its_choices_and_an_optional_one_goes() {
+        let tools = [crate::agent::ToolInfo {
+            name: "list".into(),
+            description: String::new(),
+            input_schema: json!({"type": "object", "required": ["workflow"], "properties": {
+                "workflow": {"type": "string"}, "filter": {"type": "string"}}}),
+        }];
+        let mut s = step_schema(&tools);
+        pin_arg(&mut s, "list", "workflow", &["a".to_owned(), "b".to_owned()]);
+        let args = &s["anyOf"][0]["properties"]["args"];
+        assert_eq!(args["properties"]["workflow"], json!({"type": "string", "enum": ["a", "b"]}));
+        pin_arg(&mut s, "list", "filter", &[]);
+        pin_arg(&mut s, "list", "workflow", &[]);
+        let args = &s["anyOf"][0]["properties"]["args"];
+        assert!(args["properties"].get("filter").is_none(), "optional: left out");
+        assert!(args["properties"].get("workflow").is_some(), "required: kept");
+        let before = s.clone();
+        pin_arg(&mut s, "other", "workflow", &["x".to_owned()]);
+        assert_eq!(s, before, "no such branch: unchanged");
     }
 
     #[test]

@@ -165,28 +165,49 @@ pub fn ungrounded(goal: &str, final_text: &str, observed: Option<&str>) -> Optio
 
 /// Why a call of a tool with `schema` (its input schema) and `args` cannot
 /// work, when the engine can tell without making it: a required argument
-/// missing, or a required string argument empty. `None` when it may work.
+/// missing, or a required string argument empty; or, when the schema's
+/// `anyOf` lists alternatives of required arguments (`think`: `thought` or
+/// `thoughts`), none of them given. `None` when it may work.
 pub fn hopeless(schema: &Value, args: &Value) -> Option<String> {
-    let required = schema.get("required")?.as_array()?;
     let props = schema.get("properties").and_then(Value::as_object);
-    for name in required.iter().filter_map(Value::as_str) {
-        let prop = props.and_then(|p| p.get(name));
-        let about = prop
+    let names = |v: &Value| -> Vec<String> {
+        v.as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
+    };
+    for name in names(schema.get("required").unwrap_or(&Value::Null)) {
+        let about = props
+            .and_then(|p| p.get(&name))
             .and_then(|p| p.get("description"))
             .and_then(Value::as_str)
             .map(|d| format!(" ({})", d.trim_end_matches('.')))
             .unwrap_or_default();
-        match args.get(name) {
-            None | Some(Value::Null) => {
-                return Some(format!("the required argument `{name}`{about} is missing"));
-            }
-            Some(Value::String(s)) if s.trim().is_empty() => {
-                return Some(format!("the required argument `{name}`{about} is empty"));
-            }
-            _ => {}
+        if let Some(what) = absent(args, &name) {
+            return Some(format!("the required argument `{name}`{about} is {what}"));
         }
     }
+    let alternatives: Vec<Vec<String>> = schema
+        .get("anyOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a.get("required"))
+        .map(names)
+        .filter(|set| !set.is_empty())
+        .collect();
+    let given = |set: &Vec<String>| set.iter().all(|n| absent(args, n).is_none());
+    if !alternatives.is_empty() && !alternatives.iter().any(given) {
+        let sets: Vec<String> = alternatives.iter().map(|set| format!("`{}`", set.join("` and `"))).collect();
+        return Some(format!("it needs {}, not empty, and none is given", sets.join(" or ")));
+    }
     None
+}
+
+/// `Some("missing")` or `Some("empty")` when `args` has no value for `name`.
+fn absent(args: &Value, name: &str) -> Option<&'static str> {
+    match args.get(name) {
+        None | Some(Value::Null) => Some("missing"),
+        Some(Value::String(s)) if s.trim().is_empty() => Some("empty"),
+        _ => None,
+    }
 }
 
 /// The hint that goes with a hopeless call of `tool` for `goal`.
@@ -304,6 +325,12 @@ mod tests {
         assert!(hopeless(&schema, &json!({"workflow": null})).unwrap().contains("is missing"));
         assert_eq!(hopeless(&schema, &json!({"workflow": "w", "run_id": ""})), None, "run_id is optional");
         assert_eq!(hopeless(&json!({"type": "object"}), &json!({})), None);
+        // `think`: `thought` or `thoughts`, one of them not empty.
+        let think = json!({"type": "object", "properties": {"thought": {"type": ["string", "null"]},
+            "thoughts": {"type": ["string", "null"]}}, "anyOf": [{"required": ["thought"]}, {"required": ["thoughts"]}]});
+        let none = hopeless(&think, &json!({"thought": ""})).unwrap();
+        assert_eq!(none, "it needs `thought` or `thoughts`, not empty, and none is given");
+        assert_eq!(hopeless(&think, &json!({"thought": null, "thoughts": "a plan"})), None);
         assert!(hopeless_hint("think_plan", &empty, "Run a workflow").contains("think_workflows_list"));
         let missing = "there is no file `file.txt` under the project root";
         assert_eq!(

@@ -28,7 +28,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     /// why, with a hint, and asked again in the same step (no step of
     /// `--max-steps` spent), the argument at fault allowed only its known
     /// values when there are some (the project's workflow ids; the files
-    /// the goal names that exist). A second hopeless call in the step is
+    /// the goal names that exist), or left out when it is optional (a
+    /// list filter that matches nothing). A second hopeless call in the step is
     /// the step's output, as a refusal the model reads.
     pub(super) async fn refuse_hopeless(
         &mut self,
@@ -40,7 +41,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let reason = refused.reason;
         let hint = ground::hopeless_hint(&tool, &reason, self.goal);
         let mut again = request.clone();
-        if !refused.choices.is_empty() {
+        if !refused.arg.is_empty() {
             action::pin_arg(&mut again.schema, &tool, &refused.arg, &refused.choices);
         }
         again.messages.push(Message::assistant(serde_json::to_string(&d.action).unwrap_or_default()));
