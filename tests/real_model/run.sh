@@ -17,7 +17,9 @@
 # It reports, for each tool set, how many of the 3 goals finish `ok` with a
 # final answer that passes its content check (the list names a workflow,
 # the summary something the file says, the thought at least three words):
-# the goal is 2 of 3, not reached yet by the 135M model, so not failed on. It prints
+# the goal is 2 of 3, reached with both tool sets in the runs measured
+# (docs/PERFORMANCE.md), but reported, not failed on: the 135M model samples
+# (temperature 0.1), so one run may miss a goal the next one meets. It prints
 # each goal's status, stop reason, steps and content verdict, tokens per
 # step, seconds per step and the share of each prompt the server served
 # from its prefix cache, then `real-model: N passed, N failed`.
@@ -115,8 +117,8 @@ RESTRICTED="think_workflows_list,local_read"
 pass=0; fail=0
 # The goal of issue 46.5 (>= 2 of 3 goals ok with a final answer whose
 # content is right) is printed, met or not, but does not fail the test: a
-# 135M model does not reach it yet (docs/PERFORMANCE.md, "The agent with a
-# real small model"). Everything `check` counts must hold.
+# 135M model's sampling is not deterministic (docs/PERFORMANCE.md, "The
+# agent with a real small model"). Everything `check` counts must hold.
 goal_met() { # NAME GOOD-GOALS
   if [ "$2" -ge 2 ]; then echo "met  $1"; else echo "NOT MET (reported, not failed; issue 46.5) $1"; fi
 }
