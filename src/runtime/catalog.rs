@@ -103,6 +103,9 @@ pub struct ToolDef {
     /// its messages): a command that only reads the schemas, like `check`,
     /// compiles none of them.
     validator: OnceLock<Option<jsonschema::Validator>>,
+    /// Whether the input schema is one `ir::sure_schema` reads (decided
+    /// when first needed).
+    plain: OnceLock<bool>,
 }
 
 impl ToolDef {
@@ -121,6 +124,7 @@ impl ToolDef {
             asks: r.asks,
             types_capture: r.types_capture,
             validator: OnceLock::new(),
+            plain: OnceLock::new(),
         }
     }
 }
@@ -135,6 +139,14 @@ impl ToolDef {
     /// ignores them).
     pub fn validator(&self) -> Option<&jsonschema::Validator> {
         compiled(&self.validator, &self.input)
+    }
+
+    /// Whether `args` surely meet the input schema, known without compiling
+    /// it (`ir::sure_schema`); `false` is "ask [`ToolDef::validator`]".
+    pub fn surely_valid(&self, args: &Value) -> bool {
+        use crate::ir::sure_schema;
+        *self.plain.get_or_init(|| sure_schema::compiles(&self.input))
+            && sure_schema::valid(&self.input, args)
     }
 }
 

@@ -102,3 +102,21 @@ fn a_stored_entry_is_read_only_whole() {
     no_input.remove("input");
     assert!(stored_schemas(no_input, all()).is_none());
 }
+
+/// Every tool's input schema is one `ir::sure_schema` reads, so a call with
+/// the usual arguments compiles no schema; a wrong one is left to the
+/// compiled validator, which refuses it.
+#[test]
+fn the_usual_arguments_are_surely_valid_without_a_compiled_schema() {
+    use crate::ir::sure_schema::compiles;
+    for t in all() {
+        assert!(compiles(&t.input), "{}: {}", t.name, t.input);
+    }
+    let say = find("prompt_say").unwrap();
+    assert!(say.surely_valid(&json!({"text": "hello"})));
+    assert!(say.surely_valid(&json!({"message": "hello", "text": null})));
+    for wrong in [json!({}), json!({"text": 3}), json!({"text": "a", "x": 1}), json!("text")] {
+        assert!(!say.surely_valid(&wrong), "{wrong}");
+        assert!(!say.validator().unwrap().is_valid(&wrong), "{wrong}");
+    }
+}
