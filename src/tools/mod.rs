@@ -97,7 +97,7 @@ pub fn call(engine: &Engine, name: &str, args: Value) -> EngineResult {
 /// message.
 fn typed<A: DeserializeOwned + Payloads>(def: &ToolDef, args: Value) -> Result<A, EngineError> {
     let name = def.name;
-    if let Some(e) = crate::runtime::tool_schema::unknown_arguments(name, &def.input, &args) {
+    if let Some(e) = crate::runtime::tool_schema::unknown_arguments(name, def.input(), &args) {
         return Err(e);
     }
     // The usual arguments are surely valid without compiling the schema.
