@@ -39,7 +39,7 @@ pub struct ToolInfo {
 /// An engine tool as the loops see it: its row of the tool table.
 impl From<&crate::runtime::catalog::ToolDef> for ToolInfo {
     fn from(t: &crate::runtime::catalog::ToolDef) -> ToolInfo {
-        ToolInfo { name: t.name.into(), description: t.description.into(), input_schema: t.input.clone() }
+        ToolInfo { name: t.name.into(), description: t.description.into(), input_schema: t.input().clone() }
     }
 }
 

@@ -104,21 +104,64 @@ fn closed(ty: Type, schema: &Value, depth: usize) -> Type {
 /// reads them.
 #[derive(Clone, Debug, Default)]
 pub struct Contracts {
-    tools: Vec<Arc<ToolContract>>,
+    tools: Vec<Slot>,
     by_name: HashMap<String, usize>,
     /// `_`-separated form → index, for the engine's tools.
     loose: HashMap<String, usize>,
 }
 
+/// Makes a contract when it is first looked up ([`Contracts::insert_lazy`]).
+pub type MakeContract = Arc<dyn Fn() -> ToolContract + Send + Sync>;
+
+/// A contract, or how to make it.
+#[derive(Clone)]
+enum Slot {
+    Ready(Arc<ToolContract>),
+    Lazy(std::sync::OnceLock<Arc<ToolContract>>, MakeContract),
+}
+
+impl Slot {
+    fn get(&self) -> &ToolContract {
+        match self {
+            Slot::Ready(c) => c,
+            Slot::Lazy(cell, make) => cell.get_or_init(|| Arc::new(make())),
+        }
+    }
+}
+
+impl std::fmt::Debug for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Slot::Ready(c) => c.fmt(f),
+            Slot::Lazy(cell, _) => match cell.get() {
+                Some(c) => c.fmt(f),
+                None => f.write_str("(made when first looked up)"),
+            },
+        }
+    }
+}
+
 impl Contracts {
     /// Adds a tool; `loose_separators` makes `a.b` find `a_b`.
     pub fn insert(&mut self, contract: ToolContract, loose_separators: bool) {
+        let name = contract.name.clone();
+        self.push(name, Slot::Ready(Arc::new(contract)), loose_separators);
+    }
+
+    /// Adds a tool named `name` whose contract `make` makes when it is
+    /// first looked up (its `name` must be `name`): the engine's table
+    /// reads the schemas of only the tools a workflow calls.
+    pub fn insert_lazy(&mut self, name: String, make: MakeContract, loose_separators: bool) {
+        self.push(name, Slot::Lazy(std::sync::OnceLock::new(), make), loose_separators);
+    }
+
+    fn push(&mut self, name: String, slot: Slot, loose_separators: bool) {
         let i = self.tools.len();
-        self.by_name.entry(contract.name.clone()).or_insert(i);
         if loose_separators {
-            self.loose.entry(contract.name.replace('.', "_")).or_insert(i);
+            self.loose.entry(name.replace('.', "_")).or_insert(i);
         }
-        self.tools.push(Arc::new(contract));
+        self.by_name.entry(name).or_insert(i);
+        self.tools.push(slot);
     }
 
     pub fn get(&self, name: &str) -> Option<&ToolContract> {
@@ -126,11 +169,11 @@ impl Contracts {
             Some(i) => *i,
             None => *self.loose.get(&name.replace('.', "_"))?,
         };
-        Some(&self.tools[i])
+        Some(self.tools[i].get())
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &ToolContract> {
-        self.tools.iter().map(|t| &**t)
+        self.tools.iter().map(Slot::get)
     }
 
     pub fn is_empty(&self) -> bool {

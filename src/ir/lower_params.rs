@@ -94,8 +94,10 @@ impl Lower<'_> {
     pub(super) fn param_schema(&mut self, name: &str, node: &Node, schema: &serde_json::Value) {
         let what = format!("the schema of param `{name}`");
         let help = "`plan` would refuse the workflow; fix the schema";
-        if let Some(validator) = self.invalid_schema(node, schema, Code::YamlSchemaViolation, &what, help)
+        if self.invalid_schema(node, schema, Code::YamlSchemaViolation, &what, help)
             && let (Some(d), Some(dn)) = (schema.get("default"), node.get("default"))
+            && !crate::ir::sure_schema::valid(schema, d)
+            && let Ok(validator) = jsonschema::validator_for(schema)
             && let Some(err) = validator.iter_errors(d).next()
         {
             self.violation(
@@ -108,7 +110,7 @@ impl Lower<'_> {
 
     /// Compiles `schema` (written at `node`) as the engine does; when it is
     /// not a valid JSON Schema, reports `code` at the offending key (a bad
-    /// `type` with the did-you-mean of the type names) and returns `None`.
+    /// `type` with the did-you-mean of the type names) and returns false.
     pub(super) fn invalid_schema(
         &mut self,
         node: &Node,
@@ -116,11 +118,8 @@ impl Lower<'_> {
         code: Code,
         what: &str,
         help: &str,
-    ) -> Option<jsonschema::Validator> {
-        let faults = match schema_faults(node, schema) {
-            Ok(v) => return Some(v),
-            Err(faults) => faults,
-        };
+    ) -> bool {
+        let Err(faults) = schema_faults(node, schema) else { return true };
         for f in faults {
             let d = match f.type_name {
                 true => Diagnostic::new(code, f.span, f.message).with_help_opt(f.help),
@@ -128,7 +127,7 @@ impl Lower<'_> {
             };
             self.diags.push(d);
         }
-        None
+        false
     }
 
     /// Checks `type:` values; false when one was reported.
@@ -154,19 +153,17 @@ pub struct SchemaFault {
     pub type_name: bool,
 }
 
-/// Compiles `schema` (written at `node`) as the engine does; when it is not
-/// a valid JSON Schema, says why in a person's words at the value at fault:
-/// a bad `type` anywhere with the did-you-mean of the type names (not the
-/// validator's "not valid under any of the schemas listed in 'anyOf'"),
-/// else the validator's reason at the key it names.
-pub fn schema_faults(
-    node: &Node,
-    schema: &serde_json::Value,
-) -> Result<jsonschema::Validator, Vec<SchemaFault>> {
-    let e = match jsonschema::validator_for(schema) {
-        Ok(v) => return Ok(v),
-        Err(e) => e,
-    };
+/// Compiles `schema` (written at `node`) as the engine does (not at all
+/// when it is surely valid: `ir::sure_schema`); when it is not a valid JSON
+/// Schema, says why in a person's words at the value at fault: a bad `type`
+/// anywhere with the did-you-mean of the type names (not the validator's
+/// "not valid under any of the schemas listed in 'anyOf'"), else the
+/// validator's reason at the key it names.
+pub fn schema_faults(node: &Node, schema: &serde_json::Value) -> Result<(), Vec<SchemaFault>> {
+    if crate::ir::sure_schema::compiles(schema) {
+        return Ok(());
+    }
+    let Err(e) = jsonschema::validator_for(schema) else { return Ok(()) };
     let path: Vec<String> = e.instance_path().into_iter().map(|s| s.to_string()).collect();
     let at = node_at(node, &path);
     // A bad `type` anywhere gets the did-you-mean of the type names.

@@ -220,7 +220,7 @@ impl Lower<'_> {
                 if !valid {
                     let help = "the run would stop at this step with UNKNOWN_SCHEMA; fix the schema";
                     let what = "this inline schema";
-                    let valid = self.invalid_schema(n, &shared, Code::UnknownSchema, what, help).is_some();
+                    let valid = self.invalid_schema(n, &shared, Code::UnknownSchema, what, help);
                     self.inline_schemas.insert(text, (Arc::clone(&shared), valid));
                 }
                 let schema = shared;

@@ -13,10 +13,13 @@
 //! that keeps each step item's diagnostics apart, one item lowered alone,
 //! and moving a workflow's spans after an edit (tests in `lower_tests.rs`).
 //! `types.rs` is static types and JSON Schema → type; `builtins.rs` the
-//! function table (names, parameter kinds, result types).
+//! function table (names, parameter kinds, result types); `sure_schema.rs`
+//! the certain "valid" of plain JSON Schemas and values without compiling
+//! them (the lowerer's param schemas, the engine's params and tool inputs).
 
 pub mod builtins;
 pub mod lower;
+pub mod sure_schema;
 pub mod types;
 
 use crate::source::Span;

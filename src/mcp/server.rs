@@ -147,9 +147,9 @@ impl SavantServer {
     pub fn tool_list() -> Vec<Tool> {
         catalog::tools()
             .map(|t| {
-                Tool::new(t.name, t.description, as_object(t.input.clone()))
+                Tool::new(t.name, t.description, as_object(t.input().clone()))
                     .with_title(t.title)
-                    .with_raw_output_schema(as_object(t.output.clone()))
+                    .with_raw_output_schema(as_object(t.output().clone()))
                     .with_annotations(
                         ToolAnnotations::with_title(t.title)
                             .read_only(t.annotations.read_only)

@@ -78,11 +78,19 @@ pub struct ToolDef {
     pub description: &'static str,
     /// Hints for a client.
     pub annotations: Annotations,
-    /// The arguments' JSON Schema, generated from the argument type.
-    pub input: Value,
-    /// The reply's JSON Schema, generated from the reply type, plus the
-    /// `{error, details}` of an `isError` result.
-    pub output: Value,
+    /// Its place in the table.
+    index: usize,
+    /// The tool's entry in `catalog_schemas.json` (its line), read when
+    /// its schemas are first needed.
+    stored: Option<&'static str>,
+    /// The arguments' and the reply's JSON Schemas ([`ToolDef::input`],
+    /// [`ToolDef::output`]), read on first use.
+    schemas: OnceLock<(Value, Value)>,
+    /// The input schema from the argument type, for a tool the file does
+    /// not hold.
+    generated_input: fn() -> Value,
+    /// The output schema from the reply type, likewise.
+    generated_output: fn() -> Value,
     /// Served over MCP (`think_state_delete` is CLI only: a model should not
     /// delete runs).
     pub mcp: bool,
@@ -103,24 +111,31 @@ pub struct ToolDef {
     /// its messages): a command that only reads the schemas, like `check`,
     /// compiles none of them.
     validator: OnceLock<Option<jsonschema::Validator>>,
+    /// Whether the input schema is one `ir::sure_schema` reads (decided
+    /// when first needed).
+    plain: OnceLock<bool>,
 }
 
 impl ToolDef {
-    /// The tool of row `r`, with its schemas.
-    fn new(r: &Row, input: Value, output: Value) -> ToolDef {
+    /// The tool of row `r`, at `index` in the table, with its stored entry.
+    fn new(index: usize, r: &Row, stored: Option<&'static str>) -> ToolDef {
         ToolDef {
             name: r.name,
             title: r.title,
             description: r.description,
             annotations: r.annotations,
-            input,
-            output,
+            index,
+            stored,
+            schemas: OnceLock::new(),
+            generated_input: r.input,
+            generated_output: r.output,
             mcp: r.mcp,
             pure: r.pure,
             announce: r.announce,
             asks: r.asks,
             types_capture: r.types_capture,
             validator: OnceLock::new(),
+            plain: OnceLock::new(),
         }
     }
 }
@@ -131,10 +146,40 @@ impl ToolDef {
         self.annotations.read_only
     }
 
+    /// The arguments' JSON Schema, generated from the argument type.
+    pub fn input(&self) -> &Value {
+        &self.schemas().0
+    }
+
+    /// The reply's JSON Schema, generated from the reply type, plus the
+    /// `{error, details}` of an `isError` result.
+    pub fn output(&self) -> &Value {
+        &self.schemas().1
+    }
+
+    /// Both schemas: the stored entry read (a process parses only the
+    /// entries of the tools it uses), else generated.
+    fn schemas(&self) -> &(Value, Value) {
+        self.schemas.get_or_init(|| {
+            let entry = self.stored.and_then(|raw| serde_json::from_str::<Map<String, Value>>(raw).ok());
+            entry
+                .and_then(|entry| stored_schemas(entry, &all()[..self.index]))
+                .unwrap_or_else(|| ((self.generated_input)(), (self.generated_output)()))
+        })
+    }
+
     /// The compiled input schema (it refuses unknown fields, where `call`
     /// ignores them).
     pub fn validator(&self) -> Option<&jsonschema::Validator> {
-        compiled(&self.validator, &self.input)
+        compiled(&self.validator, self.input())
+    }
+
+    /// Whether `args` surely meet the input schema, known without compiling
+    /// it (`ir::sure_schema`); `false` is "ask [`ToolDef::validator`]".
+    pub fn surely_valid(&self, args: &Value) -> bool {
+        use crate::ir::sure_schema;
+        *self.plain.get_or_init(|| sure_schema::compiles(self.input()))
+            && sure_schema::valid(self.input(), args)
     }
 }
 
@@ -194,36 +239,41 @@ impl std::fmt::Display for ToolName {
 
 /// `catalog_schemas.json`: every tool's input and output schema exactly as
 /// its argument and reply types give them (an output another tool already
-/// has is stored once, as `"output_as": "<that tool>"`). Reading it is
-/// several times cheaper than generating them with `schemars`, which every
-/// process that builds the table (each `exec`, `check`, `serve`) would do.
-/// A tool the file does not hold gets its generated schemas; the test
-/// `the_stored_schemas_are_the_types_schemas` keeps the file current
-/// (`SAVANT_BLESS_CATALOG=1 cargo test --lib catalog` rewrites it).
+/// has is stored once, as `"output_as": "<that tool>"`), one tool a line.
+/// Reading it is several times cheaper than generating them with
+/// `schemars`, which every process that builds the table (each `exec`,
+/// `check`, `serve`) would do, and a tool's line is parsed only when its
+/// schemas are first needed. A tool the file does not hold gets its
+/// generated schemas; the test `the_stored_schemas_are_the_types_schemas`
+/// keeps the file current (`SAVANT_BLESS_CATALOG=1 cargo test --lib
+/// catalog` rewrites it).
 const STORED: &str = include_str!("catalog_schemas.json");
 
 static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
-    let mut stored: Map<String, Value> = serde_json::from_str(STORED).unwrap_or_default();
-    let mut all: Vec<ToolDef> = Vec::with_capacity(rows::ROWS.len());
-    for row in rows::ROWS {
-        let schemas = match stored.remove(row.name) {
-            Some(Value::Object(entry)) => stored_schemas(entry, &all),
-            _ => None,
-        };
-        let (input, output) = schemas.unwrap_or_else(|| ((row.input)(), (row.output)()));
-        all.push(ToolDef::new(row, input, output));
-    }
-    all
+    let stored = stored_lines(STORED);
+    let line = |name: &str| stored.iter().find(|(n, _)| *n == name).map(|(_, raw)| *raw);
+    rows::ROWS.iter().enumerate().map(|(i, row)| ToolDef::new(i, row, line(row.name))).collect()
 });
 
+/// The `"name": {entry}` lines of `catalog_schemas.json`: each tool's name
+/// and its entry's JSON text.
+fn stored_lines(text: &'static str) -> Vec<(&'static str, &'static str)> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.strip_suffix(',').unwrap_or(line);
+            line.strip_prefix('"')?.split_once("\": ")
+        })
+        .collect()
+}
+
 /// A tool's `(input, output)` from its entry in `catalog_schemas.json`
-/// (`before`: the tools read so far, for an `output_as`).
+/// (`before`: the tools before it, for an `output_as`).
 fn stored_schemas(mut entry: Map<String, Value>, before: &[ToolDef]) -> Option<(Value, Value)> {
     let output = match entry.remove("output") {
         Some(output) => output,
         None => {
             let first = entry.get("output_as")?.as_str()?;
-            before.iter().find(|t| t.name == first)?.output.clone()
+            before.iter().find(|t| t.name == first)?.output().clone()
         }
     };
     Some((entry.remove("input")?, output))

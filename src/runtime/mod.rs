@@ -110,7 +110,8 @@
 //!   title, description, annotations, facts such as what a call announces
 //!   or whether a step calling it asks a question, and the input and output
 //!   schemas generated from the types with schemars, read from
-//!   `catalog_schemas.json` where they are stored as generated; its rows in
+//!   `catalog_schemas.json` where they are stored as generated (a tool's
+//!   line parsed when the tool is first used); its rows in
 //!   `catalog_rows.rs`): the MCP tool list, the agent's offers and argument
 //!   checks all come from it; `ToolName` reads `think.plan`, `think_plan`
 //!   (and from a model, `think-plan`) as one name. The handler half, the

@@ -379,7 +379,7 @@ impl Project {
         let hash = workflow::sha256_hex(&bytes);
         let compiled = match cached {
             Some(c) if c.compiled.hash == hash => c.compiled,
-            _ => Arc::new(workflow::compile_bytes(&path, bytes, &config)?),
+            _ => Arc::new(workflow::compile_hashed(&path, bytes, hash, &config)?),
         };
         let entry = CachedWorkflow { compiled: compiled.clone(), generation, identity, read_at };
         lock(&self.workflows).insert(path, entry);

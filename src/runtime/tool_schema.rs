@@ -134,24 +134,24 @@ mod tests {
         }
         let mut found = Vec::new();
         for t in catalog::all() {
-            formats(&t.input, &format!("{} input", t.name), &mut found);
-            formats(&t.output, &format!("{} output", t.name), &mut found);
+            formats(t.input(), &format!("{} input", t.name), &mut found);
+            formats(t.output(), &format!("{} output", t.name), &mut found);
         }
         assert!(found.is_empty(), "non-standard formats: {found:?}");
         // What the format said is kept: an unsigned integer has minimum 0.
         let next = catalog::find("think_next").unwrap();
-        assert_eq!(next.input["properties"]["expected_version"]["minimum"], json!(0), "{}", next.input);
+        assert_eq!(next.input()["properties"]["expected_version"]["minimum"], json!(0), "{}", next.input());
     }
 
     #[test]
     fn unknown_arguments_are_named_with_a_did_you_mean() {
         let plan = catalog::find("think_plan").unwrap();
         let e =
-            unknown_arguments("think_plan", &plan.input, &json!({"workflow": "w", "runId": "r1"})).unwrap();
+            unknown_arguments("think_plan", plan.input(), &json!({"workflow": "w", "runId": "r1"})).unwrap();
         assert_eq!(e.code, ErrorCode::InvalidParams);
         let message = e.message_text().unwrap();
         assert!(message.contains("`runId`") && message.contains("did you mean `run_id`?"), "{message}");
-        let e = unknown_arguments("think_plan", &plan.input, &json!({"worklfow": "w", "x": 1})).unwrap();
+        let e = unknown_arguments("think_plan", plan.input(), &json!({"worklfow": "w", "x": 1})).unwrap();
         assert_eq!(
             e.details.to_json()["unknown"][0],
             json!({"argument": "worklfow", "help": "did you mean `workflow`?"})
@@ -159,10 +159,10 @@ mod tests {
         assert_eq!(e.details.to_json()["unknown"][1]["argument"], "x");
         // The documented aliases are arguments too.
         assert!(
-            unknown_arguments("think_plan", &plan.input, &json!({"workflow": "w", "start_fresh": true}))
+            unknown_arguments("think_plan", plan.input(), &json!({"workflow": "w", "start_fresh": true}))
                 .is_none()
         );
         let next = catalog::find("think_next").unwrap();
-        assert!(unknown_arguments("think_next", &next.input, &json!({"result": {}})).is_none());
+        assert!(unknown_arguments("think_next", next.input(), &json!({"result": {}})).is_none());
     }
 }

@@ -45,6 +45,17 @@ pub use crate::state::sha256_hex;
 /// reads the bytes and caches the result.
 pub fn compile_bytes(path: &Path, bytes: Vec<u8>, config: &Config) -> Result<CompiledWorkflow, EngineError> {
     let hash = sha256_hex(&bytes);
+    compile_hashed(path, bytes, hash, config)
+}
+
+/// [`compile_bytes`] for a caller that has hashed the bytes already
+/// (`hash` is their [`sha256_hex`]): a file is hashed once per read.
+pub fn compile_hashed(
+    path: &Path,
+    bytes: Vec<u8>,
+    hash: String,
+    config: &Config,
+) -> Result<CompiledWorkflow, EngineError> {
     let (source, read_diags) =
         crate::workspace::decode_source(path.to_string_lossy().into_owned(), bytes, &config.limits);
     let (wf, diags, plan) = if read_diags.is_empty() {

@@ -4,7 +4,9 @@
 //! and measures nesting depth (so that neither pest nor the precedence climb
 //! can exhaust the stack), pest checks the syntax, and a Pratt parser applies
 //! precedence while building the AST. Pest's errors are rewritten into short
-//! messages with the lexer's tokens.
+//! messages with the lexer's tokens. The two most common shapes, a plain
+//! path (`params.repo`) and a path with a string for when it is missing
+//! (`mr.title ?? ''`), skip all three: a hand parse builds the same AST.
 
 use std::sync::LazyLock;
 
@@ -43,7 +45,7 @@ pub fn parse_expr_at(text: &str, base: usize) -> Result<Expr, SyntaxError> {
             Some("pass large data as a param or a capture and read it by name"),
         ));
     }
-    if let Some(expr) = parse_plain_path(text, base) {
+    if let Some(expr) = parse_plain_path(text, base).or_else(|| parse_path_or_string(text, base)) {
         return Ok(expr);
     }
     parse_with_pest(text, base)
@@ -72,65 +74,12 @@ mod limit_tests {
     }
 }
 
-/// Plain paths with more `.name` fields than this go through pest (which
-/// also reports [`MAX_AST_DEPTH`]).
-const PLAIN_PATH_MAX_FIELDS: usize = 64;
-
-/// The fast path for the most common expression, a plain path: a variable
-/// followed by `.name` fields (`params.repo`, `c41.title`, `entry`), with
-/// blanks allowed at both ends and around each `.`. It builds exactly the AST
-/// and spans that the grammar and [`build_expr`] would, without pest (which
-/// costs a few microseconds per expression), and returns `None` for anything
-/// else, which then goes through the grammar: the grammar stays the one
-/// source of syntax truth, and a test compares both on generated paths.
-///
-/// As in the grammar, the variable must not be a keyword (`null`, `true`,
-/// `false`, `in`), a field name may be one (`a.in`), and both start with a
-/// letter or `_`.
-fn parse_plain_path(text: &str, base: usize) -> Option<Expr> {
-    let bytes = text.as_bytes();
-    let skip_blanks = |mut i: usize| {
-        while bytes.get(i).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
-            i += 1;
-        }
-        i
-    };
-    // The end of the word starting at `i`.
-    let word = |i: usize| {
-        if !bytes.get(i).is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_') {
-            return None;
-        }
-        let len = bytes[i..].iter().position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'));
-        Some(len.map_or(bytes.len(), |len| i + len))
-    };
-    let span = |start: usize, end: usize| Span::new(base + start, base + end);
-    let start = skip_blanks(0);
-    let end = word(start)?;
-    let root = &text[start..end];
-    if matches!(root, "null" | "true" | "false" | "in") {
-        return None;
-    }
-    let mut expr = Expr { kind: ExprKind::Var(root.into()), span: span(start, end) };
-    let mut i = skip_blanks(end);
-    let mut fields = 0;
-    while i < bytes.len() {
-        fields += 1;
-        if bytes[i] != b'.' || fields > PLAIN_PATH_MAX_FIELDS {
-            return None;
-        }
-        let name_start = skip_blanks(i + 1);
-        let name_end = word(name_start)?;
-        let kind = ExprKind::Field {
-            base: Box::new(expr),
-            name: text[name_start..name_end].into(),
-            name_span: span(name_start, name_end),
-            optional: false,
-        };
-        expr = Expr { kind, span: span(start, name_end) };
-        i = skip_blanks(name_end);
-    }
-    Some(expr)
-}
+// The hand parses of the two commonest shapes, which skip pest.
+#[path = "expr_fast.rs"]
+mod fast;
+#[cfg(test)]
+use fast::PLAIN_PATH_MAX_FIELDS;
+use fast::{parse_path_or_string, parse_plain_path};
 
 /// Parses a non-empty expression with the grammar.
 fn parse_with_pest(text: &str, base: usize) -> Result<Expr, SyntaxError> {

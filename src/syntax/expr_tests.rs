@@ -375,3 +375,60 @@ proptest! {
         }
     }
 }
+
+/// The coalescing fast path's answer, checked against the grammar's.
+fn path_or_string(text: &str) -> Option<Expr> {
+    let fast = parse_path_or_string(text, 5)?;
+    assert_eq!(Ok(&fast), parse_with_pest(text, 5).as_ref(), "{text:?}");
+    Some(fast)
+}
+
+#[test]
+fn a_path_or_a_string_skips_pest_with_the_same_ast() {
+    let taken = [
+        "a ?? ''",
+        "mr_data.title ?? ''",
+        "a.b??\"x\"",
+        " a . in ?? 'é ✓ \"' \n",
+        "x ?? \"it's\"",
+        "a ??\t'multi\nline'",
+    ];
+    for text in taken {
+        assert!(path_or_string(text).is_some(), "{text:?} should take the fast path");
+    }
+    let left = [
+        "a ?? b",
+        "a ?? 1",
+        "a ?? '\\n'",
+        "a ?? 'x",
+        "a ?? 'x' ?? ''",
+        "a ?? ''.x",
+        "a ?? '' b",
+        "a ?? ''?",
+        "a ? '' : ''",
+        "a ?. b ?? ''",
+        "a?.b ?? ''",
+        "a ??? ''",
+        "null ?? ''",
+        "a[0] ?? ''",
+        "?? ''",
+        "a ?",
+        "a",
+    ];
+    for text in left {
+        assert!(path_or_string(text).is_none(), "{text:?} should be left to pest");
+    }
+}
+
+proptest! {
+    /// Near misses of `path ?? 'text'`: whatever the fast path takes, pest
+    /// parses the same.
+    #[test]
+    fn the_coalescing_fast_path_never_disagrees(
+        text in r#"[ a-c.]{0,6}(\?\?|\?|\?\.)?[ \t]{0,2}(''|""|'[a-c "\\]{0,3}'|"[a-c '\\]{0,3}"|[a-c'"])[ .?a]{0,2}"#
+    ) {
+        if let Some(fast) = parse_path_or_string(&text, 0) {
+            prop_assert_eq!(Ok(fast), parse_with_pest(&text, 0));
+        }
+    }
+}

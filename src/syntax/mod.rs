@@ -5,7 +5,8 @@
 //! `yaml_text.rs` reads what the events do not say from the file's bytes);
 //! `node.rs` holds the tree types and YAML 1.2 core-schema scalar
 //! resolution; `scalar.rs` maps decoded offsets back to the file for every
-//! scalar style; `expr.rs` with `grammar/expr.pest` parses expressions to
+//! scalar style; `expr.rs` with `grammar/expr.pest` parses expressions
+//! (`expr_fast.rs` the commonest two shapes by hand, without pest) to
 //! `ast.rs` (with the expression walk: `walk`, `references`; names are
 //! inline `ast::Name`s); `template.rs` splits `<<expr>>` interpolation
 //! (text segments are ranges of the template's text; an all-literal

@@ -97,12 +97,15 @@ pub fn call(engine: &Engine, name: &str, args: Value) -> EngineResult {
 /// message.
 fn typed<A: DeserializeOwned + Payloads>(def: &ToolDef, args: Value) -> Result<A, EngineError> {
     let name = def.name;
-    if let Some(e) = crate::runtime::tool_schema::unknown_arguments(name, &def.input, &args) {
+    if let Some(e) = crate::runtime::tool_schema::unknown_arguments(name, def.input(), &args) {
         return Err(e);
     }
-    let validator = def.validator();
-    if !validator.is_none_or(|v| v.is_valid(&args)) {
-        return A::deserialize(&args).map_err(|e| invalid(name, validator, &args, e));
+    // The usual arguments are surely valid without compiling the schema.
+    if !def.surely_valid(&args) {
+        let validator = def.validator();
+        if !validator.is_none_or(|v| v.is_valid(&args)) {
+            return A::deserialize(&args).map_err(|e| invalid(name, validator, &args, e));
+        }
     }
     // A payload (a result: megabytes, maybe) is moved in whole, not rebuilt
     // value by value by serde.

@@ -308,7 +308,7 @@ mod tests {
             .map(|t| ToolInfo {
                 name: t.name.into(),
                 description: t.description.into(),
-                input_schema: t.input.clone(),
+                input_schema: t.input().clone(),
             })
             .collect();
         let schema = crate::agent::run::action::schema();

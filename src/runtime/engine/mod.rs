@@ -248,7 +248,7 @@ impl Engine {
             cw.wf.params.iter().filter(|p| p.required).map(|p| p.name.value.as_str()).collect();
         let schema = json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false });
         let params = Value::Object(params);
-        let mut errors = Self::schema_errors(&*self.project.inline_validator(&schema)?, &params);
+        let mut errors = self.inline_errors(&schema, &params)?;
         if !errors.is_empty() {
             let declared: Vec<&str> = cw.wf.params.iter().map(|p| p.name.value.as_str()).collect();
             help_unknown_params(&mut errors, &params, &cw.wf.id, &declared);

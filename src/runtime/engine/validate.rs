@@ -31,6 +31,22 @@ impl Engine {
         validator.iter_errors(instance).take(50).map(error).collect()
     }
 
+    /// At most 50 errors of `instance` against the inline `schema`: none,
+    /// without compiling the schema, when it surely holds
+    /// (`ir::sure_schema`: a process that meets only plain schemas never
+    /// builds `jsonschema`'s meta-schema validator).
+    pub(super) fn inline_errors(
+        &self,
+        schema: &Value,
+        instance: &Value,
+    ) -> Result<Vec<FieldError>, EngineError> {
+        use crate::ir::sure_schema;
+        if sure_schema::compiles(schema) && sure_schema::valid(schema, instance) {
+            return Ok(Vec::new());
+        }
+        Ok(Self::schema_errors(&*self.project.inline_validator(schema)?, instance))
+    }
+
     /// The JSON Schema an instruction's result must match: its inline
     /// schema, its named schema looked up, or `{}` (anything) when it has
     /// none or the name is unknown.
@@ -70,11 +86,10 @@ impl Engine {
 
     /// `validate`: a named or inline schema against a response → `{valid, errors}`.
     pub fn validate(&self, schema: &Value, response: &Value) -> EngineResult<Validation> {
-        let validator = match schema {
-            Value::String(name) => self.project.named_validator(name)?,
-            inline => self.project.inline_validator(inline)?,
+        let errors = match schema {
+            Value::String(name) => Self::schema_errors(&*self.project.named_validator(name)?, response),
+            inline => self.inline_errors(inline, response)?,
         };
-        let errors = Self::schema_errors(&validator, response);
         let errors: Vec<Value> = errors.iter().map(|e| serde_json::to_value(e).unwrap_or_default()).collect();
         Ok(Validation::Response { valid: errors.is_empty(), errors })
     }

@@ -234,7 +234,7 @@ impl Engine {
             ));
         }
         if let Some(schema) = &declared.schema {
-            let errors = Self::schema_errors(&*self.project.inline_validator(schema)?, &payload);
+            let errors = self.inline_errors(schema, &payload)?;
             if !errors.is_empty() {
                 return Err(EngineError::fields(ErrorCode::ValidationFailed, &errors));
             }
