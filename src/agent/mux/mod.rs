@@ -300,7 +300,7 @@ impl Tools for Multiplexer {
                 choices: ids,
             });
         }
-        let required = def.input.get("required").and_then(Value::as_array);
+        let required = def.input().get("required").and_then(Value::as_array);
         let run_required = required.is_some_and(|r| r.iter().any(|n| n == "run_id"));
         let run_id = args.get("run_id").and_then(Value::as_str).filter(|r| !r.trim().is_empty())?;
         (run_required && !self.engine.run_exists(workflow, run_id)).then(|| crate::agent::Hopeless {
