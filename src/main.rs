@@ -425,9 +425,38 @@ enum WorkflowsCommand {
     },
 }
 
+/// `check` alone, parsed with its own arguments only: building every
+/// subcommand's parser touches several MiB of code, a large part of a
+/// small `check`'s peak memory (issue 48.3). Used only when it parses;
+/// anything else (`--help`, a usage error) goes through [`Cli`], so what
+/// is printed is the whole command line's.
+#[derive(Parser)]
+#[command(name = "savant-think")]
+struct CheckCli {
+    #[command(subcommand)]
+    command: CheckOnly,
+}
+
+#[derive(Subcommand)]
+enum CheckOnly {
+    Check(cli::check::CheckArgs),
+}
+
+/// `savant-think check …` as [`Cli`] would read it, when the check's own
+/// parser accepts it.
+fn check_args() -> Option<cli::check::CheckArgs> {
+    std::env::args_os().nth(1).filter(|a| a == "check")?;
+    let CheckOnly::Check(args) = CheckCli::try_parse().ok()?.command;
+    Some(args)
+}
+
 fn main() -> ExitCode {
     // `COMPLETE=bash savant-think` (the shell's registration): complete and exit.
     clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command).complete();
+    if let Some(args) = check_args() {
+        cli::env::test_clock();
+        return cli::check::run(args);
+    }
     let cli = Cli::parse();
     cli::env::test_clock();
     match cli.command {
@@ -487,4 +516,45 @@ fn main() -> ExitCode {
 pub(crate) fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::from(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every argument of `check` as clap holds it (names, defaults, value
+    /// parsers, conflicts), the subcommand built as in a parse.
+    fn check_args_of(mut top: clap::Command) -> Vec<String> {
+        top.build();
+        let check = top.find_subcommand("check").expect("a check subcommand");
+        check.get_arguments().map(|a| format!("{a:?}")).collect()
+    }
+
+    #[test]
+    fn the_check_parser_has_exactly_the_check_subcommands_arguments() {
+        let full = check_args_of(Cli::command());
+        assert!(full.iter().any(|a| a.contains("deny_warnings")), "{full:?}");
+        assert_eq!(check_args_of(CheckCli::command()), full);
+    }
+
+    #[test]
+    fn what_the_check_parser_refuses_is_left_to_the_whole_command_line() {
+        let parse = |argv: &[&str]| CheckCli::try_parse_from(argv).map(|c| c.command);
+        let Ok(CheckOnly::Check(_)) = parse(&["savant-think", "check", "--format", "json", "w.yaml"]) else {
+            panic!("a plain check is the check parser's");
+        };
+        // Help, usage errors and other commands print what `Cli` prints.
+        for argv in [
+            &["savant-think", "check", "--help"][..],
+            &["savant-think", "check", "--nope"],
+            &["savant-think", "next"],
+        ] {
+            assert!(parse(argv).is_err(), "{argv:?}");
+        }
+        assert!(matches!(
+            Cli::try_parse_from(["savant-think", "check", "w.yaml"]).map(|c| c.command),
+            Ok(Command::Check(_))
+        ));
+    }
 }

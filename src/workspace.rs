@@ -154,10 +154,13 @@ pub fn read_source(path: &Path, limits: &Limits) -> Result<(SourceFile, Vec<Diag
 /// too large; [`decode_source`] reports it).
 pub fn read_workflow_bytes(path: &Path, limits: &Limits) -> std::io::Result<Vec<u8>> {
     let file = crate::fsx::open_regular(path)?;
-    let mut bytes = Vec::new();
     // Spans are `u32`, so the cap never exceeds `Limits::MAX_SPANNED_BYTES`,
     // whatever `--max-file-size` says.
     let cap = limits.file_cap();
+    // Sized to the file: a buffer grown by doubling holds up to twice the
+    // text, and `check` keeps every file's text until it reports.
+    let size = file.metadata().map_or(0, |m| m.len()).min(cap as u64 + 1);
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     file.take((cap as u64).saturating_add(1)).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
