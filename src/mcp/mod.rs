@@ -40,6 +40,8 @@ mod read_token;
 pub mod retention;
 pub mod server;
 pub mod stdio;
+mod stdio_shape;
+mod stdio_wire;
 pub mod tasks;
 mod webhook;
 
