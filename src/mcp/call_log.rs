@@ -34,9 +34,9 @@ pub(super) fn finished(
     read_only: bool,
     named: &Named,
     took: Duration,
-    out: &Result<Value, EngineError>,
+    out: Result<&Value, &EngineError>,
 ) {
-    let code = out.as_ref().err().map(|e| e.code.as_str());
+    let code = out.err().map(|e| e.code.as_str());
     super::metrics::observe_call(tool, read_only, took, code);
     let ms = took.as_millis() as u64;
     let (workflow, run_id, step) =

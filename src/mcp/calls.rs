@@ -1,10 +1,12 @@
 //! How the MCP handler makes engine calls: off the async runtime
 //! ([`blocking`]) or on the request's task ([`inline`]), a panic an
-//! `INTERNAL` error either way; and the check of a workflow argument given
-//! as a path ([`check_workflow_arg`]). Shared by the handler (`server.rs`),
+//! `INTERNAL` error either way; a reply made a tool result
+//! ([`structured`]); and the check of a workflow argument given as a path
+//! ([`check_workflow_arg`]). Shared by the handler (`server.rs`),
 //! `think_exec` and the tasks.
 
 use crate::runtime::{EngineError, ErrorCode};
+use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
 use std::path::Path;
 
@@ -30,6 +32,16 @@ pub(crate) fn inline<T>(f: impl FnOnce() -> Result<T, EngineError>) -> Result<T,
 fn did_not_complete(why: &dyn std::fmt::Display) -> EngineError {
     tracing::error!("engine call failed: {why}");
     EngineError::message(ErrorCode::Internal, "the engine call did not complete")
+}
+
+/// A tool's reply as its result: the value as `structuredContent` and its
+/// text copy, as `CallToolResult::structured` makes them, the text written
+/// once from the typed reply (`tools::call_with_text`).
+pub(crate) fn structured(reply: crate::tools::Reply) -> CallToolResult {
+    let Some(text) = reply.text else { return CallToolResult::structured(reply.value) };
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(reply.value);
+    result
 }
 
 /// A workflow given as a path (not an id) must be inside the project root:

@@ -51,6 +51,14 @@ pub(super) fn applies(context: &RequestContext<RoleServer>) -> bool {
         && context.client_capabilities().is_some_and(|c| c.elicitation.is_some())
 }
 
+/// Whether a call of `tool` in `context` may ask a person afterwards (here
+/// or as an input-required result), which reads its arguments again.
+pub(super) fn may_ask(tool: &str, context: &RequestContext<RoleServer>) -> bool {
+    super::elicit::ASKING_TOOLS.contains(&tool)
+        && (applies(context)
+            || context.peer.peer_info().is_some_and(|i| i.capabilities.elicitation.is_some()))
+}
+
 /// `result` of `tool` called with `args`, or an input-required result
 /// asking the run's first question (see the module).
 pub(super) fn ask(

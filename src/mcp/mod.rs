@@ -14,7 +14,9 @@
 //! (or, on stdio with the file store and fsync off, run on the request's
 //! task), and engine errors are `isError` results. `retention.rs` applies
 //! `[state] keep` in the background (a thread, once a minute). `stdio.rs`
-//! answers oversized lines; `http.rs` mounts the inspector under `/ui` with
+//! answers oversized lines (`stdio_shape.rs` passes a plainly well-formed
+//! request line without parsing it into a value) and writes its lines
+//! through `stdio_wire.rs` (a tool's reply serialised once); `http.rs` mounts the inspector under `/ui` with
 //! its own guard, and `/events/{name}` (`webhook.rs`, an event from a
 //! webhook) behind `/mcp`'s guard; both web surfaces read `Host`, `Origin` and the
 //! bearer token through `crate::web_guard`. `tasks.rs` serves the tasks extension over
@@ -40,6 +42,8 @@ mod read_token;
 pub mod retention;
 pub mod server;
 pub mod stdio;
+mod stdio_shape;
+mod stdio_wire;
 pub mod tasks;
 mod webhook;
 

@@ -173,25 +173,26 @@ impl SavantServer {
         let named = super::call_log::Named::of(&args);
         let out = if spec.pure {
             // No file or state to touch: answered on this task.
-            tools::call(&self.engine, tool, args)
+            tools::call_with_text(&self.engine, tool, args)
         } else if self.inline {
             inline(|| {
                 check_workflow_arg(&self.root, &args)?;
-                tools::call(&self.engine, tool, args)
+                tools::call_with_text(&self.engine, tool, args)
             })
         } else {
             let (engine, root) = (self.engine.clone(), self.root.clone());
             blocking(move || {
                 check_workflow_arg(&root, &args)?;
-                tools::call(&engine, tool, args)
+                tools::call_with_text(&engine, tool, args)
             })
             .await
         };
-        super::call_log::finished(tool, spec.annotations.read_only, &named, started.elapsed(), &out);
+        let (read_only, value) = (spec.annotations.read_only, out.as_ref().map(|r| &r.value));
+        super::call_log::finished(tool, read_only, &named, started.elapsed(), value);
         match out {
-            Ok(v) => {
-                self.changed(spec, &named.given(), &v).await;
-                CallToolResult::structured(v)
+            Ok(reply) => {
+                self.changed(spec, &named.given(), &reply.value).await;
+                super::calls::structured(reply)
             }
             Err(e) => error_result(&e),
         }
@@ -437,17 +438,21 @@ impl ServerHandler for SavantServer {
                 Some(e.to_json()),
             ));
         }
-        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        let mut request = request;
+        let args = Value::Object(request.arguments.take().unwrap_or_default());
         if let Some(answered) = super::input_required::retry(self, &request, &args).await {
             return answered;
         }
+        // Kept only to ask a person after the call (a result can be megabytes).
+        let kept =
+            if super::input_required::may_ask(&request.name, &context) { args.clone() } else { Value::Null };
         let span = tracing::info_span!("call", request_id = %context.id);
-        let result = tracing::Instrument::instrument(self.call(&request.name, args.clone()), span).await;
+        let result = tracing::Instrument::instrument(self.call(&request.name, args), span).await;
         // A run now waiting for a person: asked through the client when it can.
         if super::input_required::applies(&context) {
-            return super::input_required::ask(self, &request.name, &args, result);
+            return super::input_required::ask(self, &request.name, &kept, result);
         }
-        Ok(super::elicit::ask_person(self, &request.name, &args, result, &context.peer).await.into())
+        Ok(super::elicit::ask_person(self, &request.name, &kept, result, &context.peer).await.into())
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {

@@ -4,7 +4,11 @@
 //! be read from the line's first [`ID_SCAN_BYTES`]) instead of being dropped
 //! silently, which would leave the client waiting forever. Lines rmcp would
 //! drop or answer without their id (not JSON, not JSON-RPC 2.0, params of
-//! the wrong shape) are answered here too (`malformed`).
+//! the wrong shape) are answered here too (`malformed`). Replies are
+//! written by `stdio_wire` (a tool's result serialised once), each line
+//! whole under one lock; the few lines rmcp's reader writes itself (an
+//! `Invalid request` to a well-formed line of no known shape) reach the
+//! client through the same lock.
 
 use rmcp::RoleServer;
 use rmcp::model::{ErrorCode, ErrorData, RequestId};
@@ -12,8 +16,9 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
-use tokio::sync::mpsc;
+use tokio::sync::{Mutex, mpsc};
 
 /// How much of an oversized line is searched for its `"id"`.
 pub const ID_SCAN_BYTES: usize = 64 * 1024;
@@ -25,20 +30,50 @@ struct Refusal {
     error: ErrorData,
 }
 
+/// The client's side: written one whole line at a time; `None` once closed.
+type Out<W> = Arc<Mutex<Option<W>>>;
+
 /// rmcp's transport over `read`/`write`, with lines over `max` bytes answered.
 pub struct BoundedStdio<W: AsyncWrite + Send + Unpin + 'static> {
-    inner: AsyncRwTransport<RoleServer, DuplexStream, W>,
+    /// rmcp's reader; what it writes goes to `out` through a pipe.
+    inner: AsyncRwTransport<RoleServer, DuplexStream, DuplexStream>,
     refused: mpsc::Receiver<Refusal>,
+    out: Out<W>,
 }
 
 impl<W: AsyncWrite + Send + Unpin + 'static> BoundedStdio<W> {
-    /// Starts the reader task (needs a tokio runtime).
+    /// Starts the reader tasks (needs a tokio runtime).
     pub fn new<R: AsyncRead + Send + Unpin + 'static>(read: R, write: W, max: usize) -> BoundedStdio<W> {
         let (pipe_in, pipe_out) = tokio::io::duplex(64 * 1024);
+        let (inner_write, inner_lines) = tokio::io::duplex(64 * 1024);
         let (tx, rx) = mpsc::channel(16);
+        let out = Arc::new(Mutex::new(Some(write)));
         tokio::spawn(forward(BufReader::new(read), pipe_in, tx, max));
-        let inner = AsyncRwTransport::new_server(pipe_out, write).with_max_line_length(max.saturating_add(2));
-        BoundedStdio { inner, refused: rx }
+        tokio::spawn(relay(BufReader::new(inner_lines), out.clone()));
+        let inner =
+            AsyncRwTransport::new_server(pipe_out, inner_write).with_max_line_length(max.saturating_add(2));
+        BoundedStdio { inner, refused: rx, out }
+    }
+}
+
+/// Writes `line` (one whole message and its `\n`) to the client.
+async fn write_line<W: AsyncWrite + Unpin>(out: &Out<W>, line: &[u8]) -> std::io::Result<()> {
+    let mut out = out.lock().await;
+    let Some(w) = out.as_mut() else {
+        return Err(std::io::Error::new(std::io::ErrorKind::NotConnected, "Transport is closed"));
+    };
+    w.write_all(line).await?;
+    w.flush().await
+}
+
+/// Passes the lines rmcp's reader writes on to the client, each whole.
+async fn relay<W: AsyncWrite + Unpin>(mut lines: BufReader<DuplexStream>, out: Out<W>) {
+    let mut line = Vec::new();
+    while matches!(lines.read_until(b'\n', &mut line).await, Ok(n) if n > 0) {
+        if write_line(&out, &line).await.is_err() {
+            break;
+        }
+        line.clear();
     }
 }
 
@@ -116,9 +151,14 @@ async fn forward<R: AsyncRead + Unpin>(
 /// shape (`-32602`, naming the field; rmcp would say `Method not found`).
 /// Blank lines and arrays are left to rmcp.
 fn malformed(line: &[u8]) -> Option<Refusal> {
-    if line.iter().all(u8::is_ascii_whitespace) {
+    if line.iter().all(u8::is_ascii_whitespace) || super::stdio_shape::plainly_well_formed(line) {
         return None;
     }
+    refusal(line)
+}
+
+/// [`malformed`]'s full check, over the line parsed as a value.
+fn refusal(line: &[u8]) -> Option<Refusal> {
     let refuse = |id, code, message: String| Some(Refusal { id, error: ErrorData::new(code, message, None) });
     let value: Value = match serde_json::from_slice(line) {
         Ok(v) => v,
@@ -142,7 +182,7 @@ fn malformed(line: &[u8]) -> Option<Refusal> {
         );
     }
     if method == "tools/call" {
-        let p = params.cloned().unwrap_or_default();
+        let p = params.unwrap_or(&Value::Null);
         if !p.get("name").is_some_and(Value::is_string) {
             return refuse(
                 id,
@@ -216,7 +256,8 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Transport<RoleServer> for BoundedSt
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.inner.send(item)
+        let (out, line) = (self.out.clone(), super::stdio_wire::encode(item));
+        async move { write_line(&out, &line?).await }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
@@ -225,7 +266,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Transport<RoleServer> for BoundedSt
                 biased;
                 Some(refusal) = self.refused.recv() => {
                     let answer = TxJsonRpcMessage::<RoleServer>::error(refusal.error, refusal.id);
-                    if self.inner.send(answer).await.is_err() {
+                    if self.send(answer).await.is_err() {
                         return None;
                     }
                 }
@@ -235,7 +276,9 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Transport<RoleServer> for BoundedSt
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.inner.close().await
+        self.inner.close().await?;
+        drop(self.out.lock().await.take());
+        Ok(())
     }
 }
 
@@ -270,6 +313,34 @@ mod tests {
         );
         assert_eq!(code(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}"#), None);
         assert_eq!(code(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), None);
+    }
+
+    #[test]
+    fn a_line_passed_quickly_passes_the_full_check() {
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"think_next","arguments":{"result":{"a":[1,2.5,{"b":null}]}}}}"#,
+            r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"t","arguments":null,"_meta":{}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","name":3}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":-1.5e400}}"#,
+        ];
+        let mut quick = 0;
+        for line in lines {
+            if super::super::stdio_shape::plainly_well_formed(line.as_bytes()) {
+                quick += 1;
+                assert!(refusal(line.as_bytes()).is_none(), "{line}");
+            } else {
+                assert_eq!(
+                    malformed(line.as_bytes()).map(|r| r.error.code),
+                    refusal(line.as_bytes()).map(|r| r.error.code)
+                );
+            }
+        }
+        assert_eq!(quick, 5, "the well-formed lines take the quick path");
     }
 
     #[test]

@@ -1,0 +1,153 @@
+//! The stdio transport's writing half: each message rmcp hands to
+//! `Transport::send` made one line (its JSON and `\n`) and written whole,
+//! under one lock, to the client.
+//!
+//! A tool's result carries its reply twice, as `structuredContent` and as
+//! the text of its one content block, and rmcp makes that text from the
+//! very value (`CallToolResult::structured`: `value.to_string()`), so the
+//! two are the same compact JSON. [`encode`] serialises such a result with
+//! `structuredContent` left `null` and puts the text's bytes in its place:
+//! the line is byte for byte what serde would write for the whole message
+//! (a test checks), without walking the reply's value a second time. Any
+//! other message is serialised as rmcp's own codec does (`to_writer`, `\n`).
+
+use rmcp::RoleServer;
+use rmcp::model::{JsonRpcMessage, ServerResult};
+use rmcp::service::TxJsonRpcMessage;
+use serde_json::Value;
+
+/// The key a tool result's structured reply is written under, with the
+/// `null` it holds while the rest of the message is serialised.
+const PLACEHOLDER: &[u8] = br#""structuredContent":null"#;
+
+/// One message as its line on the wire (ending in `\n`).
+pub(super) fn encode(mut message: TxJsonRpcMessage<RoleServer>) -> std::io::Result<Vec<u8>> {
+    let twin = match &mut message {
+        JsonRpcMessage::Response(response) => match &mut response.result {
+            ServerResult::CallToolResult(result) => null_the_twin(result),
+            _ => false,
+        },
+        _ => false,
+    };
+    let mut line = serde_json::to_vec(&message)?;
+    let text = match &message {
+        JsonRpcMessage::Response(response) if twin => match &response.result {
+            ServerResult::CallToolResult(result) => result.content.first().and_then(|b| b.as_text()),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some(text) = text {
+        // The first `"structuredContent":null` is the result's own field:
+        // inside a JSON string every `"` is escaped, so the pattern cannot
+        // start inside one, and the fields before it (`jsonrpc`, `id`,
+        // `resultType`, the one text block without `_meta` or
+        // `annotations`) hold no such key.
+        let at = find(&line, PLACEHOLDER)
+            .ok_or_else(|| std::io::Error::other("a tool result without its structuredContent"))?;
+        let (value_at, end) = (at + PLACEHOLDER.len() - b"null".len(), at + PLACEHOLDER.len());
+        let mut whole = Vec::with_capacity(line.len() + text.text.len() + 1);
+        whole.extend_from_slice(&line[..value_at]);
+        whole.extend_from_slice(text.text.as_bytes());
+        whole.extend_from_slice(&line[end..]);
+        line = whole;
+    }
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// Whether `result`'s one content block is the compact JSON of its
+/// `structuredContent` (as `CallToolResult::structured` and
+/// `structured_error` make them); if so its `structuredContent` is now
+/// `null`, to be filled from the text. Any other shape is left untouched.
+fn null_the_twin(result: &mut rmcp::model::CallToolResult) -> bool {
+    let [block] = result.content.as_slice() else { return false };
+    let Some(text) = block.as_text().filter(|t| t.meta.is_none() && t.annotations.is_none()) else {
+        return false;
+    };
+    let Some(value) = result.structured_content.as_ref().filter(|v| !v.is_null()) else { return false };
+    // Debug builds (the tests) check the promise this path relies on.
+    debug_assert_eq!(value.to_string(), text.text, "structuredContent and its text differ");
+    result.structured_content = Some(Value::Null);
+    true
+}
+
+/// The first position of `needle` in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let first = *needle.first()?;
+    let mut from = 0;
+    while let Some(i) = hay[from..].iter().position(|b| *b == first) {
+        let at = from + i;
+        if hay[at..].starts_with(needle) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{CallToolResult, ContentBlock, ErrorData, JsonRpcResponse, RequestId};
+    use serde_json::json;
+
+    fn response(id: RequestId, result: CallToolResult) -> TxJsonRpcMessage<RoleServer> {
+        JsonRpcMessage::Response(JsonRpcResponse {
+            jsonrpc: Default::default(),
+            id,
+            result: ServerResult::CallToolResult(result),
+        })
+    }
+
+    fn as_serde(message: &TxJsonRpcMessage<RoleServer>) -> Vec<u8> {
+        let mut line = serde_json::to_vec(message).unwrap();
+        line.push(b'\n');
+        line
+    }
+
+    #[test]
+    fn a_tool_result_is_written_as_serde_writes_it() {
+        let reply = json!({
+            "workflow": "w", "run_id": "r\"structuredContent\":null",
+            "instruction": {"step_id": "a", "input": {"text": "line\nnext \"quoted\" \\ é \u{1}", "n": [1, 2.5, -3]}},
+            "structuredContent": null, "done": false,
+        });
+        let legacy = |mut r: CallToolResult| {
+            r.result_type = None;
+            r
+        };
+        let mut with_meta = CallToolResult::structured(json!({"a": 1}));
+        with_meta.meta = Some(serde_json::from_value(json!({"structuredContent": null})).unwrap());
+        let cases = [
+            response(RequestId::Number(7), CallToolResult::structured(reply.clone())),
+            response(
+                RequestId::String("structuredContent\":null".into()),
+                legacy(CallToolResult::structured(reply)),
+            ),
+            response(
+                RequestId::Number(8),
+                CallToolResult::structured_error(json!({"error": "X", "details": {}})),
+            ),
+            response(RequestId::Number(9), with_meta),
+            response(RequestId::Number(10), CallToolResult::structured(json!(null))),
+            response(RequestId::Number(11), CallToolResult::success(vec![ContentBlock::text("plain")])),
+            TxJsonRpcMessage::<RoleServer>::error(
+                ErrorData::invalid_request("no", None),
+                Some(RequestId::Number(3)),
+            ),
+        ];
+        for message in cases {
+            let expected = as_serde(&message);
+            let line = encode(message).unwrap();
+            assert_eq!(String::from_utf8(line).unwrap(), String::from_utf8(expected).unwrap());
+        }
+    }
+
+    #[test]
+    fn the_placeholder_is_found_only_where_it_starts() {
+        assert_eq!(find(b"xx\"structuredContent\":null", PLACEHOLDER), Some(2));
+        assert_eq!(find(br#"{"a":"\"structuredContent\":null"}"#, PLACEHOLDER), None);
+        assert_eq!(find(b"", PLACEHOLDER), None);
+    }
+}
