@@ -401,8 +401,8 @@ async fn the_same_action_three_times_in_a_row_stops_the_run() {
     assert_eq!(steps.len(), 3);
     assert_eq!(steps[2]["action"], "error");
     assert!(steps[2]["metadata"]["stuck"].is_object());
-    // Each repeat was asked again once with a narrowed schema (finish or error only), which this
-    // model ignored; the trace has every raw answer.
+    // Each repeat was asked again once for the answer from the output (the short answer
+    // request), which this model ignored; the trace has every raw answer.
     assert_eq!(steps[1]["metadata"]["narrowed"]["outcome"], "ignored");
     let answers = steps[1]["metadata"]["answers"].as_array().unwrap();
     assert_eq!(
@@ -411,10 +411,13 @@ async fn the_same_action_three_times_in_a_row_stops_the_run() {
     );
     assert!(answers[0]["raw"].as_str().unwrap().contains("\"echo\""));
     assert_eq!(answers[0]["response_format"], "format");
-    let narrowed = &fake.seen()[2].body["format"];
-    let kinds: Vec<&Value> =
-        narrowed["anyOf"].as_array().unwrap().iter().map(|b| &b["properties"]["action"]["const"]).collect();
-    assert_eq!(kinds, [&json!("finish"), &json!("error")]);
+    let narrowed = &fake.seen()[2].body;
+    assert_eq!(narrowed["format"]["type"], "string", "one JSON string: the answer");
+    assert_eq!(
+        narrowed["messages"].as_array().unwrap().len(),
+        2,
+        "a fresh prompt of the goal and the output"
+    );
 }
 
 #[tokio::test]

@@ -246,7 +246,7 @@ struct Branches {
 /// A tool's `args` in a step schema: enforceable, finite, and with a
 /// required string argument at least one character long.
 fn step_args(input_schema: &Value, max_chars: u64) -> Value {
-    let args = super::grammar::enforceable(input_schema);
+    let args = super::grammar::enforceable(&super::grammar::first_alternative(input_schema));
     let mut args = if max_chars == 0 { args } else { super::bound::bounded(&args, max_chars) };
     let required: Vec<String> = args
         .get("required")

@@ -64,6 +64,47 @@ pub fn enforceable(schema: &Value) -> Value {
     out
 }
 
+/// `schema` (a tool's input schema) with an `anyOf` of required-argument
+/// alternatives (`think`: `thought` or `thoughts`) resolved to the first,
+/// and every required argument that may be a string or `null` a string: it
+/// narrows what the schema accepts, so a grammar cannot pick none of the
+/// alternatives or a `null` the tool refuses. Other schemas unchanged.
+pub fn first_alternative(schema: &Value) -> Value {
+    let mut out = schema.clone();
+    let Some(map) = out.as_object_mut() else { return out };
+    let alternatives = map.get("anyOf").and_then(Value::as_array).filter(|alts| {
+        !alts.is_empty()
+            && alts.iter().all(|a| {
+                a.as_object().is_some_and(|o| o.len() == 1 && o.get("required").is_some_and(Value::is_array))
+            })
+    });
+    if let Some(first) = alternatives.map(|alts| alts[0]["required"].clone()) {
+        map.remove("anyOf");
+        let required = map.entry("required").or_insert_with(|| Value::Array(Vec::new()));
+        if let (Some(r), Some(add)) = (required.as_array_mut(), first.as_array()) {
+            r.extend(add.iter().filter(|n| !r.contains(n)).cloned().collect::<Vec<_>>());
+        }
+    }
+    let required: Vec<String> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    if let Some(props) = map.get_mut("properties").and_then(Value::as_object_mut) {
+        for name in required {
+            let Some(Value::Object(p)) = props.get_mut(&name) else { continue };
+            let types = p.get("type").and_then(Value::as_array);
+            let string_or_null = types.is_some_and(|t| {
+                t.iter().all(|t| t == "string" || t == "null") && t.iter().any(|t| t == "string")
+            });
+            if string_or_null {
+                p.insert("type".into(), Value::String("string".into()));
+            }
+        }
+    }
+    out
+}
+
 /// Whether `schema` is in the enforceable subset: every schema position
 /// says what it accepts (`type`, `const`, `enum` or `anyOf`), with no
 /// keyword outside the subset. Returns the JSON pointer of the first

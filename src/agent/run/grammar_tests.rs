@@ -146,3 +146,18 @@ fn whatever_comes_in_a_checked_schema_comes_out() {
         check(&out).unwrap_or_else(|e| panic!("{junk}: {e}"));
     }
 }
+
+#[test]
+fn required_alternatives_resolve_to_the_first_and_required_strings_lose_null() {
+    let think = json!({"type": "object", "additionalProperties": false, "properties": {
+        "thought": {"type": ["string", "null"]}, "thoughts": {"type": ["string", "null"]},
+        "workflow": {"type": ["string", "null"]}},
+        "anyOf": [{"required": ["thought"]}, {"required": ["thoughts"]}]});
+    let out = first_alternative(&think);
+    assert_eq!(out["required"], json!(["thought"]));
+    assert!(out.get("anyOf").is_none());
+    assert_eq!(out["properties"]["thought"]["type"], "string");
+    assert_eq!(out["properties"]["workflow"]["type"], json!(["string", "null"]), "optional: unchanged");
+    let plain = json!({"type": "object", "anyOf": [{"type": "object"}], "properties": {}});
+    assert_eq!(first_alternative(&plain), plain, "an anyOf of other schemas: unchanged");
+}

@@ -190,14 +190,14 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
 
     /// A tool call identical to the one of the step before gets one narrowed
     /// re-ask in the same step (a second constrained call): after a call
-    /// that worked, only finish or error are allowed (its output is in the
-    /// prompt already); after one that failed, the other tools too. An
+    /// that worked, the answer from its output; after one that failed, the
+    /// other tools, finish or error. An
     /// answer outside that (a server that ignores the schema) keeps the
     /// repeat, which stuck detection then counts. A prose answer is the
-    /// final answer when only a final answer was allowed. When the goal
-    /// needs a tool's output and the call worked, the re-ask is the short
-    /// answer request ([`Runner::answer_request`]): the goal and that output
-    /// alone, one JSON string asked for.
+    /// final answer when only a final answer was allowed. After a call that
+    /// worked, the re-ask is the short answer request
+    /// ([`Runner::answer_request`]): the goal and that output alone, one
+    /// JSON string asked for (a list goal: the listed ids).
     pub(super) async fn steer_repeat(
         &mut self,
         mut d: Decision,
@@ -213,9 +213,8 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         let last_ok = self.transcript.last().and_then(|r| r.ok) == Some(true);
         let others: Vec<ToolInfo> =
             if last_ok { Vec::new() } else { offered.iter().filter(|t| t.name != tool).cloned().collect() };
-        let answer_only = last_ok && crate::agent::run::ground::needs_grounding(self.goal);
-        let steered = if answer_only {
-            // The goal needs what that output says: the short answer request.
+        // After a call that worked, its output holds the answer: the short answer request.
+        let steered = if last_ok {
             self.ask_answer(&mut d, request, "narrowed").await?.filter(|a| matches!(a, Action::Finish { .. }))
         } else {
             self.narrowed(&mut d, &others, request, &tool, last_ok).await?
@@ -225,11 +224,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         self.telemetry.log(&format!(
             "step {}: the same call of {tool} as the step before; asked again with {} → {}",
             self.step,
-            match (answer_only, last_ok) {
-                (true, _) => "the answer from its output only",
-                (false, true) => "finish or error only",
-                (false, false) => "the other tools, finish or error",
-            },
+            if last_ok { "the answer from its output only" } else { "the other tools, finish or error" },
             steered.as_ref().map_or("ignored (the repeat stands)", |a| a.kind().as_str())
         ));
         if let Some(a) = steered {
