@@ -315,21 +315,13 @@ fn schema_for(tools: &[crate::agent::ToolInfo], with: Branches, caps: super::bou
     json!({ "title": "AgentAction", "anyOf": branches })
 }
 
-/// What the loop tells a model that asked for the same tool call as at the
-/// step before, when it asks again with [`narrowed_schema`].
-pub fn repeat_note(tool: &str, last_ok: bool) -> String {
-    if last_ok {
-        format!(
-            "You called `{tool}` with these arguments at the last step, and its output is above (last_output). \
-             Calling it again gives the same output. Now finish: put the answer to the goal, taken from that \
-             output, in `final`."
-        )
-    } else {
-        format!(
-            "`{tool}` failed with these arguments at the last step (its error is above). Do not call it again \
-             the same way: call another tool, or finish, or give up with action error."
-        )
-    }
+/// What the loop tells a model that asked for the same failed tool call as
+/// at the step before, when it asks again with [`narrowed_schema`].
+pub fn repeat_note(tool: &str) -> String {
+    format!(
+        "`{tool}` failed with these arguments at the last step (its error is above). Do not call it again \
+         the same way: call another tool, or finish, or give up with action error."
+    )
 }
 
 /// A prose answer (not JSON at all) as the final answer, where the request

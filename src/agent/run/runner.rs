@@ -345,7 +345,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
             super::rank::top(ranked, self.goal, self.last_output.as_deref(), self.options.offer_tools);
         let heavy = self.heavy_step();
         let budget = self.budget(heavy).await;
-        let must_call = super::ground::needs_grounding(self.goal) && self.observed().is_none();
+        let must_call = super::ground::needs_grounding(self.goal) && !self.any_call_worked();
         let (request, built) = self.request(&tools, heavy, budget, must_call);
         let decision = match self.checked(&request, &built, heavy, &tools, &all).await {
             Ok(d) => d,

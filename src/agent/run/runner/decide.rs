@@ -211,13 +211,12 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         }
         let tool = tool.clone();
         let last_ok = self.transcript.last().and_then(|r| r.ok) == Some(true);
-        let others: Vec<ToolInfo> =
-            if last_ok { Vec::new() } else { offered.iter().filter(|t| t.name != tool).cloned().collect() };
         // After a call that worked, its output holds the answer: the short answer request.
         let steered = if last_ok {
             self.ask_answer(&mut d, request, "narrowed").await?.filter(|a| matches!(a, Action::Finish { .. }))
         } else {
-            self.narrowed(&mut d, &others, request, &tool, last_ok).await?
+            let others: Vec<ToolInfo> = offered.iter().filter(|t| t.name != tool).cloned().collect();
+            self.narrowed(&mut d, &others, request, &tool).await?
         };
         d.metadata["narrowed"] = json!({"repeat_of": tool, "last_ok": last_ok,
             "outcome": steered.as_ref().map_or("ignored", |a| a.kind().as_str())});
@@ -233,21 +232,20 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         Ok(d)
     }
 
-    /// The narrowed re-ask of a repeated call of `tool`: `others` (the
-    /// tools but the repeated one after a failure, none after a success), a
-    /// finish or an error; `None` when the answer is none of those.
+    /// The narrowed re-ask of a repeated call of `tool` that failed:
+    /// `others` (the tools but the repeated one), a finish or an error;
+    /// `None` when the answer is none of those.
     async fn narrowed(
         &mut self,
         d: &mut Decision,
         others: &[ToolInfo],
         request: &ChatRequest,
         tool: &str,
-        last_ok: bool,
     ) -> Result<Option<Action>, End> {
         let mut again = request.clone();
         super::guard::with_schema(&mut again, action::narrowed_schema(others));
         again.messages.push(Message::assistant(serde_json::to_string(&d.action).unwrap_or_default()));
-        again.messages.push(Message::user(action::repeat_note(tool, last_ok)));
+        again.messages.push(Message::user(action::repeat_note(tool)));
         let mut retries = 0;
         let reply = self.ask(&again, &mut retries, "narrowed").await?;
         d.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
@@ -259,9 +257,7 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
         };
         Ok(match action::parse(&reply.text) {
             Ok(a) if allowed(&a) => Some(a),
-            Ok(_) => None,
-            Err(_) if last_ok => action::prose_final(&reply.text).map(|text| Action::finish(text, "")),
-            Err(_) => None,
+            Ok(_) | Err(_) => None,
         })
     }
 

@@ -99,11 +99,13 @@ impl<B: Backend, T: Tools> Runner<'_, B, T> {
     /// `run_id`, or the goal names one (`r-…`).
     pub(super) fn run_known(&self) -> bool {
         let in_goal = self.goal.split(|c: char| c.is_whitespace() || c == '`').any(|w| w.starts_with("r-"));
-        in_goal
-            || self
-                .transcript
-                .iter()
-                .any(|r| r.ok == Some(true) && r.output.to_string().contains("\"run_id\""))
+        in_goal || self.transcript.iter().any(|r| r.ok == Some(true) && names_key(&r.output, "run_id"))
+    }
+
+    /// Whether any tool call of the run has worked (what [`Self::observed`]
+    /// would quote, without building the text).
+    pub(super) fn any_call_worked(&self) -> bool {
+        self.transcript.iter().any(|r| r.action == "tool" && r.ok == Some(true))
     }
 
     /// The text of every successful tool output of the run (bounded);
@@ -319,4 +321,13 @@ pub(super) fn with_schema(request: &mut ChatRequest, schema: Value) {
         request.max_tokens = request.max_tokens.max(u32::try_from(n).unwrap_or(u32::MAX));
     }
     request.schema = schema;
+}
+
+/// Whether `key` is a key of an object anywhere in `v`.
+fn names_key(v: &Value, key: &str) -> bool {
+    match v {
+        Value::Object(m) => m.contains_key(key) || m.values().any(|x| names_key(x, key)),
+        Value::Array(a) => a.iter().any(|x| names_key(x, key)),
+        _ => false,
+    }
 }
