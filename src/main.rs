@@ -450,12 +450,43 @@ fn check_args() -> Option<cli::check::CheckArgs> {
     Some(args)
 }
 
+/// `exec` alone, as [`CheckCli`] is `check` alone: building every
+/// subcommand's parser costs an `exec` more instructions than a step
+/// (issue 48.1). Used only when it parses.
+#[cfg(feature = "agent")]
+#[derive(Parser)]
+#[command(name = "savant-think")]
+struct ExecCli {
+    #[command(subcommand)]
+    command: ExecOnly,
+}
+
+#[cfg(feature = "agent")]
+#[derive(Subcommand)]
+enum ExecOnly {
+    Exec(cli::exec::ExecArgs),
+}
+
+/// `savant-think exec …` as [`Cli`] would read it, when the exec's own
+/// parser accepts it.
+#[cfg(feature = "agent")]
+fn exec_args() -> Option<cli::exec::ExecArgs> {
+    std::env::args_os().nth(1).filter(|a| a == "exec")?;
+    let ExecOnly::Exec(args) = ExecCli::try_parse().ok()?.command;
+    Some(args)
+}
+
 fn main() -> ExitCode {
     // `COMPLETE=bash savant-think` (the shell's registration): complete and exit.
     clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command).complete();
     if let Some(args) = check_args() {
         cli::env::test_clock();
         return cli::check::run(args);
+    }
+    #[cfg(feature = "agent")]
+    if let Some(args) = exec_args() {
+        cli::env::test_clock();
+        return ExitCode::from(cli::exec::main(args));
     }
     let cli = Cli::parse();
     cli::env::test_clock();
@@ -523,19 +554,35 @@ mod tests {
     use super::*;
     use clap::CommandFactory;
 
-    /// Every argument of `check` as clap holds it (names, defaults, value
-    /// parsers, conflicts), the subcommand built as in a parse.
-    fn check_args_of(mut top: clap::Command) -> Vec<String> {
+    /// Every argument of subcommand `name` as clap holds it (names,
+    /// defaults, value parsers, conflicts), the subcommand built as in a parse.
+    fn args_of(mut top: clap::Command, name: &str) -> Vec<String> {
         top.build();
-        let check = top.find_subcommand("check").expect("a check subcommand");
-        check.get_arguments().map(|a| format!("{a:?}")).collect()
+        let sub = top.find_subcommand(name).expect("the subcommand");
+        sub.get_arguments().map(|a| format!("{a:?}")).collect()
     }
 
     #[test]
     fn the_check_parser_has_exactly_the_check_subcommands_arguments() {
-        let full = check_args_of(Cli::command());
+        let full = args_of(Cli::command(), "check");
         assert!(full.iter().any(|a| a.contains("deny_warnings")), "{full:?}");
-        assert_eq!(check_args_of(CheckCli::command()), full);
+        assert_eq!(args_of(CheckCli::command(), "check"), full);
+    }
+
+    #[cfg(feature = "agent")]
+    #[test]
+    fn the_exec_parser_has_exactly_the_exec_subcommands_arguments() {
+        let full = args_of(Cli::command(), "exec");
+        assert!(full.iter().any(|a| a.contains("dry_run")), "{full:?}");
+        assert_eq!(args_of(ExecCli::command(), "exec"), full);
+        let parse = |argv: &[&str]| ExecCli::try_parse_from(argv).map(|c| c.command);
+        let Ok(ExecOnly::Exec(args)) = parse(&["savant-think", "exec", "cri", "--dry-run", "--json"]) else {
+            panic!("a plain exec is the exec parser's");
+        };
+        assert!(args.dry_run && args.json && args.workflow == "cri");
+        for argv in [&["savant-think", "exec", "--help"][..], &["savant-think", "exec", "w", "--jobs", "0"]] {
+            assert!(parse(argv).is_err(), "{argv:?}");
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::check::scope::{self, Binding};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{ExprSite, TemplateString};
 use crate::source::Span;
+use crate::syntax::template::find_pair;
 
 /// `inner` as a path (`a.b.c`, identifiers only) whose root is in scope of
 /// step `step`'s templates: safe to rewrite to `<<inner>>` (nothing to
@@ -40,8 +41,8 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Diagnostic>) {
     for (i, step) in cx.steps() {
         let mut visit = |t: &TemplateString| {
             let mut from = 0;
-            while let Some(open) = t.text[from..].find("{{").map(|i| i + from) {
-                let Some(close) = t.text[open + 2..].find("}}").map(|i| i + open + 2) else { break };
+            while let Some(open) = find_pair(&t.text[from..], *b"{{").map(|i| i + from) {
+                let Some(close) = find_pair(&t.text[open + 2..], *b"}}").map(|i| i + open + 2) else { break };
                 let inner = t.text[open + 2..close].trim();
                 // `${{ … }}` is GitHub Actions' syntax: underline the `$` too.
                 let dollar = open > 0 && t.text.as_bytes()[open - 1] == b'$';

@@ -8,9 +8,10 @@ use crate::ir::{
     TemplateValue, Type, Workflow,
 };
 use crate::source::{SourceFile, Span};
+use crate::syntax::expr::parse_expr;
 use crate::syntax::node::{Entry, Node, NodeKind, ScalarValue};
 use crate::syntax::scalar::ScalarMap;
-use crate::syntax::{expr::parse_expr, template::parse_template};
+use crate::syntax::template::{find_pair, parse_template};
 use std::sync::Arc;
 
 // The lowerer by the part of the IR it builds: the workflow and its keys
@@ -268,9 +269,9 @@ fn wrapped_in_template(text: &str) -> Option<(usize, &str)> {
 fn interpolation_bytes(text: &str) -> usize {
     let mut n = 0;
     let mut rest = text;
-    while let Some(open) = rest.find("<<") {
+    while let Some(open) = find_pair(rest, *b"<<") {
         let after = &rest[open + 2..];
-        match after.find(">>") {
+        match find_pair(after, *b">>") {
             Some(close) => {
                 n += close;
                 rest = &after[close + 2..];

@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 pub struct CompiledWorkflow {
     /// The file it was read from.
     pub path: PathBuf,
-    /// `sha256:<hex>` of the file's bytes.
+    /// `sha256:<hex>` of the file's bytes, which are `source.text`'s (a
+    /// file compiles only when it is whole and UTF-8): the engine stores
+    /// the text under this name without hashing it again.
     pub hash: String,
     /// The file's text.
     pub source: SourceFile,
@@ -49,7 +51,8 @@ pub fn compile_bytes(path: &Path, bytes: Vec<u8>, config: &Config) -> Result<Com
 }
 
 /// [`compile_bytes`] for a caller that has hashed the bytes already
-/// (`hash` is their [`sha256_hex`]): a file is hashed once per read.
+/// (`hash` must be their [`sha256_hex`]: the engine trusts it when it
+/// stores the workflow's object): a file is hashed once per read.
 pub fn compile_hashed(
     path: &Path,
     bytes: Vec<u8>,

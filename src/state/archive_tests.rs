@@ -73,6 +73,16 @@ fn objects_are_stored_once_and_checked_on_read() {
         let wrong = crate::runtime::workflow::sha256_hex(b"other");
         assert!(matches!(store.put_object(&wrong, bytes), Err(StoreError::Corrupt { .. })), "{}", b.name);
         assert!(matches!(store.get_object("sha256:../../x"), Err(StoreError::InvalidId { .. })));
+        // Bytes the caller hashed: stored under the name, still checked on read.
+        let other = b"id: v\nsteps: []\n";
+        let other_hash = crate::runtime::workflow::sha256_hex(other);
+        store.put_hashed_object(&other_hash, other).unwrap();
+        assert_eq!(store.get_object(&other_hash).unwrap().as_deref(), Some(&other[..]), "{}", b.name);
+        assert!(matches!(
+            store.put_hashed_object("sha256:../../x", other),
+            Err(StoreError::InvalidId { .. })
+        ));
+        assert!(store.delete_object(&other_hash).unwrap(), "{}", b.name);
         if let Some(files) = &b.files {
             let path = files.join("objects").join(hash.replacen(':', "-", 1));
             fs::write(&path, b"edited by hand").unwrap();

@@ -70,6 +70,14 @@ pub trait ObjectStore {
     /// refreshed). Durable before returning.
     fn put_object(&self, hash: &str, bytes: &[u8]) -> Result<(), StoreError>;
 
+    /// [`put_object`](Self::put_object) for bytes whose `hash` the caller
+    /// computed from these very bytes in this process ([`sha256_hex`]): a
+    /// store may skip hashing them again to check the name. Reading an
+    /// object back still checks it. By default, `put_object`.
+    fn put_hashed_object(&self, hash: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        self.put_object(hash, bytes)
+    }
+
     /// The bytes stored under `hash`, or `None`. Bytes that no longer hash
     /// to `hash` are `StoreError::Corrupt`.
     fn get_object(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError>;
@@ -91,12 +99,9 @@ impl FileStore {
         self.check_confined()?;
         Ok(self.objects_dir().join(hash.replacen(':', "-", 1)))
     }
-}
 
-impl ObjectStore for FileStore {
-    fn put_object(&self, hash: &str, bytes: &[u8]) -> Result<(), StoreError> {
-        let path = self.object_path(hash)?;
-        verify(hash, bytes, &path)?;
+    /// Stores checked bytes at `path` unless an object is there already.
+    fn store_object(&self, path: PathBuf, bytes: &[u8]) -> Result<(), StoreError> {
         if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
             // Already stored: refresh its time (see `StoredObject`).
             let file = crate::fsx::open_nofollow(&path, OpenOptions::new().write(true));
@@ -105,6 +110,20 @@ impl ObjectStore for FileStore {
                 .map_err(|e| StoreError::io(&path, e));
         }
         self.write_durably(&path, bytes)
+    }
+}
+
+impl ObjectStore for FileStore {
+    fn put_object(&self, hash: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        let path = self.object_path(hash)?;
+        verify(hash, bytes, &path)?;
+        self.store_object(path, bytes)
+    }
+
+    fn put_hashed_object(&self, hash: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        let path = self.object_path(hash)?;
+        debug_assert_eq!(sha256_hex(bytes), hash, "put_hashed_object: bytes that do not hash to the name");
+        self.store_object(path, bytes)
     }
 
     fn get_object(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {

@@ -27,6 +27,11 @@ pub fn parse_template(text: &str) -> (Template, Vec<SyntaxError>) {
     let mut closable = true;
     let mut i = 0;
     while i < bytes.len() {
+        // Only `<` and `\\` can start what is looked for: skip to the next.
+        match bytes[i..].iter().position(|&b| b == b'<' || b == b'\\') {
+            Some(k) => i += k,
+            None => break,
+        }
         if bytes[i..].starts_with(b"\\<<") {
             pending.push_str(&text[copied..i]);
             pending.push_str("<<");
@@ -85,6 +90,24 @@ pub fn parse_template(text: &str) -> (Template, Vec<SyntaxError>) {
     (Template { segments }, errors)
 }
 
+/// The byte offset of the first `pair` (two ASCII bytes) in `text`: what
+/// `text.find` of the two characters answers, without setting up a
+/// substring searcher, which costs more than scanning a workflow's short
+/// strings.
+pub fn find_pair(text: &str, pair: [u8; 2]) -> Option<usize> {
+    debug_assert!(pair.is_ascii());
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(k) = bytes[from..].iter().position(|&b| b == pair[0]) {
+        let at = from + k;
+        if bytes.get(at + 1) == Some(&pair[1]) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
 /// Pushes the literal text `pending`, which is `span` of the template's text
 /// with its escapes unescaped when `escaped`; nothing when it is empty.
 fn push_text(segments: &mut Vec<Segment>, span: Span, pending: &str, escaped: bool) {
@@ -113,7 +136,7 @@ fn find_close(text: &str, from: usize) -> Option<usize> {
         }
         j += 1;
     }
-    text[from..].find(">>").map(|k| from + k)
+    find_pair(&text[from..], *b">>").map(|k| from + k)
 }
 
 #[cfg(test)]
@@ -143,6 +166,17 @@ mod tests {
             .collect();
         out.extend(errors.iter().map(|e| format!("error: {} @{}", e.message, e.span)));
         assert_eq!(out.join(" "), expect, "template {text:?}");
+    }
+
+    #[test]
+    fn find_pair_is_find_of_the_two_characters() {
+        for text in ["", "<", "<<", "a<b<<c", "<<<", "x\\<<y>>", "é<<ü>>", "<a<", ">>>", "{{ x }}", "{ {{"]
+        {
+            for pair in [*b"<<", *b">>", *b"{{", *b"}}"] {
+                let as_str = std::str::from_utf8(&pair).unwrap();
+                assert_eq!(find_pair(text, pair), text.find(as_str), "{text:?} {as_str}");
+            }
+        }
     }
 
     #[test]

@@ -53,7 +53,7 @@ pub fn parse(src: &SourceFile, limits: &Limits) -> Parsed {
         };
     }
     let mut diagnostics = Vec::new();
-    if let Some((at, c)) = text.char_indices().find(|&(_, c)| !is_printable(c)) {
+    if let Some((at, c)) = first_non_printable(text) {
         diagnostics.push(non_printable(at, c));
         // saphyr reads NUL as the end of the input: nothing after it would be seen.
         if c == '\0' {
@@ -66,6 +66,17 @@ pub fn parse(src: &SourceFile, limits: &Limits) -> Parsed {
     // Drop the anchors' references so that anchored nodes can be moved, not cloned.
     drop(builder);
     Parsed { root: root.map(into_node), diagnostics }
+}
+
+/// The first character outside [`is_printable`]. Most files are printable
+/// ASCII: their bytes are scanned as bytes, characters only from the first
+/// other byte on.
+fn first_non_printable(text: &str) -> Option<(usize, char)> {
+    let bytes = text.as_bytes();
+    let from =
+        bytes.iter().position(|&b| !matches!(b, b'\t' | b'\n' | b'\r' | b' '..=b'~')).unwrap_or(bytes.len());
+    // Every byte before `from` is ASCII: `from` is a character boundary.
+    text[from..].char_indices().map(|(i, c)| (from + i, c)).find(|&(_, c)| !is_printable(c))
 }
 
 /// YAML's `c-printable` set: every other character must be escaped.

@@ -137,3 +137,22 @@ fn char_offsets_convert_indices() {
     }
     assert_eq!(offsets.byte(10_000), text.len());
 }
+
+#[test]
+fn the_byte_scan_finds_the_first_non_printable_character_as_the_character_scan_does() {
+    let by_chars = |t: &str| t.char_indices().find(|&(_, c)| !is_printable(c));
+    for t in [
+        "",
+        "a: b\n\tc: 'd'\r\n",
+        "a\u{7f}b",
+        "é\u{1}",
+        "ok: é ü \u{a0} \u{85}\u{feff}x",
+        "x\u{fffe}",
+        "tail\0",
+        "\u{1F600} \u{9c}",
+        "日本\u{b}",
+    ] {
+        assert_eq!(first_non_printable(t), by_chars(t), "{t:?}");
+    }
+    assert_eq!(first_non_printable("a\u{7f}b"), Some((1, '\u{7f}')));
+}

@@ -100,11 +100,14 @@ impl ExecEvent {
 
 /// Prints each event as one JSON line on stdout.
 pub fn ndjson() -> impl FnMut(&ExecEvent) + Send {
-    |e: &ExecEvent| {
-        let mut out = std::io::stdout().lock();
-        if let Ok(line) = serde_json::to_string(e) {
+    let mut line = Vec::new();
+    move |e: &ExecEvent| {
+        line.clear();
+        if serde_json::to_writer(&mut line, e).is_ok() {
+            line.push(b'\n');
+            let mut out = std::io::stdout().lock();
             // A closed pipe is not worth a panic.
-            let _ = writeln!(out, "{line}");
+            let _ = out.write_all(&line);
             let _ = out.flush();
         }
     }

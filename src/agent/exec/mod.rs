@@ -139,28 +139,28 @@ impl Exercised {
         };
         for (step, view) in cw.wf.steps.iter().zip(&state.steps) {
             let ran = |s: crate::runtime::run::StepStatus| s == crate::runtime::run::StepStatus::Done;
-            let works: Vec<String> = match &view.items {
-                Some(items) => {
-                    let n = items.iter().filter(|i| ran(i.status)).count();
-                    out.items += n;
-                    out.steps += n;
-                    items
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, i)| ran(i.status))
-                        .map(|(j, _)| format!("{}[{j}]", view.id))
-                        .collect()
-                }
-                None if ran(view.status) => {
-                    out.steps += 1;
-                    vec![view.id.clone()]
-                }
-                None => Vec::new(),
+            let n = match &view.items {
+                Some(items) => items.iter().filter(|i| ran(i.status)).count(),
+                None => usize::from(ran(view.status)),
             };
+            out.steps += n;
+            if view.items.is_some() {
+                out.items += n;
+            }
             let Some(uses) = &step.uses else { continue };
             if depth >= 16 {
                 continue;
             }
+            let works: Vec<String> = match &view.items {
+                Some(items) => items
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, i)| ran(i.status))
+                    .map(|(j, _)| format!("{}[{j}]", view.id))
+                    .collect(),
+                None if ran(view.status) => vec![view.id.clone()],
+                None => Vec::new(),
+            };
             for work in works {
                 out.child_runs += 1;
                 if !out.workflows.iter().any(|w| w == uses.value.as_str()) {

@@ -44,12 +44,16 @@ impl Engine {
         self.pins.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Stores an object unless this engine knows it is stored.
+    /// Stores an object unless this engine knows it is stored. Every
+    /// caller's `hash` is [`workflow::sha256_hex`] of these very bytes,
+    /// computed in this process (a [`CompiledWorkflow`]'s is of its text's
+    /// bytes, see [`workflow::compile_hashed`]): the store need not hash
+    /// them again.
     fn put_object(&self, hash: &str, bytes: &[u8]) -> Result<(), EngineError> {
         if self.pins().stored.get(hash).is_some_and(|at| at.elapsed() < REMEMBER_STORED) {
             return Ok(());
         }
-        self.store.put_object(hash, bytes).map_err(store_error)?;
+        self.store.put_hashed_object(hash, bytes).map_err(store_error)?;
         let mut pins = self.pins();
         if pins.stored.len() >= 4096 {
             pins.stored.clear();
