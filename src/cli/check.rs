@@ -547,18 +547,23 @@ fn display_paths(paths: &[PathBuf]) -> String {
 /// bundled driver prompts (MCP serves the workflow under that name).
 fn shadowed_prompts(root: &Path, checked: &[(SourceFile, Vec<Diagnostic>)]) -> Vec<String> {
     use savant_think::runtime::prompts::{Origin, registry};
-    let Ok(registry) = registry(root) else { return Vec::new() };
-    let bundled: Vec<&str> =
-        registry.entries.iter().filter(|e| e.origin == Origin::Bundled).map(|e| e.version.as_str()).collect();
-    let mut out: Vec<String> = checked
+    let stems: Vec<&str> = checked
         .iter()
         .filter_map(|(src, _)| {
             let path = Path::new(&src.path);
             let in_workflows = path.parent().and_then(Path::file_name).is_some_and(|d| d == "workflows");
-            let stem = path.file_stem()?.to_str()?;
-            (in_workflows && bundled.contains(&stem)).then(|| stem.to_owned())
+            in_workflows.then(|| path.file_stem()?.to_str()).flatten()
         })
         .collect();
+    // The registry is read only when a checked workflow could shadow one.
+    if stems.is_empty() {
+        return Vec::new();
+    }
+    let Ok(registry) = registry(root) else { return Vec::new() };
+    let bundled: Vec<&str> =
+        registry.entries.iter().filter(|e| e.origin == Origin::Bundled).map(|e| e.version.as_str()).collect();
+    let mut out: Vec<String> =
+        stems.into_iter().filter(|stem| bundled.contains(stem)).map(str::to_owned).collect();
     out.sort();
     out.dedup();
     out
