@@ -158,7 +158,8 @@ pub fn read_workflow_bytes(path: &Path, limits: &Limits) -> std::io::Result<Vec<
     // whatever `--max-file-size` says.
     let cap = limits.file_cap();
     // Sized to the file: a buffer grown by doubling holds up to twice the
-    // text, and `check` keeps every file's text until it reports.
+    // text, and `check` keeps a file's text until it reports when the file
+    // has diagnostics (with `--fix`, `--diff` or `--runs`, every file's).
     let size = file.metadata().map_or(0, |m| m.len()).min(cap as u64 + 1);
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     file.take((cap as u64).saturating_add(1)).read_to_end(&mut bytes)?;
