@@ -121,7 +121,6 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Err(code) => return code,
     };
     let mut found = if stdin { setup.read_stdin(&args) } else { setup.read_files(&args) };
-    setup.suppress(&mut found.checked);
     if args.fix || args.diff {
         let fixed = setup.fix(&args, stdin, &mut found);
         if args.diff {
@@ -227,11 +226,14 @@ impl Setup {
             // A test file's buffer (an editor's): checked against its workflow.
             Some(path) if read_diags.is_empty() => {
                 let diags = savant_think::testing::suite::check_text(&self.root, path, src.clone());
+                let diags = suppressed(&self.settings, &self.root, &src, diags);
                 found.checked.push((src, diags));
             }
             _ => {
                 self.config.workflows = workspace::load_workflows(&self.root, &self.config, Some(&[&src]));
-                found.checked.push(workspace::check_decoded(src, read_diags, &self.config))
+                let (src, diags) = workspace::check_decoded(src, read_diags, &self.config);
+                let diags = suppressed(&self.settings, &self.root, &src, diags);
+                found.checked.push((src, diags))
             }
         }
         found
@@ -262,10 +264,13 @@ impl Setup {
         // A workflow named directly and also found under workflows/ is checked once.
         let mut seen = std::collections::HashSet::new();
         files.retain(|f| seen.insert(savant_think::fsx::canonical(f).unwrap_or_else(|_| f.clone())));
-        self.check_files(&files, &mut found);
+        // Only `--fix`, `--diff` and `--runs` read a clean file's text after its check.
+        let keep_text = args.fix || args.diff || args.runs;
+        self.check_files(&files, &mut found, keep_text);
         // A broken lock is reported once, as a diagnostic of the lock file.
-        if let Some(report) = self.lock_report.take().filter(|(_, d)| !d.is_empty()) {
-            found.checked.push(report);
+        if let Some((src, diags)) = self.lock_report.take().filter(|(_, d)| !d.is_empty()) {
+            let diags = suppressed(&self.settings, &self.root, &src, diags);
+            found.checked.push((src, diags));
         }
         if files.is_empty() && found.unreadable.is_empty() {
             found.searched = paths;
@@ -274,44 +279,42 @@ impl Setup {
     }
 
     /// Checks `files` in their order: the workflows together, the test
-    /// files one by one (they share one engine).
-    fn check_files(&mut self, files: &[PathBuf], found: &mut Found) {
-        let root = &self.root;
-        let config = &mut self.config;
+    /// files one by one (they share one engine). Each result is suppressed
+    /// as it comes; unless `keep_text`, a workflow left with no diagnostic
+    /// keeps only its path (its text let go on the thread that checked it,
+    /// not held with every other file's until the report).
+    fn check_files(&mut self, files: &[PathBuf], found: &mut Found, keep_text: bool) {
+        let (root, settings) = (&self.root, &self.settings);
         let mut tests = TestFiles::new(root);
         // The project's workflows, for `uses:` (built when a file uses one).
-        config.workflows = workspace::load_workflows(root, config, Some(&[]));
+        self.config.workflows = workspace::load_workflows(root, &self.config, Some(&[]));
         let workflows: Vec<PathBuf> = files.iter().filter(|f| !is_test_file(f)).cloned().collect();
-        let mut results = workspace::check_files(&workflows, config);
+        // Whether a file has a `uses:` is asked while its text is at hand.
+        let limits = self.config.workflows.is_none().then_some(&self.config.limits);
+        let settle = |r, limits| settle(settings, root, keep_text, limits, r);
+        let mut results = workspace::check_files(&workflows, &self.config, |r| settle(r, limits));
         // A file outside workflows/ with a `uses:`, when none inside has
         // one: the table is built now, and every file checked against it.
-        if config.workflows.is_none()
-            && let Some((src, _)) =
-                results.iter().flatten().find(|(src, _)| workspace::uses_workflows(src, &config.limits))
-        {
-            config.workflows = workspace::load_workflows(root, config, Some(&[src]));
-            results = workspace::check_files(&workflows, config);
+        if let Some((src, _, _)) = results.iter().flatten().find(|(_, _, uses)| *uses) {
+            let table = workspace::load_workflows(root, &self.config, Some(&[src]));
+            self.config.workflows = table;
+            results = workspace::check_files(&workflows, &self.config, |r| settle(r, None));
         }
         let mut results = results.into_iter();
         for f in files {
             let result = match is_test_file(f) {
-                true => tests.check(f),
+                true => tests.check(f).map(|(src, diags)| {
+                    let diags = suppressed(settings, root, &src, diags);
+                    (src, diags, false)
+                }),
                 false => results.next().expect("one result per workflow file"),
             };
             match result {
-                Ok(r) => found.checked.push(r),
+                Ok((src, diags, _)) => found.checked.push((src, diags)),
                 Err(e) => found
                     .unreadable
                     .push(Unreadable { path: e.path.display().to_string(), message: e.message }),
             }
-        }
-    }
-
-    /// Suppressions: comments in each file, then [check] ignores by path.
-    fn suppress(&self, checked: &mut [(SourceFile, Vec<Diagnostic>)]) {
-        for (source, diagnostics) in checked {
-            let ignored = workspace::ignored_in(&self.settings, Path::new(&source.path), &self.root);
-            *diagnostics = suppress::apply(source, std::mem::take(diagnostics), &ignored);
         }
     }
 
@@ -474,6 +477,36 @@ impl Fixed {
     }
 }
 
+/// Suppressions: the file's comments, then `[check]` ignores by path.
+fn suppressed(
+    settings: &suppress::CheckSettings,
+    root: &Path,
+    source: &SourceFile,
+    diagnostics: Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
+    let ignored = workspace::ignored_in(settings, Path::new(&source.path), root);
+    suppress::apply(source, diagnostics, &ignored)
+}
+
+/// One workflow's check as `check` keeps it: suppressed, whether it has a
+/// `uses:` step (asked with `limits`, while no table is built), and its
+/// text dropped unless `keep_text`, it has diagnostics, or a `uses:`.
+fn settle(
+    settings: &suppress::CheckSettings,
+    root: &Path,
+    keep_text: bool,
+    limits: Option<&savant_think::source::Limits>,
+    result: Result<(SourceFile, Vec<Diagnostic>), workspace::IoError>,
+) -> Result<(SourceFile, Vec<Diagnostic>, bool), workspace::IoError> {
+    let (mut src, diags) = result?;
+    let uses = limits.is_some_and(|limits| workspace::uses_workflows(&src, limits));
+    let diags = suppressed(settings, root, &src, diags);
+    if !keep_text && diags.is_empty() && !uses {
+        src = SourceFile::new(std::mem::take(&mut src.path), "");
+    }
+    Ok((src, diags, uses))
+}
+
 /// A unified diff (3 lines of context) of one file's fixes.
 fn unified_diff(path: &str, old: &str, new: &str) -> String {
     let path = path.strip_prefix("./").unwrap_or(path);
@@ -514,18 +547,23 @@ fn display_paths(paths: &[PathBuf]) -> String {
 /// bundled driver prompts (MCP serves the workflow under that name).
 fn shadowed_prompts(root: &Path, checked: &[(SourceFile, Vec<Diagnostic>)]) -> Vec<String> {
     use savant_think::runtime::prompts::{Origin, registry};
-    let Ok(registry) = registry(root) else { return Vec::new() };
-    let bundled: Vec<&str> =
-        registry.entries.iter().filter(|e| e.origin == Origin::Bundled).map(|e| e.version.as_str()).collect();
-    let mut out: Vec<String> = checked
+    let stems: Vec<&str> = checked
         .iter()
         .filter_map(|(src, _)| {
             let path = Path::new(&src.path);
             let in_workflows = path.parent().and_then(Path::file_name).is_some_and(|d| d == "workflows");
-            let stem = path.file_stem()?.to_str()?;
-            (in_workflows && bundled.contains(&stem)).then(|| stem.to_owned())
+            in_workflows.then(|| path.file_stem()?.to_str()).flatten()
         })
         .collect();
+    // The registry is read only when a checked workflow could shadow one.
+    if stems.is_empty() {
+        return Vec::new();
+    }
+    let Ok(registry) = registry(root) else { return Vec::new() };
+    let bundled: Vec<&str> =
+        registry.entries.iter().filter(|e| e.origin == Origin::Bundled).map(|e| e.version.as_str()).collect();
+    let mut out: Vec<String> =
+        stems.into_iter().filter(|stem| bundled.contains(stem)).map(str::to_owned).collect();
     out.sort();
     out.dedup();
     out

@@ -112,3 +112,41 @@ fn untracked(root: &Path) -> Vec<PathBuf> {
         })
         .clone()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::settle;
+    use savant_think::check::suppress::CheckSettings;
+    use savant_think::diagnostic::Code;
+    use savant_think::source::{Limits, SourceFile};
+    use std::path::Path;
+
+    /// What `check` keeps of a checked workflow: the path always; the text
+    /// only while something after the check reads it.
+    #[test]
+    fn a_clean_file_keeps_only_its_path_unless_its_text_is_read_later() {
+        let (settings, root) = (CheckSettings::default(), Path::new("project"));
+        let checked = |path: &str, text: &str| Ok((SourceFile::new(path, text), Vec::new()));
+        let clean = "steps:\n  - id: a\n    call: prompt.say\n";
+        let (src, diags, uses) = settle(&settings, root, false, None, checked("w/a.yaml", clean)).unwrap();
+        assert_eq!((src.path.as_str(), src.text.as_str(), diags.len(), uses), ("w/a.yaml", "", 0, false));
+        // `--fix`, `--diff` and `--runs` read it again.
+        let (src, ..) = settle(&settings, root, true, None, checked("w/a.yaml", clean)).unwrap();
+        assert_eq!(src.text, clean);
+        // A `uses:` step, asked while no table is built: said, and the text kept for the table.
+        let uses = "steps:\n  - id: a\n    uses: other\n";
+        let limits = Limits::default();
+        let (src, _, said) =
+            settle(&settings, root, false, Some(&limits), checked("w/b.yaml", uses)).unwrap();
+        assert!(said);
+        assert_eq!(src.text, uses);
+        let (src, _, said) = settle(&settings, root, false, None, checked("w/b.yaml", uses)).unwrap();
+        assert_eq!((said, src.text.as_str()), (false, ""));
+        // Suppressed where it was checked: a comment silencing nothing is a
+        // diagnostic, and its file keeps the text the report quotes.
+        let stale = "steps: [] # savant-think: ignore[UNRESOLVED_VAR]\n";
+        let (src, diags, _) = settle(&settings, root, false, None, checked("w/c.yaml", stale)).unwrap();
+        assert_eq!(diags.iter().map(|d| d.code).collect::<Vec<_>>(), [Code::UnusedSuppression]);
+        assert_eq!(src.text, stale);
+    }
+}
