@@ -303,9 +303,14 @@ impl StateStore for FileStore {
         let p = self.paths(key)?;
         self.check_state_confined()?;
         // A run's lock file exists while the run does (the snapshot's stamp
-        // under the lock tells the rest): no need to look first.
+        // under the lock tells the rest): no need to look first. That stamp
+        // goes with the lock, so the holder need not make the paths again.
         if let Some(guard) = lock::acquire(&p.lock, IfMissing::Absent, &self.lock_policy, key)? {
-            return Ok(Some(RunLock::new(guard)));
+            let lock = RunLock::new(guard);
+            return Ok(Some(match self.stamp_of(&p)? {
+                Some(stamp) => lock.with_stamp(stamp),
+                None => lock,
+            }));
         }
         if self.stamp_of(&p)?.is_none() {
             return Ok(None);
