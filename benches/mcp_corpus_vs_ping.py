@@ -8,45 +8,27 @@ benches/mcp.rs's `mcp_stdio_vs_ping` does per sample) and each call's median.
 Usage: python3 benches/mcp_corpus_vs_ping.py BINARY ROOT CALLS
 (ROOT: a project with workflows/cri.yaml and `[state] fsync = false`; see
 docs/PERFORMANCE.md, "As a process".)"""
-import json, subprocess, sys, time, os, statistics
+import os, statistics, sys, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcp_client import Server
 binary, root, calls = sys.argv[1], sys.argv[2], int(sys.argv[3])
-env = dict(os.environ, LOG_LEVEL="error", SAVANT_STATE_FSYNC="0")
-p = subprocess.Popen([binary, "serve", "--root", root], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-n = 0
-def rpc(method, params=None):
-    global n
-    n += 1
-    msg = {"jsonrpc": "2.0", "id": n, "method": method}
-    if params is not None: msg["params"] = params
-    p.stdin.write((json.dumps(msg) + "\n").encode())
-    p.stdin.flush()
-    while True:
-        line = p.stdout.readline()
-        r = json.loads(line)
-        if r.get("id") == n: return r
-rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "vs_ping", "version": "1"}})
-p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-p.stdin.flush()
+srv = Server([binary, "serve", "--root", root], "vs_ping")
 run = 0
 def plan():
     global run
     run += 1
-    r = rpc("tools/call", {"name": "think_plan", "arguments": {"workflow": "cri", "run_id": f"r{run}-{os.getpid()}", "params": {"mr_iid": "7"}}})
-    return r["result"]["structuredContent"]
+    return srv.plan(f"r{run}-{os.getpid()}")
 state = plan()
 ratios, pings, nexts = [], [], []
 for i in range(calls):
     if state.get("done") or not state.get("instruction"):
         state = plan()
     step = state["instruction"]["step_id"]
-    t0 = time.perf_counter(); rpc("ping"); t1 = time.perf_counter()
-    r = rpc("tools/call", {"name": "think_next", "arguments": {"workflow": "cri", "run_id": f"r{run}-{os.getpid()}", "step_id": step, "result": {"ok": True}}})
+    t0 = time.perf_counter(); srv.rpc("ping"); t1 = time.perf_counter()
+    state = srv.next(f"r{run}-{os.getpid()}", step)
     t2 = time.perf_counter()
-    res = r["result"]
-    assert not res.get("isError"), res
-    state = res["structuredContent"]
     pings.append(t1 - t0); nexts.append(t2 - t1)
-p.stdin.close(); p.wait()
+srv.close()
 # ratio per block of 50 pairs, as the criterion bench does per sample
 blocks = [sum(nexts[i:i+50]) / sum(pings[i:i+50]) for i in range(0, len(nexts) - 49, 50)]
 q = statistics.quantiles(blocks, n=4)

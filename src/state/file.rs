@@ -2,19 +2,22 @@
 
 use std::collections::HashMap;
 use std::fs::{self, File, Metadata, OpenOptions};
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use super::journal::{self, TailError};
+use super::journal::{self, EventJson, TailError};
 use super::lock::IfMissing;
 use super::{
     FileId, Loaded, LockPolicy, RunKey, RunLock, Stamp, StateStore, StoreError, check_workflow_id, lock,
 };
+use read::Attempt;
 
+#[path = "file_read.rs"]
+mod read;
 #[path = "file_timers.rs"]
 mod timers;
 
@@ -57,18 +60,6 @@ struct Appended {
     last_generation: Option<Value>,
     /// The sequence number of the journal's next line.
     next_seq: u64,
-}
-
-/// The outcome of one optimistic read of a run.
-enum Attempt {
-    Missing,
-    /// The run changed while being read.
-    Changed,
-    Read {
-        snapshot: Vec<u8>,
-        journal: Vec<u8>,
-        stamp: Stamp,
-    },
 }
 
 /// The files of one run.
@@ -215,12 +206,15 @@ impl FileStore {
 
     /// [`StateStore::append`], from the run's stamp when the caller knows
     /// it (it holds the lock and read or wrote the run last), else read.
-    fn append_at(&self, key: &RunKey, event: &Value, current: Option<&Stamp>) -> Result<Stamp, StoreError> {
+    fn append_at(
+        &self,
+        key: &RunKey,
+        event: &EventJson,
+        current: Option<&Stamp>,
+    ) -> Result<Stamp, StoreError> {
         let p = self.paths(key)?;
         debug_assert!(lock::is_held(&p.lock), "StateStore::append on {key} without holding its lock");
-        let version = journal::version_of(event).ok_or_else(|| {
-            StoreError::corrupt(&p.journal, "refusing to append an event without an integer `version`")
-        })?;
+        let version = event.version();
         let before = match current {
             Some(stamp) => *stamp,
             None => self.stamp_of(&p)?.ok_or_else(|| {
@@ -232,7 +226,7 @@ impl FileStore {
         let (mut file, cut, seq) = match kept {
             // Unchanged since our own append, of the same incarnation: its
             // end is known and whole.
-            Some(a) if a.last_generation.as_ref() == journal::generation_of(event) => {
+            Some(a) if a.last_generation.as_ref() == event.generation() => {
                 if version <= a.last_version {
                     return Err(StoreError::corrupt(
                         &p.journal,
@@ -243,7 +237,7 @@ impl FileStore {
             }
             _ => self.open_journal(&p, event, version)?,
         };
-        let line = journal::encode(seq, event).map_err(|m| StoreError::corrupt(&p.journal, m))?;
+        let line = journal::encode_json(seq, event);
         let created = before.journal == FileId::default();
         file.write_all(&line).map_err(io)?;
         if let TailCut::Cut(previous) = cut {
@@ -264,7 +258,7 @@ impl FileStore {
             file,
             after,
             last_version: version,
-            last_generation: journal::generation_of(event).cloned(),
+            last_generation: event.generation().cloned(),
             next_seq: seq + 1,
         };
         let mut journals = self.journals();
@@ -275,43 +269,18 @@ impl FileStore {
         Ok(after)
     }
 
+    /// `event` serialised for `key`'s journal, or why it cannot be appended.
+    fn event_json(&self, key: &RunKey, event: &Value) -> Result<EventJson, StoreError> {
+        EventJson::from_value(event).map_err(|m| match self.paths(key) {
+            Ok(p) => StoreError::corrupt(p.journal, m),
+            Err(e) => e,
+        })
+    }
+
     fn stamp_of(&self, p: &Paths) -> Result<Option<Stamp>, StoreError> {
         let Some(snapshot) = metadata(&p.snapshot)? else { return Ok(None) };
         let journal = metadata(&p.journal)?.map_or_else(FileId::default, |m| file_id(&m));
         Ok(Some(Stamp { snapshot: file_id(&snapshot), journal }))
-    }
-
-    /// One optimistic read of a run: the bytes are kept only if the stamp
-    /// did not change while they were read.
-    fn read_once(&self, p: &Paths) -> Result<Attempt, StoreError> {
-        let mut snapshot = match crate::fsx::open_nofollow(&p.snapshot, OpenOptions::new().read(true)) {
-            Ok(file) => file,
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Attempt::Missing),
-            Err(e) => return Err(StoreError::io(&p.snapshot, e)),
-        };
-        let snapshot_id = file_id(&snapshot.metadata().map_err(|e| StoreError::io(&p.snapshot, e))?);
-        let journal = match crate::fsx::open_nofollow(&p.journal, OpenOptions::new().read(true)) {
-            Ok(file) => {
-                let meta = file.metadata().map_err(|e| StoreError::io(&p.journal, e))?;
-                Some((file, file_id(&meta)))
-            }
-            Err(e) if e.kind() == ErrorKind::NotFound => None,
-            Err(e) => return Err(StoreError::io(&p.journal, e)),
-        };
-        let journal_id = journal.as_ref().map_or_else(FileId::default, |(_, id)| *id);
-        let before = Stamp { snapshot: snapshot_id, journal: journal_id };
-
-        let mut snapshot_bytes = Vec::with_capacity(snapshot_id.len as usize);
-        snapshot.read_to_end(&mut snapshot_bytes).map_err(|e| StoreError::io(&p.snapshot, e))?;
-        let mut journal_bytes = Vec::with_capacity(journal_id.len as usize);
-        if let Some((file, id)) = journal {
-            // Read exactly the bytes the stamp describes.
-            file.take(id.len).read_to_end(&mut journal_bytes).map_err(|e| StoreError::io(&p.journal, e))?;
-        }
-        if self.stamp_of(p)? != Some(before) {
-            return Ok(Attempt::Changed);
-        }
-        Ok(Attempt::Read { snapshot: snapshot_bytes, journal: journal_bytes, stamp: before })
     }
 }
 
@@ -334,9 +303,14 @@ impl StateStore for FileStore {
         let p = self.paths(key)?;
         self.check_state_confined()?;
         // A run's lock file exists while the run does (the snapshot's stamp
-        // under the lock tells the rest): no need to look first.
+        // under the lock tells the rest): no need to look first. That stamp
+        // goes with the lock, so the holder need not make the paths again.
         if let Some(guard) = lock::acquire(&p.lock, IfMissing::Absent, &self.lock_policy, key)? {
-            return Ok(Some(RunLock::new(guard)));
+            let lock = RunLock::new(guard);
+            return Ok(Some(match self.stamp_of(&p)? {
+                Some(stamp) => lock.with_stamp(stamp),
+                None => lock,
+            }));
         }
         if self.stamp_of(&p)?.is_none() {
             return Ok(None);
@@ -382,10 +356,23 @@ impl StateStore for FileStore {
     }
 
     fn append(&self, key: &RunKey, event: &Value) -> Result<Stamp, StoreError> {
-        self.append_at(key, event, None)
+        self.append_at(key, &self.event_json(key, event)?, None)
     }
 
     fn append_after(&self, key: &RunKey, event: &Value, current: &Stamp) -> Result<Stamp, StoreError> {
+        self.append_at(key, &self.event_json(key, event)?, Some(current))
+    }
+
+    fn takes_json(&self) -> bool {
+        true
+    }
+
+    fn append_json_after(
+        &self,
+        key: &RunKey,
+        event: &EventJson,
+        current: &Stamp,
+    ) -> Result<Stamp, StoreError> {
         self.append_at(key, event, Some(current))
     }
 
@@ -503,7 +490,7 @@ impl FileStore {
     fn open_journal(
         &self,
         p: &Paths,
-        event: &Value,
+        event: &EventJson,
         version: u64,
     ) -> Result<(File, TailCut, u64), StoreError> {
         let io = |e| StoreError::io(&p.journal, e);
@@ -518,8 +505,7 @@ impl FileStore {
         // Events of another generation are debris of an earlier incarnation
         // of the run (a crash before the truncation of `write_snapshot`):
         // they are all cut.
-        let stale =
-            tail.last_version.is_some() && tail.last_generation.as_ref() != journal::generation_of(event);
+        let stale = tail.last_version.is_some() && tail.last_generation.as_ref() != event.generation();
         if !stale
             && let Some(last) = tail.last_version
             && version <= last

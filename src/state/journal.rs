@@ -54,16 +54,96 @@ const CRC: &str = "crc32c";
 const CRC_PREFIX: &[u8] = b",\"crc32c\":\"";
 const CRC_SUFFIX_LEN: usize = CRC_PREFIX.len() + 8 + 2;
 
+/// An event as the journal takes it: its compact JSON text (an object
+/// without a top-level `seq` or `crc32c`) and the `version` and
+/// `generation` in it. The engine serialises its typed event straight into
+/// one ([`EventJson::new`]) instead of through a `serde_json::Value`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventJson {
+    json: Vec<u8>,
+    version: u64,
+    generation: Option<Value>,
+}
+
+impl EventJson {
+    /// `event` serialised, with `"generation"` added as its last field when
+    /// given: the same bytes as the event made a `Value`, `generation` set
+    /// on it, then serialised (the event must not have a `generation`,
+    /// `seq` or `crc32c` field of its own; it is a caller's bug if it has).
+    pub fn new(
+        event: &impl serde::Serialize,
+        version: u64,
+        generation: Option<&str>,
+    ) -> Result<EventJson, String> {
+        let mut json = Vec::with_capacity(256);
+        serde_json::to_writer(&mut json, event).map_err(|e| e.to_string())?;
+        if json.first() != Some(&b'{') || json.last() != Some(&b'}') {
+            return Err("an event must be a JSON object".into());
+        }
+        let generation = generation.map(|g| Value::String(g.to_owned()));
+        if let Some(g) = &generation {
+            json.pop();
+            json.extend_from_slice(if json.len() > 1 { b",\"generation\":" } else { b"\"generation\":" });
+            serde_json::to_writer(&mut json, g).map_err(|e| e.to_string())?;
+            json.push(b'}');
+        }
+        debug_assert_eq!(
+            serde_json::from_slice::<Value>(&json).ok().as_ref().and_then(version_of),
+            Some(version),
+            "the event's own version"
+        );
+        Ok(EventJson { json, version, generation })
+    }
+
+    /// `event`, a JSON object with an integer `version`, serialised.
+    pub(super) fn from_value(event: &Value) -> Result<EventJson, String> {
+        let version = version_of(event).ok_or("refusing to append an event without an integer `version`")?;
+        let json = object_json(event)?;
+        Ok(EventJson { json, version, generation: generation_of(event).cloned() })
+    }
+
+    /// The event's `version`.
+    pub(super) fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// The event's `generation` (see [`generation_of`]).
+    pub(super) fn generation(&self) -> Option<&Value> {
+        self.generation.as_ref()
+    }
+
+    /// The event's JSON text.
+    pub fn json(&self) -> &[u8] {
+        &self.json
+    }
+}
+
 /// The line (with its newline) for `event` as line `seq` of a journal.
 pub(super) fn encode(seq: u64, event: &Value) -> Result<Vec<u8>, String> {
+    Ok(encode_object(seq, &object_json(event)?))
+}
+
+/// The compact JSON of `event`, which must be an object without the
+/// line's own fields.
+fn object_json(event: &Value) -> Result<Vec<u8>, String> {
     let Some(object) = event.as_object() else { return Err("an event must be a JSON object".into()) };
     if object.contains_key(SEQ) || object.contains_key(CRC) {
         return Err(format!("an event may not have a top-level `{SEQ}` or `{CRC}` field"));
     }
-    let bytes = serde_json::to_vec(event).map_err(|e| e.to_string())?;
+    serde_json::to_vec(event).map_err(|e| e.to_string())
+}
+
+/// [`encode`] of an event already serialised.
+pub(super) fn encode_json(seq: u64, event: &EventJson) -> Vec<u8> {
+    encode_object(seq, &event.json)
+}
+
+/// [`encode`] of `bytes`, the compact JSON of an event.
+fn encode_object(seq: u64, bytes: &[u8]) -> Vec<u8> {
     // `{…}`: the event's fields go between `{"seq":N,` and the checksum.
     let fields = &bytes[1..bytes.len() - 1];
-    let mut body = format!("{{\"{SEQ}\":{seq}").into_bytes();
+    let mut body = Vec::with_capacity(bytes.len() + 48);
+    body.extend_from_slice(format!("{{\"{SEQ}\":{seq}").as_bytes());
     if !fields.is_empty() {
         body.push(b',');
         body.extend_from_slice(fields);
@@ -73,7 +153,7 @@ pub(super) fn encode(seq: u64, event: &Value) -> Result<Vec<u8>, String> {
     body.pop();
     body.extend_from_slice(CRC_PREFIX);
     body.extend_from_slice(format!("{crc:08x}\"}}\n").as_bytes());
-    Ok(body)
+    body
 }
 
 /// One line read back.

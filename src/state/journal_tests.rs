@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use super::journal::{crc32c, encode, parse, scan};
+use super::journal::{EventJson, crc32c, encode, encode_json, parse, scan};
 
 #[test]
 fn crc32c_matches_the_standard_check_value() {
@@ -39,4 +39,56 @@ fn damage_is_located() {
     let torn = [&bytes[..], b"{\"seq\":4,\"vers"].concat();
     let s = scan(&torn);
     assert_eq!((s.damage, s.good_len, s.events.len()), (None, bytes.len(), 3));
+}
+
+/// An event shaped as the engine's (`version`, `at`, the kind's tag and
+/// fields flattened), serialised straight into an [`EventJson`], makes the
+/// very line the same event made a `Value` (with `generation` set on it)
+/// makes, so the journal, its checksum and a run's replay are unchanged.
+#[test]
+fn an_event_serialised_directly_makes_the_line_its_value_makes() {
+    #[derive(serde::Serialize)]
+    struct Event {
+        version: u64,
+        at: String,
+        #[serde(flatten)]
+        kind: Kind,
+    }
+    #[derive(serde::Serialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum Kind {
+        Result { step_id: String, result: serde_json::Value },
+        Thought { thought: String },
+    }
+    let events = [
+        Event {
+            version: 7,
+            at: "2026-11-29T15:00:00Z".into(),
+            kind: Kind::Result {
+                step_id: "s[2]".into(),
+                result: json!({"ok": true, "text": "a \"quoted\"\nline é \u{1}", "n": [1, 2.5, -3], "z": {}}),
+            },
+        },
+        Event { version: 8, at: "t".into(), kind: Kind::Thought { thought: String::new() } },
+    ];
+    for generation in [None, Some("g-1\"2")] {
+        for (i, event) in events.iter().enumerate() {
+            let direct = EventJson::new(event, event.version, generation).unwrap();
+            let mut value = serde_json::to_value(event).unwrap();
+            if let Some(g) = generation {
+                value["generation"] = json!(g);
+            }
+            let seq = i as u64 + 1;
+            let line = encode(seq, &value).unwrap();
+            assert_eq!(
+                String::from_utf8(encode_json(seq, &direct)).unwrap(),
+                String::from_utf8(line).unwrap()
+            );
+            assert_eq!(direct, EventJson::from_value(&value).unwrap());
+            let first = encode(1, &value).unwrap();
+            assert_eq!(parse(&first).unwrap(), vec![(event.version, value)]);
+        }
+    }
+    assert!(EventJson::new(&json!([1]), 1, None).is_err(), "an event is an object");
+    assert!(EventJson::from_value(&json!({"type": "x"})).is_err(), "an event has a version");
 }

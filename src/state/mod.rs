@@ -38,7 +38,10 @@
 //! journal put aside under `v<version>-<generation>`, listed, loaded,
 //! restored atomically) and `objects.rs` (`ObjectStore`: bytes under their
 //! sha256, written once, checked on read), each with its crash argument in
-//! its docs; `journal.rs` the line format and the torn-tail rule;
+//! its docs; `journal.rs` the line format and the torn-tail rule, and
+//! [`EventJson`], an event the engine serialised straight into the text the
+//! file store writes ([`StateStore::takes_json`]); `file_read.rs` the file
+//! store's optimistic read of a run;
 //! `repair.rs` `state repair`'s store half; `timers.rs` the timer index
 //! (`TimerIndex`: runs by their earliest deadline, which `serve` polls);
 //! `usage.rs` a store's connection pool as `/metrics` shows it;
@@ -80,6 +83,7 @@ use std::path::PathBuf;
 
 pub use archive::{ArchiveStore, ArchivedRun, archive_id};
 pub use file::FileStore;
+pub use journal::EventJson;
 pub use memory::MemStore;
 pub use objects::{ObjectStore, StoredObject, sha256_hex, valid_object_hash};
 #[cfg(feature = "postgres")]
@@ -351,6 +355,27 @@ pub trait StateStore: ArchiveStore + ObjectStore + TimerIndex + StoreUsage + Sen
     ) -> Result<Stamp, StoreError> {
         let _ = current;
         self.append(key, event)
+    }
+
+    /// Whether [`StateStore::append_json_after`] takes the event's JSON text
+    /// as it is (the file store writes it into the journal line), so that a
+    /// caller serialises its typed event straight into an [`EventJson`]
+    /// rather than through a `serde_json::Value`. Off by default: the
+    /// default `append_json_after` parses the text back.
+    fn takes_json(&self) -> bool {
+        false
+    }
+
+    /// [`StateStore::append_after`] of an event already serialised.
+    fn append_json_after(
+        &self,
+        key: &RunKey,
+        event: &EventJson,
+        current: &Stamp,
+    ) -> Result<Stamp, StoreError> {
+        let value = serde_json::from_slice(event.json())
+            .map_err(|e| StoreError::Corrupt { path: key.to_string().into(), message: e.to_string() })?;
+        self.append_after(key, &value, current)
     }
 
     /// Whether [`StateStore::append_unlocked`] can succeed. A store says so

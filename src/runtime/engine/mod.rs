@@ -19,7 +19,7 @@ use crate::runtime::run::{
 };
 use crate::runtime::workflow::{self, CompiledWorkflow};
 use crate::runtime::{EngineError, EngineResult};
-use crate::state::{Loaded, RunKey, RunLock, Stamp, StateStore, StoreError};
+use crate::state::{EventJson, Loaded, RunKey, RunLock, Stamp, StateStore, StoreError};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -260,18 +260,29 @@ impl Engine {
     /// Appends an event durably, then applies it; compacts the journal into a
     /// snapshot when it has grown to half the history (amortised linear cost).
     fn commit(&self, key: &RunKey, cached: &mut Cached, event: Event) -> Result<(), EngineError> {
-        let mut value = serde_json::to_value(&event).unwrap_or(Value::Null);
-        if let Some(generation) = &cached.machine.state.generation {
-            value["generation"] = json!(generation);
-        }
         // An event that finishes a step may start waits: their intent first.
         if cached.machine.cw.has_waits && event.kind.result_step().is_some() {
             let at = cached.machine.earliest_new_deadline(&event.at);
             self.intend_timer(key, at, !cached.shared)?;
         }
+        let generation = cached.machine.state.generation.as_deref();
         cached.stamp = match &mut cached.unlocked {
-            None => self.store.append_after(key, &value, &cached.stamp).map_err(store_error)?,
-            Some(writes) => self.append_unlocked(key, &value, &cached.stamp, writes)?,
+            // Serialised once, straight into the journal's text.
+            None if self.store.takes_json() => {
+                let json = EventJson::new(&event, event.version, generation)
+                    .map_err(|m| EngineError::message(ErrorCode::Internal, m))?;
+                self.store.append_json_after(key, &json, &cached.stamp).map_err(store_error)?
+            }
+            unlocked => {
+                let mut value = serde_json::to_value(&event).unwrap_or(Value::Null);
+                if let Some(generation) = generation {
+                    value["generation"] = json!(generation);
+                }
+                match unlocked {
+                    None => self.store.append_after(key, &value, &cached.stamp).map_err(store_error)?,
+                    Some(writes) => self.append_unlocked(key, &value, &cached.stamp, writes)?,
+                }
+            }
         };
         #[cfg(test)]
         timers::tests::maybe_crash();
