@@ -127,7 +127,8 @@ impl Browser {
         bytes.push(0);
         self.alive(method)?;
         if let Err(e) = self.to.write_all(&bytes) {
-            self.alive(method)?;
+            // The pipe breaks as the process ends, before it can be reaped.
+            self.reaped(method)?;
             return Err(format!("{method}: cannot write to chromium: {e}"));
         }
         let deadline = Instant::now() + CALL_TIMEOUT;
@@ -143,10 +144,7 @@ impl Browser {
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     // The pipe closes as the process ends: give it a moment to be reaped.
-                    for _ in 0..40 {
-                        self.alive(method)?;
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
+                    self.reaped(method)?;
                     return Err(format!("{method}: chromium closed its pipe but is still running"));
                 }
             };
@@ -161,6 +159,16 @@ impl Browser {
                 self.events.push((session, m.to_owned(), v["params"].clone()));
             }
         }
+    }
+
+    /// After its pipe broke: the report of chromium's end once it can be
+    /// reaped (polled for up to two seconds), `Ok` if it still runs then.
+    fn reaped(&mut self, method: &str) -> Result<(), String> {
+        for _ in 0..40 {
+            self.alive(method)?;
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(())
     }
 
     /// Chromium's process id (a test kills it to see the report).
