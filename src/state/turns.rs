@@ -95,8 +95,15 @@ pub struct Turn<K: Hash + Eq + Clone> {
 
 impl<K: Hash + Eq + Clone> Drop for Turn<K> {
     fn drop(&mut self) {
-        self.turns.lock().held.remove(&self.key);
-        self.turns.released.notify_all();
+        let mut state = self.turns.lock();
+        state.held.remove(&self.key);
+        // A waiter counts itself under the mutex before it waits, so none is
+        // missed; with none, no wake-up (a system call) is made.
+        let waited = state.waiting.contains_key(&self.key);
+        drop(state);
+        if waited {
+            self.turns.released.notify_all();
+        }
     }
 }
 
