@@ -1,7 +1,7 @@
 //! The async runtime of the commands that need one (`serve`, `exec`, `run`).
 
 /// The most threads engine calls may hold at once: every engine call runs
-/// blocking (`mcp::calls::blocking`), so a crowd of callers on one run
+/// blocking (`tools::blocking`), so a crowd of callers on one run
 /// would otherwise cost a thread each, up to tokio's 512. Past this, calls
 /// queue (they are still answered: a lock wait ends after `lock_timeout`).
 /// With the workers, the timer and retention threads and the logging, the

@@ -1,38 +1,15 @@
 //! How the MCP handler makes engine calls: off the async runtime
 //! ([`blocking`]) or on the request's task ([`inline`]), a panic an
-//! `INTERNAL` error either way; a reply made a tool result
+//! `INTERNAL` error either way (both from `crate::tools`); a reply made a tool result
 //! ([`structured`]); and the check of a workflow argument given as a path
 //! ([`check_workflow_arg`]). Shared by the handler (`server.rs`),
 //! `think_exec` and the tasks.
 
-use crate::runtime::{EngineError, ErrorCode};
+use crate::runtime::EngineError;
+pub(crate) use crate::tools::{blocking, inline};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
 use std::path::Path;
-
-/// Runs blocking engine work off the async runtime; a panic becomes an error.
-pub(crate) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, EngineError> + Send + 'static,
-) -> Result<T, EngineError> {
-    // On a multi-threaded runtime the call runs on this worker, which hands
-    // its other tasks to another thread meanwhile: no wake-up of a pool
-    // thread and back per call. A panic is an INTERNAL error either way.
-    if tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
-        return tokio::task::block_in_place(|| inline(f));
-    }
-    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| Err(did_not_complete(&e)))
-}
-
-/// Runs engine work on this task; a panic becomes an error.
-pub(crate) fn inline<T>(f: impl FnOnce() -> Result<T, EngineError>) -> Result<T, EngineError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-        .unwrap_or_else(|_| Err(did_not_complete(&"it panicked")))
-}
-
-fn did_not_complete(why: &dyn std::fmt::Display) -> EngineError {
-    tracing::error!("engine call failed: {why}");
-    EngineError::message(ErrorCode::Internal, "the engine call did not complete")
-}
 
 /// A tool's reply as its result: the value as `structuredContent` and its
 /// text copy, as `CallToolResult::structured` makes them, the text written

@@ -28,6 +28,10 @@ use serde_json::{Value, json};
 use std::sync::LazyLock;
 
 mod handlers;
+#[cfg(feature = "mcp")]
+mod off_runtime;
+#[cfg(feature = "mcp")]
+pub use off_runtime::{blocking, inline};
 
 /// A tool's handler, typed arguments in and the reply out as JSON (and,
 /// when the flag asks, as its compact text too).

@@ -212,23 +212,11 @@ impl Multiplexer {
             return (false, invalid);
         }
         let engine = self.engine.clone();
-        let call = move || engine_tools::call(&engine, tool, args);
-        // On a multi-threaded runtime the call runs on this thread (a worker
-        // hands its other tasks on meanwhile; `exec`'s own loop, in the
-        // runtime's `block_on`, just runs it): no wake-up of a pool thread
-        // and back per step. A panic is an `INTERNAL` failure either way.
-        let out = if tokio::runtime::Handle::current().runtime_flavor()
-            == tokio::runtime::RuntimeFlavor::MultiThread
-        {
-            tokio::task::block_in_place(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)))
-                .map_err(|p| panic_message(p.as_ref()))
-        } else {
-            tokio::task::spawn_blocking(call).await.map_err(|e| e.to_string())
-        };
-        match out {
-            Ok(Ok(v)) => (true, v),
-            Ok(Err(e)) => (false, e.to_json()),
-            Err(message) => (false, failure("INTERNAL", json!({"tool": tool, "message": message}))),
+        // On the calling thread on a multi-threaded runtime (`exec`'s loop):
+        // no hand-off to a blocking thread and back per step.
+        match engine_tools::blocking(move || engine_tools::call(&engine, tool, args)).await {
+            Ok(v) => (true, v),
+            Err(e) => (false, e.to_json()),
         }
     }
 }
@@ -365,15 +353,6 @@ fn closest_tools(name: &str, known: &[String]) -> Vec<Value> {
             json!({"tool": k, "server": server})
         })
         .collect()
-}
-
-/// What the failure of an engine call that panicked says.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    let said = payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
-    format!("the engine call panicked: {}", said.unwrap_or("(no message)"))
 }
 
 #[cfg(test)]
