@@ -6,6 +6,7 @@
 //! logged (they may hold secrets), nor is the bearer token.
 
 use crate::runtime::EngineError;
+use crate::tools::Reply;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -22,9 +23,14 @@ impl Named {
         Named { workflow: arg("workflow"), run_id: arg("run_id"), step: arg("step_id") }
     }
 
-    /// `{workflow, run_id}` as `SavantServer::changed` reads them.
-    pub(super) fn given(&self) -> Value {
-        serde_json::json!({"workflow": self.workflow, "run_id": self.run_id})
+    /// The `workflow` argument.
+    pub(super) fn workflow(&self) -> Option<&str> {
+        self.workflow.as_deref()
+    }
+
+    /// The `run_id` argument.
+    pub(super) fn run_id(&self) -> Option<&str> {
+        self.run_id.as_deref()
     }
 }
 
@@ -34,7 +40,7 @@ pub(super) fn finished(
     read_only: bool,
     named: &Named,
     took: Duration,
-    out: Result<&Value, &EngineError>,
+    out: Result<&Reply, &EngineError>,
 ) {
     let code = out.err().map(|e| e.code.as_str());
     super::metrics::observe_call(tool, read_only, took, code);
@@ -42,9 +48,10 @@ pub(super) fn finished(
     let (workflow, run_id, step) =
         (named.workflow.as_deref(), named.run_id.as_deref(), named.step.as_deref());
     match out {
-        Ok(v) => {
+        Ok(reply) => {
             // The run a `think_plan` without `run_id` created.
-            let run_id = run_id.or_else(|| v.get("run_id").and_then(Value::as_str));
+            let created = if run_id.is_none() { reply.ids().run_id } else { None };
+            let run_id = run_id.or(created.as_deref());
             tracing::info!(tool, ms, workflow, run_id, step, "ok");
         }
         Err(e) => {

@@ -13,11 +13,15 @@ use std::path::Path;
 
 /// A tool's reply as its result: the value as `structuredContent` and its
 /// text copy, as `CallToolResult::structured` makes them, the text written
-/// once from the typed reply (`tools::call_with_text`).
+/// once from the typed reply (`tools::call_made`). A reply made only as
+/// text (for the stdio transport, which writes the text in the value's
+/// place) has the stand-in `stdio_wire::text_twin` as `structuredContent`.
 pub(crate) fn structured(reply: crate::tools::Reply) -> CallToolResult {
-    let Some(text) = reply.text else { return CallToolResult::structured(reply.value) };
+    let Some(text) = reply.text else {
+        return CallToolResult::structured(reply.value.unwrap_or(Value::Null));
+    };
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(reply.value);
+    result.structured_content = Some(reply.value.unwrap_or_else(super::stdio_wire::text_twin));
     result
 }
 

@@ -1,6 +1,6 @@
 //! The MCP server (`savant-think serve`): a thin adapter over the engine on
-//! `rmcp`, the official Rust MCP SDK. `server.rs` is the handler (tools,
-//! resources, subscriptions, logging level; `elicit.rs` asks a person
+//! `rmcp`, the official Rust MCP SDK. `server.rs` is the handler (tools —
+//! one call in `server_call.rs` —, resources, subscriptions, logging level; `elicit.rs` asks a person
 //! through the client for a waiting step), `prompts.rs` the prompts and
 //! completions, `notify.rs` the notifications to clients, `stdio.rs` and
 //! `http.rs` the transports (`http.rs` with its security checks). Log
@@ -16,7 +16,8 @@
 //! `[state] keep` in the background (a thread, once a minute). `stdio.rs`
 //! answers oversized lines (`stdio_shape.rs` passes a plainly well-formed
 //! request line without parsing it into a value) and writes its lines
-//! through `stdio_wire.rs` (a tool's reply serialised once); `http.rs` mounts the inspector under `/ui` with
+//! through `stdio_wire.rs` (a tool's reply serialised once, and over stdio
+//! made only as text unless a person may be asked afterwards); `http.rs` mounts the inspector under `/ui` with
 //! its own guard, and `/events/{name}` (`webhook.rs`, an event from a
 //! webhook) behind `/mcp`'s guard; both web surfaces read `Host`, `Origin` and the
 //! bearer token through `crate::web_guard`. `tasks.rs` serves the tasks extension over
@@ -180,7 +181,12 @@ pub async fn serve_stdio(server: SavantServer, max_message_bytes: usize) -> Resu
     use rmcp::ServiceExt;
     tracing::info!(root = %server.engine().root().display(), version = env!("CARGO_PKG_VERSION"), "serving MCP on stdio");
     let transport = stdio::BoundedStdio::new(tokio::io::stdin(), tokio::io::stdout(), max_message_bytes);
-    let running = server.serve(transport).await.map_err(|e| format!("MCP initialization failed: {e}"))?;
+    // The transport writes a tool result's text as its structuredContent.
+    let running = server
+        .text_replies()
+        .serve(transport)
+        .await
+        .map_err(|e| format!("MCP initialization failed: {e}"))?;
     let reason = running.waiting().await.map_err(|e| format!("the MCP session ended with an error: {e}"))?;
     tracing::info!(?reason, "stdio session ended");
     Ok(())

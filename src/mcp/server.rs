@@ -4,14 +4,13 @@
 //! tasks to another thread first (`blocking`), except where a call is known
 //! to be short ([`SavantServer::inline_calls`]).
 
-use crate::mcp::calls::{blocking, check_workflow_arg, inline};
+use crate::mcp::calls::blocking;
 use crate::mcp::notify::{self, Hub, Session};
 use crate::mcp::prompts as mcp_prompts;
 use crate::runtime::ErrorCode;
-use crate::runtime::catalog::{self, Announce, ToolDef};
+use crate::runtime::catalog;
 use crate::runtime::error_details::{MissingRun, UnknownResource, UnknownWorkflow};
 use crate::runtime::{Engine, EngineError};
-use crate::tools;
 use rmcp::ErrorData as McpError;
 #[allow(deprecated)] // MCP logging: see notify.rs
 use rmcp::model::{
@@ -51,10 +50,16 @@ pub struct SavantServer {
     session: Arc<Session>,
     /// Engine calls run on the calling task (see [`SavantServer::inline_calls`]).
     inline: bool,
+    /// The transport writes a tool result's text in its value's place (see
+    /// [`SavantServer::text_replies`]).
+    text_replies: bool,
     /// The `think_exec` drivers running on this server.
     #[cfg(feature = "agent")]
     drivers: Arc<super::exec_tool::Drivers>,
 }
+
+#[path = "server_call.rs"]
+mod call;
 
 fn error_result(e: &EngineError) -> CallToolResult {
     CallToolResult::structured_error(e.to_json())
@@ -78,6 +83,7 @@ impl SavantServer {
             hub,
             session,
             inline: false,
+            text_replies: false,
             #[cfg(feature = "agent")]
             drivers: Arc::default(),
         }
@@ -96,6 +102,14 @@ impl SavantServer {
         self
     }
 
+    /// For a transport that writes a tool result's `structuredContent` from
+    /// its text (stdio): replies are made only as text unless something
+    /// else reads them (`server_call.rs`).
+    pub(super) fn text_replies(mut self) -> SavantServer {
+        self.text_replies = true;
+        self
+    }
+
     /// A handler for a new session (HTTP: one per `Mcp-Session-Id`): the
     /// same engine, its own log level and subscriptions.
     pub fn session(&self) -> SavantServer {
@@ -107,6 +121,7 @@ impl SavantServer {
             hub: self.hub.clone(),
             session,
             inline: self.inline,
+            text_replies: self.text_replies,
             #[cfg(feature = "agent")]
             drivers: self.drivers.clone(),
         }
@@ -159,68 +174,6 @@ impl SavantServer {
                     )
             })
             .collect()
-    }
-
-    /// Calls a tool by name: the result, or an `isError` result with `{error, details}`.
-    pub async fn call(&self, name: &str, args: Value) -> CallToolResult {
-        let started = std::time::Instant::now();
-        let Some(spec) = catalog::find(name).filter(|t| t.mcp) else {
-            tracing::info!(tool = name, "unknown tool");
-            return error_result(&EngineError::unknown_tool(name, catalog::tools().map(|t| t.name)));
-        };
-        let tool = spec.name;
-        // What the log line and `changed` need, instead of a copy of the whole arguments.
-        let named = super::call_log::Named::of(&args);
-        let out = if spec.pure {
-            // No file or state to touch: answered on this task.
-            tools::call_with_text(&self.engine, tool, args)
-        } else if self.inline {
-            inline(|| {
-                check_workflow_arg(&self.root, &args)?;
-                tools::call_with_text(&self.engine, tool, args)
-            })
-        } else {
-            let (engine, root) = (self.engine.clone(), self.root.clone());
-            blocking(move || {
-                check_workflow_arg(&root, &args)?;
-                tools::call_with_text(&engine, tool, args)
-            })
-            .await
-        };
-        let (read_only, value) = (spec.annotations.read_only, out.as_ref().map(|r| &r.value));
-        super::call_log::finished(tool, read_only, &named, started.elapsed(), value);
-        match out {
-            Ok(reply) => {
-                self.changed(spec, &named.given(), &reply.value).await;
-                super::calls::structured(reply)
-            }
-            Err(e) => error_result(&e),
-        }
-    }
-
-    /// After a tool changed a run (its row's [`Announce`]):
-    /// `resources/updated` to the sessions subscribed to its `run://`, and
-    /// `resources/list_changed` when the call may have created it.
-    async fn changed(&self, tool: &ToolDef, args: &Value, out: &Value) {
-        if tool.announce == Announce::Nothing {
-            return;
-        }
-        // The run the call named (a `think` without one recorded nothing in a run).
-        let field =
-            |k: &str| out.get(k).and_then(Value::as_str).or_else(|| args.get(k).and_then(Value::as_str));
-        let (Some(workflow), Some(run_id)) = (field("workflow"), field("run_id")) else { return };
-        let uri = format!("run://{workflow}/{run_id}");
-        if self.hub.has_subscriber(&uri) {
-            // Whoever records the new stamp first (this call or the watcher)
-            // sends the update: one notification per change.
-            let stamp = self.run_stamp(&uri).await;
-            if self.hub.record(&uri, stamp) {
-                self.hub.resource_updated(&uri).await;
-            }
-        }
-        if tool.announce == Announce::RunStarted {
-            self.hub.resource_list_changed().await;
-        }
     }
 
     fn resource_list(&self) -> Vec<Resource> {
@@ -443,11 +396,13 @@ impl ServerHandler for SavantServer {
         if let Some(answered) = super::input_required::retry(self, &request, &args).await {
             return answered;
         }
-        // Kept only to ask a person after the call (a result can be megabytes).
-        let kept =
-            if super::input_required::may_ask(&request.name, &context) { args.clone() } else { Value::Null };
+        // Kept only to ask a person after the call (a result can be megabytes),
+        // which reads the reply's value.
+        let may_ask = super::input_required::may_ask(&request.name, &context);
+        let kept = if may_ask { args.clone() } else { Value::Null };
         let span = tracing::info_span!("call", request_id = %context.id);
-        let result = tracing::Instrument::instrument(self.call(&request.name, args), span).await;
+        let result =
+            tracing::Instrument::instrument(self.call_made(&request.name, args, may_ask), span).await;
         // A run now waiting for a person: asked through the client when it can.
         if super::input_required::applies(&context) {
             return super::input_required::ask(self, &request.name, &kept, result);

@@ -10,6 +10,11 @@
 //! the line is byte for byte what serde would write for the whole message
 //! (a test checks), without walking the reply's value a second time. Any
 //! other message is serialised as rmcp's own codec does (`to_writer`, `\n`).
+//!
+//! Over stdio the server does not even make the value when nothing else
+//! reads it (no person to ask through the client): such a result carries
+//! [`text_twin`] as `structuredContent`, a stand-in no reply is (a reply is
+//! an object), and its text is written in its place the same way.
 
 use rmcp::RoleServer;
 use rmcp::model::{JsonRpcMessage, ServerResult};
@@ -19,6 +24,16 @@ use serde_json::Value;
 /// The key a tool result's structured reply is written under, with the
 /// `null` it holds while the rest of the message is serialised.
 const PLACEHOLDER: &[u8] = br#""structuredContent":null"#;
+
+/// What a tool result made only as text carries as `structuredContent`:
+/// "write my text here".
+const TEXT_TWIN: &str = "savant-think: structuredContent is the text of content[0]";
+
+/// The stand-in `structuredContent` of a result whose reply was made only
+/// as text (`calls::structured`).
+pub(super) fn text_twin() -> Value {
+    Value::String(TEXT_TWIN.to_owned())
+}
 
 /// One message as its line on the wire (ending in `\n`).
 pub(super) fn encode(mut message: TxJsonRpcMessage<RoleServer>) -> std::io::Result<Vec<u8>> {
@@ -67,7 +82,14 @@ fn null_the_twin(result: &mut rmcp::model::CallToolResult) -> bool {
     };
     let Some(value) = result.structured_content.as_ref().filter(|v| !v.is_null()) else { return false };
     // Debug builds (the tests) check the promise this path relies on.
-    debug_assert_eq!(value.to_string(), text.text, "structuredContent and its text differ");
+    if value.as_str() == Some(TEXT_TWIN) {
+        debug_assert!(
+            serde_json::from_str::<Value>(&text.text).is_ok_and(|v| v.is_object()),
+            "a reply made as text only is not a JSON object"
+        );
+    } else {
+        debug_assert_eq!(value.to_string(), text.text, "structuredContent and its text differ");
+    }
     result.structured_content = Some(Value::Null);
     true
 }

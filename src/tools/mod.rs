@@ -28,25 +28,16 @@ use serde_json::{Value, json};
 use std::sync::LazyLock;
 
 mod handlers;
+mod reply;
+pub use reply::{Ids, Made, Reply};
 #[cfg(feature = "mcp")]
 mod off_runtime;
 #[cfg(feature = "mcp")]
 pub use off_runtime::{blocking, inline};
 
-/// A tool's handler, typed arguments in and the reply out as JSON (and,
-/// when the flag asks, as its compact text too).
-type Call = Box<dyn Fn(&Engine, &ToolDef, Value, bool) -> EngineResult<Reply> + Send + Sync>;
-
-/// A tool's reply made JSON: the value, and when asked for
-/// ([`call_with_text`]) the same as compact text, written from the typed
-/// reply rather than from the value (an MCP result carries both).
-#[derive(Debug)]
-pub struct Reply {
-    /// The reply as JSON.
-    pub value: Value,
-    /// `value.to_string()`, when asked for.
-    pub text: Option<String>,
-}
+/// A tool's handler, typed arguments in and the reply out as JSON: a
+/// value, its compact text or both, as [`Made`] asks.
+type Call = Box<dyn Fn(&Engine, &ToolDef, Value, Made) -> EngineResult<Reply> + Send + Sync>;
 
 /// One tool's handler, with the schemas of its own types (checked against
 /// its row's by a test).
@@ -72,13 +63,14 @@ impl Handler {
     {
         Handler {
             name,
-            call: Box::new(move |engine, def, args, text| {
+            call: Box::new(move |engine, def, args, made| {
                 let args = typed::<A>(def, args)?;
                 let reply = f(engine, args)?;
-                let value = serde_json::to_value(&reply).unwrap_or(Value::Null);
-                let text = text.then(|| serde_json::to_string(&reply).unwrap_or_else(|_| "null".into()));
-                if let Some(t) = &text {
-                    debug_assert_eq!(t, &value.to_string(), "the reply's text differs from its value");
+                let value = (made != Made::Text).then(|| serde_json::to_value(&reply).unwrap_or(Value::Null));
+                let text = (made != Made::Value)
+                    .then(|| serde_json::to_string(&reply).unwrap_or_else(|_| "null".into()));
+                if let (Some(t), Some(v)) = (&text, &value) {
+                    debug_assert_eq!(t, &v.to_string(), "the reply's text differs from its value");
                 }
                 Ok(Reply { value, text })
             }),
@@ -98,16 +90,13 @@ static HANDLERS: LazyLock<Vec<Option<Handler>>> = LazyLock::new(|| {
 /// Calls a tool. Unknown tools and bad arguments are `INVALID_INPUT` /
 /// `UNKNOWN_TOOL` errors, never panics.
 pub fn call(engine: &Engine, name: &str, args: Value) -> EngineResult {
-    call_as(engine, name, args, false).map(|r| r.value)
+    call_made(engine, name, args, Made::Value).map(Reply::into_value)
 }
 
-/// [`call`], the reply also as its compact JSON text (`value.to_string()`),
-/// made from the typed reply in one pass instead of a walk of the value.
-pub fn call_with_text(engine: &Engine, name: &str, args: Value) -> EngineResult<Reply> {
-    call_as(engine, name, args, true)
-}
-
-fn call_as(engine: &Engine, name: &str, args: Value, text: bool) -> EngineResult<Reply> {
+/// [`call`], the reply made what `made` asks: a value, its compact JSON
+/// text (`value.to_string()`, written from the typed reply in one pass
+/// instead of a walk of the value), or both.
+pub fn call_made(engine: &Engine, name: &str, args: Value, made: Made) -> EngineResult<Reply> {
     let args = if args.is_null() { json!({}) } else { args };
     if !args.is_object() {
         return Err(EngineError::message(
@@ -117,7 +106,7 @@ fn call_as(engine: &Engine, name: &str, args: Value, text: bool) -> EngineResult
     }
     let tool = ToolName::parse(name);
     match tool.and_then(|t| Some((t.def(), HANDLERS.get(t.index())?.as_ref()?))) {
-        Some((def, handler)) => (handler.call)(engine, def, args, text),
+        Some((def, handler)) => (handler.call)(engine, def, args, made),
         None => Err(EngineError::unknown_tool(name, catalog::names())),
     }
 }

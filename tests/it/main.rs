@@ -61,6 +61,7 @@ mod matrix_run;
 mod mcp_clients;
 mod mcp_http;
 mod mcp_stdio;
+mod mcp_stdio_wire;
 mod mcp_tasks;
 mod migrate;
 mod migrate_cli;
