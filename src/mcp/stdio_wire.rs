@@ -17,7 +17,7 @@
 //! an object), and its text is written in its place the same way.
 
 use rmcp::RoleServer;
-use rmcp::model::{JsonRpcMessage, ServerResult};
+use rmcp::model::{ContentBlock, JsonRpcMessage, ServerResult};
 use rmcp::service::TxJsonRpcMessage;
 use serde_json::Value;
 
@@ -35,40 +35,83 @@ pub(super) fn text_twin() -> Value {
     Value::String(TEXT_TWIN.to_owned())
 }
 
+/// The one text block of a twin result, its text taken out while the rest
+/// of the message is serialised.
+const EMPTY_TEXT: &[u8] = br#"{"type":"text","text":""}"#;
+
 /// One message as its line on the wire (ending in `\n`).
 pub(super) fn encode(mut message: TxJsonRpcMessage<RoleServer>) -> std::io::Result<Vec<u8>> {
-    let twin = match &mut message {
+    let text = match &mut message {
         JsonRpcMessage::Response(response) => match &mut response.result {
-            ServerResult::CallToolResult(result) => null_the_twin(result),
-            _ => false,
-        },
-        _ => false,
-    };
-    let mut line = serde_json::to_vec(&message)?;
-    let text = match &message {
-        JsonRpcMessage::Response(response) if twin => match &response.result {
-            ServerResult::CallToolResult(result) => result.content.first().and_then(|b| b.as_text()),
+            ServerResult::CallToolResult(result) => take_the_twin(result),
             _ => None,
         },
         _ => None,
     };
+    let mut line = serde_json::to_vec(&message)?;
     if let Some(text) = text {
-        // The first `"structuredContent":null` is the result's own field:
-        // inside a JSON string every `"` is escaped, so the pattern cannot
-        // start inside one, and the fields before it (`jsonrpc`, `id`,
-        // `resultType`, the one text block without `_meta` or
-        // `annotations`) hold no such key.
-        let at = find(&line, PLACEHOLDER)
-            .ok_or_else(|| std::io::Error::other("a tool result without its structuredContent"))?;
-        let (value_at, end) = (at + PLACEHOLDER.len() - b"null".len(), at + PLACEHOLDER.len());
-        let mut whole = Vec::with_capacity(line.len() + text.text.len() + 1);
-        whole.extend_from_slice(&line[..value_at]);
-        whole.extend_from_slice(text.text.as_bytes());
-        whole.extend_from_slice(&line[end..]);
+        // The first `"structuredContent":null` is the result's own field,
+        // and the first empty text block its one block: inside a JSON
+        // string every `"` is escaped, so neither pattern can start inside
+        // one, and the fields before them (`jsonrpc`, `id`, `resultType`,
+        // the block) hold no such key.
+        let missing = || std::io::Error::other("a tool result without its text block or structuredContent");
+        let block = find(&line, EMPTY_TEXT).ok_or_else(missing)?;
+        let value = find(&line, PLACEHOLDER).ok_or_else(missing)?;
+        // Where the escaped text goes (between the empty string's quotes)
+        // and the span of `null` the text itself replaces.
+        let text_at = block + EMPTY_TEXT.len() - br#""}"#.len();
+        let (value_at, end) = (value + PLACEHOLDER.len() - b"null".len(), value + PLACEHOLDER.len());
+        let mut whole = Vec::with_capacity(line.len() + 2 * text.len() + text.len() / 4 + 1);
+        if text_at < value_at {
+            whole.extend_from_slice(&line[..text_at]);
+            push_escaped(&mut whole, &text);
+            whole.extend_from_slice(&line[text_at..value_at]);
+            whole.extend_from_slice(text.as_bytes());
+        } else {
+            whole.extend_from_slice(&line[..value_at]);
+            whole.extend_from_slice(text.as_bytes());
+            whole.extend_from_slice(&line[end..text_at]);
+            push_escaped(&mut whole, &text);
+        }
+        whole.extend_from_slice(&line[end.max(text_at)..]);
         line = whole;
     }
     line.push(b'\n');
     Ok(line)
+}
+
+/// `text` written as the contents of a JSON string, as serde_json escapes
+/// a string. A tool's text is compact JSON, which has no byte below 0x20
+/// (serde writes those inside strings as escapes), so that is a backslash
+/// before each `"` and `\\`; any other text is escaped by serde itself.
+fn push_escaped(out: &mut Vec<u8>, text: &str) {
+    if text.bytes().any(|b| b < 0x20) {
+        let quoted = serde_json::Value::from(text).to_string();
+        out.extend_from_slice(quoted[1..quoted.len() - 1].as_bytes());
+        return;
+    }
+    let text = text.as_bytes();
+    let mut from = 0;
+    for at in memchr::memchr2_iter(b'"', b'\\', text) {
+        out.extend_from_slice(&text[from..at]);
+        out.push(b'\\');
+        // The character itself starts the next piece.
+        from = at;
+    }
+    out.extend_from_slice(&text[from..]);
+}
+
+/// The text of `result`'s one content block when it is the compact JSON of
+/// its `structuredContent` ([`null_the_twin`]): then the block's text is
+/// taken out and `structuredContent` is `null`, both to be written from
+/// it. Otherwise `None`, and the result is left as it was.
+fn take_the_twin(result: &mut rmcp::model::CallToolResult) -> Option<String> {
+    if !null_the_twin(result) {
+        return None;
+    }
+    let Some(ContentBlock::Text(block)) = result.content.first_mut() else { return None };
+    Some(std::mem::take(&mut block.text))
 }
 
 /// Whether `result`'s one content block is the compact JSON of its
@@ -163,6 +206,22 @@ mod tests {
             let expected = as_serde(&message);
             let line = encode(message).unwrap();
             assert_eq!(String::from_utf8(line).unwrap(), String::from_utf8(expected).unwrap());
+        }
+    }
+
+    #[test]
+    fn text_is_escaped_as_serde_escapes_a_string() {
+        for text in [
+            "",
+            r#"{"a":"b\"c\\d","e":[1,"\u0001\n"]}"#,
+            r#""""\\"#,
+            "é 日本 \u{7f} plain",
+            "raw control \u{1}\n\t bytes \"and\" \\ quotes",
+        ] {
+            let mut out = Vec::new();
+            push_escaped(&mut out, text);
+            let quoted = Value::from(text).to_string();
+            assert_eq!(String::from_utf8(out).unwrap(), quoted[1..quoted.len() - 1], "{text:?}");
         }
     }
 
