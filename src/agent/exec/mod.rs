@@ -412,7 +412,7 @@ impl Drive<'_> {
                 }
                 return finish(report, started, events);
             }
-            let batch = match wait::next_batch(engine, options, &response, run_id).await {
+            let batch = match wait::next_batch(engine, options, &mut response, run_id).await {
                 wait::Batch::Run(b) => b,
                 wait::Batch::Again(r) => {
                     response = r;
