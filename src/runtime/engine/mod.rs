@@ -45,6 +45,7 @@ pub use locks::{LockWaitHook, observe_lock_waits};
 mod upgrade;
 mod waits;
 pub use children::child_run_id;
+pub use state::StepStatuses;
 pub use inspect::{RunBrief, RunSnapshot};
 pub use observe::{
     AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt, WaitEnded, trace_ids, unhex,
