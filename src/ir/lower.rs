@@ -410,8 +410,8 @@ impl<'a> Lower<'a> {
             );
             return Vec::new();
         };
-        let mut list: Vec<Str> =
-            items.iter().filter_map(|i| self.string(i, &format!("each entry of {what}"))).collect();
+        let each = format!("each entry of {what}");
+        let mut list: Vec<Str> = items.iter().filter_map(|i| self.string(i, &each)).collect();
         list.shrink_to_fit();
         list
     }

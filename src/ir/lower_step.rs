@@ -2,6 +2,11 @@
 
 use super::*;
 
+/// [`STEP_KEYS`] without `with:` (the keys of a `call` step), made once: it
+/// was collected again for every step.
+static CALL_STEP_KEYS: std::sync::LazyLock<Vec<KeyDoc>> =
+    std::sync::LazyLock::new(|| STEP_KEYS.iter().filter(|k| k.name != "with").copied().collect());
+
 impl Lower<'_> {
     pub(super) fn step(&mut self, node: &Node) -> Option<Step> {
         let Some(entries) = node.as_map() else {
@@ -18,8 +23,7 @@ impl Lower<'_> {
         } else {
             // `with:` belongs to a `uses:` step; on a `call` step it is the
             // original system's `input_template`, reported as before.
-            let keys: Vec<KeyDoc> = STEP_KEYS.iter().filter(|k| k.name != "with").copied().collect();
-            self.check_keys(entries, &keys, "step");
+            self.check_keys(entries, &CALL_STEP_KEYS, "step");
         }
         let id = self.step_id(node, entries)?;
         let uses = uses_node.and_then(|n| self.workflow_ref(n));

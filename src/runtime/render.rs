@@ -54,7 +54,7 @@ pub fn render(tv: &TemplateValue, scope: &dyn Scope) -> Result<Value, RenderErro
         TemplateValue::Object(entries, _) => {
             let mut map = Map::with_capacity(entries.len());
             for (key, value) in entries {
-                map.insert(key.value.to_string(), render(value, scope)?);
+                map.insert(key.value.as_str().to_owned(), render(value, scope)?);
             }
             Value::Object(map)
         }

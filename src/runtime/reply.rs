@@ -91,6 +91,15 @@ impl Progress {
         }
     }
 
+    /// Moves the instruction out (a caller that carries it out and then
+    /// replaces this answer), leaving none.
+    pub fn take_instruction(&mut self) -> Option<Instruction> {
+        match &mut self.status {
+            ProgressStatus::Running { instruction, .. } => instruction.take().map(|i| *i),
+            ProgressStatus::Done { .. } => None,
+        }
+    }
+
     /// The run's state after the call.
     pub fn state(&self) -> &StateSummary {
         match &self.status {

@@ -45,7 +45,7 @@ impl Machine {
             .steps
             .iter()
             .map(|s| StepState {
-                id: s.id.value.to_string(),
+                id: s.id.value.as_str().to_owned(),
                 status: StepStatus::Pending,
                 attempts: 0,
                 input: None,
@@ -177,7 +177,7 @@ impl Machine {
             .capture_order
             .iter()
             .filter_map(|&i| {
-                let name = self.cw.wf.steps[i].capture_as.as_ref()?.value.to_string();
+                let name = self.cw.wf.steps[i].capture_as.as_ref()?.value.as_str().to_owned();
                 Some((name, self.capture_of(i)?))
             })
             .collect()
@@ -252,7 +252,18 @@ impl Machine {
 
     /// The id a unit has in replies: `step` or `step[i]`.
     pub fn work_id(&self, w: WorkRef) -> String {
-        self.work_name(w).to_string()
+        // `work_name(w).to_string()` without the id's copy and the formatter.
+        let step = &self.state.steps[w.step].id;
+        let Some(i) = w.item else { return step.clone() };
+        let mut buf = itoa::Buffer::new();
+        let i = buf.format(i);
+        let mut id = String::with_capacity(step.len() + i.len() + 2);
+        id.push_str(step);
+        id.push('[');
+        id.push_str(i);
+        id.push(']');
+        debug_assert_eq!(id, self.work_name(w).to_string());
+        id
     }
 
     /// A unit's [`WorkId`] (no child).
@@ -568,7 +579,7 @@ impl Machine {
         }
         let Some(t) = &step.input_template else { return Ok(json!({})) };
         render(t, scope).map_err(|e| RunFailure::TemplateRender {
-            step_id: step.id.value.to_string(),
+            step_id: step.id.value.as_str().to_owned(),
             expression: e.expr,
             message: e.message,
         })

@@ -87,7 +87,7 @@ pub fn compile_hashed(
         .steps
         .iter()
         .enumerate()
-        .filter_map(|(i, s)| Some((s.capture_as.as_ref()?.value.to_string(), i)))
+        .filter_map(|(i, s)| Some((s.capture_as.as_ref()?.value.as_str().to_owned(), i)))
         .collect();
     let has_uses = wf.steps.iter().any(|s| s.uses.is_some());
     let has_waits = wf.steps.iter().any(|s| s.wait.is_some());

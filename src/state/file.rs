@@ -39,8 +39,9 @@ pub struct FileStore {
     fsync: bool,
     /// How long and how many may wait for one run's lock.
     lock_policy: LockPolicy,
-    /// Journals this store appended to last, kept open (see [`Appended`]).
-    journals: Arc<Mutex<HashMap<PathBuf, Appended>>>,
+    /// Journals this store appended to last, kept open (see [`Appended`]):
+    /// at most [`OPEN_JOURNALS`], so a fast hasher is safe.
+    journals: Arc<Mutex<Journals>>,
     /// The timer markers as this process last listed them (`file_timers.rs`).
     timers: Arc<Mutex<timers::Listing>>,
 }
@@ -61,6 +62,9 @@ struct Appended {
     /// The sequence number of the journal's next line.
     next_seq: u64,
 }
+
+/// The open journals of a store, by path.
+type Journals = HashMap<PathBuf, Appended, rustc_hash::FxBuildHasher>;
 
 /// The files of one run.
 struct Paths {
@@ -145,7 +149,7 @@ impl FileStore {
         Ok(())
     }
 
-    fn journals(&self) -> MutexGuard<'_, HashMap<PathBuf, Appended>> {
+    fn journals(&self) -> MutexGuard<'_, Journals> {
         // A panic while holding this mutex cannot leave the map inconsistent.
         self.journals.lock().unwrap_or_else(|e| e.into_inner())
     }

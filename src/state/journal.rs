@@ -143,7 +143,11 @@ fn encode_object(seq: u64, bytes: &[u8]) -> Vec<u8> {
     // `{…}`: the event's fields go between `{"seq":N,` and the checksum.
     let fields = &bytes[1..bytes.len() - 1];
     let mut body = Vec::with_capacity(bytes.len() + 48);
-    body.extend_from_slice(format!("{{\"{SEQ}\":{seq}").as_bytes());
+    // Written piece by piece, not with `format!` (two a journal line).
+    body.extend_from_slice(b"{\"");
+    body.extend_from_slice(SEQ.as_bytes());
+    body.extend_from_slice(b"\":");
+    body.extend_from_slice(itoa::Buffer::new().format(seq).as_bytes());
     if !fields.is_empty() {
         body.push(b',');
         body.extend_from_slice(fields);
@@ -152,7 +156,11 @@ fn encode_object(seq: u64, bytes: &[u8]) -> Vec<u8> {
     let crc = crc32c(&body);
     body.pop();
     body.extend_from_slice(CRC_PREFIX);
-    body.extend_from_slice(format!("{crc:08x}\"}}\n").as_bytes());
+    // `{crc:08x}`: eight lowercase hex digits.
+    for shift in (0..8).rev() {
+        body.push(b"0123456789abcdef"[(crc >> (shift * 4)) as usize & 0xf]);
+    }
+    body.extend_from_slice(b"\"}\n");
     body
 }
 

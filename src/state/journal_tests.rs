@@ -22,6 +22,29 @@ fn lines_are_json_numbered_and_checksummed() {
 }
 
 #[test]
+fn a_line_is_its_seq_fields_and_checksum_exactly() {
+    // Written without `format!`: the bytes are what it would write.
+    let event = json!({"version": 3, "type": "thought", "thought": "é\u{1}"});
+    let fields = serde_json::to_string(&event).unwrap();
+    for seq in [0, 1, 9, 10, 4_294_967_296, u64::MAX] {
+        let line = encode(seq, &event).unwrap();
+        let body = format!("{{\"seq\":{seq},{}}}", &fields[1..fields.len() - 1]);
+        let crc = crc32c(body.as_bytes());
+        let want = format!("{},\"crc32c\":\"{crc:08x}\"}}\n", &body[..body.len() - 1]);
+        assert_eq!(std::str::from_utf8(&line).unwrap(), want);
+    }
+    // A checksum with leading zeros keeps all eight digits.
+    let small = (0..5000u64)
+        .map(|n| encode(1, &json!({"version": 1, "n": n})).unwrap())
+        .find(|line| std::str::from_utf8(line).unwrap().contains("\"crc32c\":\"0"))
+        .expect("one of 5,000 checksums starts with a zero");
+    let text = std::str::from_utf8(&small).unwrap();
+    let hex = &text[text.find("\"crc32c\":\"").unwrap() + 10..text.len() - 3];
+    assert_eq!(hex.len(), 8, "{text}");
+    assert_eq!(parse(&small).unwrap().len(), 1);
+}
+
+#[test]
 fn damage_is_located() {
     let mut bytes = Vec::new();
     for (i, v) in [2, 3, 4].iter().enumerate() {

@@ -23,8 +23,11 @@ static TABLE: LazyLock<Arc<Turns<PathBuf>>> = LazyLock::new(Arc::default);
 /// How many released lock files stay open (beyond it, they are closed).
 const OPEN_CAP: usize = 64;
 
-/// Released lock files, still open and unlocked, with their identity.
-static OPEN: LazyLock<Mutex<HashMap<PathBuf, Opened>>> = LazyLock::new(Mutex::default);
+/// Released lock files, still open and unlocked, with their identity (at
+/// most [`OPEN_CAP`]: a fast hasher is safe on so small a table).
+static OPEN: LazyLock<Mutex<OpenFiles>> = LazyLock::new(Mutex::default);
+
+type OpenFiles = HashMap<PathBuf, Opened, rustc_hash::FxBuildHasher>;
 
 struct Opened {
     file: File,
@@ -32,7 +35,7 @@ struct Opened {
     id: (u64, u64),
 }
 
-fn open_files() -> MutexGuard<'static, HashMap<PathBuf, Opened>> {
+fn open_files() -> MutexGuard<'static, OpenFiles> {
     OPEN.lock().unwrap_or_else(|e| e.into_inner())
 }
 

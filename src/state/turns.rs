@@ -6,7 +6,8 @@
 //! `timeout`, and only the holder goes on to the cross-process half of the
 //! lock (a file lock, a PostgreSQL advisory lock).
 
-use std::collections::HashMap;
+use rustc_hash::FxBuildHasher;
+use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -67,9 +68,13 @@ impl Busy {
     }
 }
 
+/// Both tables hold at most the keys of calls in flight at once (a holder
+/// each, `max_waiters` waiters each), so a fast hasher cannot be made to
+/// build long chains; the std one (SipHash) cost more than the table's
+/// work on every engine call (a lock path is hashed three times a call).
 struct State<K> {
-    held: std::collections::HashSet<K>,
-    waiting: HashMap<K, usize>,
+    held: HashSet<K, FxBuildHasher>,
+    waiting: HashMap<K, usize, FxBuildHasher>,
 }
 
 /// Keys held by some caller of this process, and the callers waiting.
@@ -81,7 +86,7 @@ pub struct Turns<K: Hash + Eq + Clone> {
 impl<K: Hash + Eq + Clone> Default for Turns<K> {
     fn default() -> Self {
         Turns {
-            state: Mutex::new(State { held: Default::default(), waiting: HashMap::new() }),
+            state: Mutex::new(State { held: HashSet::default(), waiting: HashMap::default() }),
             released: Condvar::new(),
         }
     }

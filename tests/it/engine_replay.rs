@@ -127,6 +127,23 @@ fn drive(e: &Engine, run: &str, params: &Value, choices: &[u32]) -> Result<Vec<S
         prop_assert!(k < 10_000, "the run does not end");
         let pick = &ready[c as usize % ready.len()];
         let state = j(e.state_get("gen", run).unwrap());
+        // What `exec --dry-run` counts: the statuses read alone are the state's.
+        let direct: Vec<Value> = e
+            .step_statuses("gen", run)
+            .unwrap()
+            .iter()
+            .map(|s| json!({"id": s.id, "status": s.status, "items": s.items}))
+            .collect();
+        let from_state: Vec<Value> = state["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let items = s.get("items").map(|i| i.as_array().unwrap().iter().map(|i| i["status"].clone()));
+                json!({"id": s["id"], "status": s["status"], "items": items.map(Vec::from_iter)})
+            })
+            .collect();
+        prop_assert_eq!(direct, from_state);
         let input = input_in_state(&state, pick);
         if pick == &ready[0] {
             prop_assert_eq!(&input, &r["instruction"]["input"]);

@@ -134,14 +134,14 @@ impl Exercised {
 
     /// Counts run `run_id` of `workflow` and its child runs, at any depth.
     fn of(engine: &Engine, workflow: &str, run_id: &str, depth: usize, out: &mut Exercised) {
-        let (Ok(cw), Ok(state)) = (engine.workflow(workflow), engine.state_get(workflow, run_id)) else {
+        let (Ok(cw), Ok(steps)) = (engine.workflow(workflow), engine.step_statuses(workflow, run_id)) else {
             return;
         };
-        for (step, view) in cw.wf.steps.iter().zip(&state.steps) {
-            let ran = |s: crate::runtime::run::StepStatus| s == crate::runtime::run::StepStatus::Done;
+        let ran = |s: &crate::runtime::run::StepStatus| *s == crate::runtime::run::StepStatus::Done;
+        for (step, view) in cw.wf.steps.iter().zip(&steps) {
             let n = match &view.items {
-                Some(items) => items.iter().filter(|i| ran(i.status)).count(),
-                None => usize::from(ran(view.status)),
+                Some(items) => items.iter().filter(|s| ran(s)).count(),
+                None => usize::from(ran(&view.status)),
             };
             out.steps += n;
             if view.items.is_some() {
@@ -155,10 +155,10 @@ impl Exercised {
                 Some(items) => items
                     .iter()
                     .enumerate()
-                    .filter(|(_, i)| ran(i.status))
+                    .filter(|(_, s)| ran(s))
                     .map(|(j, _)| format!("{}[{j}]", view.id))
                     .collect(),
-                None if ran(view.status) => vec![view.id.clone()],
+                None if ran(&view.status) => vec![view.id.clone()],
                 None => Vec::new(),
             };
             for work in works {
@@ -412,7 +412,7 @@ impl Drive<'_> {
                 }
                 return finish(report, started, events);
             }
-            let batch = match wait::next_batch(engine, options, &response, run_id).await {
+            let batch = match wait::next_batch(engine, options, &mut response, run_id).await {
                 wait::Batch::Run(b) => b,
                 wait::Batch::Again(r) => {
                     response = r;

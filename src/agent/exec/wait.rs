@@ -57,7 +57,7 @@ pub(super) enum Batch {
 pub(super) async fn next_batch(
     engine: &Engine,
     options: &ExecOptions,
-    response: &Progress,
+    response: &mut Progress,
     run_id: &str,
 ) -> Batch {
     let workflow = options.workflow.as_str();
@@ -69,7 +69,8 @@ pub(super) async fn next_batch(
         ));
     }
     let batch = match options.jobs.max(1) {
-        1 => response.instruction().cloned().into_iter().collect(),
+        // Moved, not copied: the loop replaces `response` after the batch.
+        1 => response.take_instruction().into_iter().collect(),
         jobs => match engine.ready_instructions(workflow, run_id, jobs) {
             Ok(b) => b,
             Err(e) => return Batch::Stop(e),

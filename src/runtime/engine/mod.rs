@@ -49,6 +49,7 @@ pub use inspect::{RunBrief, RunSnapshot};
 pub use observe::{
     AttemptOutcome, RunFinished, RunObserver, RunRef, StepAttempt, WaitEnded, trace_ids, unhex,
 };
+pub use state::StepStatuses;
 pub use upgrade::{RunsAgainst, UpgradeFailed};
 pub use waits::{Delivery, Signalled};
 mod runs;
@@ -242,7 +243,7 @@ impl Engine {
             if let Some(d) = p.schema.get("default") {
                 params.entry(p.name.value.clone()).or_insert_with(|| d.clone());
             }
-            properties.insert(p.name.value.to_string(), p.schema.clone());
+            properties.insert(p.name.value.as_str().to_owned(), p.schema.clone());
         }
         let required: Vec<&str> =
             cw.wf.params.iter().filter(|p| p.required).map(|p| p.name.value.as_str()).collect();
@@ -477,12 +478,12 @@ impl Engine {
         let step = m.step(w.step);
         Instruction {
             step_id: m.work_id(w),
-            call: step.call.as_ref().map(|c| c.value.to_string()),
+            call: step.call.as_ref().map(|c| c.value.as_str().to_owned()),
             input: m.input_of(w).cloned().unwrap_or_else(|| Value::Object(Map::new())),
             input_template: step.input_template.as_ref().map_or(Value::Null, raw_template),
-            capture_as: step.capture_as.as_ref().map(|c| c.value.to_string()),
+            capture_as: step.capture_as.as_ref().map(|c| c.value.as_str().to_owned()),
             success_schema: match &step.success_schema {
-                Some(SchemaRef::Named(n)) => Value::String(n.value.to_string()),
+                Some(SchemaRef::Named(n)) => Value::String(n.value.as_str().to_owned()),
                 Some(SchemaRef::Inline { schema, .. }) => Value::clone(schema),
                 None => Value::Null,
             },
@@ -537,8 +538,8 @@ pub fn raw_template(t: &TemplateValue) -> Value {
         }
         TemplateValue::String(s) => json!(s.text),
         TemplateValue::Array(items, _) => Value::Array(items.iter().map(raw_template).collect()),
-        TemplateValue::Object(entries, _) => {
-            Value::Object(entries.iter().map(|(k, v)| (k.value.to_string(), raw_template(v))).collect())
-        }
+        TemplateValue::Object(entries, _) => Value::Object(
+            entries.iter().map(|(k, v)| (k.value.as_str().to_owned(), raw_template(v))).collect(),
+        ),
     }
 }

@@ -4,6 +4,19 @@ use super::*;
 use crate::runtime::error_details::{CheckpointNotFound, ResetNotAllowed};
 use crate::runtime::reply::{Deleted, EntryStatus, FullState, ResetNote, RunEntry, RunList};
 
+/// A step's status and, for a foreach step once expanded, its items'
+/// ([`Engine::step_statuses`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepStatuses {
+    /// The step id.
+    pub id: String,
+    /// The step's status.
+    pub status: crate::runtime::run::StepStatus,
+    /// The foreach items' statuses, in order (`None`: not a foreach step,
+    /// or not expanded yet).
+    pub items: Option<Vec<crate::runtime::run::StepStatus>>,
+}
+
 impl Engine {
     // ---- the other tools --------------------------------------------------
 
@@ -12,6 +25,20 @@ impl Engine {
         let mut state = self.with_run(workflow, run_id, |_, _, c| Ok(c.machine.full_state()))?;
         self.compare_with_file(workflow, &mut state);
         Ok(state)
+    }
+
+    /// Each step's status and its foreach items' (as [`Engine::state_get`]
+    /// shows them, a due timer applied first), without copying inputs,
+    /// results or history: what `exec --dry-run` counts at the end.
+    pub fn step_statuses(&self, workflow: &str, run_id: &str) -> EngineResult<Vec<StepStatuses>> {
+        self.with_run(workflow, run_id, |_, _, c| {
+            let steps = c.machine.state.steps.iter().map(|s| StepStatuses {
+                id: s.id.clone(),
+                status: s.status,
+                items: s.items.as_ref().map(|items| items.iter().map(|i| i.status).collect()),
+            });
+            Ok(steps.collect())
+        })
     }
 
     /// Whether the run `run_id` of `workflow` is stored: a look at its files,
