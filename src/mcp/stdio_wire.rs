@@ -88,7 +88,7 @@ pub(super) fn encode(mut message: TxJsonRpcMessage<RoleServer>) -> std::io::Resu
 fn push_escaped(out: &mut Vec<u8>, text: &str) {
     if text.bytes().any(|b| b < 0x20) {
         let quoted = serde_json::Value::from(text).to_string();
-        out.extend_from_slice(quoted[1..quoted.len() - 1].as_bytes());
+        out.extend_from_slice(&quoted.as_bytes()[1..quoted.len() - 1]);
         return;
     }
     let text = text.as_bytes();
