@@ -84,7 +84,7 @@ pub(super) fn encode(mut message: TxJsonRpcMessage<RoleServer>) -> std::io::Resu
 /// `text` written as the contents of a JSON string, as serde_json escapes
 /// a string. A tool's text is compact JSON, which has no byte below 0x20
 /// (serde writes those inside strings as escapes), so that is a backslash
-/// before each `"` and `\\`; any other text is escaped by serde itself.
+/// before each `"` and `\`; any other text is escaped by serde itself.
 fn push_escaped(out: &mut Vec<u8>, text: &str) {
     if text.bytes().any(|b| b < 0x20) {
         let quoted = serde_json::Value::from(text).to_string();
