@@ -11,7 +11,7 @@
 //! client through the same lock. A `tools/call` request is read here into
 //! rmcp's own request type (`stdio_shape::tools_call`, skipping rmcp's try
 //! of every other request type first) when every earlier line has been
-//! returned by rmcp's reader, so messages keep their order ([`Lanes`]).
+//! returned by rmcp's reader, so messages keep their order (`Lanes`).
 
 use rmcp::RoleServer;
 use rmcp::model::{ErrorCode, ErrorData, RequestId};
