@@ -8,7 +8,10 @@
 //! written by `stdio_wire` (a tool's result serialised once), each line
 //! whole under one lock; the few lines rmcp's reader writes itself (an
 //! `Invalid request` to a well-formed line of no known shape) reach the
-//! client through the same lock.
+//! client through the same lock. A `tools/call` request is read here into
+//! rmcp's own request type (`stdio_shape::tools_call`, skipping rmcp's try
+//! of every other request type first) when every earlier line has been
+//! returned by rmcp's reader, so messages keep their order (`Lanes`).
 
 use rmcp::RoleServer;
 use rmcp::model::{ErrorCode, ErrorData, RequestId};
@@ -17,6 +20,7 @@ use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::{Mutex, mpsc};
 
@@ -38,7 +42,25 @@ pub struct BoundedStdio<W: AsyncWrite + Send + Unpin + 'static> {
     /// rmcp's reader; what it writes goes to `out` through a pipe.
     inner: AsyncRwTransport<RoleServer, DuplexStream, DuplexStream>,
     refused: mpsc::Receiver<Refusal>,
+    /// `tools/call` requests read here (`stdio_shape::tools_call`), in
+    /// their place among the lines rmcp reads (see [`Lanes`]).
+    read: mpsc::Receiver<RxJsonRpcMessage<RoleServer>>,
+    /// Lines handed to rmcp's reader whose message it has not returned.
+    pending: Arc<AtomicUsize>,
     out: Out<W>,
+}
+
+/// Where `forward` sends what it does not pass to rmcp's reader: refused
+/// lines, and `tools/call` requests it read itself — only while every line
+/// passed before was returned by rmcp's reader (`pending` is 0), so that
+/// messages reach the server in the order they were sent. A line rmcp
+/// reads but does not return (a notification it ignores, one it answers
+/// `Invalid request`) keeps `pending` above 0: then every later line goes
+/// through rmcp's reader, as before this path existed.
+struct Lanes {
+    refused: mpsc::Sender<Refusal>,
+    read: mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
+    pending: Arc<AtomicUsize>,
 }
 
 impl<W: AsyncWrite + Send + Unpin + 'static> BoundedStdio<W> {
@@ -46,13 +68,16 @@ impl<W: AsyncWrite + Send + Unpin + 'static> BoundedStdio<W> {
     pub fn new<R: AsyncRead + Send + Unpin + 'static>(read: R, write: W, max: usize) -> BoundedStdio<W> {
         let (pipe_in, pipe_out) = tokio::io::duplex(64 * 1024);
         let (inner_write, inner_lines) = tokio::io::duplex(64 * 1024);
-        let (tx, rx) = mpsc::channel(16);
+        let (refused_tx, refused) = mpsc::channel(16);
+        let (read_tx, read_rx) = mpsc::channel(16);
+        let pending = Arc::new(AtomicUsize::new(0));
         let out = Arc::new(Mutex::new(Some(write)));
-        tokio::spawn(forward(BufReader::new(read), pipe_in, tx, max));
+        let lanes = Lanes { refused: refused_tx, read: read_tx, pending: pending.clone() };
+        tokio::spawn(forward(BufReader::new(read), pipe_in, lanes, max));
         tokio::spawn(relay(BufReader::new(inner_lines), out.clone()));
         let inner =
             AsyncRwTransport::new_server(pipe_out, inner_write).with_max_line_length(max.saturating_add(2));
-        BoundedStdio { inner, refused: rx, out }
+        BoundedStdio { inner, refused, read: read_rx, pending, out }
     }
 }
 
@@ -81,7 +106,7 @@ async fn relay<W: AsyncWrite + Unpin>(mut lines: BufReader<DuplexStream>, out: O
 async fn forward<R: AsyncRead + Unpin>(
     mut read: BufReader<R>,
     mut pipe: DuplexStream,
-    report: mpsc::Sender<Refusal>,
+    lanes: Lanes,
     max: usize,
 ) {
     let mut line: Vec<u8> = Vec::new();
@@ -125,18 +150,28 @@ async fn forward<R: AsyncRead + Unpin>(
                 Some(json!({"max_message_bytes": max, "received_bytes_at_least": size,
                             "help": "send smaller messages, or start the server with a larger --max-message-bytes"})),
             );
-            if report.send(Refusal { id, error }).await.is_err() {
+            if lanes.refused.send(Refusal { id, error }).await.is_err() {
                 break;
             }
         } else {
             let whole = std::mem::take(&mut line);
             if let Some(refusal) = malformed(&whole) {
                 tracing::debug!(id = ?refusal.id, error = %refusal.error.message, "refused a malformed message");
-                if report.send(refusal).await.is_err() {
+                if lanes.refused.send(refusal).await.is_err() {
                     break;
                 }
-            } else if pipe.write_all(&whole).await.is_err() {
-                break;
+            } else if let Some(call) = (lanes.pending.load(Ordering::Acquire) == 0)
+                .then(|| super::stdio_shape::tools_call(&whole))
+                .flatten()
+            {
+                if lanes.read.send(call).await.is_err() {
+                    break;
+                }
+            } else {
+                lanes.pending.fetch_add(1, Ordering::AcqRel);
+                if pipe.write_all(&whole).await.is_err() {
+                    break;
+                }
             }
         }
     }
@@ -270,7 +305,13 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Transport<RoleServer> for BoundedSt
                         return None;
                     }
                 }
-                message = self.inner.receive() => return message,
+                // Sent before any line rmcp's reader still holds (`Lanes`).
+                Some(call) = self.read.recv() => return Some(call),
+                message = self.inner.receive() => {
+                    // One line, one message (`fetch_update` keeps it at 0).
+                    let _ = self.pending.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+                    return message;
+                }
             }
         }
     }
@@ -354,5 +395,55 @@ mod tests {
         assert_eq!(find_id(br#"{"method":"x","params":{"pad":"yyyy"#), None);
         assert_eq!(find_id(br#"{"pad":"\"id\":4","id":5}"#), Some(RequestId::Number(5)));
         assert_eq!(find_id(b"not json at all"), None);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn messages_keep_their_order_across_both_readers() {
+        use rmcp::model::{ClientRequest, JsonRpcMessage};
+        let (mut client, server_in) = tokio::io::duplex(1 << 16);
+        let mut stdio = BoundedStdio::new(server_in, tokio::io::sink(), 1 << 20);
+        let call = |id: u32| {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t"}}}}"#)
+        };
+        let ping = |id: u32| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        // Calls (read here) after pings (read by rmcp), sent at once.
+        let lines = [ping(1), call(2), call(3), ping(4), call(5), ping(6), call(7)];
+        client.write_all((lines.join("\n") + "\n").as_bytes()).await.unwrap();
+        let mut seen = Vec::new();
+        for _ in 0..lines.len() {
+            let Some(JsonRpcMessage::Request(r)) = stdio.receive().await else { panic!("not a request") };
+            let is_call = matches!(r.request, ClientRequest::CallToolRequest(_));
+            seen.push((r.id.to_string(), is_call));
+        }
+        let expected: Vec<_> =
+            [(1, false), (2, true), (3, true), (4, false), (5, true), (6, false), (7, true)]
+                .iter()
+                .map(|(id, call)| (id.to_string(), *call))
+                .collect();
+        assert_eq!(seen, expected);
+    }
+
+    #[tokio::test]
+    async fn a_call_is_read_here_only_when_rmcp_holds_no_earlier_line() {
+        use tokio::io::AsyncReadExt;
+        let (refused, _refused_rx) = mpsc::channel(4);
+        let (read, mut read_rx) = mpsc::channel(4);
+        let pending = Arc::new(AtomicUsize::new(0));
+        let lanes = Lanes { refused, read, pending: pending.clone() };
+        let (pipe_in, mut pipe_out) = tokio::io::duplex(1 << 16);
+        let call = |id: u32| {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t"}}}}"#)
+        };
+        let input = format!("{}\n{}\n{}\n", call(1), r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, call(3));
+        forward(BufReader::new(input.as_bytes()), pipe_in, lanes, 1 << 20).await;
+        let Some(rmcp::model::JsonRpcMessage::Request(first)) = read_rx.recv().await else {
+            panic!("no call read")
+        };
+        assert_eq!(first.id, RequestId::Number(1));
+        assert!(read_rx.try_recv().is_err(), "the call after the ping must wait its turn in rmcp's reader");
+        let mut piped = String::new();
+        pipe_out.read_to_string(&mut piped).await.unwrap();
+        assert_eq!(piped, format!("{}\n{}\n", r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, call(3)));
+        assert_eq!(pending.load(Ordering::Acquire), 2);
     }
 }

@@ -7,7 +7,12 @@
 //! `arguments` absent, `null` or an object. Anything else, or anything it
 //! is not sure of (a duplicate key, deep nesting, a number serde's value
 //! parser might refuse), is `false`: the full check decides, as before.
+//! [`tools_call`] reads a `tools/call` request into rmcp's own type for
+//! the transport, instead of rmcp's reader trying every request type.
 
+use rmcp::RoleServer;
+use rmcp::model::{CallToolRequest, ClientRequest, JsonRpcMessage, JsonRpcRequest};
+use rmcp::service::RxJsonRpcMessage;
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use std::borrow::Cow;
@@ -100,6 +105,26 @@ pub(super) fn plainly_well_formed(line: &[u8]) -> bool {
     head.method.as_deref() != Some("tools/call") || head.params.is_some_and(|p| p.named)
 }
 
+/// A `tools/call` request read straight into rmcp's own request type
+/// (`JsonRpcRequest<CallToolRequest>`, with its `_meta` handling), as
+/// rmcp's reader would read it but without trying the thirteen request
+/// types before it in rmcp's untagged `ClientRequest` (each a serde error
+/// made and dropped). `None` for any other line, or one this reading
+/// refuses: rmcp's reader then reads it as before.
+pub(super) fn tools_call(line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
+    const METHOD: &[u8] = b"\"tools/call\"";
+    if line.first() != Some(&b'{') || !line.windows(METHOD.len()).any(|w| w == METHOD) {
+        return None;
+    }
+    let call: JsonRpcRequest<CallToolRequest> = serde_json::from_slice(line).ok()?;
+    let JsonRpcRequest { jsonrpc, id, request } = call;
+    Some(JsonRpcMessage::Request(JsonRpcRequest {
+        jsonrpc,
+        id,
+        request: ClientRequest::CallToolRequest(request),
+    }))
+}
+
 /// The line's nesting is at most [`DEPTH`] and its numbers are integers
 /// or decimals of at most 19 digits in a row with no exponent, so that
 /// where serde's value parser would refuse the line (too deep, a number out
@@ -137,6 +162,37 @@ fn plain_text(line: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tools_call_is_read_as_rmcps_reader_reads_it() {
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"think_next","arguments":{"run_id":"r","result_snapshot":{"a":[1,2.5,"x"]}}}}"#,
+            r#"{"jsonrpc":"2.0","id":"s-1","method":"tools/call","params":{"name":"ping_tool","_meta":{"progressToken":3}}}"#,
+            r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"t","arguments":null,"task":{"ttl":1000}},"extra":1}"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}\r\n",
+        ];
+        for line in lines {
+            let ours = tools_call(line.as_bytes()).unwrap_or_else(|| panic!("not read: {line}"));
+            let rmcps: RxJsonRpcMessage<RoleServer> = serde_json::from_str(line).unwrap();
+            assert!(
+                matches!(&ours, JsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::CallToolRequest(_)))
+            );
+            assert_eq!(serde_json::to_value(&ours).unwrap(), serde_json::to_value(&rmcps).unwrap(), "{line}");
+        }
+        for other in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"note":"tools/call"}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":3}}"#,
+            r#" {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+            "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}",
+            "[]",
+            "",
+        ] {
+            assert!(tools_call(other.as_bytes()).is_none(), "read: {other}");
+        }
+    }
 
     #[test]
     fn common_requests_pass_quickly() {
