@@ -10,12 +10,14 @@
 //! [`tools_call`] reads a `tools/call` request into rmcp's own type for
 //! the transport, instead of rmcp's reader trying every request type.
 
+use memchr::memmem;
 use rmcp::RoleServer;
 use rmcp::model::{CallToolRequest, ClientRequest, JsonRpcMessage, JsonRpcRequest};
 use rmcp::service::RxJsonRpcMessage;
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 /// Nesting deeper than this is left to the full check (serde's own
 /// recursion limit is 128).
@@ -112,8 +114,9 @@ pub(super) fn plainly_well_formed(line: &[u8]) -> bool {
 /// made and dropped). `None` for any other line, or one this reading
 /// refuses: rmcp's reader then reads it as before.
 pub(super) fn tools_call(line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
-    const METHOD: &[u8] = b"\"tools/call\"";
-    if line.first() != Some(&b'{') || !line.windows(METHOD.len()).any(|w| w == METHOD) {
+    static METHOD: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(b"\"tools/call\""));
+    if line.first() != Some(&b'{') || METHOD.find(line).is_none() {
         return None;
     }
     let call: JsonRpcRequest<CallToolRequest> = serde_json::from_slice(line).ok()?;

@@ -16,10 +16,12 @@
 //! [`text_twin`] as `structuredContent`, a stand-in no reply is (a reply is
 //! an object), and its text is written in its place the same way.
 
+use memchr::memmem;
 use rmcp::RoleServer;
 use rmcp::model::{ContentBlock, JsonRpcMessage, ServerResult};
 use rmcp::service::TxJsonRpcMessage;
 use serde_json::Value;
+use std::sync::LazyLock;
 
 /// The key a tool result's structured reply is written under, with the
 /// `null` it holds while the rest of the message is serialised.
@@ -50,35 +52,46 @@ pub(super) fn encode(mut message: TxJsonRpcMessage<RoleServer>) -> std::io::Resu
     };
     let mut line = serde_json::to_vec(&message)?;
     if let Some(text) = text {
-        // The first `"structuredContent":null` is the result's own field,
-        // and the first empty text block its one block: inside a JSON
-        // string every `"` is escaped, so neither pattern can start inside
-        // one, and the fields before them (`jsonrpc`, `id`, `resultType`,
-        // the block) hold no such key.
-        let missing = || std::io::Error::other("a tool result without its text block or structuredContent");
-        let block = find(&line, EMPTY_TEXT).ok_or_else(missing)?;
-        let value = find(&line, PLACEHOLDER).ok_or_else(missing)?;
-        // Where the escaped text goes (between the empty string's quotes)
-        // and the span of `null` the text itself replaces.
-        let text_at = block + EMPTY_TEXT.len() - br#""}"#.len();
-        let (value_at, end) = (value + PLACEHOLDER.len() - b"null".len(), value + PLACEHOLDER.len());
-        let mut whole = Vec::with_capacity(line.len() + 2 * text.len() + text.len() / 4 + 1);
-        if text_at < value_at {
-            whole.extend_from_slice(&line[..text_at]);
-            push_escaped(&mut whole, &text);
-            whole.extend_from_slice(&line[text_at..value_at]);
-            whole.extend_from_slice(text.as_bytes());
-        } else {
-            whole.extend_from_slice(&line[..value_at]);
-            whole.extend_from_slice(text.as_bytes());
-            whole.extend_from_slice(&line[end..text_at]);
-            push_escaped(&mut whole, &text);
-        }
-        whole.extend_from_slice(&line[end.max(text_at)..]);
-        line = whole;
+        line = with_text(&line, &text)?;
     }
     line.push(b'\n');
     Ok(line)
+}
+
+/// `line` (a tool result serialised with its text block empty and its
+/// `structuredContent` `null`) with `text` put in both places: escaped
+/// between the block's quotes, as it is in place of the `null`.
+///
+/// The first `"structuredContent":null` is the result's own field, and the
+/// first empty text block its one block: inside a JSON string every `"` is
+/// escaped, so neither pattern can start inside one, and the fields before
+/// them (`jsonrpc`, `id`, `resultType`, the block) hold no such key.
+fn with_text(line: &[u8], text: &str) -> std::io::Result<Vec<u8>> {
+    let missing = || std::io::Error::other("a tool result without its text block or structuredContent");
+    static FINDERS: LazyLock<[memmem::Finder<'static>; 2]> =
+        LazyLock::new(|| [memmem::Finder::new(EMPTY_TEXT), memmem::Finder::new(PLACEHOLDER)]);
+    let block = FINDERS[0].find(line).ok_or_else(missing)?;
+    let value = FINDERS[1].find(line).ok_or_else(missing)?;
+    // Two splices in the line's order, whichever field rmcp wrote first:
+    // the escaped text goes between the empty string's quotes (replacing
+    // nothing), the text itself replaces the `null`.
+    let escaped = (block + EMPTY_TEXT.len() - br#""}"#.len(), 0, true);
+    let raw = (value + PLACEHOLDER.len() - b"null".len(), b"null".len(), false);
+    let mut splices = [escaped, raw];
+    splices.sort_unstable_by_key(|&(at, ..)| at);
+    let mut whole = Vec::with_capacity(line.len() + 2 * text.len() + text.len() / 4 + 1);
+    let mut from = 0;
+    for (at, replaced, escape) in splices {
+        whole.extend_from_slice(&line[from..at]);
+        if escape {
+            push_escaped(&mut whole, text);
+        } else {
+            whole.extend_from_slice(text.as_bytes());
+        }
+        from = at + replaced;
+    }
+    whole.extend_from_slice(&line[from..]);
+    Ok(whole)
 }
 
 /// `text` written as the contents of a JSON string, as serde_json escapes
@@ -87,8 +100,9 @@ pub(super) fn encode(mut message: TxJsonRpcMessage<RoleServer>) -> std::io::Resu
 /// before each `"` and `\`; any other text is escaped by serde itself.
 fn push_escaped(out: &mut Vec<u8>, text: &str) {
     if text.bytes().any(|b| b < 0x20) {
-        let quoted = serde_json::Value::from(text).to_string();
-        out.extend_from_slice(&quoted.as_bytes()[1..quoted.len() - 1]);
+        // Serialising a `&str` cannot fail.
+        let quoted = serde_json::to_string(text).unwrap_or_default();
+        out.extend_from_slice(quoted.as_bytes().get(1..quoted.len().saturating_sub(1)).unwrap_or_default());
         return;
     }
     let text = text.as_bytes();
@@ -135,20 +149,6 @@ fn null_the_twin(result: &mut rmcp::model::CallToolResult) -> bool {
     }
     result.structured_content = Some(Value::Null);
     true
-}
-
-/// The first position of `needle` in `hay`.
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    let first = *needle.first()?;
-    let mut from = 0;
-    while let Some(i) = hay[from..].iter().position(|b| *b == first) {
-        let at = from + i;
-        if hay[at..].starts_with(needle) {
-            return Some(at);
-        }
-        from = at + 1;
-    }
-    None
 }
 
 #[cfg(test)]
@@ -226,9 +226,27 @@ mod tests {
     }
 
     #[test]
-    fn the_placeholder_is_found_only_where_it_starts() {
-        assert_eq!(find(b"xx\"structuredContent\":null", PLACEHOLDER), Some(2));
-        assert_eq!(find(br#"{"a":"\"structuredContent\":null"}"#, PLACEHOLDER), None);
-        assert_eq!(find(b"", PLACEHOLDER), None);
+    fn the_text_goes_in_both_places_whichever_comes_first() {
+        let text = r#"{"a":"q\"x"}"#;
+        let escaped = r#"{\"a\":\"q\\\"x\"}"#;
+        let block_first = br#"{"r":{"content":[{"type":"text","text":""}],"structuredContent":null},"id":"\"structuredContent\":null"}"#;
+        let value_first = br#"{"r":{"structuredContent":null,"content":[{"type":"text","text":""}]}}"#;
+        assert_eq!(
+            String::from_utf8(with_text(block_first, text).unwrap()).unwrap(),
+            format!(
+                r#"{{"r":{{"content":[{{"type":"text","text":"{escaped}"}}],"structuredContent":{text}}},"id":"\"structuredContent\":null"}}"#
+            )
+        );
+        assert_eq!(
+            String::from_utf8(with_text(value_first, text).unwrap()).unwrap(),
+            format!(
+                r#"{{"r":{{"structuredContent":{text},"content":[{{"type":"text","text":"{escaped}"}}]}}}}"#
+            )
+        );
+        assert!(with_text(br#"{"structuredContent":null}"#, text).is_err(), "no text block");
+        assert!(
+            with_text(br#"{"content":[{"type":"text","text":""}]}"#, text).is_err(),
+            "no structuredContent"
+        );
     }
 }
