@@ -31,6 +31,7 @@ mod durability;
 mod engine;
 mod engine_cache;
 mod engine_cli;
+mod engine_cli_runs;
 mod engine_crash;
 mod engine_replay;
 mod environment;
