@@ -22,6 +22,7 @@ mod check_conventions;
 mod check_fix;
 mod check_scale;
 mod cli;
+mod cli_formats;
 mod corpus;
 mod corrupt_state;
 #[cfg(target_os = "linux")]
