@@ -17,6 +17,7 @@ mod agent_replay;
 mod agent_run;
 mod agent_run_cli;
 mod bad_input;
+mod bad_input_text;
 mod cases;
 mod check_conventions;
 mod check_fix;
