@@ -15,6 +15,7 @@ mod agent_grammar;
 mod agent_guard;
 mod agent_replay;
 mod agent_run;
+mod agent_run_backend;
 mod agent_run_cli;
 mod bad_input;
 mod bad_input_text;
