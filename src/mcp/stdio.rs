@@ -327,6 +327,16 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Transport<RoleServer> for BoundedSt
 mod tests {
     use super::*;
 
+    /// A `tools/call` request line (no newline).
+    fn call_line(id: u32) -> String {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t"}}}}"#)
+    }
+
+    /// A `ping` request line (no newline).
+    fn ping_line(id: u32) -> String {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#)
+    }
+
     #[test]
     fn malformed_lines_are_refused_with_their_id_and_the_rest_pass() {
         let code = |line: &str| malformed(line.as_bytes()).map(|r| (r.error.code.0, r.id));
@@ -402,11 +412,8 @@ mod tests {
         use rmcp::model::{ClientRequest, JsonRpcMessage};
         let (mut client, server_in) = tokio::io::duplex(1 << 16);
         let mut stdio = BoundedStdio::new(server_in, tokio::io::sink(), 1 << 20);
-        let call = |id: u32| {
-            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t"}}}}"#)
-        };
-        let ping = |id: u32| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
         // Calls (read here) after pings (read by rmcp), sent at once.
+        let (call, ping) = (call_line, ping_line);
         let lines = [ping(1), call(2), call(3), ping(4), call(5), ping(6), call(7)];
         client.write_all((lines.join("\n") + "\n").as_bytes()).await.unwrap();
         let mut seen = Vec::new();
@@ -431,10 +438,7 @@ mod tests {
         let pending = Arc::new(AtomicUsize::new(0));
         let lanes = Lanes { refused, read, pending: pending.clone() };
         let (pipe_in, mut pipe_out) = tokio::io::duplex(1 << 16);
-        let call = |id: u32| {
-            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t"}}}}"#)
-        };
-        let input = format!("{}\n{}\n{}\n", call(1), r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, call(3));
+        let input = format!("{}\n{}\n{}\n", call_line(1), ping_line(2), call_line(3));
         forward(BufReader::new(input.as_bytes()), pipe_in, lanes, 1 << 20).await;
         let Some(rmcp::model::JsonRpcMessage::Request(first)) = read_rx.recv().await else {
             panic!("no call read")
@@ -443,7 +447,7 @@ mod tests {
         assert!(read_rx.try_recv().is_err(), "the call after the ping must wait its turn in rmcp's reader");
         let mut piped = String::new();
         pipe_out.read_to_string(&mut piped).await.unwrap();
-        assert_eq!(piped, format!("{}\n{}\n", r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, call(3)));
+        assert_eq!(piped, format!("{}\n{}\n", ping_line(2), call_line(3)));
         assert_eq!(pending.load(Ordering::Acquire), 2);
     }
 }
